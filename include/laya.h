@@ -1,0 +1,106 @@
+/*
+ * laya.h: the public C API of laya.c.
+ *
+ * A loaded model is immutable and safe to share between threads: every predict call may run
+ * concurrently with any other on the same model. Requests and results are JSON text shaped
+ * exactly like Python Laya's arguments and return values, so a Laya user's dicts map one to one.
+ *
+ * Errors are values. Every function that can fail takes a laya_error* (which may be NULL), returns
+ * a status (0 = ok) or NULL, and leaves a message naming the file, key, question or byte offset
+ * at fault. For errors Python Laya raises itself, `message` is exactly str(exception) and `kind`
+ * is the Python exception class name, so parity tests can compare them.
+ */
+#ifndef LAYA_H
+#define LAYA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define LAYA_VERSION "0.1.0"
+#define LAYA_COMPAT_VERSION "0.4.15" /* the Python Laya release whose answers we reproduce */
+
+typedef enum laya_status {
+  LAYA_OK = 0,
+  LAYA_ERR_IO = 1,          /* a file is missing or unreadable */
+  LAYA_ERR_FORMAT = 2,      /* a file is malformed (safetensors header, JSON, tokenizer.json) */
+  LAYA_ERR_CONFIG = 3,      /* a config value is wrong or missing */
+  LAYA_ERR_VALUE = 4,       /* bad argument value (Python ValueError) */
+  LAYA_ERR_TYPE = 5,        /* bad argument type (Python TypeError) */
+  LAYA_ERR_NOMEM = 6,       /* out of memory */
+  LAYA_ERR_UNSUPPORTED = 7, /* a feature, component or dtype we do not implement */
+  LAYA_ERR_DEVICE = 8,      /* a device (CUDA) failed */
+  LAYA_ERR_NOT_FOUND = 9,   /* a named checkpoint, tensor or key is absent */
+  LAYA_ERR_INTERNAL = 10
+} laya_status;
+
+typedef struct laya_error {
+  int code;           /* laya_status */
+  char kind[32];      /* Python exception class when Laya raises the same error, e.g. "ValueError" */
+  char message[2048]; /* full text; for Python-raised errors identical to str(exception) */
+} laya_error;
+
+typedef struct laya_model laya_model;
+
+typedef struct laya_options {
+  const char *device;          /* "cpu", "cuda", "cuda:N", "auto"; NULL = LAYA_DEVICE or "cpu" */
+  const char *precision;       /* "fp32", "bf16", "fp16", "int8"; NULL = backend default */
+  int threads;                 /* CPU threads; 0 = LAYA_THREADS or the physical core count */
+  const char *sha256_json;     /* {"relpath": "hex"} checked before anything is parsed; NULL = skip
+                                  (LAYA_SHA256_DIGESTS is read when NULL) */
+  const char *lang_temperatures_json; /* {"de": {"temperature": [..3], "temperature_by_options": {}}} */
+  const char *calibration_path;       /* calibration JSON applied after the checkpoint config */
+  int quiet;                   /* 1 = do not print load warnings to stderr (they stay in info) */
+} laya_options;
+
+/* Fill opt with defaults (all NULL / 0). */
+void laya_options_init(laya_options *opt);
+
+/* Open a checkpoint directory in Laya's layout (rl_agent_config.json, model.safetensors,
+ * encoder/config.json, tokenizer/) or a packed artifact written by `laya convert`. */
+laya_model *laya_open(const char *path, const laya_options *opt, laya_error *err);
+void laya_close(laya_model *m);
+
+/* predict: request {"state": any, "questions": {...}, optional "lang", "max_len",
+ * "head_max_len", "min_confidence"}. Result: the dict Python's Agent.predict returns. */
+int laya_predict(laya_model *m, const char *request_json, char **result_json, laya_error *err);
+
+/* predict_batch: request {"states": [...], "questions": {...}, optional "batch_size",
+ * "sort_by_length", "lang", "max_len", "head_max_len", "min_confidence"}.
+ * Result: a JSON array, one result per state, in input order. */
+int laya_predict_batch(laya_model *m, const char *request_json, char **result_json, laya_error *err);
+
+/* predict_long: request {"state", "questions", optional "window", "stride", "aggregate",
+ * "batch_size", "lang"}. Result: one dict with answer "window" and usage "windows". */
+int laya_predict_long(laya_model *m, const char *request_json, char **result_json, laya_error *err);
+
+/* decide / decide_batch: request {"state"|"states", "schema"|"questions", optional
+ * "return_details", "min_confidence", and predict options}. */
+int laya_decide(laya_model *m, const char *request_json, char **result_json, laya_error *err);
+int laya_decide_batch(laya_model *m, const char *request_json, char **result_json, laya_error *err);
+
+/* Python API parity: there is nothing to compile, so this only touches each buffer once.
+ * Returns the seconds spent (negative on error). */
+double laya_warmup(laya_model *m);
+
+/* JSON describing the loaded model: path, encoder family, sizes, max_len, head_max_len,
+ * temperatures (raw and applied), load warnings, backend, device, precision. Owned by m. */
+const char *laya_model_info(const laya_model *m);
+
+/* Tokenize with the model's tokenizer (add_special_tokens=False). ids_json receives "[1, 2]". */
+int laya_tokenize(laya_model *m, const char *text, size_t len, char **ids_json, laya_error *err);
+
+/* Free a string returned by this library. */
+void laya_free(void *p);
+
+/* Convert a checkpoint to a single-file, memory-mappable artifact with packed weights. */
+int laya_convert(const char *checkpoint_dir, const char *out_path, const laya_options *opt,
+                 laya_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* LAYA_H */

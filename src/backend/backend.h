@@ -1,0 +1,61 @@
+/*
+ * backend.h: the contract between model code and backends.
+ *
+ * Model code hands a backend a packed batch: every row's tokens back to back, no padding, no
+ * masks. A key j is visible to query i of the same row iff it is inside the row and, on local
+ * encoder layers, |i - j| <= local_window / 2 (positions restart at 0 in every row). The backend
+ * returns one logit per option marker and the act-head logits per row.
+ *
+ * A backend instance is immutable after create and its forward is safe to call from many threads;
+ * per-call scratch lives in a backend_worker, one per calling thread (the engine pools them).
+ */
+#ifndef LAYA_BACKEND_H
+#define LAYA_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/error.h"
+#include "model/weights.h"
+
+typedef struct packed_batch {
+  int n_rows;
+  int n_tokens;
+  const int32_t *tokens;       /* [n_tokens] */
+  const int32_t *row_start;    /* [n_rows + 1] prefix sums (cu_seqlens) */
+  const int32_t *qtype;        /* [n_rows] 0 choice, 1 score, 2 noul */
+  const int32_t *marker_start; /* [n_rows + 1] prefix sums into markers */
+  const int32_t *markers;      /* positions of the option [MASK] tokens, relative to the row */
+} packed_batch;
+
+typedef enum backend_precision { PREC_FP32 = 0, PREC_BF16, PREC_FP16, PREC_INT8 } backend_precision;
+
+typedef struct backend_options {
+  backend_precision precision;
+  int threads;    /* CPU: worker threads (0 = default) */
+  int device_id;  /* CUDA: device ordinal */
+} backend_options;
+
+typedef struct backend_worker backend_worker;
+
+typedef struct backend {
+  const char *name; /* "cpu-ref", "cpu", "cuda" */
+  void *impl;
+  /* Create per-thread scratch. */
+  backend_worker *(*worker_create)(struct backend *b, laya_error *err);
+  void (*worker_destroy)(struct backend *b, backend_worker *w);
+  /* logits: [markers total], in marker order; act_logits: [n_rows * n_act]. */
+  int (*forward)(struct backend *b, backend_worker *w, const packed_batch *batch, float *logits,
+                 float *act_logits, laya_error *err);
+  void (*destroy)(struct backend *b);
+} backend;
+
+/* Constructors. A backend keeps pointers into `w` (tensors are mapped by the checkpoint), so the
+ * checkpoint must outlive it. */
+backend *backend_cpu_ref_create(const model_weights *w, const backend_options *o, laya_error *err);
+backend *backend_cpu_create(const model_weights *w, const backend_options *o, laya_error *err);
+backend *backend_cuda_create(const model_weights *w, const backend_options *o, laya_error *err);
+/* 1 if the CUDA backend was compiled in and a device is present. */
+int backend_cuda_available(int *device_count);
+
+#endif

@@ -1,0 +1,29 @@
+/* strbuf.h: a growable byte string. On allocation failure the buffer is marked failed and
+ * further appends are ignored; check sb.oom once at the end instead of after every append. */
+#ifndef LAYA_CORE_STRBUF_H
+#define LAYA_CORE_STRBUF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "core/error.h"
+
+typedef struct strbuf {
+  char *data; /* always NUL-terminated when len > 0 or after sb_cstr */
+  size_t len, cap;
+  bool oom;
+} strbuf;
+
+void sb_init(strbuf *sb);
+void sb_free(strbuf *sb);
+void sb_reset(strbuf *sb); /* keep capacity */
+bool sb_reserve(strbuf *sb, size_t extra);
+void sb_append(strbuf *sb, const char *s, size_t n);
+void sb_puts(strbuf *sb, const char *s);
+void sb_putc(strbuf *sb, char c);
+void sb_printf(strbuf *sb, const char *fmt, ...) LAYA_PRINTF(2, 3);
+const char *sb_cstr(strbuf *sb);
+/* Hand the buffer to the caller (malloc'd, NUL-terminated); sb is left empty. */
+char *sb_steal(strbuf *sb);
+
+#endif

@@ -1,0 +1,80 @@
+/*
+ * weights.h: the model's configuration and its tensors as read from a checkpoint, before any
+ * backend has packed them. Produced by the checkpoint loader (model/checkpoint.c), consumed by
+ * backends, which convert or pack what they need at load (and keep nothing they do not need).
+ */
+#ifndef LAYA_MODEL_WEIGHTS_H
+#define LAYA_MODEL_WEIGHTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/error.h"
+
+typedef enum tensor_dtype { DT_F32 = 0, DT_F16 = 1, DT_BF16 = 2 } tensor_dtype;
+
+/* A tensor inside a memory-mapped file (safetensors or a packed artifact): no copy is made. */
+typedef struct tensor {
+  const char *name;
+  tensor_dtype dtype;
+  int ndim;
+  int64_t shape[4];
+  int64_t numel;
+  const void *data; /* points into the mapping; little-endian, row-major */
+} tensor;
+
+/* Convert elements [start, start+count) of t to fp32. */
+void tensor_to_f32(const tensor *t, int64_t start, int64_t count, float *out);
+
+/* The encoder (HF ModernBertConfig) fields the forward pass needs. */
+typedef struct encoder_config {
+  int hidden;         /* d */
+  int n_layers;
+  int n_heads;
+  int head_dim;       /* hidden / n_heads */
+  int intermediate;   /* I: Wi is [2I, d] */
+  int vocab;          /* embedding rows */
+  int global_every;   /* global_attn_every_n_layers: layer i is global iff i % global_every == 0 */
+  int local_window;   /* local_attention; a local layer sees keys with |i - j| <= local_window / 2 */
+  double global_theta, local_theta;
+  double norm_eps;
+} encoder_config;
+
+typedef struct enc_layer_weights {
+  const tensor *attn_norm; /* NULL for layer 0 (Identity) */
+  const tensor *wqkv;      /* [3d, d], rows [Q; K; V], heads contiguous within each */
+  const tensor *wo;        /* [d, d] */
+  const tensor *mlp_norm;  /* [d] */
+  const tensor *wi;        /* [2I, d], rows [input; gate] */
+  const tensor *wo_mlp;    /* [d, I] */
+} enc_layer_weights;
+
+typedef struct head_layer_weights { /* nn.TransformerEncoderLayer, norm_first, ReLU */
+  const tensor *norm1_w, *norm1_b;
+  const tensor *in_proj_w, *in_proj_b; /* [3d, d], [3d] */
+  const tensor *out_proj_w, *out_proj_b;
+  const tensor *norm2_w, *norm2_b;
+  const tensor *linear1_w, *linear1_b; /* [4d, d] */
+  const tensor *linear2_w, *linear2_b; /* [d, 4d] */
+} head_layer_weights;
+
+typedef struct model_weights {
+  encoder_config enc;
+  int head_layers; /* decision-head layers (0 = none) */
+  int head_heads;  /* max(1, d / 64) */
+  int n_act;       /* len(act_costs) + 1 */
+  const tensor *tok_embeddings; /* [V, d] */
+  const tensor *emb_norm;       /* [d] */
+  enc_layer_weights *layers;    /* n_layers */
+  const tensor *final_norm;     /* [d] */
+  const tensor *type_emb;       /* [3, d] */
+  head_layer_weights *head;     /* head_layers */
+  const tensor *scorer_norm_w, *scorer_norm_b; /* LayerNorm(d) */
+  const tensor *scorer1_w, *scorer1_b;         /* [d, d], [d] */
+  const tensor *scorer2_w, *scorer2_b;         /* [1, d], [1] */
+  const tensor *act1_w, *act1_b;               /* [256, d + 4], [256] */
+  const tensor *act2_w, *act2_b;               /* [n_act, 256], [n_act] */
+} model_weights;
+
+#endif

@@ -1,0 +1,76 @@
+/* JSON reader/writer against Python json semantics. Expected strings were printed by CPython 3.11
+ * (json.dumps(json.loads(x), ensure_ascii=False)) and repr/round. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "../check.h"
+#include "core/json.h"
+
+static char *roundtrip(const char *in, laya_error *err) {
+  arena a;
+  arena_init(&a, 0);
+  json_value *v = json_parse(in, strlen(in), &a, NULL, err);
+  char *out = NULL;
+  if (v) {
+    strbuf sb;
+    sb_init(&sb);
+    json_dump(&sb, v, NULL);
+    out = sb_steal(&sb);
+  }
+  arena_free(&a);
+  return out;
+}
+
+static void check_rt(const char *in, const char *want) {
+  laya_error err = {0};
+  char *got = roundtrip(in, &err);
+  CHECK_STREQ(got ? got : err.message, want);
+  free(got);
+}
+
+static void check_repr(double x, const char *want) {
+  char buf[32];
+  py_float_repr(x, buf);
+  CHECK_STREQ(buf, want);
+}
+
+int main(void) {
+  check_rt("{\"a\":1.50}", "{\"a\": 1.5}");
+  check_rt("[1e16, 1e-5, 0.0001, 1e15, 123456789.123456789, -0.0, 5e-324]",
+           "[1e+16, 1e-05, 0.0001, 1000000000000000.0, 123456789.12345679, -0.0, 5e-324]");
+  check_rt("[NaN, Infinity, -Infinity, 1e400]", "[NaN, Infinity, -Infinity, Infinity]");
+  check_rt("12345678901234567890123", "12345678901234567890123");
+  check_rt("-0", "0");
+  check_rt("{\"k\": 1, \"j\": 2, \"k\": 3}", "{\"k\": 3, \"j\": 2}");
+  check_rt("\"tab\\tnl\\nq\\\"bs\\\\ctl\\u0001 del\x7f /\"",
+           "\"tab\\tnl\\nq\\\"bs\\\\ctl\\u0001 del\x7f /\"");
+  check_rt("\"\\u00e9\\ud83d\\ude00\"", "\"\xc3\xa9\xf0\x9f\x98\x80\"");
+  check_rt("[]", "[]");
+  check_rt("{}", "{}");
+  check_rt("[true, false, null, \"\"]", "[true, false, null, \"\"]");
+
+  laya_error err = {0};
+  char *bad = roundtrip("{\"a\": [1, 2", &err);
+  CHECK(bad == NULL);
+  CHECK(strstr(err.message, "byte 11") != NULL);
+  bad = roundtrip("[01]", &err);
+  CHECK(bad == NULL);
+  bad = roundtrip("\"\xff\"", &err);
+  CHECK(bad == NULL && strstr(err.message, "UTF-8") != NULL);
+  bad = roundtrip("[1] x", &err);
+  CHECK(bad == NULL && strstr(err.message, "extra data") != NULL);
+
+  check_repr(0.1, "0.1");
+  check_repr(1.0, "1.0");
+  check_repr(1e22, "1e+22");
+  check_repr(1.5e-7, "1.5e-07");
+  check_repr(100.0, "100.0");
+  check_repr(0.3 - 0.1, "0.19999999999999998");
+  check_repr(-2.5e-5, "-2.5e-05");
+
+  CHECK(py_round4(0.03125) == 0.0312);
+  CHECK(py_round4(0.00015) == 0.0001);
+  CHECK(py_round4(2.675e-4) == 0.0003);
+  CHECK(py_round4(0.99995) == 1.0);
+  return check_summary("test_json");
+}
