@@ -1,0 +1,10 @@
+/* cli.h: the subcommands of the `laya` command. cmd/laya.c dispatches `laya <sub> ...` to
+ * cli_<sub>_main(argc, argv) with argv[0] = "<sub>"; each returns the process exit code
+ * (0 ok, 1 a failed gate/check, 2 usage or input error with a message on stderr). */
+#ifndef LAYA_CLI_H
+#define LAYA_CLI_H
+
+int cli_tokenize_main(int argc, char **argv); /* src/cli/tokenize.c: laya tokenize */
+int cli_convert_main(int argc, char **argv);  /* src/cli/convert.c: laya convert CKPT OUT */
+
+#endif
