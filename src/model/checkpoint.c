@@ -1,0 +1,546 @@
+#include "model/checkpoint.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/json.h"
+#include "core/pystr.h"
+#include "core/sha256.h"
+#include "model/fsutil.h"
+
+/* ---- SHA-256 digests ---- */
+
+static bool win_drive_abs(const char *s) {
+  return ((s[0] >= 'A' && s[0] <= 'Z') || (s[0] >= 'a' && s[0] <= 'z')) && s[1] == ':' &&
+         s[2] == '/';
+}
+
+int verify_digests(const char *dir, const char *sha256_json, laya_error *err) {
+  const char *text = sha256_json;
+  bool from_env = false;
+  if (!text) {
+    text = getenv("LAYA_SHA256_DIGESTS");
+    if (!text || py_is_blank(text, strlen(text))) return 0;
+    from_env = true;
+  }
+  arena a;
+  arena_init(&a, 1 << 12);
+  laya_error jerr;
+  int rc = 0;
+  strbuf r;
+  sb_init(&r);
+  json_value *m = json_parse(text, strlen(text), &a, NULL, &jerr);
+  if (!m) {
+    if (from_env)
+      rc = laya_value_error(err, "LAYA_SHA256_DIGESTS must be a JSON object of artifact->sha256");
+    else
+      rc = laya_value_error(err, "expected_sha256: %s", jerr.message);
+    goto done;
+  }
+  if (m->type != JSON_OBJECT) {
+    rc = laya_value_error(err, "expected_sha256 must be a mapping of artifact paths to digests");
+    goto done;
+  }
+  for (uint32_t i = 0; i < m->n && !rc; i++) {
+    const json_member *e = &m->members[i];
+    sb_reset(&r);
+    py_repr_str(&r, e->key, e->key_len);
+    /* str(rel).replace("\\", "/") */
+    char *rel = arena_strndup(&a, e->key, e->key_len);
+    for (char *p = rel; *p; p++)
+      if (*p == '\\') *p = '/';
+    if (rel[0] == '/' || win_drive_abs(rel)) {
+      rc = laya_value_error(err, "laya: unsafe absolute path in expected digests: %s", sb_cstr(&r));
+      break;
+    }
+    size_t rl = strlen(rel);
+    if (rl == 0 || strcmp(rel, "..") == 0 || strncmp(rel, "../", 3) == 0 || strstr(rel, "/../")) {
+      rc = laya_value_error(err, "laya: unsafe path in expected digests: %s", sb_cstr(&r));
+      break;
+    }
+    char *path = fs_join(dir, rel);
+    if (!path) {
+      rc = laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory");
+      break;
+    }
+    if (!fs_is_file(path)) {
+      rc = laya_err(err, LAYA_ERR_IO, "FileNotFoundError",
+                    "laya: cannot verify %s: no such file under %s", sb_cstr(&r), dir);
+      free(path);
+      break;
+    }
+    char got[65];
+    if (sha256_file_hex(path, got) != 0) {
+      rc = laya_err(err, LAYA_ERR_IO, "OSError", "%s: cannot read: %s", path, strerror(errno));
+      free(path);
+      break;
+    }
+    free(path);
+    strbuf want;
+    sb_init(&want);
+    py_str_json(&want, &e->value);
+    size_t ws, wl;
+    py_strip(want.data ? want.data : "", want.len, &ws, &wl);
+    bool same = wl == 64;
+    for (size_t k = 0; same && k < 64; k++) {
+      char c = want.data[ws + k];
+      if (c >= 'A' && c <= 'Z') c = (char)(c - 'A' + 'a');
+      same = c == got[k];
+    }
+    if (!same)
+      rc = laya_value_error(err,
+                            "laya: SHA-256 mismatch for %s: expected %s, got %s. The artifact does "
+                            "not match the reviewed digest; refusing to load it.",
+                            e->key, sb_cstr(&want), got);
+    sb_free(&want);
+  }
+done:
+  sb_free(&r);
+  arena_free(&a);
+  return rc;
+}
+
+/* ---- weights ---- */
+
+typedef struct expect {
+  char name[112];
+  int ndim;
+  int64_t shape[2];
+  const tensor **slot;
+  bool parameter; /* a module parameter (buffers are checked only by the strict load) */
+} expect;
+
+typedef struct expect_list {
+  expect *e;
+  int n, cap;
+} expect_list;
+
+static void want(expect_list *l, const tensor **slot, int ndim, int64_t d0, int64_t d1,
+                 const char *fmt, int idx) {
+  if (l->n == l->cap) {
+    int cap = l->cap ? l->cap * 2 : 64;
+    expect *e = realloc(l->e, sizeof *e * (size_t)cap);
+    if (!e) return;
+    l->e = e;
+    l->cap = cap;
+  }
+  expect *x = &l->e[l->n++];
+  snprintf(x->name, sizeof x->name, fmt, idx);
+  x->ndim = ndim;
+  x->shape[0] = d0;
+  x->shape[1] = d1;
+  x->slot = slot;
+  x->parameter = true;
+}
+
+static void shape_text(strbuf *sb, int ndim, const int64_t *shape) {
+  sb_putc(sb, '[');
+  for (int i = 0; i < ndim; i++) sb_printf(sb, i ? ", %lld" : "%lld", (long long)shape[i]);
+  sb_putc(sb, ']');
+}
+
+void weights_free(model_weights *w) {
+  free(w->layers);
+  free(w->head);
+  w->layers = NULL;
+  w->head = NULL;
+}
+
+int weights_bind(model_weights *w, const st_file *st, const encoder_config *enc, int head_layers,
+                 int n_act, laya_error *err) {
+  memset(w, 0, sizeof *w);
+  w->enc = *enc;
+  w->head_layers = head_layers;
+  w->head_heads = enc->hidden / 64 > 1 ? enc->hidden / 64 : 1;
+  w->n_act = n_act;
+  const int64_t d = enc->hidden, I = enc->intermediate, V = enc->vocab;
+  w->layers = calloc((size_t)enc->n_layers, sizeof *w->layers);
+  w->head = calloc(head_layers ? (size_t)head_layers : 1, sizeof *w->head);
+  expect_list l = {0};
+  if (!w->layers || !w->head) {
+    weights_free(w);
+    return laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory");
+  }
+  want(&l, &w->tok_embeddings, 2, V, d, "encoder.embeddings.tok_embeddings.weight", 0);
+  want(&l, &w->emb_norm, 1, d, 0, "encoder.embeddings.norm.weight", 0);
+  for (int i = 0; i < enc->n_layers; i++) {
+    enc_layer_weights *L = &w->layers[i];
+    if (i > 0) want(&l, &L->attn_norm, 1, d, 0, "encoder.layers.%d.attn_norm.weight", i);
+    want(&l, &L->wqkv, 2, 3 * d, d, "encoder.layers.%d.attn.Wqkv.weight", i);
+    want(&l, &L->wo, 2, d, d, "encoder.layers.%d.attn.Wo.weight", i);
+    want(&l, &L->mlp_norm, 1, d, 0, "encoder.layers.%d.mlp_norm.weight", i);
+    want(&l, &L->wi, 2, 2 * I, d, "encoder.layers.%d.mlp.Wi.weight", i);
+    want(&l, &L->wo_mlp, 2, d, I, "encoder.layers.%d.mlp.Wo.weight", i);
+  }
+  want(&l, &w->final_norm, 1, d, 0, "encoder.final_norm.weight", 0);
+  for (int j = 0; j < head_layers; j++) {
+    head_layer_weights *H = &w->head[j];
+    want(&l, &H->in_proj_w, 2, 3 * d, d, "head.layers.%d.self_attn.in_proj_weight", j);
+    want(&l, &H->in_proj_b, 1, 3 * d, 0, "head.layers.%d.self_attn.in_proj_bias", j);
+    want(&l, &H->out_proj_w, 2, d, d, "head.layers.%d.self_attn.out_proj.weight", j);
+    want(&l, &H->out_proj_b, 1, d, 0, "head.layers.%d.self_attn.out_proj.bias", j);
+    want(&l, &H->linear1_w, 2, 4 * d, d, "head.layers.%d.linear1.weight", j);
+    want(&l, &H->linear1_b, 1, 4 * d, 0, "head.layers.%d.linear1.bias", j);
+    want(&l, &H->linear2_w, 2, d, 4 * d, "head.layers.%d.linear2.weight", j);
+    want(&l, &H->linear2_b, 1, d, 0, "head.layers.%d.linear2.bias", j);
+    want(&l, &H->norm1_w, 1, d, 0, "head.layers.%d.norm1.weight", j);
+    want(&l, &H->norm1_b, 1, d, 0, "head.layers.%d.norm1.bias", j);
+    want(&l, &H->norm2_w, 1, d, 0, "head.layers.%d.norm2.weight", j);
+    want(&l, &H->norm2_b, 1, d, 0, "head.layers.%d.norm2.bias", j);
+  }
+  want(&l, &w->type_emb, 2, 3, d, "type_emb.weight", 0);
+  want(&l, &w->scorer_norm_w, 1, d, 0, "scorer.0.weight", 0);
+  want(&l, &w->scorer_norm_b, 1, d, 0, "scorer.0.bias", 0);
+  want(&l, &w->scorer1_w, 2, d, d, "scorer.1.weight", 0);
+  want(&l, &w->scorer1_b, 1, d, 0, "scorer.1.bias", 0);
+  want(&l, &w->scorer2_w, 2, 1, d, "scorer.3.weight", 0);
+  want(&l, &w->scorer2_b, 1, 1, 0, "scorer.3.bias", 0);
+  want(&l, &w->act1_w, 2, 256, d + 4, "act_head.0.weight", 0);
+  want(&l, &w->act1_b, 1, 256, 0, "act_head.0.bias", 0);
+  want(&l, &w->act2_w, 2, n_act, 256, "act_head.2.weight", 0);
+  want(&l, &w->act2_b, 1, n_act, 0, "act_head.2.bias", 0);
+  static const tensor *temperature_buffer;
+  want(&l, &temperature_buffer, 1, 3, 0, "temperature", 0);
+  if (l.n) l.e[l.n - 1].parameter = false;
+
+  int rc = 0;
+  strbuf msg;
+  sb_init(&msg);
+  /* Laya checks the four component prefixes first. */
+  static const char *const prefixes[] = {"encoder.", "type_emb.", "scorer.", "act_head."};
+  for (int p = 0; p < 4 && !rc; p++) {
+    bool any = false;
+    for (int i = 0; i < st->n_tensors && !any; i++)
+      any = strncmp(st->tensors[i].name, prefixes[p], strlen(prefixes[p])) == 0;
+    if (!any)
+      rc = laya_err(err, LAYA_ERR_NOT_FOUND, NULL,
+                    "%s: checkpoint is missing '%s' parameters; expected a Laya decision model with "
+                    "an encoder and decision heads",
+                    st->path, prefixes[p]);
+  }
+  /* Shapes, then missing names, then names the model does not have (strict load). */
+  int n_bad = 0, n_missing = 0, n_extra = 0;
+  for (int i = 0; i < l.n && !rc; i++) {
+    const tensor *t = st_find(st, l.e[i].name);
+    if (!t) continue;
+    bool same = t->ndim == l.e[i].ndim;
+    for (int k = 0; same && k < t->ndim; k++) same = t->shape[k] == l.e[i].shape[k];
+    if (same) {
+      *l.e[i].slot = t;
+      continue;
+    }
+    if (n_bad < 5) {
+      sb_printf(&msg, "%stensor '%s' has shape ", n_bad ? "; " : "", l.e[i].name);
+      shape_text(&msg, t->ndim, t->shape);
+      sb_puts(&msg, ", expected ");
+      shape_text(&msg, l.e[i].ndim, l.e[i].shape);
+    }
+    n_bad++;
+  }
+  if (!rc && n_bad) {
+    if (n_bad > 5) sb_printf(&msg, "; and %d more mismatched tensors", n_bad - 5);
+    rc = laya_err(err, LAYA_ERR_FORMAT, NULL, "%s: %s", st->path, sb_cstr(&msg));
+  }
+  for (int i = 0; i < l.n && !rc; i++) {
+    if (st_find(st, l.e[i].name)) continue;
+    if (n_missing < 5) sb_printf(&msg, "%s'%s'", n_missing ? ", " : "", l.e[i].name);
+    n_missing++;
+  }
+  if (!rc && n_missing) {
+    strbuf m2;
+    sb_init(&m2);
+    sb_printf(&m2, "%s: missing %d tensor%s: %s%s", st->path, n_missing, n_missing > 1 ? "s" : "",
+              sb_cstr(&msg), n_missing > 5 ? ", ..." : "");
+    rc = laya_err(err, LAYA_ERR_NOT_FOUND, NULL, "%s", sb_cstr(&m2));
+    sb_free(&m2);
+  }
+  sb_reset(&msg);
+  for (int i = 0; i < st->n_tensors && !rc; i++) {
+    bool known = false;
+    for (int k = 0; k < l.n && !known; k++) known = strcmp(l.e[k].name, st->tensors[i].name) == 0;
+    if (known) continue;
+    if (n_extra < 5) sb_printf(&msg, "%s'%s'", n_extra ? ", " : "", st->tensors[i].name);
+    n_extra++;
+  }
+  if (!rc && n_extra)
+    rc = laya_err(err, LAYA_ERR_FORMAT, NULL,
+                  "%s: %d unexpected tensor%s that a Laya decision model with this config does "
+                  "not have: %s%s",
+                  st->path, n_extra, n_extra > 1 ? "s" : "", sb_cstr(&msg), n_extra > 5 ? ", ..." : "");
+  sb_free(&msg);
+  free(l.e);
+  if (rc) weights_free(w);
+  return rc;
+}
+
+/* ---- calibration ---- */
+
+int checkpoint_load_calibration(checkpoint *ck, const char *path, strbuf *warnings, laya_error *err) {
+  size_t len;
+  char *text = fs_read_file(path, &len, err);
+  if (!text) return err ? err->code : LAYA_ERR_IO;
+  arena *a = &ck->cfg.mem;
+  laya_error jerr;
+  json_value *p = json_parse(text, len, a, NULL, &jerr);
+  free(text);
+  if (!p) return laya_err(err, LAYA_ERR_FORMAT, jerr.kind, "%s: %s", path, jerr.message);
+  strbuf r;
+  sb_init(&r);
+  int rc = 0;
+  if (p->type != JSON_OBJECT) {
+    rc = laya_value_error(err, "calibration JSON must be an object, got %s", json_py_type(p));
+    goto done;
+  }
+  const json_value *version = json_get(p, "version");
+  if (version && version->type != JSON_NULL) {
+    bool ok = version->type == JSON_INT ||
+              (version->type == JSON_FLOAT && version->d == (double)(long long)version->d);
+    if (version->type == JSON_STRING) {
+      /* int("2") works in Python; anything else is refused */
+      char *end;
+      errno = 0;
+      size_t s0, sl;
+      py_strip(version->s, version->n, &s0, &sl);
+      strtol(version->s + s0, &end, 10);
+      ok = sl > 0 && end == version->s + s0 + sl && errno == 0;
+    }
+    if (!ok) {
+      py_repr_json(&r, version);
+      rc = laya_value_error(err, "calibration JSON version must be an integer, got %s", sb_cstr(&r));
+      goto done;
+    }
+  }
+  const json_value *temps = json_get(p, "temperature");
+  if (!temps || temps->type != JSON_ARRAY || temps->n != 3) {
+    rc = laya_value_error(err, "calibration JSON must contain temperature: [3 floats]");
+    goto done;
+  }
+  const json_value *by = json_get(p, "temperature_by_options");
+  static const json_value empty = {.type = JSON_OBJECT};
+  if (!by || by->type == JSON_NULL) by = &empty;
+  if (by->type != JSON_OBJECT) {
+    rc = laya_value_error(err,
+                          "calibration JSON temperature_by_options must be an object of bucket -> "
+                          "float, got %s",
+                          json_py_type(by));
+    goto done;
+  }
+  const json_value *bin = json_get(p, "binning_map");
+  int n_bin = -1;
+  binning_entry *entries = NULL;
+  if (bin && bin->type != JSON_NULL) {
+    if (bin->type != JSON_OBJECT) {
+      rc = laya_value_error(err,
+                            "calibration JSON binning_map must be an object of bucket -> {bins, "
+                            "values}, got %s",
+                            json_py_type(bin));
+      goto done;
+    }
+    entries = arena_alloc(a, sizeof *entries * (bin->n ? bin->n : 1));
+    n_bin = 0;
+    for (uint32_t i = 0; i < bin->n; i++) {
+      const json_member *m = &bin->members[i];
+      sb_reset(&r);
+      py_repr_str(&r, m->key, m->key_len);
+      if (m->value.type != JSON_OBJECT) {
+        rc = laya_value_error(err,
+                              "calibration JSON binning_map[%s] must be an object with \"bins\" and "
+                              "\"values\", got %s",
+                              sb_cstr(&r), json_py_type(&m->value));
+        goto done;
+      }
+      const json_value *nb = json_get(&m->value, "bins"), *vals = json_get(&m->value, "values");
+      if (!nb || nb->type != JSON_INT || nb->big || nb->i < 1 || nb->i > (1 << 20)) {
+        strbuf g;
+        sb_init(&g);
+        if (nb)
+          py_repr_json(&g, nb);
+        else
+          sb_puts(&g, "None");
+        rc = laya_value_error(err, "calibration JSON binning_map[%s] must have an integer \"bins\" >= 1, got %s",
+                              sb_cstr(&r), sb_cstr(&g));
+        sb_free(&g);
+        goto done;
+      }
+      if (!vals || vals->type != JSON_ARRAY || vals->n != (uint32_t)nb->i) {
+        rc = laya_value_error(err,
+                              "calibration JSON binning_map[%s] must have \"values\" of length "
+                              "\"bins\" (%d)",
+                              sb_cstr(&r), (int)nb->i);
+        goto done;
+      }
+      binning_entry *be = &entries[n_bin];
+      be->bucket = m->key;
+      be->bins = (int)nb->i;
+      be->values = arena_alloc(a, sizeof(double) * vals->n);
+      for (uint32_t k = 0; k < vals->n; k++) {
+        const json_value *x = &vals->items[k];
+        const char *problem = NULL;
+        if (!json_is_number(x))
+          problem = "be numbers";
+        else if (!isfinite(x->d))
+          problem = "be finite";
+        else if (x->d < 0 || x->d > 1)
+          problem = "be in [0, 1]";
+        if (problem) {
+          strbuf g;
+          sb_init(&g);
+          py_repr_json(&g, vals);
+          rc = laya_value_error(err, "calibration JSON binning_map[%s] values must %s, got %s",
+                                sb_cstr(&r), problem, sb_cstr(&g));
+          sb_free(&g);
+          goto done;
+        }
+        be->values[k] = x->d;
+      }
+      n_bin++;
+    }
+  }
+  ck->n_binning = n_bin;
+  ck->binning = entries;
+  ck->cfg.temperature_raw = temps;
+  ck->cfg.temperature_by_options_raw = by;
+  rc = temps_install(&ck->cfg.temps, a, temps, by, 1, warnings, err);
+done:
+  sb_free(&r);
+  return rc;
+}
+
+/* ---- the directory ---- */
+
+static int quote_err(laya_error *err, int code, const char *kind, const char *fmt, const char *s) {
+  strbuf r;
+  sb_init(&r);
+  py_repr_str(&r, s, strlen(s));
+  int rc = laya_err(err, code, kind, fmt, sb_cstr(&r));
+  sb_free(&r);
+  return rc;
+}
+
+void checkpoint_close(checkpoint *ck) {
+  if (ck->tok) tokenizer_release(ck->tok);
+  weights_free(&ck->w);
+  st_close(&ck->st);
+  agent_config_free(&ck->cfg);
+  free(ck->dir);
+  free(ck->model_id);
+  memset(ck, 0, sizeof *ck);
+}
+
+int checkpoint_open(checkpoint *ck, const char *path, const char *sha256_json, strbuf *warnings,
+                    laya_error *err) {
+  memset(ck, 0, sizeof *ck);
+  ck->n_binning = -1;
+  int rc = 0;
+  char *file = NULL;
+  ck->model_id = strdup(path);
+  ck->dir = strdup(path);
+  if (!ck->model_id || !ck->dir) return laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory");
+  if (!fs_is_dir(path) && !fs_is_file(path)) {
+    rc = quote_err(err, LAYA_ERR_IO, "FileNotFoundError",
+                   "Local model path not found: %s. Check that the directory exists and that "
+                   "training saved the model successfully.",
+                   path);
+    goto fail;
+  }
+  if ((rc = verify_digests(ck->dir, sha256_json, err))) goto fail;
+
+  file = fs_join(ck->dir, "rl_agent_config.json");
+  if (!fs_is_file(file)) {
+    rc = quote_err(err, LAYA_ERR_IO, "FileNotFoundError",
+                   "Incompatible model: %s does not contain 'rl_agent_config.json'. That file ships "
+                   "with the weights of a Laya checkpoint, so load one of those (e.g. "
+                   "'convaiinnovations/laya') or a directory your own training run wrote.",
+                   path);
+    goto fail;
+  }
+  if ((rc = agent_config_load(&ck->cfg, file, path, warnings, err))) goto fail;
+  free(file);
+
+  file = fs_join(ck->dir, "model.safetensors");
+  if (!fs_is_file(file)) {
+    rc = quote_err(err, LAYA_ERR_IO, "FileNotFoundError",
+                   "Incompatible model: 'model.safetensors' not found in %s.", path);
+    goto fail;
+  }
+  free(file);
+
+  /* The tokenizer and the encoder config come from the checkpoint only (no Hub fallback). */
+  file = fs_join(ck->dir, "tokenizer");
+  if (!fs_is_dir(file)) {
+    rc = laya_err(err, LAYA_ERR_IO, "FileNotFoundError",
+                  "%s: no tokenizer/ folder; laya.c loads the tokenizer from the checkpoint only",
+                  ck->dir);
+    goto fail;
+  }
+  ck->tok = tokenizer_load(file, err);
+  if (!ck->tok) {
+    rc = err ? err->code : LAYA_ERR_FORMAT;
+    goto fail;
+  }
+  ck->roles = *tokenizer_get_roles(ck->tok);
+  {
+    const tokenizer_roles *ro = &ck->roles;
+    const char *missing = ro->cls_id < 0 ? "cls_token" : ro->sep_id < 0 ? "sep_token"
+                        : ro->mask_id < 0 || !ro->mask_token ? "mask_token"
+                        : ro->pad_id < 0 ? "pad_token" : NULL;
+    if (missing) {
+      rc = laya_err(err, LAYA_ERR_CONFIG, NULL,
+                    "%s/tokenizer_config.json: the tokenizer has no %s, which Laya's sequences need",
+                    file, missing);
+      goto fail;
+    }
+  }
+  free(file);
+
+  file = fs_join(ck->dir, "encoder/config.json");
+  if (!fs_is_file(file)) {
+    rc = laya_err(err, LAYA_ERR_IO, "FileNotFoundError",
+                  "%s: not found; laya.c reads the encoder config from the checkpoint only", file);
+    goto fail;
+  }
+  encoder_config enc;
+  if ((rc = encoder_config_load(&enc, file, err))) goto fail;
+  {
+    int32_t tv = tokenizer_vocab_size(ck->tok);
+    if (tv > enc.vocab) {
+      rc = laya_err(err, LAYA_ERR_CONFIG, NULL,
+                    "%s: vocab_size %d is smaller than the tokenizer's %d ids", file, enc.vocab, tv);
+      goto fail;
+    }
+  }
+  free(file);
+
+  file = fs_join(ck->dir, "model.safetensors");
+  if ((rc = st_open(&ck->st, file, err))) goto fail;
+  if (!ck->cfg.has_encoder || !ck->cfg.has_head_layers) {
+    strbuf r, k;
+    sb_init(&r);
+    sb_init(&k);
+    py_repr_str(&r, path, strlen(path));
+    sb_putc(&k, '[');
+    if (!ck->cfg.has_encoder) sb_puts(&k, "'encoder'");
+    if (!ck->cfg.has_head_layers) sb_puts(&k, ck->cfg.has_encoder ? "'head_layers'" : ", 'head_layers'");
+    sb_putc(&k, ']');
+    rc = laya_err(err, LAYA_ERR_CONFIG, "ValueError",
+                  "Incompatible model config for %s: missing configuration keys %s. Ensure this is "
+                  "a valid RL Agent decision model.",
+                  sb_cstr(&r), sb_cstr(&k));
+    sb_free(&r);
+    sb_free(&k);
+    goto fail;
+  }
+  if ((rc = weights_bind(&ck->w, &ck->st, &enc, ck->cfg.head_layers, ck->cfg.n_act, err))) goto fail;
+  free(file);
+  file = fs_join(ck->dir, "rl_agent_config.json");
+  if ((rc = agent_config_install_temperatures(&ck->cfg, file, path, warnings, err))) goto fail;
+  free(file);
+  return 0;
+fail:
+  free(file);
+  checkpoint_close(ck);
+  return rc ? rc : LAYA_ERR_INTERNAL;
+}

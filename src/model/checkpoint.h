@@ -1,0 +1,52 @@
+/*
+ * checkpoint.h: a Laya checkpoint directory, loaded in Laya 0.4.15's order:
+ *   SHA-256 digests (optional) -> rl_agent_config.json -> model.safetensors present ->
+ *   tokenizer/ -> encoder/config.json -> weights (names and shapes, strict) -> temperatures.
+ * Every failure names the file and the problem. The weights stay memory-mapped.
+ */
+#ifndef LAYA_MODEL_CHECKPOINT_H
+#define LAYA_MODEL_CHECKPOINT_H
+
+#include "core/strbuf.h"
+#include "model/config.h"
+#include "model/safetensors.h"
+#include "model/weights.h"
+#include "tokenizer/tokenizer.h"
+
+/* Histogram-binning recalibration of answer_confidence (from a calibration file). */
+typedef struct binning_entry {
+  const char *bucket;
+  int bins;
+  double *values;
+} binning_entry;
+
+typedef struct checkpoint {
+  char *dir;
+  char *model_id; /* the path as the caller gave it (Laya's messages quote it) */
+  agent_config cfg;
+  st_file st;
+  model_weights w;
+  tokenizer *tok;
+  tokenizer_roles roles;
+  int n_binning; /* -1: no map installed */
+  binning_entry *binning;
+} checkpoint;
+
+/* sha256_json: {"relpath": "hex"}; NULL reads LAYA_SHA256_DIGESTS (unset or blank = no check). */
+int checkpoint_open(checkpoint *ck, const char *path, const char *sha256_json, strbuf *warnings,
+                    laya_error *err);
+void checkpoint_close(checkpoint *ck);
+
+/* Laya's verify_digests: the map's files are hashed before anything is parsed. */
+int verify_digests(const char *dir, const char *sha256_json, laya_error *err);
+
+/* Check `st` against the architecture the configs describe and fill w (strict: missing and
+ * unexpected tensors are errors; shapes compared exactly). */
+int weights_bind(model_weights *w, const st_file *st, const encoder_config *enc, int head_layers,
+                 int n_act, laya_error *err);
+void weights_free(model_weights *w);
+
+/* Apply a calibration JSON file (Laya's load_calibration): temperatures and binning map. */
+int checkpoint_load_calibration(checkpoint *ck, const char *path, strbuf *warnings, laya_error *err);
+
+#endif

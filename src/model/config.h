@@ -1,0 +1,81 @@
+/*
+ * config.h: the two JSON configs of a Laya checkpoint, read with Laya 0.4.15's defaults and
+ * errors: rl_agent_config.json (budgets, head size, temperatures) and encoder/config.json (the
+ * HF ModernBertConfig, in the transformers 4.x or 5.x form). Also the temperature tables:
+ * clamping, per-language overrides, and the load warnings that name replaced entries.
+ */
+#ifndef LAYA_MODEL_CONFIG_H
+#define LAYA_MODEL_CONFIG_H
+
+#include <stdbool.h>
+
+#include "core/arena.h"
+#include "core/json.h"
+#include "core/strbuf.h"
+#include "model/weights.h"
+
+#define LAYA_TEMP_MIN 0.5
+#define LAYA_TEMP_MAX 5.0
+
+/* Applied (clamped) temperatures: per question type, and per "<type>:<bucket>" key. */
+typedef struct temp_table {
+  double t[3];
+  int n_by;
+  const char **by_key;
+  double *by_val;
+} temp_table;
+
+/* The temperature for a question of type qt with k options (Laya's temp_bucket lookup). */
+double temp_lookup(const temp_table *tt, int qt, int k);
+/* "choice:2", "score:3-5", "noul:6-10", "choice:11+" */
+void temp_bucket_name(int qt, int k, char out[16]);
+
+/* Laya's clamp_temperature / temperature_rejected on a JSON value. */
+double clamp_temperature(const json_value *raw);
+bool temperature_rejected(const json_value *raw, double applied);
+
+typedef struct lang_temps {
+  int n;
+  const char **lang; /* normalised: split("-")[0].lower() */
+  temp_table *tt;
+} lang_temps;
+
+typedef struct agent_config {
+  arena mem;
+  const json_value *root;
+  bool has_encoder, has_head_layers;
+  const char *encoder_id; /* NULL when null */
+  int head_layers, n_act, max_len, head_max_len;
+  const char *amp_dtype;
+  const json_value *temperature_raw;            /* a list of 3 */
+  const json_value *temperature_by_options_raw; /* an object (empty when absent) */
+  temp_table temps;
+} agent_config;
+
+/* Read rl_agent_config.json. Shape errors in temperatures are Laya's ValueError texts;
+ * `model_id` is the name used in them (the path the caller passed). Warnings about clamped
+ * entries are appended to `warnings` (one line each). */
+int agent_config_load(agent_config *c, const char *path, const char *model_id, strbuf *warnings,
+                      laya_error *err);
+/* Validate and clamp the checkpoint temperatures (Laya does this after the weights load). */
+int agent_config_install_temperatures(agent_config *c, const char *path, const char *model_id,
+                                      strbuf *warnings, laya_error *err);
+void agent_config_free(agent_config *c);
+
+/* Install a temperature list + bucket map (raw JSON) into tt, clamping; arena owns keys.
+ * `what` selects the warning text: 0 checkpoint, 1 calibration. */
+int temps_install(temp_table *tt, arena *a, const json_value *temperature,
+                  const json_value *by_options, int what, strbuf *warnings, laya_error *err);
+
+/* Parse the lang_temperatures option ({"de": {"temperature": [..], ...}}) with Laya's checks. */
+int lang_temps_parse(lang_temps *lt, arena *a, const char *json_text, const json_value *base_raw,
+                     strbuf *warnings, laya_error *err);
+/* Override table for a call's lang (NULL when none applies). */
+const temp_table *lang_temps_find(const lang_temps *lt, const char *lang, size_t n);
+
+/* encoder/config.json, transformers 4.x (global/local_rope_theta) or 5.x (rope_parameters). */
+int encoder_config_load(encoder_config *ec, const char *path, laya_error *err);
+int encoder_config_parse(encoder_config *ec, const char *text, size_t len, const char *path,
+                         laya_error *err);
+
+#endif
