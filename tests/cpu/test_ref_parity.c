@@ -1,0 +1,217 @@
+/*
+ * test_ref_parity.c: the reference backend against the real PyTorch model.
+ *
+ *   test_ref_parity CKPT_DIR ROWS_JSONL
+ *
+ * CKPT_DIR is a Laya checkpoint (rl_agent_config.json, encoder/config.json, model.safetensors);
+ * ROWS_JSONL holds one {"ids", "markers", "qtype", "logits", "act_logits"} per line, captured by
+ * running Laya's DecisionModel forward in fp32 on CPU (tools/ref/). Every row's logits and act
+ * logits must match to float rounding noise. The rows run packed in batches of several rows, so
+ * this also checks that the unpadded packed forward equals PyTorch's padded one.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../check.h"
+#include "backend/backend.h"
+#include "core/json.h"
+#include "model/checkpoint.h"
+#include "model/config.h"
+#include "model/fsutil.h"
+#include "model/safetensors.h"
+
+/* |ours - torch| <= ABS_TOL + REL_TOL * |torch|: a few fp32 ulps per op through the depth of the
+ * network; observed differences are around 1e-6 (reported below). */
+static const double ABS_TOL = 1e-4, REL_TOL = 1e-4;
+enum { ROWS_PER_BATCH = 8 };
+
+typedef struct row {
+  int n, k, qtype, n_act;
+  int32_t *ids, *markers;
+  double *logits, *act;
+} row;
+
+static int read_int_array(const json_value *v, int32_t **out, int *n) {
+  if (!v || v->type != JSON_ARRAY) return -1;
+  *n = (int)v->n;
+  *out = malloc(sizeof(int32_t) * (v->n ? v->n : 1));
+  for (uint32_t i = 0; i < v->n; i++) {
+    if (v->items[i].type != JSON_INT) return -1;
+    (*out)[i] = (int32_t)v->items[i].i;
+  }
+  return 0;
+}
+
+static int read_num_array(const json_value *v, double **out, int *n) {
+  if (!v || v->type != JSON_ARRAY) return -1;
+  *n = (int)v->n;
+  *out = malloc(sizeof(double) * (v->n ? v->n : 1));
+  for (uint32_t i = 0; i < v->n; i++) {
+    if (!json_is_number(&v->items[i])) return -1;
+    (*out)[i] = v->items[i].d;
+  }
+  return 0;
+}
+
+static int load_rows(const char *path, row **rows_out, int *n_rows) {
+  laya_error err = {0};
+  size_t len;
+  char *text = fs_read_file(path, &len, &err);
+  if (!text) {
+    fprintf(stderr, "%s\n", err.message);
+    return -1;
+  }
+  arena a;
+  arena_init(&a, 1 << 16);
+  int cap = 64, n = 0;
+  row *rows = calloc((size_t)cap, sizeof *rows);
+  char *p = text, *end = text + len;
+  int line = 0, rc = 0;
+  while (p < end && !rc) {
+    char *nl = memchr(p, '\n', (size_t)(end - p));
+    size_t l = nl ? (size_t)(nl - p) : (size_t)(end - p);
+    line++;
+    if (l > 0) {
+      json_value *v = json_parse(p, l, &a, NULL, &err);
+      if (n == cap) rows = realloc(rows, sizeof *rows * (size_t)(cap *= 2));
+      row *r = &rows[n];
+      memset(r, 0, sizeof *r);
+      int nl2 = 0;
+      const json_value *qt = v ? json_get(v, "qtype") : NULL;
+      if (!v || !qt || qt->type != JSON_INT || read_int_array(json_get(v, "ids"), &r->ids, &r->n) ||
+          read_int_array(json_get(v, "markers"), &r->markers, &r->k) ||
+          read_num_array(json_get(v, "logits"), &r->logits, &nl2) ||
+          read_num_array(json_get(v, "act_logits"), &r->act, &r->n_act) || nl2 != r->k) {
+        fprintf(stderr, "%s:%d: not a parity row (%s)\n", path, line, v ? "missing or bad key" : err.message);
+        rc = -1;
+      } else {
+        r->qtype = (int)qt->i;
+        n++;
+      }
+    }
+    p += l + 1;
+  }
+  arena_free(&a);
+  free(text);
+  *rows_out = rows;
+  *n_rows = n;
+  return rc;
+}
+
+int main(int argc, char **argv) {
+  if (argc != 3) {
+    fprintf(stderr, "usage: %s CKPT_DIR ROWS_JSONL\n", argv[0]);
+    return 2;
+  }
+  const char *dir = argv[1];
+  char path[4096];
+  laya_error err = {0};
+  strbuf warn;
+  sb_init(&warn);
+
+  agent_config cfg;
+  snprintf(path, sizeof path, "%s/rl_agent_config.json", dir);
+  int rc = agent_config_load(&cfg, path, dir, &warn, &err);
+  encoder_config enc;
+  snprintf(path, sizeof path, "%s/encoder/config.json", dir);
+  if (!rc) rc = encoder_config_load(&enc, path, &err);
+  st_file st;
+  memset(&st, 0, sizeof st);
+  snprintf(path, sizeof path, "%s/model.safetensors", dir);
+  if (!rc) rc = st_open(&st, path, &err);
+  model_weights w;
+  memset(&w, 0, sizeof w);
+  if (!rc) rc = weights_bind(&w, &st, &enc, cfg.head_layers, cfg.n_act, &err);
+  if (rc) {
+    fprintf(stderr, "loading %s: %s\n", dir, err.message);
+    return 1;
+  }
+  backend_options o = {PREC_FP32, 1, 0};
+  backend *be = backend_cpu_ref_create(&w, &o, &err);
+  CHECK(be != NULL);
+  if (!be) {
+    fprintf(stderr, "%s\n", err.message);
+    return 1;
+  }
+  backend_worker *wk = be->worker_create(be, &err);
+
+  row *rows = NULL;
+  int n_rows = 0;
+  CHECK(load_rows(argv[2], &rows, &n_rows) == 0);
+  CHECK(n_rows > 0);
+
+  double max_abs_logit = 0, max_rel_logit = 0, max_abs_act = 0, max_rel_act = 0;
+  int n_logits = 0, argmax_same = 0, n_bad = 0;
+  for (int b0 = 0; b0 < n_rows; b0 += ROWS_PER_BATCH) {
+    int nb = n_rows - b0 < ROWS_PER_BATCH ? n_rows - b0 : ROWS_PER_BATCH;
+    int T = 0, M = 0;
+    for (int i = 0; i < nb; i++) T += rows[b0 + i].n, M += rows[b0 + i].k;
+    int32_t *tokens = malloc(sizeof(int32_t) * (size_t)T), *rs = malloc(sizeof(int32_t) * (size_t)(nb + 1)),
+            *qt = malloc(sizeof(int32_t) * (size_t)nb), *ms = malloc(sizeof(int32_t) * (size_t)(nb + 1)),
+            *mk = malloc(sizeof(int32_t) * (size_t)M);
+    float *logits = malloc(sizeof(float) * (size_t)M), *act = malloc(sizeof(float) * (size_t)nb * cfg.n_act);
+    int t = 0, m = 0;
+    for (int i = 0; i < nb; i++) {
+      const row *r = &rows[b0 + i];
+      rs[i] = t;
+      ms[i] = m;
+      qt[i] = r->qtype;
+      memcpy(tokens + t, r->ids, sizeof(int32_t) * (size_t)r->n);
+      memcpy(mk + m, r->markers, sizeof(int32_t) * (size_t)r->k);
+      t += r->n;
+      m += r->k;
+    }
+    rs[nb] = t;
+    ms[nb] = m;
+    packed_batch pb = {nb, T, tokens, rs, qt, ms, mk};
+    int frc = be->forward(be, wk, &pb, logits, act, &err);
+    CHECK(frc == 0);
+    if (frc) fprintf(stderr, "forward: %s\n", err.message);
+    for (int i = 0; i < nb && !frc; i++) {
+      const row *r = &rows[b0 + i];
+      CHECK(r->n_act == cfg.n_act);
+      int am_ours = 0, am_ref = 0;
+      for (int j = 0; j < r->k; j++) {
+        double ours = logits[ms[i] + j], ref = r->logits[j], e = fabs(ours - ref);
+        if (e > max_abs_logit) max_abs_logit = e;
+        if (e / fmax(fabs(ref), 1e-3) > max_rel_logit) max_rel_logit = e / fmax(fabs(ref), 1e-3);
+        if (!(e <= ABS_TOL + REL_TOL * fabs(ref))) {
+          n_bad++;
+          fprintf(stderr, "row %d logit %d: ours %.9g, torch %.9g\n", b0 + i, j, ours, ref);
+        }
+        if (logits[ms[i] + j] > logits[ms[i] + am_ours]) am_ours = j;
+        if (r->logits[j] > r->logits[am_ref]) am_ref = j;
+        n_logits++;
+      }
+      /* same argmax, unless two options tie within the tolerance */
+      argmax_same += r->logits[am_ours] >= r->logits[am_ref] - ABS_TOL;
+      for (int j = 0; j < r->n_act && j < cfg.n_act; j++) {
+        double ours = act[i * cfg.n_act + j], ref = r->act[j], e = fabs(ours - ref);
+        if (e > max_abs_act) max_abs_act = e;
+        if (e / fmax(fabs(ref), 1e-3) > max_rel_act) max_rel_act = e / fmax(fabs(ref), 1e-3);
+        if (!(e <= ABS_TOL + REL_TOL * fabs(ref))) {
+          n_bad++;
+          fprintf(stderr, "row %d act %d: ours %.9g, torch %.9g\n", b0 + i, j, ours, ref);
+        }
+      }
+    }
+    free(tokens), free(rs), free(qt), free(ms), free(mk), free(logits), free(act);
+  }
+  CHECK(n_bad == 0);
+  CHECK(argmax_same == n_rows);
+  printf("%s: %d rows, %d logits; logits max abs diff %.3g (max rel %.3g); act logits max abs diff %.3g "
+         "(max rel %.3g); argmax equal %d/%d\n",
+         dir, n_rows, n_logits, max_abs_logit, max_rel_logit, max_abs_act, max_rel_act, argmax_same, n_rows);
+
+  for (int i = 0; i < n_rows; i++) free(rows[i].ids), free(rows[i].markers), free(rows[i].logits), free(rows[i].act);
+  free(rows);
+  be->worker_destroy(be, wk);
+  be->destroy(be);
+  weights_free(&w);
+  st_close(&st);
+  agent_config_free(&cfg);
+  sb_free(&warn);
+  return check_summary("cpu/ref_parity");
+}
