@@ -1,0 +1,42 @@
+/*
+ * lang.h: script and language detection for routing, with the rules of Laya 0.4.15's lang.py.
+ *
+ * Routing needs one bit: can the English checkpoint read this state? Script decides most of it
+ * (exactly); for Latin text a function-word and diacritic heuristic decides whether it is
+ * English, undecided, or another language. Structured states are also read line by line and
+ * field by field, so a foreign message inside an English form is not outvoted.
+ */
+#ifndef LAYA_ROUTER_LANG_H
+#define LAYA_ROUTER_LANG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "core/json.h"
+#include "core/strbuf.h"
+
+#define LANG_MAX_SCRIPTS 28
+
+typedef struct lang_detection {
+  const char *script;        /* "latin", "han", ..., "other", "unknown" (static strings) */
+  int nprofile;              /* script_profile entries, Latin first, zeros omitted */
+  const char *profile_name[LANG_MAX_SCRIPTS];
+  double profile_value[LANG_MAX_SCRIPTS];
+  const char *language;      /* "en", "fr", ... or NULL */
+  bool is_english;
+  bool language_undecided;
+  double diacritic_rate;     /* rounded to 4 places */
+  double non_latin_fraction; /* rounded to 4 places */
+  char *mixed_segment;       /* UTF-8, malloc'd, or NULL */
+} lang_detection;
+
+/* Analyse a state (a parsed JSON value: string, object, array, or NULL for None). */
+void lang_analyse(const json_value *state, lang_detection *out);
+/* Analyse one string of UTF-8 text (a state that is a plain str). */
+void lang_analyse_text(const char *utf8, size_t n, lang_detection *out);
+void lang_detection_free(lang_detection *d);
+
+/* The detection as json.dumps writes Laya's dict (default separators, ensure_ascii=False). */
+void lang_detection_json(strbuf *sb, const lang_detection *d);
+
+#endif
