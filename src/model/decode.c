@@ -1,0 +1,301 @@
+#include "model/decode.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/pystr.h"
+
+float np_pairwise_sum_f32(const float *a, long n) {
+  if (n < 8) {
+    float r = 0.0f; /* NumPy starts the reduction from the identity */
+    for (long i = 0; i < n; i++) r += a[i];
+    return r;
+  }
+  if (n <= 128) {
+    float r[8];
+    for (int j = 0; j < 8; j++) r[j] = a[j];
+    long i;
+    for (i = 8; i < n - (n % 8); i += 8)
+      for (int j = 0; j < 8; j++) r[j] += a[i + j];
+    float res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+    for (; i < n; i++) res += a[i];
+    return res;
+  }
+  long n2 = n / 2;
+  n2 -= n2 % 8;
+  return np_pairwise_sum_f32(a, n2) + np_pairwise_sum_f32(a + n2, n - n2);
+}
+
+double np_pairwise_sum_f64(const double *a, long n) {
+  if (n < 8) {
+    double r = 0.0;
+    for (long i = 0; i < n; i++) r += a[i];
+    return r;
+  }
+  if (n <= 128) {
+    double r[8];
+    for (int j = 0; j < 8; j++) r[j] = a[j];
+    long i;
+    for (i = 8; i < n - (n % 8); i += 8)
+      for (int j = 0; j < 8; j++) r[j] += a[i + j];
+    double res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+    for (; i < n; i++) res += a[i];
+    return res;
+  }
+  long n2 = n / 2;
+  n2 -= n2 % 8;
+  return np_pairwise_sum_f64(a, n2) + np_pairwise_sum_f64(a + n2, n - n2);
+}
+
+void np_softmax_f32(const float *logits, int k, double T, float *p) {
+  const float t = (float)T;
+  float m = -INFINITY;
+  for (int i = 0; i < k; i++) {
+    p[i] = logits[i] / t;
+    if (p[i] > m || isnan(p[i])) m = isnan(m) ? m : p[i];
+  }
+  for (int i = 0; i < k; i++) p[i] = expf(p[i] - m);
+  float s = np_pairwise_sum_f32(p, k);
+  for (int i = 0; i < k; i++) p[i] /= s;
+}
+
+/* confidence_from_probs: 1 - H/ln(k), H in float32 (clip, log, product, pairwise sum), the
+ * final division in float64 (Laya converts the sum with float() first). */
+static double entropy_confidence(const float *p, int k, float *scratch) {
+  if (k < 2) return 1.0;
+  for (int i = 0; i < k; i++) {
+    float c = p[i] < 1e-12f ? 1e-12f : (p[i] > 1.0f ? 1.0f : p[i]);
+    if (isnan(p[i])) c = p[i];
+    scratch[i] = p[i] * logf(c);
+  }
+  double ent = -(double)np_pairwise_sum_f32(scratch, k);
+  double score = 1.0 - ent / log((double)k);
+  return score < 0.0 ? 0.0 : (score > 1.0 ? 1.0 : score);
+}
+
+static void put_num(strbuf *sb, double x) {
+  char buf[32];
+  py_float_json(x, buf);
+  sb_puts(sb, buf);
+}
+
+static void bucket_of(int qt, int k, char out[16]) { temp_bucket_name(qt, k, out); }
+
+int conf_gate_parse(conf_gate *g, const json_value *v, arena *a, laya_error *err) {
+  memset(g, 0, sizeof *g);
+  if (!v || v->type == JSON_NULL) return 0;
+  strbuf r;
+  sb_init(&r);
+  int rc = 0;
+  if (v->type == JSON_OBJECT) {
+    if (v->n == 0) {
+      rc = laya_value_error(err, "a min_confidence map must be a non-empty dict of bucket -> float, got {}");
+      goto done;
+    }
+    g->mode = 2;
+    g->keys = arena_alloc(a, sizeof(char *) * v->n);
+    g->vals = arena_alloc(a, sizeof(double) * v->n);
+    if (!g->keys || !g->vals) {
+      rc = laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory");
+      goto done;
+    }
+    static const char *const types[3] = {"choice", "score", "noul"};
+    static const char *const sizes[4] = {"2", "3-5", "6-10", "11+"};
+    for (uint32_t i = 0; i < v->n; i++) {
+      const json_member *m = &v->members[i];
+      bool ok = strcmp(m->key, "default") == 0;
+      for (int t = 0; t < 3 && !ok; t++)
+        for (int s = 0; s < 4 && !ok; s++) {
+          char b[16];
+          snprintf(b, sizeof b, "%s:%s", types[t], sizes[s]);
+          ok = strcmp(b, m->key) == 0 && strlen(m->key) == m->key_len;
+        }
+      if (!ok) {
+        sb_reset(&r);
+        py_repr_str(&r, m->key, m->key_len);
+        rc = laya_value_error(err,
+                              "min_confidence map keys must be a bucket like 'choice:3-5' or "
+                              "'default', got %s",
+                              sb_cstr(&r));
+        goto done;
+      }
+      const json_value *x = &m->value;
+      if (!json_is_number(x) || !isfinite(x->d) || x->d < 0.0 || x->d > 1.0) {
+        sb_reset(&r);
+        py_repr_json(&r, x);
+        rc = laya_value_error(err, "min_confidence must be a float in [0.0, 1.0], got %s", sb_cstr(&r));
+        goto done;
+      }
+      g->keys[g->n] = m->key;
+      g->vals[g->n++] = x->d;
+    }
+    goto done;
+  }
+  if (!json_is_number(v) || !isfinite(v->d) || v->d < 0.0 || v->d > 1.0) {
+    py_repr_json(&r, v);
+    rc = laya_value_error(err, "min_confidence must be a float in [0.0, 1.0], got %s", sb_cstr(&r));
+    goto done;
+  }
+  g->mode = 1;
+  g->thr = v->d;
+done:
+  sb_free(&r);
+  return rc;
+}
+
+static double gate_threshold(const conf_gate *g, int qt, int k) {
+  if (g->mode == 1) return g->thr;
+  char b[16];
+  bucket_of(qt, qt == QT_NOUL ? 2 : k, b);
+  for (int i = 0; i < g->n; i++)
+    if (strcmp(g->keys[i], b) == 0) return g->vals[i];
+  for (int i = 0; i < g->n; i++)
+    if (strcmp(g->keys[i], "default") == 0) return g->vals[i];
+  return 0.0;
+}
+
+void decode_answer(strbuf *out, const question *q, const float *logits, int k, const float *act,
+                   int n_act, const decode_opts *o) {
+  float stack_p[64], stack_s[64], stack_c[64];
+  float *slot = k <= 64 ? stack_p : malloc(sizeof(float) * (size_t)k);
+  float *p = k <= 64 ? stack_c : malloc(sizeof(float) * (size_t)k);
+  float *scratch = k <= 64 ? stack_s : malloc(sizeof(float) * (size_t)k);
+  if (!slot || !p || !scratch) {
+    out->oom = true;
+    goto done;
+  }
+  const int qt = q->type;
+  const double T = temp_lookup(o->tt, qt, k);
+  np_softmax_f32(logits, k, T, slot);
+  /* the row is in slot order; answers index by option */
+  if (q->order && q->n_opts == k)
+    for (int s = 0; s < k; s++) p[q->order[s]] = slot[s];
+  else
+    memcpy(p, slot, sizeof(float) * (size_t)k);
+
+  double ans_raw = 1.0;
+  if (k >= 1) {
+    float mx = p[0];
+    for (int i = 1; i < k; i++)
+      if (p[i] > mx || isnan(p[i])) mx = isnan(mx) ? mx : p[i];
+    ans_raw = (double)mx;
+    ans_raw = ans_raw < 0.0 ? 0.0 : (ans_raw > 1.0 ? 1.0 : ans_raw);
+  }
+  if (o->n_binning >= 0 && !o->lang_override) {
+    char b[16];
+    bucket_of(qt, k, b);
+    for (int i = 0; i < o->n_binning; i++)
+      if (strcmp(o->binning[i].bucket, b) == 0 && o->binning[i].bins > 0) {
+        int bins = o->binning[i].bins;
+        double x = ans_raw * bins;
+        long bi = isnan(x) ? 0 : (long)x; /* int() truncates */
+        if (bi < 0) bi = 0;
+        if (bi > bins - 1) bi = bins - 1;
+        ans_raw = o->binning[i].values[bi];
+        break;
+      }
+  }
+  const double ans_conf = py_round4(ans_raw);
+
+  /* act_probability: torch softmax (exp(x - max) times the reciprocal of the sum) */
+  double act_p = 1.0;
+  if (n_act >= 1) {
+    float m = act[0];
+    for (int i = 1; i < n_act; i++)
+      if (act[i] > m) m = act[i];
+    float s = 0.0f, e0 = 0.0f;
+    for (int i = 0; i < n_act; i++) {
+      float e = expf(act[i] - m);
+      if (i == 0) e0 = e;
+      s += e;
+    }
+    act_p = (double)(e0 * (1.0f / s));
+  }
+
+  double conf_h = 0.0;
+  sb_putc(out, '{');
+  if (qt == QT_CHOICE) {
+    int arg = 0;
+    for (int i = 1; i < k; i++)
+      if (p[i] > p[arg]) arg = i;
+    for (int i = 0; i < k; i++)
+      if (isnan(p[i])) {
+        arg = i;
+        break;
+      }
+    json_dump_opts jo = {NULL, NULL, false, -1};
+    sb_puts(out, "\"type\": \"choice\", \"choice\": ");
+    json_dump(out, q->label[arg], &jo);
+    sb_puts(out, ", \"probabilities\": {");
+    strbuf key;
+    sb_init(&key);
+    for (int i = 0; i < k; i++) {
+      if (i) sb_puts(out, ", ");
+      sb_reset(&key);
+      label_json_key(&key, q->label[i]);
+      json_dump_string(out, sb_cstr(&key), key.len, false);
+      sb_puts(out, ": ");
+      put_num(out, py_round4((double)p[i]));
+    }
+    sb_free(&key);
+    conf_h = py_round4(entropy_confidence(p, k, scratch));
+    sb_puts(out, "}, \"confidence\": ");
+    put_num(out, conf_h);
+  } else if (qt == QT_SCORE) {
+    double *terms = malloc(sizeof(double) * (size_t)(k ? k : 1));
+    if (!terms) {
+      out->oom = true;
+      goto done;
+    }
+    for (int i = 0; i < k; i++) terms[i] = (double)i * (double)p[i];
+    double exp_score = np_pairwise_sum_f64(terms, k);
+    free(terms);
+    sb_puts(out, "\"type\": \"score\", \"score\": ");
+    put_num(out, py_round4(exp_score));
+    sb_puts(out, ", \"legend\": {");
+    for (int i = 0; i < q->n_opts; i++) {
+      sb_printf(out, "%s\"%d\": ", i ? ", " : "", i);
+      json_dump_string(out, q->legend[i], q->legend_len[i], false);
+    }
+    sb_puts(out, "}, \"probabilities\": {");
+    for (int i = 0; i < k; i++) {
+      sb_printf(out, "%s\"%d\": ", i ? ", " : "", i);
+      put_num(out, py_round4((double)p[i]));
+    }
+    conf_h = py_round4(entropy_confidence(p, k, scratch));
+    sb_puts(out, "}, \"confidence\": ");
+    put_num(out, conf_h);
+  } else {
+    double p1 = k > 1 ? (double)p[1] : NAN;
+    sb_puts(out, "\"type\": \"noul\", \"noul\": ");
+    put_num(out, py_round4(p1));
+    conf_h = py_round4(p1 > 1.0 - p1 ? p1 : 1.0 - p1);
+    sb_puts(out, ", \"confidence\": ");
+    put_num(out, conf_h);
+  }
+  sb_puts(out, ", \"answer_confidence\": ");
+  put_num(out, ans_conf);
+  sb_puts(out, ", \"action\": {\"act_probability\": ");
+  put_num(out, py_round4(act_p));
+  sb_putc(out, '}');
+  if (o->gate && o->gate->mode) {
+    bool usable = isfinite(ans_conf) || isfinite(conf_h);
+    double conf = isfinite(ans_conf) ? ans_conf : conf_h;
+    double thr = gate_threshold(o->gate, qt, k);
+    bool low = usable && conf < thr;
+    if (low) sb_puts(out, ", \"low_confidence\": true");
+    sb_puts(out, low ? ", \"abstention\": \"abstained\"" : usable ? ", \"abstention\": \"passed\""
+                                                                : ", \"abstention\": \"unevaluated\"");
+    sb_puts(out, ", \"abstention_threshold\": ");
+    put_num(out, thr);
+  }
+  sb_putc(out, '}');
+done:
+  if (k > 64) {
+    free(slot);
+    free(p);
+    free(scratch);
+  }
+}

@@ -1,0 +1,76 @@
+/*
+ * engine.h: the loaded model and the prediction pipeline, for the public API (laya_api.c) and
+ * for the surfaces built on it (predict_long, decide).
+ *
+ *   request -> engine_predict_batch(states, questions, opts) -> JSON array of results
+ *
+ * A laya_model is immutable after laya_open; every function here may run concurrently on one
+ * model. Per-call memory lives in the call; backend scratch comes from a mutex-guarded pool.
+ */
+#ifndef LAYA_MODEL_ENGINE_H
+#define LAYA_MODEL_ENGINE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+
+#include "backend/backend.h"
+#include "core/arena.h"
+#include "core/json.h"
+#include "core/strbuf.h"
+#include "laya.h"
+#include "model/checkpoint.h"
+#include "model/config.h"
+#include "model/decode.h"
+#include "model/questions.h"
+#include "model/seq_builder.h"
+
+struct laya_model {
+  checkpoint ck;
+  seq_tok st;
+  arena mem; /* lang table and other load-time data */
+  lang_temps langs;
+  backend *be;
+  char device[32];
+  char precision[16];
+  pthread_mutex_t pool_mu;
+  backend_worker **idle;
+  int n_idle, cap_idle;
+  char *info;
+  strbuf warnings; /* one per line */
+};
+
+/* Options of one predict / predict_batch call (Laya's keyword arguments). */
+typedef struct engine_call {
+  long batch_size;      /* <= 0: all states in one pass */
+  bool sort_by_length;
+  const char *lang;     /* NULL or "" = no override */
+  size_t lang_len;
+  bool has_max_len, has_head_max_len;
+  int max_len, head_max_len;
+  const json_value *min_confidence; /* NULL = not set */
+} engine_call;
+
+/* Laya's predict_batch: `states` must be a JSON array, `questions` an object (Laya's TypeErrors
+ * otherwise). Appends the JSON array of per-state results to out. */
+int engine_predict_batch(laya_model *m, const json_value *states, const json_value *questions,
+                         const engine_call *c, strbuf *out, laya_error *err);
+
+/* The budgets a call runs with (call overrides, else the checkpoint's). */
+int engine_max_len(const laya_model *m, const engine_call *c);
+int engine_head_max_len(const laya_model *m, const engine_call *c);
+
+/* Laya's state_room: state tokens question q leaves inside max_len. */
+int engine_state_room(const laya_model *m, const question *q, int max_len, int head_max_len,
+                      int *room, laya_error *err);
+
+/* Serialise + mask-scrub + tokenise a state as predict does (ids appended to out, reset first). */
+int engine_encode_state(const laya_model *m, const json_value *state, ids_vec *out, laya_error *err);
+
+/* Run one packed batch on the model's backend (takes a worker from the pool). */
+int engine_forward(laya_model *m, const packed_batch *b, float *logits, float *act, laya_error *err);
+
+const tokenizer *engine_tokenizer(const laya_model *m);
+const tokenizer_roles *engine_roles(const laya_model *m);
+const agent_config *engine_config(const laya_model *m);
+
+#endif

@@ -1,0 +1,392 @@
+/* laya_api.c: the public C API of include/laya.h (load, predict, predict_batch, info). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/pystr.h"
+#include "model/engine.h"
+
+void laya_options_init(laya_options *opt) {
+  if (opt) memset(opt, 0, sizeof *opt);
+}
+
+void laya_free(void *p) { free(p); }
+
+/* The one place a backend is chosen. */
+static backend *choose_backend(laya_model *m, const laya_options *opt, laya_error *err) {
+  const char *dev = opt && opt->device ? opt->device : getenv("LAYA_DEVICE");
+  if (!dev || !*dev) dev = "cpu";
+  backend_options bo = {PREC_FP32, opt ? opt->threads : 0, 0};
+  const char *prec = opt && opt->precision ? opt->precision : NULL;
+  if (prec) {
+    if (strcmp(prec, "fp32") == 0) bo.precision = PREC_FP32;
+    else if (strcmp(prec, "bf16") == 0) bo.precision = PREC_BF16;
+    else if (strcmp(prec, "fp16") == 0) bo.precision = PREC_FP16;
+    else if (strcmp(prec, "int8") == 0) bo.precision = PREC_INT8;
+    else {
+      laya_err(err, LAYA_ERR_VALUE, NULL, "precision must be fp32, bf16, fp16 or int8, got '%s'", prec);
+      return NULL;
+    }
+  }
+  bool want_cuda = strncmp(dev, "cuda", 4) == 0 || strcmp(dev, "auto") == 0;
+  if (!want_cuda && strcmp(dev, "cpu") != 0) {
+    laya_err(err, LAYA_ERR_VALUE, NULL, "device must be cpu, cuda, cuda:N or auto, got '%s'", dev);
+    return NULL;
+  }
+  if (want_cuda) {
+    int count = 0;
+    if (strncmp(dev, "cuda:", 5) == 0) bo.device_id = atoi(dev + 5);
+    if (backend_cuda_available(&count) && bo.device_id >= 0 && bo.device_id < count) {
+      backend *b = backend_cuda_create(&m->ck.w, &bo, err);
+      if (b) {
+        snprintf(m->device, sizeof m->device, "cuda:%d", bo.device_id);
+        snprintf(m->precision, sizeof m->precision, "%s", prec ? prec : "default");
+      }
+      return b;
+    }
+    if (strcmp(dev, "auto") != 0)
+      sb_puts(&m->warnings, "Warning: CUDA requested but not available. Falling back to CPU.\n");
+  }
+  if (bo.precision != PREC_FP32) {
+    laya_err(err, LAYA_ERR_UNSUPPORTED, NULL,
+             "precision '%s' is not available on the CPU reference backend (fp32 only)", prec);
+    return NULL;
+  }
+  snprintf(m->device, sizeof m->device, "cpu");
+  snprintf(m->precision, sizeof m->precision, "fp32");
+  return backend_cpu_ref_create(&m->ck.w, &bo, err);
+}
+
+static void info_temps(strbuf *sb, const temp_table *tt) {
+  char num[32];
+  sb_puts(sb, "[");
+  for (int i = 0; i < 3; i++) {
+    py_float_json(tt->t[i], num);
+    sb_printf(sb, "%s%s", i ? ", " : "", num);
+  }
+  sb_puts(sb, "], \"temperature_by_options\": {");
+  for (int i = 0; i < tt->n_by; i++) {
+    if (i) sb_puts(sb, ", ");
+    json_dump_string(sb, tt->by_key[i], strlen(tt->by_key[i]), false);
+    py_float_json(tt->by_val[i], num);
+    sb_printf(sb, ": %s", num);
+  }
+  sb_putc(sb, '}');
+}
+
+static void build_info(laya_model *m) {
+  strbuf sb;
+  sb_init(&sb);
+  const encoder_config *e = &m->ck.w.enc;
+  const agent_config *c = &m->ck.cfg;
+  json_dump_opts jo = {NULL, NULL, false, -1};
+  sb_puts(&sb, "{\"path\": ");
+  json_dump_string(&sb, m->ck.dir, strlen(m->ck.dir), false);
+  sb_puts(&sb, ", \"encoder\": ");
+  if (c->encoder_id)
+    json_dump_string(&sb, c->encoder_id, strlen(c->encoder_id), false);
+  else
+    sb_puts(&sb, "null");
+  sb_printf(&sb,
+            ", \"hidden_size\": %d, \"num_hidden_layers\": %d, \"num_attention_heads\": %d, "
+            "\"intermediate_size\": %d, \"vocab_size\": %d, \"global_attn_every_n_layers\": %d, "
+            "\"local_attention\": %d, \"global_rope_theta\": %.17g, \"local_rope_theta\": %.17g, "
+            "\"norm_eps\": %.17g, \"head_layers\": %d, \"n_act\": %d, \"max_len\": %d, "
+            "\"head_max_len\": %d, \"weights_dtype\": \"%s\", \"temperature\": ",
+            e->hidden, e->n_layers, e->n_heads, e->intermediate, e->vocab, e->global_every,
+            e->local_window, e->global_theta, e->local_theta, e->norm_eps, m->ck.w.head_layers,
+            m->ck.w.n_act, c->max_len, c->head_max_len,
+            m->ck.w.tok_embeddings ? tensor_dtype_name(m->ck.w.tok_embeddings->dtype) : "F32");
+  info_temps(&sb, &c->temps);
+  sb_puts(&sb, ", \"temperature_raw\": ");
+  json_dump(&sb, c->temperature_raw, &jo);
+  sb_puts(&sb, ", \"temperature_by_options_raw\": ");
+  json_dump(&sb, c->temperature_by_options_raw, &jo);
+  sb_puts(&sb, ", \"lang_temperatures\": {");
+  for (int i = 0; i < m->langs.n; i++) {
+    if (i) sb_puts(&sb, ", ");
+    json_dump_string(&sb, m->langs.lang[i], strlen(m->langs.lang[i]), false);
+    sb_puts(&sb, ": {\"temperature\": ");
+    info_temps(&sb, &m->langs.tt[i]);
+    sb_putc(&sb, '}');
+  }
+  sb_puts(&sb, "}, \"warnings\": [");
+  const char *w = m->warnings.data ? m->warnings.data : "";
+  bool first = true;
+  while (*w) {
+    const char *nl = strchr(w, '\n');
+    size_t l = nl ? (size_t)(nl - w) : strlen(w);
+    if (!first) sb_puts(&sb, ", ");
+    first = false;
+    json_dump_string(&sb, w, l, false);
+    w += l + (nl ? 1 : 0);
+  }
+  sb_printf(&sb, "], \"backend\": \"%s\", \"device\": \"%s\", \"precision\": \"%s\", "
+                 "\"laya_version\": \"%s\", \"compat_version\": \"%s\"}",
+            m->be ? m->be->name : "none", m->device, m->precision, LAYA_VERSION, LAYA_COMPAT_VERSION);
+  m->info = sb_steal(&sb);
+}
+
+laya_model *laya_open(const char *path, const laya_options *opt, laya_error *err) {
+  laya_err_clear(err);
+  if (!path) {
+    laya_err(err, LAYA_ERR_VALUE, NULL, "laya_open: path is NULL");
+    return NULL;
+  }
+  laya_model *m = calloc(1, sizeof *m);
+  if (!m) {
+    laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory");
+    return NULL;
+  }
+  pthread_mutex_init(&m->pool_mu, NULL);
+  arena_init(&m->mem, 1 << 12);
+  sb_init(&m->warnings);
+  if (checkpoint_open(&m->ck, path, opt ? opt->sha256_json : NULL, &m->warnings, err)) goto fail;
+  m->st.tok = m->ck.tok;
+  m->st.roles = &m->ck.roles;
+  m->st.mask_len = strlen(m->ck.roles.mask_token);
+  if (lang_temps_parse(&m->langs, &m->mem, opt ? opt->lang_temperatures_json : NULL,
+                       m->ck.cfg.temperature_raw, &m->warnings, err))
+    goto fail;
+  if (opt && opt->calibration_path &&
+      checkpoint_load_calibration(&m->ck, opt->calibration_path, &m->warnings, err))
+    goto fail;
+  m->be = choose_backend(m, opt, err);
+  if (!m->be) goto fail;
+  if (m->warnings.len && !(opt && opt->quiet)) fputs(sb_cstr(&m->warnings), stderr);
+  build_info(m);
+  if (!m->info) {
+    laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory");
+    goto fail;
+  }
+  return m;
+fail:
+  laya_close(m);
+  return NULL;
+}
+
+void laya_close(laya_model *m) {
+  if (!m) return;
+  for (int i = 0; i < m->n_idle; i++) m->be->worker_destroy(m->be, m->idle[i]);
+  free(m->idle);
+  if (m->be) m->be->destroy(m->be);
+  checkpoint_close(&m->ck);
+  arena_free(&m->mem);
+  sb_free(&m->warnings);
+  free(m->info);
+  pthread_mutex_destroy(&m->pool_mu);
+  free(m);
+}
+
+const char *laya_model_info(const laya_model *m) { return m ? m->info : NULL; }
+
+/* ---- requests ---- */
+
+static bool truthy(const json_value *v) {
+  switch (v->type) {
+    case JSON_NULL: return false;
+    case JSON_BOOL: return v->b;
+    case JSON_INT: return v->big || v->i != 0;
+    case JSON_FLOAT: return v->d != 0.0;
+    default: return v->n != 0;
+  }
+}
+
+/* Python binds keyword arguments before running the body: unknown names, then missing ones. */
+static int parse_request(const json_value *req, bool batch, engine_call *c, const json_value **state,
+                         const json_value **questions, laya_error *err) {
+  const char *fn = batch ? "Agent.predict_batch()" : "Agent.system_one()";
+  static const char *const single_keys[] = {"state", "questions", "lang", "hooks", "on_predict_start",
+                                            "on_predict_end", "hooks_raise", "hooks_timeout",
+                                            "max_len", "head_max_len", "min_confidence", NULL};
+  static const char *const batch_keys[] = {"states", "questions", "batch_size", "lang", "hooks",
+                                           "on_predict_start", "on_predict_end", "hooks_raise",
+                                           "hooks_timeout", "max_len", "head_max_len",
+                                           "sort_by_length", "min_confidence", NULL};
+  const char *const *keys = batch ? batch_keys : single_keys;
+  memset(c, 0, sizeof *c);
+  if (req->type != JSON_OBJECT)
+    return laya_type_error(err, "%s argument after ** must be a mapping, not %s", fn, json_py_type(req));
+  for (uint32_t i = 0; i < req->n; i++) {
+    bool known = false;
+    for (int k = 0; keys[k] && !known; k++) known = strcmp(keys[k], req->members[i].key) == 0;
+    if (!known)
+      return laya_type_error(err, "%s got an unexpected keyword argument '%s'", fn, req->members[i].key);
+  }
+  const char *first = batch ? "states" : "state";
+  *state = json_get(req, first);
+  *questions = json_get(req, "questions");
+  if (!*state && !*questions)
+    return laya_type_error(err, "%s missing 2 required positional arguments: '%s' and 'questions'", fn, first);
+  if (!*state) return laya_type_error(err, "%s missing 1 required positional argument: '%s'", fn, first);
+  if (!*questions) return laya_type_error(err, "%s missing 1 required positional argument: 'questions'", fn);
+  static const char *const hook_keys[] = {"hooks", "on_predict_start", "on_predict_end", "hooks_raise",
+                                          "hooks_timeout", NULL};
+  for (int k = 0; hook_keys[k]; k++) {
+    const json_value *h = json_get(req, hook_keys[k]);
+    if (h && h->type != JSON_NULL)
+      return laya_err(err, LAYA_ERR_UNSUPPORTED, NULL, "%s: '%s' is not supported by laya.c", fn, hook_keys[k]);
+  }
+  const json_value *v = json_get(req, "min_confidence");
+  c->min_confidence = v && v->type != JSON_NULL ? v : NULL;
+  v = json_get(req, "lang");
+  if (v && truthy(v)) {
+    if (v->type != JSON_STRING)
+      return laya_err(err, LAYA_ERR_TYPE, "AttributeError", "'%s' object has no attribute 'split'", json_py_type(v));
+    c->lang = v->s;
+    c->lang_len = v->n;
+  }
+  static const char *const budget_keys[2] = {"max_len", "head_max_len"};
+  for (int k = 0; k < 2; k++) {
+    v = json_get(req, budget_keys[k]);
+    if (!v || v->type == JSON_NULL) continue;
+    int x;
+    if (v->type == JSON_BOOL)
+      x = v->b;
+    else if (v->type == JSON_INT && !v->big && v->i >= -1000000000 && v->i <= 1000000000)
+      x = (int)v->i;
+    else if (v->type == JSON_INT)
+      return laya_err(err, LAYA_ERR_VALUE, "ValueError", "%s is out of range", budget_keys[k]);
+    else
+      return laya_type_error(err, "slice indices must be integers or None or have an __index__ method");
+    if (k == 0) {
+      c->has_max_len = true;
+      c->max_len = x;
+    } else {
+      c->has_head_max_len = true;
+      c->head_max_len = x;
+    }
+  }
+  if (batch) {
+    v = json_get(req, "batch_size");
+    if (v && truthy(v)) {
+      if (v->type == JSON_BOOL)
+        c->batch_size = v->b;
+      else if (v->type == JSON_INT)
+        c->batch_size = v->big ? (v->s[0] == '-' ? 0 : 1L << 40) : (long)v->i;
+      else if (v->type == JSON_FLOAT) {
+        if (v->d > 0) return laya_type_error(err, "'float' object cannot be interpreted as an integer");
+      } else {
+        return laya_type_error(err, "'>' not supported between instances of '%s' and 'int'", json_py_type(v));
+      }
+    }
+    v = json_get(req, "sort_by_length");
+    c->sort_by_length = v && truthy(v);
+  }
+  return 0;
+}
+
+static int run_request(laya_model *m, const char *request_json, bool batch, char **result_json,
+                       laya_error *err) {
+  laya_err_clear(err);
+  if (result_json) *result_json = NULL;
+  if (!m || !request_json || !result_json)
+    return laya_err(err, LAYA_ERR_VALUE, NULL, "laya_predict: model, request and result must not be NULL");
+  arena a;
+  arena_init(&a, 1 << 14);
+  strbuf out;
+  sb_init(&out);
+  int rc;
+  json_value *req = json_parse(request_json, strlen(request_json), &a, NULL, err);
+  if (!req) {
+    rc = err ? err->code : LAYA_ERR_FORMAT;
+    goto done;
+  }
+  engine_call c;
+  const json_value *states = NULL, *questions = NULL;
+  if ((rc = parse_request(req, batch, &c, &states, &questions, err))) goto done;
+  if (batch) {
+    rc = engine_predict_batch(m, states, questions, &c, &out, err);
+  } else {
+    /* predict(state) is predict_batch([state])[0] */
+    json_value one = {.type = JSON_ARRAY, .n = 1, .items = (json_value *)states};
+    strbuf arr;
+    sb_init(&arr);
+    rc = engine_predict_batch(m, &one, questions, &c, &arr, err);
+    if (!rc) {
+      /* strip the enclosing [ ] of a one-element array */
+      sb_append(&out, arr.data + 1, arr.len - 2);
+    }
+    sb_free(&arr);
+  }
+  if (!rc && out.oom) rc = laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory");
+  if (!rc) *result_json = sb_steal(&out);
+done:
+  sb_free(&out);
+  arena_free(&a);
+  return rc;
+}
+
+int laya_predict(laya_model *m, const char *request_json, char **result_json, laya_error *err) {
+  return run_request(m, request_json, false, result_json, err);
+}
+
+int laya_predict_batch(laya_model *m, const char *request_json, char **result_json, laya_error *err) {
+  return run_request(m, request_json, true, result_json, err);
+}
+
+double laya_warmup(laya_model *m) {
+  if (!m) return -1.0;
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  /* Laya's WARMUP_SHAPES: (rows, tokens, markers) = (1, 64, 3), (4, 128, 5); ids all [CLS]. */
+  static const int shapes[2][3] = {{1, 64, 3}, {4, 128, 5}};
+  laya_error err;
+  for (int s = 0; s < 2; s++) {
+    int rows = shapes[s][0], markers = shapes[s][2];
+    int tokens = shapes[s][1] < m->ck.cfg.max_len ? shapes[s][1] : m->ck.cfg.max_len;
+    if (tokens < markers + 2) tokens = markers + 2;
+    int32_t *ids = malloc(sizeof(int32_t) * (size_t)(rows * tokens));
+    int32_t *rs = malloc(sizeof(int32_t) * (size_t)(rows + 1)), *qt = calloc((size_t)rows, sizeof(int32_t));
+    int32_t *ms = malloc(sizeof(int32_t) * (size_t)(rows + 1)), *mk = malloc(sizeof(int32_t) * (size_t)(rows * markers));
+    float *lg = malloc(sizeof(float) * (size_t)(rows * markers)), *ac = malloc(sizeof(float) * (size_t)(rows * m->ck.w.n_act));
+    int rc = -1;
+    if (ids && rs && qt && ms && mk && lg && ac) {
+      for (int i = 0; i < rows * tokens; i++) ids[i] = m->ck.roles.cls_id > 0 ? m->ck.roles.cls_id : 0;
+      for (int r = 0; r <= rows; r++) {
+        rs[r] = r * tokens;
+        ms[r] = r * markers;
+      }
+      for (int r = 0; r < rows; r++)
+        for (int k = 0; k < markers; k++) mk[r * markers + k] = k + 1;
+      packed_batch b = {rows, rows * tokens, ids, rs, qt, ms, mk};
+      rc = engine_forward(m, &b, lg, ac, &err);
+    }
+    free(ids);
+    free(rs);
+    free(qt);
+    free(ms);
+    free(mk);
+    free(lg);
+    free(ac);
+    if (rc) return -1.0;
+  }
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  return (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+}
+
+int laya_tokenize(laya_model *m, const char *text, size_t len, char **ids_json, laya_error *err) {
+  laya_err_clear(err);
+  if (ids_json) *ids_json = NULL;
+  if (!m || !text || !ids_json) return laya_err(err, LAYA_ERR_VALUE, NULL, "laya_tokenize: NULL argument");
+  ids_vec v = {0};
+  int rc = tokenizer_encode(m->ck.tok, text, len, 0, &v, err);
+  if (rc) {
+    ids_vec_free(&v);
+    return rc;
+  }
+  strbuf sb;
+  sb_init(&sb);
+  sb_putc(&sb, '[');
+  for (size_t i = 0; i < v.n; i++) sb_printf(&sb, i ? ", %d" : "%d", v.ids[i]);
+  sb_putc(&sb, ']');
+  ids_vec_free(&v);
+  if (sb.oom) {
+    sb_free(&sb);
+    return laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory");
+  }
+  *ids_json = sb_steal(&sb);
+  return 0;
+}
