@@ -1,0 +1,47 @@
+/*
+ * predict.h: what the `laya` command needs from the engine: route, resolve and load the
+ * checkpoint (an LRU of loaded models), and answer. Kept apart from argument handling so the
+ * route-only mode builds and runs without any model code.
+ */
+#ifndef LAYA_CLI_PREDICT_H
+#define LAYA_CLI_PREDICT_H
+
+#include <stdbool.h>
+
+/* Defined once the engine's laya_open / laya_predict / laya_predict_batch link: predict.c then
+ * provides the answering modes and predict_stub.c compiles to nothing. */
+/* #define LAYA_CLI_HAVE_ENGINE 1 */
+
+#include "core/json.h"
+#include "router/router.h"
+
+typedef struct cli_overrides {
+  const json_value *model, *task, *lang, *lang_guess; /* NULL = absent */
+  long long max_len, head_max_len;                    /* < 0 = not given */
+  double min_confidence;                              /* < 0 = not given */
+  long long window, stride;                           /* --long; < 0 = default */
+  long long batch_size;                               /* < 0 = default */
+  bool sort_by_length;
+  const char *model_path;                             /* --model naming a directory or file */
+} cli_overrides;
+
+typedef struct cli_engine cli_engine;
+
+/* NULL with err set when this build has no engine or the options are bad. */
+cli_engine *cli_engine_new(const char *device, int max_loaded, laya_error *err);
+void cli_engine_free(cli_engine *e);
+
+/* Kinds of answering call. */
+typedef enum { CLI_PREDICT, CLI_PREDICT_LONG, CLI_DECIDE } cli_call;
+
+/* Answer one state; *result is the JSON result with "routing" (malloc'd). For CLI_DECIDE,
+ * `questions` is the JSON schema. */
+int cli_engine_answer(cli_engine *e, const router_config *cfg, cli_call call, const json_value *state,
+                      const json_value *questions, const cli_overrides *ov, char **result,
+                      laya_error *err);
+/* Answer many states with shared questions (predict_batch); results[i] malloc'd. */
+int cli_engine_answer_batch(cli_engine *e, const router_config *cfg, cli_call call,
+                            const json_value *states, const json_value *questions,
+                            const cli_overrides *ov, char **results, laya_error *err);
+
+#endif
