@@ -112,13 +112,15 @@ static float max_abs_diff(const float *a, const float *b, int n) {
   return m;
 }
 
-static backend *make_backend(const random_model *rm) {
+static backend *make_backend_threads(const random_model *rm, int threads) {
   laya_error err = {0};
-  backend_options o = {PREC_FP32, 1, 0};
+  backend_options o = {PREC_FP32, threads, 0};
   backend *be = backend_cpu_ref_create(&rm->w, &o, &err);
   if (!be) fprintf(stderr, "create failed: %s\n", err.message);
   return be;
 }
+
+static backend *make_backend(const random_model *rm) { return make_backend_threads(rm, 1); }
 
 /* A mix of rows: short, longer than the window, one option, many options, all three types. */
 static const test_row ROWS[] = {
@@ -175,6 +177,30 @@ static void test_batch_invariance(void) {
   free_result(&back);
   be->worker_destroy(be, w);
   be->destroy(be);
+  random_model_free(&rm);
+}
+
+/* The pool splits work by output columns and (row, head): any thread count gives the same bits. */
+static void test_thread_counts(void) {
+  encoder_config c = random_small_config();
+  random_model rm;
+  CHECK(random_model_init(&rm, &c, 2, 2, DT_F32, 8) == 0);
+  int order[N_ROWS];
+  for (int i = 0; i < N_ROWS; i++) order[i] = i;
+  result r[3];
+  int threads[3] = {1, 2, 3};
+  for (int i = 0; i < 3; i++) {
+    backend *be = make_backend_threads(&rm, threads[i]);
+    laya_error err = {0};
+    backend_worker *w = be->worker_create(be, &err);
+    r[i] = run_rows(be, w, ROWS, order, N_ROWS, c.vocab, 2);
+    CHECK(r[i].rc == 0);
+    be->worker_destroy(be, w);
+    be->destroy(be);
+  }
+  for (int i = 1; i < 3; i++)
+    CHECK(same_bits(r[0].logits, r[i].logits, r[0].n_logits) && same_bits(r[0].act, r[i].act, r[0].n_act));
+  for (int i = 0; i < 3; i++) free_result(&r[i]);
   random_model_free(&rm);
 }
 
@@ -498,7 +524,7 @@ static void test_threads(void) {
   encoder_config c = random_small_config();
   random_model rm;
   CHECK(random_model_init(&rm, &c, 2, 2, DT_BF16, 6) == 0);
-  backend *be = make_backend(&rm);
+  backend *be = make_backend_threads(&rm, 2); /* callers share the backend's pool */
   thread_job solo = {be, c.vocab, {0}};
   thread_main(&solo);
   thread_job jobs[4];
@@ -586,6 +612,7 @@ int main(void) {
   test_small_ops();
   test_attention_window();
   test_batch_invariance();
+  test_thread_counts();
   test_window_and_thetas();
   test_dtypes();
   test_markers_and_types();

@@ -11,6 +11,10 @@
  * Weights are widened to fp32 once at create; F32 tensors are used in place. The token embedding
  * table stays as it is in the checkpoint and only the rows a batch uses are widened, since the
  * multilingual table alone would be ~800 MB in fp32.
+ *
+ * The matmuls (split by output-column panels) and the attention (split by (row, head)) run on a
+ * thread pool. Every output element is still computed by the same single-threaded code, so the
+ * results are bit-identical for any thread count.
  */
 #include <math.h>
 #include <stdint.h>
@@ -19,6 +23,7 @@
 
 #include "backend/backend.h"
 #include "backend/cpu/ref_ops.h"
+#include "core/threadpool.h"
 
 typedef struct ref_enc_layer {
   const float *attn_norm; /* NULL on layer 0 (Identity) */
@@ -41,6 +46,8 @@ typedef struct ref_model {
   const float *act1_w, *act1_b, *act2_w, *act2_b;
   float **owned; /* fp32 copies made at create */
   int n_owned, cap_owned;
+  threadpool *pool;
+  int n_threads;
 } ref_model;
 
 struct backend_worker {
@@ -55,6 +62,7 @@ static const float HEAD_LN_EPS = 1e-5f;
 
 static void ref_model_free(ref_model *m) {
   if (!m) return;
+  threadpool_destroy(m->pool);
   for (int i = 0; i < m->n_owned; i++) free(m->owned[i]);
   free(m->owned);
   free(m->layers);
@@ -216,9 +224,11 @@ typedef struct ref_scratch {
   float *qkv;    /* [T][3d] */
   float *att;    /* [T][d] attention output */
   float *ffn;    /* [T][max(2I, 4d)] MLP / FFN hidden */
-  float *scores; /* [max_len] */
+  float *scores; /* [n_threads][max_len] */
   float *rope_cos_g, *rope_sin_g, *rope_cos_l, *rope_sin_l; /* [max_len][head_dim / 2] */
-  float *panel;  /* ref_matmul scratch */
+  float *panel;  /* [n_threads][panel_stride] ref_matmul scratch */
+  size_t panel_stride;
+  int max_len;
   float *mk;     /* [M][d] gathered marker states, then scorer hidden */
   float *mk2;    /* [M][d] */
   float *act_in; /* [d + 4] */
@@ -231,7 +241,9 @@ static size_t carve(ref_scratch *s, float *base, const ref_model *m, int T, int 
   size_t half = (size_t)m->enc.head_dim / 2;
   int kmax = (int)(I > 4 * d ? I : 4 * d);
   if (kmax < m->act_hidden) kmax = m->act_hidden;
-  size_t off = 0;
+  size_t off = 0, nt = (size_t)m->n_threads;
+  s->panel_stride = (ref_matmul_panel_floats(kmax + 4) + 15) & ~(size_t)15;
+  s->max_len = max_len;
 #define TAKE(field, n)                      \
   do {                                      \
     s->field = base ? base + off : NULL;    \
@@ -242,12 +254,12 @@ static size_t carve(ref_scratch *s, float *base, const ref_model *m, int T, int 
   TAKE(qkv, (size_t)T * 3 * d);
   TAKE(att, (size_t)T * d);
   TAKE(ffn, (size_t)T * ffn);
-  TAKE(scores, (size_t)max_len);
+  TAKE(scores, nt * (size_t)max_len);
   TAKE(rope_cos_g, (size_t)max_len * half);
   TAKE(rope_sin_g, (size_t)max_len * half);
   TAKE(rope_cos_l, (size_t)max_len * half);
   TAKE(rope_sin_l, (size_t)max_len * half);
-  TAKE(panel, ref_matmul_panel_floats(kmax + 4));
+  TAKE(panel, nt * s->panel_stride);
   TAKE(mk, (size_t)M * d);
   TAKE(mk2, (size_t)M * d);
   TAKE(act_in, d + 4);
@@ -298,6 +310,70 @@ static int check_batch(const ref_model *m, const packed_batch *bt, int *max_len,
   return 0;
 }
 
+/* ---- parallel pieces (each output element computed exactly as single-threaded) ----------------- */
+
+typedef struct mm_job {
+  float *y;
+  const float *x, *w, *b;
+  int ldy, ldx, T, N, K, accumulate;
+  const ref_scratch *s;
+} mm_job;
+
+static void mm_panels(void *arg, int begin, int end, int thread) {
+  const mm_job *j = arg;
+  int n0 = begin * REF_MATMUL_NB, n1 = end * REF_MATMUL_NB < j->N ? end * REF_MATMUL_NB : j->N;
+  ref_matmul(j->y + n0, j->ldy, j->x, j->ldx, j->w + (size_t)n0 * j->K, j->b ? j->b + n0 : NULL, j->T,
+             n1 - n0, j->K, j->accumulate, j->s->panel + (size_t)thread * j->s->panel_stride);
+}
+
+/* ref_matmul over the pool: y[T][N] (+)= x[T][K] w[N][K]^T (+ b) */
+static void mm(const ref_model *m, const ref_scratch *s, float *y, int ldy, const float *x, int ldx,
+               const float *w, const float *b, int T, int N, int K, int accumulate) {
+  mm_job j = {y, x, w, b, ldy, ldx, T, N, K, accumulate, s};
+  parallel_for(m->pool, (N + REF_MATMUL_NB - 1) / REF_MATMUL_NB, mm_panels, &j);
+}
+
+typedef struct attn_job {
+  const packed_batch *bt;
+  float *out;
+  const float *qkv;
+  int d, n_heads, head_dim, window;
+  const ref_scratch *s;
+} attn_job;
+
+static void attn_tasks(void *arg, int begin, int end, int thread) {
+  const attn_job *j = arg;
+  for (int task = begin; task < end; task++) {
+    int r = task / j->n_heads, h = task % j->n_heads;
+    int st = j->bt->row_start[r], len = j->bt->row_start[r + 1] - st;
+    ref_attention_heads(j->out + (size_t)st * j->d, j->d, j->qkv + (size_t)st * 3 * j->d, 3 * j->d, len,
+                        j->n_heads, j->head_dim, h, h + 1, j->window,
+                        j->s->scores + (size_t)thread * j->s->max_len);
+  }
+}
+
+/* Attention of every row (never across rows), over the pool by (row, head). */
+static void attention_rows(const ref_model *m, const ref_scratch *s, const packed_batch *bt, float *out,
+                           int d, const float *qkv, int n_heads, int head_dim, int window) {
+  attn_job j = {bt, out, qkv, d, n_heads, head_dim, window, s};
+  parallel_for(m->pool, bt->n_rows * n_heads, attn_tasks, &j);
+}
+
+typedef struct geglu_job {
+  float *ffn;
+  int I;
+} geglu_job;
+
+/* gelu(input) * gate, written over the input half of each token's [input | gate] */
+static void geglu_tokens(void *arg, int begin, int end, int thread) {
+  (void)thread;
+  const geglu_job *j = arg;
+  for (int t = begin; t < end; t++) {
+    float *u = j->ffn + (size_t)t * 2 * j->I;
+    for (int i = 0; i < j->I; i++) u[i] = ref_gelu(u[i]) * u[j->I + i];
+  }
+}
+
 /* RoPE on the Q and K heads of every token of the batch, with positions restarting per row. */
 static void apply_rope(const ref_model *m, const packed_batch *bt, float *qkv, const float *cos_t,
                        const float *sin_t) {
@@ -311,15 +387,6 @@ static void apply_rope(const ref_model *m, const packed_batch *bt, float *qkv, c
         ref_rope(row + d + h * hd, cos_t + pos * half, sin_t + pos * half, hd);     /* k */
       }
     }
-  }
-}
-
-static void attention_rows(const packed_batch *bt, float *out, int d, const float *qkv, int n_heads,
-                           int head_dim, int window, float *scores) {
-  for (int r = 0; r < bt->n_rows; r++) {
-    int s = bt->row_start[r], len = bt->row_start[r + 1] - s;
-    ref_attention(out + (size_t)s * d, d, qkv + (size_t)s * 3 * d, 3 * d, len, n_heads, head_dim,
-                  window, scores);
   }
 }
 
@@ -346,20 +413,18 @@ static void encoder(const ref_model *m, const packed_batch *bt, const ref_scratc
       for (int t = 0; t < T; t++) ref_layernorm(a + (size_t)t * d, x + (size_t)t * d, L->attn_norm, NULL, d, eps);
       in = a;
     }
-    ref_matmul(s->qkv, 3 * d, in, d, L->wqkv, NULL, T, 3 * d, d, 0, s->panel);
+    mm(m, s, s->qkv, 3 * d, in, d, L->wqkv, NULL, T, 3 * d, d, 0);
     if (global) apply_rope(m, bt, s->qkv, s->rope_cos_g, s->rope_sin_g);
     else apply_rope(m, bt, s->qkv, s->rope_cos_l, s->rope_sin_l);
-    attention_rows(bt, s->att, d, s->qkv, c->n_heads, c->head_dim, global ? -1 : c->local_window / 2, s->scores);
-    ref_matmul(x, d, s->att, d, L->wo, NULL, T, d, d, 1, s->panel);
+    attention_rows(m, s, bt, s->att, d, s->qkv, c->n_heads, c->head_dim, global ? -1 : c->local_window / 2);
+    mm(m, s, x, d, s->att, d, L->wo, NULL, T, d, d, 1);
 
     /* MLP block: x = x + Wo(gelu(input) * gate), [input | gate] = Wi(mlp_norm(x)) */
     for (int t = 0; t < T; t++) ref_layernorm(a + (size_t)t * d, x + (size_t)t * d, L->mlp_norm, NULL, d, eps);
-    ref_matmul(s->ffn, 2 * I, a, d, L->wi, NULL, T, 2 * I, d, 0, s->panel);
-    for (int t = 0; t < T; t++) {
-      float *u = s->ffn + (size_t)t * 2 * I; /* the product overwrites the input half in place */
-      for (int j = 0; j < I; j++) u[j] = ref_gelu(u[j]) * u[I + j];
-    }
-    ref_matmul(x, d, s->ffn, 2 * I, L->wo_mlp, NULL, T, d, I, 1, s->panel);
+    mm(m, s, s->ffn, 2 * I, a, d, L->wi, NULL, T, 2 * I, d, 0);
+    geglu_job gj = {s->ffn, I};
+    parallel_for(m->pool, T, geglu_tokens, &gj);
+    mm(m, s, x, d, s->ffn, 2 * I, L->wo_mlp, NULL, T, d, I, 1);
   }
 
   for (int t = 0; t < T; t++) ref_layernorm(x + (size_t)t * d, x + (size_t)t * d, m->final_norm, NULL, d, eps);
@@ -370,15 +435,15 @@ static void head_layer(const ref_model *m, const ref_head_layer *H, const packed
   int T = bt->n_tokens, d = m->enc.hidden, nh = m->head_heads;
   float *x = s->x, *a = s->a;
   for (int t = 0; t < T; t++) ref_layernorm(a + (size_t)t * d, x + (size_t)t * d, H->norm1_w, H->norm1_b, d, HEAD_LN_EPS);
-  ref_matmul(s->qkv, 3 * d, a, d, H->in_proj_w, H->in_proj_b, T, 3 * d, d, 0, s->panel);
-  attention_rows(bt, s->att, d, s->qkv, nh, d / nh, -1, s->scores);
-  ref_matmul(x, d, s->att, d, H->out_proj_w, H->out_proj_b, T, d, d, 1, s->panel);
+  mm(m, s, s->qkv, 3 * d, a, d, H->in_proj_w, H->in_proj_b, T, 3 * d, d, 0);
+  attention_rows(m, s, bt, s->att, d, s->qkv, nh, d / nh, -1);
+  mm(m, s, x, d, s->att, d, H->out_proj_w, H->out_proj_b, T, d, d, 1);
 
   for (int t = 0; t < T; t++) ref_layernorm(a + (size_t)t * d, x + (size_t)t * d, H->norm2_w, H->norm2_b, d, HEAD_LN_EPS);
-  ref_matmul(s->ffn, 4 * d, a, d, H->linear1_w, H->linear1_b, T, 4 * d, d, 0, s->panel);
+  mm(m, s, s->ffn, 4 * d, a, d, H->linear1_w, H->linear1_b, T, 4 * d, d, 0);
   for (size_t i = 0; i < (size_t)T * 4 * d; i++)
     if (s->ffn[i] < 0.0f) s->ffn[i] = 0.0f; /* relu */
-  ref_matmul(x, d, s->ffn, 4 * d, H->linear2_w, H->linear2_b, T, d, 4 * d, 1, s->panel);
+  mm(m, s, x, d, s->ffn, 4 * d, H->linear2_w, H->linear2_b, T, d, 4 * d, 1);
 }
 
 static int ref_forward(backend *b, backend_worker *w, const packed_batch *bt, float *logits,
@@ -418,7 +483,7 @@ static int ref_forward(backend *b, backend_worker *w, const packed_batch *bt, fl
     for (int i = bt->marker_start[r]; i < bt->marker_start[r + 1]; i++)
       ref_layernorm(s.mk + (size_t)i * d, s.x + (size_t)(bt->row_start[r] + bt->markers[i]) * d,
                     m->scorer_norm_w, m->scorer_norm_b, d, HEAD_LN_EPS);
-  ref_matmul(s.mk2, d, s.mk, d, m->scorer1_w, m->scorer1_b, M, d, d, 0, s.panel);
+  mm(m, &s, s.mk2, d, s.mk, d, m->scorer1_w, m->scorer1_b, M, d, d, 0);
   for (size_t i = 0; i < (size_t)M * d; i++) s.mk2[i] = ref_gelu(s.mk2[i]);
   ref_matmul(logits, 1, s.mk2, d, m->scorer2_w, m->scorer2_b, M, 1, d, 0, s.panel);
 
@@ -441,9 +506,15 @@ static void ref_destroy(backend *b) {
 }
 
 backend *backend_cpu_ref_create(const model_weights *w, const backend_options *o, laya_error *err) {
-  (void)o; /* always fp32, one thread */
+  /* always fp32 whatever o->precision says: this is the oracle */
   ref_model *m = ref_model_create(w, err);
   if (!m) return NULL;
+  m->pool = threadpool_create(o ? o->threads : 0, err);
+  if (!m->pool) {
+    ref_model_free(m);
+    return NULL;
+  }
+  m->n_threads = threadpool_size(m->pool);
   backend *b = calloc(1, sizeof *b);
   if (!b) {
     ref_model_free(m);

@@ -7,7 +7,7 @@
 /* Output columns per panel and tokens per block of the matmul. The panel of w is copied into
  * k-major order so that the innermost loop runs over NB independent accumulators with unit
  * stride, which compilers vectorise without reordering any sum. */
-enum { NB = 8, TB = 4 };
+enum { NB = REF_MATMUL_NB, TB = 4 };
 
 size_t ref_matmul_panel_floats(int K) { return (size_t)K * NB; }
 
@@ -100,9 +100,14 @@ void ref_rope(float *v, const float *cos_row, const float *sin_row, int head_dim
 
 void ref_attention(float *out, int ldo, const float *qkv, int ldqkv, int len, int n_heads,
                    int head_dim, int window, float *scores) {
+  ref_attention_heads(out, ldo, qkv, ldqkv, len, n_heads, head_dim, 0, n_heads, window, scores);
+}
+
+void ref_attention_heads(float *out, int ldo, const float *qkv, int ldqkv, int len, int n_heads,
+                         int head_dim, int h0, int h1, int window, float *scores) {
   int d = n_heads * head_dim;
   float scale = (float)(1.0 / sqrt((double)head_dim));
-  for (int h = 0; h < n_heads; h++) {
+  for (int h = h0; h < h1; h++) {
     for (int i = 0; i < len; i++) {
       int lo = 0, hi = len - 1;
       if (window >= 0) {

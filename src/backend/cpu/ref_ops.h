@@ -47,6 +47,13 @@ void ref_rope(float *v, const float *cos_row, const float *sin_row, int head_dim
  */
 void ref_attention(float *out, int ldo, const float *qkv, int ldqkv, int len, int n_heads,
                    int head_dim, int window, float *scores);
+/* The same for heads [h0, h1) only (the other heads' outputs are not touched). */
+void ref_attention_heads(float *out, int ldo, const float *qkv, int ldqkv, int len, int n_heads,
+                         int head_dim, int h0, int h1, int window, float *scores);
+
+/* Output columns per ref_matmul panel: splitting N at multiples of this between calls (e.g.
+ * across threads) gives the same bits as one call. */
+enum { REF_MATMUL_NB = 8 };
 
 /* Laya's four confidence features of one row from its k raw logits, in order:
  * [top1, top1 - top2, entropy / log(k), k / 255] of softmax(logits), k clamped to >= 2 (a
