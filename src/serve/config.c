@@ -1,0 +1,214 @@
+/* config.c: laya-serve's environment, read the way Laya's serve.py reads it. Numeric knobs fall
+ * back to their defaults on a typo (a deployment file should not stop the server); the values
+ * whose wrong reading would serve the wrong thing (port, default model) refuse to start. */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "serve/serve.h"
+
+double serve_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Python str.strip() of ASCII whitespace, into a fresh string. */
+static char *stripped(const char *s) {
+  while (*s && isspace((unsigned char)*s)) s++;
+  size_t n = strlen(s);
+  while (n > 0 && isspace((unsigned char)s[n - 1])) n--;
+  char *o = malloc(n + 1);
+  if (!o) return NULL;
+  memcpy(o, s, n);
+  o[n] = 0;
+  return o;
+}
+
+static bool is_blank(const char *s) {
+  for (; s && *s; s++)
+    if (!isspace((unsigned char)*s)) return false;
+  return true;
+}
+
+bool serve_env_bool(const char *name, bool def) {
+  const char *v = getenv(name);
+  if (!v || is_blank(v)) return def;
+  char *t = stripped(v);
+  if (!t) return def;
+  bool on = !strcasecmp(t, "1") || !strcasecmp(t, "true") || !strcasecmp(t, "yes") ||
+            !strcasecmp(t, "on");
+  free(t);
+  return on;
+}
+
+/* Python int(str) for the forms deployment files hold: optional sign, digits, surrounding
+ * whitespace, underscores between digits. Returns false when Python would raise. */
+static bool py_int(const char *raw, long *out) {
+  char *t = stripped(raw);
+  if (!t) return false;
+  char buf[64];
+  size_t j = 0;
+  const char *p = t;
+  if (*p == '+' || *p == '-') buf[j++] = *p++;
+  if (!isdigit((unsigned char)*p)) {
+    free(t);
+    return false;
+  }
+  for (; *p; p++) {
+    if (isdigit((unsigned char)*p)) {
+      if (j >= sizeof buf - 1) {
+        free(t);
+        return false;
+      }
+      buf[j++] = *p;
+    } else if (*p == '_' && isdigit((unsigned char)p[1]) && p > t && isdigit((unsigned char)p[-1])) {
+      continue;
+    } else {
+      free(t);
+      return false;
+    }
+  }
+  buf[j] = 0;
+  free(t);
+  errno = 0;
+  long v = strtol(buf, NULL, 10);
+  if (errno) v = buf[0] == '-' ? -2147483647L : 2147483647L; /* out of range reads as huge */
+  *out = v;
+  return true;
+}
+
+static int env_int_positive(const char *name, int def) {
+  const char *raw = getenv(name);
+  long v;
+  if (!raw || !*raw) return def;
+  if (!py_int(raw, &v) || v <= 0) return def;
+  return v > 1000000000L ? 1000000000 : (int)v;
+}
+
+static long env_long_positive_warn(const char *name, long def) {
+  const char *raw = getenv(name);
+  long v;
+  if (!raw || !*raw) return def;
+  if (!py_int(raw, &v)) {
+    fprintf(stderr, "laya-serve: invalid %s '%s'; falling back to %ld\n", name, raw, def);
+    return def;
+  }
+  if (v <= 0) {
+    fprintf(stderr, "laya-serve: %s must be positive (got %ld); falling back to %ld\n", name, v, def);
+    return def;
+  }
+  return v;
+}
+
+static const char *const LOG_LEVELS[] = {"critical", "debug", "error", "info", "trace", "warning"};
+
+int serve_config_from_env(serve_config *cfg, char *msg, size_t msg_size) {
+  memset(cfg, 0, sizeof *cfg);
+  const char *v;
+
+  v = getenv("LAYA_HOST");
+  cfg->host = strdup(v ? v : "0.0.0.0");
+
+  cfg->port = SERVE_DEFAULT_PORT;
+  v = getenv("LAYA_PORT");
+  if (v && !is_blank(v)) {
+    long p;
+    if (!py_int(v, &p) || p < 0 || p > 65535 || (p == 0 && !serve_env_bool("LAYA_SERVE_ALLOW_PORT_0", false))) {
+      snprintf(msg, msg_size, "invalid LAYA_PORT '%s': must be an integer 1-65535", v);
+      return -1;
+    }
+    cfg->port = (int)p;
+  }
+
+  v = getenv("LAYA_API_KEY");
+  cfg->api_key = (v && *v) ? strdup(v) : NULL;
+
+  cfg->max_concurrent = env_int_positive("LAYA_MAX_CONCURRENT", SERVE_DEFAULT_MAX_CONCURRENT);
+  cfg->max_token_budget = env_long_positive_warn("LAYA_MAX_TOKEN_BUDGET", SERVE_DEFAULT_MAX_TOKEN_BUDGET);
+  cfg->max_batch_tokens = env_long_positive_warn("LAYA_MAX_BATCH_TOKENS", SERVE_DEFAULT_MAX_BATCH_TOKENS);
+
+  cfg->body_read_timeout = SERVE_DEFAULT_BODY_READ_TIMEOUT;
+  v = getenv("LAYA_BODY_READ_TIMEOUT");
+  if (v && !is_blank(v)) {
+    char *end;
+    char *t = stripped(v);
+    double d = t ? strtod(t, &end) : NAN;
+    if (t && *end == 0 && d > 0.0 && isfinite(d)) cfg->body_read_timeout = d;
+    free(t);
+  }
+
+  cfg->jev_strict = serve_env_bool("LAYA_JEV_STRICT", false);
+  cfg->preload = serve_env_bool("LAYA_PRELOAD", true);
+  cfg->auto_task = serve_env_bool("LAYA_AUTO_TASK", false);
+  v = getenv("LAYA_MODELS");
+  cfg->models = stripped(v ? v : "");
+  v = getenv("LAYA_DEFAULT_MODEL");
+  cfg->default_model = (v && !is_blank(v)) ? stripped(v) : NULL;
+  v = getenv("LAYA_EXTRA_MODELS");
+  cfg->extra_models = (v && !is_blank(v)) ? stripped(v) : NULL;
+  v = getenv("LAYA_DEVICE");
+  cfg->device = (v && !is_blank(v)) ? stripped(v) : NULL;
+  v = getenv("LAYA_THREADS");
+  if (v && *v) {
+    long t;
+    if (py_int(v, &t) && t > 0 && t < 4096) cfg->threads = (int)t;
+  }
+  v = getenv("LAYA_MAX_LOADED");
+  if (v && *v) {
+    long t;
+    if (py_int(v, &t) && t > 0 && t < 4096) cfg->max_loaded = (int)t;
+  }
+
+  v = getenv("LAYA_LOG_LEVEL");
+  char *level = stripped(v ? v : "info");
+  if (level) {
+    for (char *p = level; *p; p++) *p = (char)tolower((unsigned char)*p);
+    if (!*level) {
+      free(level);
+      level = strdup("info");
+    }
+  }
+  bool known = false;
+  for (size_t i = 0; level && i < sizeof LOG_LEVELS / sizeof *LOG_LEVELS; i++)
+    if (!strcmp(level, LOG_LEVELS[i])) known = true;
+  if (!known) {
+    char *shown = stripped(v ? v : "");
+    snprintf(msg, msg_size,
+             "invalid LAYA_LOG_LEVEL '%s': must be one of critical, debug, error, info, trace, warning",
+             shown ? shown : "");
+    free(shown);
+    free(level);
+    return -1;
+  }
+  cfg->log_level = level;
+
+  cfg->batching = serve_env_bool("LAYA_SERVE_BATCHING", true);
+  cfg->batch_wait_us = 1000;
+  v = getenv("LAYA_SERVE_BATCH_WAIT_US");
+  if (v && *v) {
+    long t;
+    if (py_int(v, &t) && t >= 0 && t <= 1000000) cfg->batch_wait_us = (int)t;
+  }
+  cfg->max_batch_requests = env_int_positive("LAYA_SERVE_MAX_BATCH_REQUESTS", 64);
+  cfg->http_threads = env_int_positive("LAYA_SERVE_HTTP_THREADS", 2);
+  if (cfg->http_threads > 64) cfg->http_threads = 64;
+  cfg->drain_seconds = env_int_positive("LAYA_SERVE_DRAIN_SECONDS", 30);
+  return 0;
+}
+
+void serve_config_free(serve_config *cfg) {
+  free(cfg->host);
+  free(cfg->api_key);
+  free(cfg->models);
+  free(cfg->default_model);
+  free(cfg->extra_models);
+  free(cfg->device);
+  free(cfg->log_level);
+  memset(cfg, 0, sizeof *cfg);
+}

@@ -1,0 +1,1192 @@
+/* mcp.c: laya-mcp, Laya's typed-decision tools over the Model Context Protocol (stdio).
+ *
+ * Transport: one JSON-RPC 2.0 message per line on stdin/stdout, the legacy `initialize`
+ * handshake (protocol revisions 2024-11-05 .. 2025-11-25); `server/discover` is answered
+ * "method not found", which tells a current client to fall back to that handshake.
+ *
+ * Tools and their error codes follow Laya's MCP server: arguments are validated up front
+ * (invalid_state, invalid_questions, invalid_model, invalid_task, invalid_lang,
+ * invalid_lang_guess, invalid_max_len, invalid_head_max_len, invalid_min_confidence,
+ * invalid_request, invalid_batch_size, invalid_hooks_timeout, invalid_preset, invalid_schema),
+ * and a failure is an isError result whose text is {"error": code, "message": ...}. Results are
+ * JSON text indented by 2, non-ASCII raw, as Laya writes them.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "serve/mcp.h"
+
+typedef struct tool_error {
+  char code[48];
+  strbuf msg;
+} tool_error;
+
+static int terr(tool_error *e, const char *code, const char *fmt, ...) LAYA_PRINTF(3, 4);
+static int terr(tool_error *e, const char *code, const char *fmt, ...) {
+  snprintf(e->code, sizeof e->code, "%s", code);
+  sb_reset(&e->msg);
+  char buf[4096];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  sb_puts(&e->msg, buf);
+  return -1;
+}
+
+/* A message with a %r of a JSON value at the end: prefix + repr(v) + suffix. */
+static int terr_repr(tool_error *e, const char *code, const char *prefix, const json_value *v,
+                     const char *suffix) {
+  snprintf(e->code, sizeof e->code, "%s", code);
+  sb_reset(&e->msg);
+  sb_puts(&e->msg, prefix);
+  if (v)
+    py_repr(&e->msg, v);
+  else
+    sb_puts(&e->msg, "None");
+  sb_puts(&e->msg, suffix ? suffix : "");
+  return -1;
+}
+
+static bool is_null(const json_value *v) { return !v || v->type == JSON_NULL; }
+
+static bool str_eq(const json_value *v, const char *s) {
+  return v && v->type == JSON_STRING && v->n == strlen(s) && !memcmp(v->s, s, v->n);
+}
+
+static bool py_strip_empty(const char *s) {
+  for (; *s; s++)
+    if (!(*s == ' ' || (*s >= 9 && *s <= 13))) return false;
+  return true;
+}
+
+static json_value *new_value(arena *a, json_type t) {
+  json_value *v = arena_alloc(a, sizeof *v);
+  if (v) v->type = t;
+  return v;
+}
+
+static void obj_add(arena *a, json_value *obj, const char *key, const json_value *val) {
+  json_member *m = arena_alloc(a, (obj->n + 1) * sizeof *m);
+  if (!m) return;
+  if (obj->n) memcpy(m, obj->members, obj->n * sizeof *m);
+  m[obj->n].key = key;
+  m[obj->n].key_len = (uint32_t)strlen(key);
+  m[obj->n].value = *val;
+  obj->members = m;
+  obj->n++;
+}
+
+/* ---- argument validation (Laya's laya/mcp/tools.py rules) ---- */
+
+static int validate_state(const json_value *v, tool_error *e) {
+  if (!v || v->type != JSON_OBJECT || v->n == 0)
+    return terr(e, "invalid_state", "state must be a non-empty JSON object");
+  return 0;
+}
+
+static int check_noul_labels(const char *name, const json_value *labels, tool_error *e) {
+  const json_value *f = labels && labels->type == JSON_OBJECT ? json_get(labels, "false") : NULL;
+  const json_value *t = labels && labels->type == JSON_OBJECT ? json_get(labels, "true") : NULL;
+  if (!labels || labels->type != JSON_OBJECT || labels->n != 2 || !f || !t)
+    return terr(e, "invalid_questions",
+                "questions[%s].labels must map exactly 'false' and 'true' to distinct non-empty strings",
+                name);
+  if (f->type != JSON_STRING || t->type != JSON_STRING)
+    return terr(e, "invalid_questions", "questions[%s].labels must give 'false' and 'true' string values, got ['%s', '%s']",
+                name, json_py_type(f), json_py_type(t));
+  /* strip() both and compare */
+  const char *fs = f->s, *ts = t->s;
+  size_t fl = f->n, tl = t->n;
+  while (fl && (*fs == ' ' || (*fs >= 9 && *fs <= 13))) fs++, fl--;
+  while (fl && (fs[fl - 1] == ' ' || (fs[fl - 1] >= 9 && fs[fl - 1] <= 13))) fl--;
+  while (tl && (*ts == ' ' || (*ts >= 9 && *ts <= 13))) ts++, tl--;
+  while (tl && (ts[tl - 1] == ' ' || (ts[tl - 1] >= 9 && ts[tl - 1] <= 13))) tl--;
+  if (!fl || !tl || (fl == tl && !memcmp(fs, ts, fl)))
+    return terr(e, "invalid_questions",
+                "questions[%s].labels must give 'false' and 'true' distinct non-empty strings", name);
+  return 0;
+}
+
+/* Laya's validate_questions: checks, and rebuilds each entry from the keys it knows. */
+static json_value *validate_questions(const json_value *q, arena *a, tool_error *e) {
+  if (!q || q->type != JSON_OBJECT || q->n == 0) {
+    terr(e, "invalid_questions", "questions must be a non-empty JSON object keyed by question name");
+    return NULL;
+  }
+  json_value *out = new_value(a, JSON_OBJECT);
+  if (!out) return NULL;
+  for (uint32_t i = 0; i < q->n; i++) {
+    const char *name = q->members[i].key;
+    const json_value *spec = &q->members[i].value;
+    if (!name[0]) {
+      terr(e, "invalid_questions", "question name must be a non-empty string: ''");
+      return NULL;
+    }
+    if (spec->type != JSON_OBJECT) {
+      terr(e, "invalid_questions", "questions[%s] must be an object", name);
+      return NULL;
+    }
+    const json_value *type = json_get(spec, "type");
+    if (!(str_eq(type, "choice") || str_eq(type, "score") || str_eq(type, "noul"))) {
+      strbuf pre;
+      sb_init(&pre);
+      sb_printf(&pre, "questions[%s].type must be one of ['choice', 'noul', 'score'], got ", name);
+      terr_repr(e, "invalid_questions", sb_cstr(&pre), type, NULL);
+      sb_free(&pre);
+      return NULL;
+    }
+    const json_value *ins = json_get(spec, "instructions");
+    if (!ins || ins->type != JSON_STRING || py_strip_empty(ins->s)) {
+      terr(e, "invalid_questions", "questions[%s].instructions must be a non-empty string", name);
+      return NULL;
+    }
+    json_value *entry = new_value(a, JSON_OBJECT);
+    obj_add(a, entry, "type", type);
+    obj_add(a, entry, "instructions", ins);
+    const json_value *crit = json_get(spec, "criteria");
+    size_t n_options = 2;
+    if (str_eq(type, "choice")) {
+      if (!crit || crit->type != JSON_OBJECT || crit->n == 0) {
+        terr(e, "invalid_questions", "questions[%s].criteria must be a non-empty object of label -> description",
+             name);
+        return NULL;
+      }
+      obj_add(a, entry, "criteria", crit);
+      n_options = crit->n;
+    } else if (str_eq(type, "score")) {
+      if (!crit || crit->type != JSON_ARRAY || crit->n == 0) {
+        terr(e, "invalid_questions", "questions[%s].criteria must be a non-empty list of rubric levels", name);
+        return NULL;
+      }
+      for (uint32_t k = 0; k < crit->n; k++)
+        if (crit->items[k].type == JSON_NULL) {
+          terr(e, "invalid_questions",
+               "questions[%s].criteria has a null level at index %u; give every level a description", name, k);
+          return NULL;
+        }
+      obj_add(a, entry, "criteria", crit);
+      n_options = crit->n;
+    } else if (!is_null(crit)) {
+      if (crit->type != JSON_OBJECT) {
+        terr(e, "invalid_questions", "questions[%s].criteria must be an object when present (noul)", name);
+        return NULL;
+      }
+      bool bad = false;
+      for (uint32_t k = 0; k < crit->n; k++) {
+        char low[16];
+        const char *key = crit->members[k].key;
+        size_t kl = strlen(key);
+        if (kl >= sizeof low) {
+          bad = true;
+          break;
+        }
+        for (size_t j = 0; j <= kl; j++) low[j] = (char)((key[j] >= 'A' && key[j] <= 'Z') ? key[j] + 32 : key[j]);
+        if (strcmp(low, "true") && strcmp(low, "false")) bad = true;
+      }
+      if (bad) {
+        /* sorted(set(lowercased keys)) */
+        const char *keys[64];
+        char lows[64][64];
+        int nk = 0;
+        for (uint32_t k = 0; k < crit->n && nk < 64; k++) {
+          const char *key = crit->members[k].key;
+          size_t j = 0;
+          for (; key[j] && j < 63; j++) lows[nk][j] = (char)((key[j] >= 'A' && key[j] <= 'Z') ? key[j] + 32 : key[j]);
+          lows[nk][j] = 0;
+          bool dup = false;
+          for (int d = 0; d < nk; d++) dup = dup || !strcmp(keys[d], lows[nk]);
+          if (!dup) {
+            keys[nk] = lows[nk];
+            nk++;
+          }
+        }
+        for (int x = 1; x < nk; x++)
+          for (int y = x; y > 0 && strcmp(keys[y - 1], keys[y]) > 0; y--) {
+            const char *t = keys[y];
+            keys[y] = keys[y - 1];
+            keys[y - 1] = t;
+          }
+        strbuf m;
+        sb_init(&m);
+        sb_printf(&m, "questions[%s].criteria must be keyed only 'true'/'false' (either or both, omitting it is fine), got [",
+                  name);
+        for (int x = 0; x < nk; x++) {
+          if (x) sb_puts(&m, ", ");
+          py_repr_str(&m, keys[x], strlen(keys[x]));
+        }
+        sb_puts(&m, "]. To word the answer differently set 'labels' instead.");
+        terr(e, "invalid_questions", "%s", sb_cstr(&m));
+        sb_free(&m);
+        return NULL;
+      }
+      obj_add(a, entry, "criteria", crit);
+    }
+    const json_value *labels = json_get(spec, "labels");
+    if (labels) {
+      if (!str_eq(type, "noul")) {
+        terr(e, "invalid_questions", "questions[%s].labels is only supported for noul questions", name);
+        return NULL;
+      }
+      if (check_noul_labels(name, labels, e)) return NULL;
+      obj_add(a, entry, "labels", labels);
+    }
+    const json_value *order = json_get(spec, "option_order");
+    if (order) {
+      bool ok = order->type == JSON_ARRAY && order->n == n_options;
+      bool *seen = ok ? calloc(n_options ? n_options : 1, 1) : NULL;
+      for (uint32_t k = 0; ok && k < order->n; k++) {
+        const json_value *x = &order->items[k];
+        if (x->type != JSON_INT || x->big || x->i < 0 || (size_t)x->i >= n_options || seen[x->i])
+          ok = false;
+        else
+          seen[x->i] = true;
+      }
+      free(seen);
+      if (!ok) {
+        strbuf pre;
+        sb_init(&pre);
+        sb_printf(&pre, "questions[%s].option_order must be a permutation of range(%zu) -- one slot per option, each option once -- got ",
+                  name, n_options);
+        terr_repr(e, "invalid_questions", sb_cstr(&pre), order, NULL);
+        sb_free(&pre);
+        return NULL;
+      }
+      obj_add(a, entry, "option_order", order);
+    }
+    obj_add(a, out, name, entry);
+  }
+  return out;
+}
+
+/* "auto" -> "" ; a checkpoint name -> its canonical form; else invalid_model. */
+static int validate_model(mcp_server *s, const json_value *v, char *out, size_t n, tool_error *e) {
+  out[0] = 0;
+  if (is_null(v)) return 0;
+  if (v->type == JSON_STRING) {
+    const char *p = v->s;
+    while (*p == ' ' || (*p >= 9 && *p <= 13)) p++;
+    if (!strncasecmp(p, "auto", 4) && py_strip_empty(p + 4)) return 0;
+  }
+  strbuf msg;
+  sb_init(&msg);
+  if (serve_models_resolve(s->models, v, out, n, &msg)) {
+    out[0] = 0;
+    terr(e, "invalid_model", "%s, or 'auto'", sb_cstr(&msg));
+    sb_free(&msg);
+    return -1;
+  }
+  sb_free(&msg);
+  return 0;
+}
+
+static int validate_task(mcp_server *s, const json_value *v, tool_error *e) {
+  if (is_null(v)) return 0;
+  char out[64];
+  strbuf msg;
+  sb_init(&msg);
+  strbuf t;
+  sb_init(&t);
+  if (v->type == JSON_STRING)
+    sb_append(&t, v->s, v->n);
+  else
+    py_repr(&t, v);
+  char *low = strdup(sb_cstr(&t));
+  for (char *p = low; *p; p++) *p = (char)((*p >= 'A' && *p <= 'Z') ? *p + 32 : (*p == '-' ? '_' : *p));
+  json_value td = {0};
+  td.type = JSON_STRING;
+  td.s = "typed-decisions";
+  td.n = 15;
+  int rc = serve_models_resolve(s->models, !strcmp(low, "typed_decisions") ? &td : v, out, sizeof out, &msg);
+  if (rc) terr(e, "invalid_task", "%s, or 'typed_decisions'", sb_cstr(&msg));
+  free(low);
+  sb_free(&t);
+  sb_free(&msg);
+  return rc ? -1 : 0;
+}
+
+static int validate_lang_kind(const json_value *v, const char *name, tool_error *e) {
+  if (is_null(v) || v->type == JSON_STRING) return 0;
+  char code[48], pre[96];
+  snprintf(code, sizeof code, "invalid_%s", name);
+  snprintf(pre, sizeof pre, "%s must be a language code like 'en' or 'de', got ", name);
+  return terr_repr(e, code, pre, v, NULL);
+}
+
+static long validate_budget(const json_value *v, const char *name, tool_error *e) {
+  if (is_null(v)) return 0;
+  if (v->type != JSON_INT || v->big || v->i < 1) {
+    char code[48], pre[96];
+    snprintf(code, sizeof code, "invalid_%s", name);
+    snprintf(pre, sizeof pre, "%s must be a positive integer, got ", name);
+    terr_repr(e, code, pre, v, NULL);
+    return -1;
+  }
+  return (long)v->i;
+}
+
+static int validate_min_conf(const json_value *v, tool_error *e) {
+  if (is_null(v)) return 0;
+  strbuf m;
+  sb_init(&m);
+  int rc = serve_check_min_confidence(v, &m);
+  if (rc) terr(e, "invalid_min_confidence", "%s", sb_cstr(&m));
+  sb_free(&m);
+  return rc;
+}
+
+/* ---- running decisions ---- */
+
+typedef struct controls {
+  char model[64];             /* "" = auto */
+  const json_value *task;
+  const char *lang, *lang_guess;
+  long max_len, head_max_len;
+  const json_value *min_confidence;
+} controls;
+
+static void options_json(const json_value *questions, const controls *c, strbuf *o) {
+  json_dump_opts d = {NULL, NULL, false, -1};
+  sb_puts(o, "\"questions\": ");
+  json_dump(o, questions, &d);
+  if (c->max_len) sb_printf(o, ", \"max_len\": %ld", c->max_len);
+  if (c->head_max_len) sb_printf(o, ", \"head_max_len\": %ld", c->head_max_len);
+  if (c->lang) {
+    sb_puts(o, ", \"lang\": ");
+    json_dump_string(o, c->lang, strlen(c->lang), false);
+  }
+  if (c->min_confidence) {
+    sb_puts(o, ", \"min_confidence\": ");
+    json_dump(o, c->min_confidence, &d);
+  }
+}
+
+static int engine_failure(const laya_error *le, tool_error *e) {
+  return terr(e, "internal_error", "%s: %s", le->kind[0] ? le->kind : "RuntimeError", le->message);
+}
+
+static void device_of(mcp_server *s, const char *model, strbuf *out) {
+  laya_error le;
+  void *m = serve_models_get(s->models, model, &le);
+  const char *info = m && s->eng->info ? s->eng->info(s->eng->ctx, m) : NULL;
+  if (!info) return;
+  arena a;
+  arena_init(&a, 2048);
+  json_value *v = json_parse(info, strlen(info), &a, NULL, &le);
+  const json_value *d = v ? json_get(v, "device") : NULL;
+  if (d && d->type == JSON_STRING) sb_append(out, d->s, d->n);
+  arena_free(&a);
+}
+
+/* {answers, routing, latency_ms, device?} for one state. */
+static int predict_one(mcp_server *s, const json_value *state, const json_value *questions,
+                       const controls *c, arena *a, json_value **out, tool_error *e) {
+  serve_route r = {0};
+  strbuf msg;
+  sb_init(&msg);
+  if (serve_models_route(s->models, state, questions, c->model[0] ? c->model : NULL, c->task, c->lang,
+                         c->lang_guess, &r, &msg)) {
+    terr(e, "internal_error", "ValueError: %s", sb_cstr(&msg));
+    sb_free(&msg);
+    return -1;
+  }
+  sb_free(&msg);
+  laya_error le;
+  laya_err_clear(&le);
+  double t0 = serve_now();
+  void *m = serve_models_get(s->models, r.model, &le);
+  strbuf req;
+  sb_init(&req);
+  json_dump_opts d = {NULL, NULL, false, -1};
+  sb_puts(&req, "{\"state\": ");
+  json_dump(&req, state, &d);
+  sb_puts(&req, ", ");
+  options_json(questions, c, &req);
+  sb_putc(&req, '}');
+  char *res = NULL;
+  int rc = m ? s->eng->predict(s->eng->ctx, m, req.data, &res, &le) : -1;
+  double ms = (serve_now() - t0) * 1000.0;
+  sb_free(&req);
+  if (rc != 0) {
+    laya_free(res);
+    free(r.routing_json);
+    return engine_failure(&le, e);
+  }
+  json_value *v = json_parse(res, strlen(res), a, NULL, &le);
+  laya_free(res);
+  json_value *routing = json_parse(r.routing_json, strlen(r.routing_json), a, NULL, &le);
+  free(r.routing_json);
+  const json_value *answers = v ? json_get(v, "answers") : NULL;
+  if (!answers || answers->type != JSON_OBJECT) return terr(e, "internal_error", "predict returned non-object answers");
+  json_value *o = new_value(a, JSON_OBJECT);
+  obj_add(a, o, "answers", answers);
+  if (routing) obj_add(a, o, "routing", routing);
+  json_value *lat = new_value(a, JSON_FLOAT);
+  lat->d = round(ms * 1000.0) / 1000.0;
+  obj_add(a, o, "latency_ms", lat);
+  strbuf dev;
+  sb_init(&dev);
+  device_of(s, r.model, &dev);
+  if (dev.len) {
+    json_value *dv = new_value(a, JSON_STRING);
+    dv->s = arena_strndup(a, dev.data, dev.len);
+    dv->n = (uint32_t)dev.len;
+    obj_add(a, o, "device", dv);
+  }
+  sb_free(&dev);
+  *out = o;
+  return 0;
+}
+
+static int tool_predict(mcp_server *s, const json_value *args, arena *a, json_value **out, tool_error *e) {
+  const json_value *state = json_get(args, "state");
+  if (validate_state(state, e)) return -1;
+  json_value *questions = validate_questions(json_get(args, "questions"), a, e);
+  if (!questions) return -1;
+  controls c = {0};
+  if (validate_model(s, json_get(args, "model"), c.model, sizeof c.model, e)) return -1;
+  const json_value *task = json_get(args, "task");
+  if (validate_task(s, task, e)) return -1;
+  c.task = is_null(task) ? NULL : task;
+  const json_value *lang = json_get(args, "lang"), *guess = json_get(args, "lang_guess");
+  if (validate_lang_kind(lang, "lang", e)) return -1;
+  c.lang = is_null(lang) ? NULL : lang->s;
+  if ((c.max_len = validate_budget(json_get(args, "max_len"), "max_len", e)) < 0) return -1;
+  if ((c.head_max_len = validate_budget(json_get(args, "head_max_len"), "head_max_len", e)) < 0) return -1;
+  if (validate_lang_kind(guess, "lang_guess", e)) return -1;
+  c.lang_guess = is_null(guess) ? NULL : guess->s;
+  const json_value *mc = json_get(args, "min_confidence");
+  if (validate_min_conf(mc, e)) return -1;
+  c.min_confidence = is_null(mc) ? NULL : mc;
+  if (c.model[0] && c.task)
+    return terr(e, "invalid_task", "task routes between checkpoints; with a pinned model there is nothing to route");
+  if (c.model[0] && c.lang_guess)
+    return terr(e, "invalid_lang_guess",
+                "lang_guess routes between checkpoints; with a pinned model there is nothing to route");
+  return predict_one(s, state, questions, &c, a, out, e);
+}
+
+static int tool_route(mcp_server *s, const json_value *args, arena *a, json_value **out, tool_error *e) {
+  const json_value *state = json_get(args, "state");
+  if (validate_state(state, e)) return -1;
+  json_value *questions = validate_questions(json_get(args, "questions"), a, e);
+  if (!questions) return -1;
+  controls c = {0};
+  if (validate_model(s, json_get(args, "model"), c.model, sizeof c.model, e)) return -1;
+  const json_value *task = json_get(args, "task"), *guess = json_get(args, "lang_guess"),
+                   *lang = json_get(args, "lang");
+  if (validate_task(s, task, e)) return -1;
+  if (validate_lang_kind(guess, "lang_guess", e)) return -1;
+  c.task = is_null(task) ? NULL : task;
+  c.lang_guess = is_null(guess) ? NULL : guess->s;
+  if (c.model[0] && c.task)
+    return terr(e, "invalid_task", "task routes between checkpoints; with a pinned model there is nothing to route");
+  if (c.model[0] && c.lang_guess)
+    return terr(e, "invalid_lang_guess",
+                "lang_guess routes between checkpoints; with a pinned model there is nothing to route");
+  if (validate_lang_kind(lang, "lang", e)) return -1;
+  c.lang = is_null(lang) ? NULL : lang->s;
+  serve_route r = {0};
+  strbuf msg;
+  sb_init(&msg);
+  int rc = serve_models_route(s->models, state, questions, c.model[0] ? c.model : NULL, c.task, c.lang,
+                              c.lang_guess, &r, &msg);
+  if (rc) terr(e, "internal_error", "ValueError: %s", sb_cstr(&msg));
+  sb_free(&msg);
+  if (rc) return -1;
+  laya_error le;
+  json_value *full = json_parse(r.routing_json, strlen(r.routing_json), a, NULL, &le);
+  free(r.routing_json);
+  json_value *o = new_value(a, JSON_OBJECT);
+  static const char *const keys[] = {"model", "repo", "reason"};
+  static json_value null_v = {.type = JSON_NULL};
+  for (int i = 0; i < 3; i++) {
+    const json_value *x = full ? json_get(full, keys[i]) : NULL;
+    obj_add(a, o, keys[i], x ? x : &null_v);
+  }
+  *out = o;
+  return 0;
+}
+
+/* Laya's _validate_batch_item: one request of a batch tool. */
+static int validate_batch_item(mcp_server *s, const json_value *item, uint32_t i, bool budgets, arena *a,
+                               json_value **questions, controls *c, tool_error *e) {
+  memset(c, 0, sizeof *c);
+  if (!item || item->type != JSON_OBJECT)
+    return terr(e, "invalid_request", "requests[%u] must be an object with 'state' and 'questions'", i);
+  if (validate_state(json_get(item, "state"), e)) return -1;
+  *questions = validate_questions(json_get(item, "questions"), a, e);
+  if (!*questions) return -1;
+  const json_value *model = json_get(item, "model");
+  if (model && !is_null(model)) {
+    tool_error inner = {{0}, {0}};
+    sb_init(&inner.msg);
+    if (validate_model(s, model, c->model, sizeof c->model, &inner)) {
+      terr(e, "invalid_model", "requests[%u]['model']: %s", i, sb_cstr(&inner.msg));
+      sb_free(&inner.msg);
+      return -1;
+    }
+    sb_free(&inner.msg);
+  }
+  static const char *const str_keys[] = {"task", "lang"};
+  for (int k = 0; k < 2; k++) {
+    const json_value *v = json_get(item, str_keys[k]);
+    if (!v) continue;
+    if (v->type != JSON_STRING || py_strip_empty(v->s)) {
+      strbuf pre;
+      sb_init(&pre);
+      sb_printf(&pre, "requests[%u]['%s'] must be a non-empty string, got ", i, str_keys[k]);
+      terr_repr(e, "invalid_request", sb_cstr(&pre), v, NULL);
+      sb_free(&pre);
+      return -1;
+    }
+    if (k == 0)
+      c->task = v;
+    else
+      c->lang = v->s;
+  }
+  const json_value *guess = json_get(item, "lang_guess");
+  if (guess) {
+    if (validate_lang_kind(guess, "lang_guess", e)) return -1;
+    c->lang_guess = is_null(guess) ? NULL : guess->s;
+  }
+  if (budgets) {
+    static const char *const bk[] = {"max_len", "head_max_len"};
+    for (int k = 0; k < 2; k++) {
+      const json_value *v = json_get(item, bk[k]);
+      if (!v) continue;
+      tool_error inner = {{0}, {0}};
+      sb_init(&inner.msg);
+      long b = validate_budget(v, bk[k], &inner);
+      if (b < 0) {
+        terr(e, inner.code, "requests[%u]['%s']: %s", i, bk[k], sb_cstr(&inner.msg));
+        sb_free(&inner.msg);
+        return -1;
+      }
+      sb_free(&inner.msg);
+      if (k == 0)
+        c->max_len = b;
+      else
+        c->head_max_len = b;
+    }
+  }
+  return 0;
+}
+
+static int validate_requests(const json_value *reqs, tool_error *e, bool budgets) {
+  if (!reqs || reqs->type != JSON_ARRAY || reqs->n == 0)
+    return terr(e, "invalid_request",
+                "requests must be a non-empty array of {state, questions, model?, task?, lang?, lang_guess?%s} objects",
+                budgets ? ", max_len?, head_max_len?" : ", max_len?, head_max_len?");
+  return 0;
+}
+
+static int validate_hooks_timeout(const json_value *v, tool_error *e) {
+  if (is_null(v)) return 0;
+  if (v->type == JSON_BOOL)
+    return terr_repr(e, "invalid_hooks_timeout", "hooks_timeout must be a positive number or None, got ", v, NULL);
+  if (!(v->type == JSON_INT || v->type == JSON_FLOAT) || !isfinite(v->d) || v->d <= 0)
+    return terr_repr(e, "invalid_hooks_timeout", "hooks_timeout must be a positive number or None, got ", v, NULL);
+  return 0;
+}
+
+static void add_model_count(arena *a, json_value *counts, const json_value *routing) {
+  const json_value *m = routing ? json_get(routing, "model") : NULL;
+  const char *key = (m && m->type == JSON_STRING && m->n) ? m->s : "unknown";
+  for (uint32_t i = 0; i < counts->n; i++)
+    if (!strcmp(counts->members[i].key, key)) {
+      counts->members[i].value.i++;
+      counts->members[i].value.d++;
+      return;
+    }
+  json_value one = {0};
+  one.type = JSON_INT;
+  one.i = 1;
+  one.d = 1;
+  obj_add(a, counts, arena_strndup(a, key, strlen(key)), &one);
+}
+
+static int tool_route_batch(mcp_server *s, const json_value *args, arena *a, json_value **out, tool_error *e) {
+  const json_value *reqs = json_get(args, "requests");
+  if (validate_requests(reqs, e, true)) return -1;
+  controls *cs = arena_alloc(a, reqs->n * sizeof *cs);
+  json_value **qs = arena_alloc(a, reqs->n * sizeof *qs);
+  for (uint32_t i = 0; i < reqs->n; i++)
+    if (validate_batch_item(s, &reqs->items[i], i, true, a, &qs[i], &cs[i], e)) return -1;
+  const json_value *ht = json_get(args, "hooks_timeout");
+  if (ht && ht->type != JSON_BOOL && json_is_number(ht) && ht->d == 0) ht = NULL;
+  if (validate_hooks_timeout(ht, e)) return -1;
+  json_value *decisions = new_value(a, JSON_ARRAY);
+  decisions->items = arena_alloc(a, reqs->n * sizeof(json_value));
+  json_value *counts = new_value(a, JSON_OBJECT);
+  for (uint32_t i = 0; i < reqs->n; i++) {
+    json_value *d = NULL;
+    json_value targs = {0};
+    targs.type = JSON_OBJECT;
+    obj_add(a, &targs, "state", json_get(&reqs->items[i], "state"));
+    obj_add(a, &targs, "questions", qs[i]);
+    if (cs[i].model[0]) {
+      json_value mv = {0};
+      mv.type = JSON_STRING;
+      mv.s = cs[i].model;
+      mv.n = (uint32_t)strlen(cs[i].model);
+      obj_add(a, &targs, "model", &mv);
+    }
+    serve_route r = {0};
+    strbuf msg;
+    sb_init(&msg);
+    int rc = serve_models_route(s->models, json_get(&reqs->items[i], "state"), qs[i],
+                                cs[i].model[0] ? cs[i].model : NULL, cs[i].task, cs[i].lang, cs[i].lang_guess, &r, &msg);
+    if (rc) {
+      terr(e, "internal_error", "ValueError: %s", sb_cstr(&msg));
+      sb_free(&msg);
+      return -1;
+    }
+    sb_free(&msg);
+    laya_error le;
+    json_value *full = json_parse(r.routing_json, strlen(r.routing_json), a, NULL, &le);
+    free(r.routing_json);
+    d = new_value(a, JSON_OBJECT);
+    static json_value null_v = {.type = JSON_NULL};
+    static const char *const keys[] = {"model", "repo", "reason"};
+    for (int k = 0; k < 3; k++) {
+      const json_value *x = full ? json_get(full, keys[k]) : NULL;
+      obj_add(a, d, keys[k], x ? x : &null_v);
+    }
+    decisions->items[decisions->n++] = *d;
+    add_model_count(a, counts, d);
+  }
+  json_value *o = new_value(a, JSON_OBJECT);
+  obj_add(a, o, "decisions", decisions);
+  obj_add(a, o, "model_counts", counts);
+  *out = o;
+  return 0;
+}
+
+static int tool_predict_batch(mcp_server *s, const json_value *args, arena *a, json_value **out, tool_error *e) {
+  const json_value *reqs = json_get(args, "requests");
+  if (validate_requests(reqs, e, true)) return -1;
+  controls *cs = arena_alloc(a, reqs->n * sizeof *cs);
+  json_value **qs = arena_alloc(a, reqs->n * sizeof *qs);
+  for (uint32_t i = 0; i < reqs->n; i++)
+    if (validate_batch_item(s, &reqs->items[i], i, true, a, &qs[i], &cs[i], e)) return -1;
+  const json_value *bs = json_get(args, "batch_size");
+  if (bs && bs->type == JSON_INT && !bs->big && bs->i == 0) bs = NULL;
+  long batch_size = 0;
+  if (!is_null(bs)) {
+    if (bs->type != JSON_INT || bs->big || bs->i < 1)
+      return terr_repr(e, "invalid_batch_size", "batch_size must be a positive integer, got ", bs, NULL);
+    batch_size = (long)bs->i;
+  }
+  const json_value *mc = json_get(args, "min_confidence");
+  if (validate_min_conf(mc, e)) return -1;
+  const json_value *ht = json_get(args, "hooks_timeout");
+  if (ht && ht->type != JSON_BOOL && json_is_number(ht) && ht->d == 0) ht = NULL;
+  if (validate_hooks_timeout(ht, e)) return -1;
+  const json_value *sbl = json_get(args, "sort_by_length");
+  bool sort = sbl && sbl->type == JSON_BOOL && sbl->b;
+
+  /* route every request, then answer each group (checkpoint, questions, budgets, lang) in one call */
+  uint32_t n = reqs->n;
+  serve_route *routes = arena_alloc(a, n * sizeof *routes);
+  char **okeys = arena_alloc(a, n * sizeof *okeys);
+  for (uint32_t i = 0; i < n; i++) {
+    if (!is_null(mc)) cs[i].min_confidence = mc;
+    strbuf msg;
+    sb_init(&msg);
+    if (serve_models_route(s->models, json_get(&reqs->items[i], "state"), qs[i], cs[i].model[0] ? cs[i].model : NULL,
+                           cs[i].task, cs[i].lang, cs[i].lang_guess, &routes[i], &msg)) {
+      terr(e, "internal_error", "ValueError: %s", sb_cstr(&msg));
+      sb_free(&msg);
+      for (uint32_t k = 0; k < i; k++) free(routes[k].routing_json);
+      return -1;
+    }
+    sb_free(&msg);
+    strbuf o;
+    sb_init(&o);
+    options_json(qs[i], &cs[i], &o);
+    if (batch_size) sb_printf(&o, ", \"batch_size\": %ld", batch_size);
+    if (sort) sb_puts(&o, ", \"sort_by_length\": true");
+    okeys[i] = arena_strndup(a, o.data, o.len);
+    sb_free(&o);
+  }
+  json_value *results = arena_alloc(a, n * sizeof *results);
+  bool *done = arena_alloc(a, n);
+  uint32_t *pick = arena_alloc(a, n * sizeof *pick);
+  int rc = 0;
+  double t0 = serve_now();
+  for (uint32_t i = 0; i < n && rc == 0; i++) {
+    if (done[i]) continue;
+    uint32_t k = 0;
+    for (uint32_t j = i; j < n; j++)
+      if (!done[j] && !strcmp(routes[j].model, routes[i].model) && !strcmp(okeys[j], okeys[i])) pick[k++] = j;
+    strbuf req;
+    sb_init(&req);
+    json_dump_opts d = {NULL, NULL, false, -1};
+    sb_puts(&req, "{\"states\": [");
+    for (uint32_t j = 0; j < k; j++) {
+      if (j) sb_puts(&req, ", ");
+      json_dump(&req, json_get(&reqs->items[pick[j]], "state"), &d);
+    }
+    sb_printf(&req, "], %s}", okeys[i]);
+    laya_error le;
+    laya_err_clear(&le);
+    void *m = serve_models_get(s->models, routes[i].model, &le);
+    char *res = NULL;
+    if (!m || s->eng->predict_batch(s->eng->ctx, m, req.data, &res, &le) != 0) {
+      engine_failure(&le, e);
+      rc = -1;
+    } else {
+      json_value *v = json_parse(res, strlen(res), a, NULL, &le);
+      if (!v || v->type != JSON_ARRAY || v->n != k) {
+        terr(e, "internal_error", "predict_batch returned %u results for %u requests", v && v->type == JSON_ARRAY ? v->n : 0, k);
+        rc = -1;
+      } else {
+        for (uint32_t j = 0; j < k; j++) {
+          results[pick[j]] = v->items[j];
+          done[pick[j]] = true;
+        }
+      }
+    }
+    laya_free(res);
+    sb_free(&req);
+  }
+  double ms = (serve_now() - t0) * 1000.0;
+  json_value *list = new_value(a, JSON_ARRAY);
+  list->items = arena_alloc(a, n * sizeof(json_value));
+  json_value *counts = new_value(a, JSON_OBJECT);
+  for (uint32_t i = 0; i < n; i++) {
+    if (rc == 0) {
+      laya_error le;
+      json_value *routing = json_parse(routes[i].routing_json, strlen(routes[i].routing_json), a, NULL, &le);
+      json_value *entry = new_value(a, JSON_OBJECT);
+      const json_value *answers = json_get(&results[i], "answers");
+      if (!answers || answers->type != JSON_OBJECT) {
+        terr(e, "internal_error", "predict returned non-object answers");
+        rc = -1;
+      } else {
+        obj_add(a, entry, "answers", answers);
+        obj_add(a, entry, "routing", routing);
+        strbuf dev;
+        sb_init(&dev);
+        device_of(s, routes[i].model, &dev);
+        if (dev.len) {
+          json_value *dv = new_value(a, JSON_STRING);
+          dv->s = arena_strndup(a, dev.data, dev.len);
+          dv->n = (uint32_t)dev.len;
+          obj_add(a, entry, "device", dv);
+        }
+        sb_free(&dev);
+        list->items[list->n++] = *entry;
+        add_model_count(a, counts, routing);
+      }
+    }
+    free(routes[i].routing_json);
+  }
+  if (rc) return -1;
+  json_value *o = new_value(a, JSON_OBJECT);
+  obj_add(a, o, "requests", list);
+  obj_add(a, o, "model_counts", counts);
+  json_value *tl = new_value(a, JSON_FLOAT), *pl = new_value(a, JSON_FLOAT);
+  tl->d = round(ms * 1000.0) / 1000.0;
+  pl->d = round(ms / n * 1000.0) / 1000.0;
+  obj_add(a, o, "total_latency_ms", tl);
+  obj_add(a, o, "per_request_latency_ms", pl);
+  *out = o;
+  return 0;
+}
+
+static const char *const PRESETS[] = {"email", "guard", "model_router", "moderation", "triage"};
+
+static int tool_preset(mcp_server *s, const json_value *args, arena *a, json_value **out, tool_error *e) {
+  const json_value *preset = json_get(args, "preset");
+  const char *name = NULL;
+  if (preset && preset->type == JSON_STRING) {
+    name = !strcmp(preset->s, "router") ? "model_router" : preset->s;
+    bool known = false;
+    for (size_t i = 0; i < 5; i++) known = known || !strcmp(name, PRESETS[i]);
+    if (!known) name = NULL;
+  }
+  if (!name)
+    return terr_repr(e, "invalid_preset",
+                     "preset must be one of ['email', 'guard', 'model_router', 'moderation', 'triage'], got ",
+                     preset, NULL);
+  const json_value *state = json_get(args, "state");
+  if (validate_state(state, e)) return -1;
+  if (!s->preset_questions)
+    return terr(e, "internal_error", "presets are not available in this build of laya.c");
+  char *qtext = NULL, *field = NULL;
+  if (s->preset_questions(name, &qtext, &field) != 0 || !qtext)
+    return terr(e, "internal_error", "preset %s is not available in this build of laya.c", name);
+  laya_error le;
+  json_value *questions = json_parse(qtext, strlen(qtext), a, NULL, &le);
+  free(qtext);
+  json_value *st = (json_value *)state;
+  /* a state holding one string goes under the field the preset reads */
+  if (field && !json_get(state, field) && state->n == 1 && state->members[0].value.type == JSON_STRING) {
+    st = new_value(a, JSON_OBJECT);
+    obj_add(a, st, arena_strndup(a, field, strlen(field)), &state->members[0].value);
+  }
+  free(field);
+  if (!questions) return terr(e, "internal_error", "preset %s has malformed questions", name);
+  json_value targs = {0};
+  targs.type = JSON_OBJECT;
+  obj_add(a, &targs, "state", st);
+  obj_add(a, &targs, "questions", questions);
+  static const char *const pass[] = {"task", "lang", "lang_guess", "max_len", "head_max_len", "min_confidence"};
+  for (int i = 0; i < 6; i++) {
+    const json_value *v = json_get(args, pass[i]);
+    if (v) obj_add(a, &targs, pass[i], v);
+  }
+  return tool_predict(s, &targs, a, out, e);
+}
+
+static int tool_decide(mcp_server *s, const json_value *args, arena *a, json_value **out, tool_error *e) {
+  const json_value *state = json_get(args, "state");
+  if (validate_state(state, e)) return -1;
+  char model[64];
+  if (validate_model(s, json_get(args, "model"), model, sizeof model, e)) return -1;
+  const json_value *mc = json_get(args, "min_confidence");
+  if (validate_min_conf(mc, e)) return -1;
+  if (!s->eng->decide) return terr(e, "internal_error", "decide is not available in this build of laya.c");
+  const json_value *schema = json_get(args, "schema");
+  static json_value null_v = {.type = JSON_NULL};
+  json_value empty_q = {0};
+  empty_q.type = JSON_OBJECT;
+  serve_route r = {0};
+  strbuf msg;
+  sb_init(&msg);
+  if (serve_models_route(s->models, state, &empty_q, model[0] ? model : NULL, NULL, NULL, NULL, &r, &msg)) {
+    terr(e, "internal_error", "ValueError: %s", sb_cstr(&msg));
+    sb_free(&msg);
+    return -1;
+  }
+  sb_free(&msg);
+  strbuf req;
+  sb_init(&req);
+  json_dump_opts d = {NULL, NULL, false, -1};
+  sb_puts(&req, "{\"state\": ");
+  json_dump(&req, state, &d);
+  sb_puts(&req, ", \"schema\": ");
+  json_dump(&req, schema ? schema : &null_v, &d);
+  sb_puts(&req, ", \"return_details\": true");
+  if (!is_null(mc)) {
+    sb_puts(&req, ", \"min_confidence\": ");
+    json_dump(&req, mc, &d);
+  }
+  sb_putc(&req, '}');
+  laya_error le;
+  laya_err_clear(&le);
+  double t0 = serve_now();
+  void *m = serve_models_get(s->models, r.model, &le);
+  char *res = NULL;
+  int rc = m ? s->eng->decide(s->eng->ctx, m, req.data, &res, &le) : -1;
+  double ms = (serve_now() - t0) * 1000.0;
+  sb_free(&req);
+  if (rc != 0) {
+    laya_free(res);
+    free(r.routing_json);
+    if (!strcmp(le.kind, "SchemaError")) return terr(e, "invalid_schema", "%s", le.message);
+    return engine_failure(&le, e);
+  }
+  json_value *v = json_parse(res, strlen(res), a, NULL, &le);
+  laya_free(res);
+  json_value *routing = json_parse(r.routing_json, strlen(r.routing_json), a, NULL, &le);
+  free(r.routing_json);
+  if (!v || v->type != JSON_OBJECT) return terr(e, "internal_error", "decide returned non-object");
+  json_value *o = new_value(a, JSON_OBJECT);
+  static const char *const keys[] = {"values", "confidence", "probabilities"};
+  for (int i = 0; i < 3; i++) {
+    const json_value *x = json_get(v, keys[i]);
+    obj_add(a, o, keys[i], x ? x : &null_v);
+  }
+  const json_value *rr = json_get(v, "routing");
+  obj_add(a, o, "routing", !is_null(rr) ? rr : (routing ? routing : &null_v));
+  json_value *lat = new_value(a, JSON_FLOAT);
+  lat->d = round(ms * 1000.0) / 1000.0;
+  obj_add(a, o, "latency_ms", lat);
+  const json_value *usage = json_get(v, "usage");
+  if (usage && usage->type == JSON_OBJECT && usage->n) obj_add(a, o, "usage", usage);
+  strbuf dev;
+  sb_init(&dev);
+  device_of(s, r.model, &dev);
+  if (dev.len) {
+    json_value *dv = new_value(a, JSON_STRING);
+    dv->s = arena_strndup(a, dev.data, dev.len);
+    dv->n = (uint32_t)dev.len;
+    obj_add(a, o, "device", dv);
+  }
+  sb_free(&dev);
+  *out = o;
+  return 0;
+}
+
+static int tool_status(mcp_server *s, const json_value *args, arena *a, json_value **out, tool_error *e) {
+  (void)args;
+  (void)e;
+  strbuf sb;
+  sb_init(&sb);
+  sb_puts(&sb, "{");
+  serve_models_health(s->models, &sb);
+  sb_printf(&sb, ", \"router_preload\": %s, \"router_ready\": true, \"engine\": \"laya.c\", "
+                 "\"package_versions\": {\"laya.c\": \"%s\", \"laya_compat\": \"%s\"}}",
+            s->cfg->preload ? "true" : "false", LAYA_VERSION, LAYA_COMPAT_VERSION);
+  laya_error le;
+  json_value *v = json_parse(sb.data, sb.len, a, NULL, &le);
+  sb_free(&sb);
+  if (!v) return terr(e, "internal_error", "status report is malformed");
+  /* Laya's key order: device facts, then loaded, then router flags */
+  json_value *o = new_value(a, JSON_OBJECT);
+  static const char *const order[] = {"device", "device_is_preference", "checkpoint_devices", "loaded",
+                                      "cpu_fallbacks", "router_preload", "router_ready", "engine",
+                                      "package_versions"};
+  for (size_t i = 0; i < sizeof order / sizeof *order; i++) {
+    const json_value *x = json_get(v, order[i]);
+    if (x) obj_add(a, o, order[i], x);
+  }
+  *out = o;
+  return 0;
+}
+
+/* ---- tool table and JSON-RPC ---- */
+
+typedef int (*tool_fn)(mcp_server *, const json_value *, arena *, json_value **, tool_error *);
+
+typedef struct tool_def {
+  const char *name;
+  tool_fn fn;
+  const char *description;
+  const char *schema; /* inputSchema JSON */
+} tool_def;
+
+#define S_STATE "\"state\":{\"type\":\"object\",\"description\":\"The input to decide about (a non-empty JSON object).\"}"
+#define S_QUESTIONS                                                                                      \
+  "\"questions\":{\"type\":\"object\",\"description\":\"{id: {type: choice|score|noul, instructions, " \
+  "criteria?, labels?, option_order?}}\"}"
+#define S_OPT_STR(n) "\"" n "\":{\"anyOf\":[{\"type\":\"string\"},{\"type\":\"null\"}],\"default\":null}"
+#define S_OPT_INT(n) "\"" n "\":{\"anyOf\":[{\"type\":\"integer\"},{\"type\":\"null\"}],\"default\":null}"
+#define S_OPT_NUM(n) "\"" n "\":{\"anyOf\":[{\"type\":\"number\"},{\"type\":\"null\"}],\"default\":null}"
+#define S_CONTROLS S_OPT_STR("task") "," S_OPT_STR("lang") "," S_OPT_STR("lang_guess") "," S_OPT_INT("max_len") \
+  "," S_OPT_INT("head_max_len") "," S_OPT_NUM("min_confidence")
+
+#define ABOUT                                                                                          \
+  " Typed decisions only: choice (one label of a finite set), score (a level of an ordinal rubric), " \
+  "noul (a calibrated probability that a statement is true). The answer is read off one encoder "     \
+  "pass; nothing is generated. Not for open questions, summaries, rewriting or code."
+
+static const tool_def TOOLS[] = {
+    {"laya_status", tool_status,
+     "Where the server computes (device per loaded checkpoint, or the configured preference when none is "
+     "loaded yet), which checkpoints are loaded, and the engine version.",
+     "{\"type\":\"object\",\"properties\":{}}"},
+    {"laya_route", tool_route,
+     "Which checkpoint would answer this request, and why, without running the model. Give the same "
+     "model/task/lang/lang_guess as a laya_predict call to see the routing it would report." ABOUT,
+     "{\"type\":\"object\",\"properties\":{" S_STATE "," S_QUESTIONS "," S_OPT_STR("model") "," S_OPT_STR(
+         "task") "," S_OPT_STR("lang") "," S_OPT_STR("lang_guess") "},\"required\":[\"state\",\"questions\"]}"},
+    {"laya_predict", tool_predict,
+     "Answer typed questions about a state in one forward pass; returns each answer with its "
+     "probabilities and confidence, the routing decision and the device. model: omitted, null or 'auto' "
+     "routes automatically; a name pins a checkpoint. task and lang_guess only route, so they are refused "
+     "with a pinned model. max_len/head_max_len override the token budgets for this call; min_confidence "
+     "in [0, 1] flags answers below it as low_confidence." ABOUT,
+     "{\"type\":\"object\",\"properties\":{" S_STATE "," S_QUESTIONS "," S_OPT_STR("model") "," S_CONTROLS
+     "},\"required\":[\"state\",\"questions\"]}"},
+    {"laya_predict_batch", tool_predict_batch,
+     "Answer many requests in one call: requests is a non-empty array of {state, questions, model?, "
+     "task?, lang?, lang_guess?, max_len?, head_max_len?}. Requests routed to the same checkpoint with "
+     "the same questions and budgets share forward passes. Answers come back in input order with "
+     "per-request routing, plus model_counts and latency." ABOUT,
+     "{\"type\":\"object\",\"properties\":{\"requests\":{\"type\":\"array\",\"items\":{\"type\":\"object\"}},"
+     "\"batch_size\":{\"type\":\"integer\",\"default\":0},\"hooks_timeout\":{\"anyOf\":[{\"type\":\"number\"},{"
+     "\"type\":\"null\"}],\"default\":0}," S_OPT_NUM("min_confidence") ",\"sort_by_length\":{\"type\":"
+     "\"boolean\",\"default\":false}},\"required\":[\"requests\"]}"},
+    {"laya_route_batch", tool_route_batch,
+     "Routing decisions ({model, repo, reason}) for many requests without running the model or loading "
+     "a checkpoint, plus model_counts." ABOUT,
+     "{\"type\":\"object\",\"properties\":{\"requests\":{\"type\":\"array\",\"items\":{\"type\":\"object\"}},"
+     "\"hooks_timeout\":{\"type\":\"number\",\"default\":0}},\"required\":[\"requests\"]}"},
+    {"laya_preset", tool_preset,
+     "Run a built-in question set: 'guard', 'moderation', 'triage', 'model_router' (alias 'router') or "
+     "'email'. A state holding a single string is placed under the field the preset reads." ABOUT,
+     "{\"type\":\"object\",\"properties\":{\"preset\":{\"type\":\"string\"}," S_STATE "," S_CONTROLS
+     "},\"required\":[\"preset\",\"state\"]}"},
+    {"laya_decide", tool_decide,
+     "Answer a decision described by a JSON schema (enum -> choice, boolean -> noul, bounded integer -> "
+     "score) and return the decided values with per-field confidence and probabilities; a field below "
+     "min_confidence comes back null." ABOUT,
+     "{\"type\":\"object\",\"properties\":{" S_STATE ",\"schema\":{\"type\":\"object\"}," S_OPT_STR(
+         "model") "," S_OPT_NUM("min_confidence") "},\"required\":[\"state\",\"schema\"]}"},
+};
+#define N_TOOLS (sizeof TOOLS / sizeof *TOOLS)
+
+static const char *const VERSIONS[] = {"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"};
+
+static void write_line(mcp_server *s, strbuf *sb) {
+  sb_putc(sb, '\n');
+  fwrite(sb->data, 1, sb->len, s->out);
+  fflush(s->out);
+}
+
+static void reply_result(mcp_server *s, const json_value *id, const char *result_json) {
+  strbuf sb;
+  sb_init(&sb);
+  json_dump_opts d = {",", ":", false, -1};
+  sb_puts(&sb, "{\"jsonrpc\":\"2.0\",\"id\":");
+  json_dump(&sb, id, &d);
+  sb_printf(&sb, ",\"result\":%s}", result_json);
+  write_line(s, &sb);
+  sb_free(&sb);
+}
+
+static void reply_error(mcp_server *s, const json_value *id, int code, const char *message) {
+  strbuf sb;
+  sb_init(&sb);
+  json_dump_opts d = {",", ":", false, -1};
+  sb_puts(&sb, "{\"jsonrpc\":\"2.0\",\"id\":");
+  if (id)
+    json_dump(&sb, id, &d);
+  else
+    sb_puts(&sb, "null");
+  sb_printf(&sb, ",\"error\":{\"code\":%d,\"message\":", code);
+  json_dump_string(&sb, message, strlen(message), false);
+  sb_puts(&sb, "}}");
+  write_line(s, &sb);
+  sb_free(&sb);
+}
+
+static void text_result(strbuf *sb, const char *text, size_t n, bool is_error) {
+  sb_puts(sb, "{\"content\":[{\"type\":\"text\",\"text\":");
+  json_dump_string(sb, text, n, false);
+  sb_printf(sb, "}],\"isError\":%s}", is_error ? "true" : "false");
+}
+
+static void call_tool(mcp_server *s, const json_value *id, const json_value *params) {
+  const json_value *name = params ? json_get(params, "name") : NULL;
+  const json_value *args = params ? json_get(params, "arguments") : NULL;
+  static json_value empty = {.type = JSON_OBJECT};
+  if (!args || args->type != JSON_OBJECT) args = &empty;
+  strbuf res;
+  sb_init(&res);
+  const tool_def *t = NULL;
+  for (size_t i = 0; name && name->type == JSON_STRING && i < N_TOOLS; i++)
+    if (!strcmp(TOOLS[i].name, name->s)) t = &TOOLS[i];
+  if (!t) {
+    strbuf m;
+    sb_init(&m);
+    sb_printf(&m, "Unknown tool: %s", name && name->type == JSON_STRING ? name->s : "");
+    text_result(&res, m.data, m.len, true);
+    sb_free(&m);
+  } else {
+    arena a;
+    arena_init(&a, 1 << 16);
+    tool_error e;
+    e.code[0] = 0;
+    sb_init(&e.msg);
+    json_value *out = NULL;
+    json_dump_opts ind = {NULL, NULL, false, 2};
+    strbuf text;
+    sb_init(&text);
+    if (t->fn(s, args, &a, &out, &e) == 0 && out) {
+      json_dump(&text, out, &ind);
+      text_result(&res, text.data, text.len, false);
+    } else {
+      json_value *err = new_value(&a, JSON_OBJECT);
+      json_value c = {0}, m = {0};
+      c.type = m.type = JSON_STRING;
+      c.s = e.code[0] ? e.code : "internal_error";
+      c.n = (uint32_t)strlen(c.s);
+      m.s = sb_cstr(&e.msg);
+      m.n = (uint32_t)e.msg.len;
+      obj_add(&a, err, "error", &c);
+      obj_add(&a, err, "message", &m);
+      json_dump(&text, err, &ind);
+      text_result(&res, text.data, text.len, true);
+    }
+    sb_free(&text);
+    sb_free(&e.msg);
+    arena_free(&a);
+  }
+  reply_result(s, id, sb_cstr(&res));
+  sb_free(&res);
+}
+
+static void handle(mcp_server *s, const json_value *msg) {
+  const json_value *method = json_get(msg, "method");
+  const json_value *id = json_get(msg, "id");
+  const json_value *params = json_get(msg, "params");
+  if (!method || method->type != JSON_STRING) {
+    if (id) reply_error(s, id, -32600, "Invalid Request");
+    return; /* a response from the client: nothing asked of us */
+  }
+  if (!id) return; /* notifications (initialized, cancelled, ...) need no answer */
+  const char *m = method->s;
+  if (!strcmp(m, "initialize")) {
+    const json_value *pv = params ? json_get(params, "protocolVersion") : NULL;
+    const char *version = VERSIONS[3];
+    for (size_t i = 0; pv && pv->type == JSON_STRING && i < 4; i++)
+      if (!strcmp(pv->s, VERSIONS[i])) version = VERSIONS[i];
+    strbuf r;
+    sb_init(&r);
+    sb_printf(&r, "{\"protocolVersion\":\"%s\",\"capabilities\":{\"tools\":{\"listChanged\":false}},"
+                  "\"serverInfo\":{\"name\":\"laya\",\"version\":\"%s\"}}",
+              version, LAYA_COMPAT_VERSION);
+    reply_result(s, id, r.data);
+    sb_free(&r);
+  } else if (!strcmp(m, "ping")) {
+    reply_result(s, id, "{}");
+  } else if (!strcmp(m, "tools/list")) {
+    strbuf r;
+    sb_init(&r);
+    sb_puts(&r, "{\"tools\":[");
+    for (size_t i = 0; i < N_TOOLS; i++) {
+      if (i) sb_putc(&r, ',');
+      sb_printf(&r, "{\"name\":\"%s\",\"description\":", TOOLS[i].name);
+      json_dump_string(&r, TOOLS[i].description, strlen(TOOLS[i].description), false);
+      sb_printf(&r, ",\"inputSchema\":%s}", TOOLS[i].schema);
+    }
+    sb_puts(&r, "]}");
+    reply_result(s, id, r.data);
+    sb_free(&r);
+  } else if (!strcmp(m, "tools/call")) {
+    call_tool(s, id, params);
+  } else if (!strcmp(m, "resources/list")) {
+    reply_result(s, id, "{\"resources\":[]}");
+  } else if (!strcmp(m, "prompts/list")) {
+    reply_result(s, id, "{\"prompts\":[]}");
+  } else {
+    reply_error(s, id, -32601, "Method not found");
+  }
+}
+
+void mcp_handle_line(mcp_server *s, const char *line, size_t len) {
+  while (len && (line[len - 1] == '\n' || line[len - 1] == '\r')) len--;
+  if (!len) return;
+  arena a;
+  arena_init(&a, 1 << 14);
+  laya_error e;
+  json_value *v = json_parse(line, len, &a, NULL, &e);
+  if (!v) {
+    reply_error(s, NULL, -32700, "Parse error");
+  } else if (v->type == JSON_ARRAY) {
+    for (uint32_t i = 0; i < v->n; i++)
+      if (v->items[i].type == JSON_OBJECT) handle(s, &v->items[i]);
+  } else if (v->type == JSON_OBJECT) {
+    handle(s, v);
+  } else {
+    reply_error(s, NULL, -32600, "Invalid Request");
+  }
+  arena_free(&a);
+}
+
+int mcp_run(mcp_server *s, FILE *in) {
+  char *line = NULL;
+  size_t cap = 0;
+  ssize_t n;
+  while ((n = getline(&line, &cap, in)) >= 0) mcp_handle_line(s, line, (size_t)n);
+  free(line);
+  return 0;
+}

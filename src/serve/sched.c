@@ -1,0 +1,461 @@
+/* sched.c: the scheduler between HTTP requests and forward passes.
+ *
+ * Requests arrive as jobs (one state, or a batch request's states). A worker takes the oldest
+ * job and, when batching is on, every queued job for the same checkpoint with the same
+ * questions and controls, up to a token budget and a request count, waiting a short window for
+ * company only while other admitted requests are still on their way in. The group runs as ONE
+ * laya_predict_batch call (one packed forward pass in the engine), and each job gets back
+ * exactly its own slice of the results. With batching off, each job runs alone: one forward pass
+ * per request, as Laya's server does.
+ *
+ * A merged group that fails with a ValueError is re-run job by job, so each request gets the
+ * answer (or the error) it would have got alone. */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "serve/serve.h"
+
+struct serve_sched {
+  const serve_config *cfg;
+  serve_models *models;
+  const serve_engine *eng;
+  serve_metrics *metrics;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  serve_job *head, *tail;
+  size_t depth;
+  bool stopping;
+  pthread_t *workers;
+  int n_workers;
+  atomic_int *arriving; /* requests admitted but not yet submitted (HTTP layer), may be NULL */
+};
+
+void serve_job_free(serve_job *job) {
+  if (!job) return;
+  free(job->group_key);
+  free(job->options_json);
+  for (size_t i = 0; i < job->n_states; i++) {
+    free(job->states_json ? job->states_json[i] : NULL);
+    free(job->routing_json ? job->routing_json[i] : NULL);
+  }
+  free(job->states_json);
+  free(job->routing_json);
+  sb_free(&job->body);
+  free(job);
+}
+
+static void dump_compact(strbuf *sb, const json_value *v) {
+  json_dump_opts o = {NULL, NULL, false, -1};
+  json_dump(sb, v, &o);
+}
+
+int serve_job_from_request(serve_models *models, const serve_request *req, bool strict,
+                           serve_job **out, serve_reject *rej) {
+  *out = NULL;
+  serve_job *job = calloc(1, sizeof *job);
+  if (!job) return serve_reject_set(rej, 500, "inference failed");
+  sb_init(&job->body);
+  job->is_batch = req->kind == SERVE_BATCH;
+  job->strict = strict;
+  job->n_states = job->is_batch ? req->states->n : 1;
+  job->states_json = calloc(job->n_states, sizeof *job->states_json);
+  job->routing_json = calloc(job->n_states, sizeof *job->routing_json);
+  if (!job->states_json || !job->routing_json) {
+    serve_job_free(job);
+    return serve_reject_set(rej, 500, "inference failed");
+  }
+  size_t state_bytes = 0;
+  for (size_t i = 0; i < job->n_states; i++) {
+    const json_value *st = job->is_batch ? &req->states->items[i] : req->state;
+    strbuf sb;
+    sb_init(&sb);
+    dump_compact(&sb, st);
+    state_bytes += sb.len;
+    job->states_json[i] = sb_steal(&sb);
+    serve_route r;
+    strbuf msg;
+    sb_init(&msg);
+    if (serve_models_route(models, st, req->questions, req->model[0] ? req->model : NULL, req->task,
+                           req->lang, req->lang_guess, &r, &msg) != 0) {
+      serve_reject_set(rej, 422, "%s", sb_cstr(&msg));
+      sb_free(&msg);
+      serve_job_free(job);
+      return 422;
+    }
+    sb_free(&msg);
+    if (i == 0) {
+      snprintf(job->model, sizeof job->model, "%s", r.model);
+    } else if (strcmp(job->model, r.model) != 0) {
+      job->solo = true; /* states of one batch routed to different checkpoints */
+    }
+    job->routing_json[i] = r.routing_json;
+  }
+  /* The per-state checkpoint, when a batch splits, is recovered from its routing block. */
+
+  strbuf o;
+  sb_init(&o);
+  sb_puts(&o, "\"questions\": ");
+  dump_compact(&o, req->questions);
+  if (req->max_len) sb_printf(&o, ", \"max_len\": %ld", req->max_len);
+  if (req->head_max_len) sb_printf(&o, ", \"head_max_len\": %ld", req->head_max_len);
+  if (req->lang) {
+    sb_puts(&o, ", \"lang\": ");
+    json_dump_string(&o, req->lang, strlen(req->lang), false);
+  }
+  if (req->min_confidence) {
+    sb_puts(&o, ", \"min_confidence\": ");
+    dump_compact(&o, req->min_confidence);
+  }
+  job->group_key = strdup(o.data ? o.data : "");
+  if (req->kind == SERVE_BATCH) {
+    if (req->batch_size) {
+      sb_printf(&o, ", \"batch_size\": %ld", req->batch_size);
+      job->solo = true;
+    }
+    if (req->sort_by_length) {
+      sb_puts(&o, ", \"sort_by_length\": true");
+      job->solo = true;
+    }
+  }
+  job->options_json = sb_steal(&o);
+  long width = req->max_len ? req->max_len : SERVE_BATCH_ROW_TOKENS_ASSUMED;
+  /* a state's rows are at most `width` tokens; a short state is about a token per 3 bytes
+   * plus the question head */
+  size_t per_state = state_bytes / (job->n_states ? job->n_states : 1) / 3 + 96;
+  if (per_state > (size_t)width) per_state = (size_t)width;
+  job->est_tokens = job->n_states * (req->questions->n ? req->questions->n : 1) * per_state;
+  if (!job->group_key || !job->options_json) {
+    serve_job_free(job);
+    return serve_reject_set(rej, 500, "inference failed");
+  }
+  *out = job;
+  return 0;
+}
+
+/* Status for an engine error: Laya answers a ValueError with 422 and its text, anything else
+ * with a fixed 500 (the cause goes to the log, never to the client). */
+static int error_status(const laya_error *e) {
+  return (e->code == LAYA_ERR_VALUE || !strcmp(e->kind, "ValueError")) ? 422 : 500;
+}
+
+static void fail_job(serve_job *job, const laya_error *e) {
+  job->status = error_status(e);
+  job->err = *e;
+  if (job->status == 500)
+    fprintf(stderr, "laya-serve: inference failed for model=%s: %s\n", job->model, e->message);
+}
+
+static void sum_usage(const json_value *r, long *in, long *out) {
+  const json_value *u = r && r->type == JSON_OBJECT ? json_get(r, "usage") : NULL;
+  const json_value *i = u && u->type == JSON_OBJECT ? json_get(u, "input_tokens") : NULL;
+  const json_value *o = u && u->type == JSON_OBJECT ? json_get(u, "output_tokens") : NULL;
+  if (i && i->type == JSON_INT && !i->big) *in += (long)i->i;
+  if (o && o->type == JSON_INT && !o->big) *out += (long)o->i;
+}
+
+/* Write job->body from its results (an array of n_states engine results, in order). */
+static void finish_job(serve_job *job, json_value *results, arena *a) {
+  sb_reset(&job->body);
+  long in = 0, out = 0;
+  for (size_t i = 0; i < job->n_states; i++) sum_usage(&results[i], &in, &out);
+  job->input_tokens = in;
+  if (!job->is_batch) {
+    serve_finish_result(&results[0], job->routing_json[0], job->strict, a, &job->body);
+  } else {
+    sb_puts(&job->body, "{\"results\":[");
+    for (size_t i = 0; i < job->n_states; i++) {
+      if (i) sb_putc(&job->body, ',');
+      serve_finish_result(&results[i], job->routing_json[i], job->strict, a, &job->body);
+    }
+    sb_printf(&job->body, "],\"total_usage\":{\"input_tokens\":%ld,\"output_tokens\":%ld}}", in, out);
+  }
+  job->status = job->body.oom ? 500 : 0;
+}
+
+/* The checkpoint a job's i-th state routed to (its routing block's "model"). */
+static void state_model(const serve_job *job, size_t i, char *out, size_t out_size) {
+  snprintf(out, out_size, "%s", job->model);
+  if (!job->routing_json[i]) return;
+  arena a;
+  arena_init(&a, 1024);
+  laya_error e;
+  json_value *r = json_parse(job->routing_json[i], strlen(job->routing_json[i]), &a, NULL, &e);
+  const json_value *m = r ? json_get(r, "model") : NULL;
+  if (m && m->type == JSON_STRING) snprintf(out, out_size, "%s", m->s);
+  arena_free(&a);
+}
+
+/* Build {"states": [...], <options>} for the given states. */
+static char *batch_request(serve_job *const *jobs, int n_jobs, const char *options, const size_t *pick,
+                           size_t n_pick) {
+  strbuf sb;
+  sb_init(&sb);
+  sb_puts(&sb, "{\"states\": [");
+  size_t k = 0;
+  if (pick) {
+    for (size_t i = 0; i < n_pick; i++) {
+      if (k++) sb_puts(&sb, ", ");
+      sb_puts(&sb, jobs[0]->states_json[pick[i]]);
+    }
+  } else {
+    for (int j = 0; j < n_jobs; j++)
+      for (size_t i = 0; i < jobs[j]->n_states; i++) {
+        if (k++) sb_puts(&sb, ", ");
+        sb_puts(&sb, jobs[j]->states_json[i]);
+      }
+  }
+  sb_puts(&sb, "], ");
+  sb_puts(&sb, options);
+  sb_putc(&sb, '}');
+  if (sb.oom) {
+    sb_free(&sb);
+    return NULL;
+  }
+  return sb_steal(&sb);
+}
+
+/* Run engine predict_batch and parse its array; NULL with e on failure. */
+static json_value *run_batch(serve_models *models, const serve_engine *eng, const char *model_name,
+                             const char *request, size_t expect, arena *a, laya_error *e) {
+  void *model = serve_models_get(models, model_name, e);
+  if (!model) return NULL;
+  char *out = NULL;
+  if (eng->predict_batch(eng->ctx, model, request, &out, e) != 0) {
+    laya_free(out);
+    return NULL;
+  }
+  json_value *v = json_parse(out, strlen(out), a, NULL, e);
+  laya_free(out);
+  if (!v || v->type != JSON_ARRAY || v->n != expect) {
+    laya_err(e, LAYA_ERR_INTERNAL, NULL, "predict_batch returned %u results for %zu states",
+             v && v->type == JSON_ARRAY ? v->n : 0, expect);
+    return NULL;
+  }
+  return v->items;
+}
+
+void serve_job_run_alone(serve_models *models, const serve_engine *eng, serve_job *job) {
+  arena a;
+  arena_init(&a, 1 << 16);
+  laya_error e;
+  laya_err_clear(&e);
+  double t0 = serve_now();
+  json_value *results = NULL;
+  if (!job->is_batch) {
+    void *model = serve_models_get(models, job->model, &e);
+    if (model) {
+      strbuf req;
+      sb_init(&req);
+      sb_printf(&req, "{\"state\": %s, %s}", job->states_json[0], job->options_json);
+      char *out = NULL;
+      if (!req.oom && eng->predict(eng->ctx, model, req.data, &out, &e) == 0) {
+        results = json_parse(out, strlen(out), &a, NULL, &e);
+        if (results && results->type != JSON_OBJECT) {
+          laya_err(&e, LAYA_ERR_INTERNAL, NULL, "predict returned %s", json_py_type(results));
+          results = NULL;
+        }
+      }
+      laya_free(out);
+      sb_free(&req);
+    }
+  } else {
+    /* group states by checkpoint (they differ only when routing split the batch) */
+    results = arena_alloc(&a, job->n_states * sizeof *results);
+    size_t *pick = malloc(job->n_states * sizeof *pick);
+    char (*names)[64] = malloc(job->n_states * sizeof *names);
+    bool *done = calloc(job->n_states, 1);
+    bool ok = results && pick && names && done;
+    for (size_t i = 0; ok && i < job->n_states; i++) state_model(job, i, names[i], sizeof names[i]);
+    for (size_t i = 0; ok && i < job->n_states; i++) {
+      if (done[i]) continue;
+      size_t n = 0;
+      for (size_t k = i; k < job->n_states; k++)
+        if (!done[k] && !strcmp(names[k], names[i])) pick[n++] = k;
+      char *req = batch_request(&job, 1, job->options_json, pick, n);
+      json_value *part = req ? run_batch(models, eng, names[i], req, n, &a, &e) : NULL;
+      if (!req) laya_err(&e, LAYA_ERR_NOMEM, NULL, "out of memory");
+      free(req);
+      if (!part) {
+        ok = false;
+        break;
+      }
+      for (size_t k = 0; k < n; k++) {
+        results[pick[k]] = part[k];
+        done[pick[k]] = true;
+      }
+    }
+    free(pick);
+    free(names);
+    free(done);
+    if (!ok) results = NULL;
+  }
+  job->infer_ms = (serve_now() - t0) * 1000.0;
+  job->batch_requests = 1;
+  if (results)
+    finish_job(job, results, &a);
+  else
+    fail_job(job, &e);
+  arena_free(&a);
+}
+
+/* Run jobs[0..n) (same checkpoint and options) as one pass. */
+static void run_group(serve_sched *s, serve_job **jobs, int n) {
+  if (n == 1) {
+    serve_job_run_alone(s->models, s->eng, jobs[0]);
+    serve_metrics_batch(s->metrics, 1, (int)jobs[0]->n_states, jobs[0]->infer_ms / 1000.0);
+    return;
+  }
+  size_t total = 0;
+  for (int j = 0; j < n; j++) total += jobs[j]->n_states;
+  arena a;
+  arena_init(&a, 1 << 16);
+  laya_error e;
+  laya_err_clear(&e);
+  double t0 = serve_now();
+  char *req = batch_request(jobs, n, jobs[0]->options_json, NULL, 0);
+  json_value *results = req ? run_batch(s->models, s->eng, jobs[0]->model, req, total, &a, &e) : NULL;
+  free(req);
+  double ms = (serve_now() - t0) * 1000.0;
+  if (!results && error_status(&e) == 422) {
+    /* one request's input failed the shared pass: answer each alone */
+    arena_free(&a);
+    for (int j = 0; j < n; j++) run_group(s, &jobs[j], 1);
+    return;
+  }
+  serve_metrics_batch(s->metrics, n, (int)total, ms / 1000.0);
+  size_t off = 0;
+  for (int j = 0; j < n; j++) {
+    jobs[j]->infer_ms = ms;
+    jobs[j]->batch_requests = n;
+    if (results)
+      finish_job(jobs[j], results + off, &a);
+    else
+      fail_job(jobs[j], &e);
+    off += jobs[j]->n_states;
+  }
+  arena_free(&a);
+}
+
+static bool compatible(const serve_job *a, const serve_job *b) {
+  return !b->solo && !strcmp(a->model, b->model) && !strcmp(a->group_key, b->group_key);
+}
+
+static void *worker(void *arg) {
+  serve_sched *s = arg;
+  int cap = s->cfg->batching ? s->cfg->max_batch_requests : 1;
+  serve_job **group = calloc((size_t)cap, sizeof *group);
+  if (!group) return NULL;
+  for (;;) {
+    pthread_mutex_lock(&s->mu);
+    while (!s->head && !s->stopping) pthread_cond_wait(&s->cv, &s->mu);
+    if (!s->head) {
+      pthread_mutex_unlock(&s->mu);
+      break;
+    }
+    serve_job *first = s->head;
+    s->head = first->next;
+    if (!s->head) s->tail = NULL;
+    s->depth--;
+    int n = 1;
+    group[0] = first;
+    size_t tokens = first->est_tokens;
+    if (s->cfg->batching && !first->solo) {
+      double deadline = first->enqueued_at + s->cfg->batch_wait_us * 1e-6;
+      for (;;) {
+        /* take every compatible queued job that fits */
+        serve_job **pp = &s->head, *prev = NULL;
+        while (*pp && n < cap) {
+          serve_job *j = *pp;
+          if (compatible(first, j) && tokens + j->est_tokens <= (size_t)s->cfg->max_batch_tokens) {
+            *pp = j->next;
+            if (s->tail == j) s->tail = prev;
+            s->depth--;
+            group[n++] = j;
+            tokens += j->est_tokens;
+          } else {
+            prev = j;
+            pp = &j->next;
+          }
+        }
+        if (n >= cap || s->stopping) break;
+        /* wait for company only while admitted requests are still arriving */
+        int arriving = s->arriving ? atomic_load(s->arriving) : 0;
+        double now = serve_now();
+        if (arriving <= 0 || now >= deadline) break;
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        double wait = deadline - now;
+        long ns = ts.tv_nsec + (long)(wait * 1e9);
+        ts.tv_sec += ns / 1000000000L;
+        ts.tv_nsec = ns % 1000000000L;
+        pthread_cond_timedwait(&s->cv, &s->mu, &ts);
+      }
+    }
+    pthread_mutex_unlock(&s->mu);
+    run_group(s, group, n);
+    for (int j = 0; j < n; j++) group[j]->done(group[j], group[j]->done_arg);
+  }
+  free(group);
+  return NULL;
+}
+
+serve_sched *serve_sched_new(const serve_config *cfg, serve_models *models, const serve_engine *eng,
+                             serve_metrics *metrics) {
+  serve_sched *s = calloc(1, sizeof *s);
+  if (!s) return NULL;
+  s->cfg = cfg;
+  s->models = models;
+  s->eng = eng;
+  s->metrics = metrics;
+  pthread_mutex_init(&s->mu, NULL);
+  pthread_cond_init(&s->cv, NULL);
+  s->n_workers = 1; /* one forward pass at a time; the engine uses every core for it */
+  s->workers = calloc((size_t)s->n_workers, sizeof *s->workers);
+  for (int i = 0; i < s->n_workers; i++) pthread_create(&s->workers[i], NULL, worker, s);
+  return s;
+}
+
+void serve_sched_set_arriving(serve_sched *s, atomic_int *arriving) { s->arriving = arriving; }
+
+void serve_sched_submit(serve_sched *s, serve_job *job) {
+  job->enqueued_at = serve_now();
+  job->next = NULL;
+  pthread_mutex_lock(&s->mu);
+  if (s->tail)
+    s->tail->next = job;
+  else
+    s->head = job;
+  s->tail = job;
+  s->depth++;
+  pthread_cond_broadcast(&s->cv);
+  pthread_mutex_unlock(&s->mu);
+}
+
+size_t serve_sched_depth(serve_sched *s) {
+  pthread_mutex_lock(&s->mu);
+  size_t d = s->depth;
+  pthread_mutex_unlock(&s->mu);
+  return d;
+}
+
+void serve_sched_stop(serve_sched *s) {
+  pthread_mutex_lock(&s->mu);
+  s->stopping = true;
+  pthread_cond_broadcast(&s->cv);
+  pthread_mutex_unlock(&s->mu);
+  for (int i = 0; i < s->n_workers; i++) pthread_join(s->workers[i], NULL);
+  s->n_workers = 0;
+}
+
+void serve_sched_free(serve_sched *s) {
+  if (!s) return;
+  if (s->n_workers) serve_sched_stop(s);
+  pthread_mutex_destroy(&s->mu);
+  pthread_cond_destroy(&s->cv);
+  free(s->workers);
+  free(s);
+}

@@ -1,0 +1,250 @@
+/*
+ * serve.h: the pieces of laya-serve (HTTP) and laya-mcp (stdio) that are not the transport.
+ *
+ *   config    environment variables, read once at startup, with Laya's defaults and fallbacks
+ *   validate  a request body -> a checked serve_request, or the exact status and detail
+ *             Laya's server answers (this is the fuzz target's surface: pure, no I/O)
+ *   models    the checkpoint registry (names, aliases, LAYA_EXTRA_MODELS) and routing
+ *   sched     the scheduler: packs concurrent requests for one checkpoint into shared passes
+ *   respond   result post-processing (routing block, x_jev_confidence, strict Jev projection)
+ *   metrics   counters and histograms, rendered as Prometheus text
+ *
+ * The inference itself goes through serve_engine, a small table of functions, so the server
+ * runs the real library (engine_laya.c) in production and a deterministic stand-in in tests of
+ * the transport and the scheduler.
+ */
+#ifndef LAYA_SERVE_H
+#define LAYA_SERVE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/arena.h"
+#include "core/json.h"
+#include "core/strbuf.h"
+#include "laya.h"
+
+/* ---- limits (Laya's serve.py constants) ---- */
+#define SERVE_MAX_QUESTIONS 64
+#define SERVE_MAX_STATE_CHARS 50000
+#define SERVE_MAX_BATCH_STATES 64
+#define SERVE_MAX_BODY_BYTES (2u * 1024u * 1024u)
+#define SERVE_MAX_CHOICE_OPTIONS 100
+#define SERVE_MAX_SCORE_LEVELS 32
+#define SERVE_MAX_TOTAL_OPTIONS 512
+#define SERVE_DEFAULT_MAX_CONCURRENT 16
+#define SERVE_DEFAULT_MAX_TOKEN_BUDGET 8192
+#define SERVE_DEFAULT_MAX_BATCH_TOKENS 131072
+#define SERVE_BATCH_ROW_TOKENS_ASSUMED 512
+#define SERVE_DEFAULT_BODY_READ_TIMEOUT 10.0
+#define SERVE_DEFAULT_PORT 8000
+
+/* ---- config ---- */
+typedef struct serve_config {
+  char *host;              /* LAYA_HOST, default 0.0.0.0 */
+  int port;                /* LAYA_PORT (0 = any free port, ours: tests) */
+  char *api_key;           /* LAYA_API_KEY, NULL = open */
+  int max_concurrent;      /* LAYA_MAX_CONCURRENT */
+  long max_token_budget;   /* LAYA_MAX_TOKEN_BUDGET */
+  long max_batch_tokens;   /* LAYA_MAX_BATCH_TOKENS */
+  double body_read_timeout; /* LAYA_BODY_READ_TIMEOUT seconds */
+  bool jev_strict;         /* LAYA_JEV_STRICT */
+  bool preload;            /* LAYA_PRELOAD */
+  bool auto_task;          /* LAYA_AUTO_TASK */
+  char *models;            /* LAYA_MODELS, comma list ("" = every registered checkpoint) */
+  char *default_model;     /* LAYA_DEFAULT_MODEL, canonical; NULL = multilingual */
+  char *extra_models;      /* LAYA_EXTRA_MODELS JSON text, NULL when unset */
+  char *device;            /* LAYA_DEVICE */
+  int threads;             /* LAYA_THREADS (0 = library default) */
+  int max_loaded;          /* LAYA_MAX_LOADED (0 = unset) */
+  char *log_level;         /* LAYA_LOG_LEVEL */
+  /* ours (laya.c only) */
+  bool batching;           /* LAYA_SERVE_BATCHING: pack concurrent requests (default 1) */
+  int batch_wait_us;       /* LAYA_SERVE_BATCH_WAIT_US: how long a lone request waits for company */
+  int max_batch_requests;  /* LAYA_SERVE_MAX_BATCH_REQUESTS: requests in one pass (default 64) */
+  int http_threads;        /* LAYA_SERVE_HTTP_THREADS: libmicrohttpd thread pool (default 2) */
+  int drain_seconds;       /* LAYA_SERVE_DRAIN_SECONDS: SIGTERM waits this long for in-flight */
+} serve_config;
+
+/* Fill cfg from the environment. Returns 0, or -1 with a message (Laya's text) in msg for a
+ * value Laya refuses to start with (LAYA_PORT, LAYA_DEFAULT_MODEL, LAYA_EXTRA_MODELS, log level). */
+int serve_config_from_env(serve_config *cfg, char *msg, size_t msg_size);
+void serve_config_free(serve_config *cfg);
+/* Laya's switch reading: unset or blank = def; only 1/true/yes/on (any case) turn it on. */
+bool serve_env_bool(const char *name, bool def);
+
+/* ---- Python repr of JSON values, for messages that quote a value with %r ---- */
+void py_repr(strbuf *sb, const json_value *v);
+void py_repr_str(strbuf *sb, const char *s, size_t n);
+/* Code points in a UTF-8 (or WTF-8) string: Python's len(str). */
+size_t utf8_cp_len(const char *s, size_t n);
+
+/* ---- models: registry, names, routing ---- */
+typedef struct serve_models serve_models;
+typedef struct serve_engine serve_engine;
+typedef struct serve_metrics serve_metrics;
+
+/* A route: which checkpoint answers, and the `routing` block as JSON (owned by the caller). */
+typedef struct serve_route {
+  char model[64];
+  char *routing_json;
+} serve_route;
+
+serve_models *serve_models_new(const serve_config *cfg, const serve_engine *eng, char *msg,
+                               size_t msg_size);
+void serve_models_free(serve_models *m);
+/* Canonical name of a checkpoint this server knows (aliases, case, spaces); -1 with Laya's
+ * "unknown model %r; choose one of [...] (or an alias: [...])" in msg otherwise. */
+int serve_models_resolve(const serve_models *m, const json_value *name, char *out, size_t out_size,
+                         strbuf *msg);
+/* Route one request (model already resolved or NULL; task, lang, lang_guess may be NULL). */
+int serve_models_route(const serve_models *m, const json_value *state, const json_value *questions,
+                       const char *model, const json_value *task, const char *lang,
+                       const char *lang_guess, serve_route *out, strbuf *msg);
+/* The loaded checkpoint for name, loading it on first use. NULL with err on failure. */
+void *serve_models_get(serve_models *m, const char *name, laya_error *err);
+/* Load every checkpoint LAYA_MODELS names (or every registered one that has a local source). */
+int serve_models_preload(serve_models *m, laya_error *err);
+/* {"loaded": [...], "revisions": {...}, "device":..., ...} members for /health and laya_status. */
+void serve_models_health(serve_models *m, strbuf *sb);
+/* JSON array of the loaded checkpoint names. */
+void serve_models_loaded(serve_models *m, strbuf *sb);
+bool serve_models_ready(serve_models *m);
+
+/* ---- the inference engine, as a table (production: the laya library) ---- */
+struct serve_engine {
+  void *ctx;
+  const char *name;
+  /* Open a checkpoint directory. */
+  void *(*open)(void *ctx, const char *path, const serve_config *cfg, laya_error *err);
+  void (*close)(void *ctx, void *model);
+  /* laya_predict / laya_predict_batch semantics: JSON in, JSON out (free with laya_free). */
+  int (*predict)(void *ctx, void *model, const char *request_json, char **result_json,
+                 laya_error *err);
+  int (*predict_batch)(void *ctx, void *model, const char *request_json, char **result_json,
+                       laya_error *err);
+  /* laya_decide, or NULL when the library has none. */
+  int (*decide)(void *ctx, void *model, const char *request_json, char **result_json,
+                laya_error *err);
+  /* laya_model_info JSON (owned by the model). */
+  const char *(*info)(void *ctx, void *model);
+};
+/* The real library (engine_laya.c). */
+extern const serve_engine serve_engine_laya;
+
+/* ---- validation ---- */
+typedef enum serve_route_kind { SERVE_ONE = 0, SERVE_BATCH = 1 } serve_route_kind;
+
+/* A request that passed every check, pointing into the parsed body (arena-owned). */
+typedef struct serve_request {
+  serve_route_kind kind;
+  const json_value *body;
+  const json_value *state;     /* SERVE_ONE */
+  const json_value *states;    /* SERVE_BATCH: a non-empty array */
+  const json_value *questions; /* an object */
+  char model[64];              /* resolved checkpoint, "" = route automatically */
+  const json_value *task;      /* NULL = unset */
+  const char *lang, *lang_guess;
+  long max_len, head_max_len;  /* 0 = unset */
+  const json_value *min_confidence; /* NULL = unset */
+  long batch_size;             /* SERVE_BATCH: the size actually passed (0 = one pass) */
+  bool sort_by_length;         /* SERVE_BATCH: only true is forwarded */
+} serve_request;
+
+/* A refusal: HTTP status and FastAPI's {"detail": ...} text. */
+typedef struct serve_reject {
+  int status;
+  strbuf detail;
+} serve_reject;
+
+void serve_reject_init(serve_reject *r);
+void serve_reject_free(serve_reject *r);
+int serve_reject_set(serve_reject *r, int status, const char *fmt, ...) LAYA_PRINTF(3, 4);
+
+/* Validate a complete body for one of the two decision routes, in Laya's order (steps 4-8 of
+ * the HTTP contract: JSON, shape, limits, refused fields, lone surrogates, model, budgets,
+ * language hints, min_confidence, batch controls). Returns 0 and fills req, or the status (also
+ * in rej). `models` may be NULL (then only the built-in names resolve). */
+int serve_validate(const char *body, size_t len, serve_route_kind kind, const serve_config *cfg,
+                   const serve_models *models, arena *a, serve_request *req, serve_reject *rej);
+
+/* States per pass for a batch, or 0 for "one pass" (Laya's _batch_chunk_size). */
+long serve_batch_chunk_size(long n_states, long n_questions, long max_len, long max_batch_tokens);
+
+/* min_confidence validation (Laya's check_min_confidence): 0 ok, -1 with the message. */
+int serve_check_min_confidence(const json_value *v, strbuf *msg);
+
+/* ---- respond: turn an engine result into the wire payload ---- */
+/* Add routing and x_jev_confidence (or project to strict Jev), then write compact JSON as
+ * FastAPI does (separators "," and ":", non-ASCII raw). `result` is modified in place. */
+void serve_finish_result(json_value *result, const char *routing_json, bool strict, arena *a,
+                         strbuf *out);
+/* Jev's own confidence for a choice/score answer; false when it has none. */
+bool serve_jev_confidence(const json_value *answer, double *out);
+/* {"detail": "..."} as FastAPI writes it. */
+void serve_detail_json(strbuf *sb, const char *detail, size_t n);
+
+/* ---- scheduler ---- */
+typedef struct serve_job serve_job;
+typedef void (*serve_job_done_fn)(serve_job *job, void *arg);
+
+struct serve_job {
+  /* input (owned by the job) */
+  char model[64];
+  char *group_key;       /* questions + controls: equal keys may share one pass */
+  char *options_json;    /* `"questions": {...}, "max_len": N, ...` (no braces) */
+  char **states_json;    /* one JSON text per state */
+  size_t n_states;
+  bool is_batch;         /* came from /v1/systemone/batch (results are a list) */
+  bool solo;             /* must run alone (explicit batch_size / sort_by_length) */
+  size_t est_tokens;
+  char **routing_json;   /* per state: the routing block to attach (may be NULL entries) */
+  bool strict;
+  /* output */
+  int status;            /* 0, or an HTTP status (422 for ValueError, 500 otherwise) */
+  laya_error err;
+  strbuf body;           /* the response body on success */
+  long input_tokens;     /* summed usage.input_tokens */
+  double infer_ms;
+  int batch_requests;    /* how many requests shared its pass */
+  /* plumbing */
+  serve_job_done_fn done;
+  void *done_arg;
+  double enqueued_at;
+  serve_job *next;
+};
+
+typedef struct serve_sched serve_sched;
+serve_sched *serve_sched_new(const serve_config *cfg, serve_models *models,
+                             const serve_engine *eng, serve_metrics *metrics);
+/* Queue a job; done(job, arg) runs on a worker thread when it has an answer. */
+void serve_sched_submit(serve_sched *s, serve_job *job);
+/* Finish queued and running jobs, then stop the workers. */
+void serve_sched_stop(serve_sched *s);
+void serve_sched_free(serve_sched *s);
+size_t serve_sched_depth(serve_sched *s);
+/* The HTTP layer's count of requests admitted but not yet submitted: a lone job waits up to
+ * LAYA_SERVE_BATCH_WAIT_US for company only while this is positive. */
+void serve_sched_set_arriving(serve_sched *s, atomic_int *arriving);
+void serve_job_free(serve_job *job);
+/* Run a job now on this thread (the MCP server, and the scheduler's fallback). */
+void serve_job_run_alone(serve_models *models, const serve_engine *eng, serve_job *job);
+/* Build a job from a validated request (routes it; 422 on a routing ValueError). */
+int serve_job_from_request(serve_models *models, const serve_request *req, bool strict,
+                           serve_job **out, serve_reject *rej);
+
+/* ---- metrics ---- */
+serve_metrics *serve_metrics_new(void);
+void serve_metrics_free(serve_metrics *m);
+void serve_metrics_request(serve_metrics *m, const char *route, int status, double seconds);
+void serve_metrics_batch(serve_metrics *m, int requests, int states, double seconds);
+void serve_metrics_tokens(serve_metrics *m, long tokens);
+void serve_metrics_inflight(serve_metrics *m, int delta);
+void serve_metrics_render(serve_metrics *m, size_t queue_depth, strbuf *sb);
+
+double serve_now(void); /* monotonic seconds */
+
+#endif
