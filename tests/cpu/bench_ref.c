@@ -2,11 +2,11 @@
  * bench_ref.c: wall time of the reference backend's forward on a random-weight model of a real
  * shape (not a test; built next to the tests).
  *
- *   bench_ref [large|mmbert|base|small] ROWS LEN [REPS]
+ *   bench_ref large|mmbert|base|small|CKPT_DIR ROWS LEN [REPS]
  *
  * large = ModernBERT-large (Laya "english"), mmbert = mmBERT-base (Laya "multilingual"),
- * base = ModernBERT-base, small = the toy config of test_ref. Weights are F32 in memory (the
- * backend uses them in place). Threads: LAYA_THREADS, default the physical cores. Prints ms per
+ * base = ModernBERT-base, small = the toy config of test_ref: random F32 weights in memory (the
+ * backend uses them in place). A directory is loaded as a Laya checkpoint. Threads: LAYA_THREADS, default the physical cores. Prints ms per
  * forward and tokens/s.
  */
 #include <stdio.h>
@@ -14,7 +14,10 @@
 #include <string.h>
 #include <time.h>
 
+#include <sys/stat.h>
+
 #include "backend/backend.h"
+#include "ckpt_weights.h"
 #include "random_model.h"
 
 static double now_s(void) {
@@ -30,7 +33,9 @@ int main(int argc, char **argv) {
   }
   encoder_config c = random_small_config();
   c.local_window = 128;
-  if (strcmp(argv[1], "small") != 0) {
+  struct stat sbuf;
+  bool is_dir = stat(argv[1], &sbuf) == 0 && S_ISDIR(sbuf.st_mode);
+  if (!is_dir && strcmp(argv[1], "small") != 0) {
     c.n_heads = 12, c.head_dim = 64, c.global_every = 3;
     c.global_theta = 160000, c.local_theta = 10000;
     if (!strcmp(argv[1], "large")) c.hidden = 1024, c.n_layers = 28, c.n_heads = 16, c.intermediate = 2624, c.vocab = 50368;
@@ -46,13 +51,26 @@ int main(int argc, char **argv) {
 
   double t0 = now_s();
   random_model rm;
-  if (random_model_init(&rm, &c, 2, 2, DT_F32, 1) != 0) {
-    fprintf(stderr, "out of memory building the model\n");
-    return 1;
-  }
+  ckpt_weights ck;
+  memset(&rm, 0, sizeof rm);
   laya_error err = {0};
+  const model_weights *mw;
+  if (is_dir) {
+    if (ckpt_weights_open(&ck, argv[1], &err)) {
+      fprintf(stderr, "%s\n", err.message);
+      return 1;
+    }
+    mw = &ck.w;
+    c = ck.enc;
+  } else {
+    if (random_model_init(&rm, &c, 2, 2, DT_F32, 1) != 0) {
+      fprintf(stderr, "out of memory building the model\n");
+      return 1;
+    }
+    mw = &rm.w;
+  }
   backend_options o = {PREC_FP32, 0, 0}; /* threads: LAYA_THREADS or the physical cores */
-  backend *be = backend_cpu_ref_create(&rm.w, &o, &err);
+  backend *be = backend_cpu_ref_create(mw, &o, &err);
   if (!be) {
     fprintf(stderr, "%s\n", err.message);
     return 1;
@@ -68,7 +86,7 @@ int main(int argc, char **argv) {
   for (int i = 0; i < T; i++) tok[i] = (int32_t)(rm_next(&s) % (uint64_t)c.vocab);
   for (int r = 0; r <= rows; r++) rs[r] = r * len, ms[r] = r * 4;
   for (int i = 0; i < M; i++) mk[i] = (i % 4) * (len / 4);
-  float *logits = malloc(sizeof(float) * (size_t)M), *act = malloc(sizeof(float) * (size_t)rows * 2);
+  float *logits = malloc(sizeof(float) * (size_t)M), *act = malloc(sizeof(float) * (size_t)rows * mw->n_act);
   packed_batch b = {rows, T, tok, rs, qt, ms, mk};
 
   double best = 1e30, total = 0;
@@ -86,7 +104,8 @@ int main(int argc, char **argv) {
          argv[1], rows, len, best * 1e3, total / reps * 1e3, reps, T / best, t1 - t0, logits[0]);
   be->worker_destroy(be, w);
   be->destroy(be);
-  random_model_free(&rm);
+  if (is_dir) ckpt_weights_close(&ck);
+  else random_model_free(&rm);
   free(tok), free(rs), free(qt), free(ms), free(mk), free(logits), free(act);
   return 0;
 }

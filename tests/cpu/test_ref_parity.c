@@ -17,10 +17,8 @@
 #include "../check.h"
 #include "backend/backend.h"
 #include "core/json.h"
-#include "model/checkpoint.h"
-#include "model/config.h"
+#include "ckpt_weights.h"
 #include "model/fsutil.h"
-#include "model/safetensors.h"
 
 /* |ours - torch| <= ABS_TOL + REL_TOL * |torch|: a few fp32 ulps per op through the depth of the
  * network; observed differences are around 1e-6 (reported below). */
@@ -106,29 +104,15 @@ int main(int argc, char **argv) {
     return 2;
   }
   const char *dir = argv[1];
-  char path[4096];
   laya_error err = {0};
-  strbuf warn;
-  sb_init(&warn);
-
-  agent_config cfg;
-  snprintf(path, sizeof path, "%s/rl_agent_config.json", dir);
-  int rc = agent_config_load(&cfg, path, dir, &warn, &err);
-  encoder_config enc;
-  snprintf(path, sizeof path, "%s/encoder/config.json", dir);
-  if (!rc) rc = encoder_config_load(&enc, path, &err);
-  st_file st;
-  memset(&st, 0, sizeof st);
-  snprintf(path, sizeof path, "%s/model.safetensors", dir);
-  if (!rc) rc = st_open(&st, path, &err);
-  model_weights w;
-  memset(&w, 0, sizeof w);
-  if (!rc) rc = weights_bind(&w, &st, &enc, cfg.head_layers, cfg.n_act, &err);
-  if (rc) {
+  ckpt_weights ck;
+  if (ckpt_weights_open(&ck, dir, &err)) {
     fprintf(stderr, "loading %s: %s\n", dir, err.message);
     return 1;
   }
-  backend_options o = {PREC_FP32, 1, 0};
+  const model_weights w = ck.w;
+  const agent_config cfg = ck.cfg;
+  backend_options o = {PREC_FP32, 0, 0}; /* default threads: results do not depend on them */
   backend *be = backend_cpu_ref_create(&w, &o, &err);
   CHECK(be != NULL);
   if (!be) {
@@ -209,9 +193,6 @@ int main(int argc, char **argv) {
   free(rows);
   be->worker_destroy(be, wk);
   be->destroy(be);
-  weights_free(&w);
-  st_close(&st);
-  agent_config_free(&cfg);
-  sb_free(&warn);
+  ckpt_weights_close(&ck);
   return check_summary("cpu/ref_parity");
 }
