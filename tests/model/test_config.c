@@ -1,0 +1,155 @@
+/* Configs: encoder/config.json in the transformers 4.x and 5.x forms, rl_agent_config.json
+ * defaults, temperature clamping with Laya's warning text, lang_temperatures errors. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../check.h"
+#include "model/config.h"
+
+static encoder_config enc_of(const char *json, int *rc, laya_error *err) {
+  encoder_config e;
+  *rc = encoder_config_parse(&e, json, strlen(json), "encoder/config.json", err);
+  return e;
+}
+
+static char cfg_path[] = "/tmp/laya_cfg_XXXXXX";
+
+static int load_cfg(agent_config *c, const char *json, strbuf *warn, laya_error *err) {
+  FILE *f = fopen(cfg_path, "w");
+  fputs(json, f);
+  fclose(f);
+  int rc = agent_config_load(c, cfg_path, "ckpt", warn, err);
+  if (!rc) rc = agent_config_install_temperatures(c, cfg_path, "ckpt", warn, err);
+  return rc;
+}
+
+int main(void) {
+  laya_error err;
+  int rc;
+  /* 4.x form: explicit thetas; absent ones take ModernBertConfig defaults */
+  encoder_config e = enc_of("{\"hidden_size\": 64, \"num_hidden_layers\": 4, \"num_attention_heads\": 2,"
+                            " \"intermediate_size\": 96, \"vocab_size\": 300, \"global_rope_theta\": 160000.0,"
+                            " \"local_rope_theta\": 160000.0, \"norm_eps\": 1e-05}", &rc, &err);
+  CHECK(rc == 0);
+  CHECK(e.hidden == 64 && e.n_layers == 4 && e.n_heads == 2 && e.head_dim == 32);
+  CHECK(e.intermediate == 96 && e.vocab == 300 && e.global_every == 3 && e.local_window == 128);
+  CHECK(e.global_theta == 160000.0 && e.local_theta == 160000.0 && e.norm_eps == 1e-5);
+  e = enc_of("{\"hidden_size\": 64, \"num_attention_heads\": 2}", &rc, &err);
+  CHECK(rc == 0 && e.global_theta == 160000.0 && e.local_theta == 10000.0 && e.n_layers == 22);
+  /* 5.x form: rope_parameters per layer type */
+  e = enc_of("{\"hidden_size\": 64, \"num_attention_heads\": 2, \"num_hidden_layers\": 4,"
+             " \"rope_parameters\": {\"full_attention\": {\"rope_type\": \"default\", \"rope_theta\": 160000.0},"
+             " \"sliding_attention\": {\"rope_type\": \"default\", \"rope_theta\": 10000.0}},"
+             " \"layer_types\": [\"full_attention\", \"sliding_attention\", \"full_attention\", \"sliding_attention\"]}",
+             &rc, &err);
+  CHECK(rc == 0 && e.global_theta == 160000.0 && e.local_theta == 10000.0 && e.global_every == 2);
+  /* a per-type entry that is not a dict falls back to the flat rope_theta */
+  e = enc_of("{\"hidden_size\": 64, \"num_attention_heads\": 2, \"local_rope_theta\": 5.0,"
+             " \"rope_parameters\": {\"rope_theta\": 50000.0, \"sliding_attention\": {\"rope_theta\": 7.0}}}",
+             &rc, &err);
+  CHECK(rc == 0 && e.global_theta == 50000.0 && e.local_theta == 7.0);
+  e = enc_of("{\"hidden_size\": 64, \"num_attention_heads\": 2, \"global_rope_theta\": 9.0,"
+             " \"rope_parameters\": {\"full_attention\": {\"rope_type\": \"default\"}}}", &rc, &err);
+  CHECK(rc == 0 && e.global_theta == 9.0 && e.local_theta == 10000.0);
+  /* errors name the file and the key */
+  e = enc_of("{\"hidden_size\": 65, \"num_attention_heads\": 2}", &rc, &err);
+  CHECK(rc == LAYA_ERR_CONFIG);
+  CHECK_STREQ(err.message, "encoder/config.json: hidden_size 65 is not a multiple of num_attention_heads 2");
+  e = enc_of("{\"hidden_size\": \"64\"}", &rc, &err);
+  CHECK(rc == LAYA_ERR_CONFIG);
+  CHECK_STREQ(err.message, "encoder/config.json: \"hidden_size\" must be a positive integer, got str");
+  e = enc_of("{\"hidden_activation\": \"gelu_new\"}", &rc, &err);
+  CHECK(rc == LAYA_ERR_UNSUPPORTED);
+  e = enc_of("{\"hidden_size\": 64, \"num_attention_heads\": 2, \"num_hidden_layers\": 3,"
+             " \"layer_types\": [\"full_attention\", \"full_attention\", \"sliding_attention\"]}", &rc, &err);
+  CHECK(rc == LAYA_ERR_UNSUPPORTED);
+  e = enc_of("{\"hidden_size\": 64,", &rc, &err);
+  CHECK(rc == LAYA_ERR_FORMAT && strstr(err.message, "encoder/config.json: invalid JSON at byte") == err.message);
+  (void)e;
+
+  /* rl_agent_config.json */
+  int fd = mkstemp(cfg_path);
+  CHECK(fd >= 0);
+  close(fd);
+  agent_config c;
+  strbuf warn;
+  sb_init(&warn);
+  CHECK(load_cfg(&c, "{\"encoder\": null, \"head_layers\": 2}", &warn, &err) == 0);
+  CHECK(c.max_len == 512 && c.head_max_len == 192 && c.n_act == 1 && c.has_encoder && !c.encoder_id);
+  CHECK(c.temps.t[0] == 1.0 && c.temps.t[1] == 1.0 && c.temps.t[2] == 1.0 && c.temps.n_by == 0);
+  CHECK(warn.len == 0);
+  agent_config_free(&c);
+  CHECK(load_cfg(&c,
+                 "{\"encoder\": \"x\", \"head_layers\": 2, \"act_costs\": {\"escalate\": 0.5}, \"max_len\": 256,"
+                 " \"temperature\": [1.6369030475616455, 1.2514300346374512, 7],"
+                 " \"temperature_by_options\": {\"choice:3-5\": 1.76, \"choice:11+\": 0.10058280825614929,"
+                 " \"noul:2\": true, \"score:2\": \"2.5\"}}",
+                 &warn, &err) == 0);
+  CHECK(c.n_act == 2 && c.max_len == 256);
+  CHECK(c.temps.t[0] == 1.6369030475616455 && c.temps.t[2] == 5.0);
+  CHECK(temp_lookup(&c.temps, 0, 11) == 0.5);
+  CHECK(temp_lookup(&c.temps, 0, 4) == 1.76);
+  CHECK(temp_lookup(&c.temps, 0, 2) == 1.6369030475616455);
+  CHECK(temp_lookup(&c.temps, 2, 2) == 1.0);  /* a bool is not a temperature */
+  CHECK(temp_lookup(&c.temps, 1, 1) == 2.5);  /* float("2.5") */
+  CHECK_STREQ(sb_cstr(&warn),
+              "laya: this checkpoint ships invalid temperatures or values outside [0.5, 5]; using "
+              "choice:11+=0.10058280825614929 -> 0.5, noul:2=True -> 1, temperature[2]=7 -> 5. Treat "
+              "confidence from the affected entries as uncalibrated.\n");
+  /* lang_temperatures */
+  lang_temps lt;
+  arena a;
+  arena_init(&a, 4096);
+  sb_reset(&warn);
+  CHECK(lang_temps_parse(&lt, &a, "{\"de-AT\": {\"temperature\": [2, 0.1, null]}, \"FR\": null}",
+                         c.temperature_raw, &warn, &err) == 0);
+  CHECK(lt.n == 2);
+  const temp_table *de = lang_temps_find(&lt, "de-CH", 5);
+  CHECK(de && de->t[0] == 2.0 && de->t[1] == 0.5 && de->t[2] == 1.0);
+  const temp_table *fr = lang_temps_find(&lt, "fr", 2);
+  CHECK(fr && fr->t[2] == 5.0); /* inherits the checkpoint's raw list, clamped */
+  CHECK(lang_temps_find(&lt, "en", 2) == NULL);
+  CHECK_STREQ(sb_cstr(&warn),
+              "laya: language override 'de-AT' ships invalid temperatures or values outside [0.5, 5]; "
+              "using temperature[1]=0.1 -> 0.5, temperature[2]=None -> 1. Treat confidence from the "
+              "affected entries as uncalibrated.\n");
+  CHECK(lang_temps_parse(&lt, &a, "{\"de\": 3}", c.temperature_raw, NULL, &err) == LAYA_ERR_VALUE);
+  CHECK_STREQ(err.message, "Language override 'de' must be a mapping, got int");
+  CHECK(lang_temps_parse(&lt, &a, "{\"de\": {\"temperature\": [1, 2]}}", c.temperature_raw, NULL, &err) ==
+        LAYA_ERR_VALUE);
+  CHECK_STREQ(err.message, "Language override 'de' temperature must be a list of 3 floats, got [1, 2]");
+  CHECK(lang_temps_parse(&lt, &a, "{\"de\": {\"temperature_by_options\": [1]}}", c.temperature_raw, NULL,
+                         &err) == LAYA_ERR_VALUE);
+  CHECK_STREQ(err.message,
+              "Language override 'de' temperature_by_options must be a mapping of bucket -> float, got list");
+  CHECK(lang_temps_parse(&lt, &a, "{\"de\": {\"temperature_by_options\": []}}", c.temperature_raw, NULL,
+                         &err) == 0); /* falsy means none */
+  arena_free(&a);
+  agent_config_free(&c);
+  /* the temperature list shape is Laya's ValueError */
+  CHECK(load_cfg(&c, "{\"encoder\": null, \"head_layers\": 2, \"temperature\": [1, 2]}", &warn, &err) ==
+        LAYA_ERR_CONFIG);
+  CHECK_STREQ(err.message, "Incompatible model: 'ckpt' temperature must be a list of 3 floats, got [1, 2]");
+  agent_config_free(&c);
+  CHECK(load_cfg(&c, "{\"encoder\": null, \"option_layout\": \"diagonal\"}", &warn, &err) == LAYA_ERR_CONFIG);
+  CHECK_STREQ(err.message, "option_layout must be one of sequential, parallel, got 'diagonal'");
+  agent_config_free(&c);
+  CHECK(load_cfg(&c, "{\"max_len\": \"512\"}", &warn, &err) == LAYA_ERR_CONFIG);
+  CHECK(strstr(err.message, "\"max_len\" must be an integer, got str") != NULL);
+  CHECK(strstr(err.message, cfg_path) == err.message);
+  agent_config_free(&c);
+  char bucket[16];
+  temp_bucket_name(0, 1, bucket);
+  CHECK_STREQ(bucket, "choice:2");
+  temp_bucket_name(1, 5, bucket);
+  CHECK_STREQ(bucket, "score:3-5");
+  temp_bucket_name(2, 10, bucket);
+  CHECK_STREQ(bucket, "noul:6-10");
+  temp_bucket_name(0, 11, bucket);
+  CHECK_STREQ(bucket, "choice:11+");
+  sb_free(&warn);
+  unlink(cfg_path);
+  return check_summary("model/config");
+}
