@@ -55,6 +55,13 @@ typedef struct backend {
 backend *backend_cpu_ref_create(const model_weights *w, const backend_options *o, laya_error *err);
 backend *backend_cpu_create(const model_weights *w, const backend_options *o, laya_error *err);
 backend *backend_cuda_create(const model_weights *w, const backend_options *o, laya_error *err);
+/* The fast CPU backend's precision when the caller names none: bf16 where the CPU has AVX-512
+ * BF16, fp32 otherwise. (backend/cpu/cpu.c) */
+backend_precision backend_cpu_default_precision(void);
+/* "fp32", "bf16", "fp16", "int8". */
+const char *backend_precision_name(backend_precision p);
+/* The kernel set the "cpu" backend b runs ("avx512", "avx2", "scalar"); NULL for other backends. */
+const char *backend_cpu_isa(const backend *b);
 /* 1 if the CUDA backend was compiled in and a device is present. */
 int backend_cuda_available(int *device_count);
 

@@ -75,6 +75,10 @@ typedef struct model_weights {
   const tensor *scorer2_w, *scorer2_b;         /* [1, d], [1] */
   const tensor *act1_w, *act1_b;               /* [256, d + 4], [256] */
   const tensor *act2_w, *act2_b;               /* [n_act, 256], [n_act] */
+  /* Non-NULL when the model comes from a `laya convert` artifact (model/artifact.h): the "cpu"
+   * backend maps its packed weights from there, and only tok_embeddings among the tensors above is
+   * set (the other backends need a checkpoint). */
+  const struct artifact *packed;
 } model_weights;
 
 #endif

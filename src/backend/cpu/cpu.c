@@ -1,0 +1,908 @@
+/*
+ * cpu.c: the fast CPU backend ("cpu"): Laya's DecisionModel forward over a packed batch with
+ * packed weights (fp32, bf16 or int8), SIMD kernels chosen by CPUID (kernels.h) and a thread pool.
+ *
+ * The pass reads top to bottom like the reference (ref.c), one parallel step per line:
+ *   embeddings -> per encoder layer [norm -> QKV -> RoPE + attention per (row, head) -> Wo +
+ *   residual -> (in token chunks) norm -> Wi with GeGLU -> Wo + residual] -> final norm ->
+ *   type_emb -> head layers (same shape, biases, ReLU, no RoPE) -> scorer on the markers -> act.
+ * Work is split so one row and many rows both use every core: GEMMs over (row chunk, weight
+ * panel group), attention over (row, head), row-wise ops over token blocks. Every output element
+ * is reduced in one fixed order, so a row's answer does not depend on its batch mates nor on the
+ * thread count (tests/cpu/test_cpu_forward.c checks it bit for bit).
+ *
+ * Letters: T tokens in the batch, R rows, d width, H heads, dh head size, I FFN width (Wi is
+ * [2I, d]), F the widest hidden (max(I, 4d)), C tokens per MLP chunk.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/backend.h"
+#include "backend/cpu/cpu_model.h"
+#include "backend/cpu/ref_ops.h"
+#include "model/artifact.h"
+
+#define HEAD_LN_EPS 1e-5f
+#define MLP_CHUNK 512   /* tokens per MLP chunk (C) */
+#define ROPE_TABLE 8192 /* positions with precomputed cos/sin */
+#define ROW_BLOCK 32    /* tokens per task of row-wise ops */
+
+/* ---- model: named arrays ---------------------------------------------------------------------- */
+
+static int track_owned(cpu_model *m, void *p) {
+  if (m->n_owned == m->cap_owned) {
+    int cap = m->cap_owned ? 2 * m->cap_owned : 256;
+    void **o = realloc(m->owned, (size_t)cap * sizeof *o);
+    if (!o) return -1;
+    m->owned = o;
+    m->cap_owned = cap;
+  }
+  m->owned[m->n_owned++] = p;
+  return 0;
+}
+
+static void *alloc_owned(cpu_model *m, size_t bytes) {
+  void *p = NULL;
+  if (posix_memalign(&p, 64, bytes ? bytes : 64) != 0) return NULL;
+  if (track_owned(m, p)) {
+    free(p);
+    return NULL;
+  }
+  return p;
+}
+
+static int register_blob(cpu_model *m, const char *name, const void *data, size_t bytes) {
+  if (m->n_blobs == m->cap_blobs) {
+    int cap = m->cap_blobs ? 2 * m->cap_blobs : 256;
+    cpu_blob *b = realloc(m->blobs, (size_t)cap * sizeof *b);
+    if (!b) return -1;
+    m->blobs = b;
+    m->cap_blobs = cap;
+  }
+  cpu_blob *b = &m->blobs[m->n_blobs++];
+  snprintf(b->name, sizeof b->name, "%s", name);
+  b->data = data;
+  b->bytes = bytes;
+  return 0;
+}
+
+static void cpu_model_free(cpu_model *m) {
+  if (!m) return;
+  if (m->pool) cpu_pool_destroy(m->pool);
+  for (int i = 0; i < m->n_owned; i++) free(m->owned[i]);
+  free(m->owned);
+  free(m->blobs);
+  free(m->layers);
+  free(m->head);
+  free(m);
+}
+
+typedef struct load_ctx {
+  cpu_model *m;
+  const artifact *art; /* non-NULL: take named arrays from here */
+  laya_error *err;
+} load_ctx;
+
+/* An array of `bytes` from the artifact (checked size), or NULL with err set. */
+static const void *from_artifact(load_ctx *L, const char *name, size_t bytes) {
+  size_t got = 0;
+  const void *p = artifact_blob(L->art, name, &got);
+  if (!p) {
+    laya_err(L->err, LAYA_ERR_FORMAT, NULL, "%s: packed array %s is missing", artifact_path(L->art), name);
+    return NULL;
+  }
+  if (got != bytes) {
+    laya_err(L->err, LAYA_ERR_FORMAT, NULL, "%s: packed array %s has %zu bytes, expected %zu",
+             artifact_path(L->art), name, got, bytes);
+    return NULL;
+  }
+  return p;
+}
+
+/* A small fp32 vector of n values (norm weights, biases). */
+static const float *load_vec(load_ctx *L, const char *name, const tensor *t, int64_t n) {
+  cpu_model *m = L->m;
+  const float *v;
+  if (L->art) {
+    v = from_artifact(L, name, (size_t)n * sizeof(float));
+    if (!v) return NULL;
+  } else {
+    if (!t || !t->data) {
+      laya_err(L->err, LAYA_ERR_NOT_FOUND, NULL, "cpu backend: tensor %s is missing", name);
+      return NULL;
+    }
+    if (t->numel != n) {
+      laya_err(L->err, LAYA_ERR_FORMAT, NULL, "cpu backend: tensor %s has %lld elements, expected %lld",
+               t->name ? t->name : name, (long long)t->numel, (long long)n);
+      return NULL;
+    }
+    float *f = alloc_owned(m, (size_t)n * sizeof(float));
+    if (!f) {
+      laya_err(L->err, LAYA_ERR_NOMEM, NULL, "cpu backend: out of memory");
+      return NULL;
+    }
+    tensor_to_f32(t, 0, n, f);
+    v = f;
+  }
+  if (register_blob(m, name, v, (size_t)n * sizeof(float))) {
+    laya_err(L->err, LAYA_ERR_NOMEM, NULL, "cpu backend: out of memory");
+    return NULL;
+  }
+  return v;
+}
+
+typedef struct tensor_rows {
+  const tensor *t;
+  int k;
+} tensor_rows;
+
+static void get_tensor_row(void *ctx, int r, float *out) {
+  tensor_rows *tr = ctx;
+  tensor_to_f32(tr->t, (int64_t)r * tr->k, tr->k, out);
+}
+
+/* A Linear weight [n, k] (+ bias [outputs]) packed for fmt. */
+static int load_linear(load_ctx *L, packed_matrix *pm, const char *name, const tensor *t, int n,
+                       int k, cpu_wfmt fmt, int geglu, int has_bias, const tensor *bias) {
+  cpu_model *m = L->m;
+  char nm[48];
+  memset(pm, 0, sizeof *pm);
+  pm->n = n;
+  pm->k = k;
+  pm->n_panels = pack_panels(n, geglu);
+  pm->k_pad = pack_kpad(k);
+  pm->geglu = geglu;
+  pm->fmt = fmt;
+  size_t data_bytes = pack_data_bytes(fmt, n, k, geglu);
+  size_t cols = (size_t)pm->n_panels * CPU_NR;
+  snprintf(nm, sizeof nm, "%s.data", name);
+  if (L->art) {
+    if (!(pm->data = from_artifact(L, nm, data_bytes))) return -1;
+    if (fmt == WF_I8) {
+      snprintf(nm, sizeof nm, "%s.scale", name);
+      if (!(pm->scale = from_artifact(L, nm, cols * sizeof(float)))) return -1;
+      snprintf(nm, sizeof nm, "%s.colsum", name);
+      if (!(pm->colsum = from_artifact(L, nm, cols * sizeof(int32_t)))) return -1;
+    }
+  } else {
+    if (!t || !t->data) return laya_err(L->err, LAYA_ERR_NOT_FOUND, NULL, "cpu backend: tensor %s is missing", name);
+    if (t->numel != (int64_t)n * k)
+      return laya_err(L->err, LAYA_ERR_FORMAT, NULL, "cpu backend: tensor %s has %lld elements, expected %lld",
+                      t->name ? t->name : name, (long long)t->numel, (long long)n * k);
+    void *data = alloc_owned(m, data_bytes);
+    float *scale = fmt == WF_I8 ? alloc_owned(m, cols * sizeof(float)) : NULL;
+    int32_t *colsum = fmt == WF_I8 ? alloc_owned(m, cols * sizeof(int32_t)) : NULL;
+    float *row = malloc((size_t)k * sizeof(float));
+    if (!data || !row || (fmt == WF_I8 && (!scale || !colsum))) {
+      free(row);
+      return laya_err(L->err, LAYA_ERR_NOMEM, NULL, "cpu backend: out of memory packing %s", name);
+    }
+    tensor_rows tr = {t, k};
+    pack_matrix(fmt, n, k, geglu, get_tensor_row, &tr, data, scale, colsum, row);
+    free(row);
+    pm->data = data;
+    pm->scale = scale;
+    pm->colsum = colsum;
+  }
+  snprintf(nm, sizeof nm, "%s.data", name);
+  if (register_blob(m, nm, pm->data, data_bytes)) return laya_err(L->err, LAYA_ERR_NOMEM, NULL, "cpu backend: out of memory");
+  if (fmt == WF_I8) {
+    snprintf(nm, sizeof nm, "%s.scale", name);
+    if (register_blob(m, nm, pm->scale, cols * sizeof(float))) return laya_err(L->err, LAYA_ERR_NOMEM, NULL, "cpu backend: out of memory");
+    snprintf(nm, sizeof nm, "%s.colsum", name);
+    if (register_blob(m, nm, pm->colsum, cols * sizeof(int32_t))) return laya_err(L->err, LAYA_ERR_NOMEM, NULL, "cpu backend: out of memory");
+  }
+  if (has_bias) {
+    snprintf(nm, sizeof nm, "%s.bias", name);
+    if (!(pm->bias = load_vec(L, nm, bias, n))) return -1;
+  }
+  return 0;
+}
+
+static int check_config(const model_weights *w, laya_error *err) {
+  const encoder_config *c = &w->enc;
+  const char *bad = NULL;
+  if (c->hidden <= 0) bad = "hidden_size must be positive";
+  else if (c->n_layers < 0) bad = "num_hidden_layers must not be negative";
+  else if (c->n_heads <= 0 || c->hidden % c->n_heads != 0) bad = "num_attention_heads must divide hidden_size";
+  else if (c->head_dim != c->hidden / c->n_heads || c->head_dim % 2 != 0 || c->head_dim > CPU_MAX_DH)
+    bad = "head_dim must be hidden_size / num_attention_heads, even and at most 256";
+  else if (c->intermediate <= 0) bad = "intermediate_size must be positive";
+  else if (c->vocab <= 0) bad = "vocab_size must be positive";
+  else if (c->global_every <= 0) bad = "global_attn_every_n_layers must be positive";
+  else if (c->local_window < 0) bad = "local_attention must not be negative";
+  else if (!(c->global_theta > 0) || !(c->local_theta > 0)) bad = "rope thetas must be positive";
+  else if (!(c->norm_eps > 0)) bad = "norm_eps must be positive";
+  else if (w->head_layers < 0) bad = "head_layers must not be negative";
+  else if (w->head_heads <= 0 || c->hidden % w->head_heads != 0 || c->hidden / w->head_heads > CPU_MAX_DH ||
+           (c->hidden / w->head_heads) % 2 != 0)
+    bad = "decision-head heads must divide hidden_size into even heads of at most 256";
+  else if (w->n_act <= 0) bad = "n_act must be positive";
+  if (bad) return laya_err(err, LAYA_ERR_CONFIG, NULL, "cpu backend: %s", bad);
+  return 0;
+}
+
+/* cos/sin tables, computed exactly as the reference does (ref_rope_tables). */
+static int build_rope(cpu_model *m) {
+  int dh = m->enc.head_dim, half = dh / 2;
+  m->rope_len = ROPE_TABLE;
+  float *c = malloc((size_t)ROPE_TABLE * half * sizeof(float)), *s = malloc((size_t)ROPE_TABLE * half * sizeof(float));
+  if (!c || !s) {
+    free(c);
+    free(s);
+    return -1;
+  }
+  for (int g = 0; g < 2; g++) {
+    double theta = g == 0 ? m->enc.global_theta : m->enc.local_theta;
+    for (int j = 0; j < half; j++) m->inv_freq[g][j] = 1.0f / powf((float)theta, (float)(2 * j) / (float)dh);
+    float *t = alloc_owned(m, (size_t)ROPE_TABLE * dh * sizeof(float));
+    if (!t) {
+      free(c);
+      free(s);
+      return -1;
+    }
+    ref_rope_tables(c, s, ROPE_TABLE, dh, theta);
+    for (size_t p = 0; p < ROPE_TABLE; p++) {
+      memcpy(t + p * dh, c + p * half, (size_t)half * sizeof(float));
+      memcpy(t + p * dh + half, s + p * half, (size_t)half * sizeof(float));
+    }
+    m->rope[g] = t;
+  }
+  free(c);
+  free(s);
+  return 0;
+}
+
+static cpu_wfmt fmt_of(backend_precision p) {
+  return p == PREC_BF16 ? WF_BF16 : p == PREC_INT8 ? WF_I8 : WF_F32;
+}
+
+static cpu_model *cpu_model_create(const model_weights *w, const backend_options *o, laya_error *err) {
+  if (check_config(w, err)) return NULL;
+  backend_precision prec = o ? o->precision : backend_cpu_default_precision();
+  if (prec == PREC_FP16) {
+    laya_err(err, LAYA_ERR_UNSUPPORTED, NULL, "cpu backend: precision fp16 is not supported on the CPU (use fp32, bf16 or int8)");
+    return NULL;
+  }
+  const artifact *art = w->packed;
+  if (art) {
+    backend_precision ap = artifact_precision(art);
+    if (o && o->precision != ap) {
+      laya_err(err, LAYA_ERR_UNSUPPORTED, NULL, "%s: the artifact holds %s weights; convert again for %s",
+               artifact_path(art), backend_precision_name(ap), backend_precision_name(o->precision));
+      return NULL;
+    }
+    prec = ap;
+  }
+  cpu_model *m = calloc(1, sizeof *m);
+  if (!m) {
+    laya_err(err, LAYA_ERR_NOMEM, NULL, "cpu backend: out of memory");
+    return NULL;
+  }
+  const encoder_config *c = &w->enc;
+  int d = c->hidden, I = c->intermediate;
+  m->enc = *c;
+  m->head_layers = w->head_layers;
+  m->head_heads = w->head_heads;
+  m->n_act = w->n_act;
+  m->fmt = fmt_of(prec);
+  m->k = cpu_kernels_select();
+  m->layers = calloc(c->n_layers ? (size_t)c->n_layers : 1, sizeof *m->layers);
+  m->head = calloc(w->head_layers ? (size_t)w->head_layers : 1, sizeof *m->head);
+  if (!m->layers || !m->head || build_rope(m)) {
+    laya_err(err, LAYA_ERR_NOMEM, NULL, "cpu backend: out of memory");
+    goto fail;
+  }
+  if (!w->tok_embeddings || !w->tok_embeddings->data || w->tok_embeddings->numel != (int64_t)c->vocab * d) {
+    laya_err(err, LAYA_ERR_FORMAT, NULL, "cpu backend: tok_embeddings must be [%d, %d]", c->vocab, d);
+    goto fail;
+  }
+  m->tok_embeddings = w->tok_embeddings;
+  if (art) {
+    m->act_hidden = artifact_act_hidden(art);
+  } else if (!w->act1_w || w->act1_w->ndim != 2 || w->act1_w->shape[1] != d + 4 || w->act1_w->shape[0] <= 0) {
+    laya_err(err, LAYA_ERR_FORMAT, NULL, "cpu backend: act_head.0.weight must be [hidden, %d]", d + 4);
+    goto fail;
+  } else {
+    m->act_hidden = (int)w->act1_w->shape[0];
+  }
+
+  load_ctx L = {m, art, err};
+  char nm[48];
+#define VEC(dst, name, t, n) \
+  if (!((dst) = load_vec(&L, (name), (t), (n)))) goto fail
+#define LIN(pm, name, t, n, k, fmt, geglu, bias) \
+  if (load_linear(&L, (pm), (name), (t), (n), (k), (fmt), (geglu), (bias) != NULL || art, (bias))) goto fail
+
+  VEC(m->emb_norm, "emb_norm", w->emb_norm, d);
+  for (int i = 0; i < c->n_layers; i++) {
+    const enc_layer_weights *lw = &w->layers[i];
+    cpu_enc_layer *l = &m->layers[i];
+    if (i > 0) {
+      snprintf(nm, sizeof nm, "enc.%d.attn_norm", i);
+      VEC(l->attn_norm, nm, lw->attn_norm, d);
+    }
+    snprintf(nm, sizeof nm, "enc.%d.mlp_norm", i);
+    VEC(l->mlp_norm, nm, lw->mlp_norm, d);
+    snprintf(nm, sizeof nm, "enc.%d.wqkv", i);
+    if (load_linear(&L, &l->wqkv, nm, lw->wqkv, 3 * d, d, m->fmt, 0, 0, NULL)) goto fail;
+    snprintf(nm, sizeof nm, "enc.%d.wo", i);
+    if (load_linear(&L, &l->wo, nm, lw->wo, d, d, m->fmt, 0, 0, NULL)) goto fail;
+    snprintf(nm, sizeof nm, "enc.%d.wi", i);
+    if (load_linear(&L, &l->wi, nm, lw->wi, 2 * I, d, m->fmt, 1, 0, NULL)) goto fail;
+    snprintf(nm, sizeof nm, "enc.%d.wo_mlp", i);
+    if (load_linear(&L, &l->wo_mlp, nm, lw->wo_mlp, d, I, m->fmt, 0, 0, NULL)) goto fail;
+  }
+  VEC(m->final_norm, "final_norm", w->final_norm, d);
+  VEC(m->type_emb, "type_emb", w->type_emb, 3 * d);
+  for (int j = 0; j < w->head_layers; j++) {
+    const head_layer_weights *hw = &w->head[j];
+    cpu_head_layer *h = &m->head[j];
+#define HNAME(s) (snprintf(nm, sizeof nm, "head.%d.%s", j, s), nm)
+    VEC(h->norm1_w, HNAME("norm1_w"), hw->norm1_w, d);
+    VEC(h->norm1_b, HNAME("norm1_b"), hw->norm1_b, d);
+    VEC(h->norm2_w, HNAME("norm2_w"), hw->norm2_w, d);
+    VEC(h->norm2_b, HNAME("norm2_b"), hw->norm2_b, d);
+    LIN(&h->in_proj, HNAME("in_proj"), hw->in_proj_w, 3 * d, d, m->fmt, 0, hw->in_proj_b);
+    LIN(&h->out_proj, HNAME("out_proj"), hw->out_proj_w, d, d, m->fmt, 0, hw->out_proj_b);
+    LIN(&h->linear1, HNAME("linear1"), hw->linear1_w, 4 * d, d, m->fmt, 0, hw->linear1_b);
+    LIN(&h->linear2, HNAME("linear2"), hw->linear2_w, d, 4 * d, m->fmt, 0, hw->linear2_b);
+#undef HNAME
+  }
+  VEC(m->scorer_norm_w, "scorer_norm_w", w->scorer_norm_w, d);
+  VEC(m->scorer_norm_b, "scorer_norm_b", w->scorer_norm_b, d);
+  LIN(&m->scorer1, "scorer1", w->scorer1_w, d, d, WF_F32, 0, w->scorer1_b);
+  VEC(m->scorer2_w, "scorer2_w", w->scorer2_w, d);
+  VEC(m->scorer2_b, "scorer2_b", w->scorer2_b, 1);
+  LIN(&m->act1, "act1", w->act1_w, m->act_hidden, d + 4, WF_F32, 0, w->act1_b);
+  VEC(m->act2_w, "act2_w", w->act2_w, (int64_t)w->n_act * m->act_hidden);
+  VEC(m->act2_b, "act2_b", w->act2_b, w->n_act);
+#undef VEC
+#undef LIN
+
+  int threads = o && o->threads > 0 ? o->threads : cpu_default_threads();
+  m->pool = cpu_pool_create(threads);
+  if (!m->pool) {
+    laya_err(err, LAYA_ERR_NOMEM, NULL, "cpu backend: cannot start %d threads", threads);
+    goto fail;
+  }
+  return m;
+fail:
+  cpu_model_free(m);
+  return NULL;
+}
+
+/* ---- worker scratch --------------------------------------------------------------------------- */
+
+typedef struct cpu_scratch {
+  float *x;           /* [T][d] residual stream */
+  float *qkv;         /* [T][3d] */
+  void *act;          /* [T][kd] in the weight format: normed input / attention output */
+  float *act_scale;   /* [T] int8 row scales */
+  float *att32;       /* [T][d] int8: attention output before quantisation */
+  void *cact;         /* [C][kd] MLP chunk normed input */
+  float *cact_scale;  /* [C] */
+  void *chid;         /* [C][kf] MLP chunk hidden */
+  float *chid_scale;  /* [C] */
+  float *chid32;      /* [C][F] int8: hidden before quantisation */
+  float *thread_buf;  /* per thread: [3 * Lmax * dh + attention scratch + d] */
+  size_t thread_floats;
+  float *mk, *mk2;    /* [Mk][d] */
+  float *act_in;      /* [R][kpad(d + 4)] */
+  float *act_h;       /* [R][act_hidden] */
+  int kd, kf, kin;    /* padded widths of act (d), chid (F) and act_in (d + 4) */
+} cpu_scratch;
+
+struct backend_worker {
+  size_t cap;
+  unsigned char *buf;
+};
+
+static size_t fmt_elem(cpu_wfmt f) { return f == WF_F32 ? 4 : f == WF_BF16 ? 2 : 1; }
+
+static size_t carve(cpu_scratch *s, unsigned char *base, const cpu_model *m, int T, int R, int Mk,
+                    int max_len, int threads) {
+  size_t d = (size_t)m->enc.hidden, I = (size_t)m->enc.intermediate;
+  size_t F = m->head_layers > 0 && 4 * d > I ? 4 * d : I;
+  size_t el = fmt_elem(m->fmt);
+  size_t C = (size_t)(T < MLP_CHUNK ? T : MLP_CHUNK);
+  int dh_max = m->enc.head_dim > (int)d / m->head_heads ? m->enc.head_dim : (int)d / m->head_heads;
+  s->kd = pack_kpad((int)d);
+  s->kf = pack_kpad((int)F);
+  s->kin = pack_kpad((int)d + 4);
+  s->thread_floats = ((3 * (size_t)max_len * dh_max + cpu_attention_scratch(max_len) + d + 4 * CPU_MAX_DH) + 15) & ~(size_t)15;
+  size_t off = 0;
+#define TAKE(field, type, bytes)                               \
+  do {                                                         \
+    s->field = base ? (type)(void *)(base + off) : NULL;       \
+    off += ((size_t)(bytes) + 63) & ~(size_t)63;               \
+  } while (0)
+  TAKE(x, float *, (size_t)T * d * 4);
+  TAKE(qkv, float *, (size_t)T * 3 * d * 4);
+  TAKE(act, void *, (size_t)T * s->kd * el);
+  TAKE(act_scale, float *, (size_t)T * 4);
+  TAKE(att32, float *, m->fmt == WF_I8 ? (size_t)T * d * 4 : 0);
+  TAKE(cact, void *, C * s->kd * el);
+  TAKE(cact_scale, float *, C * 4);
+  TAKE(chid, void *, C * s->kf * el);
+  TAKE(chid_scale, float *, C * 4);
+  TAKE(chid32, float *, m->fmt == WF_I8 ? C * F * 4 : 0);
+  TAKE(thread_buf, float *, s->thread_floats * threads * 4);
+  TAKE(mk, float *, (size_t)Mk * d * 4);
+  TAKE(mk2, float *, (size_t)Mk * d * 4);
+  TAKE(act_in, float *, (size_t)R * s->kin * 4);
+  TAKE(act_h, float *, (size_t)R * m->act_hidden * 4);
+#undef TAKE
+  return off;
+}
+
+static backend_worker *cpu_worker_create(backend *b, laya_error *err) {
+  (void)b;
+  backend_worker *w = calloc(1, sizeof *w);
+  if (!w) laya_err(err, LAYA_ERR_NOMEM, NULL, "cpu backend: out of memory");
+  return w;
+}
+
+static void cpu_worker_destroy(backend *b, backend_worker *w) {
+  (void)b;
+  if (!w) return;
+  free(w->buf);
+  free(w);
+}
+
+/* ---- parallel steps --------------------------------------------------------------------------- */
+
+typedef struct fwd {
+  const cpu_model *m;
+  const packed_batch *bt;
+  cpu_scratch s;
+  int T, threads;
+} fwd;
+
+static void run(fwd *f, int n, cpu_task_fn fn, void *ctx) { cpu_pool_run(f->m->pool, n, fn, ctx); }
+
+/* GEMM: y = x W^T over M rows, split into (row chunk, panel group) tasks. */
+typedef struct gemm_job {
+  const cpu_model *m;
+  gemm_input in;
+  const packed_matrix *w;
+  gemm_epilogue e;
+  int M, mtile, n_m, pgroup, n_p;
+} gemm_job;
+
+static void gemm_task(void *ctx, int task, int thread) {
+  (void)thread;
+  gemm_job *g = ctx;
+  int mi = task % g->n_m, pi = task / g->n_m;
+  int m0 = mi * g->mtile, m1 = m0 + g->mtile < g->M ? m0 + g->mtile : g->M;
+  int p0 = pi * g->pgroup, p1 = p0 + g->pgroup < g->w->n_panels ? p0 + g->pgroup : g->w->n_panels;
+  const cpu_kernels *k = g->m->k;
+  if (g->w->fmt == WF_F32) k->gemm_f32(&g->in, g->w, m0, m1, p0, p1, &g->e);
+  else if (g->w->fmt == WF_BF16) k->gemm_bf16(&g->in, g->w, m0, m1, p0, p1, &g->e);
+  else k->gemm_i8(&g->in, g->w, m0, m1, p0, p1, &g->e);
+}
+
+static void gemm(fwd *f, const void *a, int lda, const float *row_scale, const packed_matrix *w, int M,
+                 epi_act act, int residual, float *out32, void *out16, int ldo) {
+  if (M <= 0) return;
+  gemm_job g;
+  g.m = f->m;
+  g.in.a = a;
+  g.in.lda = lda;
+  g.in.row_scale = row_scale;
+  g.w = w;
+  g.e.act = act;
+  g.e.residual = residual;
+  g.e.out_f32 = out32;
+  g.e.out_bf16 = out16;
+  g.e.ldo = ldo;
+  g.M = M;
+  g.mtile = 192;
+  g.n_m = (M + g.mtile - 1) / g.mtile;
+  int want = 4 * f->threads; /* enough tasks to balance, few enough to keep panels long */
+  int n_p = (want + g.n_m - 1) / g.n_m;
+  if (n_p > w->n_panels) n_p = w->n_panels;
+  if (n_p < 1) n_p = 1;
+  g.pgroup = (w->n_panels + n_p - 1) / n_p;
+  g.n_p = (w->n_panels + g.pgroup - 1) / g.pgroup;
+  run(f, g.n_m * g.n_p, gemm_task, &g);
+}
+
+/* Row-wise LayerNorm into the weight format of the next GEMM. */
+typedef struct norm_job {
+  fwd *f;
+  const float *x;
+  int ldx, n, rows;
+  const float *w, *b;
+  float eps;
+  void *out;
+  float *out_scale;
+  int ldo;
+} norm_job;
+
+static void norm_task(void *ctx, int task, int thread) {
+  norm_job *j = ctx;
+  const cpu_model *m = j->f->m;
+  int r0 = task * ROW_BLOCK, r1 = r0 + ROW_BLOCK < j->rows ? r0 + ROW_BLOCK : j->rows;
+  float *tmp = j->f->s.thread_buf + (size_t)thread * j->f->s.thread_floats;
+  for (int r = r0; r < r1; r++) {
+    const float *xr = j->x + (size_t)r * j->ldx;
+    if (m->fmt == WF_F32) {
+      m->k->layernorm(xr, j->n, j->w, j->b, j->eps, (float *)j->out + (size_t)r * j->ldo, NULL);
+    } else if (m->fmt == WF_BF16) {
+      m->k->layernorm(xr, j->n, j->w, j->b, j->eps, NULL, (uint16_t *)j->out + (size_t)r * j->ldo);
+    } else {
+      m->k->layernorm(xr, j->n, j->w, j->b, j->eps, tmp, NULL);
+      j->out_scale[r] = m->k->quantize_row(tmp, j->n, j->ldo, (uint8_t *)j->out + (size_t)r * j->ldo);
+    }
+  }
+}
+
+static void norm_rows(fwd *f, const float *x, int ldx, int rows, int n, const float *w, const float *b,
+                      float eps, void *out, float *out_scale, int ldo) {
+  norm_job j = {f, x, ldx, n, rows, w, b, eps, out, out_scale, ldo};
+  run(f, (rows + ROW_BLOCK - 1) / ROW_BLOCK, norm_task, &j);
+}
+
+/* fp32 rows -> the weight format (layer 0 has no attention norm; int8 hidden states). */
+typedef struct conv_job {
+  fwd *f;
+  const float *x;
+  int ldx, n, rows;
+  void *out;
+  float *out_scale;
+  int ldo;
+} conv_job;
+
+static void conv_task(void *ctx, int task, int thread) {
+  (void)thread;
+  conv_job *j = ctx;
+  const cpu_model *m = j->f->m;
+  int r0 = task * ROW_BLOCK, r1 = r0 + ROW_BLOCK < j->rows ? r0 + ROW_BLOCK : j->rows;
+  for (int r = r0; r < r1; r++) {
+    const float *xr = j->x + (size_t)r * j->ldx;
+    if (m->fmt == WF_F32) memcpy((float *)j->out + (size_t)r * j->ldo, xr, (size_t)j->n * sizeof(float));
+    else if (m->fmt == WF_BF16) m->k->to_bf16(xr, j->n, (uint16_t *)j->out + (size_t)r * j->ldo);
+    else j->out_scale[r] = m->k->quantize_row(xr, j->n, j->ldo, (uint8_t *)j->out + (size_t)r * j->ldo);
+  }
+}
+
+static void convert_rows(fwd *f, const float *x, int ldx, int rows, int n, void *out, float *out_scale, int ldo) {
+  conv_job j = {f, x, ldx, n, rows, out, out_scale, ldo};
+  run(f, (rows + ROW_BLOCK - 1) / ROW_BLOCK, conv_task, &j);
+}
+
+/* Attention per (row, head): rotate and scale q, transpose k, copy v into the thread's buffer,
+ * then all queries of the row. */
+typedef struct attn_job {
+  fwd *f;
+  int n_heads, dh, window, d;
+  const float *rope; /* NULL: no rotary embedding (decision head) */
+  int rope_g;        /* which inv_freq for positions past the table */
+  void *out;         /* [T][kd] weight format (fp32 / bf16) or att32 for int8 */
+  int out_bf16, ldo;
+} attn_job;
+
+static void attn_task(void *ctx, int task, int thread) {
+  attn_job *j = ctx;
+  fwd *f = j->f;
+  const cpu_model *m = f->m;
+  int r = task / j->n_heads, h = task % j->n_heads, dh = j->dh, d = j->d;
+  int s0 = f->bt->row_start[r], t = f->bt->row_start[r + 1] - s0;
+  float *buf = f->s.thread_buf + (size_t)thread * f->s.thread_floats;
+  float *q = buf, *kt = q + (size_t)t * dh, *v = kt + (size_t)t * dh, *scratch = v + (size_t)t * dh;
+  float *cs_tmp = scratch + cpu_attention_scratch(t);
+  float scale = 1.0f / sqrtf((float)dh);
+  for (int i = 0; i < t; i++) {
+    const float *row = f->s.qkv + (size_t)(s0 + i) * 3 * d;
+    float *qi = q + (size_t)i * dh;
+    float *ki = cs_tmp + CPU_MAX_DH; /* rotated key, then scattered into kt */
+    memcpy(qi, row + h * dh, (size_t)dh * sizeof(float));
+    memcpy(ki, row + d + h * dh, (size_t)dh * sizeof(float));
+    if (j->rope) {
+      const float *cs;
+      if (i < m->rope_len) {
+        cs = j->rope + (size_t)i * dh;
+      } else {
+        for (int c = 0; c < dh / 2; c++) {
+          float ang = (float)i * m->inv_freq[j->rope_g][c];
+          cs_tmp[c] = cosf(ang);
+          cs_tmp[dh / 2 + c] = sinf(ang);
+        }
+        cs = cs_tmp;
+      }
+      m->k->rope(qi, dh, cs, scale);
+      m->k->rope(ki, dh, cs, 1.0f);
+    } else {
+      for (int c = 0; c < dh; c++) qi[c] *= scale;
+    }
+    for (int c = 0; c < dh; c++) kt[(size_t)c * t + i] = ki[c];
+    memcpy(v + (size_t)i * dh, row + 2 * d + h * dh, (size_t)dh * sizeof(float));
+  }
+  attn_args a;
+  a.q = q;
+  a.kt = kt;
+  a.v = v;
+  a.t = t;
+  a.dh = dh;
+  a.i0 = 0;
+  a.i1 = t;
+  a.window = j->window;
+  a.scratch = scratch;
+  a.ldo = j->ldo;
+  if (j->out_bf16) {
+    a.out_bf16 = (uint16_t *)j->out + (size_t)s0 * j->ldo + h * dh;
+    a.out_f32 = NULL;
+  } else {
+    a.out_f32 = (float *)j->out + (size_t)s0 * j->ldo + h * dh;
+    a.out_bf16 = NULL;
+  }
+  m->k->attention(&a);
+}
+
+static void attention(fwd *f, int n_heads, int dh, int window, const float *rope, int rope_g) {
+  const cpu_model *m = f->m;
+  attn_job j;
+  j.f = f;
+  j.n_heads = n_heads;
+  j.dh = dh;
+  j.window = window;
+  j.d = m->enc.hidden;
+  j.rope = rope;
+  j.rope_g = rope_g;
+  if (m->fmt == WF_I8) {
+    j.out = f->s.att32;
+    j.out_bf16 = 0;
+    j.ldo = j.d;
+  } else {
+    j.out = f->s.act;
+    j.out_bf16 = m->fmt == WF_BF16;
+    j.ldo = f->s.kd;
+  }
+  run(f, f->bt->n_rows * n_heads, attn_task, &j);
+  if (m->fmt == WF_I8) convert_rows(f, f->s.att32, j.d, f->T, j.d, f->s.act, f->s.act_scale, f->s.kd);
+}
+
+/* Embedding rows (any stored dtype) -> LayerNorm, into x. */
+static void embed_task(void *ctx, int task, int thread) {
+  (void)thread;
+  fwd *f = ctx;
+  const cpu_model *m = f->m;
+  int d = m->enc.hidden;
+  int r0 = task * ROW_BLOCK, r1 = r0 + ROW_BLOCK < f->T ? r0 + ROW_BLOCK : f->T;
+  for (int t = r0; t < r1; t++) {
+    float *xt = f->s.x + (size_t)t * d;
+    tensor_to_f32(m->tok_embeddings, (int64_t)f->bt->tokens[t] * d, d, xt);
+    m->k->layernorm(xt, d, m->emb_norm, NULL, (float)m->enc.norm_eps, xt, NULL);
+  }
+}
+
+static void final_task(void *ctx, int task, int thread) {
+  (void)thread;
+  fwd *f = ctx;
+  const cpu_model *m = f->m;
+  const packed_batch *bt = f->bt;
+  int d = m->enc.hidden;
+  int r0 = task * ROW_BLOCK, r1 = r0 + ROW_BLOCK < f->T ? r0 + ROW_BLOCK : f->T;
+  int row = 0;
+  while (bt->row_start[row + 1] <= r0) row++;
+  for (int t = r0; t < r1; t++) {
+    while (bt->row_start[row + 1] <= t) row++;
+    float *xt = f->s.x + (size_t)t * d;
+    m->k->layernorm(xt, d, m->final_norm, NULL, (float)m->enc.norm_eps, xt, NULL);
+    const float *te = m->type_emb + (size_t)bt->qtype[row] * d;
+    for (int i = 0; i < d; i++) xt[i] += te[i];
+  }
+}
+
+/* The MLP half of an encoder layer over tokens [c0, c0 + n): Wo + residual was done on all
+ * tokens; here x += Wo_mlp(gelu(in) * gate), [in | gate] = Wi(mlp_norm(x)). */
+static void mlp_chunk(fwd *f, const cpu_enc_layer *L, int c0, int n) {
+  const cpu_model *m = f->m;
+  cpu_scratch *s = &f->s;
+  int d = m->enc.hidden, I = m->enc.intermediate;
+  float *x = s->x + (size_t)c0 * d;
+  norm_rows(f, x, d, n, d, L->mlp_norm, NULL, (float)m->enc.norm_eps, s->cact, s->cact_scale, s->kd);
+  if (m->fmt == WF_I8) {
+    gemm(f, s->cact, s->kd, s->cact_scale, &L->wi, n, EPI_GEGLU, 0, s->chid32, NULL, I);
+    convert_rows(f, s->chid32, I, n, I, s->chid, s->chid_scale, s->kf);
+  } else if (m->fmt == WF_BF16) {
+    gemm(f, s->cact, s->kd, NULL, &L->wi, n, EPI_GEGLU, 0, NULL, s->chid, s->kf);
+  } else {
+    gemm(f, s->cact, s->kd, NULL, &L->wi, n, EPI_GEGLU, 0, s->chid, NULL, s->kf);
+  }
+  gemm(f, s->chid, s->kf, s->chid_scale, &L->wo_mlp, n, EPI_NONE, 1, x, NULL, d);
+}
+
+/* The FFN half of a decision-head layer over tokens [c0, c0 + n). */
+static void ffn_chunk(fwd *f, const cpu_head_layer *H, int c0, int n) {
+  const cpu_model *m = f->m;
+  cpu_scratch *s = &f->s;
+  int d = m->enc.hidden, F4 = 4 * d;
+  float *x = s->x + (size_t)c0 * d;
+  norm_rows(f, x, d, n, d, H->norm2_w, H->norm2_b, HEAD_LN_EPS, s->cact, s->cact_scale, s->kd);
+  if (m->fmt == WF_I8) {
+    gemm(f, s->cact, s->kd, s->cact_scale, &H->linear1, n, EPI_RELU, 0, s->chid32, NULL, F4);
+    convert_rows(f, s->chid32, F4, n, F4, s->chid, s->chid_scale, s->kf);
+  } else if (m->fmt == WF_BF16) {
+    gemm(f, s->cact, s->kd, NULL, &H->linear1, n, EPI_RELU, 0, NULL, s->chid, s->kf);
+  } else {
+    gemm(f, s->cact, s->kd, NULL, &H->linear1, n, EPI_RELU, 0, s->chid, NULL, s->kf);
+  }
+  gemm(f, s->chid, s->kf, s->chid_scale, &H->linear2, n, EPI_NONE, 1, x, NULL, d);
+}
+
+static void encoder_layer(fwd *f, int l) {
+  const cpu_model *m = f->m;
+  const cpu_enc_layer *L = &m->layers[l];
+  cpu_scratch *s = &f->s;
+  int d = m->enc.hidden, T = f->T;
+  int global = l % m->enc.global_every == 0;
+  if (L->attn_norm)
+    norm_rows(f, s->x, d, T, d, L->attn_norm, NULL, (float)m->enc.norm_eps, s->act, s->act_scale, s->kd);
+  else
+    convert_rows(f, s->x, d, T, d, s->act, s->act_scale, s->kd);
+  gemm(f, s->act, s->kd, s->act_scale, &L->wqkv, T, EPI_NONE, 0, s->qkv, NULL, 3 * d);
+  attention(f, m->enc.n_heads, m->enc.head_dim, global ? -1 : m->enc.local_window / 2,
+            m->rope[global ? 0 : 1], global ? 0 : 1);
+  gemm(f, s->act, s->kd, s->act_scale, &L->wo, T, EPI_NONE, 1, s->x, NULL, d);
+  for (int c0 = 0; c0 < T; c0 += MLP_CHUNK) mlp_chunk(f, L, c0, T - c0 < MLP_CHUNK ? T - c0 : MLP_CHUNK);
+}
+
+static void head_layer(fwd *f, int j) {
+  const cpu_model *m = f->m;
+  const cpu_head_layer *H = &m->head[j];
+  cpu_scratch *s = &f->s;
+  int d = m->enc.hidden, T = f->T;
+  norm_rows(f, s->x, d, T, d, H->norm1_w, H->norm1_b, HEAD_LN_EPS, s->act, s->act_scale, s->kd);
+  gemm(f, s->act, s->kd, s->act_scale, &H->in_proj, T, EPI_NONE, 0, s->qkv, NULL, 3 * d);
+  attention(f, m->head_heads, d / m->head_heads, -1, NULL, 0);
+  gemm(f, s->act, s->kd, s->act_scale, &H->out_proj, T, EPI_NONE, 1, s->x, NULL, d);
+  for (int c0 = 0; c0 < T; c0 += MLP_CHUNK) ffn_chunk(f, H, c0, T - c0 < MLP_CHUNK ? T - c0 : MLP_CHUNK);
+}
+
+/* ---- forward ---------------------------------------------------------------------------------- */
+
+static int check_batch(const cpu_model *m, const packed_batch *bt, int *max_len, laya_error *err) {
+  if (bt->n_rows < 0 || bt->n_tokens < 0) return laya_err(err, LAYA_ERR_VALUE, NULL, "cpu backend: negative batch size");
+  if (bt->row_start[0] != 0 || bt->row_start[bt->n_rows] != bt->n_tokens)
+    return laya_err(err, LAYA_ERR_VALUE, NULL, "cpu backend: row_start must run from 0 to n_tokens (%d)", bt->n_tokens);
+  if (bt->marker_start[0] != 0) return laya_err(err, LAYA_ERR_VALUE, NULL, "cpu backend: marker_start[0] must be 0");
+  *max_len = 1;
+  for (int r = 0; r < bt->n_rows; r++) {
+    int len = bt->row_start[r + 1] - bt->row_start[r];
+    if (len <= 0) return laya_err(err, LAYA_ERR_VALUE, NULL, "cpu backend: row %d is empty", r);
+    if (len > *max_len) *max_len = len;
+    if (bt->qtype[r] < 0 || bt->qtype[r] > 2)
+      return laya_err(err, LAYA_ERR_VALUE, NULL, "cpu backend: row %d has question type %d (0, 1 or 2)", r, bt->qtype[r]);
+    int k = bt->marker_start[r + 1] - bt->marker_start[r];
+    if (k <= 0) return laya_err(err, LAYA_ERR_VALUE, NULL, "cpu backend: row %d has no option markers", r);
+    for (int s = bt->marker_start[r]; s < bt->marker_start[r + 1]; s++)
+      if (bt->markers[s] < 0 || bt->markers[s] >= len)
+        return laya_err(err, LAYA_ERR_VALUE, NULL, "cpu backend: row %d marker %d at position %d is outside the row (length %d)",
+                        r, s - bt->marker_start[r], bt->markers[s], len);
+  }
+  for (int t = 0; t < bt->n_tokens; t++)
+    if (bt->tokens[t] < 0 || bt->tokens[t] >= m->enc.vocab)
+      return laya_err(err, LAYA_ERR_VALUE, NULL, "cpu backend: token %d (id %d) is outside the vocabulary (%d)", t,
+                      bt->tokens[t], m->enc.vocab);
+  return 0;
+}
+
+static int cpu_forward(backend *b, backend_worker *w, const packed_batch *bt, float *logits,
+                       float *act_logits, laya_error *err) {
+  const cpu_model *m = b->impl;
+  int max_len = 1;
+  if (bt->n_rows == 0) return 0;
+  if (check_batch(m, bt, &max_len, err)) return err ? err->code : LAYA_ERR_VALUE;
+  int T = bt->n_tokens, R = bt->n_rows, Mk = bt->marker_start[R], d = m->enc.hidden;
+  int threads = cpu_pool_threads(m->pool);
+
+  fwd f;
+  memset(&f, 0, sizeof f);
+  f.m = m;
+  f.bt = bt;
+  f.T = T;
+  f.threads = threads;
+  size_t need = carve(&f.s, NULL, m, T, R, Mk, max_len, threads);
+  if (need > w->cap) {
+    unsigned char *nb = NULL;
+    if (posix_memalign((void **)&nb, 64, need) != 0)
+      return laya_err(err, LAYA_ERR_NOMEM, NULL, "cpu backend: out of memory for %d tokens (%zu MB of scratch)", T, need >> 20);
+    free(w->buf);
+    w->buf = nb;
+    w->cap = need;
+    /* bf16 GEMMs read the padding columns of their inputs: keep them zero (they are never written) */
+    memset(w->buf, 0, need);
+  }
+  carve(&f.s, w->buf, m, T, R, Mk, max_len, threads);
+  if (m->fmt == WF_BF16 && (d % 4 || m->enc.intermediate % 4)) memset(w->buf, 0, need);
+
+  cpu_pool_lock(m->pool);
+  run(&f, (T + ROW_BLOCK - 1) / ROW_BLOCK, embed_task, &f);
+  for (int l = 0; l < m->enc.n_layers; l++) encoder_layer(&f, l);
+  run(&f, (T + ROW_BLOCK - 1) / ROW_BLOCK, final_task, &f); /* final norm + type_emb */
+  for (int j = 0; j < m->head_layers; j++) head_layer(&f, j);
+
+  /* scorer on the option markers: Linear(GELU(Linear(LayerNorm(h)))) */
+  cpu_scratch *s = &f.s;
+  for (int r = 0; r < R; r++)
+    for (int i = bt->marker_start[r]; i < bt->marker_start[r + 1]; i++)
+      m->k->layernorm(s->x + (size_t)(bt->row_start[r] + bt->markers[i]) * d, d, m->scorer_norm_w, m->scorer_norm_b,
+                      HEAD_LN_EPS, s->mk + (size_t)i * d, NULL);
+  gemm(&f, s->mk, d, NULL, &m->scorer1, Mk, EPI_GELU, 0, s->mk2, NULL, d);
+  for (int i = 0; i < Mk; i++) {
+    const float *h = s->mk2 + (size_t)i * d;
+    float acc = 0.0f;
+    for (int c = 0; c < d; c++) acc += h[c] * m->scorer2_w[c];
+    logits[i] = acc + m->scorer2_b[0];
+  }
+
+  /* act head on [CLS state after the head ; confidence features] */
+  for (int r = 0; r < R; r++) {
+    float *in = s->act_in + (size_t)r * s->kin;
+    memcpy(in, s->x + (size_t)bt->row_start[r] * d, (size_t)d * sizeof(float));
+    ref_confidence_features(logits + bt->marker_start[r], bt->marker_start[r + 1] - bt->marker_start[r], in + d);
+  }
+  gemm(&f, s->act_in, s->kin, NULL, &m->act1, R, EPI_GELU, 0, s->act_h, NULL, m->act_hidden);
+  cpu_pool_unlock(m->pool);
+  for (int r = 0; r < R; r++) {
+    const float *h = s->act_h + (size_t)r * m->act_hidden;
+    for (int a = 0; a < m->n_act; a++) {
+      const float *wa = m->act2_w + (size_t)a * m->act_hidden;
+      float acc = 0.0f;
+      for (int c = 0; c < m->act_hidden; c++) acc += h[c] * wa[c];
+      act_logits[(size_t)r * m->n_act + a] = acc + m->act2_b[a];
+    }
+  }
+  return 0;
+}
+
+static void cpu_destroy(backend *b) {
+  if (!b) return;
+  cpu_model_free(b->impl);
+  free(b);
+}
+
+const cpu_model *backend_cpu_model(const backend *b) {
+  return b && b->name && !strcmp(b->name, "cpu") ? b->impl : NULL;
+}
+
+backend_precision backend_cpu_default_precision(void) {
+  return cpu_isa_detect().avx512_bf16 ? PREC_BF16 : PREC_FP32;
+}
+
+const char *backend_precision_name(backend_precision p) {
+  switch (p) {
+    case PREC_FP32: return "fp32";
+    case PREC_BF16: return "bf16";
+    case PREC_FP16: return "fp16";
+    case PREC_INT8: return "int8";
+  }
+  return "?";
+}
+
+const char *backend_cpu_isa(const backend *b) {
+  const cpu_model *m = backend_cpu_model(b);
+  return m ? m->k->name : NULL;
+}
+
+backend *backend_cpu_create(const model_weights *w, const backend_options *o, laya_error *err) {
+  cpu_model *m = cpu_model_create(w, o, err);
+  if (!m) return NULL;
+  backend *b = calloc(1, sizeof *b);
+  if (!b) {
+    cpu_model_free(m);
+    laya_err(err, LAYA_ERR_NOMEM, NULL, "cpu backend: out of memory");
+    return NULL;
+  }
+  b->name = "cpu";
+  b->impl = m;
+  b->worker_create = cpu_worker_create;
+  b->worker_destroy = cpu_worker_destroy;
+  b->forward = cpu_forward;
+  b->destroy = cpu_destroy;
+  return b;
+}

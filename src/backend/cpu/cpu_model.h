@@ -1,0 +1,58 @@
+/*
+ * cpu_model.h: the fast CPU backend's loaded model: every weight in the layout its kernels read,
+ * either packed at create from a checkpoint's tensors or mapped from a `laya convert` artifact.
+ *
+ * Each array the model uses is registered under a stable name ("enc.3.wqkv.data", "head.0.norm1_b",
+ * ...). The artifact writer stores exactly these named blobs, and the artifact path of create looks
+ * them up by the same names, so the two load paths cannot drift apart.
+ */
+#ifndef LAYA_CPU_MODEL_H
+#define LAYA_CPU_MODEL_H
+
+#include "backend/backend.h"
+#include "backend/cpu/cpu_pool.h"
+#include "backend/cpu/kernels.h"
+
+typedef struct cpu_enc_layer {
+  const float *attn_norm; /* [d] or NULL (layer 0) */
+  const float *mlp_norm;  /* [d] */
+  packed_matrix wqkv, wo, wi, wo_mlp;
+} cpu_enc_layer;
+
+typedef struct cpu_head_layer {
+  const float *norm1_w, *norm1_b, *norm2_w, *norm2_b;
+  packed_matrix in_proj, out_proj, linear1, linear2;
+} cpu_head_layer;
+
+typedef struct cpu_blob {
+  char name[48];
+  const void *data;
+  size_t bytes;
+} cpu_blob;
+
+typedef struct cpu_model {
+  encoder_config enc;
+  int head_layers, head_heads, n_act, act_hidden;
+  cpu_wfmt fmt;
+  const cpu_kernels *k;
+  cpu_pool *pool;
+  const tensor *tok_embeddings; /* [V, d], as stored (never packed) */
+  const float *emb_norm, *final_norm, *type_emb;
+  cpu_enc_layer *layers;
+  cpu_head_layer *head;
+  const float *scorer_norm_w, *scorer_norm_b, *scorer2_w, *scorer2_b, *act2_w, *act2_b;
+  packed_matrix scorer1, act1; /* always fp32: they make the logits directly */
+  int rope_len;                /* positions in the tables */
+  float *rope[2];              /* [rope_len][head_dim]: cos[dh/2] then sin[dh/2]; 0 global, 1 local */
+  float inv_freq[2][CPU_MAX_DH / 2];
+  /* named arrays (see top); owned ones are freed with the model */
+  cpu_blob *blobs;
+  int n_blobs, cap_blobs;
+  void **owned;
+  int n_owned, cap_owned;
+} cpu_model;
+
+/* Blob lookup for the artifact writer: the model's named arrays, in registration order. */
+const cpu_model *backend_cpu_model(const backend *b);
+
+#endif

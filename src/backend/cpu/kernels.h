@@ -1,0 +1,155 @@
+/*
+ * kernels.h: the CPU kernel table and the packed weight layouts it works on.
+ *
+ * One table per instruction set (scalar, AVX2+FMA, AVX-512 with BF16/VNNI), picked once at load by
+ * CPUID (cpu_kernels_select). The scalar table is the portable fallback and the test oracle: every
+ * SIMD kernel must agree with it within the bounds tests/cpu/test_kernels.c asserts. A table may
+ * leave a slot pointing at the scalar kernel when its ISA has nothing better.
+ *
+ * Letters: M rows of activations (tokens), N output features, K input features, T tokens of one
+ * packed row, Dh head size (64).
+ *
+ * Packed weights (the same bytes for every ISA, and the bytes `laya convert` stores): a Linear
+ * weight W [N, K] (y = x W^T) is cut into panels of CPU_NR = 32 output columns; N is padded with
+ * zero columns to a whole panel, K to a multiple of 4 with zeros. Within a panel:
+ *   fp32: [K][32]            w[k][c]
+ *   bf16: [K/2][32][2]       pairs of consecutive k per column (vdpbf16ps operand order)
+ *   int8: [K/4][32][4]       quads of consecutive k per column (vpdpbusd operand order), with a
+ *         per-column fp32 scale (w = q * scale, |q| <= 127) and colsum[c] = 128 * sum_k q[k][c],
+ *         the compensation for activations stored as u8 = q_a + 128.
+ * GeGLU weights (Wi [2I, K], rows [input; gate]) are packed so that panel p holds input columns
+ * 16p..16p+15 in its first half and the matching gate columns in its second half; its GEMM writes
+ * I outputs gelu(input) * gate.
+ */
+#ifndef LAYA_CPU_KERNELS_H
+#define LAYA_CPU_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backend/backend.h"
+
+#define CPU_NR 32      /* output columns per packed panel */
+#define CPU_MAX_DH 256 /* largest attention head size */
+
+typedef enum cpu_wfmt { WF_F32 = 0, WF_BF16 = 1, WF_I8 = 2 } cpu_wfmt;
+
+typedef struct packed_matrix {
+  int n, k;      /* logical output / input features (n = 2I for GeGLU) */
+  int n_panels;  /* panels of CPU_NR packed columns */
+  int k_pad;     /* k rounded up to 4 */
+  int geglu;     /* panels hold [16 input | 16 gate] columns; outputs n/2 */
+  cpu_wfmt fmt;
+  const void *data;      /* n_panels * k_pad * CPU_NR elements of fmt */
+  const float *scale;    /* int8: [n_panels * CPU_NR] per packed column */
+  const int32_t *colsum; /* int8: [n_panels * CPU_NR] 128 * sum_k q */
+  const float *bias;     /* [outputs] fp32, logical order, or NULL */
+} packed_matrix;
+
+/* Activations feeding a GEMM, in the format the weights want: fp32 (WF_F32), bf16 (WF_BF16) or
+ * u8 = round(x / row_scale) + 128 (WF_I8). Row m starts at a + m * lda elements; lda >= k_pad and
+ * the padding columns k..k_pad-1 are zero (bf16/fp32) or 128 (u8). */
+typedef struct gemm_input {
+  const void *a;
+  int lda;
+  const float *row_scale; /* int8 only: [M] */
+} gemm_input;
+
+typedef enum epi_act { EPI_NONE = 0, EPI_GELU, EPI_RELU, EPI_GEGLU } epi_act;
+
+/* What happens to each fp32 result y[m][n] (after bias): act, then either stored (out_f32 or
+ * out_bf16) or added into out_f32 (residual). Exactly one of out_f32 / out_bf16 is set. */
+typedef struct gemm_epilogue {
+  epi_act act;
+  int residual;       /* out_f32[m][n] += y */
+  float *out_f32;     /* row m at out_f32 + m * ldo */
+  uint16_t *out_bf16; /* row m at out_bf16 + m * ldo */
+  int ldo;
+} gemm_epilogue;
+
+/* Attention over one packed row for one head of size dh (even). q: [T][dh] already rotated and
+ * scaled by 1/sqrt(dh); kt: [dh][T] keys transposed; v: [T][dh]. Queries [i0, i1) see keys j with |i - j| <= window
+ * (window < 0: all keys). out row i at out + (i - i0) * ldo, fp32 or bf16 (one is NULL). scratch:
+ * at least cpu_attention_scratch(T) floats. Softmax is online over key blocks: no T x T buffer. */
+typedef struct attn_args {
+  const float *q, *kt, *v;
+  int t, dh, i0, i1, window;
+  float *out_f32;
+  uint16_t *out_bf16;
+  int ldo;
+  float *scratch;
+} attn_args;
+
+typedef struct cpu_kernels {
+  const char *name; /* "scalar", "avx2", "avx512" */
+  /* y = x W^T over activation rows [m0, m1) and weight panels [p0, p1). */
+  void (*gemm_f32)(const gemm_input *x, const packed_matrix *w, int m0, int m1, int p0, int p1,
+                   const gemm_epilogue *e);
+  void (*gemm_bf16)(const gemm_input *x, const packed_matrix *w, int m0, int m1, int p0, int p1,
+                    const gemm_epilogue *e);
+  void (*gemm_i8)(const gemm_input *x, const packed_matrix *w, int m0, int m1, int p0, int p1,
+                  const gemm_epilogue *e);
+  /* LayerNorm of one row of n floats: y = (x - mean) / sqrt(var + eps) * w (+ b); w, b may be NULL
+   * (weight 1, bias 0). Writes fp32 or bf16 (one of y32 / y16 is NULL). */
+  void (*layernorm)(const float *x, int n, const float *w, const float *b, float eps, float *y32,
+                    uint16_t *y16);
+  /* u8 quantisation of one row of n floats (pads to n_pad with 128); returns the scale. */
+  float (*quantize_row)(const float *x, int n, int n_pad, uint8_t *q);
+  /* fp32 -> bf16 (round to nearest even) of n floats. */
+  void (*to_bf16)(const float *x, int n, uint16_t *y);
+  /* NeoX RoPE of one head vector of dh floats in place: x' = x cos + rotate_half(x) sin; cs:
+   * [dh/2] cos then [dh/2] sin for the position. Result times `scale`. */
+  void (*rope)(float *x, int dh, const float *cs, float scale);
+  void (*attention)(const attn_args *a);
+} cpu_kernels;
+
+/* Floats of attention scratch per call. */
+size_t cpu_attention_scratch(int t);
+
+extern const cpu_kernels cpu_kernels_scalar;
+/* Scalar kernels the SIMD tables fall back to for shapes they do not cover. */
+void cpu_rope_scalar(float *x, int dh, const float *cs, float scale);
+void cpu_attention_scalar(const attn_args *a);
+/* NULL when the compiler cannot build that ISA. */
+const cpu_kernels *cpu_kernels_avx2(void);
+const cpu_kernels *cpu_kernels_avx512(void);
+
+/* ISA support of this CPU and OS (CPUID + XGETBV). */
+typedef struct cpu_isa {
+  int avx2_fma, avx512, avx512_bf16, avx512_vnni;
+} cpu_isa;
+cpu_isa cpu_isa_detect(void);
+
+/* The best table this CPU runs, or the one LAYA_CPU_ISA (scalar|avx2|avx512) forces (if usable).
+ * Never NULL. */
+const cpu_kernels *cpu_kernels_select(void);
+/* A table by name if this CPU can run it, else NULL. */
+const cpu_kernels *cpu_kernels_by_name(const char *name);
+
+/* ---- helpers shared by the kernel files ---- */
+
+static inline uint16_t f32_to_bf16_rne(float f) {
+  union { float f; uint32_t u; } v = {f};
+  if ((v.u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((v.u >> 16) | 0x40); /* quiet NaN */
+  v.u += 0x7fffu + ((v.u >> 16) & 1u);
+  return (uint16_t)(v.u >> 16);
+}
+static inline float bf16_to_f32(uint16_t h) {
+  union { uint32_t u; float f; } v = {(uint32_t)h << 16};
+  return v.f;
+}
+
+/* Packing (pack.c). W rows come from a callback so checkpoint dtypes and GeGLU order stay out of
+ * the packer: get_row(ctx, r, out) writes logical row r (0 <= r < n) of W as k floats. Returns the
+ * bytes needed for data (+ scale + colsum) when dst is NULL. */
+typedef void (*pack_row_fn)(void *ctx, int r, float *out);
+size_t pack_data_bytes(cpu_wfmt fmt, int n, int k, int geglu);
+/* Fills data, and for int8 scale and colsum (each n_panels * CPU_NR). row_tmp: k floats. */
+void pack_matrix(cpu_wfmt fmt, int n, int k, int geglu, pack_row_fn get_row, void *ctx, void *data,
+                 float *scale, int32_t *colsum, float *row_tmp);
+int pack_panels(int n, int geglu);
+int pack_kpad(int k);
+/* Packed column c of panel p -> logical row of W, or -1 for padding. */
+int pack_col_row(int n, int geglu, int p, int c);
+
+#endif

@@ -1,0 +1,472 @@
+/*
+ * kernels_avx512.c: AVX-512 kernels (F/BW/VL/DQ + BF16 + VNNI), compiled with per-function target
+ * attributes so the binary still runs on any x86-64; the table is only handed out when CPUID says
+ * the CPU and OS support all of them.
+ *
+ * GEMM microkernel: MR (<= 12) activation rows x one 32-column panel, 24 zmm accumulators; the
+ * activation element (fp32), pair (bf16) or quad (u8) of each row is broadcast and multiplied
+ * into the panel's two vectors with FMA / vdpbf16ps / vpdpbusd. Rows are walked in chunks that
+ * stay in L2 while each weight panel streams from L2 once per chunk row-tile. Every output's
+ * reduction runs over k in one fixed order, so a row's result does not depend on its batch mates
+ * or on how the work was split.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "backend/cpu/kernels.h"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+
+#define ISA512 "avx512f,avx512bw,avx512vl,avx512dq,avx512bf16,avx512vnni,fma,avx2"
+#define FN static __attribute__((target(ISA512)))
+#define INL static inline __attribute__((target(ISA512), always_inline))
+
+#define MR 12
+
+/* ---- vector maths ---- */
+
+/* exp(x) for fp32 lanes: 2^n * p(r), |rel err| ~ 2 ulp over the clamped range. */
+INL __m512 v_exp(__m512 x) {
+  x = _mm512_max_ps(_mm512_min_ps(x, _mm512_set1_ps(88.3762626647949f)),
+                    _mm512_set1_ps(-88.3762626647949f));
+  __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+                                  _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
+  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+  __m512 p = _mm512_set1_ps(1.9875691500E-4f);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507E-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073E-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894E-2f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459E-1f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201E-1f));
+  __m512 r2 = _mm512_mul_ps(r, r);
+  p = _mm512_fmadd_ps(p, r2, _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
+  return _mm512_scalef_ps(p, n);
+}
+
+/* erf(x), Abramowitz-Stegun 7.1.26 (|abs err| <= 1.5e-7). */
+INL __m512 v_erf(__m512 x) {
+  __m512 ax = _mm512_abs_ps(x);
+  __m512 t = _mm512_div_ps(_mm512_set1_ps(1.0f),
+                           _mm512_fmadd_ps(ax, _mm512_set1_ps(0.3275911f), _mm512_set1_ps(1.0f)));
+  __m512 p = _mm512_set1_ps(1.061405429f);
+  p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(-1.453152027f));
+  p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(1.421413741f));
+  p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(-0.284496736f));
+  p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(0.254829592f));
+  p = _mm512_mul_ps(p, t);
+  __m512 e = v_exp(_mm512_mul_ps(_mm512_sub_ps(_mm512_setzero_ps(), ax), ax));
+  __m512 y = _mm512_fnmadd_ps(p, e, _mm512_set1_ps(1.0f));
+  /* copy the sign of x */
+  return _mm512_castsi512_ps(_mm512_or_si512(
+      _mm512_castps_si512(y),
+      _mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32((int)0x80000000u))));
+}
+
+INL __m512 v_gelu(__m512 x) {
+  __m512 e = v_erf(_mm512_mul_ps(x, _mm512_set1_ps(0.70710678118654752f)));
+  return _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(0.5f), x),
+                       _mm512_add_ps(_mm512_set1_ps(1.0f), e));
+}
+
+INL __mmask16 tail_mask(int n) { return n >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << n) - 1); }
+
+INL void store_bf16(uint16_t *dst, __m512 y, __mmask16 mk) {
+  __m256i h = (__m256i)_mm512_cvtneps_pbh(y);
+  _mm256_mask_storeu_epi16(dst, mk, h);
+}
+
+/* ---- GEMM epilogue for one row's 32 panel results ---- */
+
+INL void epilogue_row(const packed_matrix *w, const gemm_epilogue *e, int m, int p, __m512 y0,
+                      __m512 y1) {
+  if (w->geglu) {
+    int o = p * 16, outs = w->n / 2;
+    __mmask16 mk = tail_mask(outs - o);
+    __m512 y = _mm512_mul_ps(v_gelu(y0), y1);
+    if (e->out_f32) {
+      float *dst = e->out_f32 + (size_t)m * e->ldo + o;
+      if (e->residual) y = _mm512_add_ps(y, _mm512_maskz_loadu_ps(mk, dst));
+      _mm512_mask_storeu_ps(dst, mk, y);
+    } else {
+      store_bf16(e->out_bf16 + (size_t)m * e->ldo + o, y, mk);
+    }
+    return;
+  }
+  int o = p * 32, outs = w->n;
+  __mmask16 mk0 = tail_mask(outs - o), mk1 = tail_mask(outs - o - 16);
+  if (outs - o - 16 <= 0) mk1 = 0;
+  if (w->bias) {
+    y0 = _mm512_add_ps(y0, _mm512_maskz_loadu_ps(mk0, w->bias + o));
+    y1 = _mm512_add_ps(y1, _mm512_maskz_loadu_ps(mk1, w->bias + o + 16));
+  }
+  if (e->act == EPI_GELU) {
+    y0 = v_gelu(y0);
+    y1 = v_gelu(y1);
+  } else if (e->act == EPI_RELU) {
+    y0 = _mm512_max_ps(y0, _mm512_setzero_ps());
+    y1 = _mm512_max_ps(y1, _mm512_setzero_ps());
+  }
+  if (e->out_f32) {
+    float *dst = e->out_f32 + (size_t)m * e->ldo + o;
+    if (e->residual) {
+      y0 = _mm512_add_ps(y0, _mm512_maskz_loadu_ps(mk0, dst));
+      y1 = _mm512_add_ps(y1, _mm512_maskz_loadu_ps(mk1, dst + 16));
+    }
+    _mm512_mask_storeu_ps(dst, mk0, y0);
+    _mm512_mask_storeu_ps(dst + 16, mk1, y1);
+  } else {
+    uint16_t *dst = e->out_bf16 + (size_t)m * e->ldo + o;
+    store_bf16(dst, y0, mk0);
+    store_bf16(dst + 16, y1, mk1);
+  }
+}
+
+/* Rows per L2 chunk so that chunk rows x k_pad activation bytes stay near 512 KiB. */
+static int chunk_rows(int k_pad, int elem) {
+  int r = (512 * 1024) / (k_pad * elem);
+  r = r / MR * MR;
+  if (r < MR) r = MR;
+  if (r > 20 * MR) r = 20 * MR;
+  return r;
+}
+
+/* ---- fp32 ---- */
+
+INL void mk_f32(const int mr, const float *a, int lda, const float *b, int k, __m512 *c) {
+#pragma GCC unroll 12
+  for (int r = 0; r < mr; r++) c[2 * r] = c[2 * r + 1] = _mm512_setzero_ps();
+  for (int kk = 0; kk < k; kk++) {
+    __m512 b0 = _mm512_load_ps(b + (size_t)kk * 32), b1 = _mm512_load_ps(b + (size_t)kk * 32 + 16);
+#pragma GCC unroll 12
+    for (int r = 0; r < mr; r++) {
+      __m512 av = _mm512_set1_ps(a[(size_t)r * lda + kk]);
+      c[2 * r] = _mm512_fmadd_ps(av, b0, c[2 * r]);
+      c[2 * r + 1] = _mm512_fmadd_ps(av, b1, c[2 * r + 1]);
+    }
+  }
+}
+
+#define TILE_F32(N)                                                                     \
+  FN void tile_f32_##N(const gemm_input *x, const packed_matrix *w, int m, int p,         \
+                       const gemm_epilogue *e) {                                          \
+    __m512 c[2 * MR];                                                                     \
+    const float *a = (const float *)x->a + (size_t)m * x->lda;                            \
+    const float *b = (const float *)w->data + (size_t)p * w->k_pad * CPU_NR;              \
+    mk_f32(N, a, x->lda, b, w->k, c);                                                     \
+    for (int r = 0; r < N; r++) epilogue_row(w, e, m + r, p, c[2 * r], c[2 * r + 1]);     \
+  }
+
+/* ---- bf16 ---- */
+
+INL void mk_bf16(const int mr, const uint16_t *a, int lda, const uint16_t *b, int kp2, __m512 *c) {
+#pragma GCC unroll 12
+  for (int r = 0; r < mr; r++) c[2 * r] = c[2 * r + 1] = _mm512_setzero_ps();
+  for (int kk = 0; kk < kp2; kk++) {
+    __m512bh b0 = (__m512bh)_mm512_load_si512(b + (size_t)kk * 64);
+    __m512bh b1 = (__m512bh)_mm512_load_si512(b + (size_t)kk * 64 + 32);
+#pragma GCC unroll 12
+    for (int r = 0; r < mr; r++) {
+      int32_t pair;
+      memcpy(&pair, a + (size_t)r * lda + 2 * kk, 4);
+      __m512bh av = (__m512bh)_mm512_set1_epi32(pair);
+      c[2 * r] = _mm512_dpbf16_ps(c[2 * r], av, b0);
+      c[2 * r + 1] = _mm512_dpbf16_ps(c[2 * r + 1], av, b1);
+    }
+  }
+}
+
+#define TILE_BF16(N)                                                                    \
+  FN void tile_bf16_##N(const gemm_input *x, const packed_matrix *w, int m, int p,        \
+                        const gemm_epilogue *e) {                                         \
+    __m512 c[2 * MR];                                                                     \
+    const uint16_t *a = (const uint16_t *)x->a + (size_t)m * x->lda;                      \
+    const uint16_t *b = (const uint16_t *)w->data + (size_t)p * w->k_pad * CPU_NR;        \
+    mk_bf16(N, a, x->lda, b, w->k_pad / 2, c);                                            \
+    for (int r = 0; r < N; r++) epilogue_row(w, e, m + r, p, c[2 * r], c[2 * r + 1]);     \
+  }
+
+/* ---- int8 (u8 activations x s8 weights) ---- */
+
+INL void mk_i8(const int mr, const uint8_t *a, int lda, const int8_t *b, int kp4, __m512i *c) {
+#pragma GCC unroll 12
+  for (int r = 0; r < mr; r++) c[2 * r] = c[2 * r + 1] = _mm512_setzero_si512();
+  for (int kk = 0; kk < kp4; kk++) {
+    __m512i b0 = _mm512_load_si512(b + (size_t)kk * 128);
+    __m512i b1 = _mm512_load_si512(b + (size_t)kk * 128 + 64);
+#pragma GCC unroll 12
+    for (int r = 0; r < mr; r++) {
+      int32_t quad;
+      memcpy(&quad, a + (size_t)r * lda + 4 * kk, 4);
+      __m512i av = _mm512_set1_epi32(quad);
+      c[2 * r] = _mm512_dpbusd_epi32(c[2 * r], av, b0);
+      c[2 * r + 1] = _mm512_dpbusd_epi32(c[2 * r + 1], av, b1);
+    }
+  }
+}
+
+#define TILE_I8(N)                                                                           \
+  FN void tile_i8_##N(const gemm_input *x, const packed_matrix *w, int m, int p,               \
+                      const gemm_epilogue *e) {                                                \
+    __m512i c[2 * MR];                                                                         \
+    const uint8_t *a = (const uint8_t *)x->a + (size_t)m * x->lda;                             \
+    const int8_t *b = (const int8_t *)w->data + (size_t)p * w->k_pad * CPU_NR;                 \
+    mk_i8(N, a, x->lda, b, w->k_pad / 4, c);                                                   \
+    int col = p * CPU_NR;                                                                      \
+    __m512i cs0 = _mm512_loadu_si512(w->colsum + col), cs1 = _mm512_loadu_si512(w->colsum + col + 16); \
+    __m512 s0 = _mm512_loadu_ps(w->scale + col), s1 = _mm512_loadu_ps(w->scale + col + 16);    \
+    for (int r = 0; r < N; r++) {                                                              \
+      __m512 rs = _mm512_set1_ps(x->row_scale[m + r]);                                         \
+      __m512 y0 = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(c[2 * r], cs0)),           \
+                                _mm512_mul_ps(rs, s0));                                        \
+      __m512 y1 = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(c[2 * r + 1], cs1)),       \
+                                _mm512_mul_ps(rs, s1));                                        \
+      epilogue_row(w, e, m + r, p, y0, y1);                                                    \
+    }                                                                                          \
+  }
+
+#define ALL_TILES(T) T(1) T(2) T(3) T(4) T(5) T(6) T(7) T(8) T(9) T(10) T(11) T(12)
+ALL_TILES(TILE_F32)
+ALL_TILES(TILE_BF16)
+ALL_TILES(TILE_I8)
+
+typedef void (*tile_fn)(const gemm_input *, const packed_matrix *, int, int, const gemm_epilogue *);
+#define TILE_TABLE(pfx)                                                                        \
+  static const tile_fn pfx##_tiles[MR + 1] = {NULL,      pfx##_1,  pfx##_2,  pfx##_3, pfx##_4, \
+                                              pfx##_5,   pfx##_6,  pfx##_7,  pfx##_8, pfx##_9, \
+                                              pfx##_10,  pfx##_11, pfx##_12};
+TILE_TABLE(tile_f32)
+TILE_TABLE(tile_bf16)
+TILE_TABLE(tile_i8)
+
+static void gemm_driver(const tile_fn *tiles, int elem, const gemm_input *x, const packed_matrix *w,
+                        int m0, int m1, int p0, int p1, const gemm_epilogue *e) {
+  int chunk = chunk_rows(w->k_pad, elem);
+  for (int mc = m0; mc < m1; mc += chunk) {
+    int mce = mc + chunk < m1 ? mc + chunk : m1;
+    for (int p = p0; p < p1; p++)
+      for (int m = mc; m < mce; m += MR) {
+        int mr = mce - m < MR ? mce - m : MR;
+        tiles[mr](x, w, m, p, e);
+      }
+  }
+}
+
+static void gemm_f32_avx512(const gemm_input *x, const packed_matrix *w, int m0, int m1, int p0,
+                            int p1, const gemm_epilogue *e) {
+  gemm_driver(tile_f32_tiles, 4, x, w, m0, m1, p0, p1, e);
+}
+static void gemm_bf16_avx512(const gemm_input *x, const packed_matrix *w, int m0, int m1, int p0,
+                             int p1, const gemm_epilogue *e) {
+  gemm_driver(tile_bf16_tiles, 2, x, w, m0, m1, p0, p1, e);
+}
+static void gemm_i8_avx512(const gemm_input *x, const packed_matrix *w, int m0, int m1, int p0,
+                           int p1, const gemm_epilogue *e) {
+  gemm_driver(tile_i8_tiles, 1, x, w, m0, m1, p0, p1, e);
+}
+
+/* ---- row kernels ---- */
+
+FN void layernorm_avx512(const float *x, int n, const float *w, const float *b, float eps,
+                         float *y32, uint16_t *y16) {
+  __m512 s = _mm512_setzero_ps();
+  for (int i = 0; i < n; i += 16) s = _mm512_add_ps(s, _mm512_maskz_loadu_ps(tail_mask(n - i), x + i));
+  float mean = _mm512_reduce_add_ps(s) / (float)n;
+  __m512 vm = _mm512_set1_ps(mean), v = _mm512_setzero_ps();
+  for (int i = 0; i < n; i += 16) {
+    __mmask16 mk = tail_mask(n - i);
+    __m512 d = _mm512_maskz_sub_ps(mk, _mm512_maskz_loadu_ps(mk, x + i), vm);
+    v = _mm512_fmadd_ps(d, d, v);
+  }
+  float rstd = 1.0f / sqrtf(_mm512_reduce_add_ps(v) / (float)n + eps);
+  __m512 vr = _mm512_set1_ps(rstd);
+  for (int i = 0; i < n; i += 16) {
+    __mmask16 mk = tail_mask(n - i);
+    __m512 y = _mm512_mul_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(mk, x + i), vm), vr);
+    if (w) y = _mm512_mul_ps(y, _mm512_maskz_loadu_ps(mk, w + i));
+    if (b) y = _mm512_add_ps(y, _mm512_maskz_loadu_ps(mk, b + i));
+    if (y32) _mm512_mask_storeu_ps(y32 + i, mk, y);
+    else store_bf16(y16 + i, y, mk);
+  }
+}
+
+FN float quantize_row_avx512(const float *x, int n, int n_pad, uint8_t *q) {
+  __m512 mx = _mm512_setzero_ps();
+  for (int i = 0; i < n; i += 16) mx = _mm512_max_ps(mx, _mm512_abs_ps(_mm512_maskz_loadu_ps(tail_mask(n - i), x + i)));
+  float m = _mm512_reduce_max_ps(mx);
+  float s = m > 0.0f ? m / 127.0f : 1.0f;
+  __m512 inv = _mm512_set1_ps(1.0f / s);
+  for (int i = 0; i < n; i += 16) {
+    __mmask16 mk = tail_mask(n - i);
+    __m512i v = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_maskz_loadu_ps(mk, x + i), inv));
+    v = _mm512_min_epi32(_mm512_max_epi32(v, _mm512_set1_epi32(-127)), _mm512_set1_epi32(127));
+    v = _mm512_add_epi32(v, _mm512_set1_epi32(128));
+    _mm512_mask_cvtepi32_storeu_epi8(q + i, mk, v);
+  }
+  for (int i = n; i < n_pad; i++) q[i] = 128;
+  return s;
+}
+
+FN void to_bf16_avx512(const float *x, int n, uint16_t *y) {
+  for (int i = 0; i < n; i += 16) {
+    __mmask16 mk = tail_mask(n - i);
+    store_bf16(y + i, _mm512_maskz_loadu_ps(mk, x + i), mk);
+  }
+}
+
+FN void rope_avx512(float *x, int dh, const float *cs, float scale) {
+  int half = dh / 2;
+  __m512 sc = _mm512_set1_ps(scale);
+  for (int h = 0; h < half; h += 16) {
+    __mmask16 mk = tail_mask(half - h);
+    __m512 a = _mm512_maskz_loadu_ps(mk, x + h), b = _mm512_maskz_loadu_ps(mk, x + half + h);
+    __m512 c = _mm512_maskz_loadu_ps(mk, cs + h), s = _mm512_maskz_loadu_ps(mk, cs + half + h);
+    __m512 lo = _mm512_fmsub_ps(a, c, _mm512_mul_ps(b, s));
+    __m512 hi = _mm512_fmadd_ps(b, c, _mm512_mul_ps(a, s));
+    _mm512_mask_storeu_ps(x + h, mk, _mm512_mul_ps(lo, sc));
+    _mm512_mask_storeu_ps(x + half + h, mk, _mm512_mul_ps(hi, sc));
+  }
+}
+
+/* ---- attention ---- */
+
+#define QB 4  /* queries per block */
+#define KB 64 /* keys per online-softmax step */
+
+/* Queries [q0, q0 + nq) (nq <= QB) against the key range each may see, one online-softmax pass
+ * over 64-key blocks of the union range. nd = dh / 16 vectors per head row. */
+INL void attn_block(const attn_args *a, int q0, int nq, const int nd) {
+  const int t = a->t, dh = a->dh;
+  int lo[QB], hi[QB];
+  int ulo = t, uhi = -1;
+  for (int qi = 0; qi < nq; qi++) {
+    int i = q0 + qi;
+    lo[qi] = 0;
+    hi[qi] = t - 1;
+    if (a->window >= 0) {
+      lo[qi] = i - a->window > 0 ? i - a->window : 0;
+      hi[qi] = i + a->window < t - 1 ? i + a->window : t - 1;
+    }
+    if (lo[qi] < ulo) ulo = lo[qi];
+    if (hi[qi] > uhi) uhi = hi[qi];
+  }
+  __m512 acc[QB][4];
+  float mrun[QB], lrun[QB];
+  for (int qi = 0; qi < QB; qi++) {
+    mrun[qi] = -INFINITY;
+    lrun[qi] = 0.0f;
+    for (int d = 0; d < 4; d++) acc[qi][d] = _mm512_setzero_ps();
+  }
+  float *pbuf = a->scratch; /* [QB][KB] probabilities */
+  const float *q = a->q + (size_t)q0 * dh;
+  for (int j0 = ulo; j0 <= uhi; j0 += KB) {
+    int nk = uhi + 1 - j0 < KB ? uhi + 1 - j0 : KB;
+    __m512 s[QB][4];
+    for (int qi = 0; qi < QB; qi++)
+      for (int c = 0; c < 4; c++) s[qi][c] = _mm512_setzero_ps();
+    __mmask16 km[4];
+    for (int c = 0; c < 4; c++) km[c] = nk - 16 * c > 0 ? tail_mask(nk - 16 * c) : 0;
+    for (int d = 0; d < dh; d++) {
+      const float *krow = a->kt + (size_t)d * t + j0;
+      __m512 k0 = _mm512_maskz_loadu_ps(km[0], krow), k1 = _mm512_maskz_loadu_ps(km[1], krow + 16);
+      __m512 k2 = _mm512_maskz_loadu_ps(km[2], krow + 32), k3 = _mm512_maskz_loadu_ps(km[3], krow + 48);
+      for (int qi = 0; qi < QB; qi++) {
+        __m512 qv = _mm512_set1_ps(q[(size_t)(qi < nq ? qi : 0) * dh + d]);
+        s[qi][0] = _mm512_fmadd_ps(qv, k0, s[qi][0]);
+        s[qi][1] = _mm512_fmadd_ps(qv, k1, s[qi][1]);
+        s[qi][2] = _mm512_fmadd_ps(qv, k2, s[qi][2]);
+        s[qi][3] = _mm512_fmadd_ps(qv, k3, s[qi][3]);
+      }
+    }
+    for (int qi = 0; qi < nq; qi++) {
+      /* keys of this block that query qi may see */
+      int a0 = lo[qi] - j0, a1 = hi[qi] + 1 - j0;
+      if (a0 < 0) a0 = 0;
+      if (a1 > nk) a1 = nk;
+      float *pb = pbuf + qi * KB;
+      if (a1 <= a0) {
+        for (int c = 0; c < 4; c++) _mm512_storeu_ps(pb + 16 * c, _mm512_setzero_ps());
+        continue;
+      }
+      __mmask16 vm[4];
+      __m512 bm = _mm512_set1_ps(-INFINITY);
+      for (int c = 0; c < 4; c++) {
+        int lo_c = a0 - 16 * c, hi_c = a1 - 16 * c;
+        uint32_t m = 0;
+        if (hi_c > 0 && lo_c < 16) {
+          uint32_t upto = hi_c >= 16 ? 0xffffu : ((1u << hi_c) - 1);
+          uint32_t from = lo_c <= 0 ? 0xffffu : (0xffffu & ~((1u << lo_c) - 1));
+          m = upto & from;
+        }
+        vm[c] = (__mmask16)m;
+        bm = _mm512_mask_max_ps(bm, vm[c], bm, s[qi][c]);
+      }
+      float bmax = _mm512_reduce_max_ps(bm);
+      float mnew = bmax > mrun[qi] ? bmax : mrun[qi];
+      float corr = expf(mrun[qi] - mnew);
+      __m512 vmn = _mm512_set1_ps(mnew), sum = _mm512_setzero_ps();
+      for (int c = 0; c < 4; c++) {
+        __m512 pv = _mm512_maskz_mov_ps(vm[c], v_exp(_mm512_sub_ps(s[qi][c], vmn)));
+        sum = _mm512_add_ps(sum, pv);
+        _mm512_storeu_ps(pb + 16 * c, pv);
+      }
+      lrun[qi] = lrun[qi] * corr + _mm512_reduce_add_ps(sum);
+      mrun[qi] = mnew;
+      __m512 vc = _mm512_set1_ps(corr);
+      for (int d = 0; d < nd; d++) acc[qi][d] = _mm512_mul_ps(acc[qi][d], vc);
+    }
+    for (int j = 0; j < nk; j++) {
+      const float *vr = a->v + (size_t)(j0 + j) * dh;
+      __m512 vv[4];
+      for (int d = 0; d < nd; d++) vv[d] = _mm512_loadu_ps(vr + 16 * d);
+      for (int qi = 0; qi < nq; qi++) {
+        __m512 pv = _mm512_set1_ps(pbuf[qi * KB + j]);
+        for (int d = 0; d < nd; d++) acc[qi][d] = _mm512_fmadd_ps(pv, vv[d], acc[qi][d]);
+      }
+    }
+  }
+  for (int qi = 0; qi < nq; qi++) {
+    __m512 inv = _mm512_set1_ps(1.0f / lrun[qi]);
+    size_t row = (size_t)(q0 + qi - a->i0) * a->ldo;
+    for (int d = 0; d < nd; d++) {
+      __m512 y = _mm512_mul_ps(acc[qi][d], inv);
+      if (a->out_f32) _mm512_storeu_ps(a->out_f32 + row + 16 * d, y);
+      else store_bf16(a->out_bf16 + row + 16 * d, y, 0xffff);
+    }
+  }
+}
+
+FN void attention_avx512(const attn_args *a) {
+  if (a->dh % 16 != 0 || a->dh > 64) {
+    cpu_attention_scalar(a);
+    return;
+  }
+  for (int i = a->i0; i < a->i1; i += QB) {
+    int nq = a->i1 - i < QB ? a->i1 - i : QB;
+    switch (a->dh / 16) {
+      case 1: attn_block(a, i, nq, 1); break;
+      case 2: attn_block(a, i, nq, 2); break;
+      case 3: attn_block(a, i, nq, 3); break;
+      default: attn_block(a, i, nq, 4); break;
+    }
+  }
+}
+
+static const cpu_kernels table = {
+    .name = "avx512",
+    .gemm_f32 = gemm_f32_avx512,
+    .gemm_bf16 = gemm_bf16_avx512,
+    .gemm_i8 = gemm_i8_avx512,
+    .layernorm = layernorm_avx512,
+    .quantize_row = quantize_row_avx512,
+    .to_bf16 = to_bf16_avx512,
+    .rope = rope_avx512,
+    .attention = attention_avx512,
+};
+
+const cpu_kernels *cpu_kernels_avx512(void) { return &table; }
+
+#else
+const cpu_kernels *cpu_kernels_avx512(void) { return NULL; }
+#endif

@@ -1,0 +1,78 @@
+/* pack.c: lays a Linear weight out in the panel format of kernels.h, once, at load or convert. */
+#include <math.h>
+#include <string.h>
+
+#include "backend/cpu/kernels.h"
+
+int pack_kpad(int k) { return (k + 3) & ~3; }
+
+int pack_panels(int n, int geglu) {
+  if (geglu) return (n / 2 + CPU_NR / 2 - 1) / (CPU_NR / 2);
+  return (n + CPU_NR - 1) / CPU_NR;
+}
+
+int pack_col_row(int n, int geglu, int p, int c) {
+  if (geglu) {
+    int half = n / 2, u = p * (CPU_NR / 2) + (c % (CPU_NR / 2));
+    if (u >= half) return -1;
+    return c < CPU_NR / 2 ? u : half + u;
+  }
+  int r = p * CPU_NR + c;
+  return r < n ? r : -1;
+}
+
+static size_t fmt_size(cpu_wfmt fmt) { return fmt == WF_F32 ? 4 : fmt == WF_BF16 ? 2 : 1; }
+
+size_t pack_data_bytes(cpu_wfmt fmt, int n, int k, int geglu) {
+  return (size_t)pack_panels(n, geglu) * CPU_NR * (size_t)pack_kpad(k) * fmt_size(fmt);
+}
+
+/* Offset (in elements) of w[k][c] inside a panel of k_pad rows. */
+static size_t panel_off(cpu_wfmt fmt, int kk, int c) {
+  switch (fmt) {
+    case WF_F32: return (size_t)kk * CPU_NR + c;
+    case WF_BF16: return (size_t)(kk >> 1) * CPU_NR * 2 + (size_t)c * 2 + (kk & 1);
+    default: return (size_t)(kk >> 2) * CPU_NR * 4 + (size_t)c * 4 + (kk & 3);
+  }
+}
+
+void pack_matrix(cpu_wfmt fmt, int n, int k, int geglu, pack_row_fn get_row, void *ctx, void *data,
+                 float *scale, int32_t *colsum, float *row_tmp) {
+  int np = pack_panels(n, geglu), kp = pack_kpad(k);
+  size_t panel = (size_t)kp * CPU_NR;
+  memset(data, 0, pack_data_bytes(fmt, n, k, geglu));
+  for (int p = 0; p < np; p++) {
+    for (int c = 0; c < CPU_NR; c++) {
+      int r = pack_col_row(n, geglu, p, c);
+      int col = p * CPU_NR + c;
+      if (fmt == WF_I8) {
+        scale[col] = 1.0f;
+        colsum[col] = 0;
+      }
+      if (r < 0) continue;
+      get_row(ctx, r, row_tmp);
+      if (fmt == WF_F32) {
+        float *d = (float *)data + p * panel;
+        for (int kk = 0; kk < k; kk++) d[panel_off(fmt, kk, c)] = row_tmp[kk];
+      } else if (fmt == WF_BF16) {
+        uint16_t *d = (uint16_t *)data + p * panel;
+        for (int kk = 0; kk < k; kk++) d[panel_off(fmt, kk, c)] = f32_to_bf16_rne(row_tmp[kk]);
+      } else {
+        int8_t *d = (int8_t *)data + p * panel;
+        float mx = 0.0f;
+        for (int kk = 0; kk < k; kk++) mx = fmaxf(mx, fabsf(row_tmp[kk]));
+        float s = mx > 0.0f ? mx / 127.0f : 1.0f, inv = 1.0f / s;
+        int32_t sum = 0;
+        for (int kk = 0; kk < k; kk++) {
+          long q = lrintf(row_tmp[kk] * inv);
+          if (q > 127) q = 127;
+          if (q < -127) q = -127;
+          d[panel_off(fmt, kk, c)] = (int8_t)q;
+          sum += (int32_t)q;
+        }
+        scale[col] = s;
+        colsum[col] = 128 * sum;
+      }
+    }
+  }
+}

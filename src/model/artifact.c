@@ -1,0 +1,489 @@
+/* artifact.c: writer and memory-mapped reader of `laya convert` artifacts (format in artifact.h). */
+#include "model/artifact.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "backend/cpu/cpu_model.h"
+#include "core/arena.h"
+#include "core/json.h"
+#include "core/sha256.h"
+#include "core/strbuf.h"
+
+#define HEADER_BYTES 64
+#define ALIGN 64
+
+typedef struct art_entry {
+  const char *name;
+  uint64_t off, bytes;
+} art_entry;
+
+struct artifact {
+  char *path;
+  const unsigned char *map;
+  size_t size;
+  arena ar;
+  const json_value *index;
+  backend_precision precision;
+  art_entry *arrays, *files;
+  int n_arrays, n_files;
+  const json_value *sources;
+  encoder_config enc;
+  int head_layers, head_heads, n_act, act_hidden;
+  tensor tok;
+};
+
+static uint64_t rd64(const unsigned char *p) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; i--) v = (v << 8) | p[i];
+  return v;
+}
+static uint32_t rd32(const unsigned char *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24; }
+static void wr64(unsigned char *p, uint64_t v) {
+  for (int i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+static void wr32(unsigned char *p, uint32_t v) {
+  for (int i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+
+int artifact_is_artifact(const char *path) {
+  struct stat st;
+  if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return 0;
+  FILE *f = fopen(path, "rb");
+  if (!f) return 0;
+  char magic[8] = {0};
+  size_t n = fread(magic, 1, 8, f);
+  fclose(f);
+  return n == 8 && memcmp(magic, ARTIFACT_MAGIC, 8) == 0;
+}
+
+static backend_precision parse_precision(const char *s, int *ok) {
+  *ok = 1;
+  if (!strcmp(s, "fp32")) return PREC_FP32;
+  if (!strcmp(s, "bf16")) return PREC_BF16;
+  if (!strcmp(s, "int8")) return PREC_INT8;
+  *ok = 0;
+  return PREC_FP32;
+}
+
+/* {name: [offset, bytes]} -> entries, each checked against the data region. */
+static int read_entries(artifact *a, const json_value *obj, const char *what, uint64_t lo, uint64_t hi,
+                        art_entry **out, int *n, laya_error *err) {
+  if (!obj || obj->type != JSON_OBJECT)
+    return laya_err(err, LAYA_ERR_FORMAT, NULL, "%s: artifact index has no \"%s\" object", a->path, what);
+  *out = arena_alloc(&a->ar, (obj->n ? obj->n : 1) * sizeof(art_entry));
+  if (!*out) return laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory");
+  *n = (int)obj->n;
+  for (uint32_t i = 0; i < obj->n; i++) {
+    const json_member *mb = &obj->members[i];
+    const json_value *v = &mb->value;
+    if (v->type != JSON_ARRAY || v->n != 2 || v->items[0].type != JSON_INT || v->items[1].type != JSON_INT ||
+        v->items[0].big || v->items[1].big || v->items[0].i < 0 || v->items[1].i < 0)
+      return laya_err(err, LAYA_ERR_FORMAT, NULL, "%s: artifact %s entry %s is not [offset, bytes]", a->path, what, mb->key);
+    uint64_t off = (uint64_t)v->items[0].i, bytes = (uint64_t)v->items[1].i;
+    if (off < lo || off > hi || bytes > hi - off)
+      return laya_err(err, LAYA_ERR_FORMAT, NULL, "%s: artifact %s entry %s [%llu, +%llu) lies outside the data (file truncated?)",
+                      a->path, what, mb->key, (unsigned long long)off, (unsigned long long)bytes);
+    if (off % ALIGN)
+      return laya_err(err, LAYA_ERR_FORMAT, NULL, "%s: artifact %s entry %s at offset %llu is not %d-byte aligned", a->path,
+                      what, mb->key, (unsigned long long)off, ALIGN);
+    (*out)[i].name = mb->key;
+    (*out)[i].off = off;
+    (*out)[i].bytes = bytes;
+  }
+  return 0;
+}
+
+static int cfg_int(artifact *a, const json_value *cfg, const char *key, int *out, laya_error *err) {
+  const json_value *v = json_get(cfg, key);
+  if (!v || v->type != JSON_INT || v->big || v->i < -1 || v->i > (1 << 30))
+    return laya_err(err, LAYA_ERR_FORMAT, NULL, "%s: artifact config.%s is missing or not a small integer", a->path, key);
+  *out = (int)v->i;
+  return 0;
+}
+static int cfg_num(artifact *a, const json_value *cfg, const char *key, double *out, laya_error *err) {
+  const json_value *v = json_get(cfg, key);
+  if (!v || !json_is_number(v))
+    return laya_err(err, LAYA_ERR_FORMAT, NULL, "%s: artifact config.%s is missing or not a number", a->path, key);
+  *out = v->d;
+  return 0;
+}
+
+artifact *artifact_open(const char *path, laya_error *err) {
+  artifact *a = calloc(1, sizeof *a);
+  if (!a) {
+    laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory");
+    return NULL;
+  }
+  arena_init(&a->ar, 64 * 1024);
+  a->path = strdup(path);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) != 0) {
+    laya_err(err, LAYA_ERR_IO, "FileNotFoundError", "%s: cannot open artifact: %s", path, strerror(errno));
+    if (fd >= 0) close(fd);
+    goto fail;
+  }
+  if (st.st_size < HEADER_BYTES) {
+    close(fd);
+    laya_err(err, LAYA_ERR_FORMAT, NULL, "%s: artifact is %lld bytes, shorter than its %d-byte header", path,
+             (long long)st.st_size, HEADER_BYTES);
+    goto fail;
+  }
+  a->size = (size_t)st.st_size;
+  void *map = mmap(NULL, a->size, PROT_READ, MAP_SHARED, fd, 0);
+  close(fd);
+  if (map == MAP_FAILED) {
+    laya_err(err, LAYA_ERR_IO, NULL, "%s: cannot map artifact: %s", path, strerror(errno));
+    goto fail;
+  }
+  a->map = map;
+  const unsigned char *h = a->map;
+  if (memcmp(h, ARTIFACT_MAGIC, 8) != 0) {
+    laya_err(err, LAYA_ERR_FORMAT, NULL, "%s: not a laya artifact (bad magic)", path);
+    goto fail;
+  }
+  uint32_t version = rd32(h + 8);
+  if (version != ARTIFACT_VERSION) {
+    laya_err(err, LAYA_ERR_FORMAT, NULL, "%s: artifact format version %u, this build reads version %d (convert again)",
+             path, version, ARTIFACT_VERSION);
+    goto fail;
+  }
+  uint64_t idx_off = rd64(h + 16), idx_bytes = rd64(h + 24), file_bytes = rd64(h + 32), data_off = rd64(h + 40);
+  if (file_bytes != a->size || idx_off > a->size || idx_bytes > a->size - idx_off || data_off < HEADER_BYTES ||
+      data_off > idx_off) {
+    laya_err(err, LAYA_ERR_FORMAT, NULL, "%s: artifact header does not match the file (%zu bytes, header says %llu; truncated?)",
+             path, a->size, (unsigned long long)file_bytes);
+    goto fail;
+  }
+  a->index = json_parse((const char *)a->map + idx_off, (size_t)idx_bytes, &a->ar, NULL, err);
+  if (!a->index) {
+    laya_err_prefix(err, "%s: artifact index", path);
+    goto fail;
+  }
+  const json_value *fmt = json_get(a->index, "format"), *lay = json_get(a->index, "kernel_layout"),
+                   *prec = json_get(a->index, "precision");
+  if (!fmt || fmt->type != JSON_STRING || strcmp(fmt->s, "laya-artifact") != 0) {
+    laya_err(err, LAYA_ERR_FORMAT, NULL, "%s: artifact index format is not \"laya-artifact\"", path);
+    goto fail;
+  }
+  if (!lay || lay->type != JSON_STRING || strcmp(lay->s, ARTIFACT_KERNEL_LAYOUT) != 0) {
+    laya_err(err, LAYA_ERR_FORMAT, NULL, "%s: artifact kernel layout %s, this build reads %s (convert again)", path,
+             lay && lay->type == JSON_STRING ? lay->s : "(none)", ARTIFACT_KERNEL_LAYOUT);
+    goto fail;
+  }
+  int ok = 0;
+  if (prec && prec->type == JSON_STRING) a->precision = parse_precision(prec->s, &ok);
+  if (!ok) {
+    laya_err(err, LAYA_ERR_FORMAT, NULL, "%s: artifact precision must be fp32, bf16 or int8", path);
+    goto fail;
+  }
+  if (read_entries(a, json_get(a->index, "arrays"), "arrays", data_off, idx_off, &a->arrays, &a->n_arrays, err) ||
+      read_entries(a, json_get(a->index, "files"), "files", data_off, idx_off, &a->files, &a->n_files, err))
+    goto fail;
+  a->sources = json_get(a->index, "sources");
+  const json_value *cfg = json_get(a->index, "config");
+  encoder_config *c = &a->enc;
+  if (!cfg || cfg->type != JSON_OBJECT) {
+    laya_err(err, LAYA_ERR_FORMAT, NULL, "%s: artifact index has no config", path);
+    goto fail;
+  }
+  if (cfg_int(a, cfg, "hidden", &c->hidden, err) || cfg_int(a, cfg, "n_layers", &c->n_layers, err) ||
+      cfg_int(a, cfg, "n_heads", &c->n_heads, err) || cfg_int(a, cfg, "head_dim", &c->head_dim, err) ||
+      cfg_int(a, cfg, "intermediate", &c->intermediate, err) || cfg_int(a, cfg, "vocab", &c->vocab, err) ||
+      cfg_int(a, cfg, "global_every", &c->global_every, err) || cfg_int(a, cfg, "local_window", &c->local_window, err) ||
+      cfg_num(a, cfg, "global_theta", &c->global_theta, err) || cfg_num(a, cfg, "local_theta", &c->local_theta, err) ||
+      cfg_num(a, cfg, "norm_eps", &c->norm_eps, err) || cfg_int(a, cfg, "head_layers", &a->head_layers, err) ||
+      cfg_int(a, cfg, "head_heads", &a->head_heads, err) || cfg_int(a, cfg, "n_act", &a->n_act, err) ||
+      cfg_int(a, cfg, "act_hidden", &a->act_hidden, err))
+    goto fail;
+  const json_value *te = json_get(a->index, "tok_embeddings");
+  const json_value *tdt = te ? json_get(te, "dtype") : NULL;
+  size_t tbytes = 0;
+  const void *tdata = artifact_blob(a, "tok_embeddings", &tbytes);
+  if (!tdt || tdt->type != JSON_STRING || !tdata) {
+    laya_err(err, LAYA_ERR_FORMAT, NULL, "%s: artifact has no tok_embeddings", path);
+    goto fail;
+  }
+  a->tok.name = "encoder.embeddings.tok_embeddings.weight";
+  a->tok.dtype = !strcmp(tdt->s, "F32") ? DT_F32 : !strcmp(tdt->s, "BF16") ? DT_BF16 : DT_F16;
+  a->tok.ndim = 2;
+  a->tok.shape[0] = c->vocab;
+  a->tok.shape[1] = c->hidden;
+  a->tok.numel = (int64_t)c->vocab * c->hidden;
+  a->tok.data = tdata;
+  if ((uint64_t)tbytes != (uint64_t)a->tok.numel * (a->tok.dtype == DT_F32 ? 4 : 2)) {
+    laya_err(err, LAYA_ERR_FORMAT, NULL, "%s: artifact tok_embeddings has %zu bytes for [%d, %d] %s", path, tbytes,
+             c->vocab, c->hidden, tdt->s);
+    goto fail;
+  }
+  return a;
+fail:
+  artifact_close(a);
+  return NULL;
+}
+
+void artifact_close(artifact *a) {
+  if (!a) return;
+  if (a->map) munmap((void *)a->map, a->size);
+  arena_free(&a->ar);
+  free(a->path);
+  free(a);
+}
+
+const char *artifact_path(const artifact *a) { return a->path; }
+backend_precision artifact_precision(const artifact *a) { return a->precision; }
+int artifact_act_hidden(const artifact *a) { return a->act_hidden; }
+
+static const art_entry *find(const art_entry *e, int n, const char *name) {
+  for (int i = 0; i < n; i++)
+    if (!strcmp(e[i].name, name)) return &e[i];
+  return NULL;
+}
+
+const void *artifact_blob(const artifact *a, const char *name, size_t *bytes) {
+  const art_entry *e = find(a->arrays, a->n_arrays, name);
+  if (!e) return NULL;
+  if (bytes) *bytes = (size_t)e->bytes;
+  return a->map + e->off;
+}
+
+const char *artifact_file(const artifact *a, const char *relpath, size_t *bytes) {
+  const art_entry *e = find(a->files, a->n_files, relpath);
+  if (!e) return NULL;
+  if (bytes) *bytes = (size_t)e->bytes;
+  return (const char *)a->map + e->off;
+}
+
+int artifact_n_files(const artifact *a) { return a->n_files; }
+const char *artifact_file_name(const artifact *a, int i) { return i >= 0 && i < a->n_files ? a->files[i].name : NULL; }
+
+const char *artifact_source_sha256(const artifact *a, const char *relpath) {
+  const json_value *v = a->sources ? json_get(a->sources, relpath) : NULL;
+  return v && v->type == JSON_STRING ? v->s : NULL;
+}
+
+int artifact_weights(const artifact *a, model_weights *w, laya_error *err) {
+  memset(w, 0, sizeof *w);
+  w->enc = a->enc;
+  w->head_layers = a->head_layers;
+  w->head_heads = a->head_heads;
+  w->n_act = a->n_act;
+  w->layers = calloc(a->enc.n_layers > 0 ? (size_t)a->enc.n_layers : 1, sizeof *w->layers);
+  w->head = calloc(a->head_layers > 0 ? (size_t)a->head_layers : 1, sizeof *w->head);
+  if (!w->layers || !w->head) {
+    artifact_weights_free(w);
+    return laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory");
+  }
+  w->tok_embeddings = &a->tok;
+  w->packed = a;
+  return 0;
+}
+
+void artifact_weights_free(model_weights *w) {
+  free(w->layers);
+  free(w->head);
+  w->layers = NULL;
+  w->head = NULL;
+}
+
+/* ---- writer ----------------------------------------------------------------------------------- */
+
+typedef struct writer {
+  FILE *f;
+  uint64_t pos;
+  strbuf arrays, files;
+  int n_arrays, n_files;
+} writer;
+
+static int put(writer *wr, const void *data, size_t n) {
+  if (n && fwrite(data, 1, n, wr->f) != n) return -1;
+  wr->pos += n;
+  return 0;
+}
+
+static int pad(writer *wr) {
+  static const unsigned char zeros[ALIGN];
+  size_t p = (size_t)((ALIGN - wr->pos % ALIGN) % ALIGN);
+  return put(wr, zeros, p);
+}
+
+static int put_entry(writer *wr, strbuf *list, int *count, const char *name, const void *data, size_t n) {
+  if (pad(wr)) return -1;
+  uint64_t off = wr->pos;
+  if (put(wr, data, n)) return -1;
+  sb_puts(list, *count ? ", " : "");
+  json_dump_string(list, name, strlen(name), false);
+  sb_printf(list, ": [%llu, %llu]", (unsigned long long)off, (unsigned long long)n);
+  (*count)++;
+  return 0;
+}
+
+/* Small files of the checkpoint (recursively), except the weights, as relative paths. */
+static int list_files(const char *root, const char *rel, strbuf *names, int *n, int depth) {
+  if (depth > 4) return 0;
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s%s%s", root, *rel ? "/" : "", rel);
+  DIR *d = opendir(dir);
+  if (!d) return -1;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    if (e->d_name[0] == '.') continue;
+    char r[2048], full[4096];
+    snprintf(r, sizeof r, "%s%s%s", rel, *rel ? "/" : "", e->d_name);
+    snprintf(full, sizeof full, "%s/%s", root, r);
+    struct stat st;
+    if (stat(full, &st) != 0) continue;
+    if (S_ISDIR(st.st_mode)) {
+      list_files(root, r, names, n, depth + 1);
+    } else if (S_ISREG(st.st_mode)) {
+      size_t L = strlen(r);
+      int weights = (L > 12 && !strcmp(r + L - 12, ".safetensors")) || (L > 4 && !strcmp(r + L - 4, ".bin")) ||
+                    (L > 5 && !strcmp(r + L - 5, ".onnx")) || (L > 3 && !strcmp(r + L - 3, ".pt"));
+      if (!weights && st.st_size < (64 << 20)) {
+        sb_append(names, r, L + 1); /* NUL-separated */
+        (*n)++;
+      }
+    }
+  }
+  closedir(d);
+  return 0;
+}
+
+static char *slurp(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  strbuf sb;
+  sb_init(&sb);
+  char buf[65536];
+  size_t k;
+  while ((k = fread(buf, 1, sizeof buf, f)) > 0) sb_append(&sb, buf, k);
+  fclose(f);
+  *len = sb.len;
+  return sb_steal(&sb);
+}
+
+int artifact_write(const char *out_path, const char *ckpt_dir, const model_weights *w, const backend *b,
+                   laya_error *err) {
+  const cpu_model *m = backend_cpu_model(b);
+  if (!m) return laya_err(err, LAYA_ERR_INTERNAL, NULL, "artifact_write needs the cpu backend");
+  const tensor *tok = w->tok_embeddings;
+  if (!tok || !tok->data) return laya_err(err, LAYA_ERR_FORMAT, NULL, "%s: no token embeddings to store", ckpt_dir);
+  backend_precision prec = m->fmt == WF_BF16 ? PREC_BF16 : m->fmt == WF_I8 ? PREC_INT8 : PREC_FP32;
+
+  char tmp[4096];
+  snprintf(tmp, sizeof tmp, "%s.tmp", out_path);
+  writer wr;
+  memset(&wr, 0, sizeof wr);
+  sb_init(&wr.arrays);
+  sb_init(&wr.files);
+  strbuf names, sources, idx;
+  sb_init(&names);
+  sb_init(&sources);
+  sb_init(&idx);
+  int n_names = 0, rc = 0;
+  wr.f = fopen(tmp, "wb");
+  if (!wr.f) {
+    rc = laya_err(err, LAYA_ERR_IO, NULL, "%s: cannot create: %s", tmp, strerror(errno));
+    goto done;
+  }
+  unsigned char header[HEADER_BYTES] = {0};
+  if (put(&wr, header, HEADER_BYTES)) goto io_fail;
+  uint64_t data_off = HEADER_BYTES;
+
+  for (int i = 0; i < m->n_blobs; i++)
+    if (put_entry(&wr, &wr.arrays, &wr.n_arrays, m->blobs[i].name, m->blobs[i].data, m->blobs[i].bytes)) goto io_fail;
+  if (put_entry(&wr, &wr.arrays, &wr.n_arrays, "tok_embeddings", tok->data,
+                (size_t)tok->numel * (tok->dtype == DT_F32 ? 4 : 2)))
+    goto io_fail;
+
+  if (list_files(ckpt_dir, "", &names, &n_names, 0)) {
+    rc = laya_err(err, LAYA_ERR_IO, NULL, "%s: cannot list the checkpoint directory", ckpt_dir);
+    goto done;
+  }
+  /* source digests: the small files and the weights they were converted from */
+  int n_src = 0;
+  const char *p = names.data;
+  for (int i = 0; i < n_names; i++, p += strlen(p) + 1) {
+    char full[4096];
+    snprintf(full, sizeof full, "%s/%s", ckpt_dir, p);
+    size_t len = 0;
+    char *data = slurp(full, &len);
+    if (!data) {
+      rc = laya_err(err, LAYA_ERR_IO, NULL, "%s: cannot read", full);
+      goto done;
+    }
+    char hex[65];
+    sha256_hex(data, len, hex);
+    int bad = put_entry(&wr, &wr.files, &wr.n_files, p, data, len);
+    free(data);
+    if (bad) goto io_fail;
+    sb_puts(&sources, n_src++ ? ", " : "");
+    json_dump_string(&sources, p, strlen(p), false);
+    sb_printf(&sources, ": \"%s\"", hex);
+  }
+  {
+    char full[4096], hex[65];
+    snprintf(full, sizeof full, "%s/model.safetensors", ckpt_dir);
+    if (sha256_file_hex(full, hex) == 0) {
+      sb_puts(&sources, n_src++ ? ", " : "");
+      sb_printf(&sources, "\"model.safetensors\": \"%s\"", hex);
+    }
+  }
+  if (pad(&wr)) goto io_fail;
+  uint64_t idx_off = wr.pos;
+  const encoder_config *c = &m->enc;
+  char g[32], l[32], e[32];
+  py_float_repr(c->global_theta, g);
+  py_float_repr(c->local_theta, l);
+  py_float_repr(c->norm_eps, e);
+  sb_printf(&idx,
+            "{\"format\": \"laya-artifact\", \"version\": %d, \"precision\": \"%s\", \"kernel_layout\": \"%s\", "
+            "\"producer\": \"laya.c %s\", \"config\": {\"hidden\": %d, \"n_layers\": %d, \"n_heads\": %d, "
+            "\"head_dim\": %d, \"intermediate\": %d, \"vocab\": %d, \"global_every\": %d, \"local_window\": %d, "
+            "\"global_theta\": %s, \"local_theta\": %s, \"norm_eps\": %s, \"head_layers\": %d, \"head_heads\": %d, "
+            "\"n_act\": %d, \"act_hidden\": %d}, \"sources\": {%s}, \"tok_embeddings\": {\"dtype\": \"%s\", "
+            "\"shape\": [%d, %d]}, \"files\": {%s}, \"arrays\": {%s}}",
+            ARTIFACT_VERSION, backend_precision_name(prec), ARTIFACT_KERNEL_LAYOUT, LAYA_VERSION, c->hidden, c->n_layers,
+            c->n_heads, c->head_dim, c->intermediate, c->vocab, c->global_every, c->local_window, g, l, e,
+            m->head_layers, m->head_heads, m->n_act, m->act_hidden, sb_cstr(&sources),
+            tok->dtype == DT_F32 ? "F32" : tok->dtype == DT_BF16 ? "BF16" : "F16", c->vocab, c->hidden,
+            sb_cstr(&wr.files), sb_cstr(&wr.arrays));
+  if (put(&wr, idx.data, idx.len)) goto io_fail;
+  memcpy(header, ARTIFACT_MAGIC, 8);
+  wr32(header + 8, ARTIFACT_VERSION);
+  wr64(header + 16, idx_off);
+  wr64(header + 24, idx.len);
+  wr64(header + 32, wr.pos);
+  wr64(header + 40, data_off);
+  if (fseek(wr.f, 0, SEEK_SET) != 0 || fwrite(header, 1, HEADER_BYTES, wr.f) != HEADER_BYTES) goto io_fail;
+  if (fclose(wr.f) != 0) {
+    wr.f = NULL;
+    goto io_fail;
+  }
+  wr.f = NULL;
+  if (rename(tmp, out_path) != 0) {
+    rc = laya_err(err, LAYA_ERR_IO, NULL, "%s: cannot rename to %s: %s", tmp, out_path, strerror(errno));
+    goto done;
+  }
+  goto done;
+io_fail:
+  rc = laya_err(err, LAYA_ERR_IO, NULL, "%s: write failed: %s", tmp, strerror(errno));
+done:
+  if (wr.f) fclose(wr.f);
+  if (rc) remove(tmp);
+  sb_free(&wr.arrays);
+  sb_free(&wr.files);
+  sb_free(&names);
+  sb_free(&sources);
+  sb_free(&idx);
+  return rc;
+}

@@ -1,0 +1,63 @@
+/*
+ * artifact.h: the single-file model artifact `laya convert CKPT OUT` writes, and its reader.
+ *
+ * The file is memory-mapped and used in place; loading converts nothing. Layout (little-endian):
+ *   [0, 64)   header: magic "LAYAPAK\0", u32 format version, u32 reserved, u64 index offset,
+ *             u64 index bytes, u64 file bytes, u64 data offset, 16 bytes reserved (zero)
+ *   data      named arrays, each 64-byte aligned: the cpu backend's packed weights for one
+ *             precision (names from backend/cpu/cpu_model.h), the token embedding table as stored
+ *             in the checkpoint, and the checkpoint's small files verbatim (configs, tokenizer)
+ *   index     JSON: {"format", "version", "precision", "kernel_layout", "producer",
+ *             "config": {encoder and head sizes}, "sources": {relpath: sha256 hex},
+ *             "tok_embeddings": {"dtype", "shape"}, "files": {relpath: [offset, bytes]},
+ *             "arrays": {name: [offset, bytes]}}
+ * A reader refuses another major format version or kernel layout with an error naming both.
+ */
+#ifndef LAYA_MODEL_ARTIFACT_H
+#define LAYA_MODEL_ARTIFACT_H
+
+#include <stddef.h>
+
+#include "backend/backend.h"
+#include "model/weights.h"
+
+#define ARTIFACT_MAGIC "LAYAPAK"
+#define ARTIFACT_VERSION 1
+#define ARTIFACT_KERNEL_LAYOUT "panel32-v1" /* kernels.h packed layout */
+
+typedef struct artifact artifact;
+
+/* 1 if path is a regular file that starts with the artifact magic (cheap: reads 8 bytes). */
+int artifact_is_artifact(const char *path);
+
+/* Map and check an artifact (header, index, every array inside the file). NULL + err on failure. */
+artifact *artifact_open(const char *path, laya_error *err);
+void artifact_close(artifact *a);
+
+const char *artifact_path(const artifact *a);
+/* Rows of act_head.0 (the act head's hidden width). */
+int artifact_act_hidden(const artifact *a);
+backend_precision artifact_precision(const artifact *a);
+/* A named array's bytes inside the mapping, or NULL. */
+const void *artifact_blob(const artifact *a, const char *name, size_t *bytes);
+/* A checkpoint file stored verbatim ("rl_agent_config.json", "encoder/config.json",
+ * "tokenizer/tokenizer.json", ...), or NULL. Not NUL-terminated. */
+const char *artifact_file(const artifact *a, const char *relpath, size_t *bytes);
+/* Number of stored files and the i-th one's relative path (for writing them out to a directory). */
+int artifact_n_files(const artifact *a);
+const char *artifact_file_name(const artifact *a, int i);
+/* The SHA-256 (hex) recorded for a source file at convert time, or NULL. */
+const char *artifact_source_sha256(const artifact *a, const char *relpath);
+
+/* Fill w for the "cpu" backend: config and head sizes, tok_embeddings (pointing into the
+ * mapping) and w->packed = a. Other tensors stay NULL. w->layers / w->head are allocated here and
+ * freed by artifact_weights_free. The artifact must outlive w. */
+int artifact_weights(const artifact *a, model_weights *w, laya_error *err);
+void artifact_weights_free(model_weights *w);
+
+/* Write an artifact: the "cpu" backend b (created at the wanted precision from checkpoint dir
+ * ckpt_dir, whose weights are w) plus the checkpoint's small files and their SHA-256. */
+int artifact_write(const char *out_path, const char *ckpt_dir, const model_weights *w, const backend *b,
+                   laya_error *err);
+
+#endif

@@ -1,0 +1,329 @@
+/*
+ * test_kernels.c: every SIMD kernel of the fast CPU backend against the scalar oracle, and the
+ * scalar GEMMs against a naive product over the unpacked weights (which checks the packing), on
+ * random shapes including sizes that are not multiples of any block (1, 7, 63, 65, 129, ...),
+ * for every precision and every instruction set this CPU runs.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../check.h"
+#include "backend/cpu/kernels.h"
+
+static uint64_t rng = 0x1234567ull;
+static float frand(void) { /* uniform in [-1, 1) */
+  rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+  return (float)((rng >> 40) & 0xffffff) / (float)(1 << 23) - 1.0f;
+}
+
+static double max_rel(const float *a, const float *b, size_t n, double floor_) {
+  double worst = 0.0;
+  for (size_t i = 0; i < n; i++) {
+    double e = fabs((double)a[i] - b[i]) / (fabs((double)b[i]) + floor_);
+    if (!(e <= worst)) worst = e; /* NaN counts as worst */
+  }
+  return worst;
+}
+
+typedef struct wsrc {
+  const float *w;
+  int k;
+} wsrc;
+static void get_row(void *ctx, int r, float *out) {
+  wsrc *s = ctx;
+  memcpy(out, s->w + (size_t)r * s->k, (size_t)s->k * sizeof(float));
+}
+
+static double gelu_d(double x) { return 0.5 * x * (1.0 + erf(x / sqrt(2.0))); }
+
+/* One GEMM case: packs W [n, k], runs the scalar kernel and each SIMD table, compares. */
+static void gemm_case(cpu_wfmt fmt, int M, int n, int k, int geglu, epi_act act, int use_bias, int residual,
+                      int out16, const cpu_kernels **tabs, int n_tabs) {
+  int kp = pack_kpad(k), outs = geglu ? n / 2 : n;
+  float *w = malloc(sizeof(float) * (size_t)n * k), *x = malloc(sizeof(float) * (size_t)M * kp);
+  float *bias = malloc(sizeof(float) * (size_t)(outs + 1));
+  for (size_t i = 0; i < (size_t)n * k; i++) w[i] = frand() / sqrtf((float)k);
+  for (size_t i = 0; i < (size_t)M * kp; i++) x[i] = (i % kp) < (size_t)k ? 2.0f * frand() : 0.0f;
+  for (int i = 0; i < outs; i++) bias[i] = frand();
+  int np = pack_panels(n, geglu);
+  void *data = aligned_alloc(64, (pack_data_bytes(fmt, n, k, geglu) + 63) & ~(size_t)63);
+  float *scale = malloc(sizeof(float) * np * CPU_NR), *row = malloc(sizeof(float) * k);
+  int32_t *colsum = malloc(sizeof(int32_t) * np * CPU_NR);
+  wsrc src = {w, k};
+  pack_matrix(fmt, n, k, geglu, get_row, &src, data, scale, colsum, row);
+  packed_matrix pm = {n, k, np, kp, geglu, fmt, data, scale, colsum, use_bias && !geglu ? bias : NULL};
+
+  /* activations in the weight's format */
+  void *a = NULL;
+  float *rs = malloc(sizeof(float) * M);
+  float *xq = malloc(sizeof(float) * (size_t)M * kp); /* what the kernel effectively sees */
+  if (fmt == WF_F32) {
+    a = x;
+    memcpy(xq, x, sizeof(float) * (size_t)M * kp);
+  } else if (fmt == WF_BF16) {
+    uint16_t *h = malloc(2 * (size_t)M * kp);
+    for (size_t i = 0; i < (size_t)M * kp; i++) {
+      h[i] = f32_to_bf16_rne(x[i]);
+      xq[i] = bf16_to_f32(h[i]);
+    }
+    a = h;
+  } else {
+    uint8_t *q = malloc((size_t)M * kp);
+    for (int m = 0; m < M; m++) {
+      rs[m] = cpu_kernels_scalar.quantize_row(x + (size_t)m * kp, k, kp, q + (size_t)m * kp);
+      for (int c = 0; c < kp; c++) xq[(size_t)m * kp + c] = ((int)q[(size_t)m * kp + c] - 128) * rs[m];
+    }
+    a = q;
+  }
+  gemm_input in = {a, kp, rs};
+
+  /* naive: y = xq Wq^T with the weights the packer stored */
+  float *wq = malloc(sizeof(float) * (size_t)n * k);
+  for (int r = 0; r < n; r++) {
+    float mx = 0.0f;
+    for (int c = 0; c < k; c++) mx = fmaxf(mx, fabsf(w[(size_t)r * k + c]));
+    float s = mx > 0 ? mx / 127.0f : 1.0f;
+    for (int c = 0; c < k; c++) {
+      float v = w[(size_t)r * k + c];
+      if (fmt == WF_BF16) v = bf16_to_f32(f32_to_bf16_rne(v));
+      else if (fmt == WF_I8) {
+        long q = lrintf(v / s);
+        v = (float)(q > 127 ? 127 : q < -127 ? -127 : q) * s;
+      }
+      wq[(size_t)r * k + c] = v;
+    }
+  }
+  float *naive = malloc(sizeof(float) * (size_t)M * outs), *init = malloc(sizeof(float) * (size_t)M * outs);
+  for (size_t i = 0; i < (size_t)M * outs; i++) init[i] = frand();
+  for (int m = 0; m < M; m++)
+    for (int o = 0; o < outs; o++) {
+      double y;
+      if (geglu) {
+        double u = 0, g = 0;
+        for (int c = 0; c < k; c++) {
+          u += (double)xq[(size_t)m * kp + c] * wq[(size_t)o * k + c];
+          g += (double)xq[(size_t)m * kp + c] * wq[(size_t)(o + outs) * k + c];
+        }
+        y = gelu_d(u) * g;
+      } else {
+        y = use_bias ? bias[o] : 0.0;
+        for (int c = 0; c < k; c++) y += (double)xq[(size_t)m * kp + c] * wq[(size_t)o * k + c];
+        if (act == EPI_GELU) y = gelu_d(y);
+        else if (act == EPI_RELU) y = y > 0 ? y : 0;
+      }
+      if (residual) y += init[(size_t)m * outs + o];
+      naive[(size_t)m * outs + o] = (float)y;
+    }
+
+  float *ref = NULL;
+  for (int t = -1; t < n_tabs; t++) {
+    const cpu_kernels *kt = t < 0 ? &cpu_kernels_scalar : tabs[t];
+    float *out = malloc(sizeof(float) * (size_t)M * outs);
+    uint16_t *o16 = malloc(2 * (size_t)M * outs);
+    memcpy(out, init, sizeof(float) * (size_t)M * outs);
+    gemm_epilogue e = {act, residual, out16 ? NULL : out, out16 ? o16 : NULL, outs};
+    /* split the work the way the backend may: two row ranges, two panel ranges */
+    int mh = M / 2, ph = np / 2;
+    void (*g)(const gemm_input *, const packed_matrix *, int, int, int, int, const gemm_epilogue *) =
+        fmt == WF_F32 ? kt->gemm_f32 : fmt == WF_BF16 ? kt->gemm_bf16 : kt->gemm_i8;
+    g(&in, &pm, 0, mh, 0, ph, &e);
+    g(&in, &pm, 0, mh, ph, np, &e);
+    g(&in, &pm, mh, M, 0, np, &e);
+    if (out16)
+      for (size_t i = 0; i < (size_t)M * outs; i++) out[i] = bf16_to_f32(o16[i]);
+    if (t < 0) {
+      /* the oracle against the naive product: accumulation order only (+ bf16 output rounding) */
+      double tol = out16 ? 8e-3 : 2e-4;
+      double e1 = max_rel(out, naive, (size_t)M * outs, 1.0);
+      if (e1 > tol)
+        fprintf(stderr, "scalar vs naive fmt=%d M=%d n=%d k=%d geglu=%d act=%d: %.3g\n", fmt, M, n, k, geglu, act, e1);
+      CHECK(e1 <= tol);
+      ref = out;
+    } else {
+      double tol = out16 ? 8e-3 : 2e-5 * sqrt((double)k) + 1e-6;
+      double e1 = max_rel(out, ref, (size_t)M * outs, 1.0);
+      if (e1 > tol)
+        fprintf(stderr, "%s vs scalar fmt=%d M=%d n=%d k=%d geglu=%d act=%d bias=%d res=%d out16=%d: %.3g\n",
+                kt->name, fmt, M, n, k, geglu, act, use_bias, residual, out16, e1);
+      CHECK(e1 <= tol);
+      free(out);
+    }
+    free(o16);
+  }
+  free(ref);
+  free(w);
+  if (a != x) free(a);
+  free(x);
+  free(bias);
+  free(data);
+  free(scale);
+  free(row);
+  free(colsum);
+  free(rs);
+  free(xq);
+  free(wq);
+  free(naive);
+  free(init);
+}
+
+static void test_gemm(const cpu_kernels **tabs, int n_tabs) {
+  static const int Ms[] = {1, 7, 12, 13, 63, 65, 129};
+  static const int Ns[] = {1, 17, 32, 33, 100};
+  static const int Ks[] = {1, 3, 7, 64, 130};
+  for (int f = 0; f < 3; f++)
+    for (int mi = 0; mi < 7; mi++)
+      for (int ni = 0; ni < 5; ni++)
+        for (int ki = 0; ki < 5; ki++) {
+          int variant = (mi + ni + ki) % 5;
+          epi_act act = variant == 1 ? EPI_GELU : variant == 2 ? EPI_RELU : EPI_NONE;
+          gemm_case((cpu_wfmt)f, Ms[mi], Ns[ni], Ks[ki], 0, act, variant != 3, variant == 3, variant == 4, tabs, n_tabs);
+        }
+  /* GeGLU: n = 2I with I around the 16-column half panel */
+  static const int Is[] = {1, 15, 16, 17, 40};
+  for (int f = 0; f < 3; f++)
+    for (int ii = 0; ii < 5; ii++)
+      for (int ki = 0; ki < 5; ki += 2) {
+        gemm_case((cpu_wfmt)f, Ms[(ii + ki) % 7], 2 * Is[ii], Ks[ki], 1, EPI_GEGLU, 0, 0, 0, tabs, n_tabs);
+        gemm_case((cpu_wfmt)f, 65, 2 * Is[ii], Ks[ki], 1, EPI_GEGLU, 0, 0, 1, tabs, n_tabs);
+      }
+}
+
+static void test_rows(const cpu_kernels **tabs, int n_tabs) {
+  static const int Ns[] = {1, 2, 7, 16, 17, 63, 65, 129, 1024};
+  for (int ni = 0; ni < 9; ni++) {
+    int n = Ns[ni], np = pack_kpad(n) + 4;
+    float *x = malloc(sizeof(float) * n), *w = malloc(sizeof(float) * n), *b = malloc(sizeof(float) * n);
+    for (int i = 0; i < n; i++) {
+      x[i] = 3.0f * frand() + 0.5f;
+      w[i] = 1.0f + 0.25f * frand();
+      b[i] = frand();
+    }
+    float *y0 = malloc(sizeof(float) * n), *y1 = malloc(sizeof(float) * n);
+    uint16_t *h0 = malloc(2 * n), *h1 = malloc(2 * n);
+    uint8_t *q0 = malloc(np), *q1 = malloc(np);
+    for (int t = 0; t < n_tabs; t++) {
+      for (int v = 0; v < 3; v++) {
+        const float *wv = v == 0 ? NULL : w, *bv = v == 2 ? b : NULL;
+        cpu_kernels_scalar.layernorm(x, n, wv, bv, 1e-5f, y0, NULL);
+        tabs[t]->layernorm(x, n, wv, bv, 1e-5f, y1, NULL);
+        CHECK(max_rel(y1, y0, n, 1.0) < 2e-5);
+        cpu_kernels_scalar.layernorm(x, n, wv, bv, 1e-5f, NULL, h0);
+        tabs[t]->layernorm(x, n, wv, bv, 1e-5f, NULL, h1);
+        int off = 0;
+        for (int i = 0; i < n; i++) off += abs((int)h0[i] - (int)h1[i]) > 1;
+        CHECK(off == 0);
+      }
+      float s0 = cpu_kernels_scalar.quantize_row(x, n, np, q0), s1 = tabs[t]->quantize_row(x, n, np, q1);
+      CHECK(s0 == s1);
+      CHECK(memcmp(q0, q1, np) == 0);
+      cpu_kernels_scalar.to_bf16(x, n, h0);
+      tabs[t]->to_bf16(x, n, h1);
+      CHECK(memcmp(h0, h1, 2 * (size_t)n) == 0);
+    }
+    free(x), free(w), free(b), free(y0), free(y1), free(h0), free(h1), free(q0), free(q1);
+  }
+  static const int Dh[] = {2, 16, 24, 32, 48, 64, 128};
+  for (int di = 0; di < 7; di++) {
+    int dh = Dh[di];
+    float x[256], y[256], cs[256];
+    for (int i = 0; i < dh; i++) {
+      x[i] = frand();
+      cs[i] = frand();
+    }
+    for (int t = 0; t < n_tabs; t++) {
+      memcpy(y, x, sizeof(float) * dh);
+      float z[256];
+      memcpy(z, x, sizeof(float) * dh);
+      cpu_kernels_scalar.rope(z, dh, cs, 0.125f);
+      tabs[t]->rope(y, dh, cs, 0.125f);
+      CHECK(max_rel(y, z, dh, 1e-3) < 1e-5);
+    }
+  }
+  /* the scalar quantiser itself: a row's maximum maps to +-127 and dequantises within scale/2 */
+  float xs[33];
+  uint8_t qs[36];
+  for (int i = 0; i < 33; i++) xs[i] = frand();
+  xs[5] = -1.5f;
+  float s = cpu_kernels_scalar.quantize_row(xs, 33, 36, qs);
+  CHECK(qs[5] == 1 && qs[33] == 128 && qs[35] == 128);
+  int bad = 0;
+  for (int i = 0; i < 33; i++) bad += fabsf(((int)qs[i] - 128) * s - xs[i]) > 0.5f * s + 1e-7f;
+  CHECK(bad == 0);
+}
+
+/* Attention: naive two-pass softmax in double vs the scalar kernel vs each SIMD kernel. */
+static void attn_case(int t, int dh, int window, int i0, int i1, const cpu_kernels **tabs, int n_tabs) {
+  float *q = malloc(sizeof(float) * t * dh), *kt = malloc(sizeof(float) * t * dh), *v = malloc(sizeof(float) * t * dh);
+  for (int i = 0; i < t * dh; i++) {
+    q[i] = 0.5f * frand();
+    kt[i] = 2.0f * frand();
+    v[i] = frand();
+  }
+  int nq = i1 - i0;
+  float *naive = malloc(sizeof(float) * nq * dh), *out = malloc(sizeof(float) * nq * dh);
+  uint16_t *o16 = malloc(2 * (size_t)nq * dh);
+  double *sc = malloc(sizeof(double) * t);
+  for (int i = i0; i < i1; i++) {
+    double mx = -1e300, sum = 0;
+    for (int j = 0; j < t; j++) {
+      sc[j] = -1e300;
+      if (window >= 0 && abs(i - j) > window) continue;
+      double s = 0;
+      for (int d = 0; d < dh; d++) s += (double)q[i * dh + d] * kt[(size_t)d * t + j];
+      sc[j] = s;
+      if (s > mx) mx = s;
+    }
+    for (int j = 0; j < t; j++) sum += sc[j] > -1e299 ? exp(sc[j] - mx) : 0;
+    for (int d = 0; d < dh; d++) {
+      double y = 0;
+      for (int j = 0; j < t; j++)
+        if (sc[j] > -1e299) y += exp(sc[j] - mx) / sum * v[(size_t)j * dh + d];
+      naive[(i - i0) * dh + d] = (float)y;
+    }
+  }
+  float *scratch = malloc(sizeof(float) * (cpu_attention_scratch(t) + 64));
+  for (int tb = -1; tb < n_tabs; tb++) {
+    const cpu_kernels *k = tb < 0 ? &cpu_kernels_scalar : tabs[tb];
+    for (int as16 = 0; as16 < 2; as16++) {
+      attn_args a = {q, kt, v, t, dh, i0, i1, window, as16 ? NULL : out, as16 ? o16 : NULL, dh, scratch};
+      k->attention(&a);
+      if (as16)
+        for (int i = 0; i < nq * dh; i++) out[i] = bf16_to_f32(o16[i]);
+      double e = max_rel(out, naive, (size_t)nq * dh, 0.1);
+      double tol = as16 ? 8e-3 : 2e-5;
+      if (e > tol) fprintf(stderr, "attention %s t=%d dh=%d window=%d [%d,%d) bf16=%d: %.3g\n", k->name, t, dh, window, i0, i1, as16, e);
+      CHECK(e <= tol);
+    }
+  }
+  free(q), free(kt), free(v), free(naive), free(out), free(o16), free(sc), free(scratch);
+}
+
+static void test_attention(const cpu_kernels **tabs, int n_tabs) {
+  static const int Ts[] = {1, 2, 7, 15, 16, 17, 63, 64, 65, 66, 129, 200};
+  static const int Ws[] = {-1, 0, 8, 64};
+  static const int Dh[] = {16, 24, 32, 64};
+  for (int ti = 0; ti < 12; ti++)
+    for (int wi = 0; wi < 4; wi++) {
+      int t = Ts[ti];
+      attn_case(t, Dh[(ti + wi) % 4], Ws[wi], 0, t, tabs, n_tabs);
+      if (t > 3) attn_case(t, 64, Ws[wi], 1, t - 2, tabs, n_tabs); /* a query sub-range */
+    }
+}
+
+int main(void) {
+  const cpu_kernels *tabs[2];
+  int n = 0;
+  const cpu_kernels *k;
+  if ((k = cpu_kernels_by_name("avx2"))) tabs[n++] = k;
+  if ((k = cpu_kernels_by_name("avx512"))) tabs[n++] = k;
+  printf("kernel tables under test: scalar");
+  for (int i = 0; i < n; i++) printf(" %s", tabs[i]->name);
+  printf("\n");
+  CHECK(cpu_kernels_select() != NULL);
+  test_gemm(tabs, n);
+  test_rows(tabs, n);
+  test_attention(tabs, n);
+  return check_summary("cpu/kernels");
+}
