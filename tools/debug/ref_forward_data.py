@@ -5,9 +5,13 @@ ModernBertModel, SDPA, fp32 on CPU).
 
 Writes OUT/{rl_agent_config.json, encoder/config.json, model.safetensors, rows.jsonl}; each row of
 rows.jsonl is {"ids", "markers", "qtype", "logits", "act_logits"} like the parity fixtures.
+With --ckpt DIR, the model is instead loaded from a Laya checkpoint (laya.load, CPU, fp32) and
+only OUT/rows.jsonl is written (random ids below the encoder's vocab size).
 Not a fixture generator (tools/ref/ owns those): use it to chase a numeric difference.
 
   /opt/layaref/bin/python tools/debug/ref_forward_data.py OUT [--local-window 16] [--mmbert]
+  /opt/layaref/bin/python tools/debug/ref_forward_data.py OUT --ckpt CKPT_DIR [--max-len 300]
+  build/tests/cpu/test_ref_parity CKPT_DIR OUT/rows.jsonl
 """
 import argparse
 import json
@@ -32,7 +36,21 @@ def main():
     ap.add_argument("--mmbert", action="store_true", help="local theta 160000 (else 10000)")
     ap.add_argument("--dtype", default="F32", choices=["F32", "F16", "BF16"])
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--ckpt", help="load this Laya checkpoint instead of making a model")
+    ap.add_argument("--max-len", type=int, default=300, help="longest row")
+    ap.add_argument("--double", action="store_true",
+                    help="also write rows64.jsonl: the same rows computed in float64 (the exact answer "
+                         "both fp32 implementations approximate)")
     a = ap.parse_args()
+    if a.ckpt:
+        import laya
+        agent = laya.load(a.ckpt, device="cpu")
+        model = agent.model.eval()
+        os.makedirs(a.out, exist_ok=True)
+        write_rows(model, a.out, model.encoder.config.vocab_size, a.seed, a.max_len)
+        if a.double:
+            write_rows(model.double(), a.out, model.encoder.config.vocab_size, a.seed, a.max_len, "rows64.jsonl")
+        return
 
     torch.manual_seed(a.seed)
     local_theta = 160000.0 if a.mmbert else 10000.0
@@ -67,11 +85,15 @@ def main():
     sd = {k: v.detach().to(dt).contiguous() for k, v in model.state_dict().items()}
     save_file(sd, os.path.join(a.out, "model.safetensors"))
 
-    g = torch.Generator().manual_seed(a.seed + 1)
-    specs = [(7, 2, 0), (1, 1, 2), (40, 5, 1), (130, 3, 0), (300, 12, 2), (66, 1, 1), (65, 2, 0)]
+    write_rows(model, a.out, a.vocab, a.seed, a.max_len)
+
+
+def write_rows(model, out, vocab, seed, max_len, name="rows.jsonl"):
+    g = torch.Generator().manual_seed(seed + 1)
+    specs = [(7, 2, 0), (1, 1, 2), (40, 5, 1), (130, 3, 0), (max_len, 12, 2), (66, 1, 1), (65, 2, 0)]
     rows = []
     for n, k, qt in specs:
-        ids = torch.randint(3, a.vocab, (n,), generator=g).tolist()
+        ids = torch.randint(3, vocab, (n,), generator=g).tolist()
         ids[0] = 1
         marks = sorted(torch.randperm(n, generator=g)[:k].tolist()) if n > 1 else [0]
         rows.append((ids, marks, qt))
@@ -90,12 +112,12 @@ def main():
         mmask[i, :len(marks)] = True
     with torch.inference_mode():
         logits, act = model(input_ids, att, mpos, mmask, qtype)
-    with open(os.path.join(a.out, "rows.jsonl"), "w") as f:
+    with open(os.path.join(out, name), "w") as f:
         for i, (ids, marks, qt) in enumerate(rows):
             f.write(json.dumps({"ids": ids, "markers": marks, "qtype": qt,
                                 "logits": logits[i, :len(marks)].tolist(),
                                 "act_logits": act[i].tolist()}) + "\n")
-    print("wrote", a.out, "rows", N)
+    print("wrote", os.path.join(out, name), "rows", N)
 
 
 if __name__ == "__main__":
