@@ -1,0 +1,599 @@
+/*
+ * hub.c: checkpoint resolution through the Hugging Face cache and Hub (see hub.h).
+ *
+ * The cache layout is huggingface_hub's, so Python and C share one cache:
+ *   <cache>/models--<org>--<name>/blobs/<etag>          file contents (LFS etag = sha256)
+ *   <cache>/models--<org>--<name>/refs/<revision>        the commit a branch or tag points at
+ *   <cache>/models--<org>--<name>/snapshots/<commit>/p   relative symlink to ../../blobs/<etag>
+ * A download goes to blobs/<etag>.incomplete and is resumed from its length with a Range
+ * request; only a complete (and, for LFS files, digest-checked) blob is renamed and linked.
+ */
+#include "model/hub.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/arena.h"
+#include "core/error.h"
+#include "core/json.h"
+#include "core/sha256.h"
+#include "core/strbuf.h"
+
+#ifdef LAYA_HAVE_CURL
+#include <curl/curl.h>
+#endif
+
+void hub_options_init(hub_options *o) {
+  memset(o, 0, sizeof *o);
+  o->offline = -1;
+}
+
+static bool env_true(const char *name) {
+  const char *v = getenv(name);
+  if (!v) return false;
+  return !strcasecmp(v, "1") || !strcasecmp(v, "true") || !strcasecmp(v, "yes") || !strcasecmp(v, "on");
+}
+
+
+static char *fmt(const char *f, const char *a, const char *b, const char *c) {
+  strbuf sb;
+  sb_init(&sb);
+  sb_printf(&sb, f, a, b ? b : "", c ? c : "");
+  return sb_steal(&sb);
+}
+
+char *hub_cache_dir(const hub_options *o) {
+  if (o && o->cache_dir) return strdup(o->cache_dir);
+  const char *v = getenv("HF_HUB_CACHE");
+  if (v && *v) return strdup(v);
+  v = getenv("HF_HOME");
+  if (v && *v) return fmt("%s/hub%s%s", v, NULL, NULL);
+  const char *xdg = getenv("XDG_CACHE_HOME");
+  if (xdg && *xdg) return fmt("%s/huggingface/hub%s%s", xdg, NULL, NULL);
+  const char *home = getenv("HOME");
+  return fmt("%s/.cache/huggingface/hub%s%s", home ? home : ".", NULL, NULL);
+}
+
+static bool is_dir(const char *p) {
+  struct stat st;
+  return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static bool is_file(const char *p) {
+  struct stat st;
+  return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static bool is_commit(const char *r) {
+  if (strlen(r) != 40) return false;
+  for (const char *p = r; *p; p++)
+    if (!isxdigit((unsigned char)*p)) return false;
+  return true;
+}
+
+/* mkdir -p */
+static int make_dirs(const char *path) {
+  char *p = strdup(path);
+  if (!p) return -1;
+  for (char *s = p + 1; *s; s++) {
+    if (*s != '/') continue;
+    *s = 0;
+    if (mkdir(p, 0755) && errno != EEXIST) {
+      free(p);
+      return -1;
+    }
+    *s = '/';
+  }
+  int rc = (mkdir(p, 0755) && errno != EEXIST) ? -1 : 0;
+  free(p);
+  return rc;
+}
+
+/* The files of a checkpoint Laya needs, relative to the checkpoint (subfolder) root. */
+static bool needed(const char *rel) {
+  return !strcmp(rel, "rl_agent_config.json") || !strcmp(rel, "model.safetensors") ||
+         !strncmp(rel, "tokenizer/", 10) || !strncmp(rel, "encoder/", 8);
+}
+
+/* A snapshot directory holds a usable checkpoint when the files the loader opens are there. */
+static bool snapshot_complete(const char *dir) {
+  static const char *const files[] = {"rl_agent_config.json", "model.safetensors",
+                                      "encoder/config.json"};
+  for (int i = 0; i < 3; i++) {
+    char *p = fmt("%s/%s%s", dir, files[i], NULL);
+    bool ok = p && is_file(p);
+    free(p);
+    if (!ok) return false;
+  }
+  char *t = fmt("%s/tokenizer%s%s", dir, NULL, NULL);
+  bool ok = t && is_dir(t);
+  free(t);
+  return ok;
+}
+
+static char *read_small(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  char buf[256];
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = 0;
+  while (n && isspace((unsigned char)buf[n - 1])) buf[--n] = 0;
+  return strdup(buf);
+}
+
+/* models--org--name */
+static char *repo_folder(const char *cache, const char *repo) {
+  strbuf sb;
+  sb_init(&sb);
+  sb_printf(&sb, "%s/models--", cache);
+  for (const char *p = repo; *p; p++) {
+    if (*p == '/') sb_puts(&sb, "--");
+    else sb_putc(&sb, *p);
+  }
+  return sb_steal(&sb);
+}
+
+/* Resolve from the cache: the commit for `revision`, and its snapshot directory. */
+static char *cached_snapshot(const char *repo_dir, const char *revision, const char *subfolder,
+                             char **commit) {
+  char *sha = NULL;
+  if (is_commit(revision)) {
+    sha = strdup(revision);
+  } else {
+    char *ref = fmt("%s/refs/%s%s", repo_dir, revision, NULL);
+    sha = ref ? read_small(ref) : NULL;
+    free(ref);
+  }
+  if (!sha || !*sha) {
+    free(sha);
+    return NULL;
+  }
+  char *dir = subfolder && *subfolder ? fmt("%s/snapshots/%s/%s", repo_dir, sha, subfolder)
+                                      : fmt("%s/snapshots/%s%s", repo_dir, sha, NULL);
+  if (!dir || !snapshot_complete(dir)) {
+    free(dir);
+    free(sha);
+    return NULL;
+  }
+  *commit = sha;
+  return dir;
+}
+
+#ifdef LAYA_HAVE_CURL
+
+typedef struct http_resp {
+  long status;
+  strbuf body;
+  char etag[160], linked_etag[160], commit[64], location[1024];
+  FILE *sink;         /* download target; body is not kept when set */
+  long long received; /* bytes written to sink */
+} http_resp;
+
+static size_t on_body(char *p, size_t sz, size_t n, void *ud) {
+  http_resp *r = ud;
+  size_t k = sz * n;
+  if (r->sink) {
+    if (fwrite(p, 1, k, r->sink) != k) return 0;
+    r->received += (long long)k;
+  } else {
+    sb_append(&r->body, p, k);
+  }
+  return k;
+}
+
+static void header_value(const char *line, size_t n, const char *name, char *out, size_t cap) {
+  size_t ln = strlen(name);
+  if (n <= ln || strncasecmp(line, name, ln) != 0 || line[ln] != ':') return;
+  const char *v = line + ln + 1;
+  const char *end = line + n;
+  while (v < end && (*v == ' ' || *v == '\t')) v++;
+  while (end > v && (end[-1] == '\r' || end[-1] == '\n' || end[-1] == ' ')) end--;
+  if (end - v >= 2 && v[0] == 'W' && v[1] == '/') v += 2; /* weak etag */
+  if (end > v && *v == '"' && end[-1] == '"' && end - v >= 2) {
+    v++;
+    end--;
+  }
+  size_t m = (size_t)(end - v);
+  if (m >= cap) m = cap - 1;
+  memcpy(out, v, m);
+  out[m] = 0;
+}
+
+static size_t on_header(char *p, size_t sz, size_t n, void *ud) {
+  http_resp *r = ud;
+  size_t k = sz * n;
+  if (k >= 5 && !strncmp(p, "HTTP/", 5)) { /* a new response (after a redirect): reset */
+    r->etag[0] = r->linked_etag[0] = 0;
+  }
+  header_value(p, k, "ETag", r->etag, sizeof r->etag);
+  header_value(p, k, "X-Linked-Etag", r->linked_etag, sizeof r->linked_etag);
+  header_value(p, k, "X-Repo-Commit", r->commit, sizeof r->commit);
+  header_value(p, k, "Location", r->location, sizeof r->location);
+  return k;
+}
+
+typedef struct hub_http {
+  const char *token;
+  const char *endpoint;
+} hub_http;
+
+/* One request. head: no body; follow: follow redirects; range_from >= 0 asks for a suffix. */
+static int http_do(const hub_http *h, const char *url, bool head, bool follow, long long range_from,
+                   http_resp *r, laya_error *err) {
+  CURL *c = curl_easy_init();
+  if (!c) return laya_err(err, LAYA_ERR_INTERNAL, "RuntimeError", "libcurl could not start");
+  struct curl_slist *hdrs = NULL;
+  char auth[1200];
+  if (h->token && *h->token) {
+    snprintf(auth, sizeof auth, "Authorization: Bearer %s", h->token);
+    hdrs = curl_slist_append(hdrs, auth);
+  }
+  hdrs = curl_slist_append(hdrs, "User-Agent: laya.c/" LAYA_VERSION);
+  curl_easy_setopt(c, CURLOPT_URL, url);
+  curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
+  curl_easy_setopt(c, CURLOPT_NOBODY, head ? 1L : 0L);
+  curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, follow ? 1L : 0L);
+  curl_easy_setopt(c, CURLOPT_MAXREDIRS, 10L);
+  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+  curl_easy_setopt(c, CURLOPT_WRITEDATA, r);
+  curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+  curl_easy_setopt(c, CURLOPT_HEADERDATA, r);
+  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 20L);
+  curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
+  curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, 60L);
+  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+  /* the token goes only to the Hub itself, not to a CDN a redirect names */
+  curl_easy_setopt(c, CURLOPT_UNRESTRICTED_AUTH, 0L);
+  char range[64];
+  if (range_from > 0) {
+    snprintf(range, sizeof range, "%lld-", range_from);
+    curl_easy_setopt(c, CURLOPT_RANGE, range);
+  }
+  CURLcode cc = curl_easy_perform(c);
+  curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->status);
+  curl_slist_free_all(hdrs);
+  curl_easy_cleanup(c);
+  if (cc != CURLE_OK) {
+    return laya_err(err, LAYA_ERR_IO, "OSError", "download of %s failed: %s", url,
+                    curl_easy_strerror(cc));
+  }
+  return 0;
+}
+
+static int status_error(const char *what, const char *repo, long status, laya_error *err) {
+  if (status == 401 || status == 403)
+    return laya_err(err, LAYA_ERR_IO, "OSError",
+                    "%s: access to %s was refused (HTTP %ld); set HF_TOKEN to a token that can "
+                    "read it",
+                    what, repo, status);
+  if (status == 404)
+    return laya_err(err, LAYA_ERR_NOT_FOUND, "OSError",
+                    "%s: %s was not found on the Hub (HTTP 404); check the repo id and revision",
+                    what, repo);
+  return laya_err(err, LAYA_ERR_IO, "OSError", "%s: HTTP %ld from the Hub for %s", what, status,
+                  repo);
+}
+
+/* Relative symlink snapshots/<commit>/<path> -> ../../(..)blobs/<etag>. */
+static int link_blob(const char *repo_dir, const char *commit, const char *path, const char *etag,
+                     laya_error *err) {
+  char *dst = fmt("%s/snapshots/%s/%s", repo_dir, commit, path);
+  char *slash = strrchr(dst, '/');
+  *slash = 0;
+  int rc = make_dirs(dst);
+  *slash = '/';
+  strbuf target;
+  sb_init(&target);
+  sb_puts(&target, "../../");
+  for (const char *p = path; *p; p++)
+    if (*p == '/') sb_puts(&target, "../");
+  sb_printf(&target, "blobs/%s", etag);
+  unlink(dst);
+  if (rc || symlink(target.data, dst) != 0) {
+    rc = laya_err(err, LAYA_ERR_IO, "OSError", "cannot link %s into the cache: %s", dst,
+                  strerror(errno));
+  }
+  sb_free(&target);
+  free(dst);
+  return rc;
+}
+
+/* The digest a pin map gives for `rel`, or NULL. */
+static const char *pinned_digest(const json_value *pins, const char *rel) {
+  const json_value *v = pins ? json_get(pins, rel) : NULL;
+  return v && v->type == JSON_STRING ? v->s : NULL;
+}
+
+static bool hex_sha256(const char *s) {
+  if (strlen(s) != 64) return false;
+  for (const char *p = s; *p; p++)
+    if (!isxdigit((unsigned char)*p)) return false;
+  return true;
+}
+
+/* Download one file into the blob store (resuming a partial blob) and link it. */
+static int fetch_file(const hub_http *h, const char *repo, const char *repo_dir, const char *commit,
+                      const char *path, const char *rel, const json_value *pins, bool quiet,
+                      laya_error *err) {
+  char *url = fmt("%s/%s/resolve/%s", h->endpoint, repo, commit);
+  char *furl = fmt("%s/%s%s", url, path, NULL);
+  free(url);
+  /* HEAD without following redirects: the Hub answers with the LFS etag before the CDN */
+  http_resp hr;
+  memset(&hr, 0, sizeof hr);
+  sb_init(&hr.body);
+  int rc = http_do(h, furl, true, false, -1, &hr, err);
+  sb_free(&hr.body);
+  if (rc) goto out;
+  if (hr.status >= 400) {
+    rc = status_error("cannot download", furl, hr.status, err);
+    goto out;
+  }
+  const char *etag = hr.linked_etag[0] ? hr.linked_etag : hr.etag;
+  if (!etag[0] || strchr(etag, '/') || strstr(etag, "..")) {
+    rc = laya_err(err, LAYA_ERR_FORMAT, "OSError", "the Hub sent no usable ETag for %s", furl);
+    goto out;
+  }
+  char *blob = fmt("%s/blobs/%s%s", repo_dir, etag, NULL);
+  char *part = fmt("%s/blobs/%s.incomplete", repo_dir, etag, NULL);
+  if (!is_file(blob)) {
+    for (int attempt = 0; attempt < 3 && !is_file(blob); attempt++) {
+      struct stat st;
+      long long have = stat(part, &st) == 0 ? (long long)st.st_size : 0;
+      FILE *f = fopen(part, have ? "ab" : "wb");
+      if (!f) {
+        rc = laya_err(err, LAYA_ERR_IO, "OSError", "cannot write %s: %s", part, strerror(errno));
+        break;
+      }
+      http_resp gr;
+      memset(&gr, 0, sizeof gr);
+      gr.sink = f;
+      laya_error derr = {0};
+      int drc = http_do(h, furl, false, true, have, &gr, &derr);
+      fclose(f);
+      if (gr.status == 416) { /* asked past the end: the partial file is already whole */
+        drc = 0;
+      } else if (!drc && gr.status >= 400) {
+        rc = status_error("cannot download", furl, gr.status, err);
+        break;
+      } else if (!drc && have > 0 && gr.status == 200) {
+        /* the server ignored the range and sent everything: keep only the new copy */
+        FILE *g = fopen(part, "rb+");
+        if (g) {
+          /* rewrite: the fresh body starts at offset `have`; move it to the front */
+          fseek(g, have, SEEK_SET);
+          char *buf = malloc(1 << 16);
+          long long wpos = 0, rpos = have;
+          size_t k;
+          while (buf && (k = fread(buf, 1, 1 << 16, g)) > 0) {
+            fseek(g, wpos, SEEK_SET);
+            fwrite(buf, 1, k, g);
+            wpos += (long long)k;
+            rpos += (long long)k;
+            fseek(g, rpos, SEEK_SET);
+          }
+          free(buf);
+          fclose(g);
+          if (truncate(part, wpos) != 0) drc = -1;
+        }
+      }
+      if (drc) {
+        if (attempt == 2) {
+          *err = derr;
+          rc = derr.code ? derr.code : LAYA_ERR_IO;
+        }
+        continue; /* truncated transfer: resume from what arrived */
+      }
+      /* a complete body: check it before it becomes a blob */
+      char got[65];
+      if (sha256_file_hex(part, got) != 0) {
+        rc = laya_err(err, LAYA_ERR_IO, "OSError", "cannot read %s: %s", part, strerror(errno));
+        break;
+      }
+      if (hex_sha256(etag) && strcasecmp(got, etag) != 0) {
+        /* an LFS blob whose bytes do not hash to its etag is corrupt or incomplete */
+        if (attempt == 2) {
+          rc = laya_err(err, LAYA_ERR_IO, "OSError",
+                        "download of %s is corrupt: SHA-256 %s, the Hub says %s", furl, got, etag);
+          unlink(part);
+        }
+        continue;
+      }
+      if (rename(part, blob) != 0) {
+        rc = laya_err(err, LAYA_ERR_IO, "OSError", "cannot move %s into the cache: %s", part,
+                      strerror(errno));
+        break;
+      }
+    }
+    if (!rc && !is_file(blob))
+      rc = laya_err(err, LAYA_ERR_IO, "OSError", "download of %s did not complete", furl);
+  }
+  if (!rc) {
+    const char *want = pinned_digest(pins, rel);
+    if (want) {
+      char got[65];
+      if (sha256_file_hex(blob, got) != 0 || strcasecmp(got, want) != 0) {
+        rc = laya_value_error(err,
+                              "laya: SHA-256 mismatch for %s: expected %s, got %s. The artifact "
+                              "does not match the reviewed digest; refusing to load it.",
+                              rel, want, got);
+      }
+    }
+  }
+  if (!rc) rc = link_blob(repo_dir, commit, path, etag, err);
+  if (!rc && !quiet) fprintf(stderr, "laya: fetched %s/%s\n", repo, path);
+  free(blob);
+  free(part);
+out:
+  free(furl);
+  return rc;
+}
+
+static int download(const char *repo, const char *subfolder, const char *revision,
+                    const hub_options *o, const char *repo_dir, char **commit_out,
+                    laya_error *err) {
+  static int curl_ready;
+  if (!curl_ready) {
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    curl_ready = 1;
+  }
+  hub_http h;
+  h.token = o->token ? o->token : getenv("HF_TOKEN");
+  h.endpoint = o->endpoint ? o->endpoint : getenv("HF_ENDPOINT");
+  if (!h.endpoint || !*h.endpoint) h.endpoint = "https://huggingface.co";
+  char *url = fmt("%s/api/models/%s/revision/%s", h.endpoint, repo, revision);
+  http_resp r;
+  memset(&r, 0, sizeof r);
+  sb_init(&r.body);
+  int rc = http_do(&h, url, false, true, -1, &r, err);
+  free(url);
+  arena a;
+  arena_init(&a, 1 << 14);
+  json_value *pins = NULL;
+  if (!rc && r.status >= 400) rc = status_error("cannot list files", repo, r.status, err);
+  json_value *info = NULL;
+  if (!rc) {
+    info = json_parse(r.body.data ? r.body.data : "", r.body.len, &a, NULL, err);
+    if (!info) rc = laya_err(err, LAYA_ERR_FORMAT, "OSError", "the Hub's file list for %s is not JSON", repo);
+  }
+  const json_value *sha = info ? json_get(info, "sha") : NULL;
+  const json_value *sib = info ? json_get(info, "siblings") : NULL;
+  if (!rc && (!sha || sha->type != JSON_STRING || !is_commit(sha->s) || !sib || sib->type != JSON_ARRAY))
+    rc = laya_err(err, LAYA_ERR_FORMAT, "OSError", "the Hub's file list for %s has no commit or files", repo);
+  if (!rc && o->sha256_json) {
+    pins = json_parse(o->sha256_json, strlen(o->sha256_json), &a, NULL, err);
+    if (!pins || pins->type != JSON_OBJECT)
+      rc = laya_value_error(err, "expected_sha256 must be a mapping of artifact paths to digests");
+  }
+  size_t prefix = subfolder && *subfolder ? strlen(subfolder) + 1 : 0;
+  int fetched = 0;
+  for (uint32_t i = 0; !rc && i < sib->n; i++) {
+    const json_value *fn = json_get(&sib->items[i], "rfilename");
+    if (!fn || fn->type != JSON_STRING) continue;
+    const char *p = fn->s;
+    if (prefix && (strncmp(p, subfolder, prefix - 1) != 0 || p[prefix - 1] != '/')) continue;
+    const char *rel = p + prefix;
+    if (!needed(rel)) continue;
+    rc = fetch_file(&h, repo, repo_dir, sha->s, p, rel, pins, o->quiet, err);
+    fetched++;
+  }
+  if (!rc && !fetched)
+    rc = laya_err(err, LAYA_ERR_NOT_FOUND, "OSError", "%s%s%s holds no Laya checkpoint files", repo,
+                  prefix ? "/" : "", prefix ? subfolder : "");
+  if (!rc && !is_commit(revision)) {
+    char *refs = fmt("%s/refs%s%s", repo_dir, NULL, NULL);
+    char *ref = fmt("%s/refs/%s%s", repo_dir, revision, NULL);
+    char *slash = strrchr(ref, '/');
+    *slash = 0;
+    make_dirs(ref);
+    *slash = '/';
+    FILE *f = fopen(ref, "wb");
+    if (f) {
+      fputs(sha->s, f);
+      fclose(f);
+    }
+    free(refs);
+    free(ref);
+  }
+  if (!rc) *commit_out = strdup(sha->s);
+  sb_free(&r.body);
+  arena_free(&a);
+  return rc;
+}
+#endif /* LAYA_HAVE_CURL */
+
+int hub_resolve(const char *repo_or_path, const char *subfolder, const hub_options *o_in, char **dir,
+                char **commit, laya_error *err) {
+  hub_options defaults;
+  hub_options_init(&defaults);
+  const hub_options *o = o_in ? o_in : &defaults;
+  *dir = NULL;
+  if (commit) *commit = NULL;
+  struct stat st;
+  if (stat(repo_or_path, &st) == 0) {
+    char *d = subfolder && *subfolder ? fmt("%s/%s%s", repo_or_path, subfolder, NULL)
+                                      : strdup(repo_or_path);
+    if (subfolder && *subfolder && !is_dir(d)) {
+      free(d);
+      return laya_err(err, LAYA_ERR_NOT_FOUND, "FileNotFoundError",
+                      "Subfolder '%s' not found in '%s'.", subfolder, repo_or_path);
+    }
+    *dir = d;
+    return 0;
+  }
+  if (repo_or_path[0] == '/' || !strncmp(repo_or_path, "./", 2) || !strncmp(repo_or_path, "../", 3))
+    return laya_err(err, LAYA_ERR_NOT_FOUND, "FileNotFoundError",
+                    "Local model path not found: '%s'. Check that the directory exists and that "
+                    "training saved the model successfully.",
+                    repo_or_path);
+  /* a Hub id: org/name, nothing that could climb out of the cache */
+  const char *slash = strchr(repo_or_path, '/');
+  if (!slash || strchr(slash + 1, '/') || strstr(repo_or_path, "..") || !slash[1] ||
+      slash == repo_or_path)
+    return laya_value_error(err, "'%s' is neither a local checkpoint nor a Hub repo id (org/name)",
+                            repo_or_path);
+  if (subfolder && (strstr(subfolder, "..") || subfolder[0] == '/'))
+    return laya_value_error(err, "unsafe subfolder '%s'", subfolder);
+  const char *revision = o->revision;
+  if (!revision || !*revision) revision = getenv("LAYA_REVISION");
+  if (!revision || !*revision) revision = "main";
+  if (strstr(revision, "..") || strchr(revision, '/') == revision)
+    return laya_value_error(err, "unsafe revision '%s'", revision);
+  char *cache = hub_cache_dir(o);
+  char *repo_dir = repo_folder(cache, repo_or_path);
+  char *sha = NULL;
+  char *snap = cached_snapshot(repo_dir, revision, subfolder, &sha);
+  int rc = 0;
+  bool offline = o->offline < 0 ? env_true("HF_HUB_OFFLINE") : o->offline != 0;
+  if (!snap && offline) {
+    rc = laya_err(err, LAYA_ERR_NOT_FOUND, "OSError",
+                  "%s%s%s (revision %s) is not in the Hugging Face cache at %s and "
+                  "HF_HUB_OFFLINE is set, so it cannot be downloaded",
+                  repo_or_path, subfolder && *subfolder ? "/" : "", subfolder ? subfolder : "",
+                  revision, cache);
+  } else if (!snap) {
+#ifdef LAYA_HAVE_CURL
+    if (make_dirs(repo_dir) != 0) {
+      rc = laya_err(err, LAYA_ERR_IO, "OSError", "cannot create %s: %s", repo_dir, strerror(errno));
+    } else {
+      char *blobs = fmt("%s/blobs%s%s", repo_dir, NULL, NULL);
+      make_dirs(blobs);
+      free(blobs);
+      rc = download(repo_or_path, subfolder, revision, o, repo_dir, &sha, err);
+      if (!rc) {
+        snap = subfolder && *subfolder ? fmt("%s/snapshots/%s/%s", repo_dir, sha, subfolder)
+                                       : fmt("%s/snapshots/%s%s", repo_dir, sha, NULL);
+        if (!snapshot_complete(snap))
+          rc = laya_err(err, LAYA_ERR_NOT_FOUND, "OSError",
+                        "%s at %s lacks rl_agent_config.json, model.safetensors, encoder/ or "
+                        "tokenizer/; it is not a Laya checkpoint",
+                        repo_or_path, sha);
+      }
+    }
+#else
+    rc = laya_err(err, LAYA_ERR_UNSUPPORTED, "OSError",
+                  "%s is not in the Hugging Face cache at %s, and this build cannot download "
+                  "(built without libcurl)",
+                  repo_or_path, cache);
+#endif
+  }
+  if (!rc) {
+    *dir = snap;
+    snap = NULL;
+    if (commit) {
+      *commit = sha;
+      sha = NULL;
+    }
+  }
+  free(snap);
+  free(sha);
+  free(cache);
+  free(repo_dir);
+  return rc;
+}
