@@ -1,0 +1,183 @@
+/*
+ * tokenize.c: `laya tokenize`, for people who tune token budgets.
+ *
+ *   laya tokenize --tokenizer PATH [--json] [--tokens] [--decode] [--max-len N]
+ *
+ * Reads stdin line by line and prints one JSON line per input line:
+ *   default     each line is text; prints its ids, e.g. [9906, 1917]
+ *   --json      each line is a JSON string (so text can hold newlines): "a\nb"
+ *   --tokens    prints the token strings instead of ids
+ *   --decode    each line is a JSON list of ids; prints the decoded text as a JSON string
+ * Ids are encoded with add_special_tokens=False, as Laya encodes text before adding CLS/SEP.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "core/json.h"
+#include "core/strbuf.h"
+#include "tokenizer/tokenizer.h"
+
+static const char kUsage[] =
+    "usage: laya tokenize --tokenizer PATH [--json] [--tokens] [--decode] [--max-len N]\n"
+    "  PATH is a tokenizer.json file or the directory holding it (and tokenizer_config.json).\n"
+    "  Reads lines (or JSON strings with --json, or JSON id lists with --decode) on stdin and\n"
+    "  prints one JSON value per line.\n";
+
+static int usage_error(const char *msg) {
+  fprintf(stderr, "laya tokenize: %s\n%s", msg, kUsage);
+  return 2;
+}
+
+static int line_error(size_t line, const laya_error *e, const char *msg) {
+  fprintf(stderr, "laya tokenize: line %zu: %s\n", line, e ? e->message : msg);
+  return 2;
+}
+
+int cli_tokenize_main(int argc, char **argv) {
+  const char *path = NULL;
+  bool json_in = false, tokens = false, decode = false;
+  long max_len = 0;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+      fputs(kUsage, stdout);
+      return 0;
+    } else if (!strcmp(a, "--tokenizer") && i + 1 < argc) {
+      path = argv[++i];
+    } else if (!strncmp(a, "--tokenizer=", 12)) {
+      path = a + 12;
+    } else if (!strcmp(a, "--json")) {
+      json_in = true;
+    } else if (!strcmp(a, "--tokens")) {
+      tokens = true;
+    } else if (!strcmp(a, "--decode")) {
+      decode = true;
+    } else if (!strcmp(a, "--max-len") && i + 1 < argc) {
+      char *end;
+      max_len = strtol(argv[++i], &end, 10);
+      if (*end || max_len < 0) return usage_error("--max-len needs a non-negative integer");
+    } else {
+      char msg[256];
+      snprintf(msg, sizeof msg, "unknown or incomplete argument: %s", a);
+      return usage_error(msg);
+    }
+  }
+  if (!path) return usage_error("--tokenizer PATH is required");
+  if (decode && tokens) return usage_error("--decode and --tokens do not combine");
+
+  laya_error err = {0};
+  tokenizer *t = tokenizer_load(path, &err);
+  if (!t) {
+    fprintf(stderr, "laya tokenize: %s\n", err.message);
+    return 2;
+  }
+  int rc = 0;
+  char *line = NULL;
+  size_t cap = 0, lineno = 0;
+  ssize_t n;
+  ids_vec ids = {0};
+  strbuf sb;
+  sb_init(&sb);
+  while ((n = getline(&line, &cap, stdin)) >= 0) {
+    lineno++;
+    size_t len = (size_t)n;
+    if (len && line[len - 1] == '\n') len--;
+    if (len && line[len - 1] == '\r') len--;
+    sb_reset(&sb);
+    arena a;
+    arena_init(&a, 4096);
+    const char *text = line;
+    size_t tlen = len;
+    json_value *v = NULL;
+    if (json_in || decode) {
+      v = json_parse(line, len, &a, NULL, &err);
+      if (!v) {
+        rc = line_error(lineno, &err, NULL);
+        arena_free(&a);
+        break;
+      }
+    }
+    if (decode) {
+      if (v->type != JSON_ARRAY) {
+        rc = line_error(lineno, NULL, "--decode expects a JSON list of ids");
+        arena_free(&a);
+        break;
+      }
+      ids.n = 0;
+      bool ok = true;
+      for (uint32_t k = 0; k < v->n && ok; k++) {
+        const json_value *x = &v->items[k];
+        if (x->type != JSON_INT || x->big || x->i < 0 || x->i > INT32_MAX) {
+          ok = false;
+          break;
+        }
+        if (ids.n == ids.cap) {
+          size_t nc = ids.cap ? ids.cap * 2 : 64;
+          int32_t *p = realloc(ids.ids, nc * sizeof *p);
+          if (!p) {
+            ok = false;
+            break;
+          }
+          ids.ids = p;
+          ids.cap = nc;
+        }
+        ids.ids[ids.n++] = (int32_t)x->i;
+      }
+      char *out = NULL;
+      size_t olen = 0;
+      if (!ok) {
+        rc = line_error(lineno, NULL, "ids must be non-negative integers");
+      } else if (tokenizer_decode(t, ids.ids, ids.n, &out, &olen, &err)) {
+        rc = line_error(lineno, &err, NULL);
+      } else {
+        json_dump_string(&sb, out, olen, false);
+      }
+      free(out);
+      arena_free(&a);
+      if (rc) break;
+    } else {
+      if (json_in) {
+        if (v->type != JSON_STRING) {
+          rc = line_error(lineno, NULL, "--json expects one JSON string per line");
+          arena_free(&a);
+          break;
+        }
+        text = v->s;
+        tlen = v->n;
+      }
+      ids.n = 0;
+      if (tokenizer_encode(t, text, tlen, (int)max_len, &ids, &err)) {
+        rc = line_error(lineno, &err, NULL);
+        arena_free(&a);
+        break;
+      }
+      arena_free(&a);
+      sb_putc(&sb, '[');
+      for (size_t k = 0; k < ids.n; k++) {
+        if (k) sb_puts(&sb, ", ");
+        if (tokens) {
+          size_t tl = 0;
+          const char *ts = tokenizer_id_to_token(t, ids.ids[k], &tl);
+          json_dump_string(&sb, ts ? ts : "", ts ? tl : 0, false);
+        } else {
+          sb_printf(&sb, "%d", ids.ids[k]);
+        }
+      }
+      sb_putc(&sb, ']');
+    }
+    if (sb.oom) {
+      rc = line_error(lineno, NULL, "out of memory");
+      break;
+    }
+    sb_putc(&sb, '\n');
+    fwrite(sb.data, 1, sb.len, stdout);
+  }
+  free(line);
+  ids_vec_free(&ids);
+  sb_free(&sb);
+  tokenizer_release(t);
+  if (fflush(stdout) != 0 && !rc) rc = 2;
+  return rc;
+}

@@ -1,0 +1,271 @@
+/* maps.c: the hash maps, UTF-8 helpers and work-area plumbing shared by the tokenizer files. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tokenizer/internal.h"
+
+/* FNV-1a over 8-byte words then a finalizer: cheap for the short strings of a vocabulary. */
+uint32_t tk_hash(const char *s, size_t n) {
+  uint64_t h = 0xcbf29ce484222325ull ^ n;
+  while (n >= 8) {
+    uint64_t w;
+    memcpy(&w, s, 8);
+    h = (h ^ w) * 0x100000001b3ull;
+    h ^= h >> 29;
+    s += 8;
+    n -= 8;
+  }
+  uint64_t w = 0;
+  memcpy(&w, s, n);
+  h = (h ^ w) * 0x100000001b3ull;
+  h ^= h >> 32;
+  h *= 0x9E3779B97F4A7C15ull;
+  return (uint32_t)(h >> 32);
+}
+
+bool str_map_init(str_map *m, uint32_t expected) {
+  memset(m, 0, sizeof *m);
+  uint32_t cap = 64;
+  while (cap < expected * 2u + 16u) cap *= 2;
+  m->slots = calloc(cap, sizeof *m->slots);
+  m->cap_entries = expected + 16;
+  m->entries = malloc(sizeof *m->entries * m->cap_entries);
+  m->mask = cap - 1;
+  return m->slots && m->entries;
+}
+
+void str_map_free(str_map *m) {
+  free(m->slots);
+  free(m->entries);
+  memset(m, 0, sizeof *m);
+}
+
+static bool str_map_grow(str_map *m) {
+  uint32_t cap = (m->mask + 1) * 2;
+  uint32_t *slots = calloc(cap, sizeof *slots);
+  if (!slots) return false;
+  for (uint32_t e = 0; e < m->count; e++) {
+    uint32_t i = tk_hash(m->entries[e].s, m->entries[e].n) & (cap - 1);
+    while (slots[i]) i = (i + 1) & (cap - 1);
+    slots[i] = e + 1;
+  }
+  free(m->slots);
+  m->slots = slots;
+  m->mask = cap - 1;
+  return true;
+}
+
+bool str_map_put(str_map *m, const char *s, uint32_t n, int32_t id) {
+  if ((m->count + 1) * 2 > m->mask + 1 && !str_map_grow(m)) return false;
+  uint32_t i = tk_hash(s, n) & m->mask;
+  while (m->slots[i]) {
+    str_entry *e = &m->entries[m->slots[i] - 1];
+    if (e->n == n && memcmp(e->s, s, n) == 0) {
+      e->id = id;
+      return true;
+    }
+    i = (i + 1) & m->mask;
+  }
+  if (m->count == m->cap_entries) {
+    size_t cap = m->cap_entries;
+    str_entry *ne = grow(m->entries, &cap, m->count + 1, sizeof *ne);
+    if (!ne) return false;
+    m->entries = ne;
+    m->cap_entries = (uint32_t)cap;
+  }
+  m->entries[m->count] = (str_entry){s, n, id};
+  m->slots[i] = ++m->count;
+  return true;
+}
+
+int32_t str_map_get(const str_map *m, const char *s, size_t n) {
+  if (!m->slots) return -1;
+  uint32_t i = tk_hash(s, n) & m->mask;
+  for (;;) {
+    uint32_t e = m->slots[i];
+    if (!e) return -1;
+    const str_entry *en = &m->entries[e - 1];
+    if (en->n == n && memcmp(en->s, s, n) == 0) return en->id;
+    i = (i + 1) & m->mask;
+  }
+}
+
+bool pair_map_init(pair_map *m, uint32_t expected) {
+  memset(m, 0, sizeof *m);
+  uint32_t cap = 64;
+  while (cap < expected * 2u + 16u) cap *= 2;
+  m->keys = calloc(cap, sizeof *m->keys);
+  m->rank = malloc(cap * sizeof *m->rank);
+  m->merged = malloc(cap * sizeof *m->merged);
+  m->mask = cap - 1;
+  return m->keys && m->rank && m->merged;
+}
+
+void pair_map_free(pair_map *m) {
+  free(m->keys);
+  free(m->rank);
+  free(m->merged);
+  memset(m, 0, sizeof *m);
+}
+
+/* The table is sized for every merge up front, so it never fills. A repeated pair overwrites:
+ * the reference collects merges into a HashMap, where the last occurrence wins. */
+void pair_map_put(pair_map *m, uint32_t a, uint32_t b, uint32_t rank, uint32_t merged) {
+  uint64_t key = (((uint64_t)a << 32) | b) + 1;
+  uint64_t h = key * 0x9E3779B97F4A7C15ull;
+  uint32_t i = (uint32_t)(h >> 32) & m->mask;
+  while (m->keys[i] && m->keys[i] != key) i = (i + 1) & m->mask;
+  if (!m->keys[i]) m->count++;
+  m->keys[i] = key;
+  m->rank[i] = rank;
+  m->merged[i] = merged;
+}
+
+int utf8_encode(uint32_t cp, char *o) {
+  if (cp < 0x80) {
+    o[0] = (char)cp;
+    return 1;
+  }
+  if (cp < 0x800) {
+    o[0] = (char)(0xC0 | (cp >> 6));
+    o[1] = (char)(0x80 | (cp & 0x3F));
+    return 2;
+  }
+  if (cp < 0x10000) {
+    o[0] = (char)(0xE0 | (cp >> 12));
+    o[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+    o[2] = (char)(0x80 | (cp & 0x3F));
+    return 3;
+  }
+  o[0] = (char)(0xF0 | (cp >> 18));
+  o[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+  o[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
+  o[3] = (char)(0x80 | (cp & 0x3F));
+  return 4;
+}
+
+size_t utf8_validate(const char *str, size_t len) {
+  const unsigned char *s = (const unsigned char *)str;
+  size_t i = 0;
+  while (i < len) {
+    /* ASCII runs, 8 bytes at a time */
+    while (i + 8 <= len) {
+      uint64_t w;
+      memcpy(&w, s + i, 8);
+      if (w & 0x8080808080808080ull) break;
+      i += 8;
+    }
+    if (i >= len) break;
+    unsigned c = s[i];
+    if (c < 0x80) {
+      i++;
+      continue;
+    }
+    size_t n;
+    uint32_t cp;
+    if (c >= 0xC2 && c <= 0xDF) {
+      n = 2;
+      cp = c & 0x1F;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      n = 3;
+      cp = c & 0x0F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      n = 4;
+      cp = c & 0x07;
+    } else {
+      return i;
+    }
+    if (len - i < n) return i;
+    for (size_t k = 1; k < n; k++) {
+      if ((s[i + k] & 0xC0) != 0x80) return i;
+      cp = (cp << 6) | (s[i + k] & 0x3F);
+    }
+    if ((n == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) ||
+        (n == 4 && (cp < 0x10000 || cp > 0x10FFFF)))
+      return i;
+    i += n;
+  }
+  return len;
+}
+
+void *grow(void *p, size_t *cap, size_t need, size_t elem) {
+  if (need <= *cap) return p;
+  size_t c = *cap ? *cap : 16;
+  while (c < need) c *= 2;
+  void *q = realloc(p, c * elem);
+  if (q) *cap = c;
+  return q;
+}
+
+void work_init(tok_work *w, laya_error *err) {
+  memset(w, 0, sizeof *w);
+  w->err = err;
+}
+
+void work_free(tok_work *w) {
+  free(w->buf);
+  free(w->a.v);
+  free(w->b.v);
+  free(w->spans.v);
+  free(w->spans2.v);
+  free(w->segs);
+  free(w->syms);
+  free(w->heap);
+  free(w->u32);
+  free(w->tmp);
+  memset(w, 0, sizeof *w);
+}
+
+bool work_reserve(tok_work *w, size_t n) {
+  if (w->len + n <= w->cap) return true;
+  if (w->len + n > UINT32_MAX) {
+    w->oom = true;
+    return false;
+  }
+  char *b = grow(w->buf, &w->cap, w->len + n, 1);
+  if (!b) {
+    w->oom = true;
+    return false;
+  }
+  w->buf = b;
+  return true;
+}
+
+bool piece_push(tok_work *w, piece_vec *pv, uint32_t off, uint32_t len, int32_t id, bool first) {
+  if (pv->n == pv->cap) {
+    piece *v = grow(pv->v, &pv->cap, pv->n + 1, sizeof *v);
+    if (!v) {
+      w->oom = true;
+      return false;
+    }
+    pv->v = v;
+  }
+  pv->v[pv->n++] = (piece){off, len, id, first};
+  return true;
+}
+
+bool span_push(span_vec *sv, uint32_t start, uint32_t end) {
+  if (sv->n == sv->cap) {
+    span *v = grow(sv->v, &sv->cap, sv->n + 1, sizeof *v);
+    if (!v) return false;
+    sv->v = v;
+  }
+  sv->v[sv->n++] = (span){start, end};
+  return true;
+}
+
+bool ids_push(ids_vec *v, int32_t id) {
+  if (v->n == v->cap) {
+    int32_t *ids = grow(v->ids, &v->cap, v->n + 1, sizeof *ids);
+    if (!ids) return false;
+    v->ids = ids;
+  }
+  v->ids[v->n++] = id;
+  return true;
+}
+
+void ids_vec_free(ids_vec *v) {
+  free(v->ids);
+  v->ids = NULL;
+  v->n = v->cap = 0;
+}
