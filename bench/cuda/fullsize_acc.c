@@ -1,0 +1,184 @@
+/*
+ * fullsize_acc.c: accuracy of the CUDA backend against the fp32 CPU reference (cpu-ref) on
+ * full-size random-weight models (ModernBERT-large and mmBERT-base shapes, weights from
+ * tests/cpu/random_model.h with a fixed seed, so both sides rebuild the same model in memory).
+ *
+ *   fullsize_acc ref  large|mmbert OUT.bin [rows]   # on any CPU: cpu-ref logits to OUT.bin
+ *   fullsize_acc cuda large|mmbert REF.bin          # on the GPU: bf16 and fp16 against REF.bin
+ *
+ * The batch: `rows` questions (default 24) of 32..160 tokens with 2..6 option markers each.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../../tests/cpu/random_model.h"
+#include "backend/backend.h"
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static encoder_config config_for(const char *name) {
+  encoder_config c;
+  memset(&c, 0, sizeof c);
+  c.global_every = 3;
+  c.local_window = 128;
+  c.global_theta = 160000.0;
+  c.norm_eps = 1e-5;
+  c.head_dim = 64;
+  if (strcmp(name, "mmbert") == 0) {
+    c.hidden = 768, c.n_layers = 22, c.n_heads = 12, c.intermediate = 1152, c.vocab = 256000;
+    c.local_theta = 160000.0;
+  } else {
+    c.hidden = 1024, c.n_layers = 28, c.n_heads = 16, c.intermediate = 2624, c.vocab = 50368;
+    c.local_theta = 10000.0;
+  }
+  return c;
+}
+
+typedef struct batch {
+  packed_batch b;
+  int32_t *tokens, *row_start, *qtype, *marker_start, *markers;
+} batch;
+
+static void make_batch(batch *bb, int n, int vocab, uint64_t seed) {
+  uint64_t s = seed;
+  int *L = malloc(sizeof(int) * (size_t)n), *K = malloc(sizeof(int) * (size_t)n), T = 0, M = 0;
+  for (int i = 0; i < n; i++) {
+    L[i] = 32 + (int)(rm_next(&s) % 129);
+    K[i] = 2 + (int)(rm_next(&s) % 5);
+    T += L[i], M += K[i];
+  }
+  bb->tokens = malloc(sizeof(int32_t) * (size_t)T);
+  bb->row_start = malloc(sizeof(int32_t) * (size_t)(n + 1));
+  bb->qtype = malloc(sizeof(int32_t) * (size_t)n);
+  bb->marker_start = malloc(sizeof(int32_t) * (size_t)(n + 1));
+  bb->markers = malloc(sizeof(int32_t) * (size_t)M);
+  int t = 0, m = 0;
+  for (int i = 0; i < n; i++) {
+    bb->row_start[i] = t, bb->marker_start[i] = m;
+    bb->qtype[i] = (int)(rm_next(&s) % 3);
+    for (int j = 0; j < L[i]; j++) bb->tokens[t++] = (int32_t)(rm_next(&s) % (uint64_t)vocab);
+    /* markers at distinct positions after the head, like [MASK] option slots */
+    for (int j = 0; j < K[i]; j++) bb->markers[m++] = 1 + j * (L[i] - 2) / K[i];
+  }
+  bb->row_start[n] = t, bb->marker_start[n] = m;
+  bb->b = (packed_batch){n, T, bb->tokens, bb->row_start, bb->qtype, bb->marker_start, bb->markers};
+  free(L);
+  free(K);
+}
+
+static void softmax(const float *x, int n, double *p) {
+  double mx = -INFINITY, s = 0;
+  for (int i = 0; i < n; i++) mx = x[i] > mx ? x[i] : mx;
+  for (int i = 0; i < n; i++) s += (p[i] = exp(x[i] - mx));
+  for (int i = 0; i < n; i++) p[i] /= s;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 4 || (strcmp(argv[1], "ref") && strcmp(argv[1], "cuda"))) {
+    fprintf(stderr, "usage: %s ref|cuda large|mmbert FILE [rows]\n", argv[0]);
+    return 2;
+  }
+  const int is_ref = strcmp(argv[1], "ref") == 0;
+  const int rows = argc > 4 ? atoi(argv[4]) : 24, n_act = 2;
+  encoder_config c = config_for(argv[2]);
+  double t0 = now_s();
+  random_model rm;
+  if (random_model_init(&rm, &c, 2, n_act, DT_BF16, 20261129) != 0) {
+    fprintf(stderr, "model build failed\n");
+    return 1;
+  }
+  batch bb;
+  make_batch(&bb, rows, c.vocab, 77);
+  const int nm = bb.b.marker_start[rows];
+  printf("%s: built in %.1f s; %d rows, %d tokens, %d markers\n", argv[2], now_s() - t0, rows, bb.b.n_tokens, nm);
+  laya_error err;
+  memset(&err, 0, sizeof err);
+  float *logits = calloc((size_t)nm, sizeof(float)), *act = calloc((size_t)rows * n_act, sizeof(float));
+
+  if (is_ref) {
+    backend_options o = {PREC_FP32, 0, 0};
+    backend *be = backend_cpu_ref_create(&rm.w, &o, &err);
+    backend_worker *w = be ? be->worker_create(be, &err) : NULL;
+    if (!w) {
+      fprintf(stderr, "cpu-ref: %s\n", err.message);
+      return 1;
+    }
+    t0 = now_s();
+    if (be->forward(be, w, &bb.b, logits, act, &err)) {
+      fprintf(stderr, "cpu-ref forward: %s\n", err.message);
+      return 1;
+    }
+    printf("cpu-ref forward: %.1f s\n", now_s() - t0);
+    FILE *f = fopen(argv[3], "wb");
+    int hdr[3] = {rows, nm, n_act};
+    if (!f || fwrite(hdr, sizeof hdr, 1, f) != 1 || fwrite(logits, sizeof(float), (size_t)nm, f) != (size_t)nm ||
+        fwrite(act, sizeof(float), (size_t)rows * n_act, f) != (size_t)rows * n_act) {
+      fprintf(stderr, "cannot write %s\n", argv[3]);
+      return 1;
+    }
+    fclose(f);
+    be->worker_destroy(be, w);
+    be->destroy(be);
+    return 0;
+  }
+
+  /* cuda: compare against the stored reference */
+  FILE *f = fopen(argv[3], "rb");
+  int hdr[3];
+  float *rl = calloc((size_t)nm, sizeof(float)), *ra = calloc((size_t)rows * n_act, sizeof(float));
+  if (!f || fread(hdr, sizeof hdr, 1, f) != 1 || hdr[0] != rows || hdr[1] != nm || hdr[2] != n_act ||
+      fread(rl, sizeof(float), (size_t)nm, f) != (size_t)nm ||
+      fread(ra, sizeof(float), (size_t)rows * n_act, f) != (size_t)rows * n_act) {
+    fprintf(stderr, "cannot read a matching reference from %s\n", argv[3]);
+    return 1;
+  }
+  fclose(f);
+  if (!backend_cuda_available(NULL)) {
+    printf("no CUDA device: skipped\n");
+    return 77;
+  }
+  int fails = 0;
+  for (int prec = PREC_BF16; prec <= PREC_FP16; prec++) {
+    backend_options o = {(backend_precision)prec, 0, 0};
+    backend *be = backend_cuda_create(&rm.w, &o, &err);
+    backend_worker *w = be ? be->worker_create(be, &err) : NULL;
+    if (!w || be->forward(be, w, &bb.b, logits, act, &err)) {
+      fprintf(stderr, "cuda: %s\n", err.message);
+      return 1;
+    }
+    double max_dp = 0, max_da = 0, max_dl = 0, p[16], q[16];
+    int same = 0;
+    for (int r = 0; r < rows; r++) {
+      int m0 = bb.b.marker_start[r], k = bb.b.marker_start[r + 1] - m0, a = 0, b = 0;
+      softmax(rl + m0, k, p);
+      softmax(logits + m0, k, q);
+      for (int i = 0; i < k; i++) {
+        double dp = fabs(p[i] - q[i]), dl = fabs((double)rl[m0 + i] - logits[m0 + i]);
+        max_dp = isnan(dp) || dp > max_dp ? (isnan(dp) ? INFINITY : dp) : max_dp;
+        max_dl = isnan(dl) || dl > max_dl ? (isnan(dl) ? INFINITY : dl) : max_dl;
+        if (p[i] > p[a]) a = i;
+        if (q[i] > q[b]) b = i;
+      }
+      same += a == b;
+      softmax(ra + r * n_act, n_act, p);
+      softmax(act + r * n_act, n_act, q);
+      for (int i = 0; i < n_act; i++) max_da = fabs(p[i] - q[i]) > max_da ? fabs(p[i] - q[i]) : max_da;
+    }
+    const double bound = prec == PREC_BF16 ? 0.02 : 0.005;
+    int ok = max_dp <= bound && max_da <= bound && same * 100 >= rows * 99;
+    fails += !ok;
+    printf("ACC %s %s vs cpu-ref fp32: questions %d, argmax same %d, max |dp| %.5f, max |d act p| %.5f, "
+           "max |d logit| %.4f -> %s\n",
+           argv[2], prec == PREC_BF16 ? "bf16" : "fp16", rows, same, max_dp, max_da, max_dl, ok ? "ok" : "FAIL");
+    be->worker_destroy(be, w);
+    be->destroy(be);
+  }
+  return fails ? 1 : 0;
+}

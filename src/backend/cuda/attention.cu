@@ -1,0 +1,384 @@
+/*
+ * attention.cu: variable-length flash attention over the packed QKV buffer.
+ *
+ * qkv is [tokens, 3 * H * hd] with rows [Q heads | K heads | V heads]; out is [tokens, H * hd].
+ * Rows of the batch lie back to back: a work tile names the row's first token and length, so no
+ * mask tensor and no padding exist. A key j is visible to query i of the same row iff
+ * window < 0 (global) or |i - j| <= window. RoPE for Q is applied while Q is staged in shared
+ * memory (K was rotated in place by rope_k before this kernel).
+ *
+ * Fast path (hd = 32 or 64): one block of 4 warps takes 64 queries of one head; K/V tiles of 64
+ * keys are double-buffered with cp.async; S = QK^T and O += PV run on the tensor cores
+ * (mma.sync m16n8k16, fp32 accumulation) with an online softmax in fp32 (exp2, scaled scores).
+ * Probabilities are rounded to 16 bits for PV, as in FlashAttention. Fallback (any hd): one warp
+ * per (query, head), scalar fp32.
+ */
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <math.h>
+
+#include "cuda_internal.h"
+
+namespace {
+
+__device__ __forceinline__ float tof(__half v) { return __half2float(v); }
+__device__ __forceinline__ float tof(__nv_bfloat16 v) { return __bfloat162float(v); }
+
+template <class T> __device__ __forceinline__ T from_float(float v);
+template <> __device__ __forceinline__ __half from_float<__half>(float v) { return __float2half_rn(v); }
+template <> __device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) {
+  return __float2bfloat16_rn(v);
+}
+
+template <class T> struct pack2;
+template <> struct pack2<__half> {
+  static __device__ __forceinline__ uint32_t make(float a, float b) {
+    __half2 h = __floats2half2_rn(a, b);
+    return *reinterpret_cast<uint32_t *>(&h);
+  }
+  static __device__ __forceinline__ float2 unpack(uint32_t u) {
+    __half2 h = *reinterpret_cast<__half2 *>(&u);
+    return __half22float2(h);
+  }
+};
+template <> struct pack2<__nv_bfloat16> {
+  static __device__ __forceinline__ uint32_t make(float a, float b) {
+    __nv_bfloat162 h = __floats2bfloat162_rn(a, b);
+    return *reinterpret_cast<uint32_t *>(&h);
+  }
+  static __device__ __forceinline__ float2 unpack(uint32_t u) {
+    __nv_bfloat162 h = *reinterpret_cast<__nv_bfloat162 *>(&u);
+    return __bfloat1622float2(h);
+  }
+};
+
+template <class T> __device__ __forceinline__ void mma16816(float *c, const uint32_t *a, uint32_t b0, uint32_t b1);
+template <> __device__ __forceinline__ void mma16816<__nv_bfloat16>(float *c, const uint32_t *a, uint32_t b0, uint32_t b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%0,%1,%2,%3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+template <> __device__ __forceinline__ void mma16816<__half>(float *c, const uint32_t *a, uint32_t b0, uint32_t b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%0,%1,%2,%3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+__device__ __forceinline__ void ldsm_x4(uint32_t *r, const void *p) {
+  unsigned a = (unsigned)__cvta_generic_to_shared(p);
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(a));
+}
+__device__ __forceinline__ void ldsm_x4_t(uint32_t *r, const void *p) {
+  unsigned a = (unsigned)__cvta_generic_to_shared(p);
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(a));
+}
+/* 16-byte async copy; src_bytes 0 fills the destination with zeros (rows outside the row). */
+__device__ __forceinline__ void cp_async16(void *smem, const void *gmem, int src_bytes) {
+  unsigned a = (unsigned)__cvta_generic_to_shared(smem);
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(a), "l"(gmem), "r"(src_bytes));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+__device__ __forceinline__ void cp_async_wait0() { asm volatile("cp.async.wait_group 0;\n" ::); }
+
+constexpr int BM = 64, BN = 64; /* 4 warps of 16 query rows each */
+
+template <class T, int HD>
+__global__ void __launch_bounds__(128) flash_attn_kernel(const T *__restrict__ qkv, T *__restrict__ out,
+                                                         const attn_tile *__restrict__ tiles,
+                                                         const int *__restrict__ counts, int H, int window,
+                                                         const float2 *__restrict__ rope, float scale_log2) {
+  constexpr int LD = HD + 8; /* padded rows: conflict-free ldmatrix */
+  constexpr int CH = HD / 8; /* 16-byte chunks per row */
+  __shared__ __align__(16) T sQ[BM * LD];
+  __shared__ __align__(16) T sK[2][BN * LD];
+  __shared__ __align__(16) T sV[2][BN * LD];
+
+  const int tile_idx = blockIdx.x;
+  if (tile_idx >= counts[CNT_TILES]) return;
+  const attn_tile ti = tiles[tile_idx];
+  const int base = ti.base, len = ti.len, q0 = ti.q0;
+  const int h = blockIdx.y;
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid & 31;
+  const int64_t rs = (int64_t)3 * H * HD; /* qkv row stride */
+  const T *Qg = qkv + (int64_t)h * HD;
+  const T *Kg = qkv + (int64_t)H * HD + (int64_t)h * HD;
+  const T *Vg = qkv + (int64_t)2 * H * HD + (int64_t)h * HD;
+
+  int lo = 0, hi = len;
+  if (window >= 0) {
+    lo = q0 - window > 0 ? q0 - window : 0;
+    int e = q0 + BM + window;
+    hi = e < len ? e : len;
+  }
+  const int n_kb = (hi - lo + BN - 1) / BN;
+
+  auto load_kv = [&](int kb, int buf) {
+    for (int c = tid; c < BN * CH; c += 128) {
+      int r = c / CH, ch = c % CH;
+      int kp = kb + r;
+      bool ok = kp < hi;
+      int64_t off = (int64_t)(base + (ok ? kp : 0)) * rs + ch * 8;
+      cp_async16(&sK[buf][r * LD + ch * 8], Kg + off, ok ? 16 : 0);
+      cp_async16(&sV[buf][r * LD + ch * 8], Vg + off, ok ? 16 : 0);
+    }
+    cp_async_commit();
+  };
+
+  /* Stage Q (rotated when rope != NULL). */
+  if (rope) {
+    constexpr int HC = CH / 2; /* chunks in the first half */
+    for (int c = tid; c < BM * HC; c += 128) {
+      int r = c / HC, ch = c % HC;
+      int qp = q0 + r;
+      uint4 a = make_uint4(0, 0, 0, 0), b = make_uint4(0, 0, 0, 0);
+      if (qp < len) {
+        const T *src = Qg + (int64_t)(base + qp) * rs + ch * 8;
+        a = *reinterpret_cast<const uint4 *>(src);
+        b = *reinterpret_cast<const uint4 *>(src + HD / 2);
+        const float2 *cs = rope + (int64_t)qp * (HD / 2) + ch * 8;
+        uint32_t *pa = reinterpret_cast<uint32_t *>(&a), *pb = reinterpret_cast<uint32_t *>(&b);
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+          float2 x0 = pack2<T>::unpack(pa[i]), x1 = pack2<T>::unpack(pb[i]);
+          float2 c0 = cs[2 * i], c1 = cs[2 * i + 1];
+          pa[i] = pack2<T>::make(x0.x * c0.x - x1.x * c0.y, x0.y * c1.x - x1.y * c1.y);
+          pb[i] = pack2<T>::make(x1.x * c0.x + x0.x * c0.y, x1.y * c1.x + x0.y * c1.y);
+        }
+      }
+      *reinterpret_cast<uint4 *>(&sQ[r * LD + ch * 8]) = a;
+      *reinterpret_cast<uint4 *>(&sQ[r * LD + HD / 2 + ch * 8]) = b;
+    }
+  } else {
+    for (int c = tid; c < BM * CH; c += 128) {
+      int r = c / CH, ch = c % CH;
+      int qp = q0 + r;
+      cp_async16(&sQ[r * LD + ch * 8], Qg + (int64_t)(base + (qp < len ? qp : 0)) * rs + ch * 8, qp < len ? 16 : 0);
+    }
+  }
+  if (n_kb > 0) load_kv(lo, 0);
+  else cp_async_commit();
+  cp_async_wait0();
+  __syncthreads();
+
+  /* Q fragments of this warp's 16 rows, kept in registers. */
+  uint32_t qf[HD / 16][4];
+#pragma unroll
+  for (int kc = 0; kc < HD / 16; kc++) ldsm_x4(qf[kc], &sQ[(warp * 16 + (lane % 16)) * LD + kc * 16 + (lane / 16) * 8]);
+
+  float o[HD / 8][4];
+#pragma unroll
+  for (int i = 0; i < HD / 8; i++) o[i][0] = o[i][1] = o[i][2] = o[i][3] = 0.f;
+  float m_r[2] = {-INFINITY, -INFINITY}, l_r[2] = {0.f, 0.f};
+  const int qrow0 = q0 + warp * 16 + lane / 4; /* row positions of c0/c1 and c2/c3: qrow0, qrow0 + 8 */
+
+  for (int it = 0; it < n_kb; it++) {
+    const int buf = it & 1, kb = lo + it * BN;
+    if (it > 0) {
+      cp_async_wait0();
+      __syncthreads();
+    }
+    if (it + 1 < n_kb) load_kv(kb + BN, buf ^ 1);
+
+    float s[BN / 8][4];
+#pragma unroll
+    for (int i = 0; i < BN / 8; i++) s[i][0] = s[i][1] = s[i][2] = s[i][3] = 0.f;
+#pragma unroll
+    for (int kc = 0; kc < HD / 16; kc++) {
+#pragma unroll
+      for (int np = 0; np < BN / 16; np++) {
+        uint32_t b[4];
+        ldsm_x4(b, &sK[buf][(np * 16 + (lane % 8) + (lane / 16) * 8) * LD + kc * 16 + ((lane / 8) % 2) * 8]);
+        mma16816<T>(s[2 * np], qf[kc], b[0], b[1]);
+        mma16816<T>(s[2 * np + 1], qf[kc], b[2], b[3]);
+      }
+    }
+
+    /* Mask only where the block is not entirely visible to every query of the tile. */
+    const bool full = (kb + BN <= hi) &&
+                      (window < 0 || (kb >= q0 + BM - 1 - window && kb + BN - 1 <= q0 + window));
+#pragma unroll
+    for (int nt = 0; nt < BN / 8; nt++) {
+#pragma unroll
+      for (int e = 0; e < 4; e++) {
+        float v = s[nt][e] * scale_log2;
+        if (!full) {
+          int kp = kb + nt * 8 + (lane % 4) * 2 + (e & 1);
+          int qp = qrow0 + (e >> 1) * 8;
+          int dlt = qp - kp;
+          if (kp >= hi || (window >= 0 && (dlt > window || -dlt > window))) v = -INFINITY;
+        }
+        s[nt][e] = v;
+      }
+    }
+
+    /* Online softmax, rows r (e = 0, 1) and r + 8 (e = 2, 3). */
+#pragma unroll
+    for (int ri = 0; ri < 2; ri++) {
+      float mx = -INFINITY;
+#pragma unroll
+      for (int nt = 0; nt < BN / 8; nt++) mx = fmaxf(mx, fmaxf(s[nt][2 * ri], s[nt][2 * ri + 1]));
+      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+      float m_new = fmaxf(m_r[ri], mx);
+      float m_use = m_new == -INFINITY ? 0.f : m_new;
+      float alpha = exp2f(m_r[ri] - m_use);
+      float sum = 0.f;
+#pragma unroll
+      for (int nt = 0; nt < BN / 8; nt++) {
+        float p0 = exp2f(s[nt][2 * ri] - m_use), p1 = exp2f(s[nt][2 * ri + 1] - m_use);
+        s[nt][2 * ri] = p0;
+        s[nt][2 * ri + 1] = p1;
+        sum += p0 + p1;
+      }
+      l_r[ri] = l_r[ri] * alpha + sum;
+      m_r[ri] = m_new;
+#pragma unroll
+      for (int dt = 0; dt < HD / 8; dt++) {
+        o[dt][2 * ri] *= alpha;
+        o[dt][2 * ri + 1] *= alpha;
+      }
+    }
+
+    /* O += P V */
+#pragma unroll
+    for (int kc = 0; kc < BN / 16; kc++) {
+      uint32_t a[4];
+      a[0] = pack2<T>::make(s[2 * kc][0], s[2 * kc][1]);
+      a[1] = pack2<T>::make(s[2 * kc][2], s[2 * kc][3]);
+      a[2] = pack2<T>::make(s[2 * kc + 1][0], s[2 * kc + 1][1]);
+      a[3] = pack2<T>::make(s[2 * kc + 1][2], s[2 * kc + 1][3]);
+#pragma unroll
+      for (int np = 0; np < HD / 16; np++) {
+        uint32_t b[4];
+        ldsm_x4_t(b, &sV[buf][(kc * 16 + (lane % 8) + ((lane / 8) % 2) * 8) * LD + np * 16 + (lane / 16) * 8]);
+        mma16816<T>(o[2 * np], a, b[0], b[1]);
+        mma16816<T>(o[2 * np + 1], a, b[2], b[3]);
+      }
+    }
+  }
+
+  /* Normalise and write the valid rows. */
+  const int64_t os = (int64_t)H * HD;
+#pragma unroll
+  for (int ri = 0; ri < 2; ri++) {
+    float l = l_r[ri];
+    l += __shfl_xor_sync(0xffffffffu, l, 1);
+    l += __shfl_xor_sync(0xffffffffu, l, 2);
+    float inv = l > 0.f ? 1.f / l : 0.f;
+    int qp = qrow0 + ri * 8;
+    if (qp < len) {
+      T *dst = out + (int64_t)(base + qp) * os + (int64_t)h * HD + (lane % 4) * 2;
+#pragma unroll
+      for (int dt = 0; dt < HD / 8; dt++)
+        *reinterpret_cast<uint32_t *>(dst + dt * 8) = pack2<T>::make(o[dt][2 * ri] * inv, o[dt][2 * ri + 1] * inv);
+    }
+  }
+}
+
+/* Scalar fallback: one warp per (query token, head), online softmax over the visible keys. */
+template <class T>
+__global__ void attn_fallback_kernel(const T *qkv, T *out, const int32_t *tok_row, const int32_t *tok_pos,
+                                     const int32_t *row_start, const int *counts, int H, int hd, int window,
+                                     const float2 *rope, float scale) {
+  int t = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32, lane = threadIdx.x & 31;
+  int h = blockIdx.y;
+  if (t >= counts[CNT_TOKENS]) return;
+  int r = tok_row[t], base = row_start[r], len = row_start[r + 1] - base, qp = tok_pos[t];
+  const int64_t rs = (int64_t)3 * H * hd;
+  const T *q = qkv + (int64_t)t * rs + (int64_t)h * hd;
+  /* this lane's query elements (hd <= 256: up to 8 per lane) */
+  float qv[8];
+  int half = hd / 2;
+#pragma unroll
+  for (int i = 0; i < 8; i++) {
+    int j = lane + 32 * i;
+    float v = 0.f;
+    if (j < hd) {
+      v = tof(q[j]);
+      if (rope) {
+        int jj = j < half ? j : j - half;
+        float2 cs = rope[(int64_t)qp * half + jj];
+        float other = tof(q[j < half ? j + half : j - half]);
+        v = j < half ? v * cs.x - other * cs.y : v * cs.x + other * cs.y;
+      }
+    }
+    qv[i] = v;
+  }
+  int lo = 0, hi = len;
+  if (window >= 0) {
+    lo = qp - window > 0 ? qp - window : 0;
+    hi = qp + window + 1 < len ? qp + window + 1 : len;
+  }
+  float m = -INFINITY, l = 0.f, acc[8];
+#pragma unroll
+  for (int i = 0; i < 8; i++) acc[i] = 0.f;
+  for (int kp = lo; kp < hi; kp++) {
+    const T *k = qkv + (int64_t)(base + kp) * rs + (int64_t)H * hd + (int64_t)h * hd;
+    const T *v = k + (int64_t)H * hd;
+    float sdot = 0.f;
+#pragma unroll
+    for (int i = 0; i < 8; i++) {
+      int j = lane + 32 * i;
+      if (j < hd) sdot += qv[i] * tof(k[j]);
+    }
+    for (int o = 16; o > 0; o >>= 1) sdot += __shfl_xor_sync(0xffffffffu, sdot, o);
+    sdot *= scale;
+    float mn = fmaxf(m, sdot);
+    float alpha = expf(m - mn), p = expf(sdot - mn);
+    l = l * alpha + p;
+#pragma unroll
+    for (int i = 0; i < 8; i++) {
+      int j = lane + 32 * i;
+      acc[i] = acc[i] * alpha + (j < hd ? p * tof(v[j]) : 0.f);
+    }
+    m = mn;
+  }
+  T *o = out + (int64_t)t * H * hd + (int64_t)h * hd;
+  float inv = l > 0.f ? 1.f / l : 0.f;
+#pragma unroll
+  for (int i = 0; i < 8; i++) {
+    int j = lane + 32 * i;
+    if (j < hd) o[j] = from_float<T>(acc[i] * inv);
+  }
+}
+
+template <class T>
+void attention_t(cudaStream_t s, const void *qkv, void *out, const attn_tile *tiles, const int32_t *tok_row,
+                 const int32_t *tok_pos, const int32_t *row_start, const int *counts, int n_tiles_cap, int Mp, int H,
+                 int hd, int window, const float2 *rope) {
+  const float scale = 1.0f / sqrtf((float)hd);
+  if (hd == 64 || hd == 32) {
+    dim3 grid((unsigned)n_tiles_cap, (unsigned)H);
+    const float sl2 = scale * 1.4426950408889634f;
+    if (hd == 64)
+      flash_attn_kernel<T, 64><<<grid, 128, 0, s>>>((const T *)qkv, (T *)out, tiles, counts, H, window, rope, sl2);
+    else
+      flash_attn_kernel<T, 32><<<grid, 128, 0, s>>>((const T *)qkv, (T *)out, tiles, counts, H, window, rope, sl2);
+  } else {
+    dim3 grid((unsigned)((Mp + 7) / 8), (unsigned)H);
+    attn_fallback_kernel<T><<<grid, 256, 0, s>>>((const T *)qkv, (T *)out, tok_row, tok_pos, row_start, counts, H,
+                                                 hd, window, rope, scale);
+  }
+}
+
+} // namespace
+
+int attention_has_fast_path(int hd) { return hd == 64 || hd == 32; }
+
+void k_attention(cudaStream_t s, int half16, const void *qkv, void *out, const attn_tile *tiles,
+                 const int32_t *tok_row, const int32_t *tok_pos, const int32_t *row_start, const int *counts,
+                 int n_tiles_cap, int Mp, int H, int hd, int window, const float2 *rope) {
+  if (half16)
+    attention_t<__half>(s, qkv, out, tiles, tok_row, tok_pos, row_start, counts, n_tiles_cap, Mp, H, hd, window, rope);
+  else
+    attention_t<__nv_bfloat16>(s, qkv, out, tiles, tok_row, tok_pos, row_start, counts, n_tiles_cap, Mp, H, hd,
+                               window, rope);
+}

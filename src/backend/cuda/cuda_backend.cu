@@ -1,0 +1,852 @@
+/*
+ * cuda_backend.cu: the CUDA backend (backend.h) — weight upload, per-worker scratch, the forward
+ * pass as a sequence of cuBLASLt GEMMs and our kernels, and CUDA graphs per batch-size bucket.
+ *
+ * Precision: GEMM weights and activations are bf16 (default) or fp16 with fp32 accumulation; the
+ * residual stream, every LayerNorm, the head stream and the decision tail (scorer, features, act
+ * head) are fp32. The embedding table keeps the checkpoint's dtype (fp16 checkpoints are exact).
+ *
+ * Graphs: a batch is padded to a bucket (tokens to 1/8-octave steps of 64, rows and markers to
+ * powers of two) for the grid sizes only; kernels read the real counts from device memory, and
+ * attention runs over the packed rows (no padded row is ever attended). The first batch of a
+ * bucket runs eagerly (it also loads cuBLASLt's kernels), the second captures a graph, later ones
+ * replay it: a 1-row forward is one graph launch plus two copies.
+ *
+ * Devices: one backend per device (backend_options.device_id), no global state; every entry point
+ * selects its device for the calling thread. A CUDA allocation failure is reported as
+ * LAYA_ERR_DEVICE with "out of memory" in the message so that the engine can retry on the CPU.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda_internal.h"
+#include "cuda_backend.h"
+
+#define MAX_POS 8192      /* longest row (RoPE tables) */
+#define ACT_HIDDEN_MAX 4096
+#define WS_BYTES ((size_t)32 << 20)
+#define MAX_GRAPHS 48
+
+/* ---------------------------------------------------------------------------------------------
+ * Errors (self-contained: this library links no laya symbol)
+ */
+static int cu_fail(laya_error *err, int code, const char *fmt, ...) {
+  if (err) {
+    err->code = code;
+    err->kind[0] = 0;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->message, sizeof err->message, fmt, ap);
+    va_end(ap);
+  }
+  return code;
+}
+
+static int cuda_fail(laya_error *err, cudaError_t e, int dev, const char *what) {
+  if (e == cudaErrorMemoryAllocation)
+    return cu_fail(err, LAYA_ERR_DEVICE, "CUDA out of memory on device %d (%s): %s", dev, what,
+                   cudaGetErrorString(e));
+  return cu_fail(err, LAYA_ERR_DEVICE, "CUDA error on device %d (%s): %s", dev, what, cudaGetErrorString(e));
+}
+
+static int lt_fail(laya_error *err, int st, int dev, const char *what) {
+  if (st == (int)CUBLAS_STATUS_ALLOC_FAILED)
+    return cu_fail(err, LAYA_ERR_DEVICE, "CUDA out of memory on device %d (cuBLASLt, %s)", dev, what);
+  return cu_fail(err, LAYA_ERR_DEVICE, "cuBLASLt failed on device %d (%s): status %d", dev, what, st);
+}
+
+#define CU_TRY(call, what)                                   \
+  do {                                                       \
+    cudaError_t e_ = (call);                                 \
+    if (e_ != cudaSuccess) return cuda_fail(err, e_, dev, what); \
+  } while (0)
+
+/* ---------------------------------------------------------------------------------------------
+ * The loaded model
+ */
+struct dev_layer {
+  float *attn_norm, *mlp_norm;
+  void *wqkv, *wo, *wi, *wo_mlp;
+};
+struct dev_head_layer {
+  float *n1w, *n1b, *n2w, *n2b, *out_b, *l2b;
+  void *in_w, *in_b, *out_w, *l1w, *l1b, *l2w;
+};
+
+struct cuda_model {
+  int dev;
+  int half16; /* 1 = fp16, 0 = bf16 */
+  int dt16;   /* CU_F16 or CU_BF16 */
+  int d, n_layers, H, hd, I, V, global_every, window;
+  float eps;
+  int head_layers, head_heads, n_act, act_hidden, ld_act;
+  void *arena;
+  size_t arena_bytes;
+  void *emb;
+  int emb_dt;
+  float *emb_norm, *final_norm, *type_emb;
+  dev_layer *layers;
+  dev_head_layer *head;
+  float *sn_w, *sn_b, *s1_w, *s1_b, *s2_w, *s2_b, *a1_w, *a1_b, *a2_w, *a2_b;
+  float2 *rope_global, *rope_local;
+  int use_graphs;
+};
+
+/* ---------------------------------------------------------------------------------------------
+ * Loading: every device tensor lives in one arena. A first pass lists the uploads (and sizes the
+ * arena); the second copies and converts on the GPU through a staging buffer.
+ */
+struct upload {
+  const tensor *t; /* NULL: a table computed on the host (src_host) */
+  const void *src_host;
+  int64_t numel;
+  int dst_dt;
+  size_t off;
+  void **dst;
+  int pad_rows, pad_cols, pad_ld; /* act1: copy [rows, cols] into [rows, ld] */
+};
+
+struct loader {
+  upload *u;
+  int n, cap;
+  size_t size;
+  laya_error *err;
+  int failed;
+};
+
+static size_t dt_size(int dt) { return dt == CU_F32 ? 4 : 2; }
+
+static void add_upload(loader *L, const tensor *t, const void *host, int64_t numel, int dst_dt, void **dst) {
+  if (L->failed) return;
+  if (L->n == L->cap) {
+    int cap = L->cap ? 2 * L->cap : 256;
+    upload *nu = (upload *)realloc(L->u, sizeof(upload) * (size_t)cap);
+    if (!nu) {
+      L->failed = cu_fail(L->err, LAYA_ERR_NOMEM, "out of host memory while planning the CUDA upload");
+      return;
+    }
+    L->u = nu;
+    L->cap = cap;
+  }
+  upload *p = &L->u[L->n++];
+  memset(p, 0, sizeof *p);
+  p->t = t;
+  p->src_host = host;
+  p->numel = numel;
+  p->dst_dt = dst_dt;
+  p->off = L->size;
+  p->dst = dst;
+  L->size += ((size_t)numel * dt_size(dst_dt) + 255) & ~(size_t)255;
+}
+
+/* Check presence and shape of a tensor before planning its upload. */
+static int need(loader *L, const tensor *t, const char *name, int64_t n0, int64_t n1) {
+  if (L->failed) return 0;
+  if (!t || !t->data) {
+    L->failed = cu_fail(L->err, LAYA_ERR_CONFIG, "CUDA backend: tensor %s is missing", name);
+    return 0;
+  }
+  int64_t want = n1 > 0 ? n0 * n1 : n0;
+  bool ok = t->numel == want && t->shape[0] == n0 && (n1 <= 0 || (t->ndim == 2 && t->shape[1] == n1));
+  if (!ok) {
+    L->failed = cu_fail(L->err, LAYA_ERR_CONFIG,
+                        "CUDA backend: tensor %s has shape [%lld, %lld] (%lld elements), expected [%lld%s%lld]",
+                        t->name ? t->name : name, (long long)t->shape[0], (long long)(t->ndim > 1 ? t->shape[1] : 0),
+                        (long long)t->numel, (long long)n0, n1 > 0 ? ", " : "", (long long)(n1 > 0 ? n1 : 0));
+    return 0;
+  }
+  if (t->dtype != DT_F32 && t->dtype != DT_F16 && t->dtype != DT_BF16) {
+    L->failed = cu_fail(L->err, LAYA_ERR_UNSUPPORTED, "CUDA backend: tensor %s has an unsupported dtype", name);
+    return 0;
+  }
+  return 1;
+}
+
+#define UP(t, name, n0, n1, dt, field)                                                       \
+  do {                                                                                     \
+    if (need(&L, (t), (name), (n0), (n1))) add_upload(&L, (t), NULL, (t)->numel, (dt), (void **)&(field)); \
+  } while (0)
+
+static void rope_table(float2 *out, double theta, int hd) {
+  int half = hd / 2;
+  for (int j = 0; j < half; j++) {
+    /* torch: inv_freq = 1 / theta^(arange(0, hd, 2) / hd) in fp32; angle = pos * inv_freq in fp32 */
+    float inv = (float)(1.0 / pow(theta, (double)(2 * j) / (double)hd));
+    for (int p = 0; p < MAX_POS; p++) {
+      float ang = (float)p * inv;
+      out[(size_t)p * half + j] = make_float2((float)cos((double)ang), (float)sin((double)ang));
+    }
+  }
+}
+
+static int run_uploads(cuda_model *m, loader *L, laya_error *err) {
+  const int dev = m->dev;
+  cudaStream_t st;
+  CU_TRY(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking), "creating the upload stream");
+  const size_t chunk = (size_t)16 << 20; /* elements per staging chunk */
+  void *stage[2] = {NULL, NULL};
+  cudaError_t e = cudaSuccess;
+  for (int b = 0; b < 2 && e == cudaSuccess; b++) e = cudaMalloc(&stage[b], chunk * 4);
+  int sb = 0;
+  for (int i = 0; i < L->n && e == cudaSuccess; i++) {
+    upload *u = &L->u[i];
+    char *dst = (char *)m->arena + u->off;
+    *u->dst = dst;
+    int src_dt = u->t ? (int)u->t->dtype : CU_F32;
+    const char *src = (const char *)(u->t ? u->t->data : u->src_host);
+    if (u->pad_ld) {
+      /* fp32 destination with padded rows: convert into staging, then a 2-D copy */
+      e = cudaMemsetAsync(dst, 0, (size_t)u->pad_rows * u->pad_ld * 4, st);
+      if (e == cudaSuccess) e = cudaMemcpyAsync(stage[sb], src, (size_t)u->numel * dt_size(src_dt), cudaMemcpyHostToDevice, st);
+      if (e == cudaSuccess) {
+        k_convert(st, stage[sb], src_dt, stage[sb ^ 1], CU_F32, u->numel);
+        e = cudaMemcpy2DAsync(dst, (size_t)u->pad_ld * 4, stage[sb ^ 1], (size_t)u->pad_cols * 4,
+                              (size_t)u->pad_cols * 4, (size_t)u->pad_rows, cudaMemcpyDeviceToDevice, st);
+      }
+      continue;
+    }
+    if (src_dt == u->dst_dt) {
+      e = cudaMemcpyAsync(dst, src, (size_t)u->numel * dt_size(src_dt), cudaMemcpyHostToDevice, st);
+      continue;
+    }
+    for (int64_t o = 0; o < u->numel && e == cudaSuccess; o += (int64_t)chunk) {
+      int64_t n = u->numel - o < (int64_t)chunk ? u->numel - o : (int64_t)chunk;
+      e = cudaMemcpyAsync(stage[sb], src + (size_t)o * dt_size(src_dt), (size_t)n * dt_size(src_dt),
+                          cudaMemcpyHostToDevice, st);
+      if (e == cudaSuccess) k_convert(st, stage[sb], src_dt, dst + (size_t)o * dt_size(u->dst_dt), u->dst_dt, n);
+      sb ^= 1;
+    }
+  }
+  if (e == cudaSuccess) e = cudaGetLastError();
+  if (e == cudaSuccess) e = cudaStreamSynchronize(st);
+  for (int b = 0; b < 2; b++)
+    if (stage[b]) cudaFree(stage[b]);
+  cudaStreamDestroy(st);
+  if (e != cudaSuccess) return cuda_fail(err, e, dev, "uploading the weights");
+  return 0;
+}
+
+static void model_free(cuda_model *m) {
+  if (!m) return;
+  cudaSetDevice(m->dev);
+  if (m->arena) cudaFree(m->arena);
+  free(m->layers);
+  free(m->head);
+  free(m);
+}
+
+static int model_load(cuda_model *m, const model_weights *w, laya_error *err) {
+  const encoder_config *c = &w->enc;
+  m->d = c->hidden;
+  m->n_layers = c->n_layers;
+  m->H = c->n_heads;
+  m->hd = c->head_dim;
+  m->I = c->intermediate;
+  m->V = c->vocab;
+  m->global_every = c->global_every > 0 ? c->global_every : 1;
+  m->window = c->local_window / 2;
+  m->eps = (float)c->norm_eps;
+  m->head_layers = w->head_layers;
+  m->head_heads = w->head_heads > 0 ? w->head_heads : 1;
+  m->n_act = w->n_act;
+  const int d = m->d;
+  if (d <= 0 || m->n_layers <= 0 || m->H <= 0 || m->hd * m->H != d || m->I <= 0 || m->V <= 0)
+    return cu_fail(err, LAYA_ERR_CONFIG,
+                   "CUDA backend: bad encoder config (hidden %d, layers %d, heads %d, head_dim %d, intermediate %d)",
+                   d, m->n_layers, m->H, m->hd, m->I);
+  if (d % 8 != 0 || m->I % 8 != 0)
+    return cu_fail(err, LAYA_ERR_UNSUPPORTED,
+                   "CUDA backend: hidden (%d) and intermediate (%d) sizes must be multiples of 8", d, m->I);
+  if (m->hd % 2 != 0 || m->hd > 256 || d % m->head_heads != 0 || (d / m->head_heads) > 256)
+    return cu_fail(err, LAYA_ERR_UNSUPPORTED, "CUDA backend: head dims %d / %d are not supported", m->hd,
+                   d / m->head_heads);
+  if ((m->hd % 16 != 0 && attention_has_fast_path(m->hd)) || m->n_act <= 0)
+    return cu_fail(err, LAYA_ERR_CONFIG, "CUDA backend: bad head_dim %d or n_act %d", m->hd, m->n_act);
+  if (!w->act1_w || w->act1_w->ndim != 2)
+    return cu_fail(err, LAYA_ERR_CONFIG, "CUDA backend: tensor act_head.0.weight is missing");
+  m->act_hidden = (int)w->act1_w->shape[0];
+  if (m->act_hidden <= 0 || m->act_hidden > ACT_HIDDEN_MAX)
+    return cu_fail(err, LAYA_ERR_CONFIG, "CUDA backend: act_head.0.weight has %d rows", m->act_hidden);
+  m->ld_act = (d + 4 + 7) & ~7;
+
+  m->layers = (dev_layer *)calloc((size_t)m->n_layers, sizeof(dev_layer));
+  m->head = (dev_head_layer *)calloc((size_t)(m->head_layers > 0 ? m->head_layers : 1), sizeof(dev_head_layer));
+  if (!m->layers || !m->head) return cu_fail(err, LAYA_ERR_NOMEM, "out of host memory");
+
+  loader L;
+  memset(&L, 0, sizeof L);
+  L.err = err;
+  const int T16 = m->dt16;
+  /* The embedding table keeps its own dtype (fp16 checkpoints stay exact). */
+  if (need(&L, w->tok_embeddings, "encoder.embeddings.tok_embeddings.weight", m->V, d)) {
+    m->emb_dt = (int)w->tok_embeddings->dtype;
+    add_upload(&L, w->tok_embeddings, NULL, w->tok_embeddings->numel, m->emb_dt, &m->emb);
+  }
+  UP(w->emb_norm, "encoder.embeddings.norm.weight", d, 0, CU_F32, m->emb_norm);
+  for (int i = 0; i < m->n_layers; i++) {
+    const enc_layer_weights *l = &w->layers[i];
+    dev_layer *D = &m->layers[i];
+    char nm[96];
+    if (i > 0) {
+      snprintf(nm, sizeof nm, "encoder.layers.%d.attn_norm.weight", i);
+      UP(l->attn_norm, nm, d, 0, CU_F32, D->attn_norm);
+    }
+    snprintf(nm, sizeof nm, "encoder.layers.%d.attn.Wqkv.weight", i);
+    UP(l->wqkv, nm, 3 * d, d, T16, D->wqkv);
+    snprintf(nm, sizeof nm, "encoder.layers.%d.attn.Wo.weight", i);
+    UP(l->wo, nm, d, d, T16, D->wo);
+    snprintf(nm, sizeof nm, "encoder.layers.%d.mlp_norm.weight", i);
+    UP(l->mlp_norm, nm, d, 0, CU_F32, D->mlp_norm);
+    snprintf(nm, sizeof nm, "encoder.layers.%d.mlp.Wi.weight", i);
+    UP(l->wi, nm, 2 * m->I, d, T16, D->wi);
+    snprintf(nm, sizeof nm, "encoder.layers.%d.mlp.Wo.weight", i);
+    UP(l->wo_mlp, nm, d, m->I, T16, D->wo_mlp);
+  }
+  UP(w->final_norm, "encoder.final_norm.weight", d, 0, CU_F32, m->final_norm);
+  UP(w->type_emb, "type_emb.weight", 3, d, CU_F32, m->type_emb);
+  for (int j = 0; j < m->head_layers; j++) {
+    const head_layer_weights *h = &w->head[j];
+    dev_head_layer *D = &m->head[j];
+    char nm[96];
+#define HUP(field, suffix, n0, n1, dt, dst)                               \
+  snprintf(nm, sizeof nm, "head.layers.%d.%s", j, suffix);                \
+  UP(h->field, nm, n0, n1, dt, D->dst)
+    HUP(norm1_w, "norm1.weight", d, 0, CU_F32, n1w);
+    HUP(norm1_b, "norm1.bias", d, 0, CU_F32, n1b);
+    HUP(in_proj_w, "self_attn.in_proj_weight", 3 * d, d, T16, in_w);
+    HUP(in_proj_b, "self_attn.in_proj_bias", 3 * d, 0, T16, in_b);
+    HUP(out_proj_w, "self_attn.out_proj.weight", d, d, T16, out_w);
+    HUP(out_proj_b, "self_attn.out_proj.bias", d, 0, CU_F32, out_b);
+    HUP(norm2_w, "norm2.weight", d, 0, CU_F32, n2w);
+    HUP(norm2_b, "norm2.bias", d, 0, CU_F32, n2b);
+    HUP(linear1_w, "linear1.weight", 4 * d, d, T16, l1w);
+    HUP(linear1_b, "linear1.bias", 4 * d, 0, T16, l1b);
+    HUP(linear2_w, "linear2.weight", d, 4 * d, T16, l2w);
+    HUP(linear2_b, "linear2.bias", d, 0, CU_F32, l2b);
+#undef HUP
+  }
+  UP(w->scorer_norm_w, "scorer.0.weight", d, 0, CU_F32, m->sn_w);
+  UP(w->scorer_norm_b, "scorer.0.bias", d, 0, CU_F32, m->sn_b);
+  UP(w->scorer1_w, "scorer.1.weight", d, d, CU_F32, m->s1_w);
+  UP(w->scorer1_b, "scorer.1.bias", d, 0, CU_F32, m->s1_b);
+  UP(w->scorer2_w, "scorer.3.weight", 1, d, CU_F32, m->s2_w);
+  UP(w->scorer2_b, "scorer.3.bias", 1, 0, CU_F32, m->s2_b);
+  if (need(&L, w->act1_w, "act_head.0.weight", m->act_hidden, d + 4)) {
+    add_upload(&L, w->act1_w, NULL, w->act1_w->numel, CU_F32, (void **)&m->a1_w);
+    if (!L.failed) {
+      upload *u = &L.u[L.n - 1];
+      u->pad_rows = m->act_hidden;
+      u->pad_cols = d + 4;
+      u->pad_ld = m->ld_act;
+      L.size += ((size_t)m->act_hidden * m->ld_act * 4 + 255) & ~(size_t)255; /* room for the padding */
+    }
+  }
+  UP(w->act1_b, "act_head.0.bias", m->act_hidden, 0, CU_F32, m->a1_b);
+  UP(w->act2_w, "act_head.2.weight", m->n_act, m->act_hidden, CU_F32, m->a2_w);
+  UP(w->act2_b, "act_head.2.bias", m->n_act, 0, CU_F32, m->a2_b);
+
+  /* RoPE tables, computed on the host */
+  float2 *tg = NULL, *tl = NULL;
+  if (!L.failed) {
+    size_t n = (size_t)MAX_POS * (m->hd / 2);
+    tg = (float2 *)malloc(n * sizeof(float2));
+    tl = (float2 *)malloc(n * sizeof(float2));
+    if (!tg || !tl) {
+      L.failed = cu_fail(err, LAYA_ERR_NOMEM, "out of host memory");
+    } else {
+      rope_table(tg, w->enc.global_theta, m->hd);
+      rope_table(tl, w->enc.local_theta, m->hd);
+      add_upload(&L, NULL, tg, (int64_t)n * 2, CU_F32, (void **)&m->rope_global);
+      add_upload(&L, NULL, tl, (int64_t)n * 2, CU_F32, (void **)&m->rope_local);
+    }
+  }
+  int rc = L.failed;
+  if (!rc) {
+    const int dev = m->dev;
+    cudaError_t e = cudaMalloc(&m->arena, L.size);
+    if (e != cudaSuccess) rc = cuda_fail(err, e, dev, "allocating the weights");
+    else m->arena_bytes = L.size;
+  }
+  if (!rc) rc = run_uploads(m, &L, err);
+  free(tg);
+  free(tl);
+  free(L.u);
+  return rc;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Workers: stream, cuBLASLt handle, scratch sized for a bucket, pinned staging, graphs.
+ */
+struct graph_entry {
+  int M, R, NM, state; /* state 1: seen once (ran eagerly), 2: captured */
+  cudaGraphExec_t exec;
+};
+
+struct backend_worker {
+  cuda_model *m;
+  cudaStream_t st;
+  cublasLtHandle_t lt;
+  struct gemm_cache *gc;
+  void *ws;
+  int capM, capR, capNM; /* capacity (bucket sizes) of the scratch below */
+  void *scratch;
+  size_t scratch_bytes;
+  float *x, *s_in, *s_hid, *act_in, *act_h, *dout;
+  void *y, *big;
+  int32_t *din;
+  size_t din_bytes, dout_bytes;
+  void *hin, *hout;
+  /* offsets (in int32 units) inside din */
+  size_t o_tok, o_pos, o_row, o_rs, o_qt, o_ms, o_mt, o_tiles;
+  graph_entry graphs[MAX_GRAPHS];
+  int n_graphs, graph_clock;
+};
+
+static int pow2_at_least(int n, int lo) {
+  int p = lo;
+  while (p < n) p *= 2;
+  return p;
+}
+
+/* Tokens: multiples of 64 up to 512, then 8 steps per octave (at most 12.5% padding). */
+static int token_bucket(int n) {
+  if (n <= 512) return ((n + 63) / 64) * 64;
+  int oct = 512;
+  while (oct * 2 < n) oct *= 2;
+  int step = oct / 8;
+  return ((n + step - 1) / step) * step;
+}
+
+static void drop_graphs(backend_worker *w) {
+  for (int i = 0; i < w->n_graphs; i++)
+    if (w->graphs[i].state == 2) cudaGraphExecDestroy(w->graphs[i].exec);
+  w->n_graphs = 0;
+}
+
+static void free_scratch(backend_worker *w) {
+  drop_graphs(w);
+  if (w->scratch) cudaFree(w->scratch);
+  if (w->hin) cudaFreeHost(w->hin);
+  if (w->hout) cudaFreeHost(w->hout);
+  w->scratch = w->hin = w->hout = NULL;
+  w->capM = w->capR = w->capNM = 0;
+  w->scratch_bytes = 0;
+}
+
+static size_t al256(size_t n) { return (n + 255) & ~(size_t)255; }
+
+static int ensure_capacity(backend_worker *w, int Mp, int Rp, int NMp, laya_error *err) {
+  cuda_model *m = w->m;
+  const int dev = m->dev;
+  if (Mp <= w->capM && Rp <= w->capR && NMp <= w->capNM) return 0;
+  int cM = Mp > w->capM ? Mp : w->capM, cR = Rp > w->capR ? Rp : w->capR, cN = NMp > w->capNM ? NMp : w->capNM;
+  free_scratch(w);
+  const size_t d = (size_t)m->d;
+  size_t big_cols = 4 * d > 2 * (size_t)m->I ? 4 * d : 2 * (size_t)m->I;
+  size_t tiles = (size_t)cM / 64 + (size_t)cR;
+  /* din layout (int32 units, each array 16-byte aligned) */
+  size_t o = 8;
+  auto take = [&](size_t n) {
+    size_t at = o;
+    o += (n + 3) & ~(size_t)3;
+    return at;
+  };
+  w->o_tok = take((size_t)cM);
+  w->o_pos = take((size_t)cM);
+  w->o_row = take((size_t)cM);
+  w->o_rs = take((size_t)cR + 1);
+  w->o_qt = take((size_t)cR);
+  w->o_ms = take((size_t)cR + 1);
+  w->o_mt = take((size_t)cN);
+  w->o_tiles = take(tiles * 4);
+  w->din_bytes = o * 4;
+  w->dout_bytes = ((size_t)cN + (size_t)cR * m->n_act) * 4;
+  size_t sz[9] = {
+      (size_t)cM * d * 4,                       /* x */
+      (size_t)cM * d * 2,                       /* y */
+      (size_t)cM * big_cols * 2,                /* big: qkv + attention out, or MLP hidden */
+      (size_t)cN * d * 4,                       /* s_in */
+      (size_t)cN * d * 4,                       /* s_hid */
+      (size_t)cR * m->ld_act * 4,               /* act_in */
+      (size_t)cR * m->act_hidden * 4,           /* act_h */
+      w->dout_bytes,                            /* logits + act */
+      w->din_bytes,                             /* batch inputs */
+  };
+  size_t total = 0;
+  for (int i = 0; i < 9; i++) total += al256(sz[i]);
+  /* LAYA_CUDA_MAX_SCRATCH (bytes) caps this allocation: a test hook for the out-of-memory path. */
+  const char *cap_env = getenv("LAYA_CUDA_MAX_SCRATCH");
+  cudaError_t e = cap_env && (size_t)strtoull(cap_env, NULL, 10) < total ? cudaErrorMemoryAllocation
+                                                                          : cudaMalloc(&w->scratch, total);
+  if (e != cudaSuccess) {
+    w->scratch = NULL;
+    return cuda_fail(err, e, dev, "allocating activation scratch");
+  }
+  char *p = (char *)w->scratch;
+  void *ptr[9];
+  for (int i = 0; i < 9; i++) {
+    ptr[i] = p;
+    p += al256(sz[i]);
+  }
+  w->x = (float *)ptr[0];
+  w->y = ptr[1];
+  w->big = ptr[2];
+  w->s_in = (float *)ptr[3];
+  w->s_hid = (float *)ptr[4];
+  w->act_in = (float *)ptr[5];
+  w->act_h = (float *)ptr[6];
+  w->dout = (float *)ptr[7];
+  w->din = (int32_t *)ptr[8];
+  w->scratch_bytes = total;
+  /* zero once: padded rows of every buffer start finite */
+  e = cudaMemsetAsync(w->scratch, 0, total, w->st);
+  if (e == cudaSuccess) e = cudaHostAlloc(&w->hin, w->din_bytes, cudaHostAllocDefault);
+  if (e == cudaSuccess) e = cudaHostAlloc(&w->hout, w->dout_bytes, cudaHostAllocDefault);
+  if (e != cudaSuccess) {
+    free_scratch(w);
+    return cuda_fail(err, e, dev, "allocating pinned staging");
+  }
+  memset(w->hin, 0, w->din_bytes);
+  w->capM = cM;
+  w->capR = cR;
+  w->capNM = cN;
+  return 0;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * The forward pass, enqueued on the worker's stream (eagerly or into a graph capture).
+ */
+static int enqueue_forward(backend_worker *w, int Mp, int Rp, int NMp, laya_error *err) {
+  cuda_model *m = w->m;
+  const int dev = m->dev, d = m->d, I = m->I, h16 = m->half16, T16 = m->dt16;
+  cudaStream_t s = w->st;
+  const int *counts = w->din;
+  const int32_t *tokens = w->din + w->o_tok, *tok_pos = w->din + w->o_pos, *tok_row = w->din + w->o_row;
+  const int32_t *row_start = w->din + w->o_rs, *qtype = w->din + w->o_qt, *marker_start = w->din + w->o_ms;
+  const int32_t *marker_tok = w->din + w->o_mt;
+  const attn_tile *tiles = (const attn_tile *)(w->din + w->o_tiles);
+  const int n_tiles_cap = Mp / 64 + Rp;
+  char *big = (char *)w->big;
+  void *qkv = big, *attn_o = big + (size_t)Mp * 3 * d * 2, *hid = big;
+  int rc;
+#define GEMM(M_, N_, K_, A_, lda_, W_, dtab_, D_, ldd_, dtd_, acc_, epi_, bias_, what)                            \
+  do {                                                                                                           \
+    rc = gemm_run(w->gc, w->lt, s, w->ws, WS_BYTES, (M_), (N_), (K_), (A_), (lda_), (W_), (dtab_), (D_), (ldd_), \
+                  (dtd_), (acc_), (epi_), (bias_));                                                             \
+    if (rc) return lt_fail(err, rc, dev, what);                                                                  \
+  } while (0)
+
+  k_embed_ln(s, h16, tokens, m->emb, m->emb_dt, m->emb_norm, m->eps, w->x, w->y, counts, Mp, d);
+  for (int l = 0; l < m->n_layers; l++) {
+    const dev_layer *L = &m->layers[l];
+    const bool global = l % m->global_every == 0;
+    const float2 *rope = global ? m->rope_global : m->rope_local;
+    GEMM(Mp, 3 * d, d, w->y, d, L->wqkv, T16, qkv, 3 * d, T16, 0, EPI_NONE, NULL, "Wqkv");
+    k_rope_k(s, h16, qkv, tok_pos, rope, counts, Mp, m->H, m->hd);
+    k_attention(s, h16, qkv, attn_o, tiles, tok_row, tok_pos, row_start, counts, n_tiles_cap, Mp, m->H, m->hd,
+                global ? -1 : m->window, rope);
+    GEMM(Mp, d, d, attn_o, d, L->wo, T16, w->x, d, CU_F32, 1, EPI_NONE, NULL, "Wo");
+    k_ln(s, h16, w->x, L->mlp_norm, NULL, m->eps, w->y, Mp, d);
+    GEMM(Mp, 2 * I, d, w->y, d, L->wi, T16, hid, 2 * I, T16, 0, EPI_NONE, NULL, "Wi");
+    k_geglu(s, h16, hid, Mp, I);
+    GEMM(Mp, d, I, hid, 2 * I, L->wo_mlp, T16, w->x, d, CU_F32, 1, EPI_NONE, NULL, "mlp.Wo");
+    if (l + 1 < m->n_layers) {
+      k_ln(s, h16, w->x, m->layers[l + 1].attn_norm, NULL, m->eps, w->y, Mp, d);
+    } else {
+      k_final_ln(s, h16, w->x, m->final_norm, m->eps, m->type_emb, tok_row, qtype,
+                 m->head_layers > 0 ? m->head[0].n1w : NULL, m->head_layers > 0 ? m->head[0].n1b : NULL, w->y, Mp,
+                 d);
+    }
+  }
+  const int hh = m->head_heads, hhd = d / hh;
+  for (int j = 0; j < m->head_layers; j++) {
+    const dev_head_layer *L = &m->head[j];
+    GEMM(Mp, 3 * d, d, w->y, d, L->in_w, T16, qkv, 3 * d, T16, 0, EPI_BIAS, L->in_b, "head in_proj");
+    k_attention(s, h16, qkv, attn_o, tiles, tok_row, tok_pos, row_start, counts, n_tiles_cap, Mp, hh, hhd, -1,
+                NULL);
+    GEMM(Mp, d, d, attn_o, d, L->out_w, T16, w->x, d, CU_F32, 1, EPI_BIAS, L->out_b, "head out_proj");
+    k_ln(s, h16, w->x, L->n2w, L->n2b, 1e-5f, w->y, Mp, d);
+    GEMM(Mp, 4 * d, d, w->y, d, L->l1w, T16, hid, 4 * d, T16, 0, EPI_RELU_BIAS, L->l1b, "head linear1");
+    GEMM(Mp, d, 4 * d, hid, 4 * d, L->l2w, T16, w->x, d, CU_F32, 1, EPI_BIAS, L->l2b, "head linear2");
+    if (j + 1 < m->head_layers) k_ln(s, h16, w->x, m->head[j + 1].n1w, m->head[j + 1].n1b, 1e-5f, w->y, Mp, d);
+  }
+  float *logits = w->dout, *act = w->dout + w->capNM;
+  k_gather_ln(s, w->x, marker_tok, counts, m->sn_w, m->sn_b, w->s_in, NMp, d);
+  GEMM(NMp, d, d, w->s_in, d, m->s1_w, CU_F32, w->s_hid, d, CU_F32, 0, EPI_BIAS, m->s1_b, "scorer.1");
+  k_scorer_out(s, w->s_hid, m->s2_w, m->s2_b, counts, logits, NMp, d);
+  k_features(s, w->x, logits, row_start, marker_start, counts, w->act_in, Rp, d, m->ld_act);
+  GEMM(Rp, m->act_hidden, m->ld_act, w->act_in, m->ld_act, m->a1_w, CU_F32, w->act_h, m->act_hidden, CU_F32, 0,
+       EPI_BIAS, m->a1_b, "act_head.0");
+  k_act_out(s, w->act_h, m->a2_w, m->a2_b, counts, act, Rp, m->act_hidden, m->n_act);
+#undef GEMM
+  cudaError_t e = cudaGetLastError();
+  if (e != cudaSuccess) return cuda_fail(err, e, dev, "launching the forward kernels");
+  return 0;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * backend vtable
+ */
+static backend_worker *cuda_worker_create(backend *b, laya_error *err) {
+  cuda_model *m = (cuda_model *)b->impl;
+  const int dev = m->dev;
+  cudaError_t e = cudaSetDevice(dev);
+  if (e != cudaSuccess) {
+    cuda_fail(err, e, dev, "selecting the device");
+    return NULL;
+  }
+  backend_worker *w = (backend_worker *)calloc(1, sizeof *w);
+  if (!w) {
+    cu_fail(err, LAYA_ERR_NOMEM, "out of host memory");
+    return NULL;
+  }
+  w->m = m;
+  e = cudaStreamCreateWithFlags(&w->st, cudaStreamNonBlocking);
+  if (e == cudaSuccess) e = cudaMalloc(&w->ws, WS_BYTES);
+  if (e != cudaSuccess) {
+    cuda_fail(err, e, dev, "creating a worker");
+    if (w->st) cudaStreamDestroy(w->st);
+    free(w);
+    return NULL;
+  }
+  cublasStatus_t st = cublasLtCreate(&w->lt);
+  w->gc = gemm_cache_create();
+  if (st != CUBLAS_STATUS_SUCCESS || !w->gc) {
+    lt_fail(err, st != CUBLAS_STATUS_SUCCESS ? (int)st : (int)CUBLAS_STATUS_ALLOC_FAILED, dev, "creating a handle");
+    if (st == CUBLAS_STATUS_SUCCESS) cublasLtDestroy(w->lt);
+    gemm_cache_destroy(w->gc);
+    cudaFree(w->ws);
+    cudaStreamDestroy(w->st);
+    free(w);
+    return NULL;
+  }
+  return w;
+}
+
+static void cuda_worker_destroy(backend *b, backend_worker *w) {
+  (void)b;
+  if (!w) return;
+  cudaSetDevice(w->m->dev);
+  cudaStreamSynchronize(w->st);
+  free_scratch(w);
+  gemm_cache_destroy(w->gc);
+  cublasLtDestroy(w->lt);
+  cudaFree(w->ws);
+  cudaStreamDestroy(w->st);
+  free(w);
+}
+
+static graph_entry *find_graph(backend_worker *w, int M, int R, int NM) {
+  for (int i = 0; i < w->n_graphs; i++)
+    if (w->graphs[i].M == M && w->graphs[i].R == R && w->graphs[i].NM == NM) return &w->graphs[i];
+  return NULL;
+}
+
+static graph_entry *new_graph_entry(backend_worker *w, int M, int R, int NM) {
+  graph_entry *g;
+  if (w->n_graphs < MAX_GRAPHS) {
+    g = &w->graphs[w->n_graphs++];
+  } else { /* evict round-robin */
+    g = &w->graphs[w->graph_clock++ % MAX_GRAPHS];
+    if (g->state == 2) cudaGraphExecDestroy(g->exec);
+  }
+  memset(g, 0, sizeof *g);
+  g->M = M;
+  g->R = R;
+  g->NM = NM;
+  return g;
+}
+
+static int run_graph(backend_worker *w, int Mp, int Rp, int NMp, laya_error *err) {
+  const int dev = w->m->dev;
+  graph_entry *g = find_graph(w, Mp, Rp, NMp);
+  if (g && g->state == 2) {
+    CU_TRY(cudaGraphLaunch(g->exec, w->st), "launching a graph");
+    return 0;
+  }
+  if (!g) {
+    new_graph_entry(w, Mp, Rp, NMp)->state = 1;
+    return enqueue_forward(w, Mp, Rp, NMp, err);
+  }
+  /* second batch of this bucket: capture */
+  CU_TRY(cudaStreamBeginCapture(w->st, cudaStreamCaptureModeThreadLocal), "beginning a graph capture");
+  int rc = enqueue_forward(w, Mp, Rp, NMp, err);
+  cudaGraph_t graph = NULL;
+  cudaError_t e = cudaStreamEndCapture(w->st, &graph);
+  if (rc) {
+    if (graph) cudaGraphDestroy(graph);
+    return rc;
+  }
+  if (e != cudaSuccess) return cuda_fail(err, e, dev, "capturing a graph");
+  e = cudaGraphInstantiate(&g->exec, graph, 0);
+  cudaGraphDestroy(graph);
+  if (e != cudaSuccess) return cuda_fail(err, e, dev, "instantiating a graph");
+  g->state = 2;
+  CU_TRY(cudaGraphLaunch(g->exec, w->st), "launching a graph");
+  return 0;
+}
+
+static int cuda_forward(backend *b, backend_worker *w, const packed_batch *pb, float *logits, float *act_logits,
+                        laya_error *err) {
+  cuda_model *m = (cuda_model *)b->impl;
+  const int dev = m->dev;
+  if (!w || !pb || pb->n_rows <= 0 || pb->n_tokens <= 0 || !pb->tokens || !pb->row_start || !pb->qtype ||
+      !pb->marker_start)
+    return cu_fail(err, LAYA_ERR_VALUE, "CUDA backend: empty or incomplete batch");
+  const int R = pb->n_rows, N = pb->n_tokens;
+  if (pb->row_start[0] != 0 || pb->row_start[R] != N || pb->marker_start[0] != 0)
+    return cu_fail(err, LAYA_ERR_VALUE, "CUDA backend: row_start must run from 0 to n_tokens (%d)", N);
+  const int NM = pb->marker_start[R];
+  if (NM < 0 || (NM > 0 && !pb->markers))
+    return cu_fail(err, LAYA_ERR_VALUE, "CUDA backend: bad marker_start");
+  int kmax = 0;
+  for (int r = 0; r < R; r++) {
+    int len = pb->row_start[r + 1] - pb->row_start[r];
+    if (len <= 0 || len > MAX_POS)
+      return cu_fail(err, LAYA_ERR_VALUE, "CUDA backend: row %d has %d tokens (1..%d supported)", r, len, MAX_POS);
+    if (pb->qtype[r] < 0 || pb->qtype[r] > 2)
+      return cu_fail(err, LAYA_ERR_VALUE, "CUDA backend: row %d has qtype %d", r, pb->qtype[r]);
+    int k = pb->marker_start[r + 1] - pb->marker_start[r];
+    if (k < 0) return cu_fail(err, LAYA_ERR_VALUE, "CUDA backend: marker_start decreases at row %d", r);
+    if (k > kmax) kmax = k;
+    for (int i = pb->marker_start[r]; i < pb->marker_start[r + 1]; i++)
+      if (pb->markers[i] < 0 || pb->markers[i] >= len)
+        return cu_fail(err, LAYA_ERR_VALUE, "CUDA backend: marker %d of row %d is at %d, outside the row (%d tokens)",
+                       i - pb->marker_start[r], r, pb->markers[i], len);
+  }
+  for (int t = 0; t < N; t++)
+    if (pb->tokens[t] < 0 || pb->tokens[t] >= m->V)
+      return cu_fail(err, LAYA_ERR_VALUE, "CUDA backend: token %d is id %d, outside the vocabulary (%d)", t,
+                     pb->tokens[t], m->V);
+
+  CU_TRY(cudaSetDevice(dev), "selecting the device");
+  const int Mp = token_bucket(N), Rp = pow2_at_least(R, 1), NMp = pow2_at_least(NM, 8);
+  int rc = ensure_capacity(w, Mp, Rp, NMp, err);
+  if (rc) return rc;
+
+  /* batch inputs into pinned memory, one copy */
+  int32_t *h = (int32_t *)w->hin;
+  int n_tiles = 0;
+  attn_tile *tl = (attn_tile *)(h + w->o_tiles);
+  for (int r = 0; r < R; r++) {
+    int b0 = pb->row_start[r], len = pb->row_start[r + 1] - b0;
+    for (int t = 0; t < len; t++) {
+      h[w->o_pos + b0 + t] = t;
+      h[w->o_row + b0 + t] = r;
+    }
+    for (int q0 = 0; q0 < len; q0 += 64) tl[n_tiles++] = attn_tile{b0, len, q0, 0};
+    h[w->o_rs + r] = b0;
+    h[w->o_qt + r] = pb->qtype[r];
+    h[w->o_ms + r] = pb->marker_start[r];
+    for (int i = pb->marker_start[r]; i < pb->marker_start[r + 1]; i++) h[w->o_mt + i] = b0 + pb->markers[i];
+  }
+  memcpy(h + w->o_tok, pb->tokens, sizeof(int32_t) * (size_t)N);
+  for (int t = N; t < Mp; t++) h[w->o_tok + t] = h[w->o_pos + t] = h[w->o_row + t] = 0;
+  for (int r = R; r <= Rp; r++) {
+    h[w->o_rs + r] = N;
+    h[w->o_ms + r] = NM;
+    if (r < Rp) h[w->o_qt + r] = 0;
+  }
+  h[CNT_TOKENS] = N;
+  h[CNT_ROWS] = R;
+  h[CNT_MARKERS] = NM;
+  h[CNT_TILES] = n_tiles;
+  h[CNT_KMAX] = kmax;
+  CU_TRY(cudaMemcpyAsync(w->din, w->hin, w->din_bytes, cudaMemcpyHostToDevice, w->st), "copying the batch");
+
+  rc = m->use_graphs ? run_graph(w, Mp, Rp, NMp, err) : enqueue_forward(w, Mp, Rp, NMp, err);
+  if (rc) {
+    cudaStreamSynchronize(w->st);
+    return rc;
+  }
+  float *ho = (float *)w->hout;
+  if (NM > 0)
+    CU_TRY(cudaMemcpyAsync(ho, w->dout, sizeof(float) * (size_t)NM, cudaMemcpyDeviceToHost, w->st),
+           "copying the logits");
+  CU_TRY(cudaMemcpyAsync(ho + w->capNM, w->dout + w->capNM, sizeof(float) * (size_t)R * m->n_act,
+                         cudaMemcpyDeviceToHost, w->st),
+         "copying the act logits");
+  CU_TRY(cudaStreamSynchronize(w->st), "running the forward pass");
+  if (logits && NM > 0) memcpy(logits, ho, sizeof(float) * (size_t)NM);
+  if (act_logits) memcpy(act_logits, ho + w->capNM, sizeof(float) * (size_t)R * m->n_act);
+  return 0;
+}
+
+static void cuda_destroy(backend *b) {
+  if (!b) return;
+  model_free((cuda_model *)b->impl);
+  free(b);
+}
+
+extern "C" backend *backend_cuda_create(const model_weights *w, const backend_options *o, laya_error *err) {
+  int dev = o ? o->device_id : 0;
+  backend_precision prec = o ? o->precision : PREC_BF16;
+  if (prec == PREC_INT8) {
+    cu_fail(err, LAYA_ERR_UNSUPPORTED, "CUDA backend: int8 is not supported (use bf16 or fp16)");
+    return NULL;
+  }
+  if (!w) {
+    cu_fail(err, LAYA_ERR_VALUE, "CUDA backend: no weights");
+    return NULL;
+  }
+  int count = 0;
+  cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess || count == 0) {
+    cu_fail(err, LAYA_ERR_DEVICE, "no CUDA device is available (%s)",
+            e != cudaSuccess ? cudaGetErrorString(e) : "device count is 0");
+    return NULL;
+  }
+  if (dev < 0 || dev >= count) {
+    cu_fail(err, LAYA_ERR_VALUE, "CUDA device %d does not exist (%d device%s present)", dev, count,
+            count == 1 ? "" : "s");
+    return NULL;
+  }
+  e = cudaSetDevice(dev);
+  if (e != cudaSuccess) {
+    cuda_fail(err, e, dev, "selecting the device");
+    return NULL;
+  }
+  cuda_model *m = (cuda_model *)calloc(1, sizeof *m);
+  backend *b = (backend *)calloc(1, sizeof *b);
+  if (!m || !b) {
+    free(m);
+    free(b);
+    cu_fail(err, LAYA_ERR_NOMEM, "out of host memory");
+    return NULL;
+  }
+  m->dev = dev;
+  /* fp32 (the zero value of backend_options) means "the default" here: the CUDA path is 16-bit. */
+  m->half16 = prec == PREC_FP16;
+  m->dt16 = m->half16 ? CU_F16 : CU_BF16;
+  const char *g = getenv("LAYA_CUDA_GRAPHS");
+  m->use_graphs = !(g && g[0] == '0');
+  if (model_load(m, w, err)) {
+    model_free(m);
+    free(b);
+    return NULL;
+  }
+  b->name = "cuda";
+  b->impl = m;
+  b->worker_create = cuda_worker_create;
+  b->worker_destroy = cuda_worker_destroy;
+  b->forward = cuda_forward;
+  b->destroy = cuda_destroy;
+  return b;
+}
+
+extern "C" int backend_cuda_available(int *device_count) {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) n = 0;
+  if (device_count) *device_count = n;
+  return n > 0;
+}
+
+extern "C" int backend_cuda_memory(const backend *b, backend_worker *w, size_t *weights, size_t *scratch) {
+  if (!b || strcmp(b->name, "cuda") != 0) return -1;
+  if (weights) *weights = ((const cuda_model *)b->impl)->arena_bytes;
+  if (scratch) *scratch = w ? w->scratch_bytes + WS_BYTES : 0;
+  return 0;
+}

@@ -1,0 +1,70 @@
+/*
+ * cuda_internal.h: what the CUDA backend's files share (host side). Not a public header.
+ *
+ * Element types: activations and GEMM weights are 16-bit (bf16 or fp16, chosen per backend);
+ * the residual stream, LayerNorm parameters, residual-GEMM biases, the scorer and the act head
+ * are fp32. Every launch wrapper enqueues on the given stream and returns nothing: errors are
+ * collected by the caller with cudaGetLastError() once per forward (and per capture).
+ */
+#ifndef LAYA_CUDA_INTERNAL_H
+#define LAYA_CUDA_INTERNAL_H
+
+#include <cublasLt.h>
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+extern "C" {
+#include "backend/backend.h"
+}
+
+/* Source and destination element types for weight conversion. */
+enum cu_dtype { CU_F32 = 0, CU_F16 = 1, CU_BF16 = 2 };
+
+/* Per-batch counts on the device, read by kernels whose grid covers a padded bucket. */
+enum { CNT_TOKENS = 0, CNT_ROWS, CNT_MARKERS, CNT_TILES, CNT_KMAX, CNT_N };
+
+/* One attention work item: 64 query positions [q0, q0 + 64) of the row starting at token
+ * `base` with `len` tokens. */
+struct attn_tile {
+  int base, len, q0, pad;
+};
+
+/* Launch wrappers (kernels.cu). `half16` selects fp16 (1) or bf16 (0) for 16-bit buffers. */
+void k_convert(cudaStream_t s, const void *src, int src_dt, void *dst, int dst_dt, int64_t n);
+void k_embed_ln(cudaStream_t s, int half16, const int32_t *tokens, const void *emb, int emb_dt,
+                const float *w, float eps, float *x, void *y, const int *counts, int Mp, int d);
+void k_ln(cudaStream_t s, int half16, const float *x, const float *w, const float *b, float eps,
+          void *y, int Mp, int d);
+void k_final_ln(cudaStream_t s, int half16, float *x, const float *fw, float eps,
+                const float *type_emb, const int32_t *tok_row, const int32_t *qtype,
+                const float *n1w, const float *n1b, void *y, int Mp, int d);
+void k_rope_k(cudaStream_t s, int half16, void *qkv, const int32_t *tok_pos, const float2 *table,
+              const int *counts, int Mp, int H, int hd);
+void k_attention(cudaStream_t s, int half16, const void *qkv, void *out, const attn_tile *tiles,
+                 const int32_t *tok_row, const int32_t *tok_pos, const int32_t *row_start,
+                 const int *counts, int n_tiles_cap, int Mp, int H, int hd, int window,
+                 const float2 *rope);
+void k_geglu(cudaStream_t s, int half16, void *h, int Mp, int I);
+void k_gather_ln(cudaStream_t s, const float *x, const int32_t *marker_tok, const int *counts,
+                 const float *w, const float *b, float *out, int NMp, int d);
+void k_scorer_out(cudaStream_t s, const float *hid, const float *w2, const float *b2,
+                  const int *counts, float *logits, int NMp, int d);
+void k_features(cudaStream_t s, const float *x, const float *logits, const int32_t *row_start,
+                const int32_t *marker_start, const int *counts, float *act_in, int Rp, int d,
+                int ld_act);
+void k_act_out(cudaStream_t s, const float *hid, const float *w2, const float *b2,
+               const int *counts, float *act, int Rp, int n_hidden, int n_act);
+int attention_has_fast_path(int hd);
+
+/* GEMMs through cuBLASLt (gemm.cu). D[M, N] (row-major, ldd) = A[M, K] (row-major, lda) x
+ * W[N, K]^T (+ bias, activation) (+ D when accumulate). */
+enum gemm_epi { EPI_NONE = 0, EPI_BIAS, EPI_RELU_BIAS };
+struct gemm_cache;
+struct gemm_cache *gemm_cache_create(void);
+void gemm_cache_destroy(struct gemm_cache *c);
+/* dt_ab: type of A and W; dt_d: type of D (and C). Returns 0 or a cublasStatus_t. */
+int gemm_run(struct gemm_cache *c, cublasLtHandle_t lt, cudaStream_t s, void *ws, size_t ws_size,
+             int M, int N, int K, const void *A, int lda, const void *W, int dt_ab, void *D,
+             int ldd, int dt_d, int accumulate, int epi, const void *bias);
+
+#endif

@@ -1,0 +1,144 @@
+/*
+ * gemm.cu: linear layers through cuBLASLt.
+ *
+ * Our matrices are row-major and weights are in torch's Linear layout [N, K]. In cuBLASLt's
+ * column-major terms D^T[N, M] = W[N, K] (read transposed from its [K, N] column-major view)
+ * x A^T[K, M], the "TN" case cuBLASLt is fastest at. Epilogues: bias (a vector over N) and
+ * ReLU + bias; with `accumulate` D = D + result, which is how the fp32 residual stream takes a
+ * 16-bit branch without rounding it.
+ *
+ * Descriptors and the chosen algorithm are cached per shape, per worker (no locks): a shape
+ * costs one heuristic query, after which a call is a lookup and a cublasLtMatmul.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda_internal.h"
+
+namespace {
+
+struct gemm_key {
+  int M, N, K, lda, ldd, dt_ab, dt_d, accumulate, epi;
+  bool operator==(const gemm_key &o) const { return memcmp(this, &o, sizeof o) == 0; }
+};
+
+struct gemm_plan {
+  gemm_key key;
+  cublasLtMatmulDesc_t desc;
+  cublasLtMatrixLayout_t la, lb, lc;
+  cublasLtMatmulAlgo_t algo;
+  int has_algo;
+};
+
+cudaDataType_t cuda_type(int dt) {
+  return dt == CU_F32 ? CUDA_R_32F : dt == CU_F16 ? CUDA_R_16F : CUDA_R_16BF;
+}
+
+} // namespace
+
+struct gemm_cache {
+  gemm_plan *plans;
+  int n, cap;
+};
+
+struct gemm_cache *gemm_cache_create(void) {
+  return (struct gemm_cache *)calloc(1, sizeof(struct gemm_cache));
+}
+
+static void plan_free(gemm_plan *p) {
+  if (p->desc) cublasLtMatmulDescDestroy(p->desc);
+  if (p->la) cublasLtMatrixLayoutDestroy(p->la);
+  if (p->lb) cublasLtMatrixLayoutDestroy(p->lb);
+  if (p->lc) cublasLtMatrixLayoutDestroy(p->lc);
+}
+
+void gemm_cache_destroy(struct gemm_cache *c) {
+  if (!c) return;
+  for (int i = 0; i < c->n; i++) plan_free(&c->plans[i]);
+  free(c->plans);
+  free(c);
+}
+
+#define LT_TRY(call)                                   \
+  do {                                                 \
+    cublasStatus_t st_ = (call);                       \
+    if (st_ != CUBLAS_STATUS_SUCCESS) return (int)st_; \
+  } while (0)
+
+static int plan_build(gemm_plan *p, cublasLtHandle_t lt, size_t ws_size) {
+  const gemm_key &k = p->key;
+  /* fp32 GEMMs (the decision tail) run in true fp32, never TF32. */
+  LT_TRY(cublasLtMatmulDescCreate(&p->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
+  LT_TRY(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
+  LT_TRY(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
+  cublasLtEpilogue_t epi = k.epi == EPI_BIAS        ? CUBLASLT_EPILOGUE_BIAS
+                           : k.epi == EPI_RELU_BIAS ? CUBLASLT_EPILOGUE_RELU_BIAS
+                                                    : CUBLASLT_EPILOGUE_DEFAULT;
+  LT_TRY(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi));
+  cudaDataType_t tab = cuda_type(k.dt_ab), td = cuda_type(k.dt_d);
+  LT_TRY(cublasLtMatrixLayoutCreate(&p->la, tab, (uint64_t)k.K, (uint64_t)k.N, (int64_t)k.K));
+  LT_TRY(cublasLtMatrixLayoutCreate(&p->lb, tab, (uint64_t)k.K, (uint64_t)k.M, (int64_t)k.lda));
+  LT_TRY(cublasLtMatrixLayoutCreate(&p->lc, td, (uint64_t)k.N, (uint64_t)k.M, (int64_t)k.ldd));
+
+  cublasLtMatmulPreference_t pref;
+  LT_TRY(cublasLtMatmulPreferenceCreate(&pref));
+  cublasStatus_t st =
+      cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws_size, sizeof ws_size);
+  cublasLtMatmulHeuristicResult_t res;
+  int n = 0;
+  if (st == CUBLAS_STATUS_SUCCESS)
+    st = cublasLtMatmulAlgoGetHeuristic(lt, p->desc, p->la, p->lb, p->lc, p->lc, pref, 1, &res, &n);
+  cublasLtMatmulPreferenceDestroy(pref);
+  if (st != CUBLAS_STATUS_SUCCESS) return (int)st;
+  if (n < 1) return (int)CUBLAS_STATUS_NOT_SUPPORTED;
+  p->algo = res.algo;
+  p->has_algo = 1;
+  return 0;
+}
+
+int gemm_run(struct gemm_cache *c, cublasLtHandle_t lt, cudaStream_t s, void *ws, size_t ws_size, int M, int N,
+             int K, const void *A, int lda, const void *W, int dt_ab, void *D, int ldd, int dt_d, int accumulate,
+             int epi, const void *bias) {
+  gemm_key key;
+  memset(&key, 0, sizeof key);
+  key.M = M;
+  key.N = N;
+  key.K = K;
+  key.lda = lda;
+  key.ldd = ldd;
+  key.dt_ab = dt_ab;
+  key.dt_d = dt_d;
+  key.accumulate = accumulate;
+  key.epi = epi;
+  gemm_plan *p = NULL;
+  for (int i = 0; i < c->n; i++)
+    if (c->plans[i].key == key) {
+      p = &c->plans[i];
+      break;
+    }
+  if (!p) {
+    if (c->n == c->cap) {
+      int cap = c->cap ? c->cap * 2 : 64;
+      gemm_plan *np = (gemm_plan *)realloc(c->plans, sizeof(gemm_plan) * (size_t)cap);
+      if (!np) return (int)CUBLAS_STATUS_ALLOC_FAILED;
+      c->plans = np;
+      c->cap = cap;
+    }
+    p = &c->plans[c->n];
+    memset(p, 0, sizeof *p);
+    p->key = key;
+    int rc = plan_build(p, lt, ws_size);
+    if (rc) {
+      plan_free(p);
+      return rc;
+    }
+    c->n++;
+  }
+  if (bias)
+    LT_TRY(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
+  const float one = 1.0f, zero = 0.0f;
+  LT_TRY(cublasLtMatmul(lt, p->desc, &one, W, p->la, A, p->lb, accumulate ? &one : &zero, D, p->lc, D, p->lc,
+                        &p->algo, ws, ws_size, s));
+  return 0;
+}

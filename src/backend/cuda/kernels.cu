@@ -1,0 +1,447 @@
+/*
+ * kernels.cu: the CUDA backend's element-wise, normalisation and head kernels.
+ *
+ * Every kernel works on the packed batch: tokens back to back, no padding inside the batch. Grids
+ * cover a padded bucket (so that one captured CUDA graph serves every batch of that bucket) and
+ * read the real counts from device memory; positions past the real count are written as zeros so
+ * that GEMMs over the padded rows stay finite and never feed NaN into anything that is read.
+ */
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <math.h>
+
+#include "cuda_internal.h"
+
+/* ---------------------------------------------------------------------------------------------
+ * Element helpers
+ */
+__device__ __forceinline__ float tof(float v) { return v; }
+__device__ __forceinline__ float tof(__half v) { return __half2float(v); }
+__device__ __forceinline__ float tof(__nv_bfloat16 v) { return __bfloat162float(v); }
+
+template <class T> __device__ __forceinline__ T fromf(float v);
+template <> __device__ __forceinline__ float fromf<float>(float v) { return v; }
+template <> __device__ __forceinline__ __half fromf<__half>(float v) { return __float2half_rn(v); }
+template <> __device__ __forceinline__ __nv_bfloat16 fromf<__nv_bfloat16>(float v) {
+  return __float2bfloat16_rn(v);
+}
+
+__device__ __forceinline__ float gelu_erf(float v) { return 0.5f * v * (1.0f + erff(v * 0.70710678118654752f)); }
+
+__device__ __forceinline__ float warp_sum(float v) {
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+__device__ __forceinline__ float warp_max(float v) {
+  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+
+static inline unsigned blocks_for(int64_t n, int per_block) {
+  return (unsigned)((n + per_block - 1) / per_block);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Weight conversion (at load): any of f32/f16/bf16 to any of them.
+ */
+template <class S, class D> __global__ void convert_kernel(const S *src, D *dst, int64_t n) {
+  int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  int64_t stride = (int64_t)gridDim.x * blockDim.x;
+  for (; i < n; i += stride) dst[i] = fromf<D>(tof(src[i]));
+}
+
+template <class S> static void convert_from(cudaStream_t s, const S *src, void *dst, int dst_dt, int64_t n) {
+  unsigned g = blocks_for(n, 256);
+  if (g > 65535u * 8u) g = 65535u * 8u;
+  if (dst_dt == CU_F32) convert_kernel<<<g, 256, 0, s>>>(src, (float *)dst, n);
+  else if (dst_dt == CU_F16) convert_kernel<<<g, 256, 0, s>>>(src, (__half *)dst, n);
+  else convert_kernel<<<g, 256, 0, s>>>(src, (__nv_bfloat16 *)dst, n);
+}
+
+void k_convert(cudaStream_t s, const void *src, int src_dt, void *dst, int dst_dt, int64_t n) {
+  if (src_dt == CU_F32) convert_from(s, (const float *)src, dst, dst_dt, n);
+  else if (src_dt == CU_F16) convert_from(s, (const __half *)src, dst, dst_dt, n);
+  else convert_from(s, (const __nv_bfloat16 *)src, dst, dst_dt, n);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * LayerNorm, one warp per row. Rows up to 1024 wide are held in registers (two-pass mean and
+ * variance in fp32, like torch); wider rows are re-read from memory.
+ */
+#define LN_MAXV 32
+
+/* mean and 1/std of a row held in registers (lane owns columns lane + 32 i). */
+__device__ __forceinline__ void ln_stats(const float *v, int d, int lane, float eps, float *mean, float *rstd) {
+  float s = 0.f;
+#pragma unroll
+  for (int i = 0; i < LN_MAXV; i++)
+    if (lane + 32 * i < d) s += v[i];
+  float mu = warp_sum(s) / (float)d;
+  float q = 0.f;
+#pragma unroll
+  for (int i = 0; i < LN_MAXV; i++)
+    if (lane + 32 * i < d) {
+      float t = v[i] - mu;
+      q += t * t;
+    }
+  float var = warp_sum(q) / (float)d;
+  *mean = mu;
+  *rstd = rsqrtf(var + eps);
+}
+
+/* Generic (any width) statistics reading the row from memory. */
+__device__ __forceinline__ void ln_stats_mem(const float *x, int d, int lane, float eps, float *mean, float *rstd) {
+  float s = 0.f;
+  for (int j = lane; j < d; j += 32) s += x[j];
+  float mu = warp_sum(s) / (float)d;
+  float q = 0.f;
+  for (int j = lane; j < d; j += 32) {
+    float t = x[j] - mu;
+    q += t * t;
+  }
+  *mean = mu;
+  *rstd = rsqrtf(warp_sum(q) / (float)d + eps);
+}
+
+/* x (fp32) = LN(emb[token]) ; y (16-bit) = x. Padded tokens give zeros. */
+template <class T, class TE>
+__global__ void embed_ln_kernel(const int32_t *tokens, const TE *emb, const float *w, float eps, float *x, T *y,
+                                const int *counts, int Mp, int d) {
+  int row = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32, lane = threadIdx.x & 31;
+  if (row >= Mp) return;
+  float *xr = x + (int64_t)row * d;
+  T *yr = y + (int64_t)row * d;
+  if (row >= counts[CNT_TOKENS]) {
+    for (int j = lane; j < d; j += 32) {
+      xr[j] = 0.f;
+      yr[j] = fromf<T>(0.f);
+    }
+    return;
+  }
+  const TE *e = emb + (int64_t)tokens[row] * d;
+  if (d <= 32 * LN_MAXV) {
+    float v[LN_MAXV];
+#pragma unroll
+    for (int i = 0; i < LN_MAXV; i++) v[i] = (lane + 32 * i < d) ? tof(e[lane + 32 * i]) : 0.f;
+    float mu, rs;
+    ln_stats(v, d, lane, eps, &mu, &rs);
+#pragma unroll
+    for (int i = 0; i < LN_MAXV; i++) {
+      int j = lane + 32 * i;
+      if (j < d) {
+        float o = (v[i] - mu) * rs * w[j];
+        xr[j] = o;
+        yr[j] = fromf<T>(o);
+      }
+    }
+  } else {
+    for (int j = lane; j < d; j += 32) xr[j] = tof(e[j]);
+    __syncwarp();
+    float mu, rs;
+    ln_stats_mem(xr, d, lane, eps, &mu, &rs);
+    for (int j = lane; j < d; j += 32) {
+      float o = (xr[j] - mu) * rs * w[j];
+      xr[j] = o;
+      yr[j] = fromf<T>(o);
+    }
+  }
+}
+
+template <class T>
+static void embed_ln_t(cudaStream_t s, const int32_t *tokens, const void *emb, int emb_dt, const float *w, float eps,
+                       float *x, T *y, const int *counts, int Mp, int d) {
+  unsigned g = blocks_for(Mp, 8);
+  if (emb_dt == CU_F32) embed_ln_kernel<<<g, 256, 0, s>>>(tokens, (const float *)emb, w, eps, x, y, counts, Mp, d);
+  else if (emb_dt == CU_F16) embed_ln_kernel<<<g, 256, 0, s>>>(tokens, (const __half *)emb, w, eps, x, y, counts, Mp, d);
+  else embed_ln_kernel<<<g, 256, 0, s>>>(tokens, (const __nv_bfloat16 *)emb, w, eps, x, y, counts, Mp, d);
+}
+
+void k_embed_ln(cudaStream_t s, int half16, const int32_t *tokens, const void *emb, int emb_dt, const float *w,
+                float eps, float *x, void *y, const int *counts, int Mp, int d) {
+  if (half16) embed_ln_t(s, tokens, emb, emb_dt, w, eps, x, (__half *)y, counts, Mp, d);
+  else embed_ln_t(s, tokens, emb, emb_dt, w, eps, x, (__nv_bfloat16 *)y, counts, Mp, d);
+}
+
+/* y (16-bit) = LN(x) * w (+ b). */
+template <class T>
+__global__ void ln_kernel(const float *x, const float *w, const float *b, float eps, T *y, int Mp, int d) {
+  int row = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32, lane = threadIdx.x & 31;
+  if (row >= Mp) return;
+  const float *xr = x + (int64_t)row * d;
+  T *yr = y + (int64_t)row * d;
+  if (d <= 32 * LN_MAXV) {
+    float v[LN_MAXV];
+#pragma unroll
+    for (int i = 0; i < LN_MAXV; i++) v[i] = (lane + 32 * i < d) ? xr[lane + 32 * i] : 0.f;
+    float mu, rs;
+    ln_stats(v, d, lane, eps, &mu, &rs);
+#pragma unroll
+    for (int i = 0; i < LN_MAXV; i++) {
+      int j = lane + 32 * i;
+      if (j < d) yr[j] = fromf<T>((v[i] - mu) * rs * w[j] + (b ? b[j] : 0.f));
+    }
+  } else {
+    float mu, rs;
+    ln_stats_mem(xr, d, lane, eps, &mu, &rs);
+    for (int j = lane; j < d; j += 32) yr[j] = fromf<T>((xr[j] - mu) * rs * w[j] + (b ? b[j] : 0.f));
+  }
+}
+
+void k_ln(cudaStream_t s, int half16, const float *x, const float *w, const float *b, float eps, void *y, int Mp,
+          int d) {
+  unsigned g = blocks_for(Mp, 8);
+  if (half16) ln_kernel<<<g, 256, 0, s>>>(x, w, b, eps, (__half *)y, Mp, d);
+  else ln_kernel<<<g, 256, 0, s>>>(x, w, b, eps, (__nv_bfloat16 *)y, Mp, d);
+}
+
+/* The encoder's end: x = final_norm(x) + type_emb[qtype[row]] (fp32, in place), then the first
+ * head layer's norm1: y = LN(x) * n1w + n1b (skipped when n1w is NULL: no head layers). */
+template <class T>
+__global__ void final_ln_kernel(float *x, const float *fw, float eps, const float *type_emb, const int32_t *tok_row,
+                                const int32_t *qtype, const float *n1w, const float *n1b, T *y, int Mp, int d) {
+  int row = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32, lane = threadIdx.x & 31;
+  if (row >= Mp) return;
+  float *xr = x + (int64_t)row * d;
+  const float *te = type_emb + (int64_t)qtype[tok_row[row]] * d;
+  if (d <= 32 * LN_MAXV) {
+    float v[LN_MAXV];
+#pragma unroll
+    for (int i = 0; i < LN_MAXV; i++) v[i] = (lane + 32 * i < d) ? xr[lane + 32 * i] : 0.f;
+    float mu, rs;
+    ln_stats(v, d, lane, eps, &mu, &rs);
+#pragma unroll
+    for (int i = 0; i < LN_MAXV; i++) {
+      int j = lane + 32 * i;
+      if (j < d) {
+        v[i] = (v[i] - mu) * rs * fw[j] + te[j];
+        xr[j] = v[i];
+      }
+    }
+    if (!n1w) return;
+    ln_stats(v, d, lane, 1e-5f, &mu, &rs);
+    T *yr = y + (int64_t)row * d;
+#pragma unroll
+    for (int i = 0; i < LN_MAXV; i++) {
+      int j = lane + 32 * i;
+      if (j < d) yr[j] = fromf<T>((v[i] - mu) * rs * n1w[j] + n1b[j]);
+    }
+  } else {
+    float mu, rs;
+    ln_stats_mem(xr, d, lane, eps, &mu, &rs);
+    for (int j = lane; j < d; j += 32) xr[j] = (xr[j] - mu) * rs * fw[j] + te[j];
+    __syncwarp();
+    if (!n1w) return;
+    ln_stats_mem(xr, d, lane, 1e-5f, &mu, &rs);
+    T *yr = y + (int64_t)row * d;
+    for (int j = lane; j < d; j += 32) yr[j] = fromf<T>((xr[j] - mu) * rs * n1w[j] + n1b[j]);
+  }
+}
+
+void k_final_ln(cudaStream_t s, int half16, float *x, const float *fw, float eps, const float *type_emb,
+                const int32_t *tok_row, const int32_t *qtype, const float *n1w, const float *n1b, void *y, int Mp,
+                int d) {
+  unsigned g = blocks_for(Mp, 8);
+  if (half16) final_ln_kernel<<<g, 256, 0, s>>>(x, fw, eps, type_emb, tok_row, qtype, n1w, n1b, (__half *)y, Mp, d);
+  else final_ln_kernel<<<g, 256, 0, s>>>(x, fw, eps, type_emb, tok_row, qtype, n1w, n1b, (__nv_bfloat16 *)y, Mp, d);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * RoPE on K, in place in the packed QKV buffer (Q is rotated inside the attention kernel, where
+ * it is read once). Rotate-half pairs (j, j + hd/2), fp32 maths, table[pos][j] = (cos, sin).
+ */
+template <class T>
+__global__ void rope_k_kernel(T *qkv, const int32_t *tok_pos, const float2 *table, const int *counts, int Mp, int H,
+                              int hd) {
+  int half = hd / 2;
+  int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  int64_t total = (int64_t)Mp * H * half;
+  if (i >= total) return;
+  int j = (int)(i % half);
+  int64_t th = i / half;
+  int h = (int)(th % H);
+  int t = (int)(th / H);
+  if (t >= counts[CNT_TOKENS]) return;
+  T *k = qkv + (int64_t)t * 3 * H * hd + (int64_t)H * hd + (int64_t)h * hd;
+  float2 cs = table[(int64_t)tok_pos[t] * half + j];
+  float a = tof(k[j]), b = tof(k[j + half]);
+  k[j] = fromf<T>(a * cs.x - b * cs.y);
+  k[j + half] = fromf<T>(b * cs.x + a * cs.y);
+}
+
+void k_rope_k(cudaStream_t s, int half16, void *qkv, const int32_t *tok_pos, const float2 *table, const int *counts,
+              int Mp, int H, int hd) {
+  int64_t total = (int64_t)Mp * H * (hd / 2);
+  unsigned g = blocks_for(total, 256);
+  if (half16) rope_k_kernel<<<g, 256, 0, s>>>((__half *)qkv, tok_pos, table, counts, Mp, H, hd);
+  else rope_k_kernel<<<g, 256, 0, s>>>((__nv_bfloat16 *)qkv, tok_pos, table, counts, Mp, H, hd);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * GeGLU in place: h[:, j] = gelu(h[:, j]) * h[:, I + j] for j < I; the next GEMM reads the first
+ * I columns with a row stride of 2I. Two elements per thread.
+ */
+template <class T> __global__ void geglu_kernel(T *h, int Mp, int I) {
+  int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  int64_t total = (int64_t)Mp * I;
+  if (i >= total) return;
+  int64_t r = i / I;
+  int j = (int)(i % I);
+  T *row = h + r * 2 * I;
+  row[j] = fromf<T>(gelu_erf(tof(row[j])) * tof(row[I + j]));
+}
+
+template <class T> __global__ void geglu_kernel2(T *h, int Mp, int I) {
+  /* vectorised: I even, pairs of columns */
+  int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  int I2 = I / 2;
+  int64_t total = (int64_t)Mp * I2;
+  if (i >= total) return;
+  int64_t r = i / I2;
+  int j = (int)(i % I2) * 2;
+  T *row = h + r * 2 * I;
+  T a0 = row[j], a1 = row[j + 1], g0 = row[I + j], g1 = row[I + j + 1];
+  row[j] = fromf<T>(gelu_erf(tof(a0)) * tof(g0));
+  row[j + 1] = fromf<T>(gelu_erf(tof(a1)) * tof(g1));
+}
+
+void k_geglu(cudaStream_t s, int half16, void *h, int Mp, int I) {
+  if (I % 2 == 0) {
+    unsigned g = blocks_for((int64_t)Mp * (I / 2), 256);
+    if (half16) geglu_kernel2<<<g, 256, 0, s>>>((__half *)h, Mp, I);
+    else geglu_kernel2<<<g, 256, 0, s>>>((__nv_bfloat16 *)h, Mp, I);
+  } else {
+    unsigned g = blocks_for((int64_t)Mp * I, 256);
+    if (half16) geglu_kernel<<<g, 256, 0, s>>>((__half *)h, Mp, I);
+    else geglu_kernel<<<g, 256, 0, s>>>((__nv_bfloat16 *)h, Mp, I);
+  }
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Decision tail, all fp32: marker gather + scorer LayerNorm, scorer output, confidence features
+ * and the act head's input, act head output.
+ */
+__global__ void gather_ln_kernel(const float *x, const int32_t *marker_tok, const int *counts, const float *w,
+                                 const float *b, float *out, int NMp, int d) {
+  int m = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32, lane = threadIdx.x & 31;
+  if (m >= NMp) return;
+  float *o = out + (int64_t)m * d;
+  if (m >= counts[CNT_MARKERS]) {
+    for (int j = lane; j < d; j += 32) o[j] = 0.f;
+    return;
+  }
+  const float *xr = x + (int64_t)marker_tok[m] * d;
+  float mu, rs;
+  ln_stats_mem(xr, d, lane, 1e-5f, &mu, &rs);
+  for (int j = lane; j < d; j += 32) o[j] = (xr[j] - mu) * rs * w[j] + b[j];
+}
+
+void k_gather_ln(cudaStream_t s, const float *x, const int32_t *marker_tok, const int *counts, const float *w,
+                 const float *b, float *out, int NMp, int d) {
+  gather_ln_kernel<<<blocks_for(NMp, 8), 256, 0, s>>>(x, marker_tok, counts, w, b, out, NMp, d);
+}
+
+/* logits[m] = w2 . gelu(hid[m]) + b2 */
+__global__ void scorer_out_kernel(const float *hid, const float *w2, const float *b2, const int *counts,
+                                  float *logits, int NMp, int d) {
+  int m = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32, lane = threadIdx.x & 31;
+  if (m >= NMp) return;
+  if (m >= counts[CNT_MARKERS]) {
+    if (lane == 0) logits[m] = 0.f;
+    return;
+  }
+  const float *h = hid + (int64_t)m * d;
+  float s = 0.f;
+  for (int j = lane; j < d; j += 32) s += gelu_erf(h[j]) * w2[j];
+  s = warp_sum(s);
+  if (lane == 0) logits[m] = s + b2[0];
+}
+
+void k_scorer_out(cudaStream_t s, const float *hid, const float *w2, const float *b2, const int *counts,
+                  float *logits, int NMp, int d) {
+  scorer_out_kernel<<<blocks_for(NMp, 8), 256, 0, s>>>(hid, w2, b2, counts, logits, NMp, d);
+}
+
+/* One warp per row: the four confidence features over the row's logits (softmax over the batch's
+ * marker width, padded slots at -1e4 as in Laya, so a row with k markers sees exactly its own k
+ * unless k == 0), then act_in[r] = [h[CLS], top1, top1 - top2, entropy, k / 255, 0...]. */
+__global__ void features_kernel(const float *x, const float *logits, const int32_t *row_start,
+                                const int32_t *marker_start, const int *counts, float *act_in, int Rp, int d,
+                                int ld_act) {
+  int r = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32, lane = threadIdx.x & 31;
+  if (r >= Rp) return;
+  float *o = act_in + (int64_t)r * ld_act;
+  if (r >= counts[CNT_ROWS]) {
+    for (int j = lane; j < ld_act; j += 32) o[j] = 0.f;
+    return;
+  }
+  const float *cls = x + (int64_t)row_start[r] * d;
+  for (int j = lane; j < d; j += 32) o[j] = cls[j];
+  for (int j = d + 4 + lane; j < ld_act; j += 32) o[j] = 0.f;
+  int m0 = marker_start[r], k = marker_start[r + 1] - m0, kmax = counts[CNT_KMAX];
+  int width = kmax > k ? kmax : k;
+  /* max over the real logits and the padding (-1e4) */
+  float mx = -INFINITY;
+  for (int i = lane; i < k; i += 32) mx = fmaxf(mx, logits[m0 + i]);
+  mx = warp_max(mx);
+  if (width > k) mx = fmaxf(mx, -1e4f);
+  float se = 0.f;
+  for (int i = lane; i < k; i += 32) se += expf(logits[m0 + i] - mx);
+  se = warp_sum(se) + (float)(width - k) * expf(-1e4f - mx);
+  float ent = 0.f, t1 = 0.f, t2 = 0.f;
+  for (int i = lane; i < width; i += 32) {
+    float p = expf((i < k ? logits[m0 + i] : -1e4f) - mx) / se;
+    ent += p * logf(fmaxf(p, 1e-9f));
+    if (p > t1) {
+      t2 = t1;
+      t1 = p;
+    } else if (p > t2) {
+      t2 = p;
+    }
+  }
+  ent = warp_sum(ent);
+  /* merge the lanes' top-2 */
+  for (int off = 16; off > 0; off >>= 1) {
+    float o1 = __shfl_xor_sync(0xffffffffu, t1, off), o2 = __shfl_xor_sync(0xffffffffu, t2, off);
+    float n1 = fmaxf(t1, o1);
+    float n2 = fmaxf(fminf(t1, o1), fmaxf(t2, o2));
+    t1 = n1;
+    t2 = n2;
+  }
+  if (width < 2) t2 = 0.f;
+  float kk = (float)(k < 2 ? 2 : k);
+  if (lane == 0) {
+    o[d] = t1;
+    o[d + 1] = t1 - t2;
+    o[d + 2] = -ent / logf(kk);
+    o[d + 3] = kk / 255.0f;
+  }
+}
+
+void k_features(cudaStream_t s, const float *x, const float *logits, const int32_t *row_start,
+                const int32_t *marker_start, const int *counts, float *act_in, int Rp, int d, int ld_act) {
+  features_kernel<<<blocks_for(Rp, 8), 256, 0, s>>>(x, logits, row_start, marker_start, counts, act_in, Rp, d,
+                                                    ld_act);
+}
+
+/* act[r, a] = w2[a] . gelu(hid[r]) + b2[a]; one warp per (row, output). */
+__global__ void act_out_kernel(const float *hid, const float *w2, const float *b2, const int *counts, float *act,
+                               int Rp, int n_hidden, int n_act) {
+  int idx = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32, lane = threadIdx.x & 31;
+  if (idx >= Rp * n_act) return;
+  int r = idx / n_act, a = idx % n_act;
+  if (r >= counts[CNT_ROWS]) {
+    if (lane == 0) act[idx] = 0.f;
+    return;
+  }
+  const float *h = hid + (int64_t)r * n_hidden;
+  const float *w = w2 + (int64_t)a * n_hidden;
+  float s = 0.f;
+  for (int j = lane; j < n_hidden; j += 32) s += gelu_erf(h[j]) * w[j];
+  s = warp_sum(s);
+  if (lane == 0) act[idx] = s + b2[a];
+}
+
+void k_act_out(cudaStream_t s, const float *hid, const float *w2, const float *b2, const int *counts, float *act,
+               int Rp, int n_hidden, int n_act) {
+  act_out_kernel<<<blocks_for((int64_t)Rp * n_act, 8), 256, 0, s>>>(hid, w2, b2, counts, act, Rp, n_hidden, n_act);
+}

@@ -1,0 +1,27 @@
+/*
+ * cuda_stub.c: the CUDA entry points of backend.h when laya.c is built without CUDA.
+ *
+ * The CUDA backend (src/backend/cuda/) defines LAYA_HAVE_CUDA for the laya target; without it,
+ * these keep every caller linkable and answer with a clear error instead.
+ */
+#include "backend/backend.h"
+
+#ifndef LAYA_HAVE_CUDA
+
+backend *backend_cuda_create(const model_weights *w, const backend_options *o, laya_error *err) {
+  (void)w;
+  (void)o;
+  laya_err(err, LAYA_ERR_UNSUPPORTED, NULL,
+           "laya.c was built without CUDA (nvcc was not found at configure time, or LAYA_CUDA=OFF)");
+  return NULL;
+}
+
+int backend_cuda_available(int *device_count) {
+  if (device_count) *device_count = 0;
+  return 0;
+}
+
+#else
+/* ISO C wants at least one declaration in a translation unit. */
+typedef int laya_cuda_stub_unused;
+#endif
