@@ -82,6 +82,35 @@ int laya_predict_long(laya_model *m, const char *request_json, char **result_jso
 int laya_decide(laya_model *m, const char *request_json, char **result_json, laya_error *err);
 int laya_decide_batch(laya_model *m, const char *request_json, char **result_json, laya_error *err);
 
+/* ---- Router: several checkpoints behind one handle (Laya's Router) ----
+ * config JSON (every key optional): {"models": {name: "repo-or-path" | [repo, subfolder]},
+ * "default": "multilingual", "max_loaded": 2, "auto_task_detection": false,
+ * "standalone_repos": false, "lang_guess": "code", "device": "cpu", "revision": "sha-or-branch",
+ * "revisions": {name: rev}, "sha256_digests": {name: {relpath: hex}}, "cache_dir": "...",
+ * "offline": false, "threads": 0}. Checkpoints load on first use (HF cache, then download) and
+ * at most max_loaded stay resident (least recently used is closed first). */
+typedef struct laya_router laya_router;
+laya_router *laya_router_open(const char *config_json, laya_error *err);
+void laya_router_close(laya_router *r);
+/* route: {"state", "questions"?, "model"?, "task"?, "lang"?, "lang_guess"?} -> RouteDecision
+ * {"model", "repo", "reason", "detection", "workflow"}. Loads nothing. */
+int laya_route(laya_router *r, const char *request_json, char **decision_json, laya_error *err);
+/* route_batch: a JSON array of route requests -> array of decisions. */
+int laya_route_batch(laya_router *r, const char *requests_json, char **decisions_json, laya_error *err);
+/* predict / predict_long / decide through the router: the route request's keys plus the
+ * model-level call's ("max_len", "min_confidence", "window", "schema", ...). The result gets
+ * "routing" (for decide: "routing" beside "values"). */
+int laya_router_predict(laya_router *r, const char *request_json, char **result_json, laya_error *err);
+int laya_router_predict_long(laya_router *r, const char *request_json, char **result_json,
+                             laya_error *err);
+int laya_router_decide(laya_router *r, const char *request_json, char **result_json, laya_error *err);
+/* predict_batch: {"requests": [{state, questions, model?, task?, lang?, lang_guess?, max_len?,
+ * head_max_len?}], "batch_size"?, "sort_by_length"?, "min_confidence"?} -> array of results. */
+int laya_router_predict_batch(laya_router *r, const char *request_json, char **result_json,
+                              laya_error *err);
+/* JSON {"loaded": [names, least recently used first], "max_loaded": N, "default": name}. */
+char *laya_router_info(laya_router *r);
+
 /* Python API parity: there is nothing to compile, so this only touches each buffer once.
  * Returns the seconds spent (negative on error). */
 double laya_warmup(laya_model *m);

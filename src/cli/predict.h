@@ -10,7 +10,7 @@
 
 /* Defined once the engine's laya_open / laya_predict / laya_predict_batch link: predict.c then
  * provides the answering modes and predict_stub.c compiles to nothing. */
-/* #define LAYA_CLI_HAVE_ENGINE 1 */
+#define LAYA_CLI_HAVE_ENGINE 1
 
 #include "core/json.h"
 #include "router/router.h"

@@ -1,0 +1,613 @@
+/*
+ * laya_router.c: the public Router (include/laya.h): route, resolve the checkpoint through the
+ * Hugging Face cache or the Hub, keep at most max_loaded checkpoints open, and answer.
+ *
+ * Loaded models are reference counted: a checkpoint evicted while another thread is still
+ * answering with it is closed when that call releases it, so eviction never pulls a model out
+ * from under a running prediction. Loading happens under one build lock (Laya builds one
+ * checkpoint at a time to bound peak memory); routing and inference take no lock.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "core/json.h"
+#include "core/strbuf.h"
+#include "laya.h"
+#include "model/hub.h"
+#include "router/router.h"
+
+typedef struct pool_entry {
+  char name[64];
+  laya_model *model;
+  int refs;
+  bool evicted;
+  unsigned long long used; /* LRU clock */
+} pool_entry;
+
+struct laya_router {
+  router_config cfg;
+  int max_loaded;
+  pool_entry entries[ROUTER_MAX_MODELS];
+  int n;
+  unsigned long long clock;
+  pthread_mutex_t mu;
+  pthread_mutex_t build_mu;
+  char *device;
+  int threads;
+  char *revision;
+  char *revisions[ROUTER_MAX_MODELS]; /* by cfg.models index */
+  char *digests[ROUTER_MAX_MODELS];   /* JSON {relpath: hex} by cfg.models index */
+  char *cache_dir;
+  int offline; /* -1 = HF_HUB_OFFLINE */
+};
+
+static char *dup_json(const json_value *v) {
+  strbuf sb;
+  sb_init(&sb);
+  json_dump(&sb, v, NULL);
+  return sb_steal(&sb);
+}
+
+static int model_index(const laya_router *r, const char *name) {
+  for (int i = 0; i < r->cfg.nmodels; i++)
+    if (!strcmp(r->cfg.models[i].name, name)) return i;
+  return -1;
+}
+
+laya_router *laya_router_open(const char *config_json, laya_error *err) {
+  laya_err_clear(err);
+  laya_router *r = calloc(1, sizeof *r);
+  if (!r) {
+    laya_err(err, LAYA_ERR_NOMEM, "MemoryError", "out of memory");
+    return NULL;
+  }
+  pthread_mutex_init(&r->mu, NULL);
+  pthread_mutex_init(&r->build_mu, NULL);
+  r->max_loaded = 2;
+  r->offline = -1;
+  arena a;
+  arena_init(&a, 1 << 12);
+  const json_value *cfg = NULL;
+  int rc = 0;
+  if (config_json && *config_json) {
+    cfg = json_parse(config_json, strlen(config_json), &a, NULL, err);
+    if (!cfg) {
+      rc = LAYA_ERR_FORMAT;
+      goto done;
+    }
+    if (cfg->type != JSON_OBJECT) {
+      rc = laya_type_error(err, "router config must be a JSON object, got %s", json_py_type(cfg));
+      goto done;
+    }
+  }
+  const json_value *v = cfg ? json_get(cfg, "standalone_repos") : NULL;
+  router_config_init(&r->cfg, v && v->type == JSON_BOOL && v->b);
+  const json_value *models = cfg ? json_get(cfg, "models") : NULL;
+  if (models && models->type == JSON_OBJECT) {
+    for (uint32_t i = 0; i < models->n && !rc; i++) {
+      const json_value *src = &models->members[i].value;
+      const char *source = NULL, *sub = NULL;
+      if (src->type == JSON_STRING) {
+        source = src->s;
+      } else if (src->type == JSON_ARRAY && src->n >= 1 && src->items[0].type == JSON_STRING) {
+        source = src->items[0].s;
+        if (src->n > 1 && src->items[1].type == JSON_STRING) sub = src->items[1].s;
+      } else {
+        rc = laya_type_error(err,
+                             "checkpoint source for '%s' must be a repo id, a local path or a "
+                             "(repo, subfolder) pair, got %s",
+                             models->members[i].key, json_py_type(src));
+        break;
+      }
+      rc = router_register(&r->cfg, models->members[i].key, source, sub, err);
+    }
+  }
+  if (rc) goto done;
+  if (cfg && (v = json_get(cfg, "max_loaded")) && v->type == JSON_INT)
+    r->max_loaded = v->i < 1 ? 1 : (int)(v->i > 1000 ? 1000 : v->i);
+  if (cfg && (v = json_get(cfg, "default")) && v->type == JSON_STRING &&
+      (rc = router_set_default(&r->cfg, v->s, err)))
+    goto done;
+  if (cfg && (v = json_get(cfg, "auto_task_detection")) && v->type == JSON_BOOL)
+    r->cfg.auto_task_detection = v->b;
+  if (cfg && (v = json_get(cfg, "lang_guess")) && v->type == JSON_STRING)
+    r->cfg.lang_guess = strdup(v->s);
+  if (cfg && (v = json_get(cfg, "device")) && v->type == JSON_STRING) r->device = strdup(v->s);
+  if (cfg && (v = json_get(cfg, "threads")) && v->type == JSON_INT) r->threads = (int)v->i;
+  if (cfg && (v = json_get(cfg, "revision")) && v->type == JSON_STRING) r->revision = strdup(v->s);
+  if (cfg && (v = json_get(cfg, "cache_dir")) && v->type == JSON_STRING) r->cache_dir = strdup(v->s);
+  if (cfg && (v = json_get(cfg, "offline")) && v->type == JSON_BOOL) r->offline = v->b;
+  const char *tables[2] = {"revisions", "sha256_digests"};
+  for (int t = 0; t < 2 && !rc; t++) {
+    const json_value *m = cfg ? json_get(cfg, tables[t]) : NULL;
+    if (!m || m->type != JSON_OBJECT) continue;
+    for (uint32_t i = 0; i < m->n && !rc; i++) {
+      char name[64];
+      json_value key = {.type = JSON_STRING, .s = m->members[i].key, .n = m->members[i].key_len};
+      if ((rc = router_resolve(&r->cfg, &key, name, err))) break;
+      int idx = model_index(r, name);
+      const json_value *val = &m->members[i].value;
+      if (t == 0 && val->type == JSON_STRING) r->revisions[idx] = strdup(val->s);
+      if (t == 1 && val->type == JSON_OBJECT) r->digests[idx] = dup_json(val);
+    }
+  }
+done:
+  arena_free(&a);
+  if (rc) {
+    laya_router_close(r);
+    return NULL;
+  }
+  return r;
+}
+
+void laya_router_close(laya_router *r) {
+  if (!r) return;
+  for (int i = 0; i < r->n; i++)
+    if (r->entries[i].model) laya_close(r->entries[i].model);
+  for (int i = 0; i < ROUTER_MAX_MODELS; i++) {
+    free(r->revisions[i]);
+    free(r->digests[i]);
+  }
+  free(r->device);
+  free(r->revision);
+  free(r->cache_dir);
+  router_config_free(&r->cfg);
+  pthread_mutex_destroy(&r->mu);
+  pthread_mutex_destroy(&r->build_mu);
+  free(r);
+}
+
+/* Close least-recently-used entries beyond max_loaded; one in use closes on release. Under mu. */
+static void evict_locked(laya_router *r) {
+  for (;;) {
+    int live = 0, victim = -1;
+    for (int i = 0; i < r->n; i++) {
+      if (r->entries[i].evicted) continue;
+      live++;
+      if (victim < 0 || r->entries[i].used < r->entries[victim].used) victim = i;
+    }
+    if (live <= r->max_loaded || victim < 0) return;
+    pool_entry *e = &r->entries[victim];
+    e->evicted = true;
+    if (e->refs == 0) {
+      laya_close(e->model);
+      *e = r->entries[--r->n];
+    }
+  }
+}
+
+/* Borrow the loaded model `name` (opening it from `dir` on first use). */
+static laya_model *acquire(laya_router *r, const char *name, const char *dir, const char *digests,
+                           laya_error *err) {
+  pthread_mutex_lock(&r->mu);
+  for (int i = 0; i < r->n; i++) {
+    pool_entry *e = &r->entries[i];
+    if (!e->evicted && !strcmp(e->name, name)) {
+      e->refs++;
+      e->used = ++r->clock;
+      pthread_mutex_unlock(&r->mu);
+      return e->model;
+    }
+  }
+  pthread_mutex_unlock(&r->mu);
+  pthread_mutex_lock(&r->build_mu);
+  /* built while this caller waited for the build lock? */
+  pthread_mutex_lock(&r->mu);
+  for (int i = 0; i < r->n; i++) {
+    pool_entry *e = &r->entries[i];
+    if (!e->evicted && !strcmp(e->name, name)) {
+      e->refs++;
+      e->used = ++r->clock;
+      pthread_mutex_unlock(&r->mu);
+      pthread_mutex_unlock(&r->build_mu);
+      return e->model;
+    }
+  }
+  pthread_mutex_unlock(&r->mu);
+  laya_options opt;
+  laya_options_init(&opt);
+  opt.device = r->device;
+  opt.threads = r->threads;
+  opt.sha256_json = digests;
+  laya_model *m = laya_open(dir, &opt, err);
+  laya_model *out = NULL;
+  if (m) {
+    pthread_mutex_lock(&r->mu);
+    if (r->n >= ROUTER_MAX_MODELS) {
+      laya_close(m);
+      laya_err(err, LAYA_ERR_INTERNAL, "RuntimeError", "too many checkpoints in use at once");
+    } else {
+      pool_entry *e = &r->entries[r->n++];
+      memset(e, 0, sizeof *e);
+      snprintf(e->name, sizeof e->name, "%s", name);
+      e->model = m;
+      e->refs = 1;
+      e->used = ++r->clock;
+      out = m;
+      evict_locked(r);
+    }
+    pthread_mutex_unlock(&r->mu);
+  }
+  pthread_mutex_unlock(&r->build_mu);
+  return out;
+}
+
+static void release(laya_router *r, laya_model *m) {
+  pthread_mutex_lock(&r->mu);
+  for (int i = 0; i < r->n; i++) {
+    pool_entry *e = &r->entries[i];
+    if (e->model != m) continue;
+    if (--e->refs == 0 && e->evicted) {
+      laya_close(e->model);
+      *e = r->entries[--r->n];
+    }
+    break;
+  }
+  pthread_mutex_unlock(&r->mu);
+}
+
+char *laya_router_info(laya_router *r) {
+  strbuf sb;
+  sb_init(&sb);
+  pthread_mutex_lock(&r->mu);
+  int idx[ROUTER_MAX_MODELS], k = 0;
+  for (int i = 0; i < r->n; i++)
+    if (!r->entries[i].evicted) idx[k++] = i;
+  for (int i = 0; i < k; i++)
+    for (int j = i + 1; j < k; j++)
+      if (r->entries[idx[j]].used < r->entries[idx[i]].used) {
+        int t = idx[i];
+        idx[i] = idx[j];
+        idx[j] = t;
+      }
+  sb_puts(&sb, "{\"loaded\": [");
+  for (int i = 0; i < k; i++) {
+    if (i) sb_puts(&sb, ", ");
+    json_dump_string(&sb, r->entries[idx[i]].name, strlen(r->entries[idx[i]].name), false);
+  }
+  sb_printf(&sb, "], \"max_loaded\": %d, \"default\": ", r->max_loaded);
+  json_dump_string(&sb, r->cfg.default_model, strlen(r->cfg.default_model), false);
+  sb_putc(&sb, '}');
+  pthread_mutex_unlock(&r->mu);
+  return sb_steal(&sb);
+}
+
+/* ---------------------------------------------------------------- requests */
+
+static const char *const kRouteKeys[] = {"model", "task", "lang", "lang_guess", NULL};
+
+static int route_request(laya_router *r, const json_value *req, int index, strbuf *decision,
+                         char chosen[64], laya_error *err) {
+  char where[32] = "";
+  if (index >= 0) snprintf(where, sizeof where, "request %d ", index);
+  if (req->type != JSON_OBJECT)
+    return laya_type_error(err, "%smust be a dict, got %s", where, json_py_type(req));
+  const json_value *state = json_get(req, "state");
+  if (!state) return laya_value_error(err, "%sis missing required key 'state'", where);
+  if (state->type == JSON_NULL)
+    return laya_type_error(err, "%s'state' must not be None; pass a string, dict, or list", where);
+  return router_route(&r->cfg, state, json_get(req, "questions"), json_get(req, "model"),
+                      json_get(req, "task"), json_get(req, "lang"), json_get(req, "lang_guess"),
+                      decision, chosen, err);
+}
+
+int laya_route(laya_router *r, const char *request_json, char **decision_json, laya_error *err) {
+  laya_err_clear(err);
+  *decision_json = NULL;
+  arena a;
+  arena_init(&a, 1 << 12);
+  json_value *req = json_parse(request_json, strlen(request_json), &a, NULL, err);
+  int rc = req ? 0 : LAYA_ERR_FORMAT;
+  strbuf out;
+  sb_init(&out);
+  char chosen[64];
+  if (!rc) rc = route_request(r, req, -1, &out, chosen, err);
+  if (!rc) *decision_json = sb_steal(&out);
+  sb_free(&out);
+  arena_free(&a);
+  return rc;
+}
+
+int laya_route_batch(laya_router *r, const char *requests_json, char **decisions_json, laya_error *err) {
+  laya_err_clear(err);
+  *decisions_json = NULL;
+  arena a;
+  arena_init(&a, 1 << 14);
+  json_value *reqs = json_parse(requests_json, strlen(requests_json), &a, NULL, err);
+  int rc = reqs ? 0 : LAYA_ERR_FORMAT;
+  if (!rc && reqs->type != JSON_ARRAY)
+    rc = laya_type_error(err, "requests must be a sequence of request dictionaries");
+  strbuf out;
+  sb_init(&out);
+  sb_putc(&out, '[');
+  for (uint32_t i = 0; !rc && i < reqs->n; i++) {
+    const json_value *q = &reqs->items[i];
+    if (q->type == JSON_OBJECT && json_get(q, "state") && !json_get(q, "questions")) {
+      rc = laya_value_error(err, "request %u is missing required key 'questions'", i);
+      break;
+    }
+    const json_value *qs = q->type == JSON_OBJECT ? json_get(q, "questions") : NULL;
+    if (qs && qs->type != JSON_OBJECT) {
+      rc = laya_type_error(err, "request %u 'questions' must be a dict, got %s", i, json_py_type(qs));
+      break;
+    }
+    if (i) sb_puts(&out, ", ");
+    char chosen[64];
+    rc = route_request(r, q, (int)i, &out, chosen, err);
+  }
+  sb_putc(&out, ']');
+  if (!rc) *decisions_json = sb_steal(&out);
+  sb_free(&out);
+  arena_free(&a);
+  return rc;
+}
+
+/* Resolve the routed checkpoint to a directory and borrow its model. */
+static laya_model *model_for(laya_router *r, const char *name, laya_error *err) {
+  int idx = model_index(r, name);
+  if (idx < 0) {
+    laya_value_error(err, "checkpoint '%s' has no source to load from", name);
+    return NULL;
+  }
+  const router_entry *e = &r->cfg.models[idx];
+  hub_options o;
+  hub_options_init(&o);
+  o.revision = r->revisions[idx] ? r->revisions[idx] : r->revision;
+  o.cache_dir = r->cache_dir;
+  o.offline = r->offline;
+  o.sha256_json = r->digests[idx];
+  char *dir = NULL;
+  if (hub_resolve(e->source, e->subfolder, &o, &dir, NULL, err)) return NULL;
+  laya_model *m = acquire(r, name, dir, r->digests[idx], err);
+  free(dir);
+  return m;
+}
+
+/* The model-level request: the router's keys removed, "lang" set to the effective language. */
+static void model_request(const json_value *req, const char *lang, strbuf *out) {
+  sb_putc(out, '{');
+  bool first = true;
+  for (uint32_t i = 0; i < req->n; i++) {
+    const char *k = req->members[i].key;
+    bool skip = false;
+    for (int j = 0; kRouteKeys[j]; j++) skip |= !strcmp(k, kRouteKeys[j]);
+    if (skip) continue;
+    if (!first) sb_puts(out, ", ");
+    first = false;
+    json_dump_string(out, k, req->members[i].key_len, false);
+    sb_puts(out, ": ");
+    json_dump(out, &req->members[i].value, NULL);
+  }
+  if (lang) {
+    if (!first) sb_puts(out, ", ");
+    sb_puts(out, "\"lang\": ");
+    json_dump_string(out, lang, strlen(lang), false);
+  }
+  sb_putc(out, '}');
+}
+
+/* Insert `, "routing": <decision>` before the closing brace of a JSON object. */
+static char *with_routing(char *result, const char *decision) {
+  size_t n = strlen(result);
+  while (n && result[n - 1] != '}') n--;
+  if (!n) return result;
+  strbuf sb;
+  sb_init(&sb);
+  sb_append(&sb, result, n - 1);
+  bool empty = true;
+  for (size_t i = 1; i + 1 < n; i++)
+    if (result[i] != ' ' && result[i] != '\n') empty = false;
+  sb_puts(&sb, empty ? "\"routing\": " : ", \"routing\": ");
+  sb_puts(&sb, decision);
+  sb_putc(&sb, '}');
+  free(result);
+  return sb_steal(&sb);
+}
+
+typedef int (*model_call)(laya_model *, const char *, char **, laya_error *);
+
+static int routed_call(laya_router *r, const char *request_json, model_call call, char **result_json,
+                       laya_error *err) {
+  laya_err_clear(err);
+  *result_json = NULL;
+  arena a;
+  arena_init(&a, 1 << 14);
+  json_value *req = json_parse(request_json, strlen(request_json), &a, NULL, err);
+  int rc = req ? 0 : LAYA_ERR_FORMAT;
+  strbuf dec, mreq;
+  sb_init(&dec);
+  sb_init(&mreq);
+  char chosen[64];
+  if (!rc) rc = route_request(r, req, -1, &dec, chosen, err);
+  laya_model *m = NULL;
+  if (!rc) {
+    m = model_for(r, chosen, err);
+    if (!m) rc = err && err->code ? err->code : LAYA_ERR_IO;
+  }
+  if (!rc) {
+    /* explicit lang, else the detected language (per-language temperatures) */
+    const json_value *lang = json_get(req, "lang");
+    const char *eff = lang && lang->type == JSON_STRING ? lang->s : NULL;
+    json_value *d = json_parse(dec.data, dec.len, &a, NULL, NULL);
+    const json_value *det = d ? json_get(d, "detection") : NULL;
+    const json_value *dl = det ? json_get(det, "language") : NULL;
+    if (!eff && dl && dl->type == JSON_STRING) eff = dl->s;
+    model_request(req, eff, &mreq);
+    char *res = NULL;
+    rc = call(m, mreq.data, &res, err);
+    release(r, m);
+    if (!rc) *result_json = with_routing(res, dec.data);
+  }
+  sb_free(&dec);
+  sb_free(&mreq);
+  arena_free(&a);
+  return rc;
+}
+
+int laya_router_predict(laya_router *r, const char *request_json, char **result_json, laya_error *err) {
+  return routed_call(r, request_json, laya_predict, result_json, err);
+}
+
+int laya_router_predict_long(laya_router *r, const char *request_json, char **result_json,
+                             laya_error *err) {
+  return routed_call(r, request_json, laya_predict_long, result_json, err);
+}
+
+/* decide through the router always returns the details form, so the routing block has a home. */
+static int decide_details(laya_model *m, const char *req, char **res, laya_error *err) {
+  return laya_decide(m, req, res, err);
+}
+
+int laya_router_decide(laya_router *r, const char *request_json, char **result_json, laya_error *err) {
+  return routed_call(r, request_json, decide_details, result_json, err);
+}
+
+/* predict_batch: route everything first (nothing loads before every request is valid), then one
+ * laya_predict_batch per (checkpoint, question set, budgets, language) group, in order of first
+ * appearance; results come back in input order. */
+int laya_router_predict_batch(laya_router *r, const char *request_json, char **result_json,
+                              laya_error *err) {
+  laya_err_clear(err);
+  *result_json = NULL;
+  arena a;
+  arena_init(&a, 1 << 16);
+  json_value *req = json_parse(request_json, strlen(request_json), &a, NULL, err);
+  int rc = req ? 0 : LAYA_ERR_FORMAT;
+  const json_value *reqs = req ? json_get(req, "requests") : NULL;
+  if (!rc && (!reqs || reqs->type != JSON_ARRAY))
+    rc = laya_type_error(err, "requests must be a sequence of request dictionaries");
+  uint32_t n = rc ? 0 : reqs->n;
+  char **decs = calloc(n ? n : 1, sizeof(char *));
+  char (*models)[64] = calloc(n ? n : 1, 64);
+  char **keys = calloc(n ? n : 1, sizeof(char *));
+  char **results = calloc(n ? n : 1, sizeof(char *));
+  const char **langs = calloc(n ? n : 1, sizeof(char *));
+  for (uint32_t i = 0; !rc && i < n; i++) {
+    const json_value *q = &reqs->items[i];
+    const json_value *qs = q->type == JSON_OBJECT ? json_get(q, "questions") : NULL;
+    if (q->type == JSON_OBJECT && json_get(q, "state") && !qs) {
+      rc = laya_value_error(err, "request %u is missing required key 'questions'", i);
+      break;
+    }
+    if (qs && qs->type != JSON_OBJECT) {
+      rc = laya_type_error(err, "request %u 'questions' must be a dict, got %s", i, json_py_type(qs));
+      break;
+    }
+    strbuf d;
+    sb_init(&d);
+    rc = route_request(r, q, (int)i, &d, models[i], err);
+    decs[i] = sb_steal(&d);
+    if (rc) break;
+    const json_value *lang = json_get(q, "lang");
+    const char *eff = lang && lang->type == JSON_STRING ? lang->s : NULL;
+    json_value *dv = json_parse(decs[i], strlen(decs[i]), &a, NULL, NULL);
+    const json_value *dl = dv ? json_get(json_get(dv, "detection"), "language") : NULL;
+    if (!eff && dl && dl->type == JSON_STRING) eff = dl->s;
+    langs[i] = eff;
+    strbuf k;
+    sb_init(&k);
+    sb_printf(&k, "%s\n", models[i]);
+    json_dump(&k, qs, NULL);
+    const char *budget[2] = {"max_len", "head_max_len"};
+    for (int b = 0; b < 2; b++) {
+      const json_value *v = json_get(q, budget[b]);
+      sb_putc(&k, '\n');
+      if (v) json_dump(&k, v, NULL);
+    }
+    sb_printf(&k, "\n%s", eff ? eff : "");
+    keys[i] = sb_steal(&k);
+  }
+  bool *done = calloc(n ? n : 1, sizeof(bool));
+  for (uint32_t i = 0; !rc && i < n; i++) {
+    if (done[i]) continue;
+    laya_model *m = model_for(r, models[i], err);
+    if (!m) {
+      rc = err && err->code ? err->code : LAYA_ERR_IO;
+      break;
+    }
+    /* this group: every request with the same key */
+    strbuf b;
+    sb_init(&b);
+    const json_value *q0 = &reqs->items[i];
+    sb_puts(&b, "{\"states\": [");
+    uint32_t *members = calloc(n, sizeof(uint32_t));
+    uint32_t k = 0;
+    for (uint32_t j = i; j < n; j++) {
+      if (done[j] || strcmp(keys[j], keys[i])) continue;
+      if (k) sb_puts(&b, ", ");
+      json_dump(&b, json_get(&reqs->items[j], "state"), NULL);
+      members[k++] = j;
+      done[j] = true;
+    }
+    sb_puts(&b, "], \"questions\": ");
+    json_dump(&b, json_get(q0, "questions"), NULL);
+    const char *pass[] = {"max_len", "head_max_len"};
+    for (int p = 0; p < 2; p++) {
+      const json_value *v = json_get(q0, pass[p]);
+      if (v) {
+        sb_printf(&b, ", \"%s\": ", pass[p]);
+        json_dump(&b, v, NULL);
+      }
+    }
+    const char *top[] = {"batch_size", "sort_by_length", "min_confidence"};
+    for (int p = 0; p < 3; p++) {
+      const json_value *v = json_get(req, top[p]);
+      if (v) {
+        sb_printf(&b, ", \"%s\": ", top[p]);
+        json_dump(&b, v, NULL);
+      }
+    }
+    if (langs[i]) {
+      sb_puts(&b, ", \"lang\": ");
+      json_dump_string(&b, langs[i], strlen(langs[i]), false);
+    }
+    sb_putc(&b, '}');
+    char *res = NULL;
+    rc = laya_predict_batch(m, b.data, &res, err);
+    release(r, m);
+    sb_free(&b);
+    if (!rc) {
+      json_value *arr = json_parse(res, strlen(res), &a, NULL, err);
+      if (!arr || arr->type != JSON_ARRAY || arr->n != k) {
+        rc = laya_err(err, LAYA_ERR_INTERNAL, NULL, "predict_batch returned %s results",
+                      arr ? "the wrong number of" : "unreadable");
+      } else {
+        for (uint32_t t = 0; t < k; t++) {
+          strbuf one;
+          sb_init(&one);
+          json_dump(&one, &arr->items[t], NULL);
+          results[members[t]] = with_routing(sb_steal(&one), decs[members[t]]);
+        }
+      }
+    }
+    free(res);
+    free(members);
+  }
+  if (!rc) {
+    strbuf out;
+    sb_init(&out);
+    sb_putc(&out, '[');
+    for (uint32_t i = 0; i < n; i++) {
+      if (i) sb_puts(&out, ", ");
+      sb_puts(&out, results[i]);
+    }
+    sb_putc(&out, ']');
+    *result_json = sb_steal(&out);
+  }
+  for (uint32_t i = 0; i < n; i++) {
+    free(decs[i]);
+    free(keys[i]);
+    free(results[i]);
+  }
+  free(decs);
+  free(models);
+  free(keys);
+  free(results);
+  free(langs);
+  free(done);
+  arena_free(&a);
+  return rc;
+}
