@@ -54,6 +54,7 @@ static void *worker_main(void *arg) {
     while (atomic_load(&p->gen) == seen && !atomic_load(&p->stop)) {
       if (++spins < SPIN_ITERS) {
         CPU_RELAX();
+        if (spins % 1024 == 0) sched_yield();
         continue;
       }
       pthread_mutex_lock(&p->mu);
@@ -142,5 +143,10 @@ void cpu_pool_run(cpu_pool *p, int n, cpu_task_fn fn, void *ctx) {
   pthread_cond_broadcast(&p->cv);
   pthread_mutex_unlock(&p->mu);
   drain(p, 0);
-  while (atomic_load(&p->done) < n) CPU_RELAX();
+  /* the last tasks run on other threads: spin a little, then yield (on a busy machine the thread
+   * holding a task may be descheduled, and spinning would only take its core) */
+  for (int spins = 0; atomic_load(&p->done) < n; spins++) {
+    if (spins < 2000) CPU_RELAX();
+    else sched_yield();
+  }
 }

@@ -335,11 +335,14 @@ FN void rope_avx512(float *x, int dh, const float *cs, float scale) {
 #define KB 64 /* keys per online-softmax step */
 
 /* Queries [q0, q0 + nq) (nq <= QB) against the key range each may see, one online-softmax pass
- * over 64-key blocks of the union range. nd = dh / 16 vectors per head row. */
+ * over 64-key blocks of the union range. nd = dh / 16 vectors per head row. Three phases per
+ * block keep the live registers under 32: scores (QB x 4 accumulators), softmax on the stored
+ * scores, then P V into accumulators kept in scratch between blocks. */
 INL void attn_block(const attn_args *a, int q0, int nq, const int nd) {
   const int t = a->t, dh = a->dh;
-  int lo[QB], hi[QB];
+  int lo[QB] = {0}, hi[QB] = {0};
   int ulo = t, uhi = -1;
+  #pragma GCC unroll 4
   for (int qi = 0; qi < nq; qi++) {
     int i = q0 + qi;
     lo[qi] = 0;
@@ -351,34 +354,47 @@ INL void attn_block(const attn_args *a, int q0, int nq, const int nd) {
     if (lo[qi] < ulo) ulo = lo[qi];
     if (hi[qi] > uhi) uhi = hi[qi];
   }
-  __m512 acc[QB][4];
+  float *pbuf = a->scratch;          /* [QB][KB] scores, then probabilities */
+  float *accb = a->scratch + QB * KB; /* [QB][64] output accumulators */
   float mrun[QB], lrun[QB];
+  #pragma GCC unroll 4
   for (int qi = 0; qi < QB; qi++) {
     mrun[qi] = -INFINITY;
     lrun[qi] = 0.0f;
-    for (int d = 0; d < 4; d++) acc[qi][d] = _mm512_setzero_ps();
+    #pragma GCC unroll 4
+    for (int d = 0; d < 4; d++) _mm512_storeu_ps(accb + qi * 64 + 16 * d, _mm512_setzero_ps());
   }
-  float *pbuf = a->scratch; /* [QB][KB] probabilities */
   const float *q = a->q + (size_t)q0 * dh;
   for (int j0 = ulo; j0 <= uhi; j0 += KB) {
     int nk = uhi + 1 - j0 < KB ? uhi + 1 - j0 : KB;
-    __m512 s[QB][4];
-    for (int qi = 0; qi < QB; qi++)
-      for (int c = 0; c < 4; c++) s[qi][c] = _mm512_setzero_ps();
     __mmask16 km[4];
+    #pragma GCC unroll 4
     for (int c = 0; c < 4; c++) km[c] = nk - 16 * c > 0 ? tail_mask(nk - 16 * c) : 0;
-    for (int d = 0; d < dh; d++) {
-      const float *krow = a->kt + (size_t)d * t + j0;
-      __m512 k0 = _mm512_maskz_loadu_ps(km[0], krow), k1 = _mm512_maskz_loadu_ps(km[1], krow + 16);
-      __m512 k2 = _mm512_maskz_loadu_ps(km[2], krow + 32), k3 = _mm512_maskz_loadu_ps(km[3], krow + 48);
-      for (int qi = 0; qi < QB; qi++) {
-        __m512 qv = _mm512_set1_ps(q[(size_t)(qi < nq ? qi : 0) * dh + d]);
-        s[qi][0] = _mm512_fmadd_ps(qv, k0, s[qi][0]);
-        s[qi][1] = _mm512_fmadd_ps(qv, k1, s[qi][1]);
-        s[qi][2] = _mm512_fmadd_ps(qv, k2, s[qi][2]);
-        s[qi][3] = _mm512_fmadd_ps(qv, k3, s[qi][3]);
+    {
+      __m512 s[QB][4];
+      #pragma GCC unroll 4
+      for (int qi = 0; qi < QB; qi++)
+        #pragma GCC unroll 4
+        for (int c = 0; c < 4; c++) s[qi][c] = _mm512_setzero_ps();
+      for (int d = 0; d < dh; d++) {
+        const float *krow = a->kt + (size_t)d * t + j0;
+        __m512 k0 = _mm512_maskz_loadu_ps(km[0], krow), k1 = _mm512_maskz_loadu_ps(km[1], krow + 16);
+        __m512 k2 = _mm512_maskz_loadu_ps(km[2], krow + 32), k3 = _mm512_maskz_loadu_ps(km[3], krow + 48);
+        #pragma GCC unroll 4
+        for (int qi = 0; qi < QB; qi++) {
+          __m512 qv = _mm512_set1_ps(q[(size_t)(qi < nq ? qi : 0) * dh + d]);
+          s[qi][0] = _mm512_fmadd_ps(qv, k0, s[qi][0]);
+          s[qi][1] = _mm512_fmadd_ps(qv, k1, s[qi][1]);
+          s[qi][2] = _mm512_fmadd_ps(qv, k2, s[qi][2]);
+          s[qi][3] = _mm512_fmadd_ps(qv, k3, s[qi][3]);
+        }
       }
+      #pragma GCC unroll 4
+      for (int qi = 0; qi < QB; qi++)
+        #pragma GCC unroll 4
+        for (int c = 0; c < 4; c++) _mm512_storeu_ps(pbuf + qi * KB + 16 * c, s[qi][c]);
     }
+    #pragma GCC unroll 4
     for (int qi = 0; qi < nq; qi++) {
       /* keys of this block that query qi may see */
       int a0 = lo[qi] - j0, a1 = hi[qi] + 1 - j0;
@@ -386,11 +402,13 @@ INL void attn_block(const attn_args *a, int q0, int nq, const int nd) {
       if (a1 > nk) a1 = nk;
       float *pb = pbuf + qi * KB;
       if (a1 <= a0) {
+        #pragma GCC unroll 4
         for (int c = 0; c < 4; c++) _mm512_storeu_ps(pb + 16 * c, _mm512_setzero_ps());
         continue;
       }
       __mmask16 vm[4];
       __m512 bm = _mm512_set1_ps(-INFINITY);
+      #pragma GCC unroll 4
       for (int c = 0; c < 4; c++) {
         int lo_c = a0 - 16 * c, hi_c = a1 - 16 * c;
         uint32_t m = 0;
@@ -400,37 +418,58 @@ INL void attn_block(const attn_args *a, int q0, int nq, const int nd) {
           m = upto & from;
         }
         vm[c] = (__mmask16)m;
-        bm = _mm512_mask_max_ps(bm, vm[c], bm, s[qi][c]);
+        bm = _mm512_mask_max_ps(bm, vm[c], bm, _mm512_loadu_ps(pb + 16 * c));
       }
       float bmax = _mm512_reduce_max_ps(bm);
       float mnew = bmax > mrun[qi] ? bmax : mrun[qi];
       float corr = expf(mrun[qi] - mnew);
       __m512 vmn = _mm512_set1_ps(mnew), sum = _mm512_setzero_ps();
+      #pragma GCC unroll 4
       for (int c = 0; c < 4; c++) {
-        __m512 pv = _mm512_maskz_mov_ps(vm[c], v_exp(_mm512_sub_ps(s[qi][c], vmn)));
+        __m512 pv = _mm512_maskz_mov_ps(vm[c], v_exp(_mm512_sub_ps(_mm512_loadu_ps(pb + 16 * c), vmn)));
         sum = _mm512_add_ps(sum, pv);
         _mm512_storeu_ps(pb + 16 * c, pv);
       }
       lrun[qi] = lrun[qi] * corr + _mm512_reduce_add_ps(sum);
       mrun[qi] = mnew;
-      __m512 vc = _mm512_set1_ps(corr);
-      for (int d = 0; d < nd; d++) acc[qi][d] = _mm512_mul_ps(acc[qi][d], vc);
-    }
-    for (int j = 0; j < nk; j++) {
-      const float *vr = a->v + (size_t)(j0 + j) * dh;
-      __m512 vv[4];
-      for (int d = 0; d < nd; d++) vv[d] = _mm512_loadu_ps(vr + 16 * d);
-      for (int qi = 0; qi < nq; qi++) {
-        __m512 pv = _mm512_set1_ps(pbuf[qi * KB + j]);
-        for (int d = 0; d < nd; d++) acc[qi][d] = _mm512_fmadd_ps(pv, vv[d], acc[qi][d]);
+      if (corr != 1.0f) {
+        __m512 vc = _mm512_set1_ps(corr);
+        #pragma GCC unroll 4
+        for (int d = 0; d < nd; d++)
+          _mm512_storeu_ps(accb + qi * 64 + 16 * d, _mm512_mul_ps(_mm512_loadu_ps(accb + qi * 64 + 16 * d), vc));
       }
     }
+    {
+      __m512 acc[QB][4];
+      #pragma GCC unroll 4
+      for (int qi = 0; qi < QB; qi++)
+        #pragma GCC unroll 4
+        for (int d = 0; d < nd; d++) acc[qi][d] = _mm512_loadu_ps(accb + qi * 64 + 16 * d);
+      for (int j = 0; j < nk; j++) {
+        const float *vr = a->v + (size_t)(j0 + j) * dh;
+        __m512 vv[4];
+        #pragma GCC unroll 4
+        for (int d = 0; d < nd; d++) vv[d] = _mm512_loadu_ps(vr + 16 * d);
+        #pragma GCC unroll 4
+        for (int qi = 0; qi < QB; qi++) {
+          __m512 pv = _mm512_set1_ps(pbuf[qi * KB + j]);
+          #pragma GCC unroll 4
+          for (int d = 0; d < nd; d++) acc[qi][d] = _mm512_fmadd_ps(pv, vv[d], acc[qi][d]);
+        }
+      }
+      #pragma GCC unroll 4
+      for (int qi = 0; qi < QB; qi++)
+        #pragma GCC unroll 4
+        for (int d = 0; d < nd; d++) _mm512_storeu_ps(accb + qi * 64 + 16 * d, acc[qi][d]);
+    }
   }
+  #pragma GCC unroll 4
   for (int qi = 0; qi < nq; qi++) {
     __m512 inv = _mm512_set1_ps(1.0f / lrun[qi]);
     size_t row = (size_t)(q0 + qi - a->i0) * a->ldo;
+    #pragma GCC unroll 4
     for (int d = 0; d < nd; d++) {
-      __m512 y = _mm512_mul_ps(acc[qi][d], inv);
+      __m512 y = _mm512_mul_ps(_mm512_loadu_ps(accb + qi * 64 + 16 * d), inv);
       if (a->out_f32) _mm512_storeu_ps(a->out_f32 + row + 16 * d, y);
       else store_bf16(a->out_bf16 + row + 16 * d, y, 0xffff);
     }

@@ -1,0 +1,99 @@
+/*
+ * bench_kernels.c: single-thread GEMM and attention throughput of each kernel table, timed in
+ * thread CPU time (CLOCK_THREAD_CPUTIME_ID) so that a busy shared machine distorts it less.
+ *   bench_kernels [M N K ...]   (default: ModernBERT-large shapes at 128 and 512 tokens)
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "backend/cpu/kernels.h"
+
+static double cpu_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+typedef struct src {
+  int k;
+} src;
+static void row_fn(void *ctx, int r, float *out) {
+  src *s = ctx;
+  for (int i = 0; i < s->k; i++) out[i] = (float)((r * 31 + i * 17) % 97 - 48) / 97.0f;
+}
+
+static void bench_gemm(const cpu_kernels *kt, cpu_wfmt fmt, int M, int N, int K, int geglu) {
+  int kp = pack_kpad(K), np = pack_panels(N, geglu);
+  void *data = aligned_alloc(64, (pack_data_bytes(fmt, N, K, geglu) + 63) & ~(size_t)63);
+  float *scale = malloc(4 * np * CPU_NR), *row = malloc(4 * K);
+  int32_t *colsum = malloc(4 * np * CPU_NR);
+  src s = {K};
+  pack_matrix(fmt, N, K, geglu, row_fn, &s, data, scale, colsum, row);
+  packed_matrix pm = {N, K, np, kp, geglu, fmt, data, scale, colsum, NULL};
+  size_t el = fmt == WF_F32 ? 4 : fmt == WF_BF16 ? 2 : 1;
+  void *a = aligned_alloc(64, ((size_t)M * kp * el + 63) & ~(size_t)63);
+  memset(a, 0x3c, (size_t)M * kp * el);
+  float *rs = malloc(4 * M);
+  for (int i = 0; i < M; i++) rs[i] = 0.01f;
+  int outs = geglu ? N / 2 : N;
+  uint16_t *out = aligned_alloc(64, ((size_t)M * outs * 4 + 63) & ~(size_t)63);
+  gemm_input in = {a, kp, rs};
+  gemm_epilogue e = {geglu ? EPI_GEGLU : EPI_NONE, 0, fmt == WF_BF16 ? NULL : (float *)out,
+                     fmt == WF_BF16 ? out : NULL, outs};
+  void (*g)(const gemm_input *, const packed_matrix *, int, int, int, int, const gemm_epilogue *) =
+      fmt == WF_F32 ? kt->gemm_f32 : fmt == WF_BF16 ? kt->gemm_bf16 : kt->gemm_i8;
+  double best = 1e30;
+  for (int r = 0; r < 3; r++) {
+    double t = cpu_now();
+    g(&in, &pm, 0, M, 0, np, &e);
+    t = cpu_now() - t;
+    if (t < best) best = t;
+  }
+  printf("%-7s %-5s M=%-5d N=%-5d K=%-5d %s: %8.2f ms  %6.1f GFLOP/s\n", kt->name,
+         fmt == WF_F32 ? "fp32" : fmt == WF_BF16 ? "bf16" : "int8", M, N, K, geglu ? "geglu" : "     ",
+         best * 1e3, 2.0 * M * N * K / best * 1e-9);
+  free(data), free(scale), free(row), free(colsum), free(a), free(rs), free(out);
+}
+
+static void bench_attn(const cpu_kernels *kt, int t, int window) {
+  int dh = 64;
+  float *q = malloc(4 * t * dh), *k = malloc(4 * t * dh), *v = malloc(4 * t * dh), *o = malloc(4 * t * dh);
+  for (int i = 0; i < t * dh; i++) q[i] = k[i] = v[i] = (float)(i % 13) / 13.0f;
+  float *scr = malloc(4 * (cpu_attention_scratch(t) + 64));
+  attn_args a = {q, k, v, t, dh, 0, t, window, o, NULL, dh, scr};
+  double best = 1e30;
+  for (int r = 0; r < 3; r++) {
+    double s = cpu_now();
+    kt->attention(&a);
+    s = cpu_now() - s;
+    if (s < best) best = s;
+  }
+  double keys = window < 0 ? (double)t * t : (double)t * (2 * window + 1);
+  printf("%-7s attention T=%d window=%d: %.3f ms  %.1f GFLOP/s\n", kt->name, t, window, best * 1e3, 4.0 * keys * dh / best * 1e-9);
+  free(q), free(k), free(v), free(o), free(scr);
+}
+
+int main(int argc, char **argv) {
+  const cpu_kernels *tabs[2];
+  int n = 0;
+  if (cpu_kernels_by_name("avx512")) tabs[n++] = cpu_kernels_by_name("avx512");
+  if (cpu_kernels_by_name("avx2") && getenv("BENCH_AVX2")) tabs[n++] = cpu_kernels_by_name("avx2");
+  for (int i = 0; i < n; i++) {
+    if (argc >= 4) {
+      for (int a = 1; a + 2 < argc; a += 3)
+        for (int f = 0; f < 3; f++) bench_gemm(tabs[i], (cpu_wfmt)f, atoi(argv[a]), atoi(argv[a + 1]), atoi(argv[a + 2]), 0);
+      continue;
+    }
+    for (int f = 0; f < 3; f++) {
+      bench_gemm(tabs[i], (cpu_wfmt)f, 128, 3072, 1024, 0);
+      bench_gemm(tabs[i], (cpu_wfmt)f, 512, 5248, 1024, 1);
+      bench_gemm(tabs[i], (cpu_wfmt)f, 512, 1024, 2624, 0);
+    }
+    bench_attn(tabs[i], 512, -1);
+    bench_attn(tabs[i], 512, 64);
+  }
+  return 0;
+}
