@@ -1,11 +1,12 @@
 /* cpu_pool.c: see cpu_pool.h. */
 #include "backend/cpu/cpu_pool.h"
 
+#include "core/threadpool.h"
+
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
-#include <unistd.h>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -67,22 +68,7 @@ static void *worker_main(void *arg) {
   }
 }
 
-int cpu_default_threads(void) {
-  const char *e = getenv("LAYA_THREADS");
-  if (e && *e) {
-    int n = atoi(e);
-    if (n >= 1) return n > 256 ? 256 : n;
-  }
-#ifdef CPU_COUNT
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof set, &set) == 0) {
-    int n = CPU_COUNT(&set);
-    if (n >= 1) return n;
-  }
-#endif
-  long n = sysconf(_SC_NPROCESSORS_ONLN);
-  return n >= 1 ? (int)n : 1;
-}
+int cpu_default_threads(void) { return threadpool_default_threads(); }
 
 cpu_pool *cpu_pool_create(int n_threads) {
   if (n_threads < 1) n_threads = 1;

@@ -114,7 +114,7 @@ void cpu_attention_scalar(const attn_args *a);
 const cpu_kernels *cpu_kernels_avx2(void);
 const cpu_kernels *cpu_kernels_avx512(void);
 
-/* ISA support of this CPU and OS (CPUID + XGETBV). */
+/* ISA support of this CPU and OS (from core/cpu_features). */
 typedef struct cpu_isa {
   int avx2_fma, avx512, avx512_bf16, avx512_vnni;
 } cpu_isa;
