@@ -135,13 +135,13 @@ static uint32_t cp_before(const char *s, size_t i, size_t *start) {
   return cp;
 }
 
-static bool word_before(const uint8_t *cls, const char *s, size_t i) {
+static bool word_before(const uint16_t *cls, const char *s, size_t i) {
   if (i == 0) return false;
   size_t p;
   return uc_class(cls, cp_before(s, i, &p)) & UC_W;
 }
 
-static bool word_after(const uint8_t *cls, const char *s, size_t len, size_t i) {
+static bool word_after(const uint16_t *cls, const char *s, size_t len, size_t i) {
   if (i >= len) return false;
   uint32_t cp;
   utf8_decode((const unsigned char *)s + i, &cp);
@@ -151,7 +151,7 @@ static bool word_after(const uint8_t *cls, const char *s, size_t len, size_t i) 
 /* ---- encode ---- */
 
 int added_split(const tokenizer *t, const added_trie *tr, tok_work *w) {
-  const uint8_t *cls = uc_classes();
+  const uint16_t *cls = uc_classes();
   w->b.n = 0;
   for (size_t pi = 0; pi < w->a.n; pi++) {
     piece pc = w->a.v[pi];

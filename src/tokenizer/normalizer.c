@@ -25,6 +25,38 @@ static bool all_ascii(const char *s, size_t n) {
   return true;
 }
 
+/* utf8proc over [off, off+len), appended to w->buf. */
+static int utf8proc_form(utf8proc_option_t opt, tok_work *w, uint32_t off, uint32_t len) {
+  /* First pass sizes the code point buffer; decompositions can grow a lot (NFKC of U+FDFA). */
+  utf8proc_ssize_t need = (utf8proc_ssize_t)len + 8;
+  for (int attempt = 0; attempt < 2; attempt++) {
+    uint32_t *u = grow(w->u32, &w->u32_cap, (size_t)need + 1, sizeof *u);
+    if (!u) return laya_err(w->err, LAYA_ERR_NOMEM, NULL, "out of memory");
+    w->u32 = u;
+    utf8proc_ssize_t n = utf8proc_decompose((const utf8proc_uint8_t *)w->buf + off, len,
+                                            (utf8proc_int32_t *)u, (utf8proc_ssize_t)w->u32_cap, opt);
+    if (n < 0)
+      return laya_err(w->err, LAYA_ERR_VALUE, NULL, "normalization failed: %s", utf8proc_errmsg(n));
+    if (n > (utf8proc_ssize_t)w->u32_cap) {
+      need = n;
+      continue;
+    }
+    /* reencode writes UTF-8 over the code point buffer (4 bytes per cp is always enough) */
+    utf8proc_ssize_t b = utf8proc_reencode((utf8proc_int32_t *)u, n, opt);
+    if (b < 0)
+      return laya_err(w->err, LAYA_ERR_VALUE, NULL, "normalization failed: %s", utf8proc_errmsg(b));
+    if (!work_reserve(w, (size_t)b)) return laya_err(w->err, LAYA_ERR_NOMEM, NULL, "out of memory");
+    memcpy(w->buf + w->len, u, (size_t)b);
+    w->len += (size_t)b;
+    return 0;
+  }
+  return laya_err(w->err, LAYA_ERR_INTERNAL, NULL, "normalization buffer did not converge");
+}
+
+/* NFC/NFD/NFKC/NFKD. The reference's tables are older than utf8proc's: a code point it does not
+ * know is, for it, a plain starter that neither decomposes nor combines. Such a character is a
+ * boundary no normalization crosses, so the text is normalized piecewise between them and the
+ * characters themselves are kept as they are. */
 static int unicode_form(norm_kind kind, tok_work *w, uint32_t off, uint32_t len, uint32_t *out_off,
                         uint32_t *out_len) {
   if (all_ascii(w->buf + off, len)) { /* every form maps ASCII to itself */
@@ -39,34 +71,25 @@ static int unicode_form(norm_kind kind, tok_work *w, uint32_t off, uint32_t len,
     case NORM_NFKC: opt |= UTF8PROC_COMPOSE | UTF8PROC_COMPAT; break;
     default: opt |= UTF8PROC_DECOMPOSE | UTF8PROC_COMPAT; break;
   }
-  /* First pass sizes the code point buffer; decompositions can grow a lot (NFKC of U+FDFA). */
-  utf8proc_ssize_t need = (utf8proc_ssize_t)len + 8;
-  for (int attempt = 0; attempt < 2; attempt++) {
-    uint32_t *u = grow(w->u32, &w->u32_cap, (size_t)need + 1, sizeof *u);
-    if (!u) goto oom;
-    w->u32 = u;
-    utf8proc_ssize_t n = utf8proc_decompose((const utf8proc_uint8_t *)w->buf + off, len,
-                                            (utf8proc_int32_t *)u, (utf8proc_ssize_t)w->u32_cap, opt);
-    if (n < 0)
-      return laya_err(w->err, LAYA_ERR_VALUE, NULL, "normalization failed: %s", utf8proc_errmsg(n));
-    if (n > (utf8proc_ssize_t)w->u32_cap) {
-      need = n;
-      continue;
+  const uint16_t *cls = uc_classes();
+  size_t start = w->len;
+  uint32_t seg = off, end = off + len;
+  for (uint32_t i = off; i < end;) {
+    uint32_t cp;
+    int k = utf8_decode((const unsigned char *)w->buf + i, &cp);
+    if (cp >= 0x300 && (uc_class(cls, cp) & UC_NORM_OPAQUE)) {
+      if (i > seg && utf8proc_form(opt, w, seg, i - seg)) return -1;
+      if (!work_reserve(w, (size_t)k)) return laya_err(w->err, LAYA_ERR_NOMEM, NULL, "out of memory");
+      memcpy(w->buf + w->len, w->buf + i, (size_t)k);
+      w->len += (size_t)k;
+      seg = i + (uint32_t)k;
     }
-    /* reencode writes UTF-8 over the code point buffer (4 bytes per cp is always enough) */
-    utf8proc_ssize_t b = utf8proc_reencode((utf8proc_int32_t *)u, n, opt);
-    if (b < 0)
-      return laya_err(w->err, LAYA_ERR_VALUE, NULL, "normalization failed: %s", utf8proc_errmsg(b));
-    if (!work_reserve(w, (size_t)b)) goto oom;
-    memcpy(w->buf + w->len, u, (size_t)b);
-    *out_off = (uint32_t)w->len;
-    *out_len = (uint32_t)b;
-    w->len += (size_t)b;
-    return 0;
+    i += (uint32_t)k;
   }
-  return laya_err(w->err, LAYA_ERR_INTERNAL, NULL, "normalization buffer did not converge");
-oom:
-  return laya_err(w->err, LAYA_ERR_NOMEM, NULL, "out of memory");
+  if (end > seg && utf8proc_form(opt, w, seg, end - seg)) return -1;
+  *out_off = (uint32_t)start;
+  *out_len = (uint32_t)(w->len - start);
+  return 0;
 }
 
 static int lowercase(tok_work *w, uint32_t off, uint32_t len, uint32_t *out_off, uint32_t *out_len) {
@@ -123,7 +146,7 @@ static int replace(const normalizer *n, tok_work *w, uint32_t off, uint32_t len,
   return 0;
 }
 
-static bool is_ws_at(const uint8_t *cls, const unsigned char *s, size_t i, int *n) {
+static bool is_ws_at(const uint16_t *cls, const unsigned char *s, size_t i, int *n) {
   uint32_t cp;
   *n = utf8_decode(s + i, &cp);
   return uc_class(cls, cp) & UC_WS;
@@ -131,7 +154,7 @@ static bool is_ws_at(const uint8_t *cls, const unsigned char *s, size_t i, int *
 
 static void strip(const normalizer *n, tok_work *w, uint32_t off, uint32_t len, uint32_t *out_off,
                   uint32_t *out_len) {
-  const uint8_t *cls = uc_classes();
+  const uint16_t *cls = uc_classes();
   const unsigned char *s = (const unsigned char *)w->buf + off;
   size_t a = 0, b = len;
   if (n->strip_left) {

@@ -139,7 +139,7 @@ int pattern_find(const tk_pattern *pat, const char *text, size_t len, span_vec *
 typedef struct scanner {
   const unsigned char *s;
   size_t len;
-  const uint8_t *cls;
+  const uint16_t *cls;
 } scanner;
 
 static inline uint32_t cp_at(const scanner *sc, size_t i, int *n) {

@@ -128,7 +128,7 @@ static bool push_groups(tok_work *w, const piece *src, split_behavior beh) {
 
 /* Single-character matches of a class (the reference's Pattern for Fn(char) -> bool). */
 static bool char_matches(tok_work *w, const char *s, uint32_t len, uint8_t cls_bit, uint32_t cp_eq) {
-  const uint8_t *cls = uc_classes();
+  const uint16_t *cls = uc_classes();
   w->spans.n = 0;
   for (uint32_t i = 0; i < len;) {
     uint32_t cp;
@@ -223,13 +223,13 @@ static bool metaspace(const pretokenizer *p, tok_work *w, piece pc) {
 
 /* Whitespace: the matches of \w+|[^\w\s]+ (Rust regex classes), everything else removed. */
 static bool whitespace(tok_work *w, piece pc) {
-  const uint8_t *cls = uc_classes();
+  const uint16_t *cls = uc_classes();
   const unsigned char *s = (const unsigned char *)w->buf + pc.off;
   uint32_t i = 0;
   while (i < pc.len) {
     uint32_t cp;
     int k = utf8_decode(s + i, &cp);
-    uint8_t c = uc_class(cls, cp);
+    uint16_t c = uc_class(cls, cp);
     if (c & UC_RS && !(c & UC_W)) {
       i += (uint32_t)k;
       continue;

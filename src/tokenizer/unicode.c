@@ -4,16 +4,16 @@
 #include "tokenizer/unicode_tables.h"
 
 /* In BSS: pages are committed only where some class has members. */
-static uint8_t class_table[0x110000];
+static uint16_t class_table[0x110000];
 static pthread_once_t class_once = PTHREAD_ONCE_INIT;
 
-static void mark(uint8_t *tab, const uint32_t (*r)[2], size_t n, uint8_t bit) {
+static void mark(uint16_t *tab, const uint32_t (*r)[2], size_t n, uint16_t bit) {
   for (size_t i = 0; i < n; i++)
     for (uint32_t c = r[i][0]; c <= r[i][1] && c < 0x110000; c++) tab[c] |= bit;
 }
 
 static void build_classes(void) {
-  uint8_t *tab = class_table;
+  uint16_t *tab = class_table;
   mark(tab, uc_onig_letter, uc_onig_letter_count, UC_L);
   mark(tab, uc_onig_number, uc_onig_number_count, UC_N);
   mark(tab, uc_onig_space, uc_onig_space_count, UC_S);
@@ -22,9 +22,10 @@ static void build_classes(void) {
   mark(tab, uc_rust_whitespace, uc_rust_whitespace_count, UC_WS);
   mark(tab, uc_punctuation, uc_punctuation_count, UC_PUNC);
   mark(tab, uc_numeric, uc_numeric_count, UC_NUMERIC);
+  mark(tab, uc_norm_opaque, uc_norm_opaque_count, UC_NORM_OPAQUE);
 }
 
-const uint8_t *uc_classes(void) {
+const uint16_t *uc_classes(void) {
   pthread_once(&class_once, build_classes);
   return class_table;
 }

@@ -29,10 +29,12 @@ extern const uint32_t uc_punctuation[][2];      /* Punctuation pre-tokenizer's i
 extern const size_t uc_punctuation_count;
 extern const uint32_t uc_numeric[][2];          /* char::is_numeric (Digits pre-tokenizer) */
 extern const size_t uc_numeric_count;
+extern const uint32_t uc_norm_opaque[][2];      /* normalized by utf8proc, untouched by the reference */
+extern const size_t uc_norm_opaque_count;
 extern const uint32_t uc_lowercase[][4];        /* cp -> char::to_lowercase (1 to 3 cps) */
 extern const size_t uc_lowercase_count;
 
-/* Class bits, looked up in one byte per code point (built once per process). */
+/* Class bits, looked up in one uint16 per code point (built once per process). */
 enum {
   UC_L = 1,       /* Oniguruma \p{L} */
   UC_N = 2,       /* Oniguruma \p{N} */
@@ -41,13 +43,14 @@ enum {
   UC_RS = 16,     /* Rust regex \s */
   UC_WS = 32,     /* char::is_whitespace */
   UC_PUNC = 64,   /* is_punc */
-  UC_NUMERIC = 128 /* char::is_numeric */
+  UC_NUMERIC = 128, /* char::is_numeric */
+  UC_NORM_OPAQUE = 256 /* the reference's NFC/NFD/NFKC/NFKD does not know it (newer Unicode) */
 };
 
-/* Pointer to 0x110000 class bytes; thread-safe, built on first call. */
-const uint8_t *uc_classes(void);
+/* Pointer to 0x110000 class entries; thread-safe, built on first call. */
+const uint16_t *uc_classes(void);
 
-static inline uint8_t uc_class(const uint8_t *tab, uint32_t cp) { return cp < 0x110000 ? tab[cp] : 0; }
+static inline uint16_t uc_class(const uint16_t *tab, uint32_t cp) { return cp < 0x110000 ? tab[cp] : 0; }
 
 /* char::to_lowercase: writes 1 to 3 code points to out, returns the count. */
 int uc_to_lower(uint32_t cp, uint32_t out[3]);
