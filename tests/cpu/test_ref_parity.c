@@ -4,8 +4,9 @@
  *   test_ref_parity CKPT_DIR ROWS_JSONL
  *
  * CKPT_DIR is a Laya checkpoint (rl_agent_config.json, encoder/config.json, model.safetensors);
- * ROWS_JSONL holds one {"ids", "markers", "qtype", "logits", "act_logits"} per line, captured by
- * running Laya's DecisionModel forward in fp32 on CPU (tools/ref/). Every row's logits and act
+ * ROWS_JSONL holds {"ids", "markers", "qtype", "logits", "act_logits"} rows, one per line or as
+ * the "rows" list of each line, captured at Laya's DecisionModel forward in fp32 on CPU
+ * (tools/ref/gen_parity.py; tools/debug/ref_forward_data.py). Every row's logits and act
  * logits must match to float rounding noise. The rows run packed in batches of several rows, so
  * this also checks that the unpadded packed forward equals PyTorch's padded one.
  */
@@ -53,6 +54,21 @@ static int read_num_array(const json_value *v, double **out, int *n) {
   return 0;
 }
 
+/* One {"ids", "markers", "qtype", "logits", "act_logits"} object into r; -1 if malformed. */
+static int read_row(const json_value *v, row *r) {
+  memset(r, 0, sizeof *r);
+  const json_value *qt = json_get(v, "qtype");
+  int nl = 0;
+  if (!qt || qt->type != JSON_INT || read_int_array(json_get(v, "ids"), &r->ids, &r->n) ||
+      read_int_array(json_get(v, "markers"), &r->markers, &r->k) ||
+      read_num_array(json_get(v, "logits"), &r->logits, &nl) ||
+      read_num_array(json_get(v, "act_logits"), &r->act, &r->n_act) || nl != r->k)
+    return -1;
+  r->qtype = (int)qt->i;
+  return 0;
+}
+
+/* A line is either one row object or a case {"id", "rows": [row objects]} (tools/ref/gen_parity.py). */
 static int load_rows(const char *path, row **rows_out, int *n_rows) {
   laya_error err = {0};
   size_t len;
@@ -73,21 +89,15 @@ static int load_rows(const char *path, row **rows_out, int *n_rows) {
     line++;
     if (l > 0) {
       json_value *v = json_parse(p, l, &a, NULL, &err);
-      if (n == cap) rows = realloc(rows, sizeof *rows * (size_t)(cap *= 2));
-      row *r = &rows[n];
-      memset(r, 0, sizeof *r);
-      int nl2 = 0;
-      const json_value *qt = v ? json_get(v, "qtype") : NULL;
-      if (!v || !qt || qt->type != JSON_INT || read_int_array(json_get(v, "ids"), &r->ids, &r->n) ||
-          read_int_array(json_get(v, "markers"), &r->markers, &r->k) ||
-          read_num_array(json_get(v, "logits"), &r->logits, &nl2) ||
-          read_num_array(json_get(v, "act_logits"), &r->act, &r->n_act) || nl2 != r->k) {
-        fprintf(stderr, "%s:%d: not a parity row (%s)\n", path, line, v ? "missing or bad key" : err.message);
-        rc = -1;
-      } else {
-        r->qtype = (int)qt->i;
-        n++;
+      const json_value *list = v ? json_get(v, "rows") : NULL;
+      uint32_t count = list && list->type == JSON_ARRAY ? list->n : 1;
+      if (!v || (list && list->type != JSON_ARRAY)) rc = -1;
+      for (uint32_t i = 0; i < count && !rc; i++) {
+        if (n == cap) rows = realloc(rows, sizeof *rows * (size_t)(cap *= 2));
+        if (read_row(list ? &list->items[i] : v, &rows[n])) rc = -1;
+        else n++;
       }
+      if (rc) fprintf(stderr, "%s:%d: not a parity row (%s)\n", path, line, v ? "missing or bad key" : err.message);
     }
     p += l + 1;
   }
