@@ -220,6 +220,7 @@ def build(name, out_root):
     dtype = getattr(torch, spec["dtype"])
     state = {k: v.detach().to(dtype).cpu().contiguous() for k, v in model.state_dict().items()}
     save_file(state, os.path.join(d, "model.safetensors"), metadata={"format": "pt"})
+    os.chmod(os.path.join(d, "model.safetensors"), 0o644)   # safetensors writes it 0600
 
     files = []
     for root, _, names in os.walk(d):

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Regenerate every fixture this directory owns, in dependency order, with the reference venv:
+#   tests/fixtures/tokenizers/{modernbert-mini,mmbert-mini}/
+#   tests/fixtures/ckpt/{modernbert-tiny,mmbert-tiny}/      (+ SHA256SUMS)
+#   tests/fixtures/parity/{<ckpt>/cases.jsonl,<ckpt>/rows.jsonl,meta.json}
+# Every step is deterministic: on the same versions a re-run leaves `git status` clean.
+#
+# Usage: tools/ref/regen.sh [tokenizers|checkpoints|parity|all]   (default all)
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+venv="${LAYA_REF_VENV:-$here/.venv}"
+py="$venv/bin/python"
+[ -x "$py" ] || { echo "no reference venv at $venv; run tools/ref/setup.sh first" >&2; exit 1; }
+export PYTHONHASHSEED=0
+what="${1:-all}"
+cd "$repo"
+case "$what" in
+  tokenizers|all) "$py" "$here/make_tokenizers.py" ;;&
+  checkpoints|all) "$py" "$here/make_checkpoints.py"
+                   for d in tests/fixtures/ckpt/*/; do (cd "$d" && sha256sum --quiet -c SHA256SUMS); done ;;&
+  parity|all) "$py" "$here/gen_parity.py" ;;
+  tokenizers|checkpoints) ;;
+  *) echo "usage: $0 [tokenizers|checkpoints|parity|all]" >&2; exit 2 ;;
+esac
