@@ -49,14 +49,26 @@ static backend *choose_backend(laya_model *m, const laya_options *opt, laya_erro
     if (strcmp(dev, "auto") != 0)
       sb_puts(&m->warnings, "Warning: CUDA requested but not available. Falling back to CPU.\n");
   }
-  if (bo.precision != PREC_FP32) {
-    laya_err(err, LAYA_ERR_UNSUPPORTED, NULL,
-             "precision '%s' is not available on the CPU reference backend (fp32 only)", prec);
+  /* CPU: the fast backend (bf16 where the CPU has AVX-512 BF16, else fp32, unless a precision is
+   * named); LAYA_BACKEND=cpu-ref selects the plain fp32 reference (parity fixtures use it). */
+  const char *forced = getenv("LAYA_BACKEND");
+  snprintf(m->device, sizeof m->device, "cpu");
+  if (forced && strcmp(forced, "cpu-ref") == 0) {
+    if (bo.precision != PREC_FP32) {
+      laya_err(err, LAYA_ERR_UNSUPPORTED, NULL,
+               "precision '%s' is not available on the CPU reference backend (fp32 only)", prec);
+      return NULL;
+    }
+    snprintf(m->precision, sizeof m->precision, "fp32");
+    return backend_cpu_ref_create(&m->ck.w, &bo, err);
+  }
+  if (forced && *forced && strcmp(forced, "cpu") != 0) {
+    laya_err(err, LAYA_ERR_VALUE, NULL, "LAYA_BACKEND must be cpu or cpu-ref, got '%s'", forced);
     return NULL;
   }
-  snprintf(m->device, sizeof m->device, "cpu");
-  snprintf(m->precision, sizeof m->precision, "fp32");
-  return backend_cpu_ref_create(&m->ck.w, &bo, err);
+  if (!prec) bo.precision = backend_cpu_default_precision();
+  snprintf(m->precision, sizeof m->precision, "%s", backend_precision_name(bo.precision));
+  return backend_cpu_create(&m->ck.w, &bo, err);
 }
 
 static void info_temps(strbuf *sb, const temp_table *tt) {
