@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/strbuf.h"
 #include "tokenizer/internal.h"
 #include "tokenizer/unicode_tables.h"
 
@@ -27,6 +28,53 @@ static void onig_setup(void) {
   onig_initialize(&enc, 1);
 }
 
+/* The reference's Oniguruma is newer than Debian's (Unicode 16 against 15: ~9,300 letters and
+ * 120 numbers apart), so \p{L} and \p{N} are spelled out as the reference's ranges before the
+ * pattern reaches our Oniguruma. Other escapes are left alone. */
+static void put_ranges(strbuf *sb, const uint32_t (*r)[2], size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    if (r[i][0] == r[i][1])
+      sb_printf(sb, "\\x{%X}", r[i][0]);
+    else
+      sb_printf(sb, "\\x{%X}-\\x{%X}", r[i][0], r[i][1]);
+  }
+}
+
+static char *expand_classes(const char *src, size_t len, size_t *out_len) {
+  strbuf sb;
+  sb_init(&sb);
+  int depth = 0;
+  for (size_t i = 0; i < len; i++) {
+    char c = src[i];
+    if (c == '\\' && i + 1 < len) {
+      if (i + 4 < len && src[i + 1] == 'p' && src[i + 2] == '{' && (src[i + 3] == 'L' || src[i + 3] == 'N') &&
+          src[i + 4] == '}') {
+        bool letter = src[i + 3] == 'L';
+        if (!depth) sb_putc(&sb, '[');
+        if (letter)
+          put_ranges(&sb, uc_onig_letter, uc_onig_letter_count);
+        else
+          put_ranges(&sb, uc_onig_number, uc_onig_number_count);
+        if (!depth) sb_putc(&sb, ']');
+        i += 4;
+        continue;
+      }
+      sb_append(&sb, src + i, 2);
+      i++;
+      continue;
+    }
+    if (c == '[') depth++;
+    if (c == ']' && depth > 0) depth--;
+    sb_putc(&sb, c);
+  }
+  if (sb.oom) {
+    sb_free(&sb);
+    return NULL;
+  }
+  *out_len = sb.len;
+  return sb_steal(&sb);
+}
+
 int pattern_compile(tk_pattern *pat, const char *src, size_t len, bool is_regex, arena *a,
                     laya_error *err) {
   memset(pat, 0, sizeof *pat);
@@ -40,8 +88,12 @@ int pattern_compile(tk_pattern *pat, const char *src, size_t len, bool is_regex,
   /* An empty string pattern behaves as the empty regex (a match at every character boundary). */
   pthread_once(&onig_once, onig_setup);
   OnigErrorInfo einfo;
-  int r = onig_new(&pat->re, (const OnigUChar *)src, (const OnigUChar *)src + len,
-                   ONIG_OPTION_NONE, ONIG_ENCODING_UTF8, ONIG_SYNTAX_DEFAULT, &einfo);
+  size_t xlen = 0;
+  char *x = expand_classes(src, len, &xlen);
+  if (!x) return laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory");
+  int r = onig_new(&pat->re, (const OnigUChar *)x, (const OnigUChar *)x + xlen, ONIG_OPTION_NONE,
+                   ONIG_ENCODING_UTF8, ONIG_SYNTAX_DEFAULT, &einfo);
+  free(x);
   if (r != ONIG_NORMAL) {
     OnigUChar msg[ONIG_MAX_ERROR_MESSAGE_LEN];
     onig_error_code_to_str(msg, r, &einfo);

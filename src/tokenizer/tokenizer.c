@@ -98,19 +98,11 @@ static int32_t role_id(const tokenizer *t, const json_value *cfg, const char *ke
   return tokenizer_token_to_id(t, v->s, v->n);
 }
 
-static int load_config(tokenizer *t, const char *cfg_path, laya_error *err) {
+static int apply_config(tokenizer *t, const char *text, size_t len, const char *cfg_path, laya_error *err) {
   tokenizer_roles *r = &t->roles;
-  r->cls_id = r->sep_id = r->pad_id = r->mask_id = r->unk_id = -1;
-  r->mask_token = NULL;
-  struct stat st;
-  if (stat(cfg_path, &st) != 0) return 0; /* no config: no roles */
-  size_t len;
-  char *text = read_file(cfg_path, &len, err);
-  if (!text) return -1;
   arena a;
   arena_init(&a, 1 << 16);
   json_value *cfg = json_parse(text, len, &a, NULL, err);
-  free(text);
   if (!cfg) {
     laya_err_prefix(err, "%s", cfg_path);
     arena_free(&a);
@@ -134,6 +126,24 @@ static int load_config(tokenizer *t, const char *cfg_path, laya_error *err) {
     t->cleanup_spaces = c && c->type == JSON_BOOL && c->b && o && o->type == JSON_BOOL && o->b;
   }
   arena_free(&a);
+  return rc;
+}
+
+static void no_roles(tokenizer *t) {
+  tokenizer_roles *r = &t->roles;
+  r->cls_id = r->sep_id = r->pad_id = r->mask_id = r->unk_id = -1;
+  r->mask_token = NULL;
+}
+
+static int load_config(tokenizer *t, const char *cfg_path, laya_error *err) {
+  no_roles(t);
+  struct stat st;
+  if (stat(cfg_path, &st) != 0) return 0; /* no config: no roles */
+  size_t len;
+  char *text = read_file(cfg_path, &len, err);
+  if (!text) return -1;
+  int rc = apply_config(t, text, len, cfg_path, err);
+  free(text);
   return rc;
 }
 
@@ -165,10 +175,8 @@ static int build_id_table(tokenizer *t, laya_error *err) {
   return 0;
 }
 
-static int parse_file(tokenizer *t, const char *file, laya_error *err) {
-  size_t len;
-  char *text = read_file(file, &len, err);
-  if (!text) return -1;
+/* Parse tokenizer.json text (not NUL-terminated); `file` names it in errors. */
+static int parse_text(tokenizer *t, const char *text, size_t len, const char *file, laya_error *err) {
   int rc = -1;
   span vocab, merges;
   char *rest = NULL;
@@ -220,6 +228,14 @@ static int parse_file(tokenizer *t, const char *file, laya_error *err) {
   rc = 0;
 done:
   free(rest);
+  return rc;
+}
+
+static int parse_file(tokenizer *t, const char *file, laya_error *err) {
+  size_t len;
+  char *text = read_file(file, &len, err);
+  if (!text) return -1;
+  int rc = parse_text(t, text, len, file, err);
   free(text);
   return rc;
 }
@@ -290,6 +306,27 @@ tokenizer *tokenizer_load(const char *path, laya_error *err) {
   t->cache_next = cache_head;
   cache_head = t;
   pthread_mutex_unlock(&cache_lock);
+  return t;
+}
+
+tokenizer *tokenizer_load_memory(const char *json, size_t len, const char *config_json,
+                                 size_t config_len, laya_error *err) {
+  tokenizer *t = calloc(1, sizeof *t);
+  if (!t) {
+    laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory");
+    return NULL;
+  }
+  arena_init(&t->a, 1 << 16);
+  t->refs = 1;
+  t->cache_key = strdup("");
+  t->path = strdup("(memory)");
+  no_roles(t);
+  if (!t->cache_key || !t->path || parse_text(t, json, len, "tokenizer.json", err) ||
+      (config_json && apply_config(t, config_json, config_len, "tokenizer_config.json", err))) {
+    if (!t->cache_key || !t->path) laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory");
+    tokenizer_destroy(t);
+    return NULL;
+  }
   return t;
 }
 

@@ -23,6 +23,10 @@ typedef struct tokenizer_roles {
 /* Load <dir>/tokenizer.json, plus roles from <dir>/tokenizer_config.json when present.
  * A path to a tokenizer.json file is accepted too. Unknown components are refused, naming them. */
 tokenizer *tokenizer_load(const char *path, laya_error *err);
+/* Parse tokenizer.json text held in memory (config_json may be NULL), outside the cache: for
+ * tests and fuzzing. Release it with tokenizer_release like any other. */
+tokenizer *tokenizer_load_memory(const char *json, size_t len, const char *config_json,
+                                 size_t config_len, laya_error *err);
 tokenizer *tokenizer_retain(tokenizer *t);
 void tokenizer_release(tokenizer *t);
 
