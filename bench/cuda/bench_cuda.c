@@ -251,6 +251,8 @@ int main(int argc, char **argv) {
       double med = t[n / 2];
       int finite = 1;
       for (int i = 0; i < nm; i++) finite &= isfinite(logits[i]);
+      char prof[4096];
+      if (backend_cuda_profile(w, prof, sizeof prof) == 0) printf("PROFILE %s %s %s (eager, per forward):\n%s", label, pn, sp, prof);
       printf("BENCH %s %s %-8s rows %3d tokens %6d  median %8.3f ms  min %8.3f ms  rows/s %9.1f  "
              "weights %.0f MiB + scratch %.0f MiB (worker device use %.0f MiB)  finite %d\n",
              label, pn, sp, bb.b.n_rows, bb.b.n_tokens, med, t[0], bb.b.n_rows / (med / 1e3), weights / 1048576.0,

@@ -1,7 +1,7 @@
 #!/bin/bash
 # The CUDA backend's tests and benchmark on a GPU machine, in one go (logs under $OUT or ./out-cuda).
 #
-#   bench/cuda/run_device.sh [phases]     phases: any of build,test,acc,make,bench,torch,cold,compile
+#   bench/cuda/run_device.sh [phases]     phases: any of build,test,acc,make,bench,profile,torch,cold,compile
 #                                         (default: all but compile)
 #
 # Needs: nvcc, cmake, ninja, python3 with torch + transformers; the laya==0.4.15 wheel in .whl/
@@ -44,7 +44,7 @@ if has acc; then
 fi
 if has make; then
   log "make checkpoints"
-  for m in large mmbert; do
+  for m in ${MAKE_MODELS:-large mmbert}; do
     [ -f /tmp/laya_ck_$m/model.safetensors ] || timeout 300 python3 bench/cuda/torch_bench.py make --model $m --out /tmp/laya_ck_$m
   done 2>&1 | grep -v "^\[transformers\]" | tee "$OUT/make.log"
 fi
@@ -60,6 +60,12 @@ if has bench; then
       timeout 60 ./build-dev/bench_cuda /tmp/laya_ck_$m --prec $p --acc /tmp/acc_$m.batch.bin /tmp/acc_$m.ref.bin
     done
   done 2>&1 | tee "$OUT/bench.log"
+fi
+if has profile; then
+  log "per-stage profile (eager, events between stages)"
+  for m in large mmbert; do
+    [ -f /tmp/laya_ck_$m/model.safetensors ] && LAYA_CUDA_PROFILE=1 timeout 120 ./build-dev/bench_cuda /tmp/laya_ck_$m --label $m --shapes ${PROFILE_SHAPES:-32x512,1x512} --reps 5
+  done 2>&1 | tee "$OUT/profile.log"
 fi
 if has cold; then
   log "cold start (page cache warm)"
@@ -80,7 +86,7 @@ if has torch; then
 fi
 if has compile; then
   log "torch.compile(dynamic=True)"
-  timeout 560 python3 bench/cuda/torch_bench.py bench --dir /tmp/laya_ck_large --label large --shapes "" \
+  timeout ${COMPILE_TIMEOUT:-560} python3 bench/cuda/torch_bench.py bench --dir /tmp/laya_ck_large --label large --shapes "" \
     --compile-shapes "${COMPILE_SHAPES:-32x512,mixed64,32x1024}" 2>&1 | grep -v "^\[transformers\]" | tee "$OUT/compile.log"
 fi
 log done

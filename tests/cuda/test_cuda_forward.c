@@ -187,7 +187,7 @@ static void test_model(const model_case *mc, uint64_t seed) {
 
   /* a mixed batch, plus edge lengths around the 64-query tiles */
   batch_buf mixed, edges, single;
-  make_batch(&mixed, 12, NULL, mc->maxlen, c.vocab, seed * 7 + 1);
+  make_batch(&mixed, 48, NULL, mc->maxlen, c.vocab, seed * 7 + 1);
   int elens[] = {1, 63, 64, 65, 128, 129, 2, 200};
   make_batch(&edges, 8, elens, 0, c.vocab, seed * 7 + 2);
   result rmix = run(ref, rw, &mixed.b, n_act), redg = run(ref, rw, &edges.b, n_act);

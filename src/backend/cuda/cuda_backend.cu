@@ -403,7 +403,42 @@ struct backend_worker {
   size_t o_tok, o_pos, o_row, o_rs, o_qt, o_ms, o_mt, o_tiles;
   graph_entry graphs[MAX_GRAPHS];
   int n_graphs, graph_clock;
+  /* LAYA_CUDA_PROFILE=1: events between the stages of eager forwards (graphs off) */
+  int prof, prof_n, prof_calls;
+  cudaEvent_t *prof_ev;
+  int *prof_cat;
+  double prof_ms[32];
 };
+
+enum prof_cat {
+  P_EMBED, P_QKV, P_ROPE, P_ATT_GLOBAL, P_ATT_LOCAL, P_WO, P_LN, P_WI, P_GEGLU, P_WO_MLP, P_HEAD_GEMM, P_HEAD_ATT,
+  P_TAIL, P_N
+};
+static const char *prof_names[P_N] = {"embed+ln", "gemm Wqkv", "rope k", "attn global", "attn local",
+                                      "gemm Wo (+res)", "layernorm", "gemm Wi", "geglu", "gemm mlp.Wo (+res)",
+                                      "head gemms", "head attn", "tail"};
+#define PROF_MAX 2048
+
+static void prof_mark(backend_worker *w, int cat) {
+  if (!w->prof || w->prof_n >= PROF_MAX) return;
+  cudaEventRecord(w->prof_ev[w->prof_n], w->st);
+  w->prof_cat[w->prof_n++] = cat;
+}
+
+/* Per-stage milliseconds per forward since the last call (LAYA_CUDA_PROFILE=1), as text. */
+extern "C" int backend_cuda_profile(backend_worker *w, char *buf, size_t n) {
+  if (!w || !w->prof || !w->prof_calls) return -1;
+  size_t o = 0;
+  double tot = 0;
+  for (int c = 0; c < P_N; c++) tot += w->prof_ms[c];
+  for (int c = 0; c < P_N && o < n; c++)
+    o += (size_t)snprintf(buf + o, n - o, "  %-20s %8.3f ms  %5.1f%%\n", prof_names[c], w->prof_ms[c] / w->prof_calls,
+                          100.0 * w->prof_ms[c] / (tot > 0 ? tot : 1));
+  if (o < n) snprintf(buf + o, n - o, "  %-20s %8.3f ms\n", "total", tot / w->prof_calls);
+  memset(w->prof_ms, 0, sizeof w->prof_ms);
+  w->prof_calls = 0;
+  return 0;
+}
 
 static int pow2_at_least(int n, int lo) {
   int p = lo;
@@ -539,20 +574,30 @@ static int enqueue_forward(backend_worker *w, int Mp, int Rp, int NMp, laya_erro
     if (rc) return lt_fail(err, rc, dev, what);                                                                  \
   } while (0)
 
+  prof_mark(w, -1);
   k_embed_ln(s, h16, tokens, m->emb, m->emb_dt, m->emb_norm, m->eps, w->x, w->y, counts, Mp, d);
+  prof_mark(w, P_EMBED);
   for (int l = 0; l < m->n_layers; l++) {
     const dev_layer *L = &m->layers[l];
     const bool global = l % m->global_every == 0;
     const float2 *rope = global ? m->rope_global : m->rope_local;
     GEMM(Mp, 3 * d, d, w->y, d, L->wqkv, T16, qkv, 3 * d, T16, 0, EPI_NONE, NULL, "Wqkv");
+    prof_mark(w, P_QKV);
     k_rope_k(s, h16, qkv, tok_pos, rope, counts, Mp, m->H, m->hd);
+    prof_mark(w, P_ROPE);
     k_attention(s, h16, qkv, attn_o, tiles, tok_row, tok_pos, row_start, counts, n_tiles_cap, Mp, m->H, m->hd,
                 global ? -1 : m->window, rope);
+    prof_mark(w, global ? P_ATT_GLOBAL : P_ATT_LOCAL);
     GEMM(Mp, d, d, attn_o, d, L->wo, T16, w->x, d, CU_F32, 1, EPI_NONE, NULL, "Wo");
+    prof_mark(w, P_WO);
     k_ln(s, h16, w->x, L->mlp_norm, NULL, m->eps, w->y, Mp, d);
+    prof_mark(w, P_LN);
     GEMM(Mp, 2 * I, d, w->y, d, L->wi, T16, hid, 2 * I, T16, 0, EPI_NONE, NULL, "Wi");
+    prof_mark(w, P_WI);
     k_geglu(s, h16, hid, Mp, I);
+    prof_mark(w, P_GEGLU);
     GEMM(Mp, d, I, hid, 2 * I, L->wo_mlp, T16, w->x, d, CU_F32, 1, EPI_NONE, NULL, "mlp.Wo");
+    prof_mark(w, P_WO_MLP);
     if (l + 1 < m->n_layers) {
       k_ln(s, h16, w->x, m->layers[l + 1].attn_norm, NULL, m->eps, w->y, Mp, d);
     } else {
@@ -560,18 +605,22 @@ static int enqueue_forward(backend_worker *w, int Mp, int Rp, int NMp, laya_erro
                  m->head_layers > 0 ? m->head[0].n1w : NULL, m->head_layers > 0 ? m->head[0].n1b : NULL, w->y, Mp,
                  d);
     }
+    prof_mark(w, P_LN);
   }
   const int hh = m->head_heads, hhd = d / hh;
   for (int j = 0; j < m->head_layers; j++) {
     const dev_head_layer *L = &m->head[j];
     GEMM(Mp, 3 * d, d, w->y, d, L->in_w, T16, qkv, 3 * d, T16, 0, EPI_BIAS, L->in_b, "head in_proj");
+    prof_mark(w, P_HEAD_GEMM);
     k_attention(s, h16, qkv, attn_o, tiles, tok_row, tok_pos, row_start, counts, n_tiles_cap, Mp, hh, hhd, -1,
                 NULL);
+    prof_mark(w, P_HEAD_ATT);
     GEMM(Mp, d, d, attn_o, d, L->out_w, T16, w->x, d, CU_F32, 1, EPI_BIAS, L->out_b, "head out_proj");
     k_ln(s, h16, w->x, L->n2w, L->n2b, 1e-5f, w->y, Mp, d);
     GEMM(Mp, 4 * d, d, w->y, d, L->l1w, T16, hid, 4 * d, T16, 0, EPI_RELU_BIAS, L->l1b, "head linear1");
     GEMM(Mp, d, 4 * d, hid, 4 * d, L->l2w, T16, w->x, d, CU_F32, 1, EPI_BIAS, L->l2b, "head linear2");
     if (j + 1 < m->head_layers) k_ln(s, h16, w->x, m->head[j + 1].n1w, m->head[j + 1].n1b, 1e-5f, w->y, Mp, d);
+    prof_mark(w, P_HEAD_GEMM);
   }
   float *logits = w->dout, *act = w->dout + w->capNM;
   k_gather_ln(s, w->x, marker_tok, counts, m->sn_w, m->sn_b, w->s_in, NMp, d);
@@ -581,6 +630,7 @@ static int enqueue_forward(backend_worker *w, int Mp, int Rp, int NMp, laya_erro
   GEMM(Rp, m->act_hidden, m->ld_act, w->act_in, m->ld_act, m->a1_w, CU_F32, w->act_h, m->act_hidden, CU_F32, 0,
        EPI_BIAS, m->a1_b, "act_head.0");
   k_act_out(s, w->act_h, m->a2_w, m->a2_b, counts, act, Rp, m->act_hidden, m->n_act);
+  prof_mark(w, P_TAIL);
 #undef GEMM
   cudaError_t e = cudaGetLastError();
   if (e != cudaSuccess) return cuda_fail(err, e, dev, "launching the forward kernels");
@@ -612,6 +662,13 @@ static backend_worker *cuda_worker_create(backend *b, laya_error *err) {
     free(w);
     return NULL;
   }
+  const char *pe = getenv("LAYA_CUDA_PROFILE");
+  if (pe && pe[0] == '1') {
+    w->prof_ev = (cudaEvent_t *)calloc(PROF_MAX, sizeof(cudaEvent_t));
+    w->prof_cat = (int *)calloc(PROF_MAX, sizeof(int));
+    w->prof = w->prof_ev && w->prof_cat;
+    for (int i = 0; w->prof && i < PROF_MAX; i++) cudaEventCreate(&w->prof_ev[i]);
+  }
   cublasStatus_t st = cublasLtCreate(&w->lt);
   w->gc = gemm_cache_create();
   if (st != CUBLAS_STATUS_SUCCESS || !w->gc) {
@@ -632,6 +689,10 @@ static void cuda_worker_destroy(backend *b, backend_worker *w) {
   cudaSetDevice(w->m->dev);
   cudaStreamSynchronize(w->st);
   free_scratch(w);
+  if (w->prof)
+    for (int i = 0; i < PROF_MAX; i++) cudaEventDestroy(w->prof_ev[i]);
+  free(w->prof_ev);
+  free(w->prof_cat);
   gemm_cache_destroy(w->gc);
   cublasLtDestroy(w->lt);
   cudaFree(w->ws);
@@ -757,7 +818,8 @@ static int cuda_forward(backend *b, backend_worker *w, const packed_batch *pb, f
   h[CNT_KMAX] = kmax;
   CU_TRY(cudaMemcpyAsync(w->din, w->hin, w->din_bytes, cudaMemcpyHostToDevice, w->st), "copying the batch");
 
-  rc = m->use_graphs ? run_graph(w, Mp, Rp, NMp, err) : enqueue_forward(w, Mp, Rp, NMp, err);
+  w->prof_n = 0;
+  rc = m->use_graphs && !w->prof ? run_graph(w, Mp, Rp, NMp, err) : enqueue_forward(w, Mp, Rp, NMp, err);
   if (rc) {
     cudaStreamSynchronize(w->st);
     return rc;
@@ -770,6 +832,14 @@ static int cuda_forward(backend *b, backend_worker *w, const packed_batch *pb, f
                          cudaMemcpyDeviceToHost, w->st),
          "copying the act logits");
   CU_TRY(cudaStreamSynchronize(w->st), "running the forward pass");
+  if (w->prof && w->prof_n > 1) {
+    for (int i = 1; i < w->prof_n; i++) {
+      float ms = 0;
+      cudaEventElapsedTime(&ms, w->prof_ev[i - 1], w->prof_ev[i]);
+      if (w->prof_cat[i] >= 0) w->prof_ms[w->prof_cat[i]] += ms;
+    }
+    w->prof_calls++;
+  }
   if (logits && NM > 0) memcpy(logits, ho, sizeof(float) * (size_t)NM);
   if (act_logits) memcpy(act_logits, ho + w->capNM, sizeof(float) * (size_t)R * m->n_act);
   return 0;

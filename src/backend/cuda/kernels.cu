@@ -268,8 +268,41 @@ __global__ void rope_k_kernel(T *qkv, const int32_t *tok_pos, const float2 *tabl
   k[j + half] = fromf<T>(b * cs.x + a * cs.y);
 }
 
+/* Eight pairs per thread with 16-byte loads (hd / 2 a multiple of 8). */
+template <class T>
+__global__ void rope_k8_kernel(T *qkv, const int32_t *tok_pos, const float2 *table, const int *counts, int Mp, int H,
+                               int hd) {
+  const int half = hd / 2, groups = half / 8;
+  int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= (int64_t)Mp * H * groups) return;
+  int g = (int)(i % groups);
+  int64_t th = i / groups;
+  int h = (int)(th % H);
+  int t = (int)(th / H);
+  if (t >= counts[CNT_TOKENS]) return;
+  T *k = qkv + (int64_t)t * 3 * H * hd + (int64_t)H * hd + (int64_t)h * hd + g * 8;
+  const float2 *cs = table + (int64_t)tok_pos[t] * half + g * 8;
+  uint4 ua = *reinterpret_cast<const uint4 *>(k), ub = *reinterpret_cast<const uint4 *>(k + half);
+  T *a = reinterpret_cast<T *>(&ua), *b = reinterpret_cast<T *>(&ub);
+#pragma unroll
+  for (int e = 0; e < 8; e++) {
+    float2 c = cs[e];
+    float x0 = tof(a[e]), x1 = tof(b[e]);
+    a[e] = fromf<T>(x0 * c.x - x1 * c.y);
+    b[e] = fromf<T>(x1 * c.x + x0 * c.y);
+  }
+  *reinterpret_cast<uint4 *>(k) = ua;
+  *reinterpret_cast<uint4 *>(k + half) = ub;
+}
+
 void k_rope_k(cudaStream_t s, int half16, void *qkv, const int32_t *tok_pos, const float2 *table, const int *counts,
               int Mp, int H, int hd) {
+  if ((hd / 2) % 8 == 0) {
+    unsigned g = blocks_for((int64_t)Mp * H * (hd / 16), 256);
+    if (half16) rope_k8_kernel<<<g, 256, 0, s>>>((__half *)qkv, tok_pos, table, counts, Mp, H, hd);
+    else rope_k8_kernel<<<g, 256, 0, s>>>((__nv_bfloat16 *)qkv, tok_pos, table, counts, Mp, H, hd);
+    return;
+  }
   int64_t total = (int64_t)Mp * H * (hd / 2);
   unsigned g = blocks_for(total, 256);
   if (half16) rope_k_kernel<<<g, 256, 0, s>>>((__half *)qkv, tok_pos, table, counts, Mp, H, hd);
@@ -290,25 +323,26 @@ template <class T> __global__ void geglu_kernel(T *h, int Mp, int I) {
   row[j] = fromf<T>(gelu_erf(tof(row[j])) * tof(row[I + j]));
 }
 
-template <class T> __global__ void geglu_kernel2(T *h, int Mp, int I) {
-  /* vectorised: I even, pairs of columns */
+template <class T> __global__ void geglu_kernel8(T *h, int Mp, int I) {
+  /* vectorised: I a multiple of 8, 16-byte loads and stores */
   int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  int I2 = I / 2;
-  int64_t total = (int64_t)Mp * I2;
-  if (i >= total) return;
-  int64_t r = i / I2;
-  int j = (int)(i % I2) * 2;
+  int I8 = I / 8;
+  if (i >= (int64_t)Mp * I8) return;
+  int64_t r = i / I8;
+  int j = (int)(i % I8) * 8;
   T *row = h + r * 2 * I;
-  T a0 = row[j], a1 = row[j + 1], g0 = row[I + j], g1 = row[I + j + 1];
-  row[j] = fromf<T>(gelu_erf(tof(a0)) * tof(g0));
-  row[j + 1] = fromf<T>(gelu_erf(tof(a1)) * tof(g1));
+  uint4 ua = *reinterpret_cast<const uint4 *>(row + j), ug = *reinterpret_cast<const uint4 *>(row + I + j);
+  T *a = reinterpret_cast<T *>(&ua), *g = reinterpret_cast<T *>(&ug);
+#pragma unroll
+  for (int e = 0; e < 8; e++) a[e] = fromf<T>(gelu_erf(tof(a[e])) * tof(g[e]));
+  *reinterpret_cast<uint4 *>(row + j) = ua;
 }
 
 void k_geglu(cudaStream_t s, int half16, void *h, int Mp, int I) {
-  if (I % 2 == 0) {
-    unsigned g = blocks_for((int64_t)Mp * (I / 2), 256);
-    if (half16) geglu_kernel2<<<g, 256, 0, s>>>((__half *)h, Mp, I);
-    else geglu_kernel2<<<g, 256, 0, s>>>((__nv_bfloat16 *)h, Mp, I);
+  if (I % 8 == 0) {
+    unsigned g = blocks_for((int64_t)Mp * (I / 8), 256);
+    if (half16) geglu_kernel8<<<g, 256, 0, s>>>((__half *)h, Mp, I);
+    else geglu_kernel8<<<g, 256, 0, s>>>((__nv_bfloat16 *)h, Mp, I);
   } else {
     unsigned g = blocks_for((int64_t)Mp * I, 256);
     if (half16) geglu_kernel<<<g, 256, 0, s>>>((__half *)h, Mp, I);
