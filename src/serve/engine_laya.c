@@ -53,10 +53,14 @@ static int eng_predict_batch(void *ctx, void *model, const char *req, char **out
   (void)ctx;
   return laya_predict_batch(model, req, out, err);
 }
+#ifdef LAYA_SERVE_HAVE_DECIDE
 static int eng_decide(void *ctx, void *model, const char *req, char **out, laya_error *err) {
   (void)ctx;
   return laya_decide(model, req, out, err);
 }
+#else
+#define eng_decide NULL
+#endif
 static const char *eng_info(void *ctx, void *model) {
   (void)ctx;
   return laya_model_info(model);

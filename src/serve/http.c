@@ -68,8 +68,8 @@ static enum MHD_Result send_body(req_ctx *ctx, int status, const char *ctype, st
   MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
   for (int i = 0; headers && headers[i]; i += 2) MHD_add_response_header(r, headers[i], headers[i + 1]);
   if (atomic_load(&ctx->srv->draining)) MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
-  ctx->status = status;
   enum MHD_Result rc = MHD_queue_response(ctx->conn, (unsigned)status, r);
+  if (rc == MHD_YES) ctx->status = status;
   MHD_destroy_response(r);
   return rc;
 }
@@ -329,7 +329,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     return send_detail(ctx, 405, "Method Not Allowed", 18, h);
   }
 
-  if (ctx->route == ROUTE_OTHER) return MHD_YES; /* body of a refused request: drop it */
+  if (ctx->route == ROUTE_OTHER) { /* body of a refused request: drop it */
+    *upload_data_size = 0;
+    return MHD_YES;
+  }
 
   if (*upload_data_size) {
     if (!ctx->too_large && !ctx->timed_out) {
@@ -343,15 +346,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
       if (serve_now() - ctx->started > srv->cfg->body_read_timeout) ctx->timed_out = true;
     }
     *upload_data_size = 0;
-    /* Stop reading at once: answer as soon as MHD lets us (the rest is never buffered). */
-    if (ctx->too_large || ctx->timed_out) {
-      enum MHD_Result r = ctx->too_large ? send_detail_s(ctx, 413, "request body too large")
-                                         : send_detail_s(ctx, 408, "request body was not received in time");
-      if (r == MHD_YES) {
-        release_arriving(ctx);
-        ctx->route = ROUTE_OTHER;
-      }
-    }
+    /* libmicrohttpd answers only once the request is complete, so an oversized or late body is
+     * read and dropped (never buffered) and answered 413/408 at its end; a sender that keeps
+     * going past the read deadline loses the connection instead. */
+    if ((ctx->too_large || ctx->timed_out) && serve_now() - ctx->started > srv->cfg->body_read_timeout)
+      return MHD_NO;
     return MHD_YES;
   }
 
@@ -474,6 +473,10 @@ void serve_server_drain(serve_server *srv, double max_seconds) {
     }
   }
   double until = serve_now() + max_seconds;
+  while (atomic_load(&srv->admitted) > 0 && serve_now() < until) usleep(5000);
+  /* past the deadline: finish what is queued anyway, and give the answers a moment to leave */
+  serve_sched_stop(srv->sched);
+  until = serve_now() + 5.0;
   while (atomic_load(&srv->admitted) > 0 && serve_now() < until) usleep(5000);
 }
 

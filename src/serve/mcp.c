@@ -44,7 +44,7 @@ static int terr_repr(tool_error *e, const char *code, const char *prefix, const 
   sb_reset(&e->msg);
   sb_puts(&e->msg, prefix);
   if (v)
-    py_repr(&e->msg, v);
+    py_repr_json(&e->msg, v);
   else
     sb_puts(&e->msg, "None");
   sb_puts(&e->msg, suffix ? suffix : "");
@@ -293,7 +293,7 @@ static int validate_task(mcp_server *s, const json_value *v, tool_error *e) {
   if (v->type == JSON_STRING)
     sb_append(&t, v->s, v->n);
   else
-    py_repr(&t, v);
+    py_repr_json(&t, v);
   char *low = strdup(sb_cstr(&t));
   for (char *p = low; *p; p++) *p = (char)((*p >= 'A' && *p <= 'Z') ? *p + 32 : (*p == '-' ? '_' : *p));
   json_value td = {0};

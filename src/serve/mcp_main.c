@@ -7,6 +7,20 @@
 #include <string.h>
 
 #include "serve/mcp.h"
+#ifdef LAYA_MCP_HAVE_PRESETS
+#include "cli/presets.h"
+
+/* The CLI's preset question sets; Laya's MCP name model_router is the CLI's router. */
+static int preset_questions(const char *name, char **questions, char **field) {
+  const cli_preset *p = cli_preset_find(!strcmp(name, "model_router") ? "router" : name);
+  if (!p || !p->questions) return -1;
+  *questions = strdup(p->questions);
+  *field = p->state_key ? strdup(p->state_key) : NULL;
+  return *questions ? 0 : -1;
+}
+#else
+#define preset_questions NULL
+#endif
 
 int main(int argc, char **argv) {
   if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
@@ -33,7 +47,7 @@ int main(int argc, char **argv) {
     if (serve_models_preload(models, &err) != 0)
       fprintf(stderr, "[laya-mcp] preload failed (will retry on demand): %s\n", err.message);
   }
-  mcp_server s = {&cfg, models, &serve_engine_laya, stdout, NULL};
+  mcp_server s = {&cfg, models, &serve_engine_laya, stdout, preset_questions};
   int rc = mcp_run(&s, stdin);
   serve_models_free(models);
   serve_config_free(&cfg);

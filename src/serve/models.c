@@ -5,16 +5,16 @@
  * local checkpoint. A checkpoint is opened on first use (or at startup with LAYA_PRELOAD) and
  * kept; the library's model is immutable and shared by every worker thread.
  *
- * Routing follows Laya's precedence for what a request can state explicitly (model > task >
- * lang > lang_guess); a request with none of those goes to the default checkpoint
- * (LAYA_DEFAULT_MODEL, else multilingual, as Laya's Router defaults for states it cannot
- * identify). Script and language detection belongs to the router module (src/router/).
+ * Names, aliases and routing are the router module's (src/router/router.h), configured the way
+ * Laya's serve builds its Router: LAYA_EXTRA_MODELS registrations, LAYA_DEFAULT_MODEL,
+ * LAYA_AUTO_TASK.
  */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "router/router.h"
 #include "serve/serve.h"
 
 #define MAX_CHECKPOINTS 32
@@ -32,7 +32,7 @@ struct serve_models {
   const serve_engine *eng;
   checkpoint cp[MAX_CHECKPOINTS];
   int n;
-  char default_model[64];
+  router_config rc;
   pthread_mutex_t lock;
 };
 
@@ -50,7 +50,7 @@ static void canonical_name(const json_value *v, const char *s, char *out, size_t
   strbuf t;
   sb_init(&t);
   if (v && v->type != JSON_STRING)
-    py_repr(&t, v);
+    py_repr_json(&t, v);
   else if (v)
     sb_append(&t, v->s, v->n);
   else
@@ -105,6 +105,8 @@ serve_models *serve_models_new(const serve_config *cfg, const serve_engine *eng,
   m->cfg = cfg;
   m->eng = eng;
   pthread_mutex_init(&m->lock, NULL);
+  router_config_init(&m->rc, false);
+  m->rc.auto_task_detection = cfg->auto_task;
   add(m, "english", "convaiinnovations/laya");
   add(m, "multilingual", "convaiinnovations/laya/multilingual");
   add(m, "typed-decisions", "convaiinnovations/laya/typed-decisions");
@@ -156,6 +158,11 @@ serve_models *serve_models_new(const serve_config *cfg, const serve_engine *eng,
       snprintf(c->repo, sizeof c->repo, "%s", src);
       free(c->path);
       c->path = strdup(src);
+      laya_error rerr;
+      if (router_register(&m->rc, key, src, NULL, &rerr)) {
+        snprintf(msg, msg_size, "invalid LAYA_EXTRA_MODELS: %s", rerr.message);
+        goto fail;
+      }
     }
     arena_free(&a);
     if (0) {
@@ -166,25 +173,17 @@ serve_models *serve_models_new(const serve_config *cfg, const serve_engine *eng,
     }
   }
 
-  snprintf(m->default_model, sizeof m->default_model, "multilingual");
   if (cfg->default_model) {
-    char key[64];
-    canonical_name(NULL, cfg->default_model, key, sizeof key);
-    if (!find(m, key)) {
-      strbuf names;
-      sb_init(&names);
-      /* the built-in table's message, as Laya prints it */
-      sb_puts(&names, "unknown model ");
-      py_repr_str(&names, cfg->default_model, strlen(cfg->default_model));
-      sb_puts(&names, "; choose one of ['english', 'multilingual', 'typed-decisions'] (or an alias: "
-                      "['decisions', 'default', 'en', 'laya', 'laya-multilingual', "
-                      "'laya-typed-decisions', 'ml', 'multi', 'typed', 'typed_decisions'])");
-      snprintf(msg, msg_size, "invalid LAYA_DEFAULT_MODEL '%s': %s", cfg->default_model, sb_cstr(&names));
-      sb_free(&names);
+    laya_error rerr;
+    if (router_set_default(&m->rc, cfg->default_model, &rerr)) {
+      strbuf r;
+      sb_init(&r);
+      py_repr_str(&r, cfg->default_model, strlen(cfg->default_model));
+      snprintf(msg, msg_size, "invalid LAYA_DEFAULT_MODEL %s: %s", sb_cstr(&r), rerr.message);
+      sb_free(&r);
       serve_models_free(m);
       return NULL;
     }
-    snprintf(m->default_model, sizeof m->default_model, "%s", key);
   }
   return m;
 }
@@ -196,140 +195,54 @@ void serve_models_free(serve_models *m) {
     free(m->cp[i].path);
     free(m->cp[i].load_error);
   }
+  router_config_free(&m->rc);
   pthread_mutex_destroy(&m->lock);
   free(m);
 }
 
-/* Sorted registry names, as Python's sorted(self.models) prints them. */
-static void sorted_names(const serve_models *m, strbuf *sb) {
-  const char *names[MAX_CHECKPOINTS];
-  int n = m->n;
-  for (int i = 0; i < n; i++) names[i] = m->cp[i].name;
-  for (int i = 1; i < n; i++)
-    for (int j = i; j > 0 && strcmp(names[j - 1], names[j]) > 0; j--) {
-      const char *t = names[j];
-      names[j] = names[j - 1];
-      names[j - 1] = t;
-    }
-  sb_putc(sb, '[');
-  for (int i = 0; i < n; i++) {
-    if (i) sb_puts(sb, ", ");
-    py_repr_str(sb, names[i], strlen(names[i]));
-  }
-  sb_putc(sb, ']');
-}
-
 int serve_models_resolve(const serve_models *m, const json_value *name, char *out, size_t out_size,
                          strbuf *msg) {
+  router_config builtin;
+  const router_config *rc = m ? &m->rc : NULL;
+  if (!rc) router_config_init(&builtin, false);
   char key[64];
-  canonical_name(name, NULL, key, sizeof key);
-  bool known = m ? find(m, key) != NULL
-                 : (!strcmp(key, "english") || !strcmp(key, "multilingual") ||
-                    !strcmp(key, "typed-decisions"));
-  if (known) {
-    snprintf(out, out_size, "%s", key);
-    return 0;
+  laya_error err;
+  int rc_ = router_resolve(rc ? rc : &builtin, name, key, &err);
+  if (!rc) router_config_free(&builtin);
+  if (rc_) {
+    sb_puts(msg, err.message);
+    return -1;
   }
-  sb_puts(msg, "unknown model ");
-  py_repr(msg, name);
-  sb_puts(msg, "; choose one of ");
-  if (m)
-    sorted_names(m, msg);
-  else
-    sb_puts(msg, "['english', 'multilingual', 'typed-decisions']");
-  sb_puts(msg, " (or an alias: ['decisions', 'default', 'en', 'laya', 'laya-multilingual', "
-               "'laya-typed-decisions', 'ml', 'multi', 'typed', 'typed_decisions'])");
-  return -1;
+  snprintf(out, out_size, "%s", key);
+  return 0;
 }
 
-/* Laya's _english_from_code: 1 English, 0 not English, -1 no usable hint. */
-static int english_from_code(const char *value) {
-  if (!value) return -1;
-  char code[64];
-  const char *p = value;
-  while (*p && isspace((unsigned char)*p)) p++;
-  size_t n = 0;
-  while (p[n] && n < sizeof code - 1) {
-    code[n] = (char)tolower((unsigned char)p[n]);
-    n++;
-  }
-  while (n > 0 && isspace((unsigned char)code[n - 1])) n--;
-  code[n] = 0;
-  if (!n) return -1;
-  char *dot = strchr(code, '.');
-  if (dot) *dot = 0;
-  for (char *q = code; *q; q++)
-    if (*q == '_') *q = '-';
-  char *dash = strchr(code, '-');
-  if (dash) *dash = 0;
-  if (!code[0]) return -1;
-  static const char *const agnostic[] = {"c", "posix", "und", "zxx", "mul"};
-  for (size_t i = 0; i < 5; i++)
-    if (!strcmp(code, agnostic[i])) return -1;
-  return !strcmp(code, "en") || !strcmp(code, "eng") || !strcmp(code, "english");
-}
-
-static void routing_json(const serve_models *m, const char *key, const char *reason, strbuf *sb) {
-  const checkpoint *c = find(m, key);
-  sb_puts(sb, "{\"model\": ");
-  json_dump_string(sb, key, strlen(key), false);
-  sb_puts(sb, ", \"repo\": ");
-  if (c)
-    json_dump_string(sb, c->repo, strlen(c->repo), false);
-  else
-    sb_puts(sb, "null");
-  sb_puts(sb, ", \"reason\": ");
-  json_dump_string(sb, reason, strlen(reason), false);
-  sb_puts(sb, ", \"detection\": null, \"workflow\": null}");
+static json_value str_json(const char *s) {
+  json_value v = {0};
+  v.type = JSON_STRING;
+  v.s = s;
+  v.n = (uint32_t)strlen(s);
+  return v;
 }
 
 int serve_models_route(const serve_models *m, const json_value *state, const json_value *questions,
                        const char *model, const json_value *task, const char *lang,
                        const char *lang_guess, serve_route *out, strbuf *msg) {
-  (void)state;
-  (void)questions;
-  strbuf reason, rj;
-  sb_init(&reason);
-  sb_init(&rj);
-  const char *key = NULL;
-  char tkey[64];
-  if (model && *model) {
-    key = model;
-    sb_puts(&reason, "explicit model=");
-    py_repr_str(&reason, model, strlen(model));
-  } else if (task) {
-    char norm[64];
-    canonical_name(task, NULL, norm, sizeof norm);
-    for (char *p = norm; *p; p++)
-      if (*p == '-') *p = '_';
-    json_value td = {0};
-    td.type = JSON_STRING;
-    td.s = "typed-decisions";
-    td.n = 15;
-    if (serve_models_resolve(m, !strcmp(norm, "typed_decisions") ? &td : task, tkey, sizeof tkey, msg)) {
-      sb_free(&reason);
-      sb_free(&rj);
-      return -1;
-    }
-    key = tkey;
-    sb_puts(&reason, "explicit task=");
-    py_repr(&reason, task);
-  } else if (lang && english_from_code(lang) >= 0) {
-    key = english_from_code(lang) ? "english" : "multilingual";
-    sb_puts(&reason, "explicit lang=");
-    py_repr_str(&reason, lang, strlen(lang));
-  } else if (lang_guess && english_from_code(lang_guess) >= 0) {
-    bool en = english_from_code(lang_guess) == 1;
-    key = en ? "english" : "multilingual";
-    sb_printf(&reason, "lang_guess: the caller identified this as %s text", en ? "English" : "non-English");
-  } else {
-    key = m->default_model;
-    sb_printf(&reason, "no language detection in this build; using default (%s)", key);
+  json_value mv = model ? str_json(model) : (json_value){0};
+  json_value lv = lang ? str_json(lang) : (json_value){0};
+  json_value gv = lang_guess ? str_json(lang_guess) : (json_value){0};
+  strbuf decision;
+  sb_init(&decision);
+  laya_error err;
+  char chosen[64];
+  if (router_route(&m->rc, state, questions, model ? &mv : NULL, task, lang ? &lv : NULL,
+                   lang_guess ? &gv : NULL, &decision, chosen, &err)) {
+    sb_puts(msg, err.message);
+    sb_free(&decision);
+    return -1;
   }
-  snprintf(out->model, sizeof out->model, "%s", key);
-  routing_json(m, key, sb_cstr(&reason), &rj);
-  out->routing_json = sb_steal(&rj);
-  sb_free(&reason);
+  snprintf(out->model, sizeof out->model, "%s", chosen);
+  out->routing_json = sb_steal(&decision);
   return 0;
 }
 

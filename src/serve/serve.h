@@ -24,6 +24,7 @@
 
 #include "core/arena.h"
 #include "core/json.h"
+#include "core/pystr.h"
 #include "core/strbuf.h"
 #include "laya.h"
 
@@ -76,9 +77,7 @@ void serve_config_free(serve_config *cfg);
 /* Laya's switch reading: unset or blank = def; only 1/true/yes/on (any case) turn it on. */
 bool serve_env_bool(const char *name, bool def);
 
-/* ---- Python repr of JSON values, for messages that quote a value with %r ---- */
-void py_repr(strbuf *sb, const json_value *v);
-void py_repr_str(strbuf *sb, const char *s, size_t n);
+/* ---- Python text semantics (py_repr_json / py_repr_str are core/pystr.h's) ---- */
 /* Code points in a UTF-8 (or WTF-8) string: Python's len(str). */
 size_t utf8_cp_len(const char *s, size_t n);
 

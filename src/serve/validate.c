@@ -217,7 +217,7 @@ static void py_str_stripped(const json_value *v, strbuf *out) {
   if (v->type == JSON_STRING)
     sb_append(&t, v->s, v->n);
   else
-    py_repr(&t, v);
+    py_repr_json(&t, v);
   const char *s = t.data ? t.data : "";
   size_t a = 0, b = t.len;
   while (a < b && (s[a] == ' ' || (s[a] >= 9 && s[a] <= 13))) a++;
@@ -303,7 +303,7 @@ static int check_one_threshold(const json_value *v, strbuf *msg) {
   if (v->type == JSON_INT && v->big) ok = false;
   if (!ok) {
     sb_puts(msg, "min_confidence must be a float in [0.0, 1.0], got ");
-    py_repr(msg, v);
+    py_repr_json(msg, v);
     return -1;
   }
   return 0;
@@ -313,7 +313,7 @@ int serve_check_min_confidence(const json_value *v, strbuf *msg) {
   if (v->type != JSON_OBJECT) return check_one_threshold(v, msg);
   if (v->n == 0) {
     sb_puts(msg, "a min_confidence map must be a non-empty dict of bucket -> float, got ");
-    py_repr(msg, v);
+    py_repr_json(msg, v);
     return -1;
   }
   static const char *const types[] = {"choice", "score", "noul"};
@@ -465,7 +465,7 @@ int serve_validate(const char *body, size_t len, serve_route_kind kind, const se
       if (bs->big ? bs->s[0] == '-' : bs->i < 1) {
         strbuf r;
         sb_init(&r);
-        py_repr(&r, bs);
+        py_repr_json(&r, bs);
         serve_reject_set(rej, 422, "batch_size must be a positive integer, got %s", sb_cstr(&r));
         sb_free(&r);
         return 422;

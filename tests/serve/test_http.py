@@ -1,0 +1,568 @@
+#!/usr/bin/env python3
+"""laya-serve over real HTTP on loopback (standard library only).
+
+    test_http.py LAYA_SERVE_BINARY CKPT_DIR [test-name ...]
+
+Starts the real server on 127.0.0.1 with an ephemeral port and the tiny fixture checkpoints
+(re-pointed under Laya's names with LAYA_EXTRA_MODELS, as for Python's server), then:
+
+  parity      every case in cases.py, compared with what Python laya-serve 0.4.15 answered
+              (fixtures/python_cases.json, recorded by record_python.py): status, body
+              (numbers within 2e-4), content type, timing headers; plain and LAYA_JEV_STRICT
+  auth        bearer check, /health liveness-only without the key, /metrics behind the key
+  admission   LAYA_MAX_CONCURRENT slots taken by slow uploads: 503 + Retry-After: 1, freed after
+  bodies      Content-Length over 2 MiB refused before the body, chunked over 2 MiB, malformed
+  slow        a client that stops sending: the slot is released after LAYA_BODY_READ_TIMEOUT
+  disconnect  clients that vanish mid-body and while their request is queued or running
+  batching    64 concurrent clients with distinct states each get exactly their own answer,
+              and /metrics shows requests sharing forward passes
+  unbatched   the same with LAYA_SERVE_BATCHING=0: every pass answers one request
+  drain       SIGTERM with requests in flight: every one is answered, then exit 0
+  routes      404, 405, /ready, /metrics text, HEAD /health, keep-alive reuse
+  config      LAYA_PORT / LAYA_DEFAULT_MODEL / LAYA_EXTRA_MODELS refusals at startup
+
+Prints "N passed, M failed" and exits 1 on any failure.
+"""
+import http.client
+import json
+import math
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import cases  # noqa: E402
+
+BIN = os.path.abspath(sys.argv[1])
+CKPT = os.path.abspath(sys.argv[2])
+ONLY = set(sys.argv[3:])
+PASSED, FAILED = [], []
+
+
+def extra_models():
+    return json.dumps({"english": os.path.join(CKPT, "modernbert-tiny"),
+                       "multilingual": os.path.join(CKPT, "mmbert-tiny")})
+
+
+class Server:
+    def __init__(self, **env):
+        self.env = dict(os.environ, LAYA_HOST="127.0.0.1", LAYA_PORT="0", LAYA_SERVE_ALLOW_PORT_0="1",
+                        LAYA_EXTRA_MODELS=extra_models(), LAYA_MODELS="english,multilingual",
+                        LAYA_THREADS="1")
+        for k, v in env.items():
+            if v is None:
+                self.env.pop(k, None)
+            else:
+                self.env[k] = str(v)
+
+    def __enter__(self):
+        self.proc = subprocess.Popen([BIN], env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                     text=True)
+        self.lines = []
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            line = self.proc.stderr.readline()
+            if not line:
+                raise RuntimeError("laya-serve exited: %s" % "".join(self.lines))
+            self.lines.append(line)
+            m = re.search(r"listening on http://[^:]+:(\d+)", line)
+            if m:
+                self.port = int(m.group(1))
+                threading.Thread(target=self._drain_stderr, daemon=True).start()
+                return self
+        raise RuntimeError("laya-serve did not start")
+
+    def _drain_stderr(self):
+        for line in self.proc.stderr:
+            self.lines.append(line)
+
+    def __exit__(self, *exc):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+    def request(self, method, path, body=None, headers=None, timeout=60):
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+        try:
+            hdrs = {"Content-Type": "application/json"}
+            hdrs.update(headers or {})
+            conn.request(method, path, body=body, headers=hdrs)
+            r = conn.getresponse()
+            return r.status, r.read(), {k.lower(): v for k, v in r.getheaders()}
+        finally:
+            conn.close()
+
+    def post(self, path, body, headers=None, timeout=60):
+        return self.request("POST", path, cases.encode(body), headers, timeout)
+
+    def metrics(self, headers=None):
+        status, raw, _ = self.request("GET", "/metrics", headers=headers)
+        assert status == 200, status
+        out = {}
+        for line in raw.decode().splitlines():
+            if line and not line.startswith("#"):
+                k, v = line.rsplit(" ", 1)
+                out[k] = float(v)
+        return out
+
+
+def check(cond, what):
+    if not cond:
+        raise AssertionError(what)
+
+
+def test(fn):
+    name = fn.__name__[5:]
+    if ONLY and name not in ONLY:
+        return fn
+    t0 = time.time()
+    try:
+        fn()
+        PASSED.append(name)
+        print("ok   %-12s %.1fs" % (name, time.time() - t0), flush=True)
+    except Exception as e:  # noqa: BLE001 -- report every failure and go on
+        FAILED.append(name)
+        print("FAIL %-12s %s: %s" % (name, type(e).__name__, e), flush=True)
+    return fn
+
+
+def same(a, b, path="$", tol=2e-4):
+    """Structural equality with key order, numbers within tol; returns the first difference."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        if list(a) != list(b):
+            return "%s: keys %s != %s" % (path, list(a), list(b))
+        for k in a:
+            d = same(a[k], b[k], "%s.%s" % (path, k), tol)
+            if d:
+                return d
+        return None
+    if isinstance(a, list) and isinstance(b, list):
+        if len(a) != len(b):
+            return "%s: %d items != %d" % (path, len(a), len(b))
+        for i, (x, y) in enumerate(zip(a, b)):
+            d = same(x, y, "%s[%d]" % (path, i), tol)
+            if d:
+                return d
+        return None
+    if isinstance(a, bool) or isinstance(b, bool) or a is None or b is None or isinstance(a, str):
+        return None if (a == b and type(a) is type(b)) else "%s: %r != %r" % (path, a, b)
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        if type(a) is not type(b):
+            return "%s: %r (%s) != %r (%s)" % (path, a, type(a).__name__, b, type(b).__name__)
+        if isinstance(a, float) and (math.isnan(a) or math.isnan(b)):
+            return None if math.isnan(a) and math.isnan(b) else "%s: %r != %r" % (path, a, b)
+        return None if abs(a - b) <= tol else "%s: %r != %r" % (path, a, b)
+    return "%s: %r != %r" % (path, a, b)
+
+
+def load_recorded():
+    with open(os.path.join(HERE, "fixtures", "python_cases.json")) as f:
+        rec = json.load(f)
+    old = rec["paths"]["ckpt"]
+    text = json.dumps(rec["cases"]).replace(json.dumps(old)[1:-1], json.dumps(CKPT)[1:-1])
+    return json.loads(text)
+
+
+def replay(strict):
+    recorded = [r for r in load_recorded() if r["strict"] == strict]
+    by_name = {name: (path, body, headers) for name, path, body, headers in cases.cases()}
+    problems = []
+    with Server(LAYA_JEV_STRICT="1" if strict else "0") as srv:
+        for r in recorded:
+            path, body, headers = by_name[r["name"]]
+            status, raw, hdrs = srv.post(path, body, headers)
+            try:
+                got = json.loads(raw)
+            except ValueError:
+                got = None
+            why = None
+            if status != r["status"]:
+                why = "status %d, Python %d: %s" % (status, r["status"], raw[:200])
+            elif r["body"] is not None:
+                why = same(got, r["body"])
+            if not why and hdrs.get("content-type") != r["content_type"]:
+                why = "content-type %r != %r" % (hdrs.get("content-type"), r["content_type"])
+            timed = "server-timing" in hdrs and "x-inference-time-ms" in hdrs
+            if not why and timed != r["timed"]:
+                why = "timing headers present=%s, Python %s" % (timed, r["timed"])
+            if not why and timed:
+                ms = hdrs["x-inference-time-ms"]
+                if not re.fullmatch(r"\d+\.\d\d", ms) or hdrs["server-timing"] != "inference;dur=" + ms:
+                    why = "timing headers %r / %r" % (hdrs["server-timing"], ms)
+            if why:
+                problems.append("%s: %s" % (r["name"], why))
+    check(len(recorded) > 20, "too few recorded cases")
+    check(not problems, "%d of %d differ from Python laya-serve:\n  %s" % (len(problems), len(recorded),
+                                                                          "\n  ".join(problems)))
+
+
+@test
+def test_parity():
+    replay(strict=False)
+
+
+@test
+def test_strict():
+    replay(strict=True)
+
+
+SIMPLE = {"state": "refund please", "questions": {"refund": cases.NOUL}}
+
+
+@test
+def test_auth():
+    key = "s3cret-\u00e9"
+    with Server(LAYA_API_KEY=key) as srv:
+        good = {"Authorization": "Bearer " + key}
+        for hdrs in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": "bearer " + key},
+                     {"Authorization": key}, {"Authorization": "Bearer " + key + " "},
+                     {"Authorization": "Bearer s3cret-"}):
+            for path in ("/v1/systemone", "/v1/systemone/batch"):
+                status, raw, _ = srv.request("POST", path, json.dumps(SIMPLE).encode(),
+                                             {k: v.encode("utf-8").decode("latin-1") for k, v in hdrs.items()})
+                check(status == 401 and json.loads(raw) == {"detail": "invalid or missing bearer token"},
+                      "%s %s -> %d %r" % (path, hdrs, status, raw))
+        # non-ASCII bytes in the header are a 401, never a 500
+        s = socket.create_connection(("127.0.0.1", srv.port))
+        s.sendall(b"POST /v1/systemone HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \xff\xfe\r\n"
+                  b"Content-Length: 2\r\n\r\n{}")
+        check(s.recv(100).startswith(b"HTTP/1.1 401"), "raw non-ASCII bearer")
+        s.close()
+        wire = {"Authorization": ("Bearer " + key).encode("utf-8").decode("latin-1")}
+        status, raw, _ = srv.request("POST", "/v1/systemone", json.dumps(SIMPLE).encode(), wire)
+        check(status == 200 and "answers" in json.loads(raw), "right key: %d %r" % (status, raw[:100]))
+        status, raw, _ = srv.request("GET", "/health")
+        check(status == 200 and json.loads(raw) == {"status": "ok"}, "liveness without key: %r" % raw)
+        status, raw, _ = srv.request("GET", "/health", headers=wire)
+        check(status == 200 and json.loads(raw)["loaded"] == ["english", "multilingual"], "health with key")
+        status, raw, _ = srv.request("GET", "/metrics")
+        check(status == 401, "metrics without key")
+        check(srv.metrics(wire)["laya_admission_limit"] == 16, "metrics with key")
+        del good
+
+
+def slow_upload(port, total=1000, sent=10):
+    """A request whose body stops after `sent` bytes; returns the open socket."""
+    s = socket.create_connection(("127.0.0.1", port))
+    s.sendall(b"POST /v1/systemone HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+              b"Content-Length: %d\r\n\r\n" % total + b"{" * sent)
+    return s
+
+
+@test
+def test_admission():
+    with Server(LAYA_MAX_CONCURRENT="2", LAYA_BODY_READ_TIMEOUT="30") as srv:
+        held = [slow_upload(srv.port), slow_upload(srv.port)]
+        time.sleep(0.3)
+        for path in ("/v1/systemone", "/v1/systemone/batch"):
+            status, raw, hdrs = srv.post(path, SIMPLE)
+            check(status == 503 and json.loads(raw) == {"detail": "server busy, try again later"}
+                  and hdrs.get("retry-after") == "1", "busy: %d %r %r" % (status, raw, hdrs))
+        status, _, _ = srv.request("GET", "/health")
+        check(status == 200, "health stays open while busy")
+        check(srv.metrics()["laya_admitted_requests"] == 2, "two slots held")
+        for s in held:
+            s.close()
+        deadline = time.time() + 5
+        while time.time() < deadline and srv.metrics()["laya_admitted_requests"] != 0:
+            time.sleep(0.05)
+        status, raw, _ = srv.post("/v1/systemone", SIMPLE)
+        check(status == 200, "slot freed after the clients left: %d %r" % (status, raw[:100]))
+
+
+@test
+def test_bodies():
+    with Server() as srv:
+        # announced too large: refused before a byte of body is sent
+        s = socket.create_connection(("127.0.0.1", srv.port))
+        s.sendall(b"POST /v1/systemone HTTP/1.1\r\nHost: x\r\nContent-Length: 2097153\r\n\r\n")
+        s.settimeout(10)
+        head = s.recv(4096)
+        check(head.startswith(b"HTTP/1.1 413") and b'{"detail":"request body too large"}' in head,
+              "content-length 413: %r" % head[:200])
+        s.close()
+        # exactly at the cap passes the size gate (then it is just bad JSON)
+        status, raw, _ = srv.request("POST", "/v1/systemone", b" " * (2 * 1024 * 1024))
+        check(status == 400 and json.loads(raw)["detail"] == "request body must be valid JSON", "2 MiB: %d" % status)
+        s = socket.create_connection(("127.0.0.1", srv.port))
+        try:
+            s.sendall(b"POST /v1/systemone HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % (2 * 1024 * 1024 + 1)
+                      + b" " * (2 * 1024 * 1024 + 1))
+        except OSError:
+            pass  # answered and closed before the body was in
+        s.settimeout(10)
+        head = s.recv(4096)
+        check(head.startswith(b"HTTP/1.1 413"), "2 MiB + 1: %r" % head[:60])
+        s.close()
+        # chunked, no Content-Length: the cap still holds
+        s = socket.create_connection(("127.0.0.1", srv.port))
+        s.sendall(b"POST /v1/systemone/batch HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
+        chunk = b" " * 65536
+        for _ in range(40):
+            s.sendall(b"%x\r\n" % len(chunk) + chunk + b"\r\n")
+        s.sendall(b"0\r\n\r\n")
+        s.settimeout(10)
+        head = s.recv(4096)
+        check(head.startswith(b"HTTP/1.1 413"), "chunked 413: %r" % head[:100])
+        s.close()
+        # a chunked body under the cap is read and answered
+        s = socket.create_connection(("127.0.0.1", srv.port))
+        body = json.dumps(SIMPLE).encode()
+        s.sendall(b"POST /v1/systemone HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n" +
+                  b"%x\r\n" % 5 + body[:5] + b"\r\n" + b"%x\r\n" % (len(body) - 5) + body[5:] + b"\r\n0\r\n\r\n")
+        s.settimeout(30)
+        head = s.recv(65536)
+        check(head.startswith(b"HTTP/1.1 200"), "small chunked: %r" % head[:100])
+        s.close()
+        # garbage request line: the connection is refused cleanly, the server lives on
+        s = socket.create_connection(("127.0.0.1", srv.port))
+        s.sendall(b"\x00\x01\x02 nonsense\r\n\r\n")
+        s.settimeout(2)
+        try:
+            s.recv(100)
+        except OSError:
+            pass
+        s.close()
+        status, _, _ = srv.request("GET", "/health")
+        check(status == 200, "alive after garbage")
+
+
+@test
+def test_slow():
+    with Server(LAYA_MAX_CONCURRENT="1", LAYA_BODY_READ_TIMEOUT="1") as srv:
+        s = slow_upload(srv.port)
+        t0 = time.time()
+        s.settimeout(10)
+        try:
+            data = s.recv(4096)
+        except OSError:
+            data = b""
+        waited = time.time() - t0
+        check(waited < 5, "slow client held its slot for %.1fs" % waited)
+        check(data == b"" or data.startswith(b"HTTP/1.1 408"), "slow client got %r" % data[:80])
+        s.close()
+        # a trickling client that keeps sending is cut off too (408 on the next byte after the deadline)
+        s = slow_upload(srv.port, total=100, sent=1)
+        got = b""
+        for _ in range(30):
+            time.sleep(0.1)
+            try:
+                s.sendall(b" ")
+                s.settimeout(0.01)
+                got = s.recv(4096)
+                if got:
+                    break
+            except socket.timeout:
+                continue
+            except OSError:
+                break
+        s.close()
+        check(got == b"" or got.startswith(b"HTTP/1.1 408"), "trickle got %r" % got[:80])
+        status, raw, _ = srv.post("/v1/systemone", SIMPLE)
+        check(status == 200, "the only slot is free again: %d %r" % (status, raw[:80]))
+
+
+@test
+def test_disconnect():
+    with Server(LAYA_MAX_CONCURRENT="4") as srv:
+        # gone mid-body
+        for _ in range(8):
+            slow_upload(srv.port).close()
+        # gone after sending a whole request, before the answer
+        body = json.dumps({"state": "where is my parcel? " * 500, "questions": cases.QS}).encode()
+        for _ in range(8):
+            s = socket.create_connection(("127.0.0.1", srv.port))
+            s.sendall(b"POST /v1/systemone HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+            s.close()
+        deadline = time.time() + 20
+        while time.time() < deadline and srv.metrics()["laya_admitted_requests"] != 0:
+            time.sleep(0.05)
+        m = srv.metrics()
+        check(m["laya_admitted_requests"] == 0 and m["laya_inflight_requests"] == 0, "slots leaked: %r" % m)
+        for _ in range(4):
+            status, _, _ = srv.post("/v1/systemone", SIMPLE)
+            check(status == 200, "served after disconnects: %d" % status)
+
+
+def concurrent_answers(srv, n_clients, per_client):
+    """Each client asks about its own states; returns {state: body} and any errors."""
+    results, errors = {}, []
+    lock = threading.Lock()
+
+    def client(i):
+        conn = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=120)
+        for k in range(per_client):
+            state = {"ticket": i * 1000 + k, "text": "order %d was charged %d times" % (i, k + 1)}
+            body = json.dumps({"state": state, "questions": cases.QS})
+            try:
+                conn.request("POST", "/v1/systemone", body=body, headers={"Content-Type": "application/json"})
+                r = conn.getresponse()
+                raw = r.read()
+                with lock:
+                    if r.status != 200:
+                        errors.append((r.status, raw[:200]))
+                    else:
+                        results[json.dumps(state)] = json.loads(raw)
+            except Exception as e:  # noqa: BLE001
+                with lock:
+                    errors.append(repr(e))
+                conn.close()
+                conn = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=120)
+        conn.close()
+
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(n_clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return results, errors
+
+
+def check_own_answers(srv, results):
+    """Every concurrent answer equals the answer the same state gets alone (batch invariance within
+    the engine's bound), so no request got another request's rows."""
+    wrong = []
+    for state_text, got in list(results.items())[::7]:
+        status, raw, _ = srv.post("/v1/systemone", {"state": json.loads(state_text), "questions": cases.QS})
+        alone = json.loads(raw)
+        d = same(got["answers"], alone["answers"], tol=2e-3) or same(got["usage"], alone["usage"])
+        if d:
+            wrong.append("%s: %s" % (state_text, d))
+    check(not wrong, "answers differ from the same request alone:\n  " + "\n  ".join(wrong[:5]))
+
+
+@test
+def test_batching():
+    with Server(LAYA_MAX_CONCURRENT="256") as srv:
+        results, errors = concurrent_answers(srv, 48, 2)
+        check(not errors, "errors: %r" % errors[:3])
+        check(len(results) == 96, "%d answers" % len(results))
+        m = srv.metrics()
+        passes, reqs = m["laya_batch_requests_count"], m["laya_batch_requests_sum"]
+        check(reqs == 96, "passes answered %d requests" % reqs)
+        check(passes < reqs, "no request shared a pass (%d passes for %d requests)" % (passes, reqs))
+        check_own_answers(srv, results)
+        check(m['laya_requests_total{route="/v1/systemone",status="200"}'] == 96, "request counter")
+
+
+@test
+def test_unbatched():
+    with Server(LAYA_MAX_CONCURRENT="256", LAYA_SERVE_BATCHING="0") as srv:
+        results, errors = concurrent_answers(srv, 16, 2)
+        check(not errors and len(results) == 32, "errors: %r" % errors[:3])
+        m = srv.metrics()
+        check(m["laya_batch_requests_count"] == 32 and m["laya_batch_requests_sum"] == 32,
+              "one request per pass: %r" % m["laya_batch_requests_count"])
+        check_own_answers(srv, results)
+
+
+@test
+def test_drain():
+    srv = Server(LAYA_MAX_CONCURRENT="64")
+    srv.__enter__()
+    try:
+        out = []
+
+        def client():
+            body = {"state": "please refund the double charge on my order " * 20, "questions": cases.QS}
+            try:
+                out.append(srv.post("/v1/systemone", body)[0])
+            except Exception as e:  # noqa: BLE001
+                out.append(repr(e))
+
+        threads = [threading.Thread(target=client) for _ in range(12)]
+        for t in threads:
+            t.start()
+        deadline = time.time() + 10
+        while time.time() < deadline and srv.metrics()["laya_admitted_requests"] < 12:
+            time.sleep(0.01)
+        srv.proc.send_signal(signal.SIGTERM)
+        for t in threads:
+            t.join()
+        rc = srv.proc.wait(timeout=60)
+        check(rc == 0, "exit code %r" % rc)
+        check(out == [200] * 12, "in-flight answers: %r" % out)
+        check(any("draining" in l for l in srv.lines), "no drain message")
+        try:
+            socket.create_connection(("127.0.0.1", srv.port), timeout=2).close()
+            check(False, "still accepting after exit")
+        except OSError:
+            pass
+    finally:
+        srv.__exit__()
+
+
+@test
+def test_routes():
+    with Server() as srv:
+        status, raw, _ = srv.request("GET", "/nope")
+        check(status == 404 and json.loads(raw) == {"detail": "Not Found"}, "404 %r" % raw)
+        status, raw, hdrs = srv.request("GET", "/v1/systemone")
+        check(status == 405 and json.loads(raw) == {"detail": "Method Not Allowed"} and hdrs.get("allow") == "POST",
+              "405 %r %r" % (raw, hdrs))
+        status, raw, _ = srv.request("POST", "/health", b"{}")
+        check(status == 405, "POST /health %d" % status)
+        status, raw, _ = srv.request("HEAD", "/health")
+        check(status == 200 and raw == b"", "HEAD /health")
+        status, raw, _ = srv.request("GET", "/ready")
+        check(status == 200 and json.loads(raw) == {"status": "ready", "loaded": ["english", "multilingual"]},
+              "ready %r" % raw)
+        status, raw, hdrs = srv.request("GET", "/metrics")
+        check(status == 200 and hdrs["content-type"].startswith("text/plain"), "metrics type")
+        text = raw.decode()
+        for name in ("laya_requests_total", "laya_request_duration_seconds_bucket", "laya_batch_requests_bucket",
+                     "laya_queue_depth", "laya_input_tokens_total", "laya_inflight_requests"):
+            check(name in text, "metrics lack " + name)
+        # keep-alive: several requests on one connection
+        conn = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=30)
+        for _ in range(3):
+            conn.request("POST", "/v1/systemone", body=json.dumps(SIMPLE))
+            r = conn.getresponse()
+            check(r.status == 200, "keep-alive request")
+            r.read()
+        conn.close()
+        before = srv.metrics()["laya_input_tokens_total"]
+        status, raw, _ = srv.post("/v1/systemone", SIMPLE)
+        used = json.loads(raw)["usage"]["input_tokens"]
+        check(srv.metrics()["laya_input_tokens_total"] == before + used, "token counter")
+
+
+@test
+def test_config():
+    def start_fails(env, expect):
+        e = dict(os.environ, LAYA_EXTRA_MODELS=extra_models(), LAYA_PRELOAD="0")
+        e.update(env)
+        p = subprocess.run([BIN], env=e, capture_output=True, text=True, timeout=30)
+        check(p.returncode != 0 and expect in p.stderr, "%r -> rc %d %r" % (env, p.returncode, p.stderr))
+
+    start_fails({"LAYA_PORT": "99999"}, "invalid LAYA_PORT '99999': must be an integer 1-65535")
+    start_fails({"LAYA_PORT": "http"}, "invalid LAYA_PORT 'http': must be an integer 1-65535")
+    start_fails({"LAYA_DEFAULT_MODEL": "klingon"}, "invalid LAYA_DEFAULT_MODEL 'klingon': unknown model 'klingon'")
+    start_fails({"LAYA_EXTRA_MODELS": "[1]"}, "invalid LAYA_EXTRA_MODELS: a JSON object {name: source}, got list")
+    start_fails({"LAYA_EXTRA_MODELS": "{"}, "invalid LAYA_EXTRA_MODELS: not a JSON object")
+    start_fails({"LAYA_LOG_LEVEL": "loud"}, "invalid LAYA_LOG_LEVEL 'loud'")
+    start_fails({"LAYA_PRELOAD": "1", "LAYA_MODELS": "typed-decisions"}, "preload failed")
+    p = subprocess.run([BIN, "--bogus"], capture_output=True, text=True)
+    check(p.returncode == 2, "unknown argument exit code")
+    # bad numbers fall back to the defaults and the server still starts
+    with Server(LAYA_MAX_CONCURRENT="lots", LAYA_MAX_TOKEN_BUDGET="-5", LAYA_MAX_BATCH_TOKENS="x",
+                LAYA_PRELOAD="0", LAYA_DEFAULT_MODEL="EN") as srv:
+        check(srv.metrics()["laya_admission_limit"] == 16, "LAYA_MAX_CONCURRENT fallback")
+        status, raw, _ = srv.post("/v1/systemone", dict(SIMPLE, max_len=8192))
+        check(status == 200, "budget fallback 8192: %d %r" % (status, raw[:120]))
+        status, raw, _ = srv.post("/v1/systemone", {"state": "12345", "questions": {"refund": cases.NOUL}})
+        check(json.loads(raw)["routing"]["model"] == "english", "LAYA_DEFAULT_MODEL=EN: %r" % raw[-200:])
+
+
+print("%d passed, %d failed" % (len(PASSED), len(FAILED)))
+sys.exit(1 if FAILED else 0)
