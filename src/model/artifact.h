@@ -55,6 +55,13 @@ const char *artifact_source_sha256(const artifact *a, const char *relpath);
 int artifact_weights(const artifact *a, model_weights *w, laya_error *err);
 void artifact_weights_free(model_weights *w);
 
+/* Open an artifact as a checkpoint (configs and tokenizer from its stored files, weights mapped);
+ * checkpoint_open calls this for artifact files, checkpoint_close closes it. */
+struct checkpoint;
+struct strbuf;
+int checkpoint_open_artifact(struct checkpoint *ck, const char *path, const char *sha256_json,
+                             struct strbuf *warnings, laya_error *err);
+
 /* Write an artifact: the "cpu" backend b (created at the wanted precision from checkpoint dir
  * ckpt_dir, whose weights are w) plus the checkpoint's small files and their SHA-256. */
 int artifact_write(const char *out_path, const char *ckpt_dir, const model_weights *w, const backend *b,

@@ -1,4 +1,5 @@
 #include "model/checkpoint.h"
+#include "model/artifact.h"
 
 #include <errno.h>
 #include <math.h>
@@ -157,6 +158,7 @@ static int quote_err(laya_error *err, int code, const char *kind, const char *fm
 
 void checkpoint_close(checkpoint *ck) {
   if (ck->tok) tokenizer_release(ck->tok);
+  if (ck->w.packed) artifact_close((artifact *)ck->w.packed); /* a `laya convert` artifact */
   weights_free(&ck->w);
   st_close(&ck->st);
   agent_config_free(&ck->cfg);
@@ -167,6 +169,9 @@ void checkpoint_close(checkpoint *ck) {
 
 int checkpoint_open(checkpoint *ck, const char *path, const char *sha256_json, strbuf *warnings,
                     laya_error *err) {
+  /* a single-file artifact written by `laya convert` (model/artifact_load.c) */
+  if (fs_is_file(path) && artifact_is_artifact(path))
+    return checkpoint_open_artifact(ck, path, sha256_json, warnings, err);
   memset(ck, 0, sizeof *ck);
   ck->n_binning = -1;
   int rc = 0;
