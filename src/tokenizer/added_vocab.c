@@ -196,16 +196,16 @@ int added_split(const tokenizer *t, const added_trie *tr, tok_work *w) {
       }
       if (start_offset < ms &&
           !piece_push(w, &w->b, pc.off + (uint32_t)start_offset, (uint32_t)(ms - start_offset), -1,
-                      pc.first && start_offset == 0))
+                      first_after(pc.first, (uint32_t)start_offset)))
         goto oom;
       if (!piece_push(w, &w->b, pc.off + (uint32_t)ms, (uint32_t)(me - ms), at->id,
-                      pc.first && ms == 0))
+                      first_after(pc.first, (uint32_t)ms)))
         goto oom;
       start_offset = me;
     }
     if (start_offset < len &&
         !piece_push(w, &w->b, pc.off + (uint32_t)start_offset, (uint32_t)(len - start_offset), -1,
-                    pc.first && start_offset == 0))
+                    first_after(pc.first, (uint32_t)start_offset)))
       goto oom;
   }
   piece_vec tmp = w->a;

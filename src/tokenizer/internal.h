@@ -281,7 +281,8 @@ struct tokenizer {
 typedef struct piece {
   uint32_t off, len; /* bytes in work.buf */
   int32_t id;        /* >= 0: an added token already decided; -1: text */
-  bool first;        /* starts at original offset 0 (Metaspace prepend_scheme "first") */
+  uint32_t first;    /* leading bytes that stem from the input's first character (0: none); a
+                        piece whose start does is "first" for Metaspace prepend_scheme "first" */
 } piece;
 
 typedef struct piece_vec {
@@ -328,7 +329,9 @@ void work_init(tok_work *w, laya_error *err);
 void work_free(tok_work *w);
 /* Make room for n more bytes at the end of w->buf; false (and w->oom) on failure. */
 bool work_reserve(tok_work *w, size_t n);
-bool piece_push(tok_work *w, piece_vec *pv, uint32_t off, uint32_t len, int32_t id, bool first);
+bool piece_push(tok_work *w, piece_vec *pv, uint32_t off, uint32_t len, int32_t id, uint32_t first);
+/* `first` of a sub-piece starting `at` bytes into a piece whose `first` is f */
+static inline uint32_t first_after(uint32_t f, uint32_t at) { return f > at ? f - at : 0; }
 void *grow(void *p, size_t *cap, size_t need, size_t elem);
 
 /* UTF-8: decode one code point of valid UTF-8 at s (returns its length). */
@@ -366,6 +369,8 @@ void decoder_free(decoder *d);
 /* Normalize bytes [off, off+len) of w->buf; the result is appended to w->buf at *out_off. */
 int normalize_apply(const normalizer *n, tok_work *w, uint32_t off, uint32_t len, uint32_t *out_off,
                     uint32_t *out_len);
+/* The same, also carrying `first` (bytes stemming from the input's first character). */
+int normalize_piece(const normalizer *n, tok_work *w, piece *pc);
 /* Normalize a standalone string (added-token patterns at load). Result malloc'd. */
 int normalize_string(const normalizer *n, const char *s, size_t len, char **out, size_t *out_len,
                      laya_error *err);

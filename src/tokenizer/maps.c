@@ -231,7 +231,7 @@ bool work_reserve(tok_work *w, size_t n) {
   return true;
 }
 
-bool piece_push(tok_work *w, piece_vec *pv, uint32_t off, uint32_t len, int32_t id, bool first) {
+bool piece_push(tok_work *w, piece_vec *pv, uint32_t off, uint32_t len, int32_t id, uint32_t first) {
   if (pv->n == pv->cap) {
     piece *v = grow(pv->v, &pv->cap, pv->n + 1, sizeof *v);
     if (!v) {

@@ -213,6 +213,72 @@ int normalize_apply(const normalizer *n, tok_work *w, uint32_t off, uint32_t len
   return laya_err(w->err, LAYA_ERR_INTERNAL, NULL, "unknown normalizer");
 }
 
+static uint32_t first_cp_len(const char *s, uint32_t len) {
+  if (!len) return 0;
+  uint32_t cp;
+  return (uint32_t)utf8_decode((const unsigned char *)s, &cp);
+}
+
+/* How many leading output bytes stem from the input's first character. The reference tracks an
+ * alignment per character; only this prefix matters (for Metaspace "first"), so it is followed
+ * through each normalizer rather than aligning everything. */
+static int first_through(const normalizer *n, tok_work *w, uint32_t in_off, uint32_t in_first,
+                         uint32_t out_off, uint32_t out_len, uint32_t *first) {
+  if (!in_first) {
+    *first = 0;
+    return 0;
+  }
+  switch (n->kind) {
+    case NORM_NFC:
+    case NORM_NFD:
+    case NORM_NFKC:
+    case NORM_NFKD:
+    case NORM_LOWERCASE: {
+      /* the first character alone, normalized: the output starts with it unless it composed or
+       * reordered with what follows, and then the first output character is still its own */
+      uint32_t o, l;
+      if (normalize_apply(n, w, in_off, in_first, &o, &l)) return -1;
+      *first = (l <= out_len && memcmp(w->buf + o, w->buf + out_off, l) == 0)
+                   ? l : first_cp_len(w->buf + out_off, out_len);
+      return 0;
+    }
+    case NORM_PREPEND:
+      *first = out_len ? (uint32_t)n->content_len + in_first : 0;
+      return 0;
+    case NORM_STRIP:
+      *first = first_after(in_first, out_off - in_off);
+      return 0;
+    case NORM_REPLACE:
+      /* a match at 0: its replacement stands where the first character stood */
+      if (w->spans2.n && w->spans2.v[0].start == 0)
+        *first = (uint32_t)n->content_len ? (uint32_t)n->content_len : 0;
+      else
+        *first = w->spans2.n && w->spans2.v[0].start < in_first ? w->spans2.v[0].start : in_first;
+      return 0;
+    case NORM_SEQUENCE:
+      break;
+  }
+  *first = in_first;
+  return 0;
+}
+
+int normalize_piece(const normalizer *n, tok_work *w, piece *pc) {
+  if (n->kind == NORM_SEQUENCE) {
+    for (size_t i = 0; i < n->n_items; i++)
+      if (normalize_piece(&n->items[i], w, pc)) return -1;
+    return 0;
+  }
+  uint32_t o, l, f;
+  w->spans2.n = 0;
+  if (normalize_apply(n, w, pc->off, pc->len, &o, &l)) return -1;
+  /* Replace leaves its matches in spans2; first_through reads them before anything else runs */
+  if (first_through(n, w, pc->off, pc->first, o, l, &f)) return -1;
+  pc->off = o;
+  pc->len = l;
+  pc->first = f;
+  return 0;
+}
+
 int normalize_string(const normalizer *n, const char *s, size_t len, char **out, size_t *out_len,
                      laya_error *err) {
   tok_work w;

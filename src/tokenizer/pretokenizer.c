@@ -80,7 +80,7 @@ static bool push_groups(tok_work *w, const piece *src, split_behavior beh) {
 #define EMIT(s, e)                                                                           \
   do {                                                                                       \
     if ((e) > (s) &&                                                                         \
-        !piece_push(w, out, src->off + (s), (e) - (s), -1, src->first && (s) == 0))          \
+        !piece_push(w, out, src->off + (s), (e) - (s), -1, first_after(src->first, (s))))          \
       return false;                                                                          \
   } while (0)
   switch (beh) {
@@ -172,6 +172,7 @@ static bool bytelevel(const pretokenizer *p, tok_work *w, piece pc) {
     pc.off = (uint32_t)w->len;
     pc.len += 1;
     w->len += pc.len;
+    if (pc.first) pc.first += 1;
   }
   size_t first_out = w->b.n;
   if (p->use_regex) {
@@ -183,11 +184,13 @@ static bool bytelevel(const pretokenizer *p, tok_work *w, piece pc) {
   }
   for (size_t i = first_out; i < w->b.n; i++) {
     piece *q = &w->b.v[i];
-    uint32_t o, l;
+    uint32_t o, l, f = 0;
+    for (uint32_t k = 0; k < q->first && k < q->len; k++) f += byte_chars[(unsigned char)w->buf[q->off + k]].len;
     if (!bytelevel_map(w, q->off, q->len, &o, &l)) return false;
     q = &w->b.v[i];
     q->off = o;
     q->len = l;
+    q->first = f;
   }
   return true;
 }
@@ -214,7 +217,8 @@ static bool metaspace(const pretokenizer *p, tok_work *w, piece pc) {
       o[k++] = s[i];
     }
   }
-  piece np = {(uint32_t)w->len, (uint32_t)k, -1, pc.first};
+  /* the prepended replacement stems from the first character too */
+  piece np = {(uint32_t)w->len, (uint32_t)k, -1, pc.first ? pc.first + (prepend ? (uint32_t)p->rep_len : 0) : 0};
   w->len += k;
   if (!p->split) return np.len == 0 || piece_push(w, &w->b, np.off, np.len, -1, np.first);
   if (!char_matches(w, w->buf + np.off, np.len, 0, p->replacement)) return false;
@@ -242,7 +246,7 @@ static bool whitespace(tok_work *w, piece pc) {
       if (word ? !(c & UC_W) : (c & (UC_W | UC_RS)) != 0) break;
       j += (uint32_t)k;
     }
-    if (!piece_push(w, &w->b, pc.off + i, j - i, -1, pc.first && i == 0)) return false;
+    if (!piece_push(w, &w->b, pc.off + i, j - i, -1, first_after(pc.first, i))) return false;
     i = j;
   }
   return true;

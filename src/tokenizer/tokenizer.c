@@ -353,7 +353,7 @@ static int normalize_pieces(const tokenizer *t, tok_work *w) {
   for (size_t i = 0; i < w->a.n; i++) {
     piece pc = w->a.v[i];
     if (pc.id < 0) {
-      if (normalize_apply(t->norm, w, pc.off, pc.len, &pc.off, &pc.len)) return -1;
+      if (normalize_piece(t->norm, w, &pc)) return -1;
       if (pc.len == 0) continue; /* empty splits are dropped */
     }
     if (!piece_push(w, &w->b, pc.off, pc.len, pc.id, pc.first))
@@ -382,7 +382,9 @@ int tokenizer_encode(const tokenizer *t, const char *text, size_t len, int max_l
   if (!work_reserve(&w, len * 2 + 64)) goto oom;
   memcpy(w.buf, text, len);
   w.len = len;
-  if (!piece_push(&w, &w.a, 0, (uint32_t)len, -1, true)) goto oom;
+  uint32_t first_char;
+  utf8_decode((const unsigned char *)text, &first_char);
+  if (!piece_push(&w, &w.a, 0, (uint32_t)len, -1, (uint32_t)utf8_encode(first_char, (char[4]){0}))) goto oom;
   if (added_split(t, &t->raw_trie, &w)) goto done;
   if (t->norm && normalize_pieces(t, &w)) goto done;
   if (added_split(t, &t->norm_trie, &w)) goto done;

@@ -2,7 +2,7 @@
  * test_parity.c: every corpus string, encoded and decoded, against what Hugging Face `tokenizers`
  * produced for it (tests/fixtures/tokenizer/, written by tools/tokenizer/gen_fixtures.py).
  *
- *   test_parity TOKENIZER_DIR CORPUS.jsonl EXPECTED.jsonl DECODE.jsonl [THREADS]
+ *   test_parity TOKENIZER_DIR CORPUS.jsonl EXPECTED.jsonl DECODE.jsonl [THREADS [MIN_STRINGS]]
  *
  * Checks per string: the full ids, the ids truncated to 48 (the first 48 of the reference's), the
  * decode of the full ids, and that a string the reference refuses (lone surrogates, which arrive
@@ -173,6 +173,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   int threads = argc > 5 ? atoi(argv[5]) : 1;
+  uint32_t min_strings = argc > 6 ? (uint32_t)atoi(argv[6]) : 20000;
   if (threads < 1) threads = 1;
   laya_error err = {0};
   tokenizer *t = tokenizer_load(argv[1], &err);
@@ -184,8 +185,9 @@ int main(int argc, char **argv) {
   arena_init(&a, 1 << 20);
   json_value *corpus = read_jsonl(argv[2], &a), *exp = read_jsonl(argv[3], &a), *dec = read_jsonl(argv[4], &a);
   if (!corpus || !exp || !dec) return 1;
-  if (corpus->n != exp->n || corpus->n < 20000) {
-    fprintf(stderr, "corpus has %u strings, expected file %u (need equal and >= 20000)\n", corpus->n, exp->n);
+  if (corpus->n != exp->n || corpus->n < min_strings) {
+    fprintf(stderr, "corpus has %u strings, expected file %u (need equal and >= %u)\n", corpus->n, exp->n,
+            min_strings);
     return 1;
   }
   expected *e = calloc(corpus->n, sizeof *e);
