@@ -242,6 +242,10 @@ int main(int argc, char **argv) {
         bad = 1;
       }
       if (i >= 3) t[i - 3] = now_ms() - a;
+      if (i == 2) { /* profile only the timed calls (the first one loads kernels and plans GEMMs) */
+        char junk[4096];
+        backend_cuda_profile(w, junk, sizeof junk);
+      }
     }
     if (!bad) {
       size_t free1, scratch = 0;

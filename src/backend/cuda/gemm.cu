@@ -28,6 +28,8 @@ struct gemm_plan {
   cublasLtMatrixLayout_t la, lb, lc;
   cublasLtMatmulAlgo_t algo;
   int has_algo;
+  cublasLtMatmulHeuristicResult_t cand[8]; /* candidates, for tuning */
+  int n_cand, tuned;
 };
 
 cudaDataType_t cuda_type(int dt) {
@@ -85,16 +87,70 @@ static int plan_build(gemm_plan *p, cublasLtHandle_t lt, size_t ws_size) {
   LT_TRY(cublasLtMatmulPreferenceCreate(&pref));
   cublasStatus_t st =
       cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws_size, sizeof ws_size);
-  cublasLtMatmulHeuristicResult_t res;
   int n = 0;
   if (st == CUBLAS_STATUS_SUCCESS)
-    st = cublasLtMatmulAlgoGetHeuristic(lt, p->desc, p->la, p->lb, p->lc, p->lc, pref, 1, &res, &n);
+    st = cublasLtMatmulAlgoGetHeuristic(lt, p->desc, p->la, p->lb, p->lc, p->lc, pref, 8, p->cand, &n);
   cublasLtMatmulPreferenceDestroy(pref);
   if (st != CUBLAS_STATUS_SUCCESS) return (int)st;
   if (n < 1) return (int)CUBLAS_STATUS_NOT_SUPPORTED;
-  p->algo = res.algo;
+  p->n_cand = n;
+  p->algo = p->cand[0].algo;
   p->has_algo = 1;
   return 0;
+}
+
+/* LAYA_CUDA_GEMM_TUNE=1: the first eager call of a shape times cuBLASLt's candidates (on a
+ * scratch output for accumulating GEMMs, so the residual stream is not touched) and keeps the
+ * fastest. Costs a few milliseconds once per shape. */
+static void plan_tune(gemm_plan *p, cublasLtHandle_t lt, cudaStream_t s, void *ws, size_t ws_size, const void *A,
+                      const void *W, void *D, const void *bias) {
+  p->tuned = 1;
+  const char *e = getenv("LAYA_CUDA_GEMM_TUNE");
+  if (!e || e[0] != '1' || p->n_cand < 2) return;
+  cudaStreamCaptureStatus cs;
+  if (cudaStreamIsCapturing(s, &cs) != cudaSuccess || cs != cudaStreamCaptureStatusNone) return;
+  const gemm_key &k = p->key;
+  void *out = D, *tmp = NULL;
+  if (k.accumulate) {
+    size_t bytes = (size_t)k.M * k.ldd * (k.dt_d == CU_F32 ? 4 : 2);
+    if (cudaMalloc(&tmp, bytes) != cudaSuccess) {
+      cudaGetLastError();
+      return;
+    }
+    cudaMemsetAsync(tmp, 0, bytes, s);
+    out = tmp;
+  }
+  if (bias) cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias);
+  cudaEvent_t e0, e1;
+  cudaEventCreate(&e0);
+  cudaEventCreate(&e1);
+  const float one = 1.0f, zero = 0.0f;
+  float best = 1e30f;
+  int best_i = 0;
+  for (int i = 0; i < p->n_cand; i++) {
+    if (p->cand[i].workspaceSize > ws_size) continue;
+    bool ok = true;
+    for (int r = 0; r < 4 && ok; r++) {
+      if (r == 1) cudaEventRecord(e0, s);
+      ok = cublasLtMatmul(lt, p->desc, &one, W, p->la, A, p->lb, k.accumulate ? &one : &zero, out, p->lc, out, p->lc,
+                          &p->cand[i].algo, ws, ws_size, s) == CUBLAS_STATUS_SUCCESS;
+    }
+    cudaEventRecord(e1, s);
+    cudaEventSynchronize(e1);
+    float ms = 0;
+    if (ok && cudaEventElapsedTime(&ms, e0, e1) == cudaSuccess && ms < best) {
+      best = ms;
+      best_i = i;
+    }
+    cudaGetLastError();
+  }
+  p->algo = p->cand[best_i].algo;
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+  if (tmp) {
+    cudaStreamSynchronize(s);
+    cudaFree(tmp);
+  }
 }
 
 int gemm_run(struct gemm_cache *c, cublasLtHandle_t lt, cudaStream_t s, void *ws, size_t ws_size, int M, int N,
@@ -135,6 +191,7 @@ int gemm_run(struct gemm_cache *c, cublasLtHandle_t lt, cudaStream_t s, void *ws
     }
     c->n++;
   }
+  if (!p->tuned) plan_tune(p, lt, s, ws, ws_size, A, W, D, bias);
   if (bias)
     LT_TRY(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
   const float one = 1.0f, zero = 0.0f;

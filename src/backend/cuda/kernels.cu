@@ -187,8 +187,54 @@ __global__ void ln_kernel(const float *x, const float *w, const float *b, float 
   }
 }
 
+/* The common case, d a multiple of 128 up to 1024: lane l owns float4 columns l + 32 v. */
+template <class T, int NV>
+__global__ void ln4_kernel(const float *x, const float *w, const float *b, float eps, T *y, int Mp, int d) {
+  int row = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32, lane = threadIdx.x & 31;
+  if (row >= Mp) return;
+  const float4 *xr = reinterpret_cast<const float4 *>(x + (int64_t)row * d);
+  float4 v[NV];
+  float s = 0.f;
+#pragma unroll
+  for (int i = 0; i < NV; i++) {
+    v[i] = xr[lane + 32 * i];
+    s += (v[i].x + v[i].y) + (v[i].z + v[i].w);
+  }
+  float mu = warp_sum(s) / (float)d, q = 0.f;
+#pragma unroll
+  for (int i = 0; i < NV; i++) {
+    float a = v[i].x - mu, bb = v[i].y - mu, c = v[i].z - mu, e = v[i].w - mu;
+    q += a * a + bb * bb + c * c + e * e;
+  }
+  float rs = rsqrtf(warp_sum(q) / (float)d + eps);
+  const float4 *w4 = reinterpret_cast<const float4 *>(w), *b4 = reinterpret_cast<const float4 *>(b);
+#pragma unroll
+  for (int i = 0; i < NV; i++) {
+    int c4 = lane + 32 * i;
+    float4 ww = w4[c4], bv = b ? b4[c4] : make_float4(0.f, 0.f, 0.f, 0.f);
+    T o[4] = {fromf<T>((v[i].x - mu) * rs * ww.x + bv.x), fromf<T>((v[i].y - mu) * rs * ww.y + bv.y),
+              fromf<T>((v[i].z - mu) * rs * ww.z + bv.z), fromf<T>((v[i].w - mu) * rs * ww.w + bv.w)};
+    *reinterpret_cast<uint2 *>(y + (int64_t)row * d + 4 * c4) = *reinterpret_cast<uint2 *>(o);
+  }
+}
+
+template <class T>
+static bool ln4_launch(cudaStream_t s, const float *x, const float *w, const float *b, float eps, T *y, int Mp, int d) {
+  unsigned g = blocks_for(Mp, 8);
+  switch (d % 128 == 0 ? d / 128 : 0) {
+    case 1: ln4_kernel<T, 1><<<g, 256, 0, s>>>(x, w, b, eps, y, Mp, d); return true;
+    case 2: ln4_kernel<T, 2><<<g, 256, 0, s>>>(x, w, b, eps, y, Mp, d); return true;
+    case 4: ln4_kernel<T, 4><<<g, 256, 0, s>>>(x, w, b, eps, y, Mp, d); return true;
+    case 6: ln4_kernel<T, 6><<<g, 256, 0, s>>>(x, w, b, eps, y, Mp, d); return true;
+    case 8: ln4_kernel<T, 8><<<g, 256, 0, s>>>(x, w, b, eps, y, Mp, d); return true;
+    default: return false;
+  }
+}
+
 void k_ln(cudaStream_t s, int half16, const float *x, const float *w, const float *b, float eps, void *y, int Mp,
           int d) {
+  if (half16 ? ln4_launch(s, x, w, b, eps, (__half *)y, Mp, d) : ln4_launch(s, x, w, b, eps, (__nv_bfloat16 *)y, Mp, d))
+    return;
   unsigned g = blocks_for(Mp, 8);
   if (half16) ln_kernel<<<g, 256, 0, s>>>(x, w, b, eps, (__half *)y, Mp, d);
   else ln_kernel<<<g, 256, 0, s>>>(x, w, b, eps, (__nv_bfloat16 *)y, Mp, d);
