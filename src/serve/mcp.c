@@ -1103,6 +1103,8 @@ static void call_tool(mcp_server *s, const json_value *id, const json_value *par
       m.n = (uint32_t)e.msg.len;
       obj_add(&a, err, "error", &c);
       obj_add(&a, err, "message", &m);
+      /* the MCP SDK's ToolError text, as Laya's clients see it */
+      sb_printf(&text, "Error executing tool %s: ", t->name);
       json_dump(&text, err, &ind);
       text_result(&res, text.data, text.len, true);
     }

@@ -25,6 +25,7 @@ typedef struct checkpoint {
   char *path;       /* local directory, NULL when this server has no copy */
   void *model;      /* opened engine model */
   char *load_error; /* the last load failure, kept for /health and logs */
+  int lang_temps;   /* -1 unknown, 0 none, 1 has per-language temperature tables */
 } checkpoint;
 
 struct serve_models {
@@ -84,6 +85,7 @@ static checkpoint *add(serve_models *m, const char *name, const char *repo) {
   memset(c, 0, sizeof *c);
   snprintf(c->name, sizeof c->name, "%s", name);
   snprintf(c->repo, sizeof c->repo, "%s", repo);
+  c->lang_temps = -1;
   return c;
 }
 
@@ -384,4 +386,27 @@ void serve_models_health(serve_models *m, strbuf *sb) {
   sb_free(&devices);
   sb_free(&fallbacks);
   pthread_mutex_unlock(&m->lock);
+}
+
+bool serve_models_has_lang_temps(serve_models *m, const char *name) {
+  laya_error err;
+  void *model = serve_models_get(m, name, &err);
+  if (!model) return false;
+  pthread_mutex_lock(&m->lock);
+  checkpoint *c = find(m, name);
+  if (c && c->lang_temps < 0) {
+    c->lang_temps = 0;
+    const char *info = m->eng->info ? m->eng->info(m->eng->ctx, model) : NULL;
+    if (info) {
+      arena a;
+      arena_init(&a, 4096);
+      json_value *v = json_parse(info, strlen(info), &a, NULL, &err);
+      const json_value *t = v ? json_get(v, "lang_temperatures") : NULL;
+      c->lang_temps = t && t->type == JSON_OBJECT && t->n > 0;
+      arena_free(&a);
+    }
+  }
+  bool has = c && c->lang_temps == 1;
+  pthread_mutex_unlock(&m->lock);
+  return has;
 }

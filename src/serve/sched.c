@@ -42,6 +42,8 @@ void serve_job_free(serve_job *job) {
     free(job->states_json ? job->states_json[i] : NULL);
     free(job->routing_json ? job->routing_json[i] : NULL);
   }
+  for (size_t i = 0; job->langs && i < job->n_states; i++) free(job->langs[i]);
+  free(job->langs);
   free(job->states_json);
   free(job->routing_json);
   sb_free(&job->body);
@@ -51,6 +53,22 @@ void serve_job_free(serve_job *job) {
 static void dump_compact(strbuf *sb, const json_value *v) {
   json_dump_opts o = {NULL, NULL, false, -1};
   json_dump(sb, v, &o);
+}
+
+static bool same_str(const char *a, const char *b) { return (!a && !b) || (a && b && !strcmp(a, b)); }
+
+/* The routed language (detection.language), when the checkpoint reads languages differently. */
+static char *routed_language(serve_models *models, const char *model, const char *routing_json) {
+  if (!routing_json || !serve_models_has_lang_temps(models, model)) return NULL;
+  arena a;
+  arena_init(&a, 2048);
+  laya_error e;
+  json_value *r = json_parse(routing_json, strlen(routing_json), &a, NULL, &e);
+  const json_value *det = r ? json_get(r, "detection") : NULL;
+  const json_value *lang = det && det->type == JSON_OBJECT ? json_get(det, "language") : NULL;
+  char *out = lang && lang->type == JSON_STRING && lang->n ? strdup(lang->s) : NULL;
+  arena_free(&a);
+  return out;
 }
 
 int serve_job_from_request(serve_models *models, const serve_request *req, bool strict,
@@ -64,7 +82,8 @@ int serve_job_from_request(serve_models *models, const serve_request *req, bool 
   job->n_states = job->is_batch ? req->states->n : 1;
   job->states_json = calloc(job->n_states, sizeof *job->states_json);
   job->routing_json = calloc(job->n_states, sizeof *job->routing_json);
-  if (!job->states_json || !job->routing_json) {
+  job->langs = calloc(job->n_states, sizeof *job->langs);
+  if (!job->states_json || !job->routing_json || !job->langs) {
     serve_job_free(job);
     return serve_reject_set(rej, 500, "inference failed");
   }
@@ -93,6 +112,8 @@ int serve_job_from_request(serve_models *models, const serve_request *req, bool 
       job->solo = true; /* states of one batch routed to different checkpoints */
     }
     job->routing_json[i] = r.routing_json;
+    job->langs[i] = req->lang ? strdup(req->lang) : routed_language(models, r.model, r.routing_json);
+    if (i > 0 && !same_str(job->langs[i], job->langs[0])) job->solo = true;
   }
   /* The per-state checkpoint, when a batch splits, is recovered from its routing block. */
 
@@ -102,15 +123,16 @@ int serve_job_from_request(serve_models *models, const serve_request *req, bool 
   dump_compact(&o, req->questions);
   if (req->max_len) sb_printf(&o, ", \"max_len\": %ld", req->max_len);
   if (req->head_max_len) sb_printf(&o, ", \"head_max_len\": %ld", req->head_max_len);
-  if (req->lang) {
-    sb_puts(&o, ", \"lang\": ");
-    json_dump_string(&o, req->lang, strlen(req->lang), false);
-  }
   if (req->min_confidence) {
     sb_puts(&o, ", \"min_confidence\": ");
     dump_compact(&o, req->min_confidence);
   }
+  if (job->langs[0]) sb_printf(&o, "\001%s", job->langs[0]);
   job->group_key = strdup(o.data ? o.data : "");
+  if (job->langs[0] && o.data) {
+    o.len -= strlen(job->langs[0]) + 1;
+    o.data[o.len] = 0;
+  }
   if (req->kind == SERVE_BATCH) {
     if (req->batch_size) {
       sb_printf(&o, ", \"batch_size\": %ld", req->batch_size);
@@ -191,7 +213,7 @@ static void state_model(const serve_job *job, size_t i, char *out, size_t out_si
 
 /* Build {"states": [...], <options>} for the given states. */
 static char *batch_request(serve_job *const *jobs, int n_jobs, const char *options, const size_t *pick,
-                           size_t n_pick) {
+                           size_t n_pick, const char *lang) {
   strbuf sb;
   sb_init(&sb);
   sb_puts(&sb, "{\"states\": [");
@@ -210,6 +232,10 @@ static char *batch_request(serve_job *const *jobs, int n_jobs, const char *optio
   }
   sb_puts(&sb, "], ");
   sb_puts(&sb, options);
+  if (lang) {
+    sb_puts(&sb, ", \"lang\": ");
+    json_dump_string(&sb, lang, strlen(lang), false);
+  }
   sb_putc(&sb, '}');
   if (sb.oom) {
     sb_free(&sb);
@@ -250,7 +276,12 @@ void serve_job_run_alone(serve_models *models, const serve_engine *eng, serve_jo
     if (model) {
       strbuf req;
       sb_init(&req);
-      sb_printf(&req, "{\"state\": %s, %s}", job->states_json[0], job->options_json);
+      sb_printf(&req, "{\"state\": %s, %s", job->states_json[0], job->options_json);
+      if (job->langs[0]) {
+        sb_puts(&req, ", \"lang\": ");
+        json_dump_string(&req, job->langs[0], strlen(job->langs[0]), false);
+      }
+      sb_putc(&req, '}');
       char *out = NULL;
       if (!req.oom && eng->predict(eng->ctx, model, req.data, &out, &e) == 0) {
         results = json_parse(out, strlen(out), &a, NULL, &e);
@@ -274,8 +305,8 @@ void serve_job_run_alone(serve_models *models, const serve_engine *eng, serve_jo
       if (done[i]) continue;
       size_t n = 0;
       for (size_t k = i; k < job->n_states; k++)
-        if (!done[k] && !strcmp(names[k], names[i])) pick[n++] = k;
-      char *req = batch_request(&job, 1, job->options_json, pick, n);
+        if (!done[k] && !strcmp(names[k], names[i]) && same_str(job->langs[k], job->langs[i])) pick[n++] = k;
+      char *req = batch_request(&job, 1, job->options_json, pick, n, job->langs[i]);
       json_value *part = req ? run_batch(models, eng, names[i], req, n, &a, &e) : NULL;
       if (!req) laya_err(&e, LAYA_ERR_NOMEM, NULL, "out of memory");
       free(req);
@@ -316,7 +347,7 @@ static void run_group(serve_sched *s, serve_job **jobs, int n) {
   laya_error e;
   laya_err_clear(&e);
   double t0 = serve_now();
-  char *req = batch_request(jobs, n, jobs[0]->options_json, NULL, 0);
+  char *req = batch_request(jobs, n, jobs[0]->options_json, NULL, 0, jobs[0]->langs[0]);
   json_value *results = req ? run_batch(s->models, s->eng, jobs[0]->model, req, total, &a, &e) : NULL;
   free(req);
   double ms = (serve_now() - t0) * 1000.0;

