@@ -236,51 +236,67 @@ int added_load(tokenizer *t, const json_value *list, int32_t model_vocab_entries
   t->added = arena_alloc(&t->a, sizeof *t->added * (list->n ? list->n : 1));
   if (!t->added || !str_map_init(&t->added_map, list->n)) return laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory");
   int32_t next_id = model_vocab_entries;
+  /* id -> index of the added token holding it (a later token with the same id replaces it) */
+  pair_map by_id;
+  if (!pair_map_init(&by_id, list->n)) return laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory");
+  int rc = -1;
   for (uint32_t i = 0; i < list->n; i++) {
     const json_value *tok = &list->items[i];
     const json_value *content = json_get(tok, "content");
     if (tok->type != JSON_OBJECT || !content || content->type != JSON_STRING)
-      return laya_err(err, LAYA_ERR_FORMAT, NULL, "added_tokens[%u]: missing \"content\"", i);
+      {
+      laya_err(err, LAYA_ERR_FORMAT, NULL, "added_tokens[%u]: missing \"content\"", i);
+      goto done;
+    }
     added_token at = {0};
     at.content = content->s;
     at.len = content->n;
     if (get_flag(tok, "single_word", &at.single_word, err) || get_flag(tok, "lstrip", &at.lstrip, err) ||
         get_flag(tok, "rstrip", &at.rstrip, err) || get_flag(tok, "normalized", &at.normalized, err) ||
         get_flag(tok, "special", &at.special, err))
-      return -1;
+      goto done;
     if (at.len == 0) continue; /* the reference ignores empty tokens */
     int32_t id = str_map_get(&t->added_map, at.content, at.len);
-    if (id >= 0) {
-      /* same content again: its flags replace the earlier ones */
-      for (size_t k = 0; k < t->n_added; k++)
-        if (t->added[k].id == id) t->added[k].id = -1;
-    } else {
+    if (id < 0) {
       id = str_map_get(&t->bpe.vocab, at.content, at.len);
       if (id < 0) {
-        if (next_id >= (1 << 26)) return laya_err(err, LAYA_ERR_FORMAT, NULL, "too many added tokens");
+        if (next_id >= (1 << 26)) {
+          laya_err(err, LAYA_ERR_FORMAT, NULL, "too many added tokens");
+          goto done;
+        }
         id = next_id++;
       }
     }
-    /* an id taken over from an earlier token with other content: the later one wins */
-    for (size_t k = 0; k < t->n_added; k++)
-      if (t->added[k].id == id) t->added[k].id = -1;
+    /* same content again, or an id taken over: the later token replaces the earlier one */
+    uint32_t prev, unused;
+    if (pair_map_get(&by_id, (uint32_t)id, 0, &prev, &unused)) t->added[prev].id = -1;
+    pair_map_put(&by_id, (uint32_t)id, 0, (uint32_t)t->n_added, 0);
     at.id = id;
     at.pattern = at.content;
     at.pattern_len = at.len;
     if (at.normalized && t->norm) {
       char *norm;
       size_t nl;
-      if (normalize_string(t->norm, at.content, at.len, &norm, &nl, err)) return -1;
+      if (normalize_string(t->norm, at.content, at.len, &norm, &nl, err)) goto done;
       char *kept = arena_strndup(&t->a, norm, nl);
       free(norm);
-      if (!kept) return laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory");
+      if (!kept) {
+        laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory");
+        goto done;
+      }
       at.pattern = kept;
       at.pattern_len = (uint32_t)nl;
     }
-    if (!str_map_put(&t->added_map, at.content, at.len, id)) return laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory");
+    if (!str_map_put(&t->added_map, at.content, at.len, id)) {
+      laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory");
+      goto done;
+    }
     t->added[t->n_added++] = at;
   }
-  return 0;
+  rc = 0;
+done:
+  pair_map_free(&by_id);
+  return rc;
 }
 
 int added_build(tokenizer *t, laya_error *err) {

@@ -75,7 +75,7 @@ static int32_t char_id(const bpe_model *m, tok_work *w, const char *c, size_t cl
     *str = c;
     *slen = clen;
     if (clen == 1 && (unsigned char)c[0] < 0x80) return m->ascii_ids[(unsigned char)c[0]];
-    if (clen == 2 && m->small_ids) {
+    if (clen <= 3) {
       uint32_t cp;
       utf8_decode((const unsigned char *)c, &cp);
       return m->small_ids[cp];
@@ -249,12 +249,16 @@ int bpe_load(tokenizer *t, const json_value *model, const char *text, span vocab
     char ch = (char)c;
     m->ascii_ids[c] = str_map_get(&m->vocab, &ch, 1);
   }
-  m->small_ids = malloc(sizeof *m->small_ids * 0x800);
+  /* single characters of the BMP, looked up directly (the initial symbols of every piece) */
+  m->small_ids = malloc(sizeof *m->small_ids * 0x10000);
   if (!m->small_ids) return laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory");
-  for (uint32_t cp = 0; cp < 0x800; cp++) {
-    char u[4];
-    int k = utf8_encode(cp, u);
-    m->small_ids[cp] = str_map_get(&m->vocab, u, (size_t)k);
+  for (uint32_t cp = 0; cp < 0x10000; cp++) m->small_ids[cp] = -1;
+  for (uint32_t i = 0; i < m->vocab.count; i++) {
+    const str_entry *e = &m->vocab.entries[i];
+    if (e->n == 0 || e->n > 3) continue;
+    uint32_t cp;
+    int k = utf8_decode((const unsigned char *)e->s, &cp);
+    if ((uint32_t)k == e->n && cp < 0x10000) m->small_ids[cp] = e->id;
   }
   return merges_read(t, text, merges, file, err);
 }

@@ -31,7 +31,8 @@ typedef struct str_entry {
 typedef struct str_map {
   str_entry *entries;
   uint32_t count, cap_entries;
-  uint32_t *slots; /* entry index + 1; 0 = empty */
+  uint64_t *slots; /* hash << 32 | (entry index + 1); 0 = empty. The hash skips most string
+                      compares (and the cache miss of fetching the entry) on a probe. */
   uint32_t mask;
 } str_map;
 
@@ -245,7 +246,7 @@ typedef struct bpe_model {
   size_t prefix_len, suffix_len;
   int32_t byte_ids[256];  /* id of "<0xNN>" or -1 */
   int32_t ascii_ids[128]; /* id of each single ASCII char, or -1 (fast initial symbols) */
-  int32_t *small_ids;     /* id of each single char below 0x800 (covers byte-level alphabets) */
+  int32_t *small_ids;     /* id of each single BMP character, or -1 */
 } bpe_model;
 
 struct tokenizer {

@@ -42,12 +42,14 @@ void str_map_free(str_map *m) {
 
 static bool str_map_grow(str_map *m) {
   uint32_t cap = (m->mask + 1) * 2;
-  uint32_t *slots = calloc(cap, sizeof *slots);
+  uint64_t *slots = calloc(cap, sizeof *slots);
   if (!slots) return false;
-  for (uint32_t e = 0; e < m->count; e++) {
-    uint32_t i = tk_hash(m->entries[e].s, m->entries[e].n) & (cap - 1);
-    while (slots[i]) i = (i + 1) & (cap - 1);
-    slots[i] = e + 1;
+  for (uint32_t i = 0; i <= m->mask; i++) {
+    uint64_t sl = m->slots[i];
+    if (!sl) continue;
+    uint32_t j = (uint32_t)(sl >> 32) & (cap - 1);
+    while (slots[j]) j = (j + 1) & (cap - 1);
+    slots[j] = sl;
   }
   free(m->slots);
   m->slots = slots;
@@ -57,10 +59,11 @@ static bool str_map_grow(str_map *m) {
 
 bool str_map_put(str_map *m, const char *s, uint32_t n, int32_t id) {
   if ((m->count + 1) * 2 > m->mask + 1 && !str_map_grow(m)) return false;
-  uint32_t i = tk_hash(s, n) & m->mask;
+  uint32_t h = tk_hash(s, n), i = h & m->mask;
   while (m->slots[i]) {
-    str_entry *e = &m->entries[m->slots[i] - 1];
-    if (e->n == n && memcmp(e->s, s, n) == 0) {
+    uint64_t sl = m->slots[i];
+    str_entry *e = &m->entries[(uint32_t)sl - 1];
+    if ((uint32_t)(sl >> 32) == h && e->n == n && memcmp(e->s, s, n) == 0) {
       e->id = id;
       return true;
     }
@@ -74,18 +77,20 @@ bool str_map_put(str_map *m, const char *s, uint32_t n, int32_t id) {
     m->cap_entries = (uint32_t)cap;
   }
   m->entries[m->count] = (str_entry){s, n, id};
-  m->slots[i] = ++m->count;
+  m->slots[i] = ((uint64_t)h << 32) | ++m->count;
   return true;
 }
 
 int32_t str_map_get(const str_map *m, const char *s, size_t n) {
   if (!m->slots) return -1;
-  uint32_t i = tk_hash(s, n) & m->mask;
+  uint32_t h = tk_hash(s, n), i = h & m->mask;
   for (;;) {
-    uint32_t e = m->slots[i];
-    if (!e) return -1;
-    const str_entry *en = &m->entries[e - 1];
-    if (en->n == n && memcmp(en->s, s, n) == 0) return en->id;
+    uint64_t sl = m->slots[i];
+    if (!sl) return -1;
+    if ((uint32_t)(sl >> 32) == h) {
+      const str_entry *en = &m->entries[(uint32_t)sl - 1];
+      if (en->n == n && memcmp(en->s, s, n) == 0) return en->id;
+    }
     i = (i + 1) & m->mask;
   }
 }
