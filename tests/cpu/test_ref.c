@@ -343,6 +343,23 @@ static void test_matmul(void) {
     for (int n = N; n < 20; n++) CHECK(y[t * 20 + n] == 1.0f); /* nothing outside the N columns */
   }
   CHECK(worst < 1e-4);
+  /* a long reduction (several k blocks and a partial one) stays within float noise of exact */
+  {
+    enum { T2 = 5, N2 = 9, K2 = 1000 };
+    static float x2[T2 * K2], w2[N2 * K2], y2[T2 * N2], panel2[K2 * 64];
+    for (int i = 0; i < T2 * K2; i++) x2[i] = (float)((int)(rm_next(&s) % 2001) - 1000) / 1000.0f;
+    for (int i = 0; i < N2 * K2; i++) w2[i] = (float)((int)(rm_next(&s) % 2001) - 1000) / 1000.0f;
+    CHECK(ref_matmul_panel_floats(K2) <= sizeof panel2 / sizeof panel2[0]);
+    ref_matmul(y2, N2, x2, K2, w2, NULL, T2, N2, K2, 0, panel2);
+    double worst2 = 0;
+    for (int t = 0; t < T2; t++)
+      for (int n = 0; n < N2; n++) {
+        double ref = 0;
+        for (int k = 0; k < K2; k++) ref += (double)x2[t * K2 + k] * w2[n * K2 + k];
+        if (fabs(ref - y2[t * N2 + n]) > worst2) worst2 = fabs(ref - y2[t * N2 + n]);
+      }
+    CHECK(worst2 < 2e-5);
+  }
   /* a token's result does not depend on how many tokens share the call */
   static float y1[20];
   ref_matmul(y1, 20, x + 5 * K, K, w, NULL, 1, N, K, 0, panel);
