@@ -16,6 +16,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <math.h>
+#include <stdlib.h>
 
 #include "cuda_internal.h"
 
@@ -90,8 +91,16 @@ __device__ __forceinline__ void cp_async_wait0() { asm volatile("cp.async.wait_g
 
 constexpr int BM = 64, BN = 64; /* 4 warps of 16 query rows each */
 
-template <class T, int HD>
-__global__ void __launch_bounds__(128) flash_attn_kernel(const T *__restrict__ qkv, T *__restrict__ out,
+__device__ __forceinline__ float fast_exp2(float x) { /* ex2.approx: 2 ulp, -inf -> 0 */
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
+}
+
+/* MINB: blocks per SM the register allocation must allow (occupancy hides the latency of the
+ * softmax between the two matrix products). */
+template <class T, int HD, int MINB>
+__global__ void __launch_bounds__(128, MINB) flash_attn_kernel(const T *__restrict__ qkv, T *__restrict__ out,
                                                          const attn_tile *__restrict__ tiles,
                                                          const int *__restrict__ counts, int H, int window,
                                                          const float2 *__restrict__ rope, float scale_log2) {
@@ -208,7 +217,7 @@ __global__ void __launch_bounds__(128) flash_attn_kernel(const T *__restrict__ q
     for (int nt = 0; nt < BN / 8; nt++) {
 #pragma unroll
       for (int e = 0; e < 4; e++) {
-        float v = s[nt][e] * scale_log2;
+        float v = s[nt][e];
         if (!full) {
           int kp = kb + nt * 8 + (lane % 4) * 2 + (e & 1);
           int qp = qrow0 + (e >> 1) * 8;
@@ -227,13 +236,16 @@ __global__ void __launch_bounds__(128) flash_attn_kernel(const T *__restrict__ q
       for (int nt = 0; nt < BN / 8; nt++) mx = fmaxf(mx, fmaxf(s[nt][2 * ri], s[nt][2 * ri + 1]));
       mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
       mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+      /* raw scores; the scale (log2 e / sqrt(hd)) is folded into one FMA per element */
       float m_new = fmaxf(m_r[ri], mx);
       float m_use = m_new == -INFINITY ? 0.f : m_new;
-      float alpha = exp2f(m_r[ri] - m_use);
+      float alpha = fast_exp2((m_r[ri] - m_use) * scale_log2);
+      const float neg = -m_use * scale_log2;
       float sum = 0.f;
 #pragma unroll
       for (int nt = 0; nt < BN / 8; nt++) {
-        float p0 = exp2f(s[nt][2 * ri] - m_use), p1 = exp2f(s[nt][2 * ri + 1] - m_use);
+        float p0 = fast_exp2(fmaf(s[nt][2 * ri], scale_log2, neg)),
+              p1 = fast_exp2(fmaf(s[nt][2 * ri + 1], scale_log2, neg));
         s[nt][2 * ri] = p0;
         s[nt][2 * ri + 1] = p1;
         sum += p0 + p1;
@@ -358,10 +370,16 @@ void attention_t(cudaStream_t s, const void *qkv, void *out, const attn_tile *ti
   if (hd == 64 || hd == 32) {
     dim3 grid((unsigned)n_tiles_cap, (unsigned)H);
     const float sl2 = scale * 1.4426950408889634f;
-    if (hd == 64)
-      flash_attn_kernel<T, 64><<<grid, 128, 0, s>>>((const T *)qkv, (T *)out, tiles, counts, H, window, rope, sl2);
+    static const int minb = [] {
+      const char *e = getenv("LAYA_CUDA_ATTN_MINB");
+      return e && e[0] == '3' ? 3 : 4;
+    }();
+    if (hd == 64 && minb == 4)
+      flash_attn_kernel<T, 64, 4><<<grid, 128, 0, s>>>((const T *)qkv, (T *)out, tiles, counts, H, window, rope, sl2);
+    else if (hd == 64)
+      flash_attn_kernel<T, 64, 3><<<grid, 128, 0, s>>>((const T *)qkv, (T *)out, tiles, counts, H, window, rope, sl2);
     else
-      flash_attn_kernel<T, 32><<<grid, 128, 0, s>>>((const T *)qkv, (T *)out, tiles, counts, H, window, rope, sl2);
+      flash_attn_kernel<T, 32, 4><<<grid, 128, 0, s>>>((const T *)qkv, (T *)out, tiles, counts, H, window, rope, sl2);
   } else {
     dim3 grid((unsigned)((Mp + 7) / 8), (unsigned)H);
     attn_fallback_kernel<T><<<grid, 256, 0, s>>>((const T *)qkv, (T *)out, tok_row, tok_pos, row_start, counts, H,
