@@ -79,6 +79,8 @@ static void cpu_model_free(cpu_model *m) {
   free(m);
 }
 
+static size_t fmt_elem(cpu_wfmt f) { return f == WF_F32 ? 4 : f == WF_BF16 ? 2 : 1; }
+
 typedef struct load_ctx {
   cpu_model *m;
   const artifact *art; /* non-NULL: take named arrays from here */
@@ -155,6 +157,21 @@ static int load_linear(load_ctx *L, packed_matrix *pm, const char *name, const t
   pm->k_pad = pack_kpad(k);
   pm->geglu = geglu;
   pm->fmt = fmt;
+  snprintf(nm, sizeof nm, "%s.fmt", name);
+  if (L->art) {
+    const int32_t *f = from_artifact(L, nm, sizeof(int32_t));
+    if (!f) return -1;
+    if (*f < WF_F32 || *f > WF_I8) return laya_err(L->err, LAYA_ERR_FORMAT, NULL, "%s: bad format of %s", artifact_path(L->art), name);
+    fmt = (cpu_wfmt)*f;
+    pm->fmt = fmt;
+  } else {
+    int32_t *f = alloc_owned(m, sizeof(int32_t));
+    if (!f) return laya_err(L->err, LAYA_ERR_NOMEM, NULL, "cpu backend: out of memory");
+    *f = (int32_t)fmt;
+    if (register_blob(m, nm, f, sizeof *f)) return laya_err(L->err, LAYA_ERR_NOMEM, NULL, "cpu backend: out of memory");
+  }
+  if (fmt == WF_I8) m->any_i8 = 1;
+  if (fmt_elem(fmt) > m->max_elem) m->max_elem = fmt_elem(fmt);
   size_t data_bytes = pack_data_bytes(fmt, n, k, geglu);
   size_t cols = (size_t)pm->n_panels * CPU_NR;
   snprintf(nm, sizeof nm, "%s.data", name);
@@ -255,6 +272,21 @@ static int build_rope(cpu_model *m) {
   return 0;
 }
 
+/* Matrices kept in fp32 whatever the precision: LAYA_CPU_FP32_LAYERS lists them ("head",
+ * "enc:N" for encoder layer N, "last:K" for the last K encoder layers), for accuracy studies. */
+static cpu_wfmt matrix_fmt(const cpu_model *m, cpu_wfmt base, int head, int layer) {
+  const char *e = getenv("LAYA_CPU_FP32_LAYERS");
+  if (!e || base == WF_F32) return base;
+  char buf[256], *sv = NULL;
+  snprintf(buf, sizeof buf, "%s", e);
+  for (char *t = strtok_r(buf, ",", &sv); t; t = strtok_r(NULL, ",", &sv)) {
+    if (head && !strcmp(t, "head")) return WF_F32;
+    if (!head && !strncmp(t, "enc:", 4) && atoi(t + 4) == layer) return WF_F32;
+    if (!head && !strncmp(t, "last:", 5) && layer >= m->enc.n_layers - atoi(t + 5)) return WF_F32;
+  }
+  return base;
+}
+
 static cpu_wfmt fmt_of(backend_precision p) {
   return p == PREC_BF16 ? WF_BF16 : p == PREC_INT8 ? WF_I8 : WF_F32;
 }
@@ -327,13 +359,13 @@ static cpu_model *cpu_model_create(const model_weights *w, const backend_options
     snprintf(nm, sizeof nm, "enc.%d.mlp_norm", i);
     VEC(l->mlp_norm, nm, lw->mlp_norm, d);
     snprintf(nm, sizeof nm, "enc.%d.wqkv", i);
-    if (load_linear(&L, &l->wqkv, nm, lw->wqkv, 3 * d, d, m->fmt, 0, 0, NULL)) goto fail;
+    if (load_linear(&L, &l->wqkv, nm, lw->wqkv, 3 * d, d, matrix_fmt(m, m->fmt, 0, i), 0, 0, NULL)) goto fail;
     snprintf(nm, sizeof nm, "enc.%d.wo", i);
-    if (load_linear(&L, &l->wo, nm, lw->wo, d, d, m->fmt, 0, 0, NULL)) goto fail;
+    if (load_linear(&L, &l->wo, nm, lw->wo, d, d, matrix_fmt(m, m->fmt, 0, i), 0, 0, NULL)) goto fail;
     snprintf(nm, sizeof nm, "enc.%d.wi", i);
-    if (load_linear(&L, &l->wi, nm, lw->wi, 2 * I, d, m->fmt, 1, 0, NULL)) goto fail;
+    if (load_linear(&L, &l->wi, nm, lw->wi, 2 * I, d, matrix_fmt(m, m->fmt, 0, i), 1, 0, NULL)) goto fail;
     snprintf(nm, sizeof nm, "enc.%d.wo_mlp", i);
-    if (load_linear(&L, &l->wo_mlp, nm, lw->wo_mlp, d, I, m->fmt, 0, 0, NULL)) goto fail;
+    if (load_linear(&L, &l->wo_mlp, nm, lw->wo_mlp, d, I, matrix_fmt(m, m->fmt, 0, i), 0, 0, NULL)) goto fail;
   }
   VEC(m->final_norm, "final_norm", w->final_norm, d);
   VEC(m->type_emb, "type_emb", w->type_emb, 3 * d);
@@ -345,10 +377,10 @@ static cpu_model *cpu_model_create(const model_weights *w, const backend_options
     VEC(h->norm1_b, HNAME("norm1_b"), hw->norm1_b, d);
     VEC(h->norm2_w, HNAME("norm2_w"), hw->norm2_w, d);
     VEC(h->norm2_b, HNAME("norm2_b"), hw->norm2_b, d);
-    LIN(&h->in_proj, HNAME("in_proj"), hw->in_proj_w, 3 * d, d, m->fmt, 0, hw->in_proj_b);
-    LIN(&h->out_proj, HNAME("out_proj"), hw->out_proj_w, d, d, m->fmt, 0, hw->out_proj_b);
-    LIN(&h->linear1, HNAME("linear1"), hw->linear1_w, 4 * d, d, m->fmt, 0, hw->linear1_b);
-    LIN(&h->linear2, HNAME("linear2"), hw->linear2_w, d, 4 * d, m->fmt, 0, hw->linear2_b);
+    LIN(&h->in_proj, HNAME("in_proj"), hw->in_proj_w, 3 * d, d, matrix_fmt(m, m->fmt, 1, j), 0, hw->in_proj_b);
+    LIN(&h->out_proj, HNAME("out_proj"), hw->out_proj_w, d, d, matrix_fmt(m, m->fmt, 1, j), 0, hw->out_proj_b);
+    LIN(&h->linear1, HNAME("linear1"), hw->linear1_w, 4 * d, d, matrix_fmt(m, m->fmt, 1, j), 0, hw->linear1_b);
+    LIN(&h->linear2, HNAME("linear2"), hw->linear2_w, d, 4 * d, matrix_fmt(m, m->fmt, 1, j), 0, hw->linear2_b);
 #undef HNAME
   }
   VEC(m->scorer_norm_w, "scorer_norm_w", w->scorer_norm_w, d);
@@ -400,13 +432,12 @@ struct backend_worker {
   unsigned char *buf;
 };
 
-static size_t fmt_elem(cpu_wfmt f) { return f == WF_F32 ? 4 : f == WF_BF16 ? 2 : 1; }
 
 static size_t carve(cpu_scratch *s, unsigned char *base, const cpu_model *m, int T, int R, int Mk,
                     int max_len, int threads) {
   size_t d = (size_t)m->enc.hidden, I = (size_t)m->enc.intermediate;
   size_t F = m->head_layers > 0 && 4 * d > I ? 4 * d : I;
-  size_t el = fmt_elem(m->fmt);
+  size_t el = m->max_elem;
   size_t C = (size_t)(T < MLP_CHUNK ? T : MLP_CHUNK);
   int dh_max = m->enc.head_dim > (int)d / m->head_heads ? m->enc.head_dim : (int)d / m->head_heads;
   s->kd = pack_kpad((int)d);
@@ -423,12 +454,12 @@ static size_t carve(cpu_scratch *s, unsigned char *base, const cpu_model *m, int
   TAKE(qkv, float *, (size_t)T * 3 * d * 4);
   TAKE(act, void *, (size_t)T * s->kd * el);
   TAKE(act_scale, float *, (size_t)T * 4);
-  TAKE(att32, float *, m->fmt == WF_I8 ? (size_t)T * d * 4 : 0);
+  TAKE(att32, float *, m->any_i8 ? (size_t)T * d * 4 : 0);
   TAKE(cact, void *, C * s->kd * el);
   TAKE(cact_scale, float *, C * 4);
   TAKE(chid, void *, C * s->kf * el);
   TAKE(chid_scale, float *, C * 4);
-  TAKE(chid32, float *, m->fmt == WF_I8 ? C * F * 4 : 0);
+  TAKE(chid32, float *, m->any_i8 ? C * F * 4 : 0);
   TAKE(thread_buf, float *, s->thread_floats * threads * 4);
   TAKE(mk, float *, (size_t)Mk * d * 4);
   TAKE(mk2, float *, (size_t)Mk * d * 4);
@@ -513,6 +544,7 @@ static void gemm(fwd *f, const void *a, int lda, const float *row_scale, const p
 /* Row-wise LayerNorm into the weight format of the next GEMM. */
 typedef struct norm_job {
   fwd *f;
+  cpu_wfmt fmt; /* of the GEMM that reads the output */
   const float *x;
   int ldx, n, rows;
   const float *w, *b;
@@ -529,9 +561,9 @@ static void norm_task(void *ctx, int task, int thread) {
   float *tmp = j->f->s.thread_buf + (size_t)thread * j->f->s.thread_floats;
   for (int r = r0; r < r1; r++) {
     const float *xr = j->x + (size_t)r * j->ldx;
-    if (m->fmt == WF_F32) {
+    if (j->fmt == WF_F32) {
       m->k->layernorm(xr, j->n, j->w, j->b, j->eps, (float *)j->out + (size_t)r * j->ldo, NULL);
-    } else if (m->fmt == WF_BF16) {
+    } else if (j->fmt == WF_BF16) {
       m->k->layernorm(xr, j->n, j->w, j->b, j->eps, NULL, (uint16_t *)j->out + (size_t)r * j->ldo);
     } else {
       m->k->layernorm(xr, j->n, j->w, j->b, j->eps, tmp, NULL);
@@ -540,15 +572,16 @@ static void norm_task(void *ctx, int task, int thread) {
   }
 }
 
-static void norm_rows(fwd *f, const float *x, int ldx, int rows, int n, const float *w, const float *b,
-                      float eps, void *out, float *out_scale, int ldo) {
-  norm_job j = {f, x, ldx, n, rows, w, b, eps, out, out_scale, ldo};
+static void norm_rows(fwd *f, cpu_wfmt fmt, const float *x, int ldx, int rows, int n, const float *w,
+                      const float *b, float eps, void *out, float *out_scale, int ldo) {
+  norm_job j = {f, fmt, x, ldx, n, rows, w, b, eps, out, out_scale, ldo};
   run(f, (rows + ROW_BLOCK - 1) / ROW_BLOCK, norm_task, &j);
 }
 
 /* fp32 rows -> the weight format (layer 0 has no attention norm; int8 hidden states). */
 typedef struct conv_job {
   fwd *f;
+  cpu_wfmt fmt;
   const float *x;
   int ldx, n, rows;
   void *out;
@@ -563,14 +596,15 @@ static void conv_task(void *ctx, int task, int thread) {
   int r0 = task * ROW_BLOCK, r1 = r0 + ROW_BLOCK < j->rows ? r0 + ROW_BLOCK : j->rows;
   for (int r = r0; r < r1; r++) {
     const float *xr = j->x + (size_t)r * j->ldx;
-    if (m->fmt == WF_F32) memcpy((float *)j->out + (size_t)r * j->ldo, xr, (size_t)j->n * sizeof(float));
-    else if (m->fmt == WF_BF16) m->k->to_bf16(xr, j->n, (uint16_t *)j->out + (size_t)r * j->ldo);
+    if (j->fmt == WF_F32) memcpy((float *)j->out + (size_t)r * j->ldo, xr, (size_t)j->n * sizeof(float));
+    else if (j->fmt == WF_BF16) m->k->to_bf16(xr, j->n, (uint16_t *)j->out + (size_t)r * j->ldo);
     else j->out_scale[r] = m->k->quantize_row(xr, j->n, j->ldo, (uint8_t *)j->out + (size_t)r * j->ldo);
   }
 }
 
-static void convert_rows(fwd *f, const float *x, int ldx, int rows, int n, void *out, float *out_scale, int ldo) {
-  conv_job j = {f, x, ldx, n, rows, out, out_scale, ldo};
+static void convert_rows(fwd *f, cpu_wfmt fmt, const float *x, int ldx, int rows, int n, void *out,
+                         float *out_scale, int ldo) {
+  conv_job j = {f, fmt, x, ldx, n, rows, out, out_scale, ldo};
   run(f, (rows + ROW_BLOCK - 1) / ROW_BLOCK, conv_task, &j);
 }
 
@@ -642,7 +676,7 @@ static void attn_task(void *ctx, int task, int thread) {
   m->k->attention(&a);
 }
 
-static void attention(fwd *f, int n_heads, int dh, int window, const float *rope, int rope_g) {
+static void attention(fwd *f, cpu_wfmt fmt, int n_heads, int dh, int window, const float *rope, int rope_g) {
   const cpu_model *m = f->m;
   attn_job j;
   j.f = f;
@@ -652,17 +686,17 @@ static void attention(fwd *f, int n_heads, int dh, int window, const float *rope
   j.d = m->enc.hidden;
   j.rope = rope;
   j.rope_g = rope_g;
-  if (m->fmt == WF_I8) {
+  if (fmt == WF_I8) {
     j.out = f->s.att32;
     j.out_bf16 = 0;
     j.ldo = j.d;
   } else {
     j.out = f->s.act;
-    j.out_bf16 = m->fmt == WF_BF16;
+    j.out_bf16 = fmt == WF_BF16;
     j.ldo = f->s.kd;
   }
   run(f, f->bt->n_rows * n_heads, attn_task, &j);
-  if (m->fmt == WF_I8) convert_rows(f, f->s.att32, j.d, f->T, j.d, f->s.act, f->s.act_scale, f->s.kd);
+  if (fmt == WF_I8) convert_rows(f, fmt, f->s.att32, j.d, f->T, j.d, f->s.act, f->s.act_scale, f->s.kd);
 }
 
 /* Embedding rows (any stored dtype) -> LayerNorm, into x. */
@@ -704,11 +738,12 @@ static void mlp_chunk(fwd *f, const cpu_enc_layer *L, int c0, int n) {
   cpu_scratch *s = &f->s;
   int d = m->enc.hidden, I = m->enc.intermediate;
   float *x = s->x + (size_t)c0 * d;
-  norm_rows(f, x, d, n, d, L->mlp_norm, NULL, (float)m->enc.norm_eps, s->cact, s->cact_scale, s->kd);
-  if (m->fmt == WF_I8) {
+  norm_rows(f, L->wi.fmt, x, d, n, d, L->mlp_norm, NULL, (float)m->enc.norm_eps, s->cact, s->cact_scale, s->kd);
+  cpu_wfmt hf = L->wo_mlp.fmt; /* the hidden is written in the format its consumer reads */
+  if (hf == WF_I8) {
     gemm(f, s->cact, s->kd, s->cact_scale, &L->wi, n, EPI_GEGLU, 0, s->chid32, NULL, I);
-    convert_rows(f, s->chid32, I, n, I, s->chid, s->chid_scale, s->kf);
-  } else if (m->fmt == WF_BF16) {
+    convert_rows(f, hf, s->chid32, I, n, I, s->chid, s->chid_scale, s->kf);
+  } else if (hf == WF_BF16) {
     gemm(f, s->cact, s->kd, NULL, &L->wi, n, EPI_GEGLU, 0, NULL, s->chid, s->kf);
   } else {
     gemm(f, s->cact, s->kd, NULL, &L->wi, n, EPI_GEGLU, 0, s->chid, NULL, s->kf);
@@ -722,11 +757,12 @@ static void ffn_chunk(fwd *f, const cpu_head_layer *H, int c0, int n) {
   cpu_scratch *s = &f->s;
   int d = m->enc.hidden, F4 = 4 * d;
   float *x = s->x + (size_t)c0 * d;
-  norm_rows(f, x, d, n, d, H->norm2_w, H->norm2_b, HEAD_LN_EPS, s->cact, s->cact_scale, s->kd);
-  if (m->fmt == WF_I8) {
+  norm_rows(f, H->linear1.fmt, x, d, n, d, H->norm2_w, H->norm2_b, HEAD_LN_EPS, s->cact, s->cact_scale, s->kd);
+  cpu_wfmt hf = H->linear2.fmt;
+  if (hf == WF_I8) {
     gemm(f, s->cact, s->kd, s->cact_scale, &H->linear1, n, EPI_RELU, 0, s->chid32, NULL, F4);
-    convert_rows(f, s->chid32, F4, n, F4, s->chid, s->chid_scale, s->kf);
-  } else if (m->fmt == WF_BF16) {
+    convert_rows(f, hf, s->chid32, F4, n, F4, s->chid, s->chid_scale, s->kf);
+  } else if (hf == WF_BF16) {
     gemm(f, s->cact, s->kd, NULL, &H->linear1, n, EPI_RELU, 0, NULL, s->chid, s->kf);
   } else {
     gemm(f, s->cact, s->kd, NULL, &H->linear1, n, EPI_RELU, 0, s->chid, NULL, s->kf);
@@ -741,11 +777,11 @@ static void encoder_layer(fwd *f, int l) {
   int d = m->enc.hidden, T = f->T;
   int global = l % m->enc.global_every == 0;
   if (L->attn_norm)
-    norm_rows(f, s->x, d, T, d, L->attn_norm, NULL, (float)m->enc.norm_eps, s->act, s->act_scale, s->kd);
+    norm_rows(f, L->wqkv.fmt, s->x, d, T, d, L->attn_norm, NULL, (float)m->enc.norm_eps, s->act, s->act_scale, s->kd);
   else
-    convert_rows(f, s->x, d, T, d, s->act, s->act_scale, s->kd);
+    convert_rows(f, L->wqkv.fmt, s->x, d, T, d, s->act, s->act_scale, s->kd);
   gemm(f, s->act, s->kd, s->act_scale, &L->wqkv, T, EPI_NONE, 0, s->qkv, NULL, 3 * d);
-  attention(f, m->enc.n_heads, m->enc.head_dim, global ? -1 : m->enc.local_window / 2,
+  attention(f, L->wo.fmt, m->enc.n_heads, m->enc.head_dim, global ? -1 : m->enc.local_window / 2,
             m->rope[global ? 0 : 1], global ? 0 : 1);
   gemm(f, s->act, s->kd, s->act_scale, &L->wo, T, EPI_NONE, 1, s->x, NULL, d);
   for (int c0 = 0; c0 < T; c0 += MLP_CHUNK) mlp_chunk(f, L, c0, T - c0 < MLP_CHUNK ? T - c0 : MLP_CHUNK);
@@ -756,9 +792,9 @@ static void head_layer(fwd *f, int j) {
   const cpu_head_layer *H = &m->head[j];
   cpu_scratch *s = &f->s;
   int d = m->enc.hidden, T = f->T;
-  norm_rows(f, s->x, d, T, d, H->norm1_w, H->norm1_b, HEAD_LN_EPS, s->act, s->act_scale, s->kd);
+  norm_rows(f, H->in_proj.fmt, s->x, d, T, d, H->norm1_w, H->norm1_b, HEAD_LN_EPS, s->act, s->act_scale, s->kd);
   gemm(f, s->act, s->kd, s->act_scale, &H->in_proj, T, EPI_NONE, 0, s->qkv, NULL, 3 * d);
-  attention(f, m->head_heads, d / m->head_heads, -1, NULL, 0);
+  attention(f, H->out_proj.fmt, m->head_heads, d / m->head_heads, -1, NULL, 0);
   gemm(f, s->act, s->kd, s->act_scale, &H->out_proj, T, EPI_NONE, 1, s->x, NULL, d);
   for (int c0 = 0; c0 < T; c0 += MLP_CHUNK) ffn_chunk(f, H, c0, T - c0 < MLP_CHUNK ? T - c0 : MLP_CHUNK);
 }
@@ -818,7 +854,7 @@ static int cpu_forward(backend *b, backend_worker *w, const packed_batch *bt, fl
     memset(w->buf, 0, need);
   }
   carve(&f.s, w->buf, m, T, R, Mk, max_len, threads);
-  if (m->fmt == WF_BF16 && (d % 4 || m->enc.intermediate % 4)) memset(w->buf, 0, need);
+  if (d % 4 || m->enc.intermediate % 4) memset(w->buf, 0, need); /* padding columns must read zero */
 
   cpu_pool_lock(m->pool);
   run(&f, (T + ROW_BLOCK - 1) / ROW_BLOCK, embed_task, &f);

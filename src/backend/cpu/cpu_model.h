@@ -33,7 +33,9 @@ typedef struct cpu_blob {
 typedef struct cpu_model {
   encoder_config enc;
   int head_layers, head_heads, n_act, act_hidden;
-  cpu_wfmt fmt;
+  cpu_wfmt fmt;         /* the precision asked for; a few sensitive matrices may stay wider */
+  int any_i8;           /* some matrix is int8: fp32 staging buffers are needed */
+  size_t max_elem;      /* widest activation element any GEMM reads (1, 2 or 4 bytes) */
   const cpu_kernels *k;
   cpu_pool *pool;
   const tensor *tok_embeddings; /* [V, d], as stored (never packed) */
