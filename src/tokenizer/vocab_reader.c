@@ -191,6 +191,7 @@ int vocab_find_spans(const char *text, size_t len, const char *file, span *vocab
   if (r.p < r.end && *r.p == '}') return 0;
   for (;;) {
     ws(&r);
+    if (r.p >= r.end || *r.p != '"') return fail(&r, r.p, "expected a string key"), -1;
     bool is_model = key_is(&r, "model");
     if (!skip_value(&r, 1) || !expect(&r, ':', "expected ':'")) return -1;
     ws(&r);
@@ -203,6 +204,7 @@ int vocab_find_spans(const char *text, size_t len, const char *file, span *vocab
       } else {
         for (;;) {
           ws(&r);
+          if (r.p >= r.end || *r.p != '"') return fail(&r, r.p, "expected a string key"), -1;
           int which = key_is(&r, "vocab") ? 1 : key_is(&r, "merges") ? 2 : 0;
           if (!skip_value(&r, 2) || !expect(&r, ':', "expected ':'")) return -1;
           ws(&r);
