@@ -44,6 +44,7 @@ static bool list_bytes(tok_list *l, const char *s, size_t n) {
 
 /* Start a new token at the current end of the buffer. */
 static bool list_begin(tok_list *l) {
+  if (!l->buf && !list_bytes(l, "", 0)) return false; /* tokens always point into a buffer */
   if (l->count == l->cap_items) {
     size_t c1 = l->cap_items, c2 = l->cap_items;
     size_t *o = grow(l->off, &c1, l->count + 1, sizeof *o);
