@@ -1,9 +1,10 @@
 /*
  * tokenize.c: `laya tokenize`, for people who tune token budgets.
  *
- *   laya tokenize --tokenizer PATH [--json] [--tokens] [--decode] [--max-len N]
+ *   laya tokenize --tokenizer PATH [--json] [--tokens] [--decode] [--max-len N] [TEXT...]
+ *   laya tokenize --model CHECKPOINT_DIR ... (the checkpoint's tokenizer/ folder)
  *
- * Reads stdin line by line and prints one JSON line per input line:
+ * Encodes each TEXT argument, or else reads stdin line by line; prints one JSON line per input:
  *   default     each line is text; prints its ids, e.g. [9906, 1917]
  *   --json      each line is a JSON string (so text can hold newlines): "a\nb"
  *   --tokens    prints the token strings instead of ids
@@ -13,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli/cli.h"
 #include "core/json.h"
@@ -20,10 +22,12 @@
 #include "tokenizer/tokenizer.h"
 
 static const char kUsage[] =
-    "usage: laya tokenize --tokenizer PATH [--json] [--tokens] [--decode] [--max-len N]\n"
-    "  PATH is a tokenizer.json file or the directory holding it (and tokenizer_config.json).\n"
-    "  Reads lines (or JSON strings with --json, or JSON id lists with --decode) on stdin and\n"
-    "  prints one JSON value per line.\n";
+    "usage: laya tokenize (--tokenizer PATH | --model DIR) [--json] [--tokens] [--decode]\n"
+    "                     [--max-len N] [TEXT ...]\n"
+    "  PATH is a tokenizer.json file or the directory holding it (and tokenizer_config.json);\n"
+    "  DIR is a checkpoint directory (its tokenizer/ folder is used when present).\n"
+    "  Encodes each TEXT, or reads lines (JSON strings with --json, JSON id lists with --decode)\n"
+    "  on stdin; prints one JSON value per input. Ids exclude special tokens (Laya adds CLS/SEP).\n";
 
 static int usage_error(const char *msg) {
   fprintf(stderr, "laya tokenize: %s\n%s", msg, kUsage);
@@ -37,6 +41,9 @@ static int line_error(size_t line, const laya_error *e, const char *msg) {
 
 int cli_tokenize_main(int argc, char **argv) {
   const char *path = NULL;
+  static char model_tok[4096];
+  char **texts = calloc((size_t)argc, sizeof *texts);
+  int ntexts = 0;
   bool json_in = false, tokens = false, decode = false;
   long max_len = 0;
   for (int i = 1; i < argc; i++) {
@@ -48,6 +55,11 @@ int cli_tokenize_main(int argc, char **argv) {
       path = argv[++i];
     } else if (!strncmp(a, "--tokenizer=", 12)) {
       path = a + 12;
+    } else if (!strcmp(a, "--model") && i + 1 < argc) {
+      const char *dir = argv[++i];
+      struct stat st;
+      snprintf(model_tok, sizeof model_tok, "%s/tokenizer", dir);
+      path = (stat(model_tok, &st) == 0 && S_ISDIR(st.st_mode)) ? model_tok : dir;
     } else if (!strcmp(a, "--json")) {
       json_in = true;
     } else if (!strcmp(a, "--tokens")) {
@@ -58,19 +70,25 @@ int cli_tokenize_main(int argc, char **argv) {
       char *end;
       max_len = strtol(argv[++i], &end, 10);
       if (*end || max_len < 0) return usage_error("--max-len needs a non-negative integer");
-    } else {
+    } else if (a[0] == '-' && a[1]) {
       char msg[256];
       snprintf(msg, sizeof msg, "unknown or incomplete argument: %s", a);
+      free(texts);
       return usage_error(msg);
+    } else if (texts) {
+      texts[ntexts++] = argv[i];
     }
   }
-  if (!path) return usage_error("--tokenizer PATH is required");
-  if (decode && tokens) return usage_error("--decode and --tokens do not combine");
+  if (!path || (decode && tokens)) {
+    free(texts);
+    return usage_error(!path ? "--tokenizer PATH (or --model DIR) is required" : "--decode and --tokens do not combine");
+  }
 
   laya_error err = {0};
   tokenizer *t = tokenizer_load(path, &err);
   if (!t) {
     fprintf(stderr, "laya tokenize: %s\n", err.message);
+    free(texts);
     return 2;
   }
   int rc = 0;
@@ -80,11 +98,22 @@ int cli_tokenize_main(int argc, char **argv) {
   ids_vec ids = {0};
   strbuf sb;
   sb_init(&sb);
-  while ((n = getline(&line, &cap, stdin)) >= 0) {
+  int next_text = 0;
+  for (;;) {
+    size_t len;
+    if (ntexts) {
+      if (next_text == ntexts) break;
+      free(line);
+      line = strdup(texts[next_text++]);
+      if (!line) break;
+      len = strlen(line);
+    } else {
+      if ((n = getline(&line, &cap, stdin)) < 0) break;
+      len = (size_t)n;
+      if (len && line[len - 1] == '\n') len--;
+      if (len && line[len - 1] == '\r') len--;
+    }
     lineno++;
-    size_t len = (size_t)n;
-    if (len && line[len - 1] == '\n') len--;
-    if (len && line[len - 1] == '\r') len--;
     sb_reset(&sb);
     arena a;
     arena_init(&a, 4096);
@@ -175,6 +204,7 @@ int cli_tokenize_main(int argc, char **argv) {
     fwrite(sb.data, 1, sb.len, stdout);
   }
   free(line);
+  free(texts);
   ids_vec_free(&ids);
   sb_free(&sb);
   tokenizer_release(t);
