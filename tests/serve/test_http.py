@@ -539,5 +539,18 @@ def test_config():
         check(json.loads(raw)["routing"]["model"] == "english", "LAYA_DEFAULT_MODEL=EN: %r" % raw[-200:])
 
 
+def test_clients():
+    """Only when asked by name: needs a Python with typesafe-sdk and jevcompat (LAYA_SERVE_CLIENT_PYTHON)."""
+    py = os.environ["LAYA_SERVE_CLIENT_PYTHON"]
+    with Server(LAYA_API_KEY="client-key", LAYA_MAX_CONCURRENT="64", LAYA_BACKEND="cpu-ref") as srv:
+        p = subprocess.run([py, os.path.join(HERE, "clients_check.py"), "http://127.0.0.1:%d" % srv.port, "client-key"],
+                           capture_output=True, text=True, timeout=1800)
+        print(p.stdout)
+        check(p.returncode == 0, "client checks failed:\n" + p.stdout[-2000:] + p.stderr[-2000:])
+
+
+if "clients" in ONLY:
+    test(test_clients)
+
 print("%d passed, %d failed" % (len(PASSED), len(FAILED)))
 sys.exit(1 if FAILED else 0)
