@@ -34,7 +34,10 @@ if has build; then
 fi
 if has test; then
   log test
-  timeout 300 ./build-dev/test_cuda_forward 2>&1 | tee "$OUT/test.log" | tail -40
+  { timeout 300 ./build-dev/test_cuda_forward
+    for c in modernbert-tiny mmbert-tiny; do
+      timeout 300 ./build-dev/test_cuda_parity tests/fixtures/ckpt/$c tests/fixtures/parity/$c/rows.jsonl
+    done; } 2>&1 | tee "$OUT/test.log" | tail -40
 fi
 if has acc; then
   log "accuracy vs cpu-ref (full size, random weights)"

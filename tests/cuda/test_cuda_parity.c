@@ -1,0 +1,248 @@
+/*
+ * test_cuda_parity.c: the CUDA backend on the parity fixtures (tiny checkpoints in Laya's layout
+ * and the model rows captured from the real laya 0.4.15 package by tools/ref/).
+ *
+ *   test_cuda_parity CKPT_DIR ROWS_JSONL
+ *
+ * Every row runs packed with its neighbours (16 rows a batch) through the fp32 CPU reference
+ * (cpu-ref) and through CUDA in bf16 and fp16. Per question, the option probabilities
+ * (softmax of the logits) and the act probability are compared with cpu-ref and with the PyTorch
+ * fp32 logits stored in the fixture: bf16 within 0.02, fp16 within 0.005, and the same argmax on
+ * at least 99% of the questions. Exits 77 ("no CUDA device: skipped") without a GPU.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../check.h"
+#include "../cpu/ckpt_weights.h"
+#include "backend/backend.h"
+#include "core/json.h"
+#include "model/fsutil.h"
+
+enum { ROWS_PER_BATCH = 16 };
+
+typedef struct row {
+  int n, k, qtype;
+  int32_t *ids, *markers;
+  float *torch_logits, *torch_act; /* from the fixture */
+  float *ref_logits, *ref_act;     /* cpu-ref */
+} row;
+
+static int ints(const json_value *v, int32_t **out, int *n) {
+  if (!v || v->type != JSON_ARRAY) return -1;
+  *n = (int)v->n;
+  *out = malloc(sizeof(int32_t) * (v->n ? v->n : 1));
+  for (uint32_t i = 0; i < v->n; i++) {
+    if (v->items[i].type != JSON_INT) return -1;
+    (*out)[i] = (int32_t)v->items[i].i;
+  }
+  return 0;
+}
+
+static int floats(const json_value *v, float **out, int *n) {
+  if (!v || v->type != JSON_ARRAY) return -1;
+  *n = (int)v->n;
+  *out = malloc(sizeof(float) * (v->n ? v->n : 1));
+  for (uint32_t i = 0; i < v->n; i++) {
+    if (!json_is_number(&v->items[i])) return -1;
+    (*out)[i] = (float)v->items[i].d;
+  }
+  return 0;
+}
+
+static int load_rows(const char *path, row **out, int *n_out, int n_act) {
+  laya_error err = {0};
+  size_t len;
+  char *text = fs_read_file(path, &len, &err);
+  if (!text) {
+    fprintf(stderr, "%s\n", err.message);
+    return -1;
+  }
+  arena a;
+  arena_init(&a, 1 << 16);
+  int cap = 256, n = 0, rc = 0;
+  row *rows = calloc((size_t)cap, sizeof *rows);
+  for (char *p = text, *end = text + len; p < end && !rc;) {
+    char *nl = memchr(p, '\n', (size_t)(end - p));
+    size_t l = nl ? (size_t)(nl - p) : (size_t)(end - p);
+    if (l > 0) {
+      json_value *v = json_parse(p, l, &a, NULL, &err);
+      const json_value *list = v ? json_get(v, "rows") : NULL;
+      uint32_t count = list && list->type == JSON_ARRAY ? list->n : 1;
+      for (uint32_t i = 0; v && i < count && !rc; i++) {
+        const json_value *o = list ? &list->items[i] : v;
+        const json_value *qt = json_get(o, "qtype");
+        row *r = &rows[n];
+        int nl2 = 0, na = 0;
+        memset(r, 0, sizeof *r);
+        if (!qt || qt->type != JSON_INT || ints(json_get(o, "ids"), &r->ids, &r->n) ||
+            ints(json_get(o, "markers"), &r->markers, &r->k) || floats(json_get(o, "logits"), &r->torch_logits, &nl2) ||
+            floats(json_get(o, "act_logits"), &r->torch_act, &na) || nl2 != r->k || na != n_act) {
+          rc = -1;
+          break;
+        }
+        r->qtype = (int)qt->i;
+        if (++n == cap) rows = realloc(rows, sizeof *rows * (size_t)(cap *= 2));
+      }
+      if (!v) rc = -1;
+    }
+    p += l + 1;
+  }
+  arena_free(&a);
+  free(text);
+  *out = rows;
+  *n_out = n;
+  return rc;
+}
+
+/* Runs every row through be, in batches; writes into the row's ref_* (when to_ref) or into the
+ * given arrays (flat, row order). */
+static int run_all(backend *be, row *rows, int n, int n_act, float *logits_out, float *act_out, int to_ref) {
+  laya_error err;
+  backend_worker *w = be->worker_create(be, &err);
+  if (!w) {
+    fprintf(stderr, "%s\n", err.message);
+    return -1;
+  }
+  int mo = 0;
+  for (int b0 = 0; b0 < n; b0 += ROWS_PER_BATCH) {
+    int nb = n - b0 < ROWS_PER_BATCH ? n - b0 : ROWS_PER_BATCH, T = 0, M = 0;
+    for (int i = 0; i < nb; i++) T += rows[b0 + i].n, M += rows[b0 + i].k;
+    int32_t *tok = malloc(sizeof(int32_t) * (size_t)T), rs[ROWS_PER_BATCH + 1], qt[ROWS_PER_BATCH],
+            ms[ROWS_PER_BATCH + 1], *mk = malloc(sizeof(int32_t) * (size_t)M);
+    float *lg = malloc(sizeof(float) * (size_t)M), *ac = malloc(sizeof(float) * (size_t)nb * n_act);
+    int t = 0, m = 0;
+    for (int i = 0; i < nb; i++) {
+      const row *r = &rows[b0 + i];
+      rs[i] = t, ms[i] = m, qt[i] = r->qtype;
+      memcpy(tok + t, r->ids, sizeof(int32_t) * (size_t)r->n);
+      memcpy(mk + m, r->markers, sizeof(int32_t) * (size_t)r->k);
+      t += r->n, m += r->k;
+    }
+    rs[nb] = t, ms[nb] = m;
+    packed_batch pb = {nb, T, tok, rs, qt, ms, mk};
+    int rc = be->forward(be, w, &pb, lg, ac, &err);
+    if (rc) fprintf(stderr, "%s forward: %s\n", be->name, err.message);
+    for (int i = 0; i < nb && !rc; i++) {
+      row *r = &rows[b0 + i];
+      if (to_ref) {
+        r->ref_logits = malloc(sizeof(float) * (size_t)r->k);
+        r->ref_act = malloc(sizeof(float) * (size_t)n_act);
+        memcpy(r->ref_logits, lg + ms[i], sizeof(float) * (size_t)r->k);
+        memcpy(r->ref_act, ac + i * n_act, sizeof(float) * (size_t)n_act);
+      }
+    }
+    if (!to_ref && !rc) {
+      memcpy(logits_out + mo, lg, sizeof(float) * (size_t)M);
+      memcpy(act_out + (size_t)b0 * n_act, ac, sizeof(float) * (size_t)nb * n_act);
+    }
+    mo += M;
+    free(tok), free(mk), free(lg), free(ac);
+    if (rc) {
+      be->worker_destroy(be, w);
+      return -1;
+    }
+  }
+  be->worker_destroy(be, w);
+  return 0;
+}
+
+static void softmax(const float *x, int n, double *p) {
+  double mx = -INFINITY, s = 0;
+  for (int i = 0; i < n; i++) mx = x[i] > mx ? x[i] : mx;
+  for (int i = 0; i < n; i++) s += (p[i] = exp(x[i] - mx));
+  for (int i = 0; i < n; i++) p[i] /= s;
+}
+
+typedef struct stats {
+  double max_dp, max_dact;
+  int same, n;
+} stats;
+
+static void cmp(stats *st, const float *ref_l, const float *ref_a, const float *got_l, const float *got_a, int k,
+                int n_act) {
+  double p[128], q[128];
+  softmax(ref_l, k, p);
+  softmax(got_l, k, q);
+  int a = 0, b = 0;
+  for (int i = 0; i < k; i++) {
+    double d = fabs(p[i] - q[i]);
+    st->max_dp = isnan(d) ? INFINITY : fmax(st->max_dp, d);
+    if (p[i] > p[a]) a = i;
+    if (q[i] > q[b]) b = i;
+  }
+  st->same += a == b;
+  st->n++;
+  softmax(ref_a, n_act, p);
+  softmax(got_a, n_act, q);
+  for (int i = 0; i < n_act; i++) st->max_dact = fmax(st->max_dact, fabs(p[i] - q[i]));
+}
+
+int main(int argc, char **argv) {
+  if (argc != 3) {
+    fprintf(stderr, "usage: %s CKPT_DIR ROWS_JSONL\n", argv[0]);
+    return 2;
+  }
+  if (!backend_cuda_available(NULL)) {
+    printf("no CUDA device: skipped\n");
+    return 77;
+  }
+  laya_error err = {0};
+  ckpt_weights ck;
+  if (ckpt_weights_open(&ck, argv[1], &err)) {
+    fprintf(stderr, "loading %s: %s\n", argv[1], err.message);
+    return 1;
+  }
+  const int n_act = ck.cfg.n_act;
+  row *rows = NULL;
+  int n = 0;
+  CHECK(load_rows(argv[2], &rows, &n, n_act) == 0 && n > 0);
+  for (int i = 0; i < n; i++)
+    if (rows[i].k > 128) {
+      fprintf(stderr, "row %d has %d options\n", i, rows[i].k);
+      return 1;
+    }
+  backend_options ro = {PREC_FP32, 0, 0};
+  backend *ref = backend_cpu_ref_create(&ck.w, &ro, &err);
+  CHECK(ref != NULL);
+  if (!ref || run_all(ref, rows, n, n_act, NULL, NULL, 1)) return 1;
+  int total_m = 0;
+  for (int i = 0; i < n; i++) total_m += rows[i].k;
+  float *lg = malloc(sizeof(float) * (size_t)total_m), *ac = malloc(sizeof(float) * (size_t)n * n_act);
+  for (int prec = PREC_BF16; prec <= PREC_FP16; prec++) {
+    backend_options o = {(backend_precision)prec, 0, 0};
+    backend *be = backend_cuda_create(&ck.w, &o, &err);
+    CHECK(be != NULL);
+    if (!be) {
+      fprintf(stderr, "%s\n", err.message);
+      continue;
+    }
+    CHECK(run_all(be, rows, n, n_act, lg, ac, 0) == 0);
+    stats vs_ref = {0}, vs_torch = {0}, ref_torch = {0};
+    for (int i = 0, m = 0; i < n; m += rows[i].k, i++) {
+      const row *r = &rows[i];
+      cmp(&vs_ref, r->ref_logits, r->ref_act, lg + m, ac + i * n_act, r->k, n_act);
+      cmp(&vs_torch, r->torch_logits, r->torch_act, lg + m, ac + i * n_act, r->k, n_act);
+      if (prec == PREC_BF16) cmp(&ref_torch, r->torch_logits, r->torch_act, r->ref_logits, r->ref_act, r->k, n_act);
+    }
+    const char *pn = prec == PREC_BF16 ? "bf16" : "fp16";
+    const double bound = prec == PREC_BF16 ? 0.02 : 0.005;
+    printf("%s %s vs cpu-ref fp32: questions %d, argmax same %d (%.2f%%), max |dp| %.5f, max |d act p| %.5f\n",
+           argv[1], pn, vs_ref.n, vs_ref.same, 100.0 * vs_ref.same / vs_ref.n, vs_ref.max_dp, vs_ref.max_dact);
+    printf("%s %s vs torch fp32 (fixture): questions %d, argmax same %d (%.2f%%), max |dp| %.5f, max |d act p| %.5f\n",
+           argv[1], pn, vs_torch.n, vs_torch.same, 100.0 * vs_torch.same / vs_torch.n, vs_torch.max_dp,
+           vs_torch.max_dact);
+    if (prec == PREC_BF16)
+      printf("%s cpu-ref vs torch fp32 (fixture): max |dp| %.2g, argmax same %d/%d\n", argv[1], ref_torch.max_dp,
+             ref_torch.same, ref_torch.n);
+    CHECK(vs_ref.max_dp <= bound && vs_ref.max_dact <= bound);
+    CHECK(vs_torch.max_dp <= bound && vs_torch.max_dact <= bound);
+    CHECK(vs_ref.same * 100 >= vs_ref.n * 99);
+    CHECK(vs_torch.same * 100 >= vs_torch.n * 99);
+    be->destroy(be);
+  }
+  ref->destroy(ref);
+  return check_summary("cuda/parity");
+}
