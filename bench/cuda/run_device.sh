@@ -1,7 +1,7 @@
 #!/bin/bash
 # The CUDA backend's tests and benchmark on a GPU machine, in one go (logs under $OUT or ./out-cuda).
 #
-#   bench/cuda/run_device.sh [phases]     phases: any of build,test,acc,make,bench,profile,torch,cold,compile
+#   bench/cuda/run_device.sh [phases]     phases: any of build,test,acc,make,bench,tuned,profile,torch,cold,compile
 #                                         (default: all but compile)
 #
 # Needs: nvcc, cmake, ninja, python3 with torch + transformers; the laya==0.4.15 wheel in .whl/
@@ -63,6 +63,12 @@ if has bench; then
       timeout 60 ./build-dev/bench_cuda /tmp/laya_ck_$m --prec $p --acc /tmp/acc_$m.batch.bin /tmp/acc_$m.ref.bin
     done
   done 2>&1 | tee "$OUT/bench.log"
+fi
+if has tuned; then
+  log "laya.c bench with cuBLASLt candidate timing (LAYA_CUDA_GEMM_TUNE=1)"
+  for m in large mmbert; do
+    LAYA_CUDA_GEMM_TUNE=1 timeout 200 ./build-dev/bench_cuda /tmp/laya_ck_$m --prec bf16 --label $m-tuned
+  done 2>&1 | tee "$OUT/tuned.log"
 fi
 if has profile; then
   log "per-stage profile (eager, events between stages)"
