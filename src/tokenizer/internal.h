@@ -28,11 +28,19 @@ typedef struct str_entry {
   int32_t id;
 } str_entry;
 
+/* A probe touches one slot (hash, length, id and the string pointer together) and the string
+ * only when hash and length agree: one or two cache misses per lookup in a 262k-entry vocab. */
+typedef struct str_slot {
+  const char *s; /* NULL = empty */
+  uint32_t hash, n;
+  int32_t id;
+  uint32_t entry;
+} str_slot;
+
 typedef struct str_map {
-  str_entry *entries;
+  str_entry *entries; /* insertion order, for iterating */
   uint32_t count, cap_entries;
-  uint64_t *slots; /* hash << 32 | (entry index + 1); 0 = empty. The hash skips most string
-                      compares (and the cache miss of fetching the entry) on a probe. */
+  str_slot *slots;
   uint32_t mask;
 } str_map;
 
@@ -44,9 +52,13 @@ bool str_map_put(str_map *m, const char *s, uint32_t n, int32_t id);
 int32_t str_map_get(const str_map *m, const char *s, size_t n);
 
 /* ---- (left id, right id) -> (rank, merged id) ---- */
+typedef struct pair_slot {
+  uint64_t key; /* (a << 32 | b) + 1; 0 = empty */
+  uint32_t rank, merged;
+} pair_slot;
+
 typedef struct pair_map {
-  uint64_t *keys; /* (a << 32 | b) + 1; 0 = empty */
-  uint32_t *rank, *merged;
+  pair_slot *slots; /* key and value side by side: one cache line per probe */
   uint32_t mask, count;
 } pair_map;
 
@@ -59,13 +71,13 @@ static inline bool pair_map_get(const pair_map *m, uint32_t a, uint32_t b, uint3
   uint64_t h = key * 0x9E3779B97F4A7C15ull;
   uint32_t i = (uint32_t)(h >> 32) & m->mask;
   for (;;) {
-    uint64_t k = m->keys[i];
-    if (k == key) {
-      *rank = m->rank[i];
-      *merged = m->merged[i];
+    const pair_slot *s = &m->slots[i];
+    if (s->key == key) {
+      *rank = s->rank;
+      *merged = s->merged;
       return true;
     }
-    if (!k) return false;
+    if (!s->key) return false;
     i = (i + 1) & m->mask;
   }
 }

@@ -42,14 +42,13 @@ void str_map_free(str_map *m) {
 
 static bool str_map_grow(str_map *m) {
   uint32_t cap = (m->mask + 1) * 2;
-  uint64_t *slots = calloc(cap, sizeof *slots);
+  str_slot *slots = calloc(cap, sizeof *slots);
   if (!slots) return false;
   for (uint32_t i = 0; i <= m->mask; i++) {
-    uint64_t sl = m->slots[i];
-    if (!sl) continue;
-    uint32_t j = (uint32_t)(sl >> 32) & (cap - 1);
-    while (slots[j]) j = (j + 1) & (cap - 1);
-    slots[j] = sl;
+    if (!m->slots[i].s) continue;
+    uint32_t j = m->slots[i].hash & (cap - 1);
+    while (slots[j].s) j = (j + 1) & (cap - 1);
+    slots[j] = m->slots[i];
   }
   free(m->slots);
   m->slots = slots;
@@ -60,11 +59,11 @@ static bool str_map_grow(str_map *m) {
 bool str_map_put(str_map *m, const char *s, uint32_t n, int32_t id) {
   if ((m->count + 1) * 2 > m->mask + 1 && !str_map_grow(m)) return false;
   uint32_t h = tk_hash(s, n), i = h & m->mask;
-  while (m->slots[i]) {
-    uint64_t sl = m->slots[i];
-    str_entry *e = &m->entries[(uint32_t)sl - 1];
-    if ((uint32_t)(sl >> 32) == h && e->n == n && memcmp(e->s, s, n) == 0) {
-      e->id = id;
+  while (m->slots[i].s) {
+    str_slot *sl = &m->slots[i];
+    if (sl->hash == h && sl->n == n && memcmp(sl->s, s, n) == 0) {
+      sl->id = id;
+      m->entries[sl->entry].id = id;
       return true;
     }
     i = (i + 1) & m->mask;
@@ -77,7 +76,8 @@ bool str_map_put(str_map *m, const char *s, uint32_t n, int32_t id) {
     m->cap_entries = (uint32_t)cap;
   }
   m->entries[m->count] = (str_entry){s, n, id};
-  m->slots[i] = ((uint64_t)h << 32) | ++m->count;
+  m->slots[i] = (str_slot){s ? s : "", h, n, id, m->count};
+  m->count++;
   return true;
 }
 
@@ -85,12 +85,9 @@ int32_t str_map_get(const str_map *m, const char *s, size_t n) {
   if (!m->slots) return -1;
   uint32_t h = tk_hash(s, n), i = h & m->mask;
   for (;;) {
-    uint64_t sl = m->slots[i];
-    if (!sl) return -1;
-    if ((uint32_t)(sl >> 32) == h) {
-      const str_entry *en = &m->entries[(uint32_t)sl - 1];
-      if (en->n == n && memcmp(en->s, s, n) == 0) return en->id;
-    }
+    const str_slot *sl = &m->slots[i];
+    if (!sl->s) return -1;
+    if (sl->hash == h && sl->n == n && memcmp(sl->s, s, n) == 0) return sl->id;
     i = (i + 1) & m->mask;
   }
 }
@@ -99,17 +96,13 @@ bool pair_map_init(pair_map *m, uint32_t expected) {
   memset(m, 0, sizeof *m);
   uint32_t cap = 64;
   while (cap < expected * 2u + 16u) cap *= 2;
-  m->keys = calloc(cap, sizeof *m->keys);
-  m->rank = malloc(cap * sizeof *m->rank);
-  m->merged = malloc(cap * sizeof *m->merged);
+  m->slots = calloc(cap, sizeof *m->slots);
   m->mask = cap - 1;
-  return m->keys && m->rank && m->merged;
+  return m->slots != NULL;
 }
 
 void pair_map_free(pair_map *m) {
-  free(m->keys);
-  free(m->rank);
-  free(m->merged);
+  free(m->slots);
   memset(m, 0, sizeof *m);
 }
 
@@ -119,11 +112,9 @@ void pair_map_put(pair_map *m, uint32_t a, uint32_t b, uint32_t rank, uint32_t m
   uint64_t key = (((uint64_t)a << 32) | b) + 1;
   uint64_t h = key * 0x9E3779B97F4A7C15ull;
   uint32_t i = (uint32_t)(h >> 32) & m->mask;
-  while (m->keys[i] && m->keys[i] != key) i = (i + 1) & m->mask;
-  if (!m->keys[i]) m->count++;
-  m->keys[i] = key;
-  m->rank[i] = rank;
-  m->merged[i] = merged;
+  while (m->slots[i].key && m->slots[i].key != key) i = (i + 1) & m->mask;
+  if (!m->slots[i].key) m->count++;
+  m->slots[i] = (pair_slot){key, rank, merged};
 }
 
 int utf8_encode(uint32_t cp, char *o) {
