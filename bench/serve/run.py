@@ -1,0 +1,203 @@
+#!/usr/bin/env python3
+"""Load test: laya-serve with and without cross-request batching, and Python laya-serve, on the
+same machine and checkpoint, in one run. Loopback only; every run is bounded in time.
+
+    bench/serve/run.py --serve build/src/serve/laya-serve --python-serve /opt/layaref/bin/laya-serve \
+        --ckpt tests/fixtures/ckpt/modernbert-tiny [--duration 20] [--clients 1,8,32,128] \
+        [--soak 100000] [--out bench/serve/results.md]
+
+Each server answers POST /v1/systemone with Laya-like bodies (make_bodies.py: 3 questions,
+50-450 token states) from wrk (laya.lua) at each concurrency. All three get the same checkpoint
+(LAYA_EXTRA_MODELS re-points `english`), LAYA_MAX_CONCURRENT=512 (so 128 clients are queued, not
+shed) and LAYA_THREADS=<cores>. Reported: req/s, p50/p99 latency, errors (non-200 + socket
+errors), server RSS after warm-up and after the runs. --soak N then sends at least N requests to
+the batching server at 32 clients and reports errors and RSS before/after.
+"""
+import argparse
+import json
+import os
+import re
+import shlex
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    p = s.getsockname()[1]
+    s.close()
+    return p
+
+
+def rss_mb(pid):
+    """Resident memory of pid and its children (uvicorn runs in one process, ours too)."""
+    total = 0
+    for p in [pid] + children(pid):
+        try:
+            with open("/proc/%d/status" % p) as f:
+                for line in f:
+                    if line.startswith("VmRSS:"):
+                        total += int(line.split()[1])
+        except OSError:
+            pass
+    return total / 1024.0
+
+
+def children(pid):
+    out = []
+    try:
+        for t in os.listdir("/proc/%d/task" % pid):
+            with open("/proc/%d/task/%s/children" % (pid, t)) as f:
+                out += [int(x) for x in f.read().split()]
+    except OSError:
+        pass
+    return out
+
+
+def start(cmd, env, port, timeout=600):
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=open("/tmp/laya-bench-%d.log" % port, "w"))
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError("%s exited; see /tmp/laya-bench-%d.log" % (cmd[0], port))
+        try:
+            urllib.request.urlopen("http://127.0.0.1:%d/health" % port, timeout=2).read()
+            return proc
+        except OSError:
+            time.sleep(0.3)
+    raise RuntimeError("server did not come up")
+
+
+def stop(proc):
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+CLIENT = "wrk"
+
+
+def wrk(port, clients, duration, bodies):
+    if CLIENT == "loadgen":
+        cmd = [sys.executable, os.path.join(HERE, "loadgen.py"), "http://127.0.0.1:%d" % port, bodies, str(clients),
+               str(duration), str(min(8, clients))]
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=duration + 180)
+        m = re.search(r"RESULT (.*)", p.stdout)
+        if not m:
+            raise RuntimeError("loadgen: %s %s" % (p.stdout, p.stderr))
+        r = {k: float(v) for k, v in (kv.split("=") for kv in m.group(1).split())}
+        r["errors"] = int(r["non2xx"] + r["errors"])
+        return r
+    env = dict(os.environ, BODIES=bodies)
+    cmd = ["wrk", "-t", "1", "-c", str(clients), "-d", "%ds" % duration, "--timeout", "60s",
+           "-s", os.path.join(HERE, "laya.lua"), "http://127.0.0.1:%d" % port]
+    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=duration + 180)
+    m = re.search(r"RESULT (.*)", p.stdout)
+    if not m:
+        raise RuntimeError("wrk: %s %s" % (p.stdout, p.stderr))
+    r = {k: float(v) for k, v in (kv.split("=") for kv in m.group(1).split())}
+    r["errors"] = int(r["status"] + r["connect"] + r["read"] + r["write"] + r["timeout"])
+    return r
+
+
+def warmup(port, bodies, n=50):
+    lines = open(bodies).read().splitlines()
+    for i in range(n):
+        req = urllib.request.Request("http://127.0.0.1:%d/v1/systemone" % port, data=lines[i % len(lines)].encode(),
+                                     headers={"Content-Type": "application/json"})
+        urllib.request.urlopen(req, timeout=120).read()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--serve", required=True)
+    ap.add_argument("--python-serve", default="")
+    ap.add_argument("--ckpt", required=True)
+    ap.add_argument("--duration", type=int, default=20)
+    ap.add_argument("--clients", default="1,8,32,128")
+    ap.add_argument("--soak", type=int, default=0)
+    ap.add_argument("--threads", type=int, default=os.cpu_count())
+    ap.add_argument("--out", default="")
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--client", choices=["wrk", "loadgen"], default="wrk")
+    args = ap.parse_args()
+    global CLIENT
+    CLIENT = args.client
+    bodies = "/tmp/laya-bench-bodies.jsonl"
+    subprocess.run([sys.executable, os.path.join(HERE, "make_bodies.py"), bodies, "256"], check=True)
+    ckpt = os.path.abspath(args.ckpt)
+    base = dict(os.environ, LAYA_HOST="127.0.0.1", LAYA_EXTRA_MODELS=json.dumps({"english": ckpt}),
+                LAYA_MODELS="english", LAYA_MAX_CONCURRENT="512", LAYA_THREADS=str(args.threads),
+                LAYA_DEVICE=args.device, HF_HUB_OFFLINE="1", LAYA_LOG_LEVEL="warning")
+    servers = [("laya.c batching", [os.path.abspath(args.serve)], {"LAYA_SERVE_BATCHING": "1"}),
+               ("laya.c one-at-a-time", [os.path.abspath(args.serve)], {"LAYA_SERVE_BATCHING": "0"})]
+    if args.python_serve:
+        servers.append(("Python laya-serve 0.4.15", shlex.split(args.python_serve), {}))
+    clients = [int(c) for c in args.clients.split(",")]
+    rows = []
+    lines = ["uptime before: " + subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip(),
+             "checkpoint: %s, device %s, client %s, %ds per point, LAYA_THREADS=%d" %
+             (ckpt, args.device, args.client, args.duration, args.threads)]
+    for name, cmd, extra in servers:
+        port = free_port()
+        env = dict(base, LAYA_PORT=str(port), **extra)
+        proc = start(cmd, env, port)
+        warmup(port, bodies)
+        before = rss_mb(proc.pid)
+        for c in clients:
+            r = wrk(port, c, args.duration, bodies)
+            r.update(server=name, clients=c)
+            rows.append(r)
+            print("%-26s c=%-4d %8.1f req/s  p50 %8.2f ms  p99 %8.2f ms  errors %d" %
+                  (name, c, r["rps"], r["p50_ms"], r["p99_ms"], r["errors"]), flush=True)
+        after = rss_mb(proc.pid)
+        for r in rows:
+            if r["server"] == name:
+                r["rss_before"], r["rss_after"] = before, after
+        stop(proc)
+    lines.append("uptime after: " + subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
+    table = ["| server | clients | req/s | p50 ms | p99 ms | errors | requests | RSS MiB before → after |",
+             "|---|---:|---:|---:|---:|---:|---:|---|"]
+    for r in rows:
+        table.append("| %s | %d | %.1f | %.1f | %.1f | %d | %d | %.0f → %.0f |" %
+                     (r["server"], r["clients"], r["rps"], r["p50_ms"], r["p99_ms"], r["errors"], r["requests"],
+                      r["rss_before"], r["rss_after"]))
+    soak = []
+    if args.soak:
+        port = free_port()
+        proc = start([os.path.abspath(args.serve)], dict(base, LAYA_PORT=str(port), LAYA_SERVE_BATCHING="1"), port)
+        warmup(port, bodies)
+        before = rss_mb(proc.pid)
+        rate = max([r["rps"] for r in rows if r["server"] == "laya.c batching" and r["clients"] == 32] or [100])
+        done, errors, t0, samples = 0, 0, time.time(), []
+        while done < args.soak:
+            dur = max(10, min(120, int((args.soak - done) / max(rate, 1) * 1.1) + 1))
+            r = wrk(port, 32, dur, bodies)
+            done += int(r["requests"])
+            errors += r["errors"]
+            rate = r["rps"]
+            samples.append("%.0f" % rss_mb(proc.pid))
+        after = rss_mb(proc.pid)
+        stop(proc)
+        soak = ["soak (laya.c batching, 32 clients): %d requests in %.0f s, %d errors, RSS %.0f MiB → %.0f MiB "
+                "(after each wrk run: %s MiB)" % (done, time.time() - t0, errors, before, after, ", ".join(samples))]
+        print(soak[0], flush=True)
+    text = "\n".join(lines + [""] + table + [""] + soak) + "\n"
+    print(text)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(text)
+
+
+if __name__ == "__main__":
+    main()
