@@ -7,6 +7,7 @@
 
 #include "core/pystr.h"
 #include "model/engine.h"
+#include "model/artifact.h"
 
 void laya_options_init(laya_options *opt) {
   if (opt) memset(opt, 0, sizeof *opt);
@@ -66,7 +67,8 @@ static backend *choose_backend(laya_model *m, const laya_options *opt, laya_erro
     laya_err(err, LAYA_ERR_VALUE, NULL, "LAYA_BACKEND must be cpu or cpu-ref, got '%s'", forced);
     return NULL;
   }
-  if (!prec) bo.precision = backend_cpu_default_precision();
+  if (!prec) /* an artifact holds one precision; a checkpoint gets the CPU's default */
+    bo.precision = m->ck.w.packed ? artifact_precision(m->ck.w.packed) : backend_cpu_default_precision();
   snprintf(m->precision, sizeof m->precision, "%s", backend_precision_name(bo.precision));
   return backend_cpu_create(&m->ck.w, &bo, err);
 }
