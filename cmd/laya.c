@@ -4,16 +4,14 @@
 
 #include "cli/cli.h"
 
-/* Subcommands owned by other modules are dispatched once their source is in the tree. */
+/* Subcommands owned by other modules are dispatched once their source is in the tree (a fresh
+ * configure picks up a newly added one). */
 #if defined(__has_include)
 #if __has_include("cli/tokenize.c")
 #define HAVE_TOKENIZE 1
 #endif
 #if __has_include("cli/convert.c")
 #define HAVE_CONVERT 1
-#endif
-#if __has_include("cli/eval.c")
-#define HAVE_EVAL 1
 #endif
 #if __has_include("cli/calibrate.c")
 #define HAVE_CALIBRATE 1
@@ -30,9 +28,7 @@ int main(int argc, char **argv) {
 #ifdef HAVE_CONVERT
     if (!strcmp(sub, "convert")) return cli_convert_main(argc - 1, argv + 1);
 #endif
-#ifdef HAVE_EVAL
     if (!strcmp(sub, "eval")) return cli_eval_main(argc - 1, argv + 1);
-#endif
 #ifdef HAVE_CALIBRATE
     if (!strcmp(sub, "calibrate")) return cli_calibrate_main(argc - 1, argv + 1);
 #endif

@@ -387,7 +387,7 @@ static int plan_schema(const json_value *schema, arena *a, plan *p, laya_error *
   if (schema->type != JSON_OBJECT) {
     strbuf m;
     sb_init(&m);
-    sb_printf(&m, "expected a JSON schema object, got %s", json_py_type(schema));
+    sb_printf(&m, "expected a JSON schema dict or a pydantic model, got %s", json_py_type(schema));
     int rc = schema_error(err, m.data);
     sb_free(&m);
     return rc;
