@@ -31,6 +31,7 @@ bool sb_reserve(strbuf *sb, size_t extra) {
   }
   sb->data = p;
   sb->cap = cap;
+  p[sb->len] = 0; /* keep the promise of sb_cstr even on a fresh buffer */
   return true;
 }
 

@@ -82,6 +82,7 @@ typedef struct call_ctx {
   head_ids *heads;
   int max_len;
   decode_opts dopt;
+  const engine_call *call;
   char **results; /* per state, malloc'd JSON */
   int n_act;
 } call_ctx;
@@ -127,7 +128,11 @@ static int run_group(call_ctx *cx, enc_state *es, const int *idx, int g, laya_er
   row_start[rows] = (int32_t)t;
   mstart[rows] = (int32_t)mk;
   packed_batch b = {rows, (int)n_tok, tokens, row_start, qtype, mstart, markers};
-  if ((rc = engine_forward(cx->m, &b, logits, act, err))) goto done;
+  if (cx->call && cx->call->forward_override)
+    rc = cx->call->forward_override(cx->call->override_ctx, &b, logits, act, err);
+  else
+    rc = engine_forward(cx->m, &b, logits, act, err);
+  if (rc) goto done;
 
   r = 0;
   for (int s = 0; s < g; s++) {
@@ -241,6 +246,7 @@ int engine_predict_batch(laya_model *m, const json_value *states, const json_val
   }
   if ((rc = questions_prepare(questions, &a, &cx.qs, &cx.nq, err))) goto done;
   cx.m = m;
+  cx.call = c;
   cx.states = states;
   cx.max_len = engine_max_len(m, c);
   const int head_max_len = engine_head_max_len(m, c);
@@ -250,10 +256,18 @@ int engine_predict_batch(laya_model *m, const json_value *states, const json_val
     rc = laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory");
     goto done;
   }
-  for (int j = 0; j < cx.nq; j++)
-    if ((rc = build_head(&m->st, &cx.qs[j], head_max_len, &a, &cx.heads[j], err))) goto done;
-  /* Every state sees the same heads, so the marker check cannot depend on the state. */
+  /* Laya meets errors in this order: the first state's text, then each question's head and
+   * marker count in turn (the heads are the same for every state, so that is the only order). */
+  {
+    strbuf s0;
+    sb_init(&s0);
+    serialize_state(&s0, &states->items[0]);
+    rc = check_encodable(s0.data ? s0.data : "", s0.len, err);
+    sb_free(&s0);
+    if (rc) goto done;
+  }
   for (int j = 0; j < cx.nq; j++) {
+    if ((rc = build_head(&m->st, &cx.qs[j], head_max_len, &a, &cx.heads[j], err))) goto done;
     int kept = 0;
     for (int k = 0; k < cx.heads[j].n_markers; k++) kept += cx.heads[j].markers[k] < cx.max_len;
     if (kept != cx.heads[j].options) {

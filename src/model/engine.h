@@ -48,12 +48,21 @@ typedef struct engine_call {
   bool has_max_len, has_head_max_len;
   int max_len, head_max_len;
   const json_value *min_confidence; /* NULL = not set */
+  /* Testing seam: when set, each packed batch goes here instead of the backend (the sequence
+   * builder and the decoder can then be checked against rows recorded from Python Laya). */
+  int (*forward_override)(void *ctx, const packed_batch *b, float *logits, float *act, laya_error *err);
+  void *override_ctx;
 } engine_call;
 
 /* Laya's predict_batch: `states` must be a JSON array, `questions` an object (Laya's TypeErrors
  * otherwise). Appends the JSON array of per-state results to out. */
 int engine_predict_batch(laya_model *m, const json_value *states, const json_value *questions,
                          const engine_call *c, strbuf *out, laya_error *err);
+
+/* Bind a request object to Laya's keyword arguments (predict: "state", batch: "states"), with
+ * Python's TypeErrors for unknown or missing names. */
+int engine_parse_request(const json_value *req, bool batch, engine_call *c, const json_value **state,
+                         const json_value **questions, laya_error *err);
 
 /* The budgets a call runs with (call overrides, else the checkpoint's). */
 int engine_max_len(const laya_model *m, const engine_call *c);

@@ -209,7 +209,7 @@ static bool truthy(const json_value *v) {
 }
 
 /* Python binds keyword arguments before running the body: unknown names, then missing ones. */
-static int parse_request(const json_value *req, bool batch, engine_call *c, const json_value **state,
+int engine_parse_request(const json_value *req, bool batch, engine_call *c, const json_value **state,
                          const json_value **questions, laya_error *err) {
   const char *fn = batch ? "Agent.predict_batch()" : "Agent.system_one()";
   static const char *const single_keys[] = {"state", "questions", "lang", "hooks", "on_predict_start",
@@ -310,7 +310,7 @@ static int run_request(laya_model *m, const char *request_json, bool batch, char
   }
   engine_call c;
   const json_value *states = NULL, *questions = NULL;
-  if ((rc = parse_request(req, batch, &c, &states, &questions, err))) goto done;
+  if ((rc = engine_parse_request(req, batch, &c, &states, &questions, err))) goto done;
   if (batch) {
     rc = engine_predict_batch(m, states, questions, &c, &out, err);
   } else {

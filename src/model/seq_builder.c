@@ -23,6 +23,14 @@ void scrub_mask(strbuf *out, const char *text, size_t n, const char *mask, size_
   sb_append(out, text + run, n - run);
 }
 
+/* The `tokenizers` binding cannot take a Python str holding a lone surrogate (WTF-8 ED A0..BF). */
+int check_encodable(const char *text, size_t n, laya_error *err) {
+  for (size_t i = 0; i + 1 < n; i++)
+    if ((unsigned char)text[i] == 0xED && ((unsigned char)text[i + 1] & 0xE0) == 0xA0)
+      return laya_type_error(err, "TextEncodeInput must be Union[TextInputSequence, Tuple[InputSequence, InputSequence]]");
+  return 0;
+}
+
 void serialize_state(strbuf *sb, const json_value *state) {
   if (state->type == JSON_STRING) {
     sb_append(sb, state->s, state->n);
@@ -44,7 +52,8 @@ int encode_state(const seq_tok *st, const json_value *state, ids_vec *out, strbu
     return laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory serialising the state");
   }
   out->n = 0;
-  int rc = tokenizer_encode(st->tok, sb_cstr(&text), text.len, 0, out, err);
+  int rc = check_encodable(text.data ? text.data : "", text.len, err);
+  if (!rc) rc = tokenizer_encode(st->tok, sb_cstr(&text), text.len, 0, out, err);
   sb_free(&text);
   return rc;
 }
@@ -60,7 +69,8 @@ static int encode_text(const seq_tok *st, const char *text, size_t n, const char
     return laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory");
   }
   out->n = 0;
-  int rc = tokenizer_encode(st->tok, sb_cstr(&sb), sb.len, max_len, out, err);
+  int rc = check_encodable(sb.data ? sb.data : "", sb.len, err);
+  if (!rc) rc = tokenizer_encode(st->tok, sb_cstr(&sb), sb.len, max_len, out, err);
   sb_free(&sb);
   return rc;
 }

@@ -48,6 +48,9 @@ void serialize_state(strbuf *sb, const json_value *state);
 /* text.replace(mask_token, " ") appended to out. */
 void scrub_mask(strbuf *out, const char *text, size_t n, const char *mask, size_t mask_len);
 
+/* TypeError (the `tokenizers` binding's text) when text holds a lone surrogate. */
+int check_encodable(const char *text, size_t n, laya_error *err);
+
 /* The state's token ids (serialised, mask-scrubbed, tokenised in full). */
 int encode_state(const seq_tok *st, const json_value *state, ids_vec *out, strbuf *scratch,
                  laya_error *err);
