@@ -28,13 +28,16 @@ typedef struct str_entry {
   int32_t id;
 } str_entry;
 
-/* A probe touches one slot (hash, length, id and the string pointer together) and the string
- * only when hash and length agree: one or two cache misses per lookup in a 262k-entry vocab. */
+/* A probe touches one slot: hash, length, id, and the string itself when it is at most 8 bytes
+ * (most tokens), else a pointer to it. One cache miss per lookup in a 262k-entry vocabulary. */
 typedef struct str_slot {
-  const char *s; /* NULL = empty */
+  union {
+    const char *s;  /* n > 8 */
+    char inl[8];    /* n <= 8, zero padded */
+  } u;
   uint32_t hash, n;
   int32_t id;
-  uint32_t entry;
+  uint32_t entry1; /* entry index + 1; 0 = empty slot */
 } str_slot;
 
 typedef struct str_map {

@@ -45,9 +45,9 @@ static bool str_map_grow(str_map *m) {
   str_slot *slots = calloc(cap, sizeof *slots);
   if (!slots) return false;
   for (uint32_t i = 0; i <= m->mask; i++) {
-    if (!m->slots[i].s) continue;
+    if (!m->slots[i].entry1) continue;
     uint32_t j = m->slots[i].hash & (cap - 1);
-    while (slots[j].s) j = (j + 1) & (cap - 1);
+    while (slots[j].entry1) j = (j + 1) & (cap - 1);
     slots[j] = m->slots[i];
   }
   free(m->slots);
@@ -56,14 +56,19 @@ static bool str_map_grow(str_map *m) {
   return true;
 }
 
+static inline bool slot_is(const str_slot *sl, uint32_t h, const char *s, size_t n) {
+  if (sl->hash != h || sl->n != n) return false;
+  return n <= 8 ? memcmp(sl->u.inl, s, n) == 0 : memcmp(sl->u.s, s, n) == 0;
+}
+
 bool str_map_put(str_map *m, const char *s, uint32_t n, int32_t id) {
   if ((m->count + 1) * 2 > m->mask + 1 && !str_map_grow(m)) return false;
   uint32_t h = tk_hash(s, n), i = h & m->mask;
-  while (m->slots[i].s) {
+  while (m->slots[i].entry1) {
     str_slot *sl = &m->slots[i];
-    if (sl->hash == h && sl->n == n && memcmp(sl->s, s, n) == 0) {
+    if (slot_is(sl, h, s, n)) {
       sl->id = id;
-      m->entries[sl->entry].id = id;
+      m->entries[sl->entry1 - 1].id = id;
       return true;
     }
     i = (i + 1) & m->mask;
@@ -76,8 +81,17 @@ bool str_map_put(str_map *m, const char *s, uint32_t n, int32_t id) {
     m->cap_entries = (uint32_t)cap;
   }
   m->entries[m->count] = (str_entry){s, n, id};
-  m->slots[i] = (str_slot){s ? s : "", h, n, id, m->count};
-  m->count++;
+  str_slot *sl = &m->slots[i];
+  memset(sl, 0, sizeof *sl);
+  if (n <= 8) {
+    if (n) memcpy(sl->u.inl, s, n);
+  } else {
+    sl->u.s = s;
+  }
+  sl->hash = h;
+  sl->n = n;
+  sl->id = id;
+  sl->entry1 = ++m->count;
   return true;
 }
 
@@ -86,8 +100,8 @@ int32_t str_map_get(const str_map *m, const char *s, size_t n) {
   uint32_t h = tk_hash(s, n), i = h & m->mask;
   for (;;) {
     const str_slot *sl = &m->slots[i];
-    if (!sl->s) return -1;
-    if (sl->hash == h && sl->n == n && memcmp(sl->s, s, n) == 0) return sl->id;
+    if (!sl->entry1) return -1;
+    if (slot_is(sl, h, s, n)) return sl->id;
     i = (i + 1) & m->mask;
   }
 }

@@ -3,6 +3,22 @@
  *
  * A tokenizer is immutable after load and safe to use from many threads at once. Loading the same
  * file twice returns the same parse (reference counted), so several models share one copy.
+ *
+ * Supported (anything else is refused at load, naming the component): normalizers NFC, NFD, NFKC,
+ * NFKD, Lowercase, Replace, Prepend, Strip, Sequence; pre-tokenizers ByteLevel, Split, Metaspace,
+ * Whitespace, WhitespaceSplit, Punctuation, Digits, Sequence; the BPE model (every flag but
+ * dropout); decoders ByteLevel, Metaspace, Replace, ByteFallback, Fuse, Strip, BPEDecoder,
+ * Sequence. Behaviour follows tokenizers 0.23 (tests/fixtures/tokenizer holds the proof):
+ *  - the post-processor, truncation and padding of the file are never applied (Laya adds
+ *    CLS/SEP itself; max_len is the caller's);
+ *  - added-token ids are assigned as the reference assigns them (content already in the vocab
+ *    keeps that id, the others follow the vocab in file order); the ids written in the file are
+ *    not used;
+ *  - text must be valid UTF-8. A lone surrogate, as core/json.c keeps one from a "\ud800" escape
+ *    (WTF-8), is refused with an error naming its byte offset: the reference refuses it too (a
+ *    Python str holding a surrogate cannot reach the Rust library);
+ *  - character classes (\p{L}, \p{N}, whitespace, punctuation, lowercase) are the reference's own
+ *    tables, probed from it (unicode_tables.c), so they agree on every code point.
  */
 #ifndef LAYA_TOKENIZER_H
 #define LAYA_TOKENIZER_H
