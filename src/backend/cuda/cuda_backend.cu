@@ -80,6 +80,7 @@ struct cuda_model {
   int dev;
   int half16; /* 1 = fp16, 0 = bf16 */
   int dt16;   /* CU_F16 or CU_BF16 */
+  int head_half16, head_dt16; /* the decision head's 16-bit type (fp16 when LAYA_CUDA_HEAD_FP16=1) */
   int d, n_layers, H, hd, I, V, global_every, window;
   float eps;
   int head_layers, head_heads, n_act, act_hidden, ld_act;
@@ -316,15 +317,15 @@ static int model_load(cuda_model *m, const model_weights *w, laya_error *err) {
   UP(h->field, nm, n0, n1, dt, D->dst)
     HUP(norm1_w, "norm1.weight", d, 0, CU_F32, n1w);
     HUP(norm1_b, "norm1.bias", d, 0, CU_F32, n1b);
-    HUP(in_proj_w, "self_attn.in_proj_weight", 3 * d, d, T16, in_w);
-    HUP(in_proj_b, "self_attn.in_proj_bias", 3 * d, 0, T16, in_b);
-    HUP(out_proj_w, "self_attn.out_proj.weight", d, d, T16, out_w);
+    HUP(in_proj_w, "self_attn.in_proj_weight", 3 * d, d, m->head_dt16, in_w);
+    HUP(in_proj_b, "self_attn.in_proj_bias", 3 * d, 0, m->head_dt16, in_b);
+    HUP(out_proj_w, "self_attn.out_proj.weight", d, d, m->head_dt16, out_w);
     HUP(out_proj_b, "self_attn.out_proj.bias", d, 0, CU_F32, out_b);
     HUP(norm2_w, "norm2.weight", d, 0, CU_F32, n2w);
     HUP(norm2_b, "norm2.bias", d, 0, CU_F32, n2b);
-    HUP(linear1_w, "linear1.weight", 4 * d, d, T16, l1w);
-    HUP(linear1_b, "linear1.bias", 4 * d, 0, T16, l1b);
-    HUP(linear2_w, "linear2.weight", d, 4 * d, T16, l2w);
+    HUP(linear1_w, "linear1.weight", 4 * d, d, m->head_dt16, l1w);
+    HUP(linear1_b, "linear1.bias", 4 * d, 0, m->head_dt16, l1b);
+    HUP(linear2_w, "linear2.weight", d, 4 * d, m->head_dt16, l2w);
     HUP(linear2_b, "linear2.bias", d, 0, CU_F32, l2b);
 #undef HUP
   }
@@ -601,25 +602,25 @@ static int enqueue_forward(backend_worker *w, int Mp, int Rp, int NMp, laya_erro
     if (l + 1 < m->n_layers) {
       k_ln(s, h16, w->x, m->layers[l + 1].attn_norm, NULL, m->eps, w->y, Mp, d);
     } else {
-      k_final_ln(s, h16, w->x, m->final_norm, m->eps, m->type_emb, tok_row, qtype,
+      k_final_ln(s, m->head_half16, w->x, m->final_norm, m->eps, m->type_emb, tok_row, qtype,
                  m->head_layers > 0 ? m->head[0].n1w : NULL, m->head_layers > 0 ? m->head[0].n1b : NULL, w->y, Mp,
                  d);
     }
     prof_mark(w, P_LN);
   }
-  const int hh = m->head_heads, hhd = d / hh;
+  const int hh = m->head_heads, hhd = d / hh, hh16 = m->head_half16, HT16 = m->head_dt16;
   for (int j = 0; j < m->head_layers; j++) {
     const dev_head_layer *L = &m->head[j];
-    GEMM(Mp, 3 * d, d, w->y, d, L->in_w, T16, qkv, 3 * d, T16, 0, EPI_BIAS, L->in_b, "head in_proj");
+    GEMM(Mp, 3 * d, d, w->y, d, L->in_w, HT16, qkv, 3 * d, HT16, 0, EPI_BIAS, L->in_b, "head in_proj");
     prof_mark(w, P_HEAD_GEMM);
-    k_attention(s, h16, qkv, attn_o, tiles, tok_row, tok_pos, row_start, counts, n_tiles_cap, Mp, hh, hhd, -1,
+    k_attention(s, hh16, qkv, attn_o, tiles, tok_row, tok_pos, row_start, counts, n_tiles_cap, Mp, hh, hhd, -1,
                 NULL);
     prof_mark(w, P_HEAD_ATT);
-    GEMM(Mp, d, d, attn_o, d, L->out_w, T16, w->x, d, CU_F32, 1, EPI_BIAS, L->out_b, "head out_proj");
-    k_ln(s, h16, w->x, L->n2w, L->n2b, 1e-5f, w->y, Mp, d);
-    GEMM(Mp, 4 * d, d, w->y, d, L->l1w, T16, hid, 4 * d, T16, 0, EPI_RELU_BIAS, L->l1b, "head linear1");
-    GEMM(Mp, d, 4 * d, hid, 4 * d, L->l2w, T16, w->x, d, CU_F32, 1, EPI_BIAS, L->l2b, "head linear2");
-    if (j + 1 < m->head_layers) k_ln(s, h16, w->x, m->head[j + 1].n1w, m->head[j + 1].n1b, 1e-5f, w->y, Mp, d);
+    GEMM(Mp, d, d, attn_o, d, L->out_w, HT16, w->x, d, CU_F32, 1, EPI_BIAS, L->out_b, "head out_proj");
+    k_ln(s, hh16, w->x, L->n2w, L->n2b, 1e-5f, w->y, Mp, d);
+    GEMM(Mp, 4 * d, d, w->y, d, L->l1w, HT16, hid, 4 * d, HT16, 0, EPI_RELU_BIAS, L->l1b, "head linear1");
+    GEMM(Mp, d, 4 * d, hid, 4 * d, L->l2w, HT16, w->x, d, CU_F32, 1, EPI_BIAS, L->l2b, "head linear2");
+    if (j + 1 < m->head_layers) k_ln(s, hh16, w->x, m->head[j + 1].n1w, m->head[j + 1].n1b, 1e-5f, w->y, Mp, d);
     prof_mark(w, P_HEAD_GEMM);
   }
   float *logits = w->dout, *act = w->dout + w->capNM;
@@ -891,6 +892,11 @@ extern "C" backend *backend_cuda_create(const model_weights *w, const backend_op
   /* fp32 (the zero value of backend_options) means "the default" here: the CUDA path is 16-bit. */
   m->half16 = prec == PREC_FP16;
   m->dt16 = m->half16 ? CU_F16 : CU_BF16;
+  /* The decision head is 7% of the work and sits right before the scorer: in fp16 (3 more
+   * mantissa bits than bf16, and its inputs are normalised) it costs nothing measurable. */
+  const char *hf = getenv("LAYA_CUDA_HEAD_FP16");
+  m->head_half16 = m->half16 || (hf && hf[0] == '1');
+  m->head_dt16 = m->head_half16 ? CU_F16 : CU_BF16;
   const char *g = getenv("LAYA_CUDA_GRAPHS");
   m->use_graphs = !(g && g[0] == '0');
   if (model_load(m, w, err)) {
