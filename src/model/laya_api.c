@@ -8,6 +8,8 @@
 #include "core/pystr.h"
 #include "model/engine.h"
 #include "model/artifact.h"
+#include "model/fsutil.h"
+#include "model/hub.h"
 
 void laya_options_init(laya_options *opt) {
   if (opt) memset(opt, 0, sizeof *opt);
@@ -157,7 +159,21 @@ laya_model *laya_open(const char *path, const laya_options *opt, laya_error *err
   pthread_mutex_init(&m->pool_mu, NULL);
   arena_init(&m->mem, 1 << 12);
   sb_init(&m->warnings);
-  if (checkpoint_open(&m->ck, path, opt ? opt->sha256_json : NULL, &m->warnings, err)) goto fail;
+  /* Like Laya: a name that is not a path and does not exist is a Hub repo id (cache, then
+   * download of only Laya's files); a path-like one that does not exist is an error. */
+  char *resolved = NULL;
+  bool pathlike = path[0] == '/' || strncmp(path, "./", 2) == 0 || strncmp(path, "../", 3) == 0;
+  if (!pathlike && !fs_is_dir(path) && !fs_is_file(path)) {
+    hub_options ho;
+    hub_options_init(&ho);
+    ho.sha256_json = opt ? opt->sha256_json : NULL;
+    ho.quiet = opt && opt->quiet;
+    if (hub_resolve(path, NULL, &ho, &resolved, NULL, err)) goto fail;
+  }
+  int crc = checkpoint_open(&m->ck, resolved ? resolved : path, opt ? opt->sha256_json : NULL,
+                            &m->warnings, err);
+  free(resolved);
+  if (crc) goto fail;
   m->st.tok = m->ck.tok;
   m->st.roles = &m->ck.roles;
   m->st.mask_len = strlen(m->ck.roles.mask_token);
