@@ -53,6 +53,8 @@ void str_map_free(str_map *m);
 /* Insert or overwrite (later wins, like a Rust HashMap built from a JSON object). */
 bool str_map_put(str_map *m, const char *s, uint32_t n, int32_t id);
 int32_t str_map_get(const str_map *m, const char *s, size_t n);
+/* The same with tk_hash(s, n) already computed. */
+int32_t str_map_get_hashed(const str_map *m, const char *s, size_t n, uint32_t h);
 
 /* ---- (left id, right id) -> (rank, merged id) ---- */
 typedef struct pair_slot {

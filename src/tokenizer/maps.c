@@ -96,8 +96,12 @@ bool str_map_put(str_map *m, const char *s, uint32_t n, int32_t id) {
 }
 
 int32_t str_map_get(const str_map *m, const char *s, size_t n) {
+  return str_map_get_hashed(m, s, n, tk_hash(s, n));
+}
+
+int32_t str_map_get_hashed(const str_map *m, const char *s, size_t n, uint32_t h) {
   if (!m->slots) return -1;
-  uint32_t h = tk_hash(s, n), i = h & m->mask;
+  uint32_t i = h & m->mask;
   for (;;) {
     const str_slot *sl = &m->slots[i];
     if (!sl->entry1) return -1;

@@ -286,13 +286,78 @@ done:
   return rc;
 }
 
-/* model.merges: ["a b", ...] (legacy) or [["a", "b"], ...]; ranks are positions in the list. */
+/* model.merges: ["a b", ...] (legacy) or [["a", "b"], ...]; ranks are positions in the list.
+ *
+ * Each merge costs three vocab lookups (a, b, and a+b), each a likely cache miss in a table of a
+ * few MB. Merges are therefore read in batches: parse a batch, prefetch the slots of every a and b,
+ * resolve them, prefetch the slots of every a+b, resolve those. Errors are still reported for the
+ * first bad merge in file order. */
+#define MERGE_BATCH 32
+
+typedef struct pending_merge {
+  uint32_t a_off, al, b_off, bl, m_off, ml;
+  uint32_t ha, hb, hm;
+  int32_t ia, ib;
+} pending_merge;
+
+static void prefetch_slot(const str_map *m, uint32_t h) {
+  __builtin_prefetch(&m->slots[h & m->mask]);
+}
+
+/* Resolve a parsed batch in file order; -1 (with err set) at the first bad merge. */
+static int resolve_batch(tokenizer *t, pending_merge *pm, size_t n, const char *buf, char **mg,
+                         size_t *mcap, uint32_t *rank, const char *file, laya_error *err) {
+  bpe_model *m = &t->bpe;
+  for (size_t i = 0; i < n; i++) prefetch_slot(&m->vocab, pm[i].ha), prefetch_slot(&m->vocab, pm[i].hb);
+  size_t need = 0;
+  for (size_t i = 0; i < n; i++) need += pm[i].al + pm[i].bl;
+  char *g = grow(*mg, mcap, need + 1, 1);
+  if (!g) return laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory");
+  *mg = g;
+  size_t off = 0;
+  for (size_t i = 0; i < n; i++) {
+    pending_merge *p = &pm[i];
+    p->ia = str_map_get_hashed(&m->vocab, buf + p->a_off, p->al, p->ha);
+    p->ib = str_map_get_hashed(&m->vocab, buf + p->b_off, p->bl, p->hb);
+    p->ml = 0;
+    if (p->ia < 0 || p->ib < 0 || p->bl < m->prefix_len) continue;
+    p->m_off = (uint32_t)off;
+    p->ml = p->al + p->bl - (uint32_t)m->prefix_len;
+    memcpy(g + off, buf + p->a_off, p->al);
+    memcpy(g + off + p->al, buf + p->b_off + m->prefix_len, p->bl - m->prefix_len);
+    p->hm = tk_hash(g + off, p->ml);
+    prefetch_slot(&m->vocab, p->hm);
+    off += p->ml;
+  }
+  for (size_t i = 0; i < n; i++) {
+    pending_merge *p = &pm[i];
+    if (p->ia < 0 || p->ib < 0) {
+      bool a_bad = p->ia < 0;
+      return laya_err(err, LAYA_ERR_FORMAT, NULL, "%s: merge %u: token \"%.*s\" is not in the vocabulary", file,
+                      *rank, (int)(a_bad ? p->al : p->bl), buf + (a_bad ? p->a_off : p->b_off));
+    }
+    if (p->bl < m->prefix_len)
+      return laya_err(err, LAYA_ERR_FORMAT, NULL, "%s: merge %u: \"%.*s\" is shorter than continuing_subword_prefix",
+                      file, *rank, (int)p->bl, buf + p->b_off);
+    int32_t im = str_map_get_hashed(&m->vocab, g + p->m_off, p->ml, p->hm);
+    if (im < 0)
+      return laya_err(err, LAYA_ERR_FORMAT, NULL, "%s: merge %u: merged token \"%.*s\" is not in the vocabulary",
+                      file, *rank, (int)p->ml, g + p->m_off);
+    pair_map_put(&m->merges, (uint32_t)p->ia, (uint32_t)p->ib, *rank, (uint32_t)im);
+    (*rank)++;
+  }
+  return 0;
+}
+
 int merges_read(tokenizer *t, const char *text, span sp, const char *file, laya_error *err) {
   bpe_model *m = &t->bpe;
   reader r = {text, text + sp.start, text + sp.end, file, err, false};
-  char *a = NULL, *b = NULL, *mg = NULL;
-  size_t acap = 0, bcap = 0, mcap = 0, al, bl;
+  char *a = NULL, *b = NULL, *mg = NULL, *buf = NULL;
+  size_t acap = 0, bcap = 0, mcap = 0, bufcap = 0, buflen = 0, al, bl, n = 0;
+  pending_merge pm[MERGE_BATCH];
+  uint32_t rank = 0;
   int rc = -1;
+  bool more = true;
   if (!expect(&r, '[', "\"merges\" must be a list")) goto done;
   uint32_t guess = 0;
   for (const char *q = r.p; q < r.end; q++) guess += *q == '"';
@@ -305,77 +370,93 @@ int merges_read(tokenizer *t, const char *text, span sp, const char *file, laya_
     rc = 0;
     goto done;
   }
-  uint32_t rank = 0;
-  for (;;) {
-    ws(&r);
-    const char *at = r.p;
-    if (r.p < r.end && *r.p == '[') {
-      r.p++;
+  while (more) {
+    /* parse up to a batch */
+    bool parse_failed = false;
+    n = 0;
+    buflen = 0;
+    while (n < MERGE_BATCH) {
       ws(&r);
-      if (!read_string(&r, &a, &acap, &al) || !expect(&r, ',', "a merge pair is [\"a\", \"b\"]")) goto done;
+      const char *at = r.p;
+      if (r.p < r.end && *r.p == '[') {
+        r.p++;
+        ws(&r);
+        if (!read_string(&r, &a, &acap, &al) || !expect(&r, ',', "a merge pair is [\"a\", \"b\"]")) {
+          parse_failed = true;
+          break;
+        }
+        ws(&r);
+        if (!read_string(&r, &b, &bcap, &bl) || !expect(&r, ']', "a merge pair is [\"a\", \"b\"]")) {
+          parse_failed = true;
+          break;
+        }
+      } else {
+        if (!read_string(&r, &a, &acap, &al)) {
+          parse_failed = true;
+          break;
+        }
+        if (al >= 8 && memcmp(a, "#version", 8) == 0) goto next; /* takes no rank */
+        char *sp1 = memchr(a, ' ', al);
+        if (!sp1 || memchr(sp1 + 1, ' ', al - (size_t)(sp1 + 1 - a))) {
+          fail(&r, at, "a legacy merge must be \"a b\" with exactly one space");
+          parse_failed = true;
+          break;
+        }
+        bl = al - (size_t)(sp1 + 1 - a);
+        char *nb = grow(b, &bcap, bl + 1, 1);
+        if (!nb) {
+          fail(&r, at, "out of memory");
+          parse_failed = true;
+          break;
+        }
+        b = nb;
+        memcpy(b, sp1 + 1, bl);
+        al = (size_t)(sp1 - a);
+      }
+      {
+        char *nb = grow(buf, &bufcap, buflen + al + bl + 1, 1);
+        if (!nb) {
+          fail(&r, at, "out of memory");
+          parse_failed = true;
+          break;
+        }
+        buf = nb;
+        pending_merge *p = &pm[n++];
+        p->a_off = (uint32_t)buflen;
+        p->al = (uint32_t)al;
+        if (al) memcpy(buf + buflen, a, al);
+        buflen += al;
+        p->b_off = (uint32_t)buflen;
+        p->bl = (uint32_t)bl;
+        if (bl) memcpy(buf + buflen, b, bl);
+        buflen += bl;
+        p->ha = tk_hash(buf + p->a_off, al);
+        p->hb = tk_hash(buf + p->b_off, bl);
+      }
+    next:
       ws(&r);
-      if (!read_string(&r, &b, &bcap, &bl) || !expect(&r, ']', "a merge pair is [\"a\", \"b\"]")) goto done;
-    } else {
-      if (!read_string(&r, &a, &acap, &al)) goto done;
-      if (al >= 8 && memcmp(a, "#version", 8) == 0) goto next; /* takes no rank */
-      char *sp1 = memchr(a, ' ', al);
-      if (!sp1 || memchr(sp1 + 1, ' ', al - (size_t)(sp1 + 1 - a))) {
-        fail(&r, at, "a legacy merge must be \"a b\" with exactly one space");
-        goto done;
+      if (r.p < r.end && *r.p == ',') {
+        r.p++;
+        continue;
       }
-      bl = al - (size_t)(sp1 + 1 - a);
-      char *nb = grow(b, &bcap, bl + 1, 1);
-      if (!nb) {
-        laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory");
-        goto done;
-      }
-      b = nb;
-      memcpy(b, sp1 + 1, bl);
-      al = (size_t)(sp1 - a);
+      if (!expect(&r, ']', "expected ',' or ']' in \"merges\"")) parse_failed = true;
+      more = false;
+      break;
     }
-    {
-      int32_t ia = str_map_get(&m->vocab, a ? a : "", al), ib = str_map_get(&m->vocab, b ? b : "", bl);
-      if (ia < 0 || ib < 0) {
-        laya_err(err, LAYA_ERR_FORMAT, NULL, "%s: merge %u: token \"%.*s\" is not in the vocabulary", file,
-                 rank, (int)(ia < 0 ? al : bl), ia < 0 ? a : b);
-        goto done;
-      }
-      if (bl < m->prefix_len) {
-        laya_err(err, LAYA_ERR_FORMAT, NULL, "%s: merge %u: \"%.*s\" is shorter than continuing_subword_prefix",
-                 file, rank, (int)bl, b);
-        goto done;
-      }
-      size_t ml = al + bl - m->prefix_len;
-      char *nm = grow(mg, &mcap, ml + 1, 1);
-      if (!nm) {
-        laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory");
-        goto done;
-      }
-      mg = nm;
-      memcpy(mg, a, al);
-      memcpy(mg + al, b + m->prefix_len, bl - m->prefix_len);
-      int32_t im = str_map_get(&m->vocab, mg, ml);
-      if (im < 0) {
-        laya_err(err, LAYA_ERR_FORMAT, NULL, "%s: merge %u: merged token \"%.*s\" is not in the vocabulary",
-                 file, rank, (int)ml, mg);
-        goto done;
-      }
-      pair_map_put(&m->merges, (uint32_t)ia, (uint32_t)ib, rank, (uint32_t)im);
-      rank++;
+    /* merges before a syntax error are checked first, so the first problem in the file is named */
+    laya_error perr = {0};
+    if (parse_failed && err) perr = *err;
+    if (n && resolve_batch(t, pm, n, buf ? buf : "", &mg, &mcap, &rank, file, err)) goto done;
+    if (parse_failed) {
+      if (err) *err = perr;
+      goto done;
     }
-  next:
-    ws(&r);
-    if (r.p < r.end && *r.p == ',') {
-      r.p++;
-      continue;
-    }
-    if (!expect(&r, ']', "expected ',' or ']' in \"merges\"")) goto done;
-    break;
   }
   rc = 0;
 done:
   free(a);
   free(b);
   free(mg);
+  free(buf);
   return rc;
 }
