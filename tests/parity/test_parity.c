@@ -88,8 +88,9 @@ typedef struct job {
 
 static void *worker(void *arg) {
   job *j = arg;
+  /* each thread takes every 16th case, shifted per round, so threads share cases and rounds */
   for (int r = 0; r < j->rounds; r++)
-    for (int i = (j->tid + r) % 8; i < j->n; i += 8) {
+    for (int i = (j->tid + 8 * r) % 16; i < j->n; i += 16) {
       if (!j->expected[i]) continue;
       laya_error err;
       char *out = NULL;
@@ -101,6 +102,7 @@ static void *worker(void *arg) {
 }
 
 int main(int argc, char **argv) {
+  setvbuf(stdout, NULL, _IOLBF, 0);
   if (argc < 3) {
     fprintf(stderr, "usage: %s <fixtures-dir> <ckpt> [--threads N]\n", argv[0]);
     return 2;
@@ -253,7 +255,7 @@ int main(int argc, char **argv) {
     job jobs[64];
     if (threads > 64) threads = 64;
     for (int t = 0; t < threads; t++) {
-      jobs[t] = (job){cases, outputs, n, t, 3, 0};
+      jobs[t] = (job){cases, outputs, n, t, 2, 0};
       pthread_create(&th[t], NULL, worker, &jobs[t]);
     }
     int mism = 0;

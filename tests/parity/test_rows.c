@@ -66,6 +66,7 @@ static int replay_forward(void *ctx, const packed_batch *b, float *logits, float
 }
 
 int main(int argc, char **argv) {
+  setvbuf(stdout, NULL, _IOLBF, 0);
   if (argc < 3) {
     fprintf(stderr, "usage: %s <fixtures-dir> <ckpt>\n", argv[0]);
     return 2;
