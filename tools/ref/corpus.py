@@ -5,12 +5,32 @@ across Latin, Cyrillic, Greek, Armenian, Georgian, Arabic, Hebrew, Devanagari, B
 Thai, CJK, Hangul and other scripts. Seeded, a pinned Faker version yields the same strings on
 every run, which is what makes the tokenizers trained on it reproducible.
 """
+import datetime as _datetime
 import json
 import os
 import sys
 
 import faker
 import faker.config
+import faker.providers.date_time as _faker_date_time
+
+# Faker's date generators draw between the epoch and "now", so day and month names would change
+# with the wall clock. Its "now" is pinned to this moment (the committed fixtures were generated
+# then; Faker reads the clock in whole seconds). Override with LAYA_REF_FAKER_NOW=<unix seconds>.
+FAKER_NOW = _datetime.datetime(2026, 11, 29, 8, 17, 16)
+if os.environ.get("LAYA_REF_FAKER_NOW"):
+    FAKER_NOW = _datetime.datetime(1970, 1, 1) + _datetime.timedelta(seconds=int(os.environ["LAYA_REF_FAKER_NOW"]))
+
+
+class _PinnedNow(_datetime.datetime):
+    @classmethod
+    def now(cls, tz=None):
+        if tz is None:
+            return FAKER_NOW
+        return FAKER_NOW.replace(tzinfo=_datetime.timezone.utc).astimezone(tz)
+
+
+_faker_date_time.datetime = _PinnedNow
 
 def pin_hash_seed():
     """Re-run this process with PYTHONHASHSEED=0 unless it already has it.
