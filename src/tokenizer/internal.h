@@ -52,6 +52,7 @@ bool str_map_init(str_map *m, uint32_t expected);
 void str_map_free(str_map *m);
 /* Insert or overwrite (later wins, like a Rust HashMap built from a JSON object). */
 bool str_map_put(str_map *m, const char *s, uint32_t n, int32_t id);
+bool str_map_put_hashed(str_map *m, const char *s, uint32_t n, int32_t id, uint32_t h);
 int32_t str_map_get(const str_map *m, const char *s, size_t n);
 /* The same with tk_hash(s, n) already computed. */
 int32_t str_map_get_hashed(const str_map *m, const char *s, size_t n, uint32_t h);

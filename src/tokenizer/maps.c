@@ -62,8 +62,12 @@ static inline bool slot_is(const str_slot *sl, uint32_t h, const char *s, size_t
 }
 
 bool str_map_put(str_map *m, const char *s, uint32_t n, int32_t id) {
+  return str_map_put_hashed(m, s, n, id, tk_hash(s, n));
+}
+
+bool str_map_put_hashed(str_map *m, const char *s, uint32_t n, int32_t id, uint32_t h) {
   if ((m->count + 1) * 2 > m->mask + 1 && !str_map_grow(m)) return false;
-  uint32_t h = tk_hash(s, n), i = h & m->mask;
+  uint32_t i = h & m->mask;
   while (m->slots[i].entry1) {
     str_slot *sl = &m->slots[i];
     if (slot_is(sl, h, s, n)) {

@@ -253,32 +253,59 @@ int vocab_read(tokenizer *t, const char *text, span sp, const char *file, laya_e
     rc = 0;
     goto done;
   }
-  for (;;) {
-    ws(&r);
-    const char *at = r.p;
-    if (!read_string(&r, &buf, &cap, &n) || !expect(&r, ':', "expected ':' in \"vocab\"")) goto done;
-    ws(&r);
-    const char *num = r.p;
-    uint64_t id = 0;
-    while (r.p < r.end && *r.p >= '0' && *r.p <= '9' && id < (1u << 26)) id = id * 10 + (uint64_t)(*r.p++ - '0');
-    if (r.p == num || id >= (1u << 26) || (r.p < r.end && strchr(".eE-+0123456789", *r.p)) ||
-        (r.p - num > 1 && num[0] == '0')) {
-      fail(&r, num, "vocab ids must be integers in [0, 2^26)");
-      goto done;
+  /* entries are parsed in batches whose slots are prefetched before they are inserted */
+  struct {
+    const char *s;
+    uint32_t n, h;
+    int32_t id;
+  } batch[32];
+  for (bool more = true; more;) {
+    size_t k = 0;
+    bool parse_failed = false;
+    while (k < 32) {
+      ws(&r);
+      if (!read_string(&r, &buf, &cap, &n) || !expect(&r, ':', "expected ':' in \"vocab\"")) {
+        parse_failed = true;
+        break;
+      }
+      ws(&r);
+      const char *num = r.p;
+      uint64_t id = 0;
+      while (r.p < r.end && *r.p >= '0' && *r.p <= '9' && id < (1u << 26)) id = id * 10 + (uint64_t)(*r.p++ - '0');
+      if (r.p == num || id >= (1u << 26) || (r.p < r.end && strchr(".eE-+0123456789", *r.p)) ||
+          (r.p - num > 1 && num[0] == '0')) {
+        fail(&r, num, "vocab ids must be integers in [0, 2^26)");
+        parse_failed = true;
+        break;
+      }
+      char *str = arena_strndup(&t->a, buf ? buf : "", n);
+      if (!str) {
+        fail(&r, num, "out of memory");
+        parse_failed = true;
+        break;
+      }
+      uint32_t h = tk_hash(str, n);
+      __builtin_prefetch(&t->bpe.vocab.slots[h & t->bpe.vocab.mask]);
+      batch[k].s = str;
+      batch[k].n = (uint32_t)n;
+      batch[k].h = h;
+      batch[k++].id = (int32_t)id;
+      ws(&r);
+      if (r.p < r.end && *r.p == ',') {
+        r.p++;
+        continue;
+      }
+      if (!expect(&r, '}', "expected ',' or '}' in \"vocab\"")) parse_failed = true;
+      more = false;
+      break;
     }
-    char *s = arena_strndup(&t->a, buf ? buf : "", n);
-    if (!s || !str_map_put(&t->bpe.vocab, s, (uint32_t)n, (int32_t)id)) {
-      laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory");
-      goto done;
+    for (size_t i = 0; i < k; i++) {
+      if (!str_map_put_hashed(&t->bpe.vocab, batch[i].s, batch[i].n, batch[i].id, batch[i].h)) {
+        laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory");
+        goto done;
+      }
     }
-    (void)at;
-    ws(&r);
-    if (r.p < r.end && *r.p == ',') {
-      r.p++;
-      continue;
-    }
-    if (!expect(&r, '}', "expected ',' or '}' in \"vocab\"")) goto done;
-    break;
+    if (parse_failed) goto done;
   }
   rc = 0;
 done:
