@@ -2,7 +2,11 @@
 """Laya-like request bodies for the load test: 3 questions (choice, score, noul) over support
 tickets of about 50 to 450 tokens, one JSON body per line. Deterministic (seeded).
 
-    make_bodies.py OUT.jsonl [N=256]
+    make_bodies.py OUT.jsonl [N=256] [--light]
+
+--light writes requests with no questions (Laya answers them without a forward pass): the
+whole HTTP, validation, routing, scheduler and JSON path at thousands of requests a second, for
+the memory soak.
 """
 import json
 import random
@@ -24,14 +28,16 @@ QUESTIONS = {
 
 
 def main():
-    out, n = sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 256
+    light = "--light" in sys.argv
+    argv = [a for a in sys.argv if a != "--light"]
+    out, n = argv[1], int(argv[2]) if len(argv) > 2 else 256
     rng = random.Random(20261129)
     with open(out, "w") as f:
         for i in range(n):
             words = rng.randint(40, 380)  # about 1.2 tokens a word: ~50-450 state tokens
             text = " ".join(rng.choice(WORDS) for _ in range(words))
             state = {"ticket": 10000 + i, "subject": "ticket %d" % i, "body": text}
-            f.write(json.dumps({"state": state, "questions": QUESTIONS}) + "\n")
+            f.write(json.dumps({"state": state, "questions": {} if light else QUESTIONS}) + "\n")
 
 
 if __name__ == "__main__":
