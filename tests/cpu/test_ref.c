@@ -294,7 +294,8 @@ static void test_window_and_thetas(void) {
  * the query's output bit-identical, perturbing one at the edge changes it. */
 static void test_attention_window(void) {
   enum { LEN = 40, H = 2, HD = 8, D = H * HD, W = 5 };
-  static float qkv[LEN * 3 * D], out0[LEN * D], out1[LEN * D], scores[LEN];
+  static float qkv[LEN * 3 * D], out0[LEN * D], out1[LEN * D], scores[LEN * (HD + 1)];
+  CHECK(ref_attention_scratch_floats(LEN, HD) <= sizeof scores / sizeof scores[0]);
   uint64_t s = 5;
   for (int i = 0; i < LEN * 3 * D; i++) qkv[i] = (float)((int)(rm_next(&s) % 201) - 100) / 50.0f;
   ref_attention(out0, D, qkv, 3 * D, LEN, H, HD, W, scores);

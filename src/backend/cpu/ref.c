@@ -224,7 +224,8 @@ typedef struct ref_scratch {
   float *qkv;    /* [T][3d] */
   float *att;    /* [T][d] attention output */
   float *ffn;    /* [T][max(2I, 4d)] MLP / FFN hidden */
-  float *scores; /* [n_threads][max_len] */
+  float *scores; /* [n_threads][scores_stride] attention scratch */
+  size_t scores_stride;
   float *rope_cos_g, *rope_sin_g, *rope_cos_l, *rope_sin_l; /* [max_len][head_dim / 2] */
   float *panel;  /* [n_threads][panel_stride] ref_matmul scratch */
   size_t panel_stride;
@@ -244,6 +245,8 @@ static size_t carve(ref_scratch *s, float *base, const ref_model *m, int T, int 
   size_t off = 0, nt = (size_t)m->n_threads;
   s->panel_stride = (ref_matmul_panel_floats(kmax + 4) + 15) & ~(size_t)15;
   s->max_len = max_len;
+  int hd = m->enc.head_dim > m->enc.hidden / m->head_heads ? m->enc.head_dim : m->enc.hidden / m->head_heads;
+  s->scores_stride = (ref_attention_scratch_floats(max_len, hd) + 15) & ~(size_t)15;
 #define TAKE(field, n)                      \
   do {                                      \
     s->field = base ? base + off : NULL;    \
@@ -254,7 +257,7 @@ static size_t carve(ref_scratch *s, float *base, const ref_model *m, int T, int 
   TAKE(qkv, (size_t)T * 3 * d);
   TAKE(att, (size_t)T * d);
   TAKE(ffn, (size_t)T * ffn);
-  TAKE(scores, nt * (size_t)max_len);
+  TAKE(scores, nt * s->scores_stride);
   TAKE(rope_cos_g, (size_t)max_len * half);
   TAKE(rope_sin_g, (size_t)max_len * half);
   TAKE(rope_cos_l, (size_t)max_len * half);
@@ -348,7 +351,7 @@ static void attn_tasks(void *arg, int begin, int end, int thread) {
     int st = j->bt->row_start[r], len = j->bt->row_start[r + 1] - st;
     ref_attention_heads(j->out + (size_t)st * j->d, j->d, j->qkv + (size_t)st * 3 * j->d, 3 * j->d, len,
                         j->n_heads, j->head_dim, h, h + 1, j->window,
-                        j->s->scores + (size_t)thread * j->s->max_len);
+                        j->s->scores + (size_t)thread * j->s->scores_stride);
   }
 }
 

@@ -43,13 +43,14 @@ void ref_rope(float *v, const float *cos_row, const float *sin_row, int head_dim
  * qkv: [len][3 * n_heads * head_dim] with row stride ldqkv, columns [Q heads | K heads | V heads].
  * out: [len][n_heads * head_dim], row stride ldo.
  * Query i sees key j iff window < 0 or |i - j| <= window. Scores are scaled by 1/sqrt(head_dim).
- * scores: len floats of scratch.
+ * scratch: ref_attention_scratch_floats(len, head_dim) floats.
  */
+size_t ref_attention_scratch_floats(int len, int head_dim);
 void ref_attention(float *out, int ldo, const float *qkv, int ldqkv, int len, int n_heads,
-                   int head_dim, int window, float *scores);
+                   int head_dim, int window, float *scratch);
 /* The same for heads [h0, h1) only (the other heads' outputs are not touched). */
 void ref_attention_heads(float *out, int ldo, const float *qkv, int ldqkv, int len, int n_heads,
-                         int head_dim, int h0, int h1, int window, float *scores);
+                         int head_dim, int h0, int h1, int window, float *scratch);
 
 /* Output columns per ref_matmul panel: splitting N at multiples of this between calls (e.g.
  * across threads) gives the same bits as one call. */
