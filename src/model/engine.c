@@ -266,6 +266,10 @@ int engine_predict_batch(laya_model *m, const json_value *states, const json_val
     sb_free(&s0);
     if (rc) goto done;
   }
+  if (c && c->budget_not_int) {
+    rc = laya_type_error(err, "slice indices must be integers or None or have an __index__ method");
+    goto done;
+  }
   for (int j = 0; j < cx.nq; j++) {
     if ((rc = build_head(&m->st, &cx.qs[j], head_max_len, &a, &cx.heads[j], err))) goto done;
     int kept = 0;

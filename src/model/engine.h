@@ -47,6 +47,7 @@ typedef struct engine_call {
   size_t lang_len;
   bool has_max_len, has_head_max_len;
   int max_len, head_max_len;
+  bool budget_not_int; /* a max_len / head_max_len Python cannot slice with: TypeError when used */
   const json_value *min_confidence; /* NULL = not set */
   /* Testing seam: when set, each packed batch goes here instead of the backend (the sequence
    * builder and the decoder can then be checked against rows recorded from Python Laya). */

@@ -279,8 +279,10 @@ int engine_parse_request(const json_value *req, bool batch, engine_call *c, cons
       x = (int)v->i;
     else if (v->type == JSON_INT)
       return laya_err(err, LAYA_ERR_VALUE, "ValueError", "%s is out of range", budget_keys[k]);
-    else
-      return laya_type_error(err, "slice indices must be integers or None or have an __index__ method");
+    else {
+      c->budget_not_int = true; /* Python fails only once it slices with it */
+      continue;
+    }
     if (k == 0) {
       c->has_max_len = true;
       c->max_len = x;

@@ -1,0 +1,106 @@
+/* The public API on the tiny fixture checkpoint: load errors in Laya's words, SHA-256 pins,
+ * model info (raw and applied temperatures, the clamp warning), request binding TypeErrors,
+ * empty inputs, tokenize, warmup, and predict == predict_batch([state])[0]. */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../check.h"
+#include "core/sha256.h"
+#include "laya.h"
+
+static void has(const char *hay, const char *needle) {
+  bool ok = hay && strstr(hay, needle) != NULL;
+  CHECK(ok);
+  if (!ok) fprintf(stderr, "  in:    %.400s\n  lacks: %s\n", hay ? hay : "(null)", needle);
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) return 2;
+  const char *ck = argv[1];
+  setenv("LAYA_BACKEND", "cpu-ref", 1);
+  laya_error err;
+  laya_options o;
+  laya_options_init(&o);
+  o.quiet = 1;
+  CHECK(laya_open("./no/such/dir", &o, &err) == NULL);
+  CHECK_STREQ(err.kind, "FileNotFoundError");
+  CHECK_STREQ(err.message, "Local model path not found: './no/such/dir'. Check that the directory exists "
+                           "and that training saved the model successfully.");
+  char enc[4096];
+  snprintf(enc, sizeof enc, "%s/encoder", ck);
+  CHECK(laya_open(enc, &o, &err) == NULL);
+  has(err.message, "does not contain 'rl_agent_config.json'");
+  /* a wrong pin refuses the load before anything is parsed; the right one loads */
+  o.sha256_json = "{\"rl_agent_config.json\": \"0000\"}";
+  CHECK(laya_open(ck, &o, &err) == NULL);
+  has(err.message, "laya: SHA-256 mismatch for rl_agent_config.json: expected 0000, got ");
+  char path[4096], hex[65], pin[256];
+  snprintf(path, sizeof path, "%s/rl_agent_config.json", ck);
+  CHECK(sha256_file_hex(path, hex) == 0);
+  snprintf(pin, sizeof pin, "{\"rl_agent_config.json\": \"%s\"}", hex);
+  o.sha256_json = pin;
+  laya_model *m = laya_open(ck, &o, &err);
+  CHECK(m != NULL);
+  if (!m) {
+    fprintf(stderr, "open: %s\n", err.message);
+    return check_summary("model/api");
+  }
+  const char *info = laya_model_info(m);
+  has(info, "\"choice:11+\": 0.5");
+  has(info, "\"choice:11+\": 0.10058280825614929");
+  has(info, "using choice:11+=0.10058280825614929 -> 0.5.");
+  has(info, "\"backend\": \"cpu-ref\"");
+
+  char *out = NULL;
+  CHECK(laya_predict(m, "{\"state\": \"x\", \"questions\": {}, \"foo\": 1}", &out, &err) == LAYA_ERR_TYPE);
+  CHECK_STREQ(err.message, "Agent.system_one() got an unexpected keyword argument 'foo'");
+  CHECK(laya_predict_batch(m, "{\"states\": []}", &out, &err) == LAYA_ERR_TYPE);
+  CHECK_STREQ(err.message, "Agent.predict_batch() missing 1 required positional argument: 'questions'");
+  CHECK(laya_predict(m, "{}", &out, &err) == LAYA_ERR_TYPE);
+  CHECK_STREQ(err.message, "Agent.system_one() missing 2 required positional arguments: 'state' and 'questions'");
+  CHECK(laya_predict(m, "{\"state\": \"x\", \"questions\": {}, \"max_len\": 1.5}", &out, &err) == 0);
+  laya_free(out); /* no questions: nothing is sliced, Laya returns before using max_len */
+  CHECK(laya_predict(m, "{\"state\": \"x\", \"questions\": {\"q\": {\"type\": \"noul\", \"instructions\": \"y\"}}, "
+                        "\"max_len\": 1.5}", &out, &err) == LAYA_ERR_TYPE);
+  CHECK_STREQ(err.message, "slice indices must be integers or None or have an __index__ method");
+  CHECK(laya_predict(m, "{\"state\": \"x\",", &out, &err) == LAYA_ERR_FORMAT);
+  has(err.message, "invalid JSON at byte");
+  CHECK(laya_predict_batch(m, "{\"states\": [], \"questions\": {\"q\": 1}}", &out, &err) == 0);
+  CHECK_STREQ(out, "[]");
+  laya_free(out);
+  CHECK(laya_predict_batch(m, "{\"states\": [\"a\", {\"b\": 1}], \"questions\": {}}", &out, &err) == 0);
+  CHECK_STREQ(out, "[{\"model\": \"laya-rl-agent\", \"answers\": {}, \"usage\": {\"input_tokens\": 0, \"output_tokens\": 0}}, "
+                   "{\"model\": \"laya-rl-agent\", \"answers\": {}, \"usage\": {\"input_tokens\": 0, \"output_tokens\": 0}}]");
+  laya_free(out);
+
+  const char *q = "\"questions\": {\"n\": {\"type\": \"noul\", \"instructions\": \"Is it urgent?\"}, "
+                  "\"c\": {\"type\": \"choice\", \"instructions\": \"Team?\", \"criteria\": [\"billing\", \"tech\"]}}";
+  char req[1024], breq[1024];
+  snprintf(req, sizeof req, "{\"state\": [\"first turn\", \"second turn\"], %s, \"min_confidence\": 0.9}", q);
+  snprintf(breq, sizeof breq, "{\"states\": [\"other\", [\"first turn\", \"second turn\"]], %s, \"min_confidence\": 0.9, \"batch_size\": 1}", q);
+  char *one = NULL, *many = NULL;
+  CHECK(laya_predict(m, req, &one, &err) == 0);
+  CHECK(laya_predict_batch(m, breq, &many, &err) == 0);
+  if (one && many) {
+    const char *second = strstr(many, "}}, {\"model\"");
+    CHECK(second != NULL);
+    if (second) {
+      size_t l = strlen(one);
+      CHECK(strncmp(second + 4, one, l) == 0 && strcmp(second + 4 + l, "]") == 0);
+    }
+    has(one, "\"abstention_threshold\": 0.9");
+    has(one, "\"truncated_questions\": []");
+  }
+  laya_free(one);
+  laya_free(many);
+
+  char *ids = NULL;
+  CHECK(laya_tokenize(m, "hello world", 11, &ids, &err) == 0);
+  CHECK(ids && ids[0] == '[' && ids[strlen(ids) - 1] == ']');
+  laya_free(ids);
+  CHECK(laya_warmup(m) >= 0.0);
+  laya_close(m);
+  return check_summary("model/api");
+}
