@@ -328,6 +328,16 @@ static long validate_budget(const json_value *v, const char *name, tool_error *e
   return (long)v->i;
 }
 
+/* The tools declare min_confidence a float, and the SDK's argument model turns an integer into one
+ * before Laya sees it (so a message quotes -1 as -1.0). */
+static const json_value *as_float_arg(const json_value *v, arena *a) {
+  if (!v || v->type != JSON_INT || v->big) return v;
+  json_value *f = new_value(a, JSON_FLOAT);
+  if (!f) return v;
+  f->d = (double)v->i;
+  return f;
+}
+
 static int validate_min_conf(const json_value *v, tool_error *e) {
   if (is_null(v)) return 0;
   strbuf m;
@@ -458,7 +468,7 @@ static int tool_predict(mcp_server *s, const json_value *args, arena *a, json_va
   if ((c.head_max_len = validate_budget(json_get(args, "head_max_len"), "head_max_len", e)) < 0) return -1;
   if (validate_lang_kind(guess, "lang_guess", e)) return -1;
   c.lang_guess = is_null(guess) ? NULL : guess->s;
-  const json_value *mc = json_get(args, "min_confidence");
+  const json_value *mc = as_float_arg(json_get(args, "min_confidence"), a);
   if (validate_min_conf(mc, e)) return -1;
   c.min_confidence = is_null(mc) ? NULL : mc;
   if (c.model[0] && c.task)
@@ -681,7 +691,7 @@ static int tool_predict_batch(mcp_server *s, const json_value *args, arena *a, j
       return terr_repr(e, "invalid_batch_size", "batch_size must be a positive integer, got ", bs, NULL);
     batch_size = (long)bs->i;
   }
-  const json_value *mc = json_get(args, "min_confidence");
+  const json_value *mc = as_float_arg(json_get(args, "min_confidence"), a);
   if (validate_min_conf(mc, e)) return -1;
   const json_value *ht = json_get(args, "hooks_timeout");
   if (ht && ht->type != JSON_BOOL && json_is_number(ht) && ht->d == 0) ht = NULL;
@@ -849,7 +859,7 @@ static int tool_decide(mcp_server *s, const json_value *args, arena *a, json_val
   if (validate_state(state, e)) return -1;
   char model[64];
   if (validate_model(s, json_get(args, "model"), model, sizeof model, e)) return -1;
-  const json_value *mc = json_get(args, "min_confidence");
+  const json_value *mc = as_float_arg(json_get(args, "min_confidence"), a);
   if (validate_min_conf(mc, e)) return -1;
   if (!s->eng->decide) return terr(e, "internal_error", "decide is not available in this build of laya.c");
   const json_value *schema = json_get(args, "schema");

@@ -58,6 +58,17 @@ def cases():
     add("route_batch_empty", "laya_route_batch", {"requests": []})
     add("preset_bad", "laya_preset", {"preset": "nope", "state": ST})
     add("preset_empty_state", "laya_preset", {"preset": "triage", "state": {}})
+    schema = {"type": "object", "properties": {
+        "team": {"enum": ["billing", "tech", "other"], "description": "Which team should handle this?"},
+        "refund": {"type": "boolean", "description": "Does the message ask for money back?"},
+        "urgency": {"type": "integer", "minimum": 0, "maximum": 3, "description": "How urgent is it?"}}}
+    add("decide", "laya_decide", {"state": ST, "schema": schema})
+    add("decide_min_conf", "laya_decide", {"state": ST, "schema": schema, "min_confidence": 0.9})
+    add("decide_pinned", "laya_decide", {"state": ST, "schema": schema, "model": "multilingual"})
+    add("decide_bad_schema", "laya_decide", {"state": ST, "schema": {"type": "object", "properties": {"x": {"type": "string"}}}})
+    add("decide_empty_state", "laya_decide", {"state": {}, "schema": schema})
+    add("decide_bad_model", "laya_decide", {"state": ST, "schema": schema, "model": "zzz"})
+    add("decide_bad_min_conf", "laya_decide", {"state": ST, "schema": schema, "min_confidence": -1})
     return c
 
 

@@ -464,7 +464,7 @@ def test_drain():
         srv.proc.send_signal(signal.SIGTERM)
         for t in threads:
             t.join()
-        rc = srv.proc.wait(timeout=60)
+        rc = srv.proc.wait(timeout=240)
         check(rc == 0, "exit code %r" % rc)
         check(out == [200] * 12, "in-flight answers: %r" % out)
         check(any("draining" in l for l in srv.lines), "no drain message")
