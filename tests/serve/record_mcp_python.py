@@ -68,7 +68,7 @@ def main():
             if not same:
                 print("DIFF", g["name"], json.dumps(g["payload"])[:200], "| Laya:", json.dumps(w["payload"])[:200])
         print("%d of %d calls agree on isError and error payloads (via the official mcp client)" % (ok, len(want["calls"])))
-        return
+        sys.exit(0 if ok == len(want["calls"]) == len(got["calls"]) else 1)
     rec = asyncio.run(run(sys.executable, ["-c", WRAPPER], env))
     rec["paths"] = {"ckpt": CKPT}
     with open(os.path.join(HERE, "fixtures", "python_mcp.json"), "w") as f:
