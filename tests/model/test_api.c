@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../check.h"
 #include "core/sha256.h"
@@ -102,5 +103,29 @@ int main(int argc, char **argv) {
   laya_free(ids);
   CHECK(laya_warmup(m) >= 0.0);
   laya_close(m);
+
+  /* a calibration file replaces the checkpoint's temperatures, clamped, with its own warning */
+  char cal[] = "/tmp/laya_cal_XXXXXX";
+  int fd = mkstemp(cal);
+  CHECK(fd >= 0);
+  FILE *f = fdopen(fd, "w");
+  fputs("{\"version\": 2, \"temperature\": [2.0, 0.1, 1], \"temperature_by_options\": {\"noul:2\": 3.0}}", f);
+  fclose(f);
+  o.sha256_json = NULL;
+  o.calibration_path = cal;
+  m = laya_open(ck, &o, &err);
+  CHECK(m != NULL);
+  if (m) {
+    info = laya_model_info(m);
+    has(info, "\"temperature\": [2.0, 0.5, 1.0], \"temperature_by_options\": {\"noul:2\": 3.0}");
+    has(info, "laya: calibration temperatures are invalid or outside [0.5, 5]; using temperature[1]=0.1 -> 0.5.");
+    laya_close(m);
+  }
+  f = fopen(cal, "w");
+  fputs("{\"temperature\": [1, 2]}", f);
+  fclose(f);
+  CHECK(laya_open(ck, &o, &err) == NULL);
+  CHECK_STREQ(err.message, "calibration JSON must contain temperature: [3 floats]");
+  unlink(cal);
   return check_summary("model/api");
 }
