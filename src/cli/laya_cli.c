@@ -113,7 +113,12 @@ static int usage_error(const char *fmt, const char *a, const char *b) {
 }
 
 static int fail(const laya_error *err) {
-  if (err->code == LAYA_ERR_VALUE || err->code == LAYA_ERR_TYPE || err->code == LAYA_ERR_NOT_FOUND) {
+  /* Laya's CLI: a ValueError (and its SchemaError) is the caller's input; anything else means
+   * Laya itself could not run (a checkpoint missing, unreadable or not downloadable) */
+  bool input = !strcmp(err->kind, "ValueError") || !strcmp(err->kind, "SchemaError") ||
+               !strcmp(err->kind, "TypeError") ||
+               (!err->kind[0] && (err->code == LAYA_ERR_VALUE || err->code == LAYA_ERR_TYPE));
+  if (input) {
     fprintf(stderr, "laya: %s\n", err->message);
   } else {
     fprintf(stderr, "laya: could not run Laya (%s).\n", err->message);
@@ -508,6 +513,58 @@ static void progress(size_t done, size_t total) {
   fflush(stderr);
 }
 
+/* What --sort-by-length did: the states batch per routed checkpoint, and a batch reorders only
+ * when 1 < --batch-size < its state count. Said after the run, when the groups are known. */
+static void sort_note(run_ctx *c, char **lines, size_t n, const char *key, const json_value *qs,
+                      const cli_overrides *ov) {
+  char (*names)[64] = calloc(n, 64);
+  size_t *sizes = calloc(n, sizeof(size_t));
+  size_t groups = 0;
+  arena ar;
+  arena_init(&ar, 1 << 12);
+  for (size_t i = 0; names && sizes && i < n; i++) {
+    char chosen[64] = "";
+    if (!ov->model_path) {
+      json_value *state = make_state(&ar, key, lines[i]);
+      strbuf d;
+      sb_init(&d);
+      laya_error err = {0};
+      if (router_route(&c->cfg, state, qs, ov->model, ov->task, ov->lang, ov->lang_guess, &d, chosen, &err))
+        chosen[0] = 0;
+      sb_free(&d);
+    }
+    size_t g = 0;
+    while (g < groups && strcmp(names[g], chosen)) g++;
+    if (g == groups) snprintf(names[groups++], 64, "%s", chosen);
+    sizes[g]++;
+  }
+  long long bs = c->a->batch_size;
+  size_t reordered = 0, smallest = 0, largest = 0;
+  for (size_t g = 0; g < groups; g++) {
+    if (bs > 1 && (size_t)bs < sizes[g]) reordered++;
+    if (!g || sizes[g] < smallest) smallest = sizes[g];
+    if (!g || sizes[g] > largest) largest = sizes[g];
+  }
+  if (groups && reordered < groups) {
+    if (groups == 1) {
+      fprintf(stderr, "note: --sort-by-length only takes effect with --batch-size N where 1 < N < %zu; "
+                      "the states still go in one forward pass\n", smallest);
+    } else {
+      char span[64];
+      if (smallest == largest) snprintf(span, sizeof span, "%zu", smallest);
+      else snprintf(span, sizeof span, "%zu-%zu", smallest, largest);
+      fprintf(stderr, "note: --sort-by-length groups within each checkpoint batch, not across the file: "
+                      "%zu of %zu batches (%s states) could not reorder; a batch reorders only when "
+                      "--batch-size is smaller than its state count, and the smallest batch holds %zu of "
+                      "the file's %zu lines\n",
+              groups - reordered, groups, span, smallest, n);
+    }
+  }
+  arena_free(&ar);
+  free(names);
+  free(sizes);
+}
+
 static int run_batch(run_ctx *c, char **lines, size_t n) {
   args *a = c->a;
   arena ar;
@@ -524,14 +581,6 @@ static int run_batch(run_ctx *c, char **lines, size_t n) {
     if (resolve_questions(a, &ar, &qs, &key, &call, &err) || ensure_engine(c, &err)) {
       rc = fail(&err);
       goto out;
-    }
-    if (a->sort_by_length) {
-      long long chunk = a->batch_size > 0 ? a->batch_size : (long long)n;
-      if (!(1 < chunk && chunk < (long long)n))
-        fprintf(stderr,
-                "note: --sort-by-length only takes effect with --batch-size N where 1 < N < %zu; "
-                "the states still go in one forward pass\n",
-                n);
     }
     /* states in chunks so the progress bar moves; each chunk is one predict_batch call */
     size_t chunk = a->batch_size > 0 ? (size_t)a->batch_size * 8 : 256;
@@ -558,6 +607,7 @@ static int run_batch(run_ctx *c, char **lines, size_t n) {
       }
       progress(s + m, n);
     }
+    if (!rc && a->sort_by_length) sort_note(c, lines, n, key, qs, &ov);
     for (size_t i = 0; i < n && !rc; i++) {
       if (a->json) {
         json_value *rv = cli_parse(results[i], strlen(results[i]), &ar, &err);

@@ -1,0 +1,399 @@
+/*
+ * calibrate.c: `laya calibrate --model DIR --data FILE`, temperature calibration of a checkpoint
+ * from labelled data (Laya 0.4.15's laya.calibrate: records_from_labeled + fit_temperature_map).
+ *
+ * Every labelled question is answered once to record the raw option logits the decoder divides
+ * by its temperature; temperatures are then fitted per question type and per (type, option-count)
+ * bucket (calibrate_fit.c). The result is printed with the ECE before and after on the same data,
+ * written as Laya's calibration payload (--out FILE), and/or written into the checkpoint's
+ * rl_agent_config.json (--write-config).
+ *
+ * Data: JSONL rows {"state", "questions", "expected": {qid: label | bool | level}} (the eval
+ * format) or {"state", "questions", "gold": {qid: {"probabilities": {key: p}}}} (the training
+ * format: choice keyed by label, noul by "false"/"true", score by "0".."k-1").
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/calibrate_fit.h"
+#include "cli/cli.h"
+#include "cli/cli_util.h"
+#include "core/error.h"
+#include "core/json.h"
+#include "core/pystr.h"
+#include "model/engine.h"
+#include "model/questions.h"
+
+typedef struct capture {
+  laya_model *m;
+  int rows;
+  int *k;
+  float **logits;
+} capture;
+
+/* The engine's testing seam: run the real forward pass and keep each row's option logits. */
+static int capture_forward(void *ctx, const packed_batch *b, float *logits, float *act, laya_error *err) {
+  capture *c = ctx;
+  int rc = engine_forward(c->m, b, logits, act, err);
+  if (rc) return rc;
+  c->rows = b->n_rows;
+  c->k = calloc((size_t)b->n_rows, sizeof(int));
+  c->logits = calloc((size_t)b->n_rows, sizeof(float *));
+  for (int r = 0; r < b->n_rows; r++) {
+    int k = b->marker_start[r + 1] - b->marker_start[r];
+    c->k[r] = k;
+    c->logits[r] = malloc(sizeof(float) * (size_t)(k ? k : 1));
+    memcpy(c->logits[r], logits + b->marker_start[r], sizeof(float) * (size_t)k);
+  }
+  return 0;
+}
+
+static void capture_free(capture *c) {
+  for (int r = 0; r < c->rows; r++) free(c->logits[r]);
+  free(c->logits);
+  free(c->k);
+  c->rows = 0;
+  c->k = NULL;
+  c->logits = NULL;
+}
+
+/* Target vector of question q (option order), from an eval-style label or a gold distribution.
+ * Returns false when the row gives nothing usable for q. */
+static bool target_for(const question *q, const json_value *expected, const json_value *gold, float *t) {
+  int n = q->n_opts;
+  for (int i = 0; i < n; i++) t[i] = 0;
+  if (gold) {
+    const json_value *pr = json_get(gold, "probabilities");
+    if (!pr || pr->type != JSON_OBJECT) return false;
+    for (int i = 0; i < n; i++) {
+      strbuf key;
+      sb_init(&key);
+      if (q->type == QT_CHOICE) py_str_json(&key, q->label[i]);
+      else if (q->type == QT_NOUL) sb_puts(&key, i ? "true" : "false");
+      else sb_printf(&key, "%d", i);
+      const json_value *v = json_get(pr, key.data ? key.data : "");
+      if (v && json_is_number(v)) t[i] = (float)v->d;
+      sb_free(&key);
+    }
+    return true;
+  }
+  if (!expected) return false;
+  if (q->type == QT_NOUL && expected->type == JSON_BOOL) {
+    t[expected->b ? 1 : 0] = 1;
+    return true;
+  }
+  if (q->type == QT_SCORE && expected->type == JSON_INT && !expected->big && expected->i >= 0 &&
+      expected->i < n) {
+    t[expected->i] = 1;
+    return true;
+  }
+  if (q->type == QT_CHOICE && expected->type == JSON_STRING) {
+    for (int i = 0; i < n; i++) {
+      strbuf l;
+      sb_init(&l);
+      py_str_json(&l, q->label[i]);
+      bool eq = l.data && !strcmp(l.data, expected->s);
+      sb_free(&l);
+      if (eq) {
+        t[i] = 1;
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+static int fail2(const char *msg, const char *arg) {
+  fprintf(stderr, "laya calibrate: ");
+  fprintf(stderr, msg, arg);
+  fputc('\n', stderr);
+  return 2;
+}
+
+static void temps_from_config(const json_value *cfg, cal_result *t) {
+  memset(t, 0, sizeof *t);
+  const json_value *tv = json_get(cfg, "temperature");
+  for (int i = 0; i < 3; i++)
+    t->temperature[i] = tv && tv->type == JSON_ARRAY && (uint32_t)i < tv->n && json_is_number(&tv->items[i])
+                            ? cal_clamp(tv->items[i].d)
+                            : 1.0;
+  const json_value *tb = json_get(cfg, "temperature_by_options");
+  for (uint32_t i = 0; tb && tb->type == JSON_OBJECT && i < tb->n && t->n_buckets < 12; i++)
+    if (json_is_number(&tb->members[i].value)) {
+      snprintf(t->bucket[t->n_buckets], 24, "%s", tb->members[i].key);
+      t->bucket_t[t->n_buckets++] = cal_clamp(tb->members[i].value.d);
+    }
+}
+
+static void put_temps(strbuf *sb, const cal_result *r) {
+  char f[32];
+  sb_puts(sb, "[");
+  for (int i = 0; i < 3; i++) {
+    py_float_json(r->temperature[i], f);
+    sb_printf(sb, "%s%s", i ? ", " : "", f);
+  }
+  sb_puts(sb, "]");
+}
+
+static void put_buckets(strbuf *sb, const cal_result *r) {
+  char f[32];
+  sb_putc(sb, '{');
+  for (int i = 0; i < r->n_buckets; i++) {
+    py_float_json(r->bucket_t[i], f);
+    sb_printf(sb, "%s\"%s\": %s", i ? ", " : "", r->bucket[i], f);
+  }
+  sb_putc(sb, '}');
+}
+
+int cli_calibrate_main(int argc, char **argv) {
+  const char *model = NULL, *data = NULL, *out = NULL;
+  bool write_config = false, as_json = false;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+      printf("usage: laya calibrate --model DIR --data FILE [--out FILE] [--write-config] [--json]\n\n"
+             "Fit temperatures (per question type, and per option-count bucket with >= %d\n"
+             "records) on labelled JSONL: {\"state\", \"questions\", \"expected\": {qid: label|bool|level}}\n"
+             "or {..., \"gold\": {qid: {\"probabilities\": {...}}}}. --out writes Laya's calibration\n"
+             "payload; --write-config stores the temperatures in DIR/rl_agent_config.json.\n",
+             CAL_MIN_BUCKET_N);
+      return 0;
+    }
+    bool takes = !strcmp(a, "--model") || !strcmp(a, "--data") || !strcmp(a, "--out");
+    if (takes && i + 1 >= argc) return fail2("argument %s: expected one argument", a);
+    if (!strcmp(a, "--model")) model = argv[++i];
+    else if (!strcmp(a, "--data")) data = argv[++i];
+    else if (!strcmp(a, "--out")) out = argv[++i];
+    else if (!strcmp(a, "--write-config")) write_config = true;
+    else if (!strcmp(a, "--json")) as_json = true;
+    else return fail2("unrecognized arguments: %s", a);
+  }
+  if (!model) return fail2("the following arguments are required: %s", "--model");
+  if (!data) return fail2("the following arguments are required: %s", "--data");
+  size_t len;
+  char *text = cli_read_file(data, &len);
+  if (!text) {
+    fprintf(stderr, "laya calibrate: cannot read %s: %s\n", data, strerror(errno));
+    return 2;
+  }
+  laya_options opt;
+  laya_options_init(&opt);
+  opt.quiet = 1;
+  laya_error err = {0};
+  laya_model *m = laya_open(model, &opt, &err);
+  if (!m) {
+    free(text);
+    fprintf(stderr, "laya calibrate: %s\n", err.message);
+    return 2;
+  }
+  arena ar;
+  arena_init(&ar, 1 << 16);
+  size_t cap = 256, n = 0, skipped = 0, lineno = 0;
+  cal_record *recs = malloc(cap * sizeof *recs);
+  int rc = 0;
+  char *p = text, *end = text + len;
+  while (p < end && !rc) {
+    char *nl = memchr(p, '\n', (size_t)(end - p));
+    size_t l = nl ? (size_t)(nl - p) : (size_t)(end - p);
+    lineno++;
+    size_t a0 = 0, ml = 0;
+    py_strip(p, l, &a0, &ml);
+    if (ml && p[a0] != '#') {
+      json_value *row = json_parse(p + a0, ml, &ar, NULL, &err);
+      const json_value *state = row ? json_get(row, "state") : NULL;
+      const json_value *qs = row ? json_get(row, "questions") : NULL;
+      const json_value *expected = row ? json_get(row, "expected") : NULL;
+      const json_value *gold = row ? json_get(row, "gold") : NULL;
+      if (!row || row->type != JSON_OBJECT || !state || !qs || qs->type != JSON_OBJECT || (!expected && !gold)) {
+        fprintf(stderr, "laya calibrate: %s:%zu: %s\n", data, lineno,
+                !row ? err.message : "a row needs 'state', 'questions' and 'expected' or 'gold'");
+        rc = 2;
+        break;
+      }
+      question *q = NULL;
+      int nq = 0;
+      if (questions_prepare(qs, &ar, &q, &nq, &err)) {
+        fprintf(stderr, "laya calibrate: %s:%zu: %s\n", data, lineno, err.message);
+        rc = 2;
+        break;
+      }
+      capture c = {m, 0, NULL, NULL};
+      engine_call call;
+      memset(&call, 0, sizeof call);
+      call.forward_override = capture_forward;
+      call.override_ctx = &c;
+      json_value states = {.type = JSON_ARRAY, .n = 1, .items = (json_value *)state};
+      strbuf res;
+      sb_init(&res);
+      if (engine_predict_batch(m, &states, qs, &call, &res, &err)) {
+        fprintf(stderr, "laya calibrate: %s:%zu: %s\n", data, lineno, err.message);
+        sb_free(&res);
+        capture_free(&c);
+        rc = 2;
+        break;
+      }
+      sb_free(&res);
+      for (int j = 0; j < nq && j < c.rows; j++) {
+        float *t = calloc((size_t)(q[j].n_opts > c.k[j] ? q[j].n_opts : c.k[j]) + 1, sizeof(float));
+        const json_value *ev = expected ? json_get(expected, q[j].qid) : NULL;
+        const json_value *gv = gold ? json_get(gold, q[j].qid) : NULL;
+        if ((!ev && !gv) || !target_for(&q[j], ev, gv, t)) {
+          free(t);
+          continue;
+        }
+        /* options the budget cut leave fewer markers; a target that no longer sums to 1 is unusable */
+        double sum = 0;
+        bool neg = false;
+        for (int i = 0; i < c.k[j]; i++) {
+          sum += t[i];
+          neg |= t[i] < 0;
+        }
+        if (neg || fabs(sum - 1.0) > 1e-5 + 1e-6 || c.k[j] < 1) {
+          skipped++;
+          free(t);
+          continue;
+        }
+        if (n == cap) {
+          cap *= 2;
+          recs = realloc(recs, cap * sizeof *recs);
+        }
+        recs[n].qtype = q[j].type;
+        recs[n].k = c.k[j];
+        recs[n].logits = c.logits[j];
+        c.logits[j] = NULL;
+        recs[n].target = t;
+        n++;
+      }
+      capture_free(&c);
+    }
+    p = nl ? nl + 1 : end;
+  }
+  free(text);
+  if (!rc && n == 0) {
+    fprintf(stderr, "laya calibrate: %s holds no labelled answers to fit on\n", data);
+    rc = 2;
+  }
+  if (!rc) {
+    cal_result fit, before;
+    cal_fit_map(recs, n, &fit);
+    /* the checkpoint's config: the temperatures in force, and the payload's identity */
+    char cfg_path[4096];
+    snprintf(cfg_path, sizeof cfg_path, "%s/rl_agent_config.json", model);
+    size_t clen = 0;
+    char *ctext = cli_read_file(cfg_path, &clen);
+    json_value *cfg = ctext ? json_parse(ctext, clen, &ar, NULL, &err) : NULL;
+    if (cfg) temps_from_config(cfg, &before);
+    else memset(&before, 0, sizeof before), before.temperature[0] = before.temperature[1] = before.temperature[2] = 1.0;
+    double ece_before = cal_ece(recs, n, &before), ece_after = cal_ece(recs, n, &fit);
+    strbuf payload;
+    sb_init(&payload);
+    sb_puts(&payload, "{\"version\": 2, \"temperature\": ");
+    put_temps(&payload, &fit);
+    sb_puts(&payload, ", \"temperature_by_options\": ");
+    put_buckets(&payload, &fit);
+    sb_puts(&payload, ", \"model_id_or_path\": ");
+    json_dump_string(&payload, model, strlen(model), false);
+    sb_puts(&payload, ", \"subfolder\": null, \"config\": ");
+    if (cfg && cfg->type == JSON_OBJECT) {
+      sb_putc(&payload, '{');
+      bool first = true;
+      for (uint32_t i = 0; i < cfg->n; i++) {
+        if (!strcmp(cfg->members[i].key, "temperature") || !strcmp(cfg->members[i].key, "temperature_by_options"))
+          continue;
+        if (!first) sb_puts(&payload, ", ");
+        first = false;
+        json_dump_string(&payload, cfg->members[i].key, cfg->members[i].key_len, false);
+        sb_puts(&payload, ": ");
+        json_dump(&payload, &cfg->members[i].value, NULL);
+      }
+      sb_putc(&payload, '}');
+    } else {
+      sb_puts(&payload, "null");
+    }
+    sb_puts(&payload, ", \"n_by_bucket\": {");
+    for (int i = 0; i < fit.n_seen; i++) sb_printf(&payload, "%s\"%s\": %zu", i ? ", " : "", fit.seen[i], fit.seen_n[i]);
+    char eb[32], ea[32];
+    py_float_json(ece_before, eb);
+    py_float_json(ece_after, ea);
+    sb_printf(&payload, "}, \"report\": {\"ece_before\": %s, \"ece_after\": %s, \"n\": %zu, \"skipped\": %zu}}",
+              eb, ea, n, skipped);
+    if (as_json) {
+      printf("%s\n", payload.data);
+    } else {
+      printf("records            %zu (%zu skipped: options cut by the token budget)\n", n, skipped);
+      for (int i = 0; i < fit.n_seen; i++) printf("  %-16s %zu\n", fit.seen[i], fit.seen_n[i]);
+      static const char *const names[3] = {"choice", "score", "noul"};
+      for (int i = 0; i < 3; i++)
+        printf("temperature %-6s %.4f -> %.4f\n", names[i], before.temperature[i], fit.temperature[i]);
+      for (int i = 0; i < fit.n_buckets; i++) printf("temperature %-10s %.4f\n", fit.bucket[i], fit.bucket_t[i]);
+      if (!fit.n_buckets) printf("no bucket reached %d records; the type temperatures cover them\n", CAL_MIN_BUCKET_N);
+      printf("ece                %.4f -> %.4f (on the fitting data)\n", ece_before, ece_after);
+    }
+    if (out) {
+      FILE *f = fopen(out, "wb");
+      if (!f || fprintf(f, "%s\n", payload.data) < 0) {
+        fprintf(stderr, "laya calibrate: cannot write %s: %s\n", out, strerror(errno));
+        rc = 2;
+      }
+      if (f) fclose(f);
+    }
+    if (!rc && write_config) {
+      if (!cfg || cfg->type != JSON_OBJECT) {
+        fprintf(stderr, "laya calibrate: cannot read %s to update it\n", cfg_path);
+        rc = 2;
+      } else {
+        /* same keys in the same order; the two temperature keys replaced (or appended) */
+        strbuf nc;
+        sb_init(&nc);
+        sb_puts(&nc, "{");
+        bool has_t = false, has_b = false;
+        for (uint32_t i = 0; i < cfg->n; i++) {
+          sb_printf(&nc, "%s\n  ", i ? "," : "");
+          json_dump_string(&nc, cfg->members[i].key, cfg->members[i].key_len, false);
+          sb_puts(&nc, ": ");
+          if (!strcmp(cfg->members[i].key, "temperature")) {
+            put_temps(&nc, &fit);
+            has_t = true;
+          } else if (!strcmp(cfg->members[i].key, "temperature_by_options")) {
+            put_buckets(&nc, &fit);
+            has_b = true;
+          } else {
+            json_dump(&nc, &cfg->members[i].value, NULL);
+          }
+        }
+        if (!has_t) {
+          sb_puts(&nc, ",\n  \"temperature\": ");
+          put_temps(&nc, &fit);
+        }
+        if (!has_b) {
+          sb_puts(&nc, ",\n  \"temperature_by_options\": ");
+          put_buckets(&nc, &fit);
+        }
+        sb_puts(&nc, "\n}\n");
+        char tmp[4200];
+        snprintf(tmp, sizeof tmp, "%s.tmp", cfg_path);
+        FILE *f = fopen(tmp, "wb");
+        if (!f || fwrite(nc.data, 1, nc.len, f) != nc.len || fclose(f) != 0 || rename(tmp, cfg_path) != 0) {
+          fprintf(stderr, "laya calibrate: cannot write %s: %s\n", cfg_path, strerror(errno));
+          rc = 2;
+        } else if (!as_json) {
+          printf("wrote the temperatures into %s\n", cfg_path);
+        }
+        sb_free(&nc);
+      }
+    }
+    sb_free(&payload);
+    free(ctext);
+  }
+  for (size_t i = 0; i < n; i++) {
+    free(recs[i].logits);
+    free(recs[i].target);
+  }
+  free(recs);
+  arena_free(&ar);
+  laya_close(m);
+  return rc;
+}
