@@ -437,14 +437,41 @@ typedef struct word_info {
 typedef struct word_bag {
   word_info *v;
   size_t n, cap;
-  size_t total; /* tokens, with repeats */
-  size_t first; /* index of the first token's entry */
+  size_t total;  /* tokens, with repeats */
+  size_t first;  /* index of the first token's entry */
+  uint32_t *idx; /* open addressing: entry index + 1, 0 = empty */
+  size_t icap;
 } word_bag;
 
 static void bag_free(word_bag *b) {
   for (size_t i = 0; i < b->n; i++) free(b->v[i].utf8);
   free(b->v);
+  free(b->idx);
   memset(b, 0, sizeof *b);
+}
+
+static uint64_t bag_hash(const char *s) {
+  uint64_t h = 1469598103934665603ull;
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  return h;
+}
+
+/* The slot holding word w, or the empty slot where it belongs. */
+static uint32_t *bag_slot(word_bag *b, const char *w) {
+  size_t i = (size_t)bag_hash(w) & (b->icap - 1);
+  while (b->idx[i] && strcmp(b->v[b->idx[i] - 1].utf8, w)) i = (i + 1) & (b->icap - 1);
+  return &b->idx[i];
+}
+
+static bool bag_grow_index(word_bag *b) {
+  size_t cap = b->icap ? b->icap * 2 : 64;
+  uint32_t *idx = calloc(cap, sizeof(uint32_t));
+  if (!idx) return false;
+  free(b->idx);
+  b->idx = idx;
+  b->icap = cap;
+  for (size_t k = 0; k < b->n; k++) *bag_slot(b, b->v[k].utf8) = (uint32_t)(k + 1);
+  return true;
 }
 
 /* Add one lowercased token to the bag (distinct words keep their first-seen order). */
@@ -457,13 +484,17 @@ static void bag_add(word_bag *b, const uint32_t *c, size_t n) {
     if (is_non_en_diacritic(c[i])) dia = true;
   }
   const char *w = sb_cstr(&sb);
-  for (size_t i = 0; i < b->n; i++) {
-    if (strcmp(b->v[i].utf8, w) == 0) {
-      b->v[i].count++;
-      if (b->total++ == 0) b->first = i;
-      sb_free(&sb);
-      return;
-    }
+  if ((b->n + 1) * 2 > b->icap && !bag_grow_index(b)) {
+    sb_free(&sb);
+    return;
+  }
+  uint32_t *slot = bag_slot(b, w);
+  if (*slot) {
+    size_t i = *slot - 1;
+    b->v[i].count++;
+    if (b->total++ == 0) b->first = i;
+    sb_free(&sb);
+    return;
   }
   if (b->n == b->cap) {
     size_t cap = b->cap ? b->cap * 2 : 32;
@@ -482,14 +513,11 @@ static void bag_add(word_bag *b, const uint32_t *c, size_t n) {
   wi->diacritic = dia;
   wi->utf8 = sb_steal(&sb);
   if (b->total++ == 0) b->first = b->n;
+  *slot = (uint32_t)(b->n + 1);
   b->n++;
 }
 
-static bool bag_has(const word_bag *b, const char *w) {
-  for (size_t i = 0; i < b->n; i++)
-    if (strcmp(b->v[i].utf8, w) == 0) return true;
-  return false;
-}
+static bool bag_has(word_bag *b, const char *w) { return b->icap && *bag_slot(b, w) != 0; }
 
 /* Tokens of a text as _WORD.findall reads them, lowercased (İ read as i). */
 static void bag_from_text(word_bag *b, const uint32_t *c, size_t n, bool lower) {
