@@ -89,7 +89,7 @@ __device__ __forceinline__ void cp_async16(void *smem, const void *gmem, int src
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 __device__ __forceinline__ void cp_async_wait0() { asm volatile("cp.async.wait_group 0;\n" ::); }
 
-constexpr int BM = 64, BN = 64; /* 4 warps of 16 query rows each */
+constexpr int BN = 64; /* keys per K/V tile */
 
 __device__ __forceinline__ float fast_exp2(float x) { /* ex2.approx: 2 ulp, -inf -> 0 */
   float y;
@@ -97,18 +97,24 @@ __device__ __forceinline__ float fast_exp2(float x) { /* ex2.approx: 2 ulp, -inf
   return y;
 }
 
-/* MINB: blocks per SM the register allocation must allow (occupancy hides the latency of the
- * softmax between the two matrix products). */
-template <class T, int HD, int MINB>
+/* MT: 16-row m-tiles per warp (block = 4 warps = 64 * MT queries). With MT = 2 every K/V fragment
+ * loaded from shared memory feeds two matrix products, each warp has two independent chains to
+ * interleave, and a local layer's 128 queries share one 256-key window instead of two 192-key
+ * ones. Q is staged through the K buffers then (it lives in registers afterwards).
+ * MINB: blocks per SM the register allocation must allow. */
+template <class T, int HD, int MT, int MINB>
 __global__ void __launch_bounds__(128, MINB) flash_attn_kernel(const T *__restrict__ qkv, T *__restrict__ out,
                                                          const attn_tile *__restrict__ tiles,
                                                          const int *__restrict__ counts, int H, int window,
                                                          const float2 *__restrict__ rope, float scale_log2) {
+  constexpr int BM = 64 * MT;
   constexpr int LD = HD + 8; /* padded rows: conflict-free ldmatrix */
   constexpr int CH = HD / 8; /* 16-byte chunks per row */
-  __shared__ __align__(16) T sQ[BM * LD];
+  static_assert(MT == 1 || BM * LD <= 2 * BN * LD, "Q must fit in the K buffers");
+  __shared__ __align__(16) T sQbuf[MT == 1 ? BM * LD : 8];
   __shared__ __align__(16) T sK[2][BN * LD];
   __shared__ __align__(16) T sV[2][BN * LD];
+  T *sQ = MT == 1 ? sQbuf : &sK[0][0];
 
   const int tile_idx = blockIdx.x;
   if (tile_idx >= counts[CNT_TILES]) return;
@@ -172,21 +178,39 @@ __global__ void __launch_bounds__(128, MINB) flash_attn_kernel(const T *__restri
       cp_async16(&sQ[r * LD + ch * 8], Qg + (int64_t)(base + (qp < len ? qp : 0)) * rs + ch * 8, qp < len ? 16 : 0);
     }
   }
-  if (n_kb > 0) load_kv(lo, 0);
-  else cp_async_commit();
+  if (MT == 1) { /* separate Q buffer: the first K/V tile loads meanwhile */
+    if (n_kb > 0) load_kv(lo, 0);
+    else cp_async_commit();
+  } else {
+    cp_async_commit();
+  }
   cp_async_wait0();
   __syncthreads();
 
-  /* Q fragments of this warp's 16 rows, kept in registers. */
-  uint32_t qf[HD / 16][4];
+  /* Q fragments of this warp's 16 * MT rows, kept in registers. */
+  uint32_t qf[MT][HD / 16][4];
 #pragma unroll
-  for (int kc = 0; kc < HD / 16; kc++) ldsm_x4(qf[kc], &sQ[(warp * 16 + (lane % 16)) * LD + kc * 16 + (lane / 16) * 8]);
+  for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+    for (int kc = 0; kc < HD / 16; kc++)
+      ldsm_x4(qf[mt][kc], &sQ[(warp * 16 * MT + mt * 16 + (lane % 16)) * LD + kc * 16 + (lane / 16) * 8]);
+  if (MT > 1) { /* Q was staged in the K buffers: free them, then load the first tile */
+    __syncthreads();
+    if (n_kb > 0) load_kv(lo, 0);
+    cp_async_wait0();
+    __syncthreads();
+  }
 
-  float o[HD / 8][4];
+  float o[MT][HD / 8][4];
 #pragma unroll
-  for (int i = 0; i < HD / 8; i++) o[i][0] = o[i][1] = o[i][2] = o[i][3] = 0.f;
-  float m_r[2] = {-INFINITY, -INFINITY}, l_r[2] = {0.f, 0.f};
-  const int qrow0 = q0 + warp * 16 + lane / 4; /* row positions of c0/c1 and c2/c3: qrow0, qrow0 + 8 */
+  for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+    for (int i = 0; i < HD / 8; i++) o[mt][i][0] = o[mt][i][1] = o[mt][i][2] = o[mt][i][3] = 0.f;
+  float m_r[MT][2], l_r[MT][2];
+#pragma unroll
+  for (int mt = 0; mt < MT; mt++) m_r[mt][0] = m_r[mt][1] = -INFINITY, l_r[mt][0] = l_r[mt][1] = 0.f;
+  /* row position of c0/c1 in m-tile mt: qrow0 + 16 mt; c2/c3 are 8 rows further */
+  const int qrow0 = q0 + warp * 16 * MT + lane / 4;
 
   for (int it = 0; it < n_kb; it++) {
     const int buf = it & 1, kb = lo + it * BN;
@@ -196,83 +220,95 @@ __global__ void __launch_bounds__(128, MINB) flash_attn_kernel(const T *__restri
     }
     if (it + 1 < n_kb) load_kv(kb + BN, buf ^ 1);
 
-    float s[BN / 8][4];
+    float s[MT][BN / 8][4];
 #pragma unroll
-    for (int i = 0; i < BN / 8; i++) s[i][0] = s[i][1] = s[i][2] = s[i][3] = 0.f;
+    for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+      for (int i = 0; i < BN / 8; i++) s[mt][i][0] = s[mt][i][1] = s[mt][i][2] = s[mt][i][3] = 0.f;
 #pragma unroll
     for (int kc = 0; kc < HD / 16; kc++) {
 #pragma unroll
       for (int np = 0; np < BN / 16; np++) {
         uint32_t b[4];
         ldsm_x4(b, &sK[buf][(np * 16 + (lane % 8) + (lane / 16) * 8) * LD + kc * 16 + ((lane / 8) % 2) * 8]);
-        mma16816<T>(s[2 * np], qf[kc], b[0], b[1]);
-        mma16816<T>(s[2 * np + 1], qf[kc], b[2], b[3]);
+#pragma unroll
+        for (int mt = 0; mt < MT; mt++) {
+          mma16816<T>(s[mt][2 * np], qf[mt][kc], b[0], b[1]);
+          mma16816<T>(s[mt][2 * np + 1], qf[mt][kc], b[2], b[3]);
+        }
       }
     }
 
     /* Mask only where the block is not entirely visible to every query of the tile. */
     const bool full = (kb + BN <= hi) &&
                       (window < 0 || (kb >= q0 + BM - 1 - window && kb + BN - 1 <= q0 + window));
+    if (!full) {
 #pragma unroll
-    for (int nt = 0; nt < BN / 8; nt++) {
+      for (int mt = 0; mt < MT; mt++)
 #pragma unroll
-      for (int e = 0; e < 4; e++) {
-        float v = s[nt][e];
-        if (!full) {
-          int kp = kb + nt * 8 + (lane % 4) * 2 + (e & 1);
-          int qp = qrow0 + (e >> 1) * 8;
-          int dlt = qp - kp;
-          if (kp >= hi || (window >= 0 && (dlt > window || -dlt > window))) v = -INFINITY;
-        }
-        s[nt][e] = v;
-      }
+        for (int nt = 0; nt < BN / 8; nt++)
+#pragma unroll
+          for (int e = 0; e < 4; e++) {
+            int kp = kb + nt * 8 + (lane % 4) * 2 + (e & 1);
+            int dlt = qrow0 + mt * 16 + (e >> 1) * 8 - kp;
+            if (kp >= hi || (window >= 0 && (dlt > window || -dlt > window))) s[mt][nt][e] = -INFINITY;
+          }
     }
 
-    /* Online softmax, rows r (e = 0, 1) and r + 8 (e = 2, 3). */
+    /* Online softmax, rows r (e = 0, 1) and r + 8 (e = 2, 3) of each m-tile. */
 #pragma unroll
-    for (int ri = 0; ri < 2; ri++) {
-      float mx = -INFINITY;
+    for (int mt = 0; mt < MT; mt++) {
 #pragma unroll
-      for (int nt = 0; nt < BN / 8; nt++) mx = fmaxf(mx, fmaxf(s[nt][2 * ri], s[nt][2 * ri + 1]));
-      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-      /* raw scores; the scale (log2 e / sqrt(hd)) is folded into one FMA per element */
-      float m_new = fmaxf(m_r[ri], mx);
-      float m_use = m_new == -INFINITY ? 0.f : m_new;
-      float alpha = fast_exp2((m_r[ri] - m_use) * scale_log2);
-      const float neg = -m_use * scale_log2;
-      float sum = 0.f;
+      for (int ri = 0; ri < 2; ri++) {
+        float mx = -INFINITY;
 #pragma unroll
-      for (int nt = 0; nt < BN / 8; nt++) {
-        float p0 = fast_exp2(fmaf(s[nt][2 * ri], scale_log2, neg)),
-              p1 = fast_exp2(fmaf(s[nt][2 * ri + 1], scale_log2, neg));
-        s[nt][2 * ri] = p0;
-        s[nt][2 * ri + 1] = p1;
-        sum += p0 + p1;
-      }
-      l_r[ri] = l_r[ri] * alpha + sum;
-      m_r[ri] = m_new;
+        for (int nt = 0; nt < BN / 8; nt++) mx = fmaxf(mx, fmaxf(s[mt][nt][2 * ri], s[mt][nt][2 * ri + 1]));
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+        /* raw scores; the scale (log2 e / sqrt(hd)) is folded into one FMA per element */
+        float m_new = fmaxf(m_r[mt][ri], mx);
+        float m_use = m_new == -INFINITY ? 0.f : m_new;
+        float alpha = fast_exp2((m_r[mt][ri] - m_use) * scale_log2);
+        const float neg = -m_use * scale_log2;
+        float sum = 0.f;
 #pragma unroll
-      for (int dt = 0; dt < HD / 8; dt++) {
-        o[dt][2 * ri] *= alpha;
-        o[dt][2 * ri + 1] *= alpha;
+        for (int nt = 0; nt < BN / 8; nt++) {
+          float p0 = fast_exp2(fmaf(s[mt][nt][2 * ri], scale_log2, neg)),
+                p1 = fast_exp2(fmaf(s[mt][nt][2 * ri + 1], scale_log2, neg));
+          s[mt][nt][2 * ri] = p0;
+          s[mt][nt][2 * ri + 1] = p1;
+          sum += p0 + p1;
+        }
+        l_r[mt][ri] = l_r[mt][ri] * alpha + sum;
+        m_r[mt][ri] = m_new;
+#pragma unroll
+        for (int dt = 0; dt < HD / 8; dt++) {
+          o[mt][dt][2 * ri] *= alpha;
+          o[mt][dt][2 * ri + 1] *= alpha;
+        }
       }
     }
 
     /* O += P V */
 #pragma unroll
     for (int kc = 0; kc < BN / 16; kc++) {
-      uint32_t a[4];
-      a[0] = pack2<T>::make(s[2 * kc][0], s[2 * kc][1]);
-      a[1] = pack2<T>::make(s[2 * kc][2], s[2 * kc][3]);
-      a[2] = pack2<T>::make(s[2 * kc + 1][0], s[2 * kc + 1][1]);
-      a[3] = pack2<T>::make(s[2 * kc + 1][2], s[2 * kc + 1][3]);
+      uint32_t a[MT][4];
+#pragma unroll
+      for (int mt = 0; mt < MT; mt++) {
+        a[mt][0] = pack2<T>::make(s[mt][2 * kc][0], s[mt][2 * kc][1]);
+        a[mt][1] = pack2<T>::make(s[mt][2 * kc][2], s[mt][2 * kc][3]);
+        a[mt][2] = pack2<T>::make(s[mt][2 * kc + 1][0], s[mt][2 * kc + 1][1]);
+        a[mt][3] = pack2<T>::make(s[mt][2 * kc + 1][2], s[mt][2 * kc + 1][3]);
+      }
 #pragma unroll
       for (int np = 0; np < HD / 16; np++) {
         uint32_t b[4];
         ldsm_x4_t(b, &sV[buf][(kc * 16 + (lane % 8) + ((lane / 8) % 2) * 8) * LD + np * 16 + (lane / 16) * 8]);
-        mma16816<T>(o[2 * np], a, b[0], b[1]);
-        mma16816<T>(o[2 * np + 1], a, b[2], b[3]);
+#pragma unroll
+        for (int mt = 0; mt < MT; mt++) {
+          mma16816<T>(o[mt][2 * np], a[mt], b[0], b[1]);
+          mma16816<T>(o[mt][2 * np + 1], a[mt], b[2], b[3]);
+        }
       }
     }
   }
@@ -280,17 +316,21 @@ __global__ void __launch_bounds__(128, MINB) flash_attn_kernel(const T *__restri
   /* Normalise and write the valid rows. */
   const int64_t os = (int64_t)H * HD;
 #pragma unroll
-  for (int ri = 0; ri < 2; ri++) {
-    float l = l_r[ri];
-    l += __shfl_xor_sync(0xffffffffu, l, 1);
-    l += __shfl_xor_sync(0xffffffffu, l, 2);
-    float inv = l > 0.f ? 1.f / l : 0.f;
-    int qp = qrow0 + ri * 8;
-    if (qp < len) {
-      T *dst = out + (int64_t)(base + qp) * os + (int64_t)h * HD + (lane % 4) * 2;
+  for (int mt = 0; mt < MT; mt++) {
 #pragma unroll
-      for (int dt = 0; dt < HD / 8; dt++)
-        *reinterpret_cast<uint32_t *>(dst + dt * 8) = pack2<T>::make(o[dt][2 * ri] * inv, o[dt][2 * ri + 1] * inv);
+    for (int ri = 0; ri < 2; ri++) {
+      float l = l_r[mt][ri];
+      l += __shfl_xor_sync(0xffffffffu, l, 1);
+      l += __shfl_xor_sync(0xffffffffu, l, 2);
+      float inv = l > 0.f ? 1.f / l : 0.f;
+      int qp = qrow0 + mt * 16 + ri * 8;
+      if (qp < len) {
+        T *dst = out + (int64_t)(base + qp) * os + (int64_t)h * HD + (lane % 4) * 2;
+#pragma unroll
+        for (int dt = 0; dt < HD / 8; dt++)
+          *reinterpret_cast<uint32_t *>(dst + dt * 8) =
+              pack2<T>::make(o[mt][dt][2 * ri] * inv, o[mt][dt][2 * ri + 1] * inv);
+      }
     }
   }
 }
@@ -365,21 +405,21 @@ __global__ void attn_fallback_kernel(const T *qkv, T *out, const int32_t *tok_ro
 template <class T>
 void attention_t(cudaStream_t s, const void *qkv, void *out, const attn_tile *tiles, const int32_t *tok_row,
                  const int32_t *tok_pos, const int32_t *row_start, const int *counts, int n_tiles_cap, int Mp, int H,
-                 int hd, int window, const float2 *rope) {
+                 int hd, int window, const float2 *rope, int tile_q) {
   const float scale = 1.0f / sqrtf((float)hd);
   if (hd == 64 || hd == 32) {
     dim3 grid((unsigned)n_tiles_cap, (unsigned)H);
     const float sl2 = scale * 1.4426950408889634f;
-    static const int minb = [] {
-      const char *e = getenv("LAYA_CUDA_ATTN_MINB");
-      return e && e[0] == '3' ? 3 : 4;
-    }();
-    if (hd == 64 && minb == 4)
-      flash_attn_kernel<T, 64, 4><<<grid, 128, 0, s>>>((const T *)qkv, (T *)out, tiles, counts, H, window, rope, sl2);
+    const T *q = (const T *)qkv;
+    T *o = (T *)out;
+    if (tile_q == 128 && hd == 64)
+      flash_attn_kernel<T, 64, 2, 2><<<grid, 128, 0, s>>>(q, o, tiles, counts, H, window, rope, sl2);
+    else if (tile_q == 128)
+      flash_attn_kernel<T, 32, 2, 3><<<grid, 128, 0, s>>>(q, o, tiles, counts, H, window, rope, sl2);
     else if (hd == 64)
-      flash_attn_kernel<T, 64, 3><<<grid, 128, 0, s>>>((const T *)qkv, (T *)out, tiles, counts, H, window, rope, sl2);
+      flash_attn_kernel<T, 64, 1, 3><<<grid, 128, 0, s>>>(q, o, tiles, counts, H, window, rope, sl2);
     else
-      flash_attn_kernel<T, 32, 4><<<grid, 128, 0, s>>>((const T *)qkv, (T *)out, tiles, counts, H, window, rope, sl2);
+      flash_attn_kernel<T, 32, 1, 4><<<grid, 128, 0, s>>>(q, o, tiles, counts, H, window, rope, sl2);
   } else {
     dim3 grid((unsigned)((Mp + 7) / 8), (unsigned)H);
     attn_fallback_kernel<T><<<grid, 256, 0, s>>>((const T *)qkv, (T *)out, tok_row, tok_pos, row_start, counts, H,
@@ -393,10 +433,16 @@ int attention_has_fast_path(int hd) { return hd == 64 || hd == 32; }
 
 void k_attention(cudaStream_t s, int half16, const void *qkv, void *out, const attn_tile *tiles,
                  const int32_t *tok_row, const int32_t *tok_pos, const int32_t *row_start, const int *counts,
-                 int n_tiles_cap, int Mp, int H, int hd, int window, const float2 *rope) {
+                 int n_tiles_cap, int Mp, int H, int hd, int window, const float2 *rope, int tile_q) {
   if (half16)
-    attention_t<__half>(s, qkv, out, tiles, tok_row, tok_pos, row_start, counts, n_tiles_cap, Mp, H, hd, window, rope);
+    attention_t<__half>(s, qkv, out, tiles, tok_row, tok_pos, row_start, counts, n_tiles_cap, Mp, H, hd, window, rope,
+                        tile_q);
   else
     attention_t<__nv_bfloat16>(s, qkv, out, tiles, tok_row, tok_pos, row_start, counts, n_tiles_cap, Mp, H, hd,
-                               window, rope);
+                               window, rope, tile_q);
+}
+
+int attention_tile_queries(void) {
+  const char *e = getenv("LAYA_CUDA_ATTN_TILE");
+  return e && atoi(e) == 64 ? 64 : 128;
 }

@@ -23,8 +23,8 @@ enum cu_dtype { CU_F32 = 0, CU_F16 = 1, CU_BF16 = 2 };
 /* Per-batch counts on the device, read by kernels whose grid covers a padded bucket. */
 enum { CNT_TOKENS = 0, CNT_ROWS, CNT_MARKERS, CNT_TILES, CNT_KMAX, CNT_N };
 
-/* One attention work item: 64 query positions [q0, q0 + 64) of the row starting at token
- * `base` with `len` tokens. */
+/* One attention work item: the query positions [q0, q0 + tile_q) of the row starting at token
+ * `base` with `len` tokens (tile_q = attention_tile_queries(), 128 or 64). */
 struct attn_tile {
   int base, len, q0, pad;
 };
@@ -43,7 +43,9 @@ void k_rope_k(cudaStream_t s, int half16, void *qkv, const int32_t *tok_pos, con
 void k_attention(cudaStream_t s, int half16, const void *qkv, void *out, const attn_tile *tiles,
                  const int32_t *tok_row, const int32_t *tok_pos, const int32_t *row_start,
                  const int *counts, int n_tiles_cap, int Mp, int H, int hd, int window,
-                 const float2 *rope);
+                 const float2 *rope, int tile_q);
+/* Queries per attention tile: 128 (LAYA_CUDA_ATTN_TILE=64 selects the 64-query kernel). */
+int attention_tile_queries(void);
 void k_geglu(cudaStream_t s, int half16, void *h, int Mp, int I);
 void k_gather_ln(cudaStream_t s, const float *x, const int32_t *marker_tok, const int *counts,
                  const float *w, const float *b, float *out, int NMp, int d);
