@@ -401,7 +401,7 @@ int added_split(const tokenizer *t, const added_trie *trie, tok_work *w);
 int added_build(tokenizer *t, laya_error *err);
 void added_free(tokenizer *t);
 
-/* BPE one piece; appends ids. max_out > 0: stop once out->n reaches it. */
+/* BPE one piece (its bytes are the model's input string); appends its ids to out. */
 int bpe_encode(const tokenizer *t, tok_work *w, const char *s, size_t len, ids_vec *out,
                laya_error *err);
 int bpe_load(tokenizer *t, const struct json_value *model, const char *text, span vocab, span merges,
