@@ -92,7 +92,7 @@ class Server:
                 self.proc.kill()
                 self.proc.wait()
 
-    def request(self, method, path, body=None, headers=None, timeout=60):
+    def request(self, method, path, body=None, headers=None, timeout=300):
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
         try:
             hdrs = {"Content-Type": "application/json"}
@@ -103,7 +103,7 @@ class Server:
         finally:
             conn.close()
 
-    def post(self, path, body, headers=None, timeout=60):
+    def post(self, path, body, headers=None, timeout=300):
         return self.request("POST", path, cases.encode(body), headers, timeout)
 
     def metrics(self, headers=None):
@@ -154,7 +154,10 @@ def replay(strict):
     with Server(LAYA_JEV_STRICT="1" if strict else "0", LAYA_BACKEND="cpu-ref") as srv:
         for r in recorded:
             path, body, headers = by_name[r["name"]]
+            t0 = time.time()
             status, raw, hdrs = srv.post(path, body, headers)
+            if time.time() - t0 > 10:
+                print("  (slow case %s: %.1fs)" % (r["name"], time.time() - t0))
             try:
                 got = json.loads(raw)
             except ValueError:
