@@ -323,6 +323,22 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
       }
       return MHD_YES;
     } else {
+      /* Starlette's redirect_slashes: a known path with a trailing slash answers 307 to it */
+      size_t n = strlen(url);
+      static const char *const known[] = {"/health/", "/ready/", "/metrics/", "/v1/systemone/",
+                                          "/v1/systemone/batch/"};
+      for (size_t i = 0; n > 1 && i < sizeof known / sizeof *known; i++) {
+        if (strcmp(url, known[i]) != 0) continue;
+        const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
+        strbuf loc, empty;
+        sb_init(&loc);
+        sb_init(&empty);
+        sb_printf(&loc, "http://%s%.*s", host ? host : "localhost", (int)(n - 1), url);
+        const char *const h[] = {"Location", sb_cstr(&loc), NULL};
+        enum MHD_Result r = send_body(ctx, 307, "text/plain; charset=utf-8", &empty, h);
+        sb_free(&loc);
+        return r;
+      }
       return send_detail(ctx, 404, "Not Found", 9, NULL);
     }
     const char *const h[] = {"Allow", "GET", NULL};

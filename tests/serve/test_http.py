@@ -488,6 +488,8 @@ def test_routes():
         status, raw, hdrs = srv.request("GET", "/v1/systemone")
         check(status == 405 and json.loads(raw) == {"detail": "Method Not Allowed"} and hdrs.get("allow") == "POST",
               "405 %r %r" % (raw, hdrs))
+        status, raw, hdrs = srv.request("POST", "/v1/systemone/", json.dumps(SIMPLE).encode(), {"Host": "example:81"})
+        check(status == 307 and hdrs.get("location") == "http://example:81/v1/systemone", "trailing slash %r" % hdrs)
         status, raw, _ = srv.request("POST", "/health", b"{}")
         check(status == 405, "POST /health %d" % status)
         status, raw, _ = srv.request("HEAD", "/health")
