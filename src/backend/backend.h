@@ -64,5 +64,9 @@ const char *backend_precision_name(backend_precision p);
 const char *backend_cpu_isa(const backend *b);
 /* 1 if the CUDA backend was compiled in and a device is present. */
 int backend_cuda_available(int *device_count);
+/* 1 when err comes from a CUDA allocation failure (code LAYA_ERR_DEVICE, "out of memory" in the
+ * message): the batch may succeed on the CPU, so the engine retries that request there and
+ * counts it. Other device errors are not retried. (backend/cuda_stub.c, built with or without CUDA) */
+int backend_error_is_device_oom(const laya_error *err);
 
 #endif

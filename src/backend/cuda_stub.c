@@ -1,10 +1,17 @@
 /*
- * cuda_stub.c: the CUDA entry points of backend.h when laya.c is built without CUDA.
+ * cuda_stub.c: the CUDA entry points of backend.h when laya.c is built without CUDA, and the
+ * device-error test that exists in every build.
  *
  * The CUDA backend (src/backend/cuda/) defines LAYA_HAVE_CUDA for the laya target; without it,
- * these keep every caller linkable and answer with a clear error instead.
+ * the stubs keep every caller linkable and answer with a clear error instead.
  */
+#include <string.h>
+
 #include "backend/backend.h"
+
+int backend_error_is_device_oom(const laya_error *err) {
+  return err && err->code == LAYA_ERR_DEVICE && strstr(err->message, "out of memory") != NULL;
+}
 
 #ifndef LAYA_HAVE_CUDA
 
@@ -21,7 +28,4 @@ int backend_cuda_available(int *device_count) {
   return 0;
 }
 
-#else
-/* ISO C wants at least one declaration in a translation unit. */
-typedef int laya_cuda_stub_unused;
 #endif

@@ -288,6 +288,7 @@ static void test_errors(void) {
   backend_options o = {PREC_BF16, 0, 999};
   CHECK(backend_cuda_create(&rm.w, &o, &err) == NULL);
   CHECK(err.code == LAYA_ERR_VALUE && strstr(err.message, "device 999") != NULL);
+  CHECK(!backend_error_is_device_oom(&err));
   o.device_id = 0;
   o.precision = PREC_INT8;
   CHECK(backend_cuda_create(&rm.w, &o, &err) == NULL);
@@ -323,6 +324,7 @@ static void test_errors(void) {
   setenv("LAYA_CUDA_MAX_SCRATCH", "4096", 1);
   CHECK(be->forward(be, w, &bb.b, logits, act, &err) == LAYA_ERR_DEVICE);
   CHECK(strstr(err.message, "out of memory") != NULL);
+  CHECK(backend_error_is_device_oom(&err));
   unsetenv("LAYA_CUDA_MAX_SCRATCH");
   CHECK(be->forward(be, w, &bb.b, logits, act, &err) == 0); /* and the worker recovers */
   free_batch(&bb);
