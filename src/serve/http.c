@@ -296,6 +296,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     } else if (!strcmp(url, "/v1/systemone") || !strcmp(url, "/v1/systemone/batch")) {
       ctx->route = url[13] ? ROUTE_BATCH : ROUTE_ONE;
       ctx->route_name = ctx->route == ROUTE_ONE ? "/v1/systemone" : "/v1/systemone/batch";
+      /* a request answered here never has its body read (ROUTE_OTHER drops it) */
+      int route = ctx->route;
+      ctx->route = ROUTE_OTHER;
       if (!post) {
         const char *const h[] = {"Allow", "POST", NULL};
         return send_detail(ctx, 405, "Method Not Allowed", 18, h);
@@ -311,6 +314,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         const char *const h[] = {"Retry-After", "1", NULL};
         return send_detail(ctx, 503, "server busy, try again later", 28, h);
       }
+      ctx->route = route;
       ctx->admitted = true;
       ctx->arriving = true;
       atomic_fetch_add(&srv->arriving, 1);
@@ -319,6 +323,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
       unsigned long long n;
       if (cl && *cl && content_length(cl, &n) && n > SERVE_MAX_BODY_BYTES) {
         release_arriving(ctx);
+        ctx->route = ROUTE_OTHER;
         return send_detail_s(ctx, 413, "request body too large");
       }
       return MHD_YES;
