@@ -30,7 +30,7 @@ static const char *eng_info(void *ctx, void *model) {
   return NULL;
 }
 const serve_engine serve_engine_laya = {NULL, "none", eng_open, eng_close, eng_predict, eng_predict,
-                                        NULL, eng_info};
+                                        NULL, eng_info, NULL};
 #else
 static void *eng_open(void *ctx, const char *path, const serve_config *cfg, laya_error *err) {
   (void)ctx;
@@ -65,6 +65,14 @@ static const char *eng_info(void *ctx, void *model) {
   (void)ctx;
   return laya_model_info(model);
 }
-const serve_engine serve_engine_laya = {NULL,          "laya",     eng_open, eng_close, eng_predict,
-                                        eng_predict_batch, eng_decide, eng_info};
+#ifdef LAYA_SERVE_HAVE_LONG
+static int eng_predict_long(void *ctx, void *model, const char *req, char **out, laya_error *err) {
+  (void)ctx;
+  return laya_predict_long(model, req, out, err);
+}
+#else
+#define eng_predict_long NULL
+#endif
+const serve_engine serve_engine_laya = {NULL,      "laya",            eng_open,   eng_close, eng_predict,
+                                        eng_predict_batch, eng_decide, eng_info, eng_predict_long};
 #endif

@@ -809,6 +809,107 @@ static int tool_predict_batch(mcp_server *s, const json_value *args, arena *a, j
   return 0;
 }
 
+/* laya_predict_long: the state scanned in windows; Laya's argument order and its routing report. */
+static int tool_predict_long(mcp_server *s, const json_value *args, arena *a, json_value **out, tool_error *e) {
+  const json_value *state = json_get(args, "state");
+  if (validate_state(state, e)) return -1;
+  json_value *questions = validate_questions(json_get(args, "questions"), a, e);
+  if (!questions) return -1;
+  controls c = {0};
+  if (validate_model(s, json_get(args, "model"), c.model, sizeof c.model, e)) return -1;
+  const json_value *task = json_get(args, "task"), *lang = json_get(args, "lang");
+  if (validate_task(s, task, e)) return -1;
+  if (validate_lang_kind(lang, "lang", e)) return -1;
+  long window = validate_budget(json_get(args, "window"), "window", e);
+  if (window < 0) return -1;
+  long stride = validate_budget(json_get(args, "stride"), "stride", e);
+  if (stride < 0) return -1;
+  c.task = is_null(task) ? NULL : task;
+  c.lang = is_null(lang) ? NULL : lang->s;
+  if (c.model[0] && c.task)
+    return terr(e, "invalid_task", "task routes between checkpoints; with a pinned model there is nothing to route");
+  if (!s->eng->predict_long) return terr(e, "internal_error", "predict_long is not available in this build of laya.c");
+  serve_route r = {0};
+  strbuf msg;
+  sb_init(&msg);
+  if (serve_models_route(s->models, state, questions, c.model[0] ? c.model : NULL, c.task, c.lang, NULL, &r, &msg)) {
+    terr(e, "internal_error", "ValueError: %s", sb_cstr(&msg));
+    sb_free(&msg);
+    return -1;
+  }
+  sb_free(&msg);
+  laya_error le;
+  laya_err_clear(&le);
+  json_dump_opts d = {NULL, NULL, false, -1};
+  strbuf req;
+  sb_init(&req);
+  sb_puts(&req, "{\"state\": ");
+  json_dump(&req, state, &d);
+  sb_puts(&req, ", \"questions\": ");
+  json_dump(&req, questions, &d);
+  if (window) sb_printf(&req, ", \"window\": %ld", window);
+  if (stride) sb_printf(&req, ", \"stride\": %ld", stride);
+  if (c.lang) {
+    sb_puts(&req, ", \"lang\": ");
+    json_dump_string(&req, c.lang, strlen(c.lang), false);
+  }
+  sb_putc(&req, '}');
+  double t0 = serve_now();
+  void *m = serve_models_get(s->models, r.model, &le);
+  char *res = NULL;
+  int rc = m ? s->eng->predict_long(s->eng->ctx, m, req.data, &res, &le) : -1;
+  double ms = (serve_now() - t0) * 1000.0;
+  sb_free(&req);
+  if (rc != 0) {
+    laya_free(res);
+    free(r.routing_json);
+    return engine_failure(&le, e);
+  }
+  json_value *v = json_parse(res, strlen(res), a, NULL, &le);
+  laya_free(res);
+  json_value *routing = NULL;
+  if (c.model[0]) {
+    routing = new_value(a, JSON_OBJECT);
+    json_value mv = {0}, nv = {0}, rv = {0};
+    mv.type = rv.type = JSON_STRING;
+    nv.type = JSON_NULL;
+    mv.s = arena_strndup(a, c.model, strlen(c.model));
+    mv.n = (uint32_t)strlen(c.model);
+    rv.s = "explicit model";
+    rv.n = 14;
+    obj_add(a, routing, "model", &mv);
+    obj_add(a, routing, "repo", &nv);
+    obj_add(a, routing, "reason", &rv);
+  } else {
+    routing = json_parse(r.routing_json, strlen(r.routing_json), a, NULL, &le);
+  }
+  free(r.routing_json);
+  const json_value *answers = v ? json_get(v, "answers") : NULL;
+  if (!answers || answers->type != JSON_OBJECT) return terr(e, "internal_error", "predict_long returned non-object");
+  const json_value *usage = json_get(v, "usage");
+  const json_value *windows = usage && usage->type == JSON_OBJECT ? json_get(usage, "windows") : NULL;
+  static json_value zero = {.type = JSON_INT};
+  json_value *o = new_value(a, JSON_OBJECT);
+  obj_add(a, o, "answers", answers);
+  obj_add(a, o, "routing", routing);
+  obj_add(a, o, "windows", windows ? windows : &zero);
+  json_value *lat = new_value(a, JSON_FLOAT);
+  lat->d = round(ms * 1000.0) / 1000.0;
+  obj_add(a, o, "latency_ms", lat);
+  strbuf dev;
+  sb_init(&dev);
+  device_of(s, r.model, &dev);
+  if (dev.len) {
+    json_value *dv = new_value(a, JSON_STRING);
+    dv->s = arena_strndup(a, dev.data, dev.len);
+    dv->n = (uint32_t)dev.len;
+    obj_add(a, o, "device", dv);
+  }
+  sb_free(&dev);
+  *out = o;
+  return 0;
+}
+
 static const char *const PRESETS[] = {"email", "guard", "model_router", "moderation", "triage"};
 
 static int tool_preset(mcp_server *s, const json_value *args, arena *a, json_value **out, tool_error *e) {
@@ -1030,6 +1131,15 @@ static const tool_def TOOLS[] = {
      "min_confidence comes back null." ABOUT,
      "{\"type\":\"object\",\"properties\":{" S_STATE ",\"schema\":{\"type\":\"object\"}," S_OPT_STR(
          "model") "," S_OPT_NUM("min_confidence") "},\"required\":[\"state\",\"schema\"]}"},
+    {"laya_predict_long", tool_predict_long,
+     "Answer typed questions about a state longer than one context window: the state is read in "
+     "overlapping windows and each answer comes from the window that decides it (the strongest for "
+     "noul, the most confident for choice and score), with that window's position and the window "
+     "count. window and stride (positive integers) size the scan; unset means the checkpoint's budget "
+     "and half-window overlap." ABOUT,
+     "{\"type\":\"object\",\"properties\":{" S_STATE "," S_QUESTIONS ",\"model\":{\"type\":\"string\","
+     "\"default\":\"auto\"}," S_OPT_INT("window") "," S_OPT_INT("stride") "," S_OPT_STR("task") "," S_OPT_STR(
+         "lang") "},\"required\":[\"state\",\"questions\"]}"},
 };
 #define N_TOOLS (sizeof TOOLS / sizeof *TOOLS)
 

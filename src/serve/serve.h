@@ -132,6 +132,9 @@ struct serve_engine {
                 laya_error *err);
   /* laya_model_info JSON (owned by the model). */
   const char *(*info)(void *ctx, void *model);
+  /* laya_predict_long, or NULL when the library has none. */
+  int (*predict_long)(void *ctx, void *model, const char *request_json, char **result_json,
+                      laya_error *err);
 };
 /* The real library (engine_laya.c). */
 extern const serve_engine serve_engine_laya;

@@ -69,6 +69,13 @@ def cases():
     add("decide_empty_state", "laya_decide", {"state": {}, "schema": schema})
     add("decide_bad_model", "laya_decide", {"state": ST, "schema": schema, "model": "zzz"})
     add("decide_bad_min_conf", "laya_decide", {"state": ST, "schema": schema, "min_confidence": -1})
+    long_state = {"body": "The parcel arrived late. " * 60 + "Please refund me the shipping fee."}
+    add("long", "laya_predict_long", {"state": long_state, "questions": QS})
+    add("long_window", "laya_predict_long", {"state": long_state, "questions": {"refund": NOUL}, "window": 64, "stride": 32})
+    add("long_pinned", "laya_predict_long", {"state": long_state, "questions": {"refund": NOUL}, "model": "multilingual"})
+    add("long_bad_window", "laya_predict_long", {"state": long_state, "questions": QS, "window": 0})
+    add("long_task_pinned", "laya_predict_long", {"state": long_state, "questions": QS, "model": "english", "task": "english"})
+    add("long_empty_state", "laya_predict_long", {"state": {}, "questions": QS})
     return c
 
 

@@ -72,8 +72,8 @@ def main():
     rec = json.loads(json.dumps(rec).replace(json.dumps(old)[1:-1], json.dumps(CKPT)[1:-1]))
     tools = rpc("tools/list")["result"]["tools"]
     names = sorted(t["name"] for t in tools)
-    want = ["laya_decide", "laya_predict", "laya_predict_batch", "laya_preset", "laya_route", "laya_route_batch",
-            "laya_status"]
+    want = ["laya_decide", "laya_predict", "laya_predict_batch", "laya_predict_long", "laya_preset", "laya_route",
+            "laya_route_batch", "laya_status"]
     check(names == want, "tools %r" % names)
     for t in tools:
         check(t["inputSchema"]["type"] == "object" and t["description"], "schema of " + t["name"])
