@@ -1,7 +1,7 @@
 /*
  * accuracy.c: how far the fast CPU backend's bf16 and int8 answers move from fp32.
  *
- *   accuracy [--rows N] [--ref-rows K] [--seed S] CKPT_DIR [CKPT_DIR ...]
+ *   accuracy [--rows N] [--ref-rows K] [--seed S] [--only bf16|int8] CKPT_DIR [CKPT_DIR ...]
  *
  * For each checkpoint, N question rows (random token ids of 40..300 tokens with 2..8 option
  * markers, every question type; or the real rows of tests/fixtures/parity/<name>/rows.jsonl when
@@ -79,14 +79,20 @@ static int file_rows(rows *r, const char *path, int max_rows) {
     char *nl = strchr(line, '\n');
     size_t l = nl ? (size_t)(nl - line) : strlen(line);
     json_value *v = l ? json_parse(line, l, &a, NULL, &err) : NULL;
-    const json_value *ids = v ? json_get(v, "ids") : NULL, *mk = v ? json_get(v, "markers") : NULL,
-                     *qt = v ? json_get(v, "qtype") : NULL;
-    if (ids && mk && qt && ids->type == JSON_ARRAY && mk->type == JSON_ARRAY && ids->n <= 8192 && mk->n <= 256) {
-      int32_t *a_ids = malloc(sizeof(int32_t) * (ids->n + 1)), a_mk[256];
-      for (uint32_t i = 0; i < ids->n; i++) a_ids[i] = (int32_t)ids->items[i].i;
-      for (uint32_t i = 0; i < mk->n; i++) a_mk[i] = (int32_t)mk->items[i].i;
-      rows_add(r, a_ids, (int)ids->n, a_mk, (int)mk->n, (int)qt->i);
-      free(a_ids);
+    /* a line is one row, or a case {"id", "rows": [rows]} (tools/ref/gen_parity.py) */
+    const json_value *list = v ? json_get(v, "rows") : NULL;
+    int n_in = list && list->type == JSON_ARRAY ? (int)list->n : (v ? 1 : 0);
+    for (int e = 0; e < n_in && r->n < max_rows; e++) {
+      const json_value *o = list && list->type == JSON_ARRAY ? &list->items[e] : v;
+      const json_value *ids = json_get(o, "ids"), *mk = json_get(o, "markers"), *qt = json_get(o, "qtype");
+      if (ids && mk && qt && ids->type == JSON_ARRAY && mk->type == JSON_ARRAY && ids->n <= 8192 && mk->n <= 256 &&
+          mk->n > 0) {
+        int32_t *a_ids = malloc(sizeof(int32_t) * (ids->n + 1)), a_mk[256];
+        for (uint32_t i = 0; i < ids->n; i++) a_ids[i] = (int32_t)ids->items[i].i;
+        for (uint32_t i = 0; i < mk->n; i++) a_mk[i] = (int32_t)mk->items[i].i;
+        rows_add(r, a_ids, (int)ids->n, a_mk, (int)mk->n, (int)qt->i);
+        free(a_ids);
+      }
     }
     if (!nl) break;
     line = nl + 1;
@@ -165,15 +171,17 @@ static double now(void) {
 
 int main(int argc, char **argv) {
   int n_rows = 100, ref_rows = 8;
+  const char *only = NULL; /* --only bf16|int8: skip the other low precision */
   rng_state = 12345;
   int first = 1;
   for (; first < argc && argv[first][0] == '-'; first++) {
     if (!strcmp(argv[first], "--rows") && first + 1 < argc) n_rows = atoi(argv[++first]);
     else if (!strcmp(argv[first], "--ref-rows") && first + 1 < argc) ref_rows = atoi(argv[++first]);
     else if (!strcmp(argv[first], "--seed") && first + 1 < argc) rng_state = strtoull(argv[++first], NULL, 10);
+    else if (!strcmp(argv[first], "--only") && first + 1 < argc) only = argv[++first];
   }
   if (first >= argc) {
-    fprintf(stderr, "usage: accuracy [--rows N] [--ref-rows K] [--seed S] CKPT_DIR ...\n");
+    fprintf(stderr, "usage: accuracy [--rows N] [--ref-rows K] [--seed S] [--only bf16|int8] CKPT_DIR ...\n");
     return 2;
   }
   printf("| checkpoint | rows (source) | precision | vs | max abs dp (options) | max abs dp (act) | same argmax |\n");
@@ -212,6 +220,7 @@ int main(int argc, char **argv) {
     static const char *pn[] = {"fp32", "bf16", "int8"};
     static const double bound[] = {0.001, 0.02, 0.04}, agree[] = {1.0, 0.99, 0.98};
     for (int pi = 0; pi < 3; pi++) {
+      if (only && pi > 0 && strcmp(only, pn[pi])) continue;
       o.precision = precs[pi];
       t0 = now();
       backend *be = backend_cpu_create(&cw.w, &o, &err);
@@ -220,6 +229,7 @@ int main(int argc, char **argv) {
       fprintf(stderr, "%s: %s on %d rows %.1fs\n", name, pn[pi], r.n, now() - t0);
     }
     for (int pi = 0; pi < 3; pi++) {
+      if (only && pi > 0 && strcmp(only, pn[pi])) continue;
       cmp c = {0, 0, 0, 0};
       compare(&c, &r, 0, K, l[pi], l[3], a[pi], a[3], n_act); /* against cpu-ref */
       if (pi > 0) compare(&c, &r, K, r.n, l[pi], l[0], a[pi], a[0], n_act); /* against fast fp32 */

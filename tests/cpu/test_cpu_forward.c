@@ -16,6 +16,7 @@
 #include "backend/backend.h"
 #include "backend/cpu/kernels.h"
 #include "random_model.h"
+#include "ckpt_weights.h"
 
 typedef struct batch_buf {
   packed_batch b;
@@ -232,7 +233,45 @@ static void test_errors(void) {
   random_model_free(&rm);
 }
 
-int main(void) {
+/* The tiny fixture checkpoints (tests/fixtures/ckpt/NAME, written by tools/ref from the real laya):
+ * the fast fp32 path matches cpu-ref to float noise; bf16 and int8 stay within the bounds measured
+ * on them (their logits span ~40, so small logit errors move near-tied options: see BENCHMARKS.md). */
+static void test_checkpoint(const char *dir) {
+  laya_error err;
+  ckpt_weights cw;
+  if (ckpt_weights_open(&cw, dir, &err)) {
+    fprintf(stderr, "%s: %s\n", dir, err.message);
+    CHECK(0);
+    return;
+  }
+  int lens[] = {60, 1, 129, 200, 17, 90, 64, 65};
+  batch_buf *bb = malloc(sizeof *bb);
+  make_batch(bb, lens, 8, cw.w.enc.vocab);
+  float lr[64], ar[16], l[64], a[16];
+  backend_options o = {PREC_FP32, 2, 0};
+  backend *ref = backend_cpu_ref_create(&cw.w, &o, &err);
+  CHECK(ref && run(ref, &bb->b, lr, ar) == 0);
+  static const backend_precision precs[] = {PREC_FP32, PREC_BF16, PREC_INT8};
+  static const double bound[] = {1e-4, 0.15, 0.35};
+  for (int pi = 0; pi < 3; pi++) {
+    o.precision = precs[pi];
+    backend *be = backend_cpu_create(&cw.w, &o, &err);
+    CHECK(be && run(be, &bb->b, l, a) == 0);
+    int same = 0;
+    double dp = max_dp(bb, l, lr, &same), adp = act_dp(8, cw.w.n_act, a, ar);
+    printf("%s %s: max |dp| %.3g (act %.3g), argmax %d/8\n", dir, pi == 0 ? "fp32" : pi == 1 ? "bf16" : "int8", dp, adp, same);
+    CHECK(dp <= bound[pi] && adp <= bound[pi]);
+    CHECK(same >= (pi == 0 ? 8 : 7));
+    if (be) be->destroy(be);
+  }
+  if (ref) ref->destroy(ref);
+  free(bb);
+  ckpt_weights_close(&cw);
+}
+
+int main(int argc, char **argv) {
+  for (int i = 1; i < argc; i++) test_checkpoint(argv[i]);
+
   encoder_config small = random_small_config(); /* dh 32, window 8, d not a multiple of 32 * 3 */
   int lens_small[] = {1, 7, 20, 65, 33, 16, 2};
   test_model("small", &small, lens_small, 7);

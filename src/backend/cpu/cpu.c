@@ -15,6 +15,8 @@
  * [2I, d]), F the widest hidden (max(I, 4d)), C tokens per MLP chunk.
  */
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +28,8 @@
 
 #define HEAD_LN_EPS 1e-5f
 #define MLP_CHUNK 512   /* tokens per MLP chunk (C) */
-#define ROPE_TABLE 8192 /* positions with precomputed cos/sin */
+#define ROPE_TABLE 8192 /* positions with tabled cos/sin */
+#define ROPE_BLOCK 512  /* positions filled at a time */
 #define ROW_BLOCK 32    /* tokens per task of row-wise ops */
 
 /* ---- model: named arrays ---------------------------------------------------------------------- */
@@ -71,6 +74,7 @@ static int register_blob(cpu_model *m, const char *name, const void *data, size_
 static void cpu_model_free(cpu_model *m) {
   if (!m) return;
   if (m->pool) cpu_pool_destroy(m->pool);
+  if (m->rope[0]) pthread_mutex_destroy(&m->rope_mu);
   for (int i = 0; i < m->n_owned; i++) free(m->owned[i]);
   free(m->owned);
   free(m->blobs);
@@ -241,49 +245,72 @@ static int check_config(const model_weights *w, laya_error *err) {
   return 0;
 }
 
-/* cos/sin tables, computed exactly as the reference does (ref_rope_tables). */
+/* cos/sin tables, computed exactly as the reference does (cosf/sinf of the fp32 angle). The table
+ * covers ROPE_TABLE positions but is filled lazily in blocks of ROPE_BLOCK as rows that long arrive
+ * (cold start pays only for the positions it uses); the fill takes rope_mu and publishes each block
+ * with a release store, so readers that see rope_ready >= n read finished entries. */
 static int build_rope(cpu_model *m) {
   int dh = m->enc.head_dim, half = dh / 2;
   m->rope_len = ROPE_TABLE;
-  float *c = malloc((size_t)ROPE_TABLE * half * sizeof(float)), *s = malloc((size_t)ROPE_TABLE * half * sizeof(float));
-  if (!c || !s) {
-    free(c);
-    free(s);
-    return -1;
-  }
   for (int g = 0; g < 2; g++) {
     double theta = g == 0 ? m->enc.global_theta : m->enc.local_theta;
     for (int j = 0; j < half; j++) m->inv_freq[g][j] = 1.0f / powf((float)theta, (float)(2 * j) / (float)dh);
     float *t = alloc_owned(m, (size_t)ROPE_TABLE * dh * sizeof(float));
-    if (!t) {
-      free(c);
-      free(s);
-      return -1;
-    }
-    ref_rope_tables(c, s, ROPE_TABLE, dh, theta);
-    for (size_t p = 0; p < ROPE_TABLE; p++) {
-      memcpy(t + p * dh, c + p * half, (size_t)half * sizeof(float));
-      memcpy(t + p * dh + half, s + p * half, (size_t)half * sizeof(float));
-    }
+    if (!t) return -1;
     m->rope[g] = t;
   }
-  free(c);
-  free(s);
+  pthread_mutex_init(&m->rope_mu, NULL);
+  atomic_init(&m->rope_ready, 0);
   return 0;
 }
 
-/* Matrices kept in fp32 whatever the precision: LAYA_CPU_FP32_LAYERS lists them ("head",
- * "enc:N" for encoder layer N, "last:K" for the last K encoder layers), for accuracy studies. */
-static cpu_wfmt matrix_fmt(const cpu_model *m, cpu_wfmt base, int head, int layer) {
-  const char *e = getenv("LAYA_CPU_FP32_LAYERS");
-  if (!e || base == WF_F32) return base;
+static void ensure_rope(const cpu_model *cm, int len) {
+  cpu_model *m = (cpu_model *)cm; /* the table is a cache: filling it does not change any result */
+  if (len > ROPE_TABLE) len = ROPE_TABLE;
+  if (atomic_load_explicit(&m->rope_ready, memory_order_acquire) >= len) return;
+  pthread_mutex_lock(&m->rope_mu);
+  int have = atomic_load_explicit(&m->rope_ready, memory_order_relaxed);
+  int dh = m->enc.head_dim, half = dh / 2;
+  int upto = (len + ROPE_BLOCK - 1) / ROPE_BLOCK * ROPE_BLOCK;
+  if (upto > ROPE_TABLE) upto = ROPE_TABLE;
+  for (int g = 0; g < 2; g++)
+    for (int p = have; p < upto; p++)
+      for (int j = 0; j < half; j++) {
+        float ang = (float)p * m->inv_freq[g][j];
+        m->rope[g][(size_t)p * dh + j] = cosf(ang);
+        m->rope[g][(size_t)p * dh + half + j] = sinf(ang);
+      }
+  if (upto > have) atomic_store_explicit(&m->rope_ready, upto, memory_order_release);
+  pthread_mutex_unlock(&m->rope_mu);
+}
+
+/* Matrices kept wider than the precision asked for. LAYA_CPU_FP32_LAYERS (accuracy studies) lists
+ * layers kept in fp32: "head", "enc:N" (encoder layer N), "last:K" (the last K encoder layers).
+ * LAYA_CPU_INT8_BF16 lists matrix kinds an int8 model keeps in bf16 (wqkv, wo, wi, wo_mlp, in_proj,
+ * out_proj, linear1, linear2). */
+static int listed(const char *env, const char *item) {
+  const char *e = getenv(env);
+  if (!e) return 0;
   char buf[256], *sv = NULL;
   snprintf(buf, sizeof buf, "%s", e);
-  for (char *t = strtok_r(buf, ",", &sv); t; t = strtok_r(NULL, ",", &sv)) {
-    if (head && !strcmp(t, "head")) return WF_F32;
-    if (!head && !strncmp(t, "enc:", 4) && atoi(t + 4) == layer) return WF_F32;
-    if (!head && !strncmp(t, "last:", 5) && layer >= m->enc.n_layers - atoi(t + 5)) return WF_F32;
+  for (char *t = strtok_r(buf, ",", &sv); t; t = strtok_r(NULL, ",", &sv))
+    if (!strcmp(t, item)) return 1;
+  return 0;
+}
+
+static cpu_wfmt matrix_fmt(const cpu_model *m, cpu_wfmt base, int head, int layer, const char *kind) {
+  if (base == WF_F32) return base;
+  const char *e = getenv("LAYA_CPU_FP32_LAYERS");
+  if (e) {
+    char buf[256], *sv = NULL;
+    snprintf(buf, sizeof buf, "%s", e);
+    for (char *t = strtok_r(buf, ",", &sv); t; t = strtok_r(NULL, ",", &sv)) {
+      if (head && !strcmp(t, "head")) return WF_F32;
+      if (!head && !strncmp(t, "enc:", 4) && atoi(t + 4) == layer) return WF_F32;
+      if (!head && !strncmp(t, "last:", 5) && layer >= m->enc.n_layers - atoi(t + 5)) return WF_F32;
+    }
   }
+  if (base == WF_I8 && listed("LAYA_CPU_INT8_BF16", kind)) return WF_BF16;
   return base;
 }
 
@@ -359,13 +386,13 @@ static cpu_model *cpu_model_create(const model_weights *w, const backend_options
     snprintf(nm, sizeof nm, "enc.%d.mlp_norm", i);
     VEC(l->mlp_norm, nm, lw->mlp_norm, d);
     snprintf(nm, sizeof nm, "enc.%d.wqkv", i);
-    if (load_linear(&L, &l->wqkv, nm, lw->wqkv, 3 * d, d, matrix_fmt(m, m->fmt, 0, i), 0, 0, NULL)) goto fail;
+    if (load_linear(&L, &l->wqkv, nm, lw->wqkv, 3 * d, d, matrix_fmt(m, m->fmt, 0, i, "wqkv"), 0, 0, NULL)) goto fail;
     snprintf(nm, sizeof nm, "enc.%d.wo", i);
-    if (load_linear(&L, &l->wo, nm, lw->wo, d, d, matrix_fmt(m, m->fmt, 0, i), 0, 0, NULL)) goto fail;
+    if (load_linear(&L, &l->wo, nm, lw->wo, d, d, matrix_fmt(m, m->fmt, 0, i, "wo"), 0, 0, NULL)) goto fail;
     snprintf(nm, sizeof nm, "enc.%d.wi", i);
-    if (load_linear(&L, &l->wi, nm, lw->wi, 2 * I, d, matrix_fmt(m, m->fmt, 0, i), 1, 0, NULL)) goto fail;
+    if (load_linear(&L, &l->wi, nm, lw->wi, 2 * I, d, matrix_fmt(m, m->fmt, 0, i, "wi"), 1, 0, NULL)) goto fail;
     snprintf(nm, sizeof nm, "enc.%d.wo_mlp", i);
-    if (load_linear(&L, &l->wo_mlp, nm, lw->wo_mlp, d, I, matrix_fmt(m, m->fmt, 0, i), 0, 0, NULL)) goto fail;
+    if (load_linear(&L, &l->wo_mlp, nm, lw->wo_mlp, d, I, matrix_fmt(m, m->fmt, 0, i, "wo_mlp"), 0, 0, NULL)) goto fail;
   }
   VEC(m->final_norm, "final_norm", w->final_norm, d);
   VEC(m->type_emb, "type_emb", w->type_emb, 3 * d);
@@ -377,10 +404,10 @@ static cpu_model *cpu_model_create(const model_weights *w, const backend_options
     VEC(h->norm1_b, HNAME("norm1_b"), hw->norm1_b, d);
     VEC(h->norm2_w, HNAME("norm2_w"), hw->norm2_w, d);
     VEC(h->norm2_b, HNAME("norm2_b"), hw->norm2_b, d);
-    LIN(&h->in_proj, HNAME("in_proj"), hw->in_proj_w, 3 * d, d, matrix_fmt(m, m->fmt, 1, j), 0, hw->in_proj_b);
-    LIN(&h->out_proj, HNAME("out_proj"), hw->out_proj_w, d, d, matrix_fmt(m, m->fmt, 1, j), 0, hw->out_proj_b);
-    LIN(&h->linear1, HNAME("linear1"), hw->linear1_w, 4 * d, d, matrix_fmt(m, m->fmt, 1, j), 0, hw->linear1_b);
-    LIN(&h->linear2, HNAME("linear2"), hw->linear2_w, d, 4 * d, matrix_fmt(m, m->fmt, 1, j), 0, hw->linear2_b);
+    LIN(&h->in_proj, HNAME("in_proj"), hw->in_proj_w, 3 * d, d, matrix_fmt(m, m->fmt, 1, j, "in_proj"), 0, hw->in_proj_b);
+    LIN(&h->out_proj, HNAME("out_proj"), hw->out_proj_w, d, d, matrix_fmt(m, m->fmt, 1, j, "out_proj"), 0, hw->out_proj_b);
+    LIN(&h->linear1, HNAME("linear1"), hw->linear1_w, 4 * d, d, matrix_fmt(m, m->fmt, 1, j, "linear1"), 0, hw->linear1_b);
+    LIN(&h->linear2, HNAME("linear2"), hw->linear2_w, d, 4 * d, matrix_fmt(m, m->fmt, 1, j, "linear2"), 0, hw->linear2_b);
 #undef HNAME
   }
   VEC(m->scorer_norm_w, "scorer_norm_w", w->scorer_norm_w, d);
@@ -744,9 +771,9 @@ static void mlp_chunk(fwd *f, const cpu_enc_layer *L, int c0, int n) {
     gemm(f, s->cact, s->kd, s->cact_scale, &L->wi, n, EPI_GEGLU, 0, s->chid32, NULL, I);
     convert_rows(f, hf, s->chid32, I, n, I, s->chid, s->chid_scale, s->kf);
   } else if (hf == WF_BF16) {
-    gemm(f, s->cact, s->kd, NULL, &L->wi, n, EPI_GEGLU, 0, NULL, s->chid, s->kf);
+    gemm(f, s->cact, s->kd, s->cact_scale, &L->wi, n, EPI_GEGLU, 0, NULL, s->chid, s->kf);
   } else {
-    gemm(f, s->cact, s->kd, NULL, &L->wi, n, EPI_GEGLU, 0, s->chid, NULL, s->kf);
+    gemm(f, s->cact, s->kd, s->cact_scale, &L->wi, n, EPI_GEGLU, 0, s->chid, NULL, s->kf);
   }
   gemm(f, s->chid, s->kf, s->chid_scale, &L->wo_mlp, n, EPI_NONE, 1, x, NULL, d);
 }
@@ -763,9 +790,9 @@ static void ffn_chunk(fwd *f, const cpu_head_layer *H, int c0, int n) {
     gemm(f, s->cact, s->kd, s->cact_scale, &H->linear1, n, EPI_RELU, 0, s->chid32, NULL, F4);
     convert_rows(f, hf, s->chid32, F4, n, F4, s->chid, s->chid_scale, s->kf);
   } else if (hf == WF_BF16) {
-    gemm(f, s->cact, s->kd, NULL, &H->linear1, n, EPI_RELU, 0, NULL, s->chid, s->kf);
+    gemm(f, s->cact, s->kd, s->cact_scale, &H->linear1, n, EPI_RELU, 0, NULL, s->chid, s->kf);
   } else {
-    gemm(f, s->cact, s->kd, NULL, &H->linear1, n, EPI_RELU, 0, s->chid, NULL, s->kf);
+    gemm(f, s->cact, s->kd, s->cact_scale, &H->linear1, n, EPI_RELU, 0, s->chid, NULL, s->kf);
   }
   gemm(f, s->chid, s->kf, s->chid_scale, &H->linear2, n, EPI_NONE, 1, x, NULL, d);
 }
@@ -856,6 +883,7 @@ static int cpu_forward(backend *b, backend_worker *w, const packed_batch *bt, fl
   carve(&f.s, w->buf, m, T, R, Mk, max_len, threads);
   if (d % 4 || m->enc.intermediate % 4) memset(w->buf, 0, need); /* padding columns must read zero */
 
+  ensure_rope(m, max_len);
   cpu_pool_lock(m->pool);
   run(&f, (T + ROW_BLOCK - 1) / ROW_BLOCK, embed_task, &f);
   for (int l = 0; l < m->enc.n_layers; l++) encoder_layer(&f, l);

@@ -9,6 +9,9 @@
 #ifndef LAYA_CPU_MODEL_H
 #define LAYA_CPU_MODEL_H
 
+#include <pthread.h>
+#include <stdatomic.h>
+
 #include "backend/backend.h"
 #include "backend/cpu/cpu_pool.h"
 #include "backend/cpu/kernels.h"
@@ -46,6 +49,8 @@ typedef struct cpu_model {
   packed_matrix scorer1, act1; /* always fp32: they make the logits directly */
   int rope_len;                /* positions in the tables */
   float *rope[2];              /* [rope_len][head_dim]: cos[dh/2] then sin[dh/2]; 0 global, 1 local */
+  pthread_mutex_t rope_mu;     /* fills the tables lazily (cpu.c ensure_rope) */
+  atomic_int rope_ready;       /* positions filled */
   float inv_freq[2][CPU_MAX_DH / 2];
   /* named arrays (see top); owned ones are freed with the model */
   cpu_blob *blobs;
