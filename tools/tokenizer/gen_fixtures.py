@@ -389,6 +389,11 @@ def record(name, path, corpus, rng):
 
 
 def main():
+    # Some Faker providers draw from sets, whose order follows str hashing: pin it, or a few
+    # strings (it_IT cities) change from run to run.
+    if os.environ.get("PYTHONHASHSEED") != "0":
+        os.environ["PYTHONHASHSEED"] = "0"
+        os.execv(sys.executable, [sys.executable] + sys.argv)
     ap = argparse.ArgumentParser()
     ap.add_argument("--shared", default=os.path.join(ROOT, "..", "shared"))
     args = ap.parse_args()

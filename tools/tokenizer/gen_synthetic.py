@@ -109,6 +109,9 @@ def legacy_merges(path):
 
 
 def main():
+    if os.environ.get("PYTHONHASHSEED") != "0":  # as gen_fixtures.py: deterministic set order
+        os.environ["PYTHONHASHSEED"] = "0"
+        os.execv(sys.executable, [sys.executable] + sys.argv)
     with open(os.path.join(G.OUT, "corpus.jsonl"), encoding="utf-8") as f:
         corpus = [json.loads(l) for l in f]
     sub = corpus[::8]
