@@ -70,7 +70,7 @@ INL __m512 v_gelu(__m512 x) {
                        _mm512_add_ps(_mm512_set1_ps(1.0f), e));
 }
 
-INL __mmask16 tail_mask(int n) { return n >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << n) - 1); }
+INL __mmask16 tail_mask(int n) { return n >= 16 ? (__mmask16)0xffff : n <= 0 ? (__mmask16)0 : (__mmask16)((1u << n) - 1); }
 
 INL void store_bf16(uint16_t *dst, __m512 y, __mmask16 mk) {
   __m256i h = (__m256i)_mm512_cvtneps_pbh(y);
