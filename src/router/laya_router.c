@@ -14,6 +14,7 @@
 
 #include "core/error.h"
 #include "core/json.h"
+#include "core/pystr.h"
 #include "core/strbuf.h"
 #include "laya.h"
 #include "model/hub.h"
@@ -120,6 +121,58 @@ laya_router *laya_router_open(const char *config_json, laya_error *err) {
   if (cfg && (v = json_get(cfg, "revision")) && v->type == JSON_STRING) r->revision = strdup(v->s);
   if (cfg && (v = json_get(cfg, "cache_dir")) && v->type == JSON_STRING) r->cache_dir = strdup(v->s);
   if (cfg && (v = json_get(cfg, "offline")) && v->type == JSON_BOOL) r->offline = v->b;
+  /* LAYA_SHA256_DIGESTS naming checkpoints ({model: {artifact: digest}}) pins each one with its
+   * own files; a checkpoint it does not name gets {} so the loader does not read the nested map
+   * as an artifact map. A flat {artifact: digest} map is left to the loader, which applies it to
+   * every checkpoint. The config's own sha256_digests below win over the variable. */
+  const char *env = getenv("LAYA_SHA256_DIGESTS");
+  if (!rc && env && *env) {
+    laya_error perr = {0};
+    const json_value *d = json_parse(env, strlen(env), &a, NULL, &perr);
+    bool all_str = true, all_obj = true;
+    for (uint32_t i = 0; d && d->type == JSON_OBJECT && i < d->n; i++) {
+      all_str &= d->members[i].value.type == JSON_STRING;
+      all_obj &= d->members[i].value.type == JSON_OBJECT;
+    }
+    if (d && d->type == JSON_OBJECT && d->n && !all_str) {
+      if (!all_obj) {
+        strbuf m;
+        sb_init(&m);
+        const char *keys[64];
+        uint32_t nk = d->n < 64 ? d->n : 64;
+        for (uint32_t i = 0; i < nk; i++) keys[i] = d->members[i].key;
+        for (uint32_t i = 0; i < nk; i++)
+          for (uint32_t j = i + 1; j < nk; j++)
+            if (strcmp(keys[i], keys[j]) > 0) {
+              const char *t = keys[i];
+              keys[i] = keys[j];
+              keys[j] = t;
+            }
+        sb_putc(&m, '[');
+        for (uint32_t i = 0; i < nk; i++) {
+          if (i) sb_puts(&m, ", ");
+          py_repr_str(&m, keys[i], strlen(keys[i]));
+        }
+        sb_putc(&m, ']');
+        rc = laya_value_error(err,
+                              "LAYA_SHA256_DIGESTS must be either {artifact: digest} for every "
+                              "checkpoint or {model: {artifact: digest}} per checkpoint; %s mixes "
+                              "the two or holds a value that is neither",
+                              m.data);
+        sb_free(&m);
+        goto done;
+      }
+      for (int i = 0; i < r->cfg.nmodels; i++) r->digests[i] = strdup("{}");
+      for (uint32_t i = 0; i < d->n && !rc; i++) {
+        char name[64];
+        json_value key = {.type = JSON_STRING, .s = d->members[i].key, .n = d->members[i].key_len};
+        if ((rc = router_resolve(&r->cfg, &key, name, err))) goto done;
+        int idx = model_index(r, name);
+        free(r->digests[idx]);
+        r->digests[idx] = dup_json(&d->members[i].value);
+      }
+    }
+  }
   const char *tables[2] = {"revisions", "sha256_digests"};
   for (int t = 0; t < 2 && !rc; t++) {
     const json_value *m = cfg ? json_get(cfg, tables[t]) : NULL;
@@ -130,8 +183,14 @@ laya_router *laya_router_open(const char *config_json, laya_error *err) {
       if ((rc = router_resolve(&r->cfg, &key, name, err))) break;
       int idx = model_index(r, name);
       const json_value *val = &m->members[i].value;
-      if (t == 0 && val->type == JSON_STRING) r->revisions[idx] = strdup(val->s);
-      if (t == 1 && val->type == JSON_OBJECT) r->digests[idx] = dup_json(val);
+      if (t == 0 && val->type == JSON_STRING) {
+        free(r->revisions[idx]);
+        r->revisions[idx] = strdup(val->s);
+      }
+      if (t == 1 && (val->type == JSON_OBJECT || val->type == JSON_NULL)) {
+        free(r->digests[idx]);
+        r->digests[idx] = val->type == JSON_OBJECT ? dup_json(val) : strdup("{}");
+      }
     }
   }
 done:

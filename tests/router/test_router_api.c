@@ -140,6 +140,27 @@ int main(int argc, char **argv) {
   CHECK(call(laya_router_predict, r, req, &err) == NULL && strstr(err.message, "unknown model 'nope'"));
   laya_router_close(r);
 
+  /* LAYA_SHA256_DIGESTS: a model-keyed map pins each checkpoint with its own files */
+  setenv("LAYA_SHA256_DIGESTS", "{\"english\": {\"model.safetensors\": \"00\"}, \"x\": \"y\"}", 1);
+  CHECK(laya_router_open(cfg_json, &err) == NULL &&
+        strstr(err.message, "LAYA_SHA256_DIGESTS must be either {artifact: digest}") &&
+        strstr(err.message, "['english', 'x'] mixes the two"));
+  setenv("LAYA_SHA256_DIGESTS", "{\"nosuch\": {}}", 1);
+  CHECK(laya_router_open(cfg_json, &err) == NULL && strstr(err.message, "unknown model 'nosuch'"));
+  setenv("LAYA_SHA256_DIGESTS", "{\"en\": {\"model.safetensors\": \"0000\"}}", 1);
+  r = laya_router_open(cfg_json, &err);
+  CHECK(r != NULL);
+  if (r) {
+    snprintf(req, sizeof req, "{\"state\": \"x\", \"questions\": %s, \"model\": \"english\"}", Q);
+    CHECK(call(laya_router_predict, r, req, &err) == NULL && strstr(err.message, "SHA-256 mismatch for model.safetensors"));
+    snprintf(req, sizeof req, "{\"state\": \"x\", \"questions\": %s, \"model\": \"multilingual\"}", Q);
+    res = call(laya_router_predict, r, req, &err); /* not named by the map: loads unverified */
+    CHECK(res != NULL);
+    free(res);
+    laya_router_close(r);
+  }
+  unsetenv("LAYA_SHA256_DIGESTS");
+
   /* concurrent callers alternating two checkpoints with room for one */
   shared = laya_router_open(cfg_json, &err);
   pthread_t th[4];
