@@ -23,7 +23,7 @@
 typedef struct args {
   char **text;
   int ntext;
-  bool predict, json, sort_by_length, long_doc, help, version;
+  bool predict, json, sort_by_length, long_doc, help, version, explain;
   const char *model, *lang, *lang_guess, *task, *preset, *questions, *device, *batch, *schema;
   long long max_len, head_max_len, batch_size, window, stride, max_loaded;
   double min_confidence;
@@ -35,7 +35,7 @@ static const char kUsage[] =
     "usage: laya [-h] [--predict] [--model NAME|DIR] [--lang LANG] [--lang-guess CODE]\n"
     "            [--task TASK] [--preset NAME] [--questions FILE] [--schema FILE] [--long]\n"
     "            [--window N] [--stride N] [--max-len N] [--head-max-len N]\n"
-    "            [--min-confidence P] [--device DEV] [--json] [--batch FILE]\n"
+    "            [--min-confidence P] [--device DEV] [--json] [--explain] [--batch FILE]\n"
     "            [--batch-size N] [--sort-by-length] [text ...]\n"
     "       laya eval {run,validate} ...\n"
     "       laya calibrate ...\n"
@@ -88,6 +88,8 @@ static const char kHelp[] =
     "                        low-confidence; needs an answering mode\n"
     "  --device DEV          cpu, cuda, cuda:N or auto (default: LAYA_DEVICE or cpu)\n"
     "  --json                print JSON (JSONL in --batch mode)\n"
+    "  --explain             routing only: add the detector's diagnostic (stage, reason, and\n"
+    "                        the field and line that decided) to the decision\n"
     "  --batch FILE          one request per non-blank line of FILE ('-' = stdin)\n"
     "  --batch-size N        states per forward pass in --batch mode\n"
     "  --sort-by-length      with --batch-size, batch states of similar length together\n"
@@ -146,6 +148,7 @@ static int parse_args(int argc, char **argv, args *a) {
   a->text = calloc((size_t)argc + 1, sizeof(char *));
   const opt opts[] = {
       {"--predict", OPT_FLAG, &a->predict},        {"--json", OPT_FLAG, &a->json},
+      {"--explain", OPT_FLAG, &a->explain},
       {"--sort-by-length", OPT_FLAG, &a->sort_by_length},
       {"--long", OPT_FLAG, &a->long_doc},          {"--help", OPT_FLAG, &a->help},
       {"-h", OPT_FLAG, &a->help},                  {"--version", OPT_FLAG, &a->version},
@@ -478,8 +481,8 @@ static int run_one(run_ctx *c, const char *text) {
       sb_free(&dec);
       goto out;
     }
-    if (router_route(&c->cfg, state, NULL, ov.model, ov.task, ov.lang, ov.lang_guess, &dec, chosen,
-                     &err)) {
+    if (router_route_ex(&c->cfg, state, NULL, ov.model, ov.task, ov.lang, ov.lang_guess, a->explain, &dec,
+                        chosen, &err)) {
       sb_free(&dec);
       rc = fail(&err);
       goto out;
@@ -646,8 +649,8 @@ static int run_batch(run_ctx *c, char **lines, size_t n) {
       json_value *state = make_state(&ar, "text", lines[i]);
       strbuf dec;
       sb_init(&dec);
-      if (router_route(&c->cfg, state, &empty, ov.model, ov.task, ov.lang, ov.lang_guess, &dec,
-                       models[i], &err)) {
+      if (router_route_ex(&c->cfg, state, &empty, ov.model, ov.task, ov.lang, ov.lang_guess, a->explain,
+                          &dec, models[i], &err)) {
         sb_free(&dec);
         rc = fail(&err);
         break;
@@ -657,6 +660,8 @@ static int run_batch(run_ctx *c, char **lines, size_t n) {
     for (size_t i = 0; !rc && decs && i < n; i++) {
       if (a->json) {
         printf("%s\n", decs[i]);
+      } else if (a->explain) {
+        print_decision(cli_parse(decs[i], strlen(decs[i]), &ar, &err));
       } else {
         json_value *dv = cli_parse(decs[i], strlen(decs[i]), &ar, &err);
         const json_value *r = json_get(dv, "reason");
@@ -743,7 +748,10 @@ int cli_laya_main(int argc, char **argv) {
   }
   char *text = cli_strip(tb.data ? tb.data : "");
   sb_free(&tb);
-  if (a.min_confidence >= 0 && !answering(&a)) {
+  if (a.explain && answering(&a)) {
+    fprintf(stderr, "laya: --explain is for routing only; omit --predict, --preset and --questions.\n");
+    rc = 2;
+  } else if (a.min_confidence >= 0 && !answering(&a)) {
     fprintf(stderr, "laya: --min-confidence gates answers, so it needs --predict, --preset or "
                     "--questions.\n");
     rc = 2;

@@ -558,7 +558,10 @@ static size_t utf8_chars(const char *s) {
   return k;
 }
 
-static void latin_profile(const uint32_t *c, size_t n, latin_prof *out) {
+static void latin_profile_r(const uint32_t *c, size_t n, latin_prof *out, const char **reason);
+static void latin_profile(const uint32_t *c, size_t n, latin_prof *out) { latin_profile_r(c, n, out, NULL); }
+
+static void latin_profile_r(const uint32_t *c, size_t n, latin_prof *out, const char **reason) {
   /* words: identifiers removed, İ read as i, lowercased */
   ustr clean = {0};
   strip_identifiers(c, n, &clean);
@@ -586,12 +589,14 @@ static void latin_profile(const uint32_t *c, size_t n, latin_prof *out) {
   out->diacritic_rate = rate;
   out->language = -1;
   if (b.total > 1 && b.total < 4 && any_short_sv) {
+    if (reason) *reason = "short_swedish";
     out->language = 7; /* sv */
     out->looks_non_english = non_english;
     bag_free(&b);
     return;
   }
   if (b.total < 4) {
+    if (reason) *reason = "insufficient_words";
     out->looks_non_english = non_english || nordic_overlap;
     bag_free(&b);
     return;
@@ -638,6 +643,7 @@ static void latin_profile(const uint32_t *c, size_t n, latin_prof *out) {
   }
   out->language = lang;
   out->looks_non_english = non_english || (lang < 0 && nordic_overlap);
+  if (reason) *reason = lang >= 0 ? "language_evidence" : "no_language_evidence";
   bag_free(&b);
 }
 
@@ -730,7 +736,10 @@ static bool non_latin_carries(double frac, double n) {
          (frac >= NON_LATIN_MIN_FRACTION && n >= (double)NON_LATIN_MIN_LETTERS);
 }
 
-static void analyse_u(const uint32_t *c, size_t n, lang_detection *d) {
+static void analyse_u_r(const uint32_t *c, size_t n, lang_detection *d, const char **reason);
+static void analyse_u(const uint32_t *c, size_t n, lang_detection *d) { analyse_u_r(c, n, d, NULL); }
+
+static void analyse_u_r(const uint32_t *c, size_t n, lang_detection *d, const char **reason) {
   memset(d, 0, sizeof *d);
   script_counts sc;
   count_scripts(c, n, &sc);
@@ -767,6 +776,7 @@ static void analyse_u(const uint32_t *c, size_t n, lang_detection *d) {
       if (best >= 0 && !strcmp(kScriptNames[s], d->profile_name[best])) script = s;
   }
   if (script < 0) {
+    if (reason) *reason = "no_letters";
     d->script = "unknown";
     d->is_english = true;
     d->language_undecided = true;
@@ -774,17 +784,21 @@ static void analyse_u(const uint32_t *c, size_t n, lang_detection *d) {
   }
   d->script = kScriptNames[script];
   if (script != SC_LATIN) {
+    if (reason) *reason = "non_latin_script";
     d->is_english = false;
     d->language_undecided = true;
     d->non_latin_fraction = non_latin;
     return;
   }
   latin_prof p;
-  latin_profile(c, n, &p);
+  latin_profile_r(c, n, &p, reason);
   int lang = p.language;
   if (lang > 0 && !carries) {
     if (shouted(c, n)) {
-      if (!shouted_evidence(c, n, lang, p.diacritic_rate)) lang = -1;
+      if (!shouted_evidence(c, n, lang, p.diacritic_rate)) {
+        lang = -1;
+        if (reason) *reason = "caps_veto";
+      }
     } else {
       /* acronym-shaped capitals do not vote, unless a capitalised run is long enough to be a
        * word (emphasis), in which case nothing is blanked */
@@ -805,6 +819,7 @@ static void analyse_u(const uint32_t *c, size_t n, lang_detection *d) {
           latin_prof q;
           latin_profile(b.c, b.n, &q);
           lang = q.language;
+          if (reason) *reason = "caps_filtered";
         }
         us_free(&b);
       }
@@ -813,6 +828,7 @@ static void analyse_u(const uint32_t *c, size_t n, lang_detection *d) {
   bool undecided = lang < 0;
   d->language = undecided ? NULL : stop_lang_codes[lang];
   d->is_english = lang == STOP_EN || (undecided && !p.looks_non_english);
+  if (reason && undecided && !d->is_english) *reason = "non_english_markers";
   d->language_undecided = undecided;
   d->diacritic_rate = py_round4(p.diacritic_rate);
   d->non_latin_fraction = non_latin;
@@ -822,32 +838,58 @@ static void analyse_u(const uint32_t *c, size_t n, lang_detection *d) {
 
 typedef struct leaves {
   ustr *v;
+  char **path; /* per leaf: the JSON list of keys and indices leading to it, or NULL (None) */
   size_t n, cap;
 } leaves;
 
-static void collect(const json_value *v, int depth, leaves *out) {
+/* String leaves of a state, in order (values only: keys are field names), and their paths.
+ * A key longer than 128 code points is not copied into a path: the path becomes None. */
+static void collect(const json_value *v, int depth, leaves *out, const char *path) {
   if (!v || depth > 6) return;
   if (v->type == JSON_STRING) {
     if (out->n == out->cap) {
       size_t cap = out->cap ? out->cap * 2 : 8;
       ustr *nv = realloc(out->v, cap * sizeof(ustr));
-      if (!nv) return;
-      out->v = nv;
+      char **np = realloc(out->path, cap * sizeof(char *));
+      if (nv) out->v = nv;
+      if (np) out->path = np;
+      if (!nv || !np) return;
       out->cap = cap;
     }
-    ustr *s = &out->v[out->n++];
+    ustr *s = &out->v[out->n];
     memset(s, 0, sizeof *s);
     us_from_utf8(s, v->s, v->n);
-  } else if (v->type == JSON_ARRAY) {
-    for (uint32_t i = 0; i < v->n; i++) collect(&v->items[i], depth + 1, out);
-  } else if (v->type == JSON_OBJECT) {
-    for (uint32_t i = 0; i < v->n; i++) collect(&v->members[i].value, depth + 1, out);
+    out->path[out->n] = path ? strdup(path) : NULL;
+    out->n++;
+  } else if (v->type == JSON_ARRAY || v->type == JSON_OBJECT) {
+    for (uint32_t i = 0; i < v->n; i++) {
+      strbuf p;
+      sb_init(&p);
+      const char *child = NULL;
+      if (path) {
+        bool bounded = true;
+        if (v->type == JSON_OBJECT) bounded = utf8_chars(v->members[i].key) <= 128;
+        if (bounded) {
+          sb_puts(&p, path);
+          if (*path) sb_puts(&p, ", ");
+          if (v->type == JSON_OBJECT) json_dump_string(&p, v->members[i].key, v->members[i].key_len, false);
+          else sb_printf(&p, "%u", i);
+          child = p.data ? p.data : "";
+        }
+      }
+      collect(v->type == JSON_ARRAY ? &v->items[i] : &v->members[i].value, depth + 1, out, child);
+      sb_free(&p);
+    }
   }
 }
 
 static void leaves_free(leaves *l) {
-  for (size_t i = 0; i < l->n; i++) us_free(&l->v[i]);
+  for (size_t i = 0; i < l->n; i++) {
+    us_free(&l->v[i]);
+    free(l->path[i]);
+  }
   free(l->v);
+  free(l->path);
 }
 
 /* state_text: leaves joined with one space, at most 4000 code points. */
@@ -867,12 +909,13 @@ static void state_text(const leaves *l, ustr *out) {
 }
 
 /* First line of any leaf that names a foreign language on its own; 4000 code points in all. */
-static int non_english_segment(const leaves *l, char **segment) {
+static int non_english_segment(const leaves *l, char **segment, size_t *leaf_index, size_t *line_no) {
   size_t seen = 0;
   for (size_t k = 0; k < l->n; k++) {
     const ustr *leaf = &l->v[k];
-    size_t s = 0;
+    size_t s = 0, line = 0;
     for (;;) {
+      line++;
       size_t e = s;
       while (e < leaf->n && leaf->c[e] != '\n') e++;
       if (seen >= 4000) return -1;
@@ -889,6 +932,8 @@ static int non_english_segment(const leaves *l, char **segment) {
         for (size_t i = a; i < b; i++) put_utf8(&sb, leaf->c[i]);
         *segment = sb_steal(&sb);
         if (!*segment) *segment = strdup("");
+        *leaf_index = k;
+        *line_no = line;
         return lang;
       }
       if (e >= leaf->n) break;
@@ -899,11 +944,13 @@ static int non_english_segment(const leaves *l, char **segment) {
 }
 
 /* A leaf that is itself not safe for the English checkpoint; fills best and returns true. */
-static bool leaf_non_english(const ustr *leaf, lang_detection *best) {
+static bool leaf_non_english(const ustr *leaf, lang_detection *best, size_t *best_line,
+                             const char **best_reason) {
   long best_n = -1;
   bool found = false;
-  size_t s = 0;
+  size_t s = 0, line_no = 0;
   for (;;) {
+    line_no++;
     size_t e = s;
     while (e < leaf->n && leaf->c[e] != '\n') e++;
     size_t len = e - s;
@@ -913,10 +960,10 @@ static bool leaf_non_english(const ustr *leaf, lang_detection *best) {
       if (!blank(line, sl) && !code_line(line, sl)) {
         lang_detection det;
         analyse_u(line, sl, &det);
-        bool take = false;
+        bool take = false, named = false;
         if (!det.is_english) {
-          bool named = det.language && strcmp(det.language, "en") != 0 &&
-                       named_prose_language(line, sl) >= 0;
+          named = det.language && strcmp(det.language, "en") != 0 &&
+                  named_prose_language(line, sl) >= 0;
           take = true;
           if (!named) {
             if (strcmp(det.script, "latin") != 0 && strcmp(det.script, "unknown") != 0) {
@@ -936,6 +983,10 @@ static bool leaf_non_english(const ustr *leaf, lang_detection *best) {
             best_n = na;
             *best = det;
             found = true;
+            *best_line = line_no;
+            *best_reason = named ? "named_value"
+                                 : (strcmp(det.script, "latin") && strcmp(det.script, "unknown")) ? "non_latin_value"
+                                                                                                   : "diacritic_value";
           }
         }
       }
@@ -946,13 +997,19 @@ static bool leaf_non_english(const ustr *leaf, lang_detection *best) {
   return found;
 }
 
-void lang_analyse(const json_value *state, lang_detection *out) {
+void lang_analyse_explain(const json_value *state, lang_detection *out, lang_diag *diag) {
   leaves l = {0};
-  collect(state, 0, &l);
+  collect(state, 0, &l, "");
   ustr text = {0};
   state_text(&l, &text);
-  analyse_u(text.c, text.n, out);
+  const char *reason = NULL;
+  analyse_u_r(text.c, text.n, out, diag ? &reason : NULL);
   us_free(&text);
+  if (diag) {
+    memset(diag, 0, sizeof *diag);
+    diag->stage = "whole_state";
+    diag->reason = reason;
+  }
   if (!strcmp(out->script, "latin") && out->is_english) {
     bool multi = l.n > 1;
     for (size_t i = 0; i < l.n && !multi; i++)
@@ -963,12 +1020,21 @@ void lang_analyse(const json_value *state, lang_detection *out) {
         }
     if (multi) {
       char *seg = NULL;
-      int lang = non_english_segment(&l, &seg);
+      size_t leaf_index = 0, line = 0;
+      int lang = non_english_segment(&l, &seg, &leaf_index, &line);
       if (lang >= 0) {
         out->language = stop_lang_codes[lang];
         out->is_english = false;
         out->language_undecided = false;
         out->mixed_segment = seg;
+        if (diag) {
+          diag->stage = "segment";
+          diag->reason = "named_segment";
+          diag->has_source = true;
+          diag->leaf_index = leaf_index;
+          diag->path = l.path[leaf_index] ? strdup(l.path[leaf_index]) : NULL;
+          diag->line = line;
+        }
       }
     }
   }
@@ -980,24 +1046,42 @@ void lang_analyse(const json_value *state, lang_detection *out) {
   long best_n = -1;
   lang_detection best;
   bool any = false;
+  size_t best_leaf = 0, best_line = 0;
+  const char *best_reason = NULL;
   for (size_t i = 0; i < l.n; i++) {
     lang_detection det;
-    if (!leaf_non_english(&l.v[i], &det)) continue;
+    size_t line = 0;
+    const char *why = NULL;
+    if (!leaf_non_english(&l.v[i], &det, &line, &why)) continue;
     size_t m = l.v[i].n > 4000 ? 4000 : l.v[i].n;
     long na = (long)count_alpha(l.v[i].c, m);
     if (na > best_n) {
       best_n = na;
       best = det;
       any = true;
+      best_leaf = i;
+      best_line = line;
+      best_reason = why;
     }
   }
   if (any) {
     out->language = best.language;
     out->is_english = false;
     out->language_undecided = best.language_undecided;
+    if (diag) {
+      free(diag->path);
+      diag->stage = "value";
+      diag->reason = best_reason;
+      diag->has_source = true;
+      diag->leaf_index = best_leaf;
+      diag->path = l.path[best_leaf] ? strdup(l.path[best_leaf]) : NULL;
+      diag->line = best_line;
+    }
   }
   leaves_free(&l);
 }
+
+void lang_analyse(const json_value *state, lang_detection *out) { lang_analyse_explain(state, out, NULL); }
 
 void lang_analyse_text(const char *utf8, size_t n, lang_detection *out) {
   json_value v;
@@ -1017,6 +1101,32 @@ static void put_float(strbuf *sb, double x) {
   char buf[32];
   py_float_json(x, buf);
   sb_puts(sb, buf);
+}
+
+void lang_diag_free(lang_diag *g) {
+  free(g->path);
+  g->path = NULL;
+}
+
+void lang_detection_json_explain(strbuf *sb, const lang_detection *d, const lang_diag *g) {
+  lang_detection_json(sb, d);
+  if (!g) return;
+  sb->len--; /* reopen the object */
+  sb_puts(sb, ", \"diagnostic\": {\"stage\": ");
+  json_dump_string(sb, g->stage, strlen(g->stage), false);
+  sb_puts(sb, ", \"reason\": ");
+  if (g->reason) json_dump_string(sb, g->reason, strlen(g->reason), false);
+  else sb_puts(sb, "null");
+  sb_puts(sb, ", \"source\": ");
+  if (g->has_source) {
+    sb_printf(sb, "{\"leaf_index\": %zu, \"path\": ", g->leaf_index);
+    if (g->path) sb_printf(sb, "[%s]", g->path);
+    else sb_puts(sb, "null");
+    sb_printf(sb, ", \"line\": %zu}", g->line);
+  } else {
+    sb_puts(sb, "null");
+  }
+  sb_puts(sb, "}}");
 }
 
 void lang_detection_json(strbuf *sb, const lang_detection *d) {

@@ -36,6 +36,19 @@ void lang_analyse(const json_value *state, lang_detection *out);
 void lang_analyse_text(const char *utf8, size_t n, lang_detection *out);
 void lang_detection_free(lang_detection *d);
 
+/* Why the detection came out as it did (Laya's analyse(explain=True) "diagnostic"): the stage
+ * (whole_state, segment, value), its reason, and for a segment or value the leaf index, the
+ * path of keys and indices to it, and the 1-based line. */
+typedef struct lang_diag {
+  const char *stage, *reason;
+  bool has_source;
+  size_t leaf_index, line;
+  char *path; /* inner JSON list text ("\"a\", 0"), or NULL for None */
+} lang_diag;
+void lang_analyse_explain(const json_value *state, lang_detection *out, lang_diag *diag);
+void lang_diag_free(lang_diag *g);
+void lang_detection_json_explain(strbuf *sb, const lang_detection *d, const lang_diag *g);
+
 /* The detection as json.dumps writes Laya's dict (default separators, ensure_ascii=False). */
 void lang_detection_json(strbuf *sb, const lang_detection *d);
 

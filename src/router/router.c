@@ -281,7 +281,7 @@ static int english_from_code(const json_value *v) {
 }
 
 static void decision(strbuf *out, const router_config *cfg, const char *key, const char *reason,
-                     const lang_detection *det, const char *workflow) {
+                     const lang_detection *det, const lang_diag *diag, const char *workflow) {
   sb_puts(out, "{\"model\": ");
   json_dump_string(out, key, strlen(key), false);
   sb_puts(out, ", \"repo\": ");
@@ -298,7 +298,7 @@ static void decision(strbuf *out, const router_config *cfg, const char *key, con
   sb_puts(out, ", \"reason\": ");
   json_dump_string(out, reason, strlen(reason), false);
   sb_puts(out, ", \"detection\": ");
-  if (det) lang_detection_json(out, det);
+  if (det) lang_detection_json_explain(out, det, diag);
   else sb_puts(out, "null");
   sb_puts(out, ", \"workflow\": ");
   if (workflow) json_dump_string(out, workflow, strlen(workflow), false);
@@ -309,6 +309,13 @@ static void decision(strbuf *out, const router_config *cfg, const char *key, con
 int router_route(const router_config *cfg, const json_value *state, const json_value *questions,
                  const json_value *model, const json_value *task, const json_value *lang,
                  const json_value *lang_guess, strbuf *out, char chosen[64], laya_error *err) {
+  return router_route_ex(cfg, state, questions, model, task, lang, lang_guess, false, out, chosen, err);
+}
+
+int router_route_ex(const router_config *cfg, const json_value *state, const json_value *questions,
+                    const json_value *model, const json_value *task, const json_value *lang,
+                    const json_value *lang_guess, bool explain, strbuf *out, char chosen[64],
+                    laya_error *err) {
   if (questions && questions->type != JSON_NULL && questions->type != JSON_OBJECT)
     return laya_type_error(err, "questions must be a dict of question id -> definition, got %s",
                            json_py_type(questions));
@@ -319,7 +326,7 @@ int router_route(const router_config *cfg, const json_value *state, const json_v
     if ((rc = router_resolve(cfg, model, chosen, err))) goto done;
     sb_puts(&reason, "explicit model=");
     py_repr_json(&reason, model);
-    decision(out, cfg, chosen, reason.data, NULL, NULL);
+    decision(out, cfg, chosen, reason.data, NULL, NULL, NULL);
     goto done;
   }
   if (task && task->type != JSON_NULL) {
@@ -338,14 +345,14 @@ int router_route(const router_config *cfg, const json_value *state, const json_v
     if (rc) goto done;
     sb_puts(&reason, "explicit task=");
     py_repr_json(&reason, task);
-    decision(out, cfg, chosen, reason.data, NULL, NULL);
+    decision(out, cfg, chosen, reason.data, NULL, NULL, NULL);
     goto done;
   }
   const char *workflow = router_match_workflow(questions);
   if (workflow && cfg->auto_task_detection) {
     snprintf(chosen, 64, "typed-decisions");
     sb_printf(&reason, "question ids match the '%s' typed-decisions workflow", workflow);
-    decision(out, cfg, chosen, reason.data, NULL, workflow);
+    decision(out, cfg, chosen, reason.data, NULL, NULL, workflow);
     goto done;
   }
   if (lang && lang->type != JSON_NULL) {
@@ -354,7 +361,7 @@ int router_route(const router_config *cfg, const json_value *state, const json_v
       snprintf(chosen, 64, "%s", en ? "english" : "multilingual");
       sb_puts(&reason, "explicit lang=");
       py_repr_json(&reason, lang);
-      decision(out, cfg, chosen, reason.data, NULL, workflow);
+      decision(out, cfg, chosen, reason.data, NULL, NULL, workflow);
       goto done;
     }
   }
@@ -370,12 +377,13 @@ int router_route(const router_config *cfg, const json_value *state, const json_v
       snprintf(chosen, 64, "%s", en ? "english" : "multilingual");
       sb_printf(&reason, "%s: the caller identified this as %s text",
                 pass == 0 ? "lang_guess" : "Router(lang_guess=...)", en ? "English" : "non-English");
-      decision(out, cfg, chosen, reason.data, NULL, workflow);
+      decision(out, cfg, chosen, reason.data, NULL, NULL, workflow);
       goto done;
     }
   }
   lang_detection det;
-  lang_analyse(state, &det);
+  lang_diag diag;
+  lang_analyse_explain(state, &det, explain ? &diag : NULL);
   if (!strcmp(det.script, "unknown")) {
     snprintf(chosen, 64, "%s", cfg->default_model);
     sb_printf(&reason, "no letters detected in state; using default (%s)", chosen);
@@ -419,8 +427,9 @@ int router_route(const router_config *cfg, const json_value *state, const json_v
     snprintf(chosen, 64, "english");
     sb_puts(&reason, "English Latin text");
   }
-  decision(out, cfg, chosen, reason.data ? reason.data : "", &det, workflow);
+  decision(out, cfg, chosen, reason.data ? reason.data : "", &det, explain ? &diag : NULL, workflow);
   lang_detection_free(&det);
+  if (explain) lang_diag_free(&diag);
 done:
   sb_free(&reason);
   if (out->oom && !rc) rc = laya_err(err, LAYA_ERR_NOMEM, "MemoryError", "out of memory");

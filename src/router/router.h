@@ -61,4 +61,10 @@ int router_route(const router_config *cfg, const json_value *state, const json_v
                  const json_value *lang_guess, strbuf *decision_json, char chosen[64],
                  laya_error *err);
 
+/* router_route with Laya's explain=True: the detection also carries its "diagnostic". */
+int router_route_ex(const router_config *cfg, const json_value *state, const json_value *questions,
+                    const json_value *model, const json_value *task, const json_value *lang,
+                    const json_value *lang_guess, bool explain, strbuf *decision_json,
+                    char chosen[64], laya_error *err);
+
 #endif

@@ -29,6 +29,8 @@ static char *read_file(const char *path, size_t *n) {
 
 int main(int argc, char **argv) {
   const char *path = argc > 1 ? argv[1] : "tests/fixtures/router/corpus.jsonl";
+  /* --explain: the fixture holds route(..., explain=True) decisions, diagnostics included */
+  bool explain = argc > 2 && !strcmp(argv[2], "--explain");
   size_t n;
   char *text = read_file(path, &n);
   if (!text) {
@@ -63,9 +65,9 @@ int main(int argc, char **argv) {
     sb_init(&out);
     char chosen[64] = {0};
     laya_error rerr = {0};
-    int rc = router_route(cfg, json_get(req, "state"), json_get(req, "questions"),
-                          json_get(req, "model"), json_get(req, "task"), json_get(req, "lang"),
-                          json_get(req, "lang_guess"), &out, chosen, &rerr);
+    int rc = router_route_ex(cfg, json_get(req, "state"), json_get(req, "questions"),
+                             json_get(req, "model"), json_get(req, "task"), json_get(req, "lang"),
+                             json_get(req, "lang_guess"), explain, &out, chosen, &rerr);
     total++;
     const json_value *want = json_get(row, "decision");
     const json_value *id = json_get(row, "id");
@@ -108,9 +110,9 @@ int main(int argc, char **argv) {
     line = nl ? nl + 1 : NULL;
   }
   double pct = total ? 100.0 * model_ok / total : 0;
-  printf("router parity: %d states, checkpoint agrees on %d (%.2f%%), whole decision identical on "
+  printf("router parity%s: %d states, checkpoint agrees on %d (%.2f%%), whole decision identical on "
          "%d (%.2f%%), errors %d/%d identical\n",
-         total, model_ok, pct, exact_ok, total ? 100.0 * exact_ok / total : 0, errors_ok,
+         explain ? " (explain)" : "", total, model_ok, pct, exact_ok, total ? 100.0 * exact_ok / total : 0, errors_ok,
          errors_expected);
   router_config_free(&plain);
   router_config_free(&autot);
