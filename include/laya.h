@@ -92,8 +92,9 @@ int laya_decide_batch(laya_model *m, const char *request_json, char **result_jso
 typedef struct laya_router laya_router;
 laya_router *laya_router_open(const char *config_json, laya_error *err);
 void laya_router_close(laya_router *r);
-/* route: {"state", "questions"?, "model"?, "task"?, "lang"?, "lang_guess"?} -> RouteDecision
- * {"model", "repo", "reason", "detection", "workflow"}. Loads nothing. */
+/* route: {"state", "questions"?, "model"?, "task"?, "lang"?, "lang_guess"?, "explain"?} ->
+ * RouteDecision {"model", "repo", "reason", "detection", "workflow"} (with "explain": true the
+ * detection carries its "diagnostic"). Loads nothing. */
 int laya_route(laya_router *r, const char *request_json, char **decision_json, laya_error *err);
 /* route_batch: a JSON array of route requests -> array of decisions. */
 int laya_route_batch(laya_router *r, const char *requests_json, char **decisions_json, laya_error *err);

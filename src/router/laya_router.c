@@ -336,7 +336,7 @@ char *laya_router_info(laya_router *r) {
 
 /* ---------------------------------------------------------------- requests */
 
-static const char *const kRouteKeys[] = {"model", "task", "lang", "lang_guess", NULL};
+static const char *const kRouteKeys[] = {"model", "task", "lang", "lang_guess", "explain", NULL};
 
 static int route_request(laya_router *r, const json_value *req, int index, strbuf *decision,
                          char chosen[64], laya_error *err) {
@@ -348,9 +348,10 @@ static int route_request(laya_router *r, const json_value *req, int index, strbu
   if (!state) return laya_value_error(err, "%sis missing required key 'state'", where);
   if (state->type == JSON_NULL)
     return laya_type_error(err, "%s'state' must not be None; pass a string, dict, or list", where);
-  return router_route(&r->cfg, state, json_get(req, "questions"), json_get(req, "model"),
-                      json_get(req, "task"), json_get(req, "lang"), json_get(req, "lang_guess"),
-                      decision, chosen, err);
+  const json_value *ex = json_get(req, "explain");
+  return router_route_ex(&r->cfg, state, json_get(req, "questions"), json_get(req, "model"),
+                         json_get(req, "task"), json_get(req, "lang"), json_get(req, "lang_guess"),
+                         ex && ex->type == JSON_BOOL && ex->b, decision, chosen, err);
 }
 
 int laya_route(laya_router *r, const char *request_json, char **decision_json, laya_error *err) {

@@ -74,6 +74,10 @@ int main(int argc, char **argv) {
   d = call(laya_route, r, "{\"state\": \"x\", \"model\": \"MINE\"}", &err);
   CHECK(d && strstr(d, "\"model\": \"mine\"") && strstr(d, "explicit model='MINE'"));
   free(d);
+  d = call(laya_route, r, "{\"state\": {\"a\": \"I was charged twice\\nMi cuenta no funciona desde ayer y necesito ayuda con el pago de la factura\"}, \"explain\": true}", &err);
+  CHECK(d && strstr(d, "'es'") &&
+        strstr(d, "\"diagnostic\": {\"stage\": \"whole_state\", \"reason\": \"language_evidence\", \"source\": null}}"));
+  free(d);
   CHECK(call(laya_route, r, "{\"state\": null}", &err) == NULL && !strcmp(err.kind, "TypeError"));
   CHECK(call(laya_route, r, "{\"questions\": {}}", &err) == NULL &&
         !strcmp(err.message, "is missing required key 'state'"));
