@@ -12,6 +12,8 @@
  * Modes: `test_parity <fixtures> <ckpt>`                parity + batch == one-by-one
  *        `test_parity <fixtures> <ckpt> --threads 8`    8 threads on one model, results must
  *                                                       equal the single-threaded ones
+ *        `... --precision fp32`                         open the models at that precision
+ * The backend is the process's choice (LAYA_BACKEND: cpu-ref, or cpu for the fast one).
  */
 #include <math.h>
 #include <pthread.h>
@@ -40,6 +42,7 @@ typedef struct model_slot {
 static model_slot slots[16];
 static int n_slots;
 static const char *ckpt_dir;
+static const char *precision; /* --precision: the backend precision to open models with */
 
 static laya_model *model_for(const json_value *agent, laya_error *err) {
   strbuf key;
@@ -56,6 +59,7 @@ static laya_model *model_for(const json_value *agent, laya_error *err) {
   laya_options_init(&o);
   o.quiet = 1;
   o.lang_temperatures_json = *k ? k : NULL;
+  o.precision = precision;
   laya_model *m = laya_open(ckpt_dir, &o, err);
   if (m && n_slots < 16) {
     slots[n_slots].key = sb_steal(&key);
@@ -104,10 +108,16 @@ static void *worker(void *arg) {
 int main(int argc, char **argv) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   if (argc < 3) {
-    fprintf(stderr, "usage: %s <fixtures-dir> <ckpt> [--threads N]\n", argv[0]);
+    fprintf(stderr, "usage: %s <fixtures-dir> <ckpt> [--threads N] [--precision P]\n", argv[0]);
     return 2;
   }
-  int threads = argc >= 5 && strcmp(argv[3], "--threads") == 0 ? atoi(argv[4]) : 0;
+  int threads = 0;
+  for (int i = 3; i + 1 < argc; i += 2) {
+    if (strcmp(argv[i], "--threads") == 0)
+      threads = atoi(argv[i + 1]);
+    else if (strcmp(argv[i], "--precision") == 0)
+      precision = argv[i + 1];
+  }
   char path[4096], dir[4096];
   snprintf(dir, sizeof dir, "%s/ckpt/%s", argv[1], argv[2]);
   ckpt_dir = dir;
