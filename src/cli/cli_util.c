@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/pystr.h"
+#include "core/utf8.h"
 
 char *cli_read_file(const char *path, size_t *len) {
   FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
@@ -88,12 +89,6 @@ char *cli_strip(const char *s) {
   return o;
 }
 
-size_t cli_utf8_len(const char *s) {
-  size_t k = 0;
-  for (; *s; s++) k += ((unsigned char)*s & 0xC0) != 0x80;
-  return k;
-}
-
 size_t cli_utf8_prefix(const char *s, size_t n) {
   size_t i = 0, k = 0;
   while (s[i]) {
@@ -108,7 +103,7 @@ size_t cli_utf8_prefix(const char *s, size_t n) {
 
 void cli_pad(strbuf *sb, const char *s, size_t width) {
   sb_puts(sb, s);
-  for (size_t k = cli_utf8_len(s); k < width; k++) sb_putc(sb, ' ');
+  for (size_t k = utf8_count(s); k < width; k++) sb_putc(sb, ' ');
 }
 
 void cli_dump(strbuf *sb, const json_value *v, int indent) {

@@ -17,7 +17,6 @@ void cli_free_lines(char **lines, size_t n);
 /* Python's str.strip() into a new malloc'd string. */
 char *cli_strip(const char *s);
 /* Number of code points of UTF-8 text. */
-size_t cli_utf8_len(const char *s);
 /* Byte length of the first n code points. */
 size_t cli_utf8_prefix(const char *s, size_t n);
 /* printf("%-Ns", s) as Python pads: by code points. */

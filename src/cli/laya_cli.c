@@ -19,6 +19,7 @@
 #include "core/error.h"
 #include "core/pystr.h"
 #include "router/router.h"
+#include "core/utf8.h"
 
 typedef struct args {
   char **text;
@@ -621,7 +622,7 @@ static int run_batch(run_ctx *c, char **lines, size_t n) {
         sb_free(&sb);
       } else {
         const char *line = lines[i];
-        if (cli_utf8_len(line) <= 72) printf("# %s\n", line);
+        if (utf8_count(line) <= 72) printf("# %s\n", line);
         else printf("# %.*s...\n", (int)cli_utf8_prefix(line, 69), line);
         json_value *rv = cli_parse(results[i], strlen(results[i]), &ar, &err);
         if (rv) {
@@ -669,7 +670,7 @@ static int run_batch(run_ctx *c, char **lines, size_t n) {
         sb_init(&sb);
         cli_pad(&sb, models[i], 14);
         const char *line = lines[i];
-        if (cli_utf8_len(line) <= 48)
+        if (utf8_count(line) <= 48)
           printf("%s %s  <- %s\n", sb.data, r ? r->s : "", line);
         else
           printf("%s %s  <- %.*s...\n", sb.data, r ? r->s : "", (int)cli_utf8_prefix(line, 45), line);

@@ -1,4 +1,5 @@
 #include "core/json.h"
+#include "core/utf8.h"
 
 #include <errno.h>
 #include <math.h>
@@ -50,29 +51,6 @@ static int hexval(char c) {
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
   if (c >= 'A' && c <= 'F') return c - 'A' + 10;
   return -1;
-}
-
-static int put_utf8(char *o, uint32_t cp) {
-  if (cp < 0x80) {
-    o[0] = (char)cp;
-    return 1;
-  }
-  if (cp < 0x800) {
-    o[0] = (char)(0xC0 | (cp >> 6));
-    o[1] = (char)(0x80 | (cp & 0x3F));
-    return 2;
-  }
-  if (cp < 0x10000) {
-    o[0] = (char)(0xE0 | (cp >> 12));
-    o[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-    o[2] = (char)(0x80 | (cp & 0x3F));
-    return 3;
-  }
-  o[0] = (char)(0xF0 | (cp >> 18));
-  o[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-  o[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-  o[3] = (char)(0x80 | (cp & 0x3F));
-  return 4;
 }
 
 /* Length of the valid UTF-8 sequence at p (1..4), or 0 if invalid. */
@@ -199,17 +177,12 @@ static bool parse_string(parser *ps, const char **out, uint32_t *out_len, bool *
             }
           }
           if (cp >= 0xD800 && cp <= 0xDFFF) {
-            if (ps->replace_surrogates) {
+            if (ps->replace_surrogates)
               cp = 0xFFFD;
-            } else {
-              *surrogate = true; /* WTF-8: the 3-byte form of the surrogate code unit */
-              o[n++] = (char)(0xE0 | (cp >> 12));
-              o[n++] = (char)(0x80 | ((cp >> 6) & 0x3F));
-              o[n++] = (char)(0x80 | (cp & 0x3F));
-              break;
-            }
+            else
+              *surrogate = true; /* WTF-8: utf8_put writes the 3-byte form of the code unit */
           }
-          n += (size_t)put_utf8(o + n, cp);
+          n += (size_t)utf8_put(o + n, cp);
           break;
         }
         default:

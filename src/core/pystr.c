@@ -19,31 +19,6 @@ int py_utf8_next(const char *s, size_t n, size_t i, uint32_t *cp) {
   return l;
 }
 
-static void put_utf8(strbuf *sb, uint32_t cp) {
-  char o[4];
-  int l;
-  if (cp < 0x80) {
-    o[0] = (char)cp;
-    l = 1;
-  } else if (cp < 0x800) {
-    o[0] = (char)(0xC0 | (cp >> 6));
-    o[1] = (char)(0x80 | (cp & 0x3F));
-    l = 2;
-  } else if (cp < 0x10000) {
-    o[0] = (char)(0xE0 | (cp >> 12));
-    o[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-    o[2] = (char)(0x80 | (cp & 0x3F));
-    l = 3;
-  } else {
-    o[0] = (char)(0xF0 | (cp >> 18));
-    o[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-    o[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-    o[3] = (char)(0x80 | (cp & 0x3F));
-    l = 4;
-  }
-  sb_append(sb, o, (size_t)l);
-}
-
 /* str.isprintable(): everything except the categories Cc Cf Cs Co Cn Zl Zp Zs, but space. */
 static bool py_isprintable(uint32_t cp) {
   if (cp == ' ') return true;
@@ -192,7 +167,7 @@ void py_lower(strbuf *sb, const char *s, size_t n) {
       sb_putc(sb, (char)tolower((int)cp));
     } else if (cp == 0x130) { /* LATIN CAPITAL I WITH DOT: "i" + COMBINING DOT ABOVE */
       sb_putc(sb, 'i');
-      put_utf8(sb, 0x307);
+      sb_put_cp(sb, 0x307);
     } else if (cp == 0x3A3) { /* final sigma: after a cased letter, not before one */
       bool before = false, after = false;
       if (i > 0) {
@@ -207,11 +182,11 @@ void py_lower(strbuf *sb, const char *s, size_t n) {
         py_utf8_next(s, n, i + (size_t)l, &nc);
         after = is_cased(nc);
       }
-      put_utf8(sb, before && !after ? 0x3C2 : 0x3C3);
+      sb_put_cp(sb, before && !after ? 0x3C2 : 0x3C3);
     } else if (cp >= 0xD800 && cp <= 0xDFFF) {
       sb_append(sb, s + i, (size_t)l);
     } else {
-      put_utf8(sb, (uint32_t)utf8proc_tolower((utf8proc_int32_t)cp));
+      sb_put_cp(sb, (uint32_t)utf8proc_tolower((utf8proc_int32_t)cp));
     }
     i += (size_t)l;
   }

@@ -1,4 +1,5 @@
 #include "core/strbuf.h"
+#include "core/utf8.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -48,6 +49,11 @@ void sb_putc(strbuf *sb, char c) {
   if (!sb_reserve(sb, 1)) return;
   sb->data[sb->len++] = c;
   sb->data[sb->len] = 0;
+}
+
+void sb_put_cp(strbuf *sb, uint32_t cp) {
+  char o[4];
+  sb_append(sb, o, (size_t)utf8_put(o, cp));
 }
 
 void sb_printf(strbuf *sb, const char *fmt, ...) {

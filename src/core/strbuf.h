@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "core/error.h"
 
@@ -21,6 +22,8 @@ bool sb_reserve(strbuf *sb, size_t extra);
 void sb_append(strbuf *sb, const char *s, size_t n);
 void sb_puts(strbuf *sb, const char *s);
 void sb_putc(strbuf *sb, char c);
+/* Append one code point as UTF-8. */
+void sb_put_cp(strbuf *sb, uint32_t cp);
 void sb_printf(strbuf *sb, const char *fmt, ...) LAYA_PRINTF(2, 3);
 const char *sb_cstr(strbuf *sb);
 /* Hand the buffer to the caller (malloc'd, NUL-terminated); sb is left empty. */

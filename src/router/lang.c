@@ -15,6 +15,7 @@
 
 #include "core/pystr.h"
 #include "router/stopwords.h"
+#include "core/utf8.h"
 
 /* ---------------------------------------------------------------- code point strings */
 
@@ -51,31 +52,6 @@ static void us_from_utf8(ustr *s, const char *p, size_t n) {
     i += (size_t)py_utf8_next(p, n, i, &cp);
     us_push(s, cp);
   }
-}
-
-static void put_utf8(strbuf *sb, uint32_t cp) {
-  char b[4];
-  int k;
-  if (cp < 0x80) {
-    b[0] = (char)cp;
-    k = 1;
-  } else if (cp < 0x800) {
-    b[0] = (char)(0xC0 | (cp >> 6));
-    b[1] = (char)(0x80 | (cp & 0x3F));
-    k = 2;
-  } else if (cp < 0x10000) {
-    b[0] = (char)(0xE0 | (cp >> 12));
-    b[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-    b[2] = (char)(0x80 | (cp & 0x3F));
-    k = 3;
-  } else {
-    b[0] = (char)(0xF0 | (cp >> 18));
-    b[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-    b[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-    b[3] = (char)(0x80 | (cp & 0x3F));
-    k = 4;
-  }
-  sb_append(sb, b, (size_t)k);
 }
 
 /* ---------------------------------------------------------------- character classes */
@@ -480,7 +456,7 @@ static void bag_add(word_bag *b, const uint32_t *c, size_t n) {
   sb_init(&sb);
   bool dia = false;
   for (size_t i = 0; i < n; i++) {
-    put_utf8(&sb, c[i]);
+    sb_put_cp(&sb, c[i]);
     if (is_non_en_diacritic(c[i])) dia = true;
   }
   const char *w = sb_cstr(&sb);
@@ -551,12 +527,6 @@ typedef struct latin_prof {
   double diacritic_rate;
   bool looks_non_english;
 } latin_prof;
-
-static size_t utf8_chars(const char *s) {
-  size_t k = 0;
-  for (; *s; s++) k += ((unsigned char)*s & 0xC0) != 0x80;
-  return k;
-}
 
 static void latin_profile_r(const uint32_t *c, size_t n, latin_prof *out, const char **reason);
 static void latin_profile(const uint32_t *c, size_t n, latin_prof *out) { latin_profile_r(c, n, out, NULL); }
@@ -661,7 +631,7 @@ static bool shouted_evidence(const uint32_t *c, size_t n, int lang, double rate)
       word_bag b = {0};
       bag_from_text(&b, c, n, true);
       for (size_t i = 0; i < b.n && !ok; i++)
-        if ((b.v[i].langs & (1u << lang)) && utf8_chars(b.v[i].utf8) >= SHOUTED_MIN_STOPWORD)
+        if ((b.v[i].langs & (1u << lang)) && utf8_count(b.v[i].utf8) >= SHOUTED_MIN_STOPWORD)
           ok = true;
       bag_free(&b);
     }
@@ -868,7 +838,7 @@ static void collect(const json_value *v, int depth, leaves *out, const char *pat
       const char *child = NULL;
       if (path) {
         bool bounded = true;
-        if (v->type == JSON_OBJECT) bounded = utf8_chars(v->members[i].key) <= 128;
+        if (v->type == JSON_OBJECT) bounded = utf8_count(v->members[i].key) <= 128;
         if (bounded) {
           sb_puts(&p, path);
           if (*path) sb_puts(&p, ", ");
@@ -929,7 +899,7 @@ static int non_english_segment(const leaves *l, char **segment, size_t *leaf_ind
         while (b > a && is_space(leaf->c[b - 1])) b--;
         strbuf sb;
         sb_init(&sb);
-        for (size_t i = a; i < b; i++) put_utf8(&sb, leaf->c[i]);
+        for (size_t i = a; i < b; i++) sb_put_cp(&sb, leaf->c[i]);
         *segment = sb_steal(&sb);
         if (!*segment) *segment = strdup("");
         *leaf_index = k;

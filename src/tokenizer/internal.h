@@ -19,6 +19,7 @@
 
 #include "core/arena.h"
 #include "core/error.h"
+#include "core/utf8.h"
 #include "tokenizer/tokenizer.h"
 
 /* ---- string -> id map (open addressing; the strings live in the tokenizer's arena) ---- */
@@ -371,7 +372,6 @@ static inline int utf8_decode(const unsigned char *s, uint32_t *cp) {
   *cp = ((c & 0x07u) << 18) | ((s[1] & 0x3Fu) << 12) | ((s[2] & 0x3Fu) << 6) | (s[3] & 0x3Fu);
   return 4;
 }
-int utf8_encode(uint32_t cp, char *out);
 /* Offset of the first invalid byte, or len if the text is valid UTF-8 (no surrogates). */
 size_t utf8_validate(const char *s, size_t len);
 

@@ -108,7 +108,7 @@ static int lowercase(tok_work *w, uint32_t off, uint32_t len, uint32_t *out_off,
     uint32_t cp, low[3];
     i += (size_t)utf8_decode(s + i, &cp);
     int n = uc_to_lower(cp, low);
-    for (int j = 0; j < n; j++) k += (size_t)utf8_encode(low[j], o + k);
+    for (int j = 0; j < n; j++) k += (size_t)utf8_put(o + k, low[j]);
   }
   *out_off = (uint32_t)w->len;
   *out_len = (uint32_t)k;

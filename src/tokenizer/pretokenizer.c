@@ -31,7 +31,7 @@ static void build_byte_chars(void) {
     bool printable = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE);
     uint32_t cp = printable ? (uint32_t)b : 256 + n++;
     char tmp[4];
-    byte_chars[b].len = (uint8_t)utf8_encode(cp, tmp);
+    byte_chars[b].len = (uint8_t)utf8_put(tmp, cp);
     memcpy(byte_chars[b].utf8, tmp, byte_chars[b].len);
   }
 }
@@ -368,7 +368,7 @@ static int load_one(tokenizer *t, const json_value *v, pretokenizer *p, laya_err
   } else if (!strcmp(ty, "Metaspace")) {
     p->kind = PRE_METASPACE;
     if (parse_replacement(v, &p->replacement, "Metaspace pre_tokenizer", err)) return -1;
-    p->rep_len = utf8_encode(p->replacement, p->rep);
+    p->rep_len = utf8_put(p->rep, p->replacement);
     if (parse_prepend_scheme(v, &p->prepend, "Metaspace pre_tokenizer", err)) return -1;
     p->split = get_bool(v, "split", true);
   } else if (!strcmp(ty, "Whitespace")) {

@@ -117,7 +117,7 @@ static bool read_string(reader *r, char **buf, size_t *cap, size_t *len) {
           cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
           s += 6;
         }
-        n += (size_t)utf8_encode(cp, b + n);
+        n += (size_t)utf8_put(b + n, cp);
         break;
       }
       default:
