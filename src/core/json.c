@@ -757,3 +757,23 @@ void json_dump(strbuf *sb, const json_value *v, const json_dump_opts *opts) {
   if (opts) o = *opts;
   dump_rec(sb, v, &o, 0);
 }
+
+int json_call(const char *where, const void *self, const char *request_json, json_call_fn fn,
+              void *ctx, char **result_json, laya_error *err) {
+  laya_err_clear(err);
+  if (result_json) *result_json = NULL;
+  if (!self || !request_json || !result_json)
+    return laya_err(err, LAYA_ERR_VALUE, NULL, "%s: handle, request and result must not be NULL", where);
+  arena a;
+  arena_init(&a, 1 << 12);
+  json_value *req = json_parse(request_json, strlen(request_json), &a, NULL, err);
+  int rc = req ? 0 : LAYA_ERR_FORMAT;
+  strbuf out;
+  sb_init(&out);
+  if (!rc) rc = fn(ctx, req, &out, err);
+  if (!rc && out.oom) rc = laya_err(err, LAYA_ERR_NOMEM, NULL, "%s: out of memory", where);
+  if (!rc) *result_json = sb_steal(&out);
+  sb_free(&out);
+  arena_free(&a);
+  return rc;
+}

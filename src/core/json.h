@@ -89,4 +89,13 @@ int py_float_json(double x, char out[32]);
 /* Python round(x, 4), half-to-even on the exact binary value. */
 double py_round4(double x);
 
+/* ---- The JSON-in / JSON-out shape of the entry points in laya.h ---- */
+
+typedef int (*json_call_fn)(void *ctx, const json_value *req, strbuf *out, laya_error *err);
+/* Check the pointers (the error names `where`), parse request_json (a parse error names its byte
+ * offset), run fn, and hand the answer to *result_json (malloc'd) unless fn failed or the output
+ * ran out of memory. *result_json is NULL on error. */
+int json_call(const char *where, const void *self, const char *request_json, json_call_fn fn,
+              void *ctx, char **result_json, laya_error *err);
+
 #endif

@@ -633,29 +633,18 @@ done:
   return rc;
 }
 
-static int decide_entry(laya_model *m, const char *request_json, bool batch, char **result_json,
-                        laya_error *err) {
-  laya_err_clear(err);
-  if (result_json) *result_json = NULL;
-  if (!m || !request_json || !result_json)
-    return laya_err(err, LAYA_ERR_VALUE, NULL, "laya_decide: model, request and result must not be NULL");
-  arena a;
-  arena_init(&a, 1 << 12);
-  json_value *req = json_parse(request_json, strlen(request_json), &a, NULL, err);
-  int rc = req ? 0 : LAYA_ERR_FORMAT;
-  strbuf out;
-  sb_init(&out);
-  if (!rc) rc = decide_run(m, req, batch, NULL, &out, err);
-  if (!rc) *result_json = sb_steal(&out);
-  sb_free(&out);
-  arena_free(&a);
-  return rc;
+static int decide_one(void *m, const json_value *req, strbuf *out, laya_error *err) {
+  return decide_run(m, req, false, NULL, out, err);
+}
+
+static int decide_many(void *m, const json_value *req, strbuf *out, laya_error *err) {
+  return decide_run(m, req, true, NULL, out, err);
 }
 
 int laya_decide(laya_model *m, const char *request_json, char **result_json, laya_error *err) {
-  return decide_entry(m, request_json, false, result_json, err);
+  return json_call("laya_decide", m, request_json, decide_one, m, result_json, err);
 }
 
 int laya_decide_batch(laya_model *m, const char *request_json, char **result_json, laya_error *err) {
-  return decide_entry(m, request_json, true, result_json, err);
+  return json_call("laya_decide_batch", m, request_json, decide_many, m, result_json, err);
 }

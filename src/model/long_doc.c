@@ -353,21 +353,10 @@ done:
   return rc;
 }
 
+static int scan_call(void *m, const json_value *req, strbuf *out, laya_error *err) {
+  return scan(m, req, out, err);
+}
+
 int laya_predict_long(laya_model *m, const char *request_json, char **result_json, laya_error *err) {
-  laya_err_clear(err);
-  if (result_json) *result_json = NULL;
-  if (!m || !request_json || !result_json)
-    return laya_err(err, LAYA_ERR_VALUE, NULL, "laya_predict_long: model, request and result must not be NULL");
-  arena a;
-  arena_init(&a, 1 << 12);
-  json_value *req = json_parse(request_json, strlen(request_json), &a, NULL, err);
-  int rc = req ? 0 : LAYA_ERR_FORMAT;
-  strbuf out;
-  sb_init(&out);
-  if (!rc) rc = scan(m, req, &out, err);
-  if (!rc && out.oom) rc = laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory");
-  if (!rc) *result_json = sb_steal(&out);
-  sb_free(&out);
-  arena_free(&a);
-  return rc;
+  return json_call("laya_predict_long", m, request_json, scan_call, m, result_json, err);
 }

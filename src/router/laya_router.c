@@ -238,34 +238,33 @@ static void evict_locked(laya_router *r) {
   }
 }
 
+/* Take a reference on the live entry `name`, if there is one. */
+static laya_model *borrow_loaded(laya_router *r, const char *name) {
+  laya_model *m = NULL;
+  pthread_mutex_lock(&r->mu);
+  for (int i = 0; i < r->n && !m; i++) {
+    pool_entry *e = &r->entries[i];
+    if (!e->evicted && !strcmp(e->name, name)) {
+      e->refs++;
+      e->used = ++r->clock;
+      m = e->model;
+    }
+  }
+  pthread_mutex_unlock(&r->mu);
+  return m;
+}
+
 /* Borrow the loaded model `name` (opening it from `dir` on first use). */
 static laya_model *acquire(laya_router *r, const char *name, const char *dir, const char *digests,
                            laya_error *err) {
-  pthread_mutex_lock(&r->mu);
-  for (int i = 0; i < r->n; i++) {
-    pool_entry *e = &r->entries[i];
-    if (!e->evicted && !strcmp(e->name, name)) {
-      e->refs++;
-      e->used = ++r->clock;
-      pthread_mutex_unlock(&r->mu);
-      return e->model;
-    }
-  }
-  pthread_mutex_unlock(&r->mu);
+  laya_model *loaded = borrow_loaded(r, name);
+  if (loaded) return loaded;
   pthread_mutex_lock(&r->build_mu);
   /* built while this caller waited for the build lock? */
-  pthread_mutex_lock(&r->mu);
-  for (int i = 0; i < r->n; i++) {
-    pool_entry *e = &r->entries[i];
-    if (!e->evicted && !strcmp(e->name, name)) {
-      e->refs++;
-      e->used = ++r->clock;
-      pthread_mutex_unlock(&r->mu);
-      pthread_mutex_unlock(&r->build_mu);
-      return e->model;
-    }
+  if ((loaded = borrow_loaded(r, name))) {
+    pthread_mutex_unlock(&r->build_mu);
+    return loaded;
   }
-  pthread_mutex_unlock(&r->mu);
   laya_options opt;
   laya_options_init(&opt);
   opt.device = r->device;
@@ -354,55 +353,43 @@ static int route_request(laya_router *r, const json_value *req, int index, strbu
                          ex && ex->type == JSON_BOOL && ex->b, decision, chosen, err);
 }
 
-int laya_route(laya_router *r, const char *request_json, char **decision_json, laya_error *err) {
-  laya_err_clear(err);
-  *decision_json = NULL;
-  arena a;
-  arena_init(&a, 1 << 12);
-  json_value *req = json_parse(request_json, strlen(request_json), &a, NULL, err);
-  int rc = req ? 0 : LAYA_ERR_FORMAT;
-  strbuf out;
-  sb_init(&out);
+/* What a batch checks of each request before routing it (Laya names the request's index). */
+static int check_batch_item(const json_value *q, uint32_t i, laya_error *err) {
+  const json_value *qs = q->type == JSON_OBJECT ? json_get(q, "questions") : NULL;
+  if (q->type == JSON_OBJECT && json_get(q, "state") && !qs)
+    return laya_value_error(err, "request %u is missing required key 'questions'", i);
+  if (qs && qs->type != JSON_OBJECT)
+    return laya_type_error(err, "request %u 'questions' must be a dict, got %s", i, json_py_type(qs));
+  return 0;
+}
+
+static int route_one(void *r, const json_value *req, strbuf *out, laya_error *err) {
   char chosen[64];
-  if (!rc) rc = route_request(r, req, -1, &out, chosen, err);
-  if (!rc) *decision_json = sb_steal(&out);
-  sb_free(&out);
-  arena_free(&a);
+  return route_request(r, req, -1, out, chosen, err);
+}
+
+int laya_route(laya_router *r, const char *request_json, char **decision_json, laya_error *err) {
+  return json_call("laya_route", r, request_json, route_one, r, decision_json, err);
+}
+
+static int route_many(void *r, const json_value *reqs, strbuf *out, laya_error *err) {
+  if (reqs->type != JSON_ARRAY)
+    return laya_type_error(err, "requests must be a sequence of request dictionaries");
+  int rc = 0;
+  sb_putc(out, '[');
+  for (uint32_t i = 0; !rc && i < reqs->n; i++) {
+    const json_value *q = &reqs->items[i];
+    if ((rc = check_batch_item(q, i, err))) break;
+    if (i) sb_puts(out, ", ");
+    char chosen[64];
+    rc = route_request(r, q, (int)i, out, chosen, err);
+  }
+  sb_putc(out, ']');
   return rc;
 }
 
 int laya_route_batch(laya_router *r, const char *requests_json, char **decisions_json, laya_error *err) {
-  laya_err_clear(err);
-  *decisions_json = NULL;
-  arena a;
-  arena_init(&a, 1 << 14);
-  json_value *reqs = json_parse(requests_json, strlen(requests_json), &a, NULL, err);
-  int rc = reqs ? 0 : LAYA_ERR_FORMAT;
-  if (!rc && reqs->type != JSON_ARRAY)
-    rc = laya_type_error(err, "requests must be a sequence of request dictionaries");
-  strbuf out;
-  sb_init(&out);
-  sb_putc(&out, '[');
-  for (uint32_t i = 0; !rc && i < reqs->n; i++) {
-    const json_value *q = &reqs->items[i];
-    if (q->type == JSON_OBJECT && json_get(q, "state") && !json_get(q, "questions")) {
-      rc = laya_value_error(err, "request %u is missing required key 'questions'", i);
-      break;
-    }
-    const json_value *qs = q->type == JSON_OBJECT ? json_get(q, "questions") : NULL;
-    if (qs && qs->type != JSON_OBJECT) {
-      rc = laya_type_error(err, "request %u 'questions' must be a dict, got %s", i, json_py_type(qs));
-      break;
-    }
-    if (i) sb_puts(&out, ", ");
-    char chosen[64];
-    rc = route_request(r, q, (int)i, &out, chosen, err);
-  }
-  sb_putc(&out, ']');
-  if (!rc) *decisions_json = sb_steal(&out);
-  sb_free(&out);
-  arena_free(&a);
-  return rc;
+  return json_call("laya_route_batch", r, requests_json, route_many, r, decisions_json, err);
 }
 
 /* Resolve the routed checkpoint to a directory and borrow its model. */
@@ -450,38 +437,35 @@ static void model_request(const json_value *req, const char *lang, strbuf *out) 
 }
 
 /* Insert `, "routing": <decision>` before the closing brace of a JSON object. */
-static char *with_routing(char *result, const char *decision) {
+static void put_with_routing(strbuf *out, const char *result, const char *decision) {
   size_t n = strlen(result);
   while (n && result[n - 1] != '}') n--;
-  if (!n) return result;
-  strbuf sb;
-  sb_init(&sb);
-  sb_append(&sb, result, n - 1);
+  if (!n) {
+    sb_puts(out, result);
+    return;
+  }
+  sb_append(out, result, n - 1);
   bool empty = true;
   for (size_t i = 1; i + 1 < n; i++)
     if (result[i] != ' ' && result[i] != '\n') empty = false;
-  sb_puts(&sb, empty ? "\"routing\": " : ", \"routing\": ");
-  sb_puts(&sb, decision);
-  sb_putc(&sb, '}');
-  free(result);
-  return sb_steal(&sb);
+  sb_puts(out, empty ? "\"routing\": " : ", \"routing\": ");
+  sb_puts(out, decision);
+  sb_putc(out, '}');
 }
 
 typedef int (*model_call)(laya_model *, const char *, char **, laya_error *);
+typedef struct routed {
+  laya_router *r;
+  model_call call;
+} routed;
 
-static int routed_call(laya_router *r, const char *request_json, model_call call, char **result_json,
-                       laya_error *err) {
-  laya_err_clear(err);
-  *result_json = NULL;
-  arena a;
-  arena_init(&a, 1 << 14);
-  json_value *req = json_parse(request_json, strlen(request_json), &a, NULL, err);
-  int rc = req ? 0 : LAYA_ERR_FORMAT;
+static int routed_run(void *ctx, const json_value *req, strbuf *out, laya_error *err) {
+  laya_router *r = ((routed *)ctx)->r;
   strbuf dec, mreq;
   sb_init(&dec);
   sb_init(&mreq);
   char chosen[64];
-  if (!rc) rc = route_request(r, req, -1, &dec, chosen, err);
+  int rc = route_request(r, req, -1, &dec, chosen, err);
   laya_model *m = NULL;
   if (!rc) {
     m = model_for(r, chosen, err);
@@ -489,6 +473,8 @@ static int routed_call(laya_router *r, const char *request_json, model_call call
   }
   if (!rc) {
     /* explicit lang, else the detected language (per-language temperatures) */
+    arena a;
+    arena_init(&a, 1 << 12);
     const json_value *lang = json_get(req, "lang");
     const char *eff = lang && lang->type == JSON_STRING ? lang->s : NULL;
     json_value *d = json_parse(dec.data, dec.len, &a, NULL, NULL);
@@ -497,14 +483,21 @@ static int routed_call(laya_router *r, const char *request_json, model_call call
     if (!eff && dl && dl->type == JSON_STRING) eff = dl->s;
     model_request(req, eff, &mreq);
     char *res = NULL;
-    rc = call(m, mreq.data, &res, err);
+    rc = ((routed *)ctx)->call(m, sb_cstr(&mreq), &res, err);
     release(r, m);
-    if (!rc) *result_json = with_routing(res, dec.data);
+    if (!rc) put_with_routing(out, res, sb_cstr(&dec));
+    free(res);
+    arena_free(&a);
   }
   sb_free(&dec);
   sb_free(&mreq);
-  arena_free(&a);
   return rc;
+}
+
+static int routed_call(laya_router *r, const char *request_json, model_call call, char **result_json,
+                       laya_error *err) {
+  routed ctx = {r, call};
+  return json_call("laya_router", r, request_json, routed_run, &ctx, result_json, err);
 }
 
 int laya_router_predict(laya_router *r, const char *request_json, char **result_json, laya_error *err) {
@@ -517,49 +510,39 @@ int laya_router_predict_long(laya_router *r, const char *request_json, char **re
 }
 
 /* decide through the router always returns the details form, so the routing block has a home. */
-static int decide_details(laya_model *m, const char *req, char **res, laya_error *err) {
-  return laya_decide(m, req, res, err);
-}
-
 int laya_router_decide(laya_router *r, const char *request_json, char **result_json, laya_error *err) {
-  return routed_call(r, request_json, decide_details, result_json, err);
+  return routed_call(r, request_json, laya_decide, result_json, err);
 }
 
 /* predict_batch: route everything first (nothing loads before every request is valid), then one
  * laya_predict_batch per (checkpoint, question set, budgets, language) group, in order of first
  * appearance; results come back in input order. */
-int laya_router_predict_batch(laya_router *r, const char *request_json, char **result_json,
-                              laya_error *err) {
-  laya_err_clear(err);
-  *result_json = NULL;
-  arena a;
+static int predict_batch_run(void *ctx, const json_value *req, strbuf *out, laya_error *err) {
+  laya_router *r = ctx;
+  const json_value *reqs = json_get(req, "requests");
+  if (!reqs || reqs->type != JSON_ARRAY)
+    return laya_type_error(err, "requests must be a sequence of request dictionaries");
+  int rc = 0;
+  arena a; /* the decisions and per-group results read back */
   arena_init(&a, 1 << 16);
-  json_value *req = json_parse(request_json, strlen(request_json), &a, NULL, err);
-  int rc = req ? 0 : LAYA_ERR_FORMAT;
-  const json_value *reqs = req ? json_get(req, "requests") : NULL;
-  if (!rc && (!reqs || reqs->type != JSON_ARRAY))
-    rc = laya_type_error(err, "requests must be a sequence of request dictionaries");
-  uint32_t n = rc ? 0 : reqs->n;
+  uint32_t n = reqs->n;
   char **decs = calloc(n ? n : 1, sizeof(char *));
   char (*models)[64] = calloc(n ? n : 1, 64);
   char **keys = calloc(n ? n : 1, sizeof(char *));
   char **results = calloc(n ? n : 1, sizeof(char *));
   const char **langs = calloc(n ? n : 1, sizeof(char *));
+  bool *done = calloc(n ? n : 1, sizeof(bool));
+  if (!decs || !models || !keys || !results || !langs || !done)
+    rc = laya_err(err, LAYA_ERR_NOMEM, NULL, "laya_router_predict_batch: out of memory");
   for (uint32_t i = 0; !rc && i < n; i++) {
     const json_value *q = &reqs->items[i];
+    if ((rc = check_batch_item(q, i, err))) break;
     const json_value *qs = q->type == JSON_OBJECT ? json_get(q, "questions") : NULL;
-    if (q->type == JSON_OBJECT && json_get(q, "state") && !qs) {
-      rc = laya_value_error(err, "request %u is missing required key 'questions'", i);
-      break;
-    }
-    if (qs && qs->type != JSON_OBJECT) {
-      rc = laya_type_error(err, "request %u 'questions' must be a dict, got %s", i, json_py_type(qs));
-      break;
-    }
     strbuf d;
     sb_init(&d);
     rc = route_request(r, q, (int)i, &d, models[i], err);
     decs[i] = sb_steal(&d);
+    if (!rc && !decs[i]) rc = laya_err(err, LAYA_ERR_NOMEM, NULL, "laya_router_predict_batch: out of memory");
     if (rc) break;
     const json_value *lang = json_get(q, "lang");
     const char *eff = lang && lang->type == JSON_STRING ? lang->s : NULL;
@@ -579,8 +562,8 @@ int laya_router_predict_batch(laya_router *r, const char *request_json, char **r
     }
     sb_printf(&k, "\n%s", eff ? eff : "");
     keys[i] = sb_steal(&k);
+    if (!keys[i]) rc = laya_err(err, LAYA_ERR_NOMEM, NULL, "laya_router_predict_batch: out of memory");
   }
-  bool *done = calloc(n ? n : 1, sizeof(bool));
   for (uint32_t i = 0; !rc && i < n; i++) {
     if (done[i]) continue;
     laya_model *m = model_for(r, models[i], err);
@@ -594,6 +577,12 @@ int laya_router_predict_batch(laya_router *r, const char *request_json, char **r
     const json_value *q0 = &reqs->items[i];
     sb_puts(&b, "{\"states\": [");
     uint32_t *members = calloc(n, sizeof(uint32_t));
+    if (!members) {
+      sb_free(&b);
+      release(r, m);
+      rc = laya_err(err, LAYA_ERR_NOMEM, NULL, "laya_router_predict_batch: out of memory");
+      break;
+    }
     uint32_t k = 0;
     for (uint32_t j = i; j < n; j++) {
       if (done[j] || strcmp(keys[j], keys[i])) continue;
@@ -636,10 +625,14 @@ int laya_router_predict_batch(laya_router *r, const char *request_json, char **r
                       arr ? "the wrong number of" : "unreadable");
       } else {
         for (uint32_t t = 0; t < k; t++) {
-          strbuf one;
+          strbuf item, one;
+          sb_init(&item);
           sb_init(&one);
-          json_dump(&one, &arr->items[t], NULL);
-          results[members[t]] = with_routing(sb_steal(&one), decs[members[t]]);
+          json_dump(&item, &arr->items[t], NULL);
+          put_with_routing(&one, sb_cstr(&item), decs[members[t]]);
+          sb_free(&item);
+          if (one.oom) rc = laya_err(err, LAYA_ERR_NOMEM, NULL, "laya_router_predict_batch: out of memory");
+          results[members[t]] = sb_steal(&one);
         }
       }
     }
@@ -647,17 +640,14 @@ int laya_router_predict_batch(laya_router *r, const char *request_json, char **r
     free(members);
   }
   if (!rc) {
-    strbuf out;
-    sb_init(&out);
-    sb_putc(&out, '[');
+    sb_putc(out, '[');
     for (uint32_t i = 0; i < n; i++) {
-      if (i) sb_puts(&out, ", ");
-      sb_puts(&out, results[i]);
+      if (i) sb_puts(out, ", ");
+      sb_puts(out, results[i]);
     }
-    sb_putc(&out, ']');
-    *result_json = sb_steal(&out);
+    sb_putc(out, ']');
   }
-  for (uint32_t i = 0; i < n; i++) {
+  for (uint32_t i = 0; decs && keys && results && i < n; i++) {
     free(decs[i]);
     free(keys[i]);
     free(results[i]);
@@ -670,4 +660,9 @@ int laya_router_predict_batch(laya_router *r, const char *request_json, char **r
   free(done);
   arena_free(&a);
   return rc;
+}
+
+int laya_router_predict_batch(laya_router *r, const char *request_json, char **result_json,
+                              laya_error *err) {
+  return json_call("laya_router_predict_batch", r, request_json, predict_batch_run, r, result_json, err);
 }

@@ -92,6 +92,16 @@ int main(int argc, char **argv) {
   CHECK(call(laya_route_batch, r, "[5]", &err) == NULL && !strcmp(err.message, "request 0 must be a dict, got int"));
   CHECK(call(laya_route_batch, r, "{}", &err) == NULL &&
         !strcmp(err.message, "requests must be a sequence of request dictionaries"));
+  /* NULL arguments and bad JSON are errors, never a crash; the result pointer is cleared */
+  char *out = (char *)"stale";
+  CHECK(laya_route(NULL, "{}", &out, &err) == LAYA_ERR_VALUE && out == NULL && strstr(err.message, "laya_route"));
+  CHECK(laya_route(r, NULL, &out, &err) == LAYA_ERR_VALUE && out == NULL);
+  CHECK(laya_route(r, "{}", NULL, &err) == LAYA_ERR_VALUE);
+  CHECK(laya_route_batch(r, NULL, &out, &err) == LAYA_ERR_VALUE && out == NULL);
+  CHECK(laya_router_predict(r, NULL, &out, &err) == LAYA_ERR_VALUE && out == NULL);
+  CHECK(laya_router_predict_batch(NULL, "{}", &out, &err) == LAYA_ERR_VALUE && out == NULL);
+  CHECK(laya_route(r, "{\"state\": ", &out, &err) == LAYA_ERR_FORMAT && out == NULL &&
+        strstr(err.message, "byte"));
   info = laya_router_info(r);
   CHECK(strstr(info, "\"loaded\": []") != NULL);
   free(info);
