@@ -522,9 +522,7 @@ static int cmd_run(int argc, char **argv) {
       arena_free(&ar);
       return eval_error("%s%s%s", err.message, "", "");
     } else {
-      model_v.type = JSON_STRING;
-      model_v.s = model_name;
-      model_v.n = (uint32_t)strlen(model_name);
+      model_v = json_string(model_name);
       ov.model = &model_v;
     }
   }

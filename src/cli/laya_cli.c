@@ -242,15 +242,6 @@ static int parse_args(int argc, char **argv, args *a) {
 
 /* ---------------------------------------------------------------- output */
 
-static json_value str_value(const char *s) {
-  json_value v;
-  memset(&v, 0, sizeof v);
-  v.type = JSON_STRING;
-  v.s = s;
-  v.n = (uint32_t)strlen(s);
-  return v;
-}
-
 static void print_decision(const json_value *d) {
   const json_value *m = json_get(d, "model"), *r = json_get(d, "reason"), *det = json_get(d, "detection");
   printf("Model     : %s\n", m && m->type == JSON_STRING ? m->s : "?");
@@ -346,22 +337,22 @@ static void fill_overrides(const args *a, cli_overrides *ov, json_value *store) 
   int k = 0;
   if (a->model && !a->model_auto) {
     if (a->model_name[0]) {
-      store[k] = str_value(a->model_name);
+      store[k] = json_string(a->model_name);
       ov->model = &store[k++];
     } else {
       ov->model_path = a->model;
     }
   }
   if (a->task) {
-    store[k] = str_value(a->task);
+    store[k] = json_string(a->task);
     ov->task = &store[k++];
   }
   if (a->lang) {
-    store[k] = str_value(a->lang);
+    store[k] = json_string(a->lang);
     ov->lang = &store[k++];
   }
   if (a->lang_guess) {
-    store[k] = str_value(a->lang_guess);
+    store[k] = json_string(a->lang_guess);
     ov->lang_guess = &store[k++];
   }
   ov->max_len = a->max_len;
@@ -426,7 +417,7 @@ static json_value *make_state(arena *ar, const char *key, const char *text) {
   st->members = m;
   m->key = key;
   m->key_len = (uint32_t)strlen(key);
-  m->value = str_value(text);
+  m->value = json_string(text);
   return st;
 }
 

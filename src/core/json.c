@@ -777,3 +777,14 @@ int json_call(const char *where, const void *self, const char *request_json, jso
   arena_free(&a);
   return rc;
 }
+
+json_value json_string_n(const char *s, size_t n) {
+  json_value v;
+  memset(&v, 0, sizeof v);
+  v.type = JSON_STRING;
+  v.s = s;
+  v.n = (uint32_t)n;
+  return v;
+}
+
+json_value json_string(const char *s) { return json_string_n(s, strlen(s)); }

@@ -67,6 +67,11 @@ const json_value *json_get(const json_value *obj, const char *key);
 const json_value *json_getn(const json_value *obj, const char *key, size_t key_len);
 bool json_is_number(const json_value *v); /* int or float, not bool */
 
+/* A JSON_STRING value that borrows s (n bytes, NUL-terminated at s[n]). */
+json_value json_string_n(const char *s, size_t n);
+/* The same for a NUL-terminated string. */
+json_value json_string(const char *s);
+
 /* Python's type name for error messages: "NoneType", "bool", "int", "float", "str", "list", "dict". */
 const char *json_py_type(const json_value *v);
 

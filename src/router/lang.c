@@ -1054,11 +1054,7 @@ void lang_analyse_explain(const json_value *state, lang_detection *out, lang_dia
 void lang_analyse(const json_value *state, lang_detection *out) { lang_analyse_explain(state, out, NULL); }
 
 void lang_analyse_text(const char *utf8, size_t n, lang_detection *out) {
-  json_value v;
-  memset(&v, 0, sizeof v);
-  v.type = JSON_STRING;
-  v.s = utf8;
-  v.n = (uint32_t)n;
+  json_value v = json_string_n(utf8, n);
   lang_analyse(&v, out);
 }
 

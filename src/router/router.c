@@ -160,17 +160,8 @@ int router_resolve(const router_config *cfg, const json_value *name, char out[64
   return 0;
 }
 
-static json_value str_value(const char *s) {
-  json_value v;
-  memset(&v, 0, sizeof v);
-  v.type = JSON_STRING;
-  v.s = s;
-  v.n = (uint32_t)strlen(s);
-  return v;
-}
-
 int router_normalise_name(const char *name, char out[64], laya_error *err) {
-  json_value v = str_value(name);
+  json_value v = json_string(name);
   return router_resolve(NULL, &v, out, err);
 }
 
@@ -186,7 +177,7 @@ static bool name_ok(const char *k) {
 
 int router_register(router_config *cfg, const char *name, const char *source, const char *subfolder,
                     laya_error *err) {
-  json_value v = str_value(name);
+  json_value v = json_string(name);
   strbuf k;
   sb_init(&k);
   canonical_name(&v, &k);
@@ -230,7 +221,7 @@ int router_register(router_config *cfg, const char *name, const char *source, co
 }
 
 int router_set_default(router_config *cfg, const char *name, laya_error *err) {
-  json_value v = str_value(name);
+  json_value v = json_string(name);
   return router_resolve(cfg, &v, cfg->default_model, err);
 }
 
@@ -338,7 +329,7 @@ int router_route_ex(const router_config *cfg, const json_value *state, const jso
     for (size_t i = 0; i < low.len; i++)
       if (low.data[i] == '-') low.data[i] = '_';
     bool typed = low.data && !strcmp(low.data, "typed_decisions");
-    json_value td = str_value("typed-decisions");
+    json_value td = json_string("typed-decisions");
     rc = router_resolve(cfg, typed ? &td : task, chosen, err);
     sb_free(&t);
     sb_free(&low);
@@ -370,7 +361,7 @@ int router_route_ex(const router_config *cfg, const json_value *state, const jso
     if (pass == 0) {
       en = english_from_code(lang_guess);
     } else {
-      json_value g = str_value(cfg->lang_guess ? cfg->lang_guess : "");
+      json_value g = json_string(cfg->lang_guess ? cfg->lang_guess : "");
       en = cfg->lang_guess ? english_from_code(&g) : -1;
     }
     if (en >= 0) {
