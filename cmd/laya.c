@@ -4,34 +4,18 @@
 
 #include "cli/cli.h"
 
-/* Subcommands owned by other modules are dispatched once their source is in the tree (a fresh
- * configure picks up a newly added one). */
-#if defined(__has_include)
-#if __has_include("cli/tokenize.c")
-#define HAVE_TOKENIZE 1
-#endif
-#if __has_include("cli/convert.c")
-#define HAVE_CONVERT 1
-#endif
-#if __has_include("cli/calibrate.c")
-#define HAVE_CALIBRATE 1
-#endif
-#endif
+static const struct {
+  const char *name;
+  int (*main)(int argc, char **argv);
+} kSubcommands[] = {
+    {"tokenize", cli_tokenize_main},
+    {"convert", cli_convert_main},
+    {"eval", cli_eval_main},
+    {"calibrate", cli_calibrate_main},
+};
 
 int main(int argc, char **argv) {
-  if (argc > 1) {
-    const char *sub = argv[1];
-    (void)sub;
-#ifdef HAVE_TOKENIZE
-    if (!strcmp(sub, "tokenize")) return cli_tokenize_main(argc - 1, argv + 1);
-#endif
-#ifdef HAVE_CONVERT
-    if (!strcmp(sub, "convert")) return cli_convert_main(argc - 1, argv + 1);
-#endif
-    if (!strcmp(sub, "eval")) return cli_eval_main(argc - 1, argv + 1);
-#ifdef HAVE_CALIBRATE
-    if (!strcmp(sub, "calibrate")) return cli_calibrate_main(argc - 1, argv + 1);
-#endif
-  }
+  for (size_t i = 0; argc > 1 && i < sizeof kSubcommands / sizeof *kSubcommands; i++)
+    if (!strcmp(argv[1], kSubcommands[i].name)) return kSubcommands[i].main(argc - 1, argv + 1);
   return cli_laya_main(argc, argv);
 }

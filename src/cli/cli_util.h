@@ -16,7 +16,6 @@ size_t cli_split_lines(const char *text, size_t len, char ***lines);
 void cli_free_lines(char **lines, size_t n);
 /* Python's str.strip() into a new malloc'd string. */
 char *cli_strip(const char *s);
-/* Number of code points of UTF-8 text. */
 /* Byte length of the first n code points. */
 size_t cli_utf8_prefix(const char *s, size_t n);
 /* printf("%-Ns", s) as Python pads: by code points. */

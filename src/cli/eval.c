@@ -346,8 +346,8 @@ static double metric_value(const metrics *ms, const char *name) {
 
 /* ---------------------------------------------------------------- report */
 
-static void dump_metrics_sorted(strbuf *sb, const metrics *ms, int indent) {
-  int idx[24];
+/* idx[0..n): the metrics in name order (reports list them sorted, as Laya's sorted(dict)). */
+static void name_order(const metrics *ms, int idx[24]) {
   for (int i = 0; i < ms->n; i++) idx[i] = i;
   for (int i = 0; i < ms->n; i++)
     for (int j = i + 1; j < ms->n; j++)
@@ -356,6 +356,11 @@ static void dump_metrics_sorted(strbuf *sb, const metrics *ms, int indent) {
         idx[i] = idx[j];
         idx[j] = t;
       }
+}
+
+static void dump_metrics_sorted(strbuf *sb, const metrics *ms, int indent) {
+  int idx[24];
+  name_order(ms, idx);
   sb_putc(sb, '{');
   for (int i = 0; i < ms->n; i++) {
     char f[32];
@@ -681,14 +686,7 @@ static int cmd_run(int argc, char **argv) {
   if (!rc) {
     /* overall metrics sorted by name, then the slices asked for */
     int idx[24];
-    for (int i = 0; i < overall.n; i++) idx[i] = i;
-    for (int i = 0; i < overall.n; i++)
-      for (int j = i + 1; j < overall.n; j++)
-        if (strcmp(overall.m[idx[i]].name, overall.m[idx[j]].name) > 0) {
-          int t = idx[i];
-          idx[i] = idx[j];
-          idx[j] = t;
-        }
+    name_order(&overall, idx);
     for (int i = 0; i < overall.n; i++) printf("%-18s %.4f\n", overall.m[idx[i]].name, overall.m[idx[i]].value);
     for (int s = 0; s < nslices; s++) {
       int d = 0;
@@ -699,14 +697,7 @@ static int cmd_run(int argc, char **argv) {
         aggregate(groups[d][g].cs, groups[d][g].n, &m);
         printf("  %s=%s ", dims[d], groups[d][g].key);
         int id2[24];
-        for (int i = 0; i < m.n; i++) id2[i] = i;
-        for (int i = 0; i < m.n; i++)
-          for (int j = i + 1; j < m.n; j++)
-            if (strcmp(m.m[id2[i]].name, m.m[id2[j]].name) > 0) {
-              int t = id2[i];
-              id2[i] = id2[j];
-              id2[j] = t;
-            }
+        name_order(&m, id2);
         for (int i = 0; i < m.n; i++) printf(" %s=%.4f", m.m[id2[i]].name, m.m[id2[i]].value);
         printf("\n");
       }

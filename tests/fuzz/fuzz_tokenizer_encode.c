@@ -29,6 +29,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
   (void)argv;
   load_one(LAYA_FIXTURES "/tokenizers/modernbert-mini");
   load_one(LAYA_FIXTURES "/tokenizers/mmbert-mini");
+  if (n_toks != 2) abort(); /* the fixture tokenizers must load, or every run would test nothing */
   const char *shared = getenv("LAYA_FUZZ_SHARED");
   if (shared) {
     char p[4096];
