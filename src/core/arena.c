@@ -28,6 +28,7 @@ static arena_block *new_block(size_t size) {
 
 void *arena_alloc_aligned(arena *a, size_t n, size_t align) {
   if (align < 16) align = 16;
+  if (n > SIZE_MAX / 4) return NULL; /* a size computed from input: refuse rather than wrap */
   arena_block *b = a->head;
   if (b) {
     size_t off = (b->used + align - 1) & ~(align - 1);

@@ -136,9 +136,13 @@ static int enum_field(field *f, const char *path, const char *name, const json_v
     return noul_field(f, name, description);
   }
   f->kind = F_CHOICE;
-  f->n_opts = (int)values->n;
   f->labels = calloc(values->n, sizeof(char *));
   f->values = calloc(values->n, sizeof(json_value *));
+  if (!f->labels || !f->values) {
+    sb_free(&m);
+    return laya_err(err, LAYA_ERR_NOMEM, NULL, "%s: out of memory for %u enum values", path, values->n);
+  }
+  f->n_opts = (int)values->n;
   for (uint32_t i = 0; i < values->n; i++) {
     strbuf l;
     sb_init(&l);

@@ -195,6 +195,10 @@ static int scan(laya_model *m, const json_value *req, strbuf *out, laya_error *e
     long cap = n / (step > 0 ? step : 1) + 2;
     starts = calloc((size_t)cap, sizeof(long));
     states.items = arena_alloc(&a, (size_t)cap * sizeof(json_value));
+    if (!starts || !states.items) {
+      rc = laya_err(err, LAYA_ERR_NOMEM, NULL, "predict_long: out of memory for %ld windows", cap);
+      goto done;
+    }
     for (long i = 0; i < n;) {
       long len = n - i < budget ? n - i : budget;
       char *text = NULL;

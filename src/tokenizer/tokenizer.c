@@ -383,8 +383,8 @@ int tokenizer_encode(const tokenizer *t, const char *text, size_t len, int max_l
   memcpy(w.buf, text, len);
   w.len = len;
   uint32_t first_char;
-  utf8_decode((const unsigned char *)text, &first_char);
-  if (!piece_push(&w, &w.a, 0, (uint32_t)len, -1, (uint32_t)utf8_put((char[4]){0}, first_char))) goto oom;
+  uint32_t first_len = (uint32_t)utf8_decode((const unsigned char *)text, &first_char);
+  if (!piece_push(&w, &w.a, 0, (uint32_t)len, -1, first_len)) goto oom;
   if (added_split(t, &t->raw_trie, &w)) goto done;
   if (t->norm && normalize_pieces(t, &w)) goto done;
   if (added_split(t, &t->norm_trie, &w)) goto done;
