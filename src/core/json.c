@@ -53,6 +53,18 @@ static int hexval(char c) {
   return -1;
 }
 
+/* The 4 hex digits of a \u escape at p; false if one is not a hex digit. */
+static bool hex4(const char *p, uint32_t *out) {
+  uint32_t v = 0;
+  for (int k = 0; k < 4; k++) {
+    int h = hexval(p[k]);
+    if (h < 0) return false;
+    v = v * 16 + (uint32_t)h;
+  }
+  *out = v;
+  return true;
+}
+
 /* Length of the valid UTF-8 sequence at p (1..4), or 0 if invalid. */
 static int utf8_len(const unsigned char *p, const unsigned char *end) {
   unsigned c = p[0];
@@ -153,28 +165,16 @@ static bool parse_string(parser *ps, const char **out, uint32_t *out_len, bool *
             fail(ps, esc, "truncated \\u escape");
             return false;
           }
-          uint32_t cp = 0;
-          for (int k = 0; k < 4; k++) {
-            int h = hexval(p[k]);
-            if (h < 0) {
-              fail(ps, esc, "invalid \\u escape (expected 4 hex digits)");
-              return false;
-            }
-            cp = cp * 16 + (uint32_t)h;
+          uint32_t cp, lo;
+          if (!hex4(p, &cp)) {
+            fail(ps, esc, "invalid \\u escape (expected 4 hex digits)");
+            return false;
           }
           p += 4;
-          if (cp >= 0xD800 && cp <= 0xDBFF && q - p >= 6 && p[0] == '\\' && p[1] == 'u') {
-            uint32_t lo = 0;
-            bool ok = true;
-            for (int k = 0; k < 4; k++) {
-              int h = hexval(p[2 + k]);
-              if (h < 0) ok = false;
-              lo = lo * 16 + (uint32_t)(h < 0 ? 0 : h);
-            }
-            if (ok && lo >= 0xDC00 && lo <= 0xDFFF) {
-              cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-              p += 6;
-            }
+          if (cp >= 0xD800 && cp <= 0xDBFF && q - p >= 6 && p[0] == '\\' && p[1] == 'u' &&
+              hex4(p + 2, &lo) && lo >= 0xDC00 && lo <= 0xDFFF) {
+            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+            p += 6;
           }
           if (cp >= 0xD800 && cp <= 0xDFFF) {
             if (ps->replace_surrogates)

@@ -2,6 +2,7 @@
  * (json.dumps(json.loads(x), ensure_ascii=False)) and repr/round. */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "../check.h"
 #include "core/json.h"
@@ -28,6 +29,21 @@ static void check_rt(const char *in, const char *want) {
   free(got);
 }
 
+/* The bytes json_parse keeps for a JSON string (lone surrogates as WTF-8, as Python's
+ * surrogatepass encoding gives them), or the error message. */
+static void check_str_bytes(const char *in, const char *want, size_t want_n) {
+  arena a;
+  arena_init(&a, 0);
+  laya_error err = {0};
+  json_value *v = json_parse(in, strlen(in), &a, NULL, &err);
+  if (!v) {
+    CHECK_STREQ(err.message, want);
+  } else {
+    CHECK(v->type == JSON_STRING && v->n == want_n && !memcmp(v->s, want, want_n));
+  }
+  arena_free(&a);
+}
+
 static void check_repr(double x, const char *want) {
   char buf[32];
   py_float_repr(x, buf);
@@ -45,6 +61,11 @@ int main(void) {
   check_rt("\"tab\\tnl\\nq\\\"bs\\\\ctl\\u0001 del\x7f /\"",
            "\"tab\\tnl\\nq\\\"bs\\\\ctl\\u0001 del\x7f /\"");
   check_rt("\"\\u00e9\\ud83d\\ude00\"", "\"\xc3\xa9\xf0\x9f\x98\x80\"");
+  check_str_bytes("\"\\ud83d\\u00e9\"", "\xed\xa0\xbd\xc3\xa9", 5); /* high surrogate, then not a low one */
+  check_str_bytes("\"\\ud83dx\"", "\xed\xa0\xbdx", 4);
+  check_str_bytes("\"\\ude00\"", "\xed\xb8\x80", 3);
+  check_str_bytes("\"\\u12G4\"", "invalid JSON at byte 1 (line 1, column 2): invalid \\u escape (expected 4 hex digits)", 0);
+  check_str_bytes("\"\\u00e\"", "invalid JSON at byte 1 (line 1, column 2): truncated \\u escape", 0);
   check_rt("[]", "[]");
   check_rt("{}", "{}");
   check_rt("[true, false, null, \"\"]", "[true, false, null, \"\"]");
