@@ -39,16 +39,26 @@ static int capture_forward(void *ctx, const packed_batch *b, float *logits, floa
   capture *c = ctx;
   int rc = engine_forward(c->m, b, logits, act, err);
   if (rc) return rc;
-  c->rows = b->n_rows;
   c->k = calloc((size_t)b->n_rows, sizeof(int));
   c->logits = calloc((size_t)b->n_rows, sizeof(float *));
+  if (!c->k || !c->logits) return laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory");
+  c->rows = b->n_rows;
   for (int r = 0; r < b->n_rows; r++) {
     int k = b->marker_start[r + 1] - b->marker_start[r];
     c->k[r] = k;
     c->logits[r] = malloc(sizeof(float) * (size_t)(k ? k : 1));
+    if (!c->logits[r]) return laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory");
     memcpy(c->logits[r], logits + b->marker_start[r], sizeof(float) * (size_t)k);
   }
   return 0;
+}
+
+static bool grow_records(cal_record **recs, size_t *cap) {
+  cal_record *r = realloc(*recs, *cap * 2 * sizeof *r);
+  if (!r) return false;
+  *recs = r;
+  *cap *= 2;
+  return true;
 }
 
 static void capture_free(capture *c) {
@@ -194,6 +204,10 @@ int cli_calibrate_main(int argc, char **argv) {
   size_t cap = 256, n = 0, skipped = 0, lineno = 0;
   cal_record *recs = malloc(cap * sizeof *recs);
   int rc = 0;
+  if (!recs) {
+    fprintf(stderr, "laya calibrate: out of memory\n");
+    rc = 2;
+  }
   char *p = text, *end = text + len;
   while (p < end && !rc) {
     char *nl = memchr(p, '\n', (size_t)(end - p));
@@ -238,6 +252,12 @@ int cli_calibrate_main(int argc, char **argv) {
       sb_free(&res);
       for (int j = 0; j < nq && j < c.rows; j++) {
         float *t = calloc((size_t)(q[j].n_opts > c.k[j] ? q[j].n_opts : c.k[j]) + 1, sizeof(float));
+        if (!t || (n == cap && !grow_records(&recs, &cap))) {
+          free(t);
+          fprintf(stderr, "laya calibrate: %s:%zu: out of memory\n", data, lineno);
+          rc = 2;
+          break;
+        }
         const json_value *ev = expected ? json_get(expected, q[j].qid) : NULL;
         const json_value *gv = gold ? json_get(gold, q[j].qid) : NULL;
         if ((!ev && !gv) || !target_for(&q[j], ev, gv, t)) {
@@ -255,10 +275,6 @@ int cli_calibrate_main(int argc, char **argv) {
           skipped++;
           free(t);
           continue;
-        }
-        if (n == cap) {
-          cap *= 2;
-          recs = realloc(recs, cap * sizeof *recs);
         }
         recs[n].qtype = q[j].type;
         recs[n].k = c.k[j];
