@@ -120,6 +120,9 @@ double laya_warmup(laya_model *m);
  * temperatures (raw and applied), load warnings, backend, device, precision. Owned by m. */
 const char *laya_model_info(const laya_model *m);
 
+/* How many requests ran out of device memory and were answered on the CPU instead. */
+long laya_cpu_fallback_count(laya_model *m);
+
 /* Tokenize with the model's tokenizer (add_special_tokens=False). ids_json receives "[1, 2]". */
 int laya_tokenize(laya_model *m, const char *text, size_t len, char **ids_json, laya_error *err);
 

@@ -1,6 +1,7 @@
 /* engine.c: Laya's predict_batch over the packed-batch backend. */
 #include "model/engine.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,6 +40,36 @@ int engine_state_room(const laya_model *m, const question *q, int max_len, int h
   return rc;
 }
 
+/* The request that ran out of device memory runs again on the CPU in fp32 (Laya's demotion).
+ * Rare by nature, so its worker is made and freed per call. */
+static int forward_on_cpu(laya_model *m, const packed_batch *b, float *logits, float *act,
+                          laya_error *err) {
+  pthread_mutex_lock(&m->fallback_mu);
+  if (!m->fallback) {
+    backend_options bo = {PREC_FP32, 0, 0};
+    m->fallback = backend_cpu_create(&m->ck.w, &bo, err);
+  }
+  backend *cpu = m->fallback;
+  if (cpu) m->fallback_count++;
+  pthread_mutex_unlock(&m->fallback_mu);
+  if (!cpu) return err && err->code ? err->code : LAYA_ERR_NOMEM;
+  fprintf(stderr, "laya: device out of memory during inference; running this request on the CPU\n");
+  laya_err_clear(err);
+  backend_worker *w = cpu->worker_create(cpu, err);
+  if (!w) return err && err->code ? err->code : LAYA_ERR_NOMEM;
+  int rc = cpu->forward(cpu, w, b, logits, act, err);
+  cpu->worker_destroy(cpu, w);
+  return rc;
+}
+
+long laya_cpu_fallback_count(laya_model *m) {
+  if (!m) return 0;
+  pthread_mutex_lock(&m->fallback_mu);
+  long n = m->fallback_count;
+  pthread_mutex_unlock(&m->fallback_mu);
+  return n;
+}
+
 int engine_forward(laya_model *m, const packed_batch *b, float *logits, float *act, laya_error *err) {
   backend_worker *w = NULL;
   pthread_mutex_lock(&m->pool_mu);
@@ -49,6 +80,7 @@ int engine_forward(laya_model *m, const packed_batch *b, float *logits, float *a
     if (!w) return err && err->code ? err->code : LAYA_ERR_NOMEM;
   }
   int rc = m->be->forward(m->be, w, b, logits, act, err);
+  if (rc && backend_error_is_device_oom(err)) rc = forward_on_cpu(m, b, logits, act, err);
   pthread_mutex_lock(&m->pool_mu);
   if (m->n_idle == m->cap_idle) {
     int cap = m->cap_idle ? m->cap_idle * 2 : 8;

@@ -37,6 +37,11 @@ struct laya_model {
   int n_idle, cap_idle;
   char *info;
   strbuf warnings; /* one per line */
+  /* A device out-of-memory on one request reruns that request on a CPU backend (fp32, as Laya
+   * demotes to), created on first need; the reruns are counted. */
+  pthread_mutex_t fallback_mu;
+  backend *fallback;
+  long fallback_count;
 };
 
 /* Options of one predict / predict_batch call (Laya's keyword arguments). */

@@ -157,6 +157,7 @@ laya_model *laya_open(const char *path, const laya_options *opt, laya_error *err
     return NULL;
   }
   pthread_mutex_init(&m->pool_mu, NULL);
+  pthread_mutex_init(&m->fallback_mu, NULL);
   arena_init(&m->mem, 1 << 12);
   sb_init(&m->warnings);
   /* Like Laya: a name that is not a path and does not exist is a Hub repo id (cache, then
@@ -202,6 +203,8 @@ void laya_close(laya_model *m) {
   for (int i = 0; i < m->n_idle; i++) m->be->worker_destroy(m->be, m->idle[i]);
   free(m->idle);
   if (m->be) m->be->destroy(m->be);
+  if (m->fallback) m->fallback->destroy(m->fallback);
+  pthread_mutex_destroy(&m->fallback_mu);
   checkpoint_close(&m->ck);
   arena_free(&m->mem);
   sb_free(&m->warnings);
