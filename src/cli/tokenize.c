@@ -11,6 +11,7 @@
  *   --decode    each line is a JSON list of ids; prints the decoded text as a JSON string
  * Ids are encoded with add_special_tokens=False, as Laya encodes text before adding CLS/SEP.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +44,10 @@ int cli_tokenize_main(int argc, char **argv) {
   const char *path = NULL;
   static char model_tok[4096];
   char **texts = calloc((size_t)argc, sizeof *texts);
+  if (!texts) {
+    fputs("laya tokenize: out of memory\n", stderr);
+    return 2;
+  }
   int ntexts = 0;
   bool json_in = false, tokens = false, decode = false;
   long max_len = 0;
@@ -69,7 +74,8 @@ int cli_tokenize_main(int argc, char **argv) {
     } else if (!strcmp(a, "--max-len") && i + 1 < argc) {
       char *end;
       max_len = strtol(argv[++i], &end, 10);
-      if (*end || max_len < 0) return usage_error("--max-len needs a non-negative integer");
+      if (end == argv[i] || *end || max_len < 0 || max_len > INT_MAX)
+        return usage_error("--max-len needs a non-negative integer");
     } else if (a[0] == '-' && a[1]) {
       char msg[256];
       snprintf(msg, sizeof msg, "unknown or incomplete argument: %s", a);

@@ -79,6 +79,11 @@ def main():
     if rc != 2 or "surrogate" not in err:
         print("a lone surrogate must exit 2 naming it, got rc=%d %r" % (rc, err))
         failures += 1
+    for bad in ["", "-1", "7x", "3000000000"]:
+        rc, _, err = run(binary, ["--tokenizer", tok, "--max-len", bad], "hello\n")
+        if rc != 2 or "--max-len" not in err:
+            print("--max-len %r must be a usage error, got rc=%d" % (bad, rc))
+            failures += 1
     rc, _, err = run(binary, ["--tokenizer", tok + "/missing"], "")
     if rc != 2 or "missing" not in err:
         print("a missing tokenizer must exit 2 naming the path")
