@@ -2,7 +2,7 @@
 """Load test: laya-serve with and without cross-request batching, and Python laya-serve, on the
 same machine and checkpoint, in one run. Loopback only; every run is bounded in time.
 
-    bench/serve/run.py --serve build/src/serve/laya-serve --python-serve /opt/layaref/bin/laya-serve \
+    bench/serve/run.py --serve build/laya-serve --python-serve /opt/layaref/bin/laya-serve \
         --ckpt tests/fixtures/ckpt/modernbert-tiny [--duration 20] [--clients 1,8,32,128] \
         [--soak 100000] [--out bench/serve/results.md]
 

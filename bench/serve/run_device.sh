@@ -27,7 +27,7 @@ ninja -C build-dev-serve laya-serve > "$OUT/build.log" 2>&1 || { tail -40 "$OUT/
 python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .servewhl/*.whl && export PYTHONPATH=/tmp/site
 [ -f /tmp/laya_ck_large/model.safetensors ] || timeout 400 python3 bench/cuda/torch_bench.py make --model large --out /tmp/laya_ck_large 2>&1 | tail -3
 uptime
-python3 bench/serve/run.py --serve build-dev-serve/src/serve/laya-serve \
+python3 bench/serve/run.py --serve build-dev-serve/laya-serve \
   --python-serve "python3 -c 'from laya.serve import main; main()'" \
   --ckpt /tmp/laya_ck_large --device cuda --client loadgen --threads 16 \
   --duration "$D" --clients "$CLIENTS" --out "$OUT/results.md" 2>&1 | tee "$OUT/run.log"

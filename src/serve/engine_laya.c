@@ -30,7 +30,7 @@ static const char *eng_info(void *ctx, void *model) {
   return NULL;
 }
 const serve_engine serve_engine_laya = {NULL, "none", eng_open, eng_close, eng_predict, eng_predict,
-                                        NULL, eng_info, NULL};
+                                        NULL, eng_info, NULL, NULL};
 #else
 static void *eng_open(void *ctx, const char *path, const serve_config *cfg, laya_error *err) {
   (void)ctx;
@@ -73,6 +73,11 @@ static int eng_predict_long(void *ctx, void *model, const char *req, char **out,
 #else
 #define eng_predict_long NULL
 #endif
+static long eng_cpu_fallbacks(void *ctx, void *model) {
+  (void)ctx;
+  return laya_cpu_fallback_count(model);
+}
 const serve_engine serve_engine_laya = {NULL,      "laya",            eng_open,   eng_close, eng_predict,
-                                        eng_predict_batch, eng_decide, eng_info, eng_predict_long};
+                                        eng_predict_batch, eng_decide, eng_info, eng_predict_long,
+                                        eng_cpu_fallbacks};
 #endif

@@ -365,7 +365,9 @@ void serve_models_health(serve_models *m, strbuf *sb) {
     }
     sb_puts(&fallbacks, sep);
     json_dump_string(&fallbacks, c->name, strlen(c->name), false);
-    sb_puts(&fallbacks, ": {\"count\": 0, \"last_reason\": null}");
+    long fb = m->eng->cpu_fallbacks ? m->eng->cpu_fallbacks(m->eng->ctx, c->model) : 0;
+    sb_printf(&fallbacks, ": {\"count\": %ld, \"last_reason\": %s}", fb,
+              fb ? "\"device out of memory\"" : "null");
   }
   const char *pref = m->cfg->device ? m->cfg->device : "cpu";
   sb_printf(sb, "\"loaded\": [%s], \"revisions\": {%s}, \"device\": ", sb_cstr(&loaded), sb_cstr(&revisions));

@@ -135,6 +135,8 @@ struct serve_engine {
   /* laya_predict_long, or NULL when the library has none. */
   int (*predict_long)(void *ctx, void *model, const char *request_json, char **result_json,
                       laya_error *err);
+  /* Requests answered on the CPU after a device out-of-memory (laya_cpu_fallback_count), or NULL. */
+  long (*cpu_fallbacks)(void *ctx, void *model);
 };
 /* The real library (engine_laya.c). */
 extern const serve_engine serve_engine_laya;

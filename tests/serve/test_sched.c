@@ -65,7 +65,7 @@ static int fake_batch(void *ctx, void *m, const char *req, char **out, laya_erro
   atomic_fetch_add(&batch_calls, 1);
   return echo(req, true, out, err);
 }
-static const serve_engine fake = {NULL, "fake", fake_open, fake_close, fake_predict, fake_batch, NULL, NULL, NULL};
+static const serve_engine fake = {NULL, "fake", fake_open, fake_close, fake_predict, fake_batch, NULL, NULL, NULL, NULL};
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
