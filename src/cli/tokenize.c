@@ -55,6 +55,7 @@ int cli_tokenize_main(int argc, char **argv) {
     const char *a = argv[i];
     if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
       fputs(kUsage, stdout);
+      free(texts);
       return 0;
     } else if (!strcmp(a, "--tokenizer") && i + 1 < argc) {
       path = argv[++i];
@@ -74,8 +75,10 @@ int cli_tokenize_main(int argc, char **argv) {
     } else if (!strcmp(a, "--max-len") && i + 1 < argc) {
       char *end;
       max_len = strtol(argv[++i], &end, 10);
-      if (end == argv[i] || *end || max_len < 0 || max_len > INT_MAX)
+      if (end == argv[i] || *end || max_len < 0 || max_len > INT_MAX) {
+        free(texts);
         return usage_error("--max-len needs a non-negative integer");
+      }
     } else if (a[0] == '-' && a[1]) {
       char msg[256];
       snprintf(msg, sizeof msg, "unknown or incomplete argument: %s", a);
