@@ -28,6 +28,10 @@ typedef struct packed_batch {
   const int32_t *markers;      /* positions of the option [MASK] tokens, relative to the row */
 } packed_batch;
 
+/* Validate a packed batch (row bounds, question types, markers inside their rows, token ids below
+ * vocab); errors start with `who`. Sets *max_len to the longest row. */
+int packed_batch_check(const packed_batch *bt, int vocab, const char *who, int *max_len, laya_error *err);
+
 typedef enum backend_precision { PREC_FP32 = 0, PREC_BF16, PREC_FP16, PREC_INT8 } backend_precision;
 
 typedef struct backend_options {

@@ -829,29 +829,7 @@ static void head_layer(fwd *f, int j) {
 /* ---- forward ---------------------------------------------------------------------------------- */
 
 static int check_batch(const cpu_model *m, const packed_batch *bt, int *max_len, laya_error *err) {
-  if (bt->n_rows < 0 || bt->n_tokens < 0) return laya_err(err, LAYA_ERR_VALUE, NULL, "cpu backend: negative batch size");
-  if (bt->row_start[0] != 0 || bt->row_start[bt->n_rows] != bt->n_tokens)
-    return laya_err(err, LAYA_ERR_VALUE, NULL, "cpu backend: row_start must run from 0 to n_tokens (%d)", bt->n_tokens);
-  if (bt->marker_start[0] != 0) return laya_err(err, LAYA_ERR_VALUE, NULL, "cpu backend: marker_start[0] must be 0");
-  *max_len = 1;
-  for (int r = 0; r < bt->n_rows; r++) {
-    int len = bt->row_start[r + 1] - bt->row_start[r];
-    if (len <= 0) return laya_err(err, LAYA_ERR_VALUE, NULL, "cpu backend: row %d is empty", r);
-    if (len > *max_len) *max_len = len;
-    if (bt->qtype[r] < 0 || bt->qtype[r] > 2)
-      return laya_err(err, LAYA_ERR_VALUE, NULL, "cpu backend: row %d has question type %d (0, 1 or 2)", r, bt->qtype[r]);
-    int k = bt->marker_start[r + 1] - bt->marker_start[r];
-    if (k <= 0) return laya_err(err, LAYA_ERR_VALUE, NULL, "cpu backend: row %d has no option markers", r);
-    for (int s = bt->marker_start[r]; s < bt->marker_start[r + 1]; s++)
-      if (bt->markers[s] < 0 || bt->markers[s] >= len)
-        return laya_err(err, LAYA_ERR_VALUE, NULL, "cpu backend: row %d marker %d at position %d is outside the row (length %d)",
-                        r, s - bt->marker_start[r], bt->markers[s], len);
-  }
-  for (int t = 0; t < bt->n_tokens; t++)
-    if (bt->tokens[t] < 0 || bt->tokens[t] >= m->enc.vocab)
-      return laya_err(err, LAYA_ERR_VALUE, NULL, "cpu backend: token %d (id %d) is outside the vocabulary (%d)", t,
-                      bt->tokens[t], m->enc.vocab);
-  return 0;
+  return packed_batch_check(bt, m->enc.vocab, "cpu backend", max_len, err);
 }
 
 static int cpu_forward(backend *b, backend_worker *w, const packed_batch *bt, float *logits,
