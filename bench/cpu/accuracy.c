@@ -22,7 +22,7 @@
 #include "backend/backend.h"
 #include "ckpt_weights.h"
 #include "core/json.h"
-#include "model/fsutil.h"
+#include "core/fsutil.h"
 
 typedef struct rows {
   int n, cap;

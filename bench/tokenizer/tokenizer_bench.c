@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/fsutil.h"
 #include "core/json.h"
 #include "tokenizer/tokenizer.h"
 
@@ -27,23 +28,6 @@ static double cpu(void) {
   struct timespec ts;
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static char *slurp(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *b = malloc((size_t)n + 1);
-  if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
-    free(b);
-    b = NULL;
-  }
-  fclose(f);
-  if (b) b[n] = 0;
-  *len = (size_t)n;
-  return b;
 }
 
 int main(int argc, char **argv) {
@@ -87,7 +71,7 @@ int main(int argc, char **argv) {
     char file[4096];
     snprintf(file, sizeof file, "%s/tokenizer.json", path);
     size_t jl;
-    char *json = slurp(file, &jl);
+    char *json = fs_read_file(file, &jl, NULL);
     if (!json) {
       fprintf(stderr, "cannot read %s\n", file);
       return 2;

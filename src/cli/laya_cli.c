@@ -421,6 +421,29 @@ static json_value *make_state(arena *ar, const char *key, const char *text) {
   return st;
 }
 
+/* One answer object as JSON on stdout: indented for a single state, one line per state in
+ * --batch mode (indent -1), so the output stays JSON Lines. */
+static void print_json(const json_value *v, int indent, const char *fallback) {
+  strbuf sb;
+  sb_init(&sb);
+  if (v) cli_dump(&sb, v, indent);
+  printf("%s\n", sb.data ? sb.data : fallback);
+  sb_free(&sb);
+}
+
+/* The questions (from --questions, --preset or the decide flags) and a loaded engine: what every
+ * answering mode needs before its first state. */
+static int begin_answering(run_ctx *c, arena *ar, const json_value **qs, const char **key, cli_call *call,
+                           laya_error *err) {
+  if (resolve_questions(c->a, ar, qs, key, call, err)) return -1;
+  return ensure_engine(c, err);
+}
+
+static int refuse_model_dir_for_routing(void) {
+  return usage_error("argument --model: a directory is for answering modes; routing picks "
+                     "between named checkpoints%s%s", "", "");
+}
+
 static int run_one(run_ctx *c, const char *text) {
   args *a = c->a;
   arena ar;
@@ -434,7 +457,7 @@ static int run_one(run_ctx *c, const char *text) {
     const json_value *qs;
     const char *key;
     cli_call call;
-    if (resolve_questions(a, &ar, &qs, &key, &call, &err) || ensure_engine(c, &err)) {
+    if (begin_answering(c, &ar, &qs, &key, &call, &err)) {
       rc = fail(&err);
       goto out;
     }
@@ -451,11 +474,7 @@ static int run_one(run_ctx *c, const char *text) {
       goto out;
     }
     if (a->json) {
-      strbuf sb;
-      sb_init(&sb);
-      cli_dump(&sb, rv, 2);
-      printf("%s\n", sb.data);
-      sb_free(&sb);
+      print_json(rv, 2, result);
     } else if (call == CLI_DECIDE) {
       print_values(rv);
     } else {
@@ -468,8 +487,7 @@ static int run_one(run_ctx *c, const char *text) {
     sb_init(&dec);
     char chosen[64];
     if (ov.model_path) {
-      rc = usage_error("argument --model: a directory is for answering modes; routing picks "
-                       "between named checkpoints%s%s", "", "");
+      rc = refuse_model_dir_for_routing();
       sb_free(&dec);
       goto out;
     }
@@ -481,11 +499,7 @@ static int run_one(run_ctx *c, const char *text) {
     }
     json_value *dv = cli_parse(dec.data, dec.len, &ar, &err);
     if (a->json) {
-      strbuf sb;
-      sb_init(&sb);
-      cli_dump(&sb, dv, 2);
-      printf("%s\n", sb.data);
-      sb_free(&sb);
+      print_json(dv, 2, dec.data);
     } else {
       print_decision(dv);
     }
@@ -573,7 +587,7 @@ static int run_batch(run_ctx *c, char **lines, size_t n) {
     const json_value *qs;
     const char *key;
     cli_call call;
-    if (resolve_questions(a, &ar, &qs, &key, &call, &err) || ensure_engine(c, &err)) {
+    if (begin_answering(c, &ar, &qs, &key, &call, &err)) {
       rc = fail(&err);
       goto out;
     }
@@ -605,12 +619,7 @@ static int run_batch(run_ctx *c, char **lines, size_t n) {
     if (!rc && a->sort_by_length) sort_note(c, lines, n, key, qs, &ov);
     for (size_t i = 0; i < n && !rc; i++) {
       if (a->json) {
-        json_value *rv = cli_parse(results[i], strlen(results[i]), &ar, &err);
-        strbuf sb;
-        sb_init(&sb);
-        if (rv) cli_dump(&sb, rv, -1);
-        printf("%s\n", sb.data ? sb.data : results[i]);
-        sb_free(&sb);
+        print_json(cli_parse(results[i], strlen(results[i]), &ar, &err), -1, results[i]);
       } else {
         const char *line = lines[i];
         if (utf8_count(line) <= 72) printf("# %s\n", line);
@@ -627,8 +636,7 @@ static int run_batch(run_ctx *c, char **lines, size_t n) {
     free(results);
   } else {
     if (ov.model_path) {
-      rc = usage_error("argument --model: a directory is for answering modes; routing picks "
-                       "between named checkpoints%s%s", "", "");
+      rc = refuse_model_dir_for_routing();
       goto out;
     }
     json_value empty;

@@ -14,6 +14,7 @@
 
 #include "backend/cpu/cpu_model.h"
 #include "core/arena.h"
+#include "core/fsutil.h"
 #include "core/json.h"
 #include "core/sha256.h"
 #include "core/strbuf.h"
@@ -358,19 +359,6 @@ static int list_files(const char *root, const char *rel, strbuf *names, int *n, 
   return 0;
 }
 
-static char *slurp(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  strbuf sb;
-  sb_init(&sb);
-  char buf[65536];
-  size_t k;
-  while ((k = fread(buf, 1, sizeof buf, f)) > 0) sb_append(&sb, buf, k);
-  fclose(f);
-  *len = sb.len;
-  return sb_steal(&sb);
-}
-
 int artifact_write(const char *out_path, const char *ckpt_dir, const model_weights *w, const backend *b,
                    laya_error *err) {
   const cpu_model *m = backend_cpu_model(b);
@@ -416,9 +404,9 @@ int artifact_write(const char *out_path, const char *ckpt_dir, const model_weigh
     char full[4096];
     snprintf(full, sizeof full, "%s/%s", ckpt_dir, p);
     size_t len = 0;
-    char *data = slurp(full, &len);
+    char *data = fs_read_file(full, &len, err);
     if (!data) {
-      rc = laya_err(err, LAYA_ERR_IO, NULL, "%s: cannot read", full);
+      rc = err ? err->code : LAYA_ERR_IO;
       goto done;
     }
     char hex[65];

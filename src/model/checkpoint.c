@@ -10,7 +10,7 @@
 #include "core/json.h"
 #include "core/pystr.h"
 #include "core/sha256.h"
-#include "model/fsutil.h"
+#include "core/fsutil.h"
 
 /* ---- calibration ---- */
 

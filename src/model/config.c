@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "core/pystr.h"
-#include "model/fsutil.h"
+#include "core/fsutil.h"
 
 static const char *const qtype_names[3] = {"choice", "score", "noul"};
 

@@ -7,7 +7,7 @@
 #include "core/pystr.h"
 #include "core/sha256.h"
 #include "model/checkpoint.h"
-#include "model/fsutil.h"
+#include "core/fsutil.h"
 
 /* ---- SHA-256 digests ---- */
 

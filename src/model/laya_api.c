@@ -8,7 +8,7 @@
 #include "core/pystr.h"
 #include "model/engine.h"
 #include "model/artifact.h"
-#include "model/fsutil.h"
+#include "core/fsutil.h"
 #include "model/hub.h"
 
 void laya_options_init(laya_options *opt) {

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/fsutil.h"
 #include "core/json.h"
 #include "tokenizer/internal.h"
 
@@ -57,37 +58,6 @@ void tokenizer_release(tokenizer *t) {
 }
 
 /* ---- loading ---- */
-
-static char *read_file(const char *path, size_t *len, laya_error *err) {
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    laya_err(err, LAYA_ERR_IO, NULL, "%s: cannot open: %s", path, strerror(errno));
-    return NULL;
-  }
-  struct stat st;
-  if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-    fclose(f);
-    laya_err(err, LAYA_ERR_IO, NULL, "%s: not a regular file", path);
-    return NULL;
-  }
-  size_t n = (size_t)st.st_size;
-  char *buf = malloc(n + 1);
-  if (!buf) {
-    fclose(f);
-    laya_err(err, LAYA_ERR_NOMEM, NULL, "%s: out of memory reading %zu bytes", path, n);
-    return NULL;
-  }
-  size_t got = fread(buf, 1, n, f);
-  fclose(f);
-  if (got != n) {
-    free(buf);
-    laya_err(err, LAYA_ERR_IO, NULL, "%s: short read", path);
-    return NULL;
-  }
-  buf[n] = 0;
-  *len = n;
-  return buf;
-}
 
 /* A role in tokenizer_config.json is a string or an AddedToken-like {"content": ...}. */
 static int32_t role_id(const tokenizer *t, const json_value *cfg, const char *key, const char **content) {
@@ -140,7 +110,7 @@ static int load_config(tokenizer *t, const char *cfg_path, laya_error *err) {
   struct stat st;
   if (stat(cfg_path, &st) != 0) return 0; /* no config: no roles */
   size_t len;
-  char *text = read_file(cfg_path, &len, err);
+  char *text = fs_read_file(cfg_path, &len, err);
   if (!text) return -1;
   int rc = apply_config(t, text, len, cfg_path, err);
   free(text);
@@ -233,7 +203,7 @@ done:
 
 static int parse_file(tokenizer *t, const char *file, laya_error *err) {
   size_t len;
-  char *text = read_file(file, &len, err);
+  char *text = fs_read_file(file, &len, err);
   if (!text) return -1;
   int rc = parse_text(t, text, len, file, err);
   free(text);

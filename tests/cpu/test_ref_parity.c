@@ -20,7 +20,7 @@
 #include "backend/backend.h"
 #include "core/json.h"
 #include "ckpt_weights.h"
-#include "model/fsutil.h"
+#include "../parity_rows.h"
 
 /* |ours - torch| <= TOL * scale, scale = max(1, largest |value| of the row's logits, or of its act
  * logits): float rounding in a sum is relative to the size of its terms, which the row's largest
@@ -29,87 +29,7 @@
 static const double TOL = 1e-4;
 enum { ROWS_PER_BATCH = 8 };
 
-typedef struct row {
-  int n, k, qtype, n_act;
-  int32_t *ids, *markers;
-  double *logits, *act;
-} row;
-
-static int read_int_array(const json_value *v, int32_t **out, int *n) {
-  if (!v || v->type != JSON_ARRAY) return -1;
-  *n = (int)v->n;
-  *out = malloc(sizeof(int32_t) * (v->n ? v->n : 1));
-  for (uint32_t i = 0; i < v->n; i++) {
-    if (v->items[i].type != JSON_INT) return -1;
-    (*out)[i] = (int32_t)v->items[i].i;
-  }
-  return 0;
-}
-
-static int read_num_array(const json_value *v, double **out, int *n) {
-  if (!v || v->type != JSON_ARRAY) return -1;
-  *n = (int)v->n;
-  *out = malloc(sizeof(double) * (v->n ? v->n : 1));
-  for (uint32_t i = 0; i < v->n; i++) {
-    if (!json_is_number(&v->items[i])) return -1;
-    (*out)[i] = v->items[i].d;
-  }
-  return 0;
-}
-
-/* One {"ids", "markers", "qtype", "logits", "act_logits"} object into r; -1 if malformed. */
-static int read_row(const json_value *v, row *r) {
-  memset(r, 0, sizeof *r);
-  const json_value *qt = json_get(v, "qtype");
-  int nl = 0;
-  if (!qt || qt->type != JSON_INT || read_int_array(json_get(v, "ids"), &r->ids, &r->n) ||
-      read_int_array(json_get(v, "markers"), &r->markers, &r->k) ||
-      read_num_array(json_get(v, "logits"), &r->logits, &nl) ||
-      read_num_array(json_get(v, "act_logits"), &r->act, &r->n_act) || nl != r->k)
-    return -1;
-  r->qtype = (int)qt->i;
-  return 0;
-}
-
-/* A line is either one row object or a case {"id", "rows": [row objects]} (tools/ref/gen_parity.py). */
-static int load_rows(const char *path, row **rows_out, int *n_rows) {
-  laya_error err = {0};
-  size_t len;
-  char *text = fs_read_file(path, &len, &err);
-  if (!text) {
-    fprintf(stderr, "%s\n", err.message);
-    return -1;
-  }
-  arena a;
-  arena_init(&a, 1 << 16);
-  int cap = 64, n = 0;
-  row *rows = calloc((size_t)cap, sizeof *rows);
-  char *p = text, *end = text + len;
-  int line = 0, rc = 0;
-  while (p < end && !rc) {
-    char *nl = memchr(p, '\n', (size_t)(end - p));
-    size_t l = nl ? (size_t)(nl - p) : (size_t)(end - p);
-    line++;
-    if (l > 0) {
-      json_value *v = json_parse(p, l, &a, NULL, &err);
-      const json_value *list = v ? json_get(v, "rows") : NULL;
-      uint32_t count = list && list->type == JSON_ARRAY ? list->n : 1;
-      if (!v || (list && list->type != JSON_ARRAY)) rc = -1;
-      for (uint32_t i = 0; i < count && !rc; i++) {
-        if (n == cap) rows = realloc(rows, sizeof *rows * (size_t)(cap *= 2));
-        if (read_row(list ? &list->items[i] : v, &rows[n])) rc = -1;
-        else n++;
-      }
-      if (rc) fprintf(stderr, "%s:%d: not a parity row (%s)\n", path, line, v ? "missing or bad key" : err.message);
-    }
-    p += l + 1;
-  }
-  arena_free(&a);
-  free(text);
-  *rows_out = rows;
-  *n_rows = n;
-  return rc;
-}
+typedef parity_row row;
 
 int main(int argc, char **argv) {
   int stride = argc == 4 ? atoi(argv[3]) : 1;
@@ -137,7 +57,7 @@ int main(int argc, char **argv) {
 
   row *rows = NULL;
   int n_rows = 0;
-  CHECK(load_rows(argv[2], &rows, &n_rows) == 0);
+  CHECK(parity_rows_load(argv[2], &rows, &n_rows) == 0);
   int kept = 0;
   for (int i = 0; i < n_rows; i++) {
     if (i % stride == 0) {
@@ -146,7 +66,7 @@ int main(int argc, char **argv) {
       rows[i] = tmp;
     }
   }
-  for (int i = kept; i < n_rows; i++) free(rows[i].ids), free(rows[i].markers), free(rows[i].logits), free(rows[i].act);
+  for (int i = kept; i < n_rows; i++) parity_row_free(&rows[i]);
   n_rows = kept;
   CHECK(n_rows > 0);
 
@@ -216,8 +136,7 @@ int main(int argc, char **argv) {
          "diff %.3g (%.3g of the row's scale); argmax equal %d/%d\n",
          dir, n_rows, n_logits, max_abs_logit, max_rel_logit, max_abs_act, max_rel_act, argmax_same, n_rows);
 
-  for (int i = 0; i < n_rows; i++) free(rows[i].ids), free(rows[i].markers), free(rows[i].logits), free(rows[i].act);
-  free(rows);
+  parity_rows_free(rows, n_rows);
   be->worker_destroy(be, wk);
   be->destroy(be);
   ckpt_weights_close(&ck);

@@ -26,81 +26,34 @@
 #include "../cpu/ckpt_weights.h"
 #include "backend/backend.h"
 #include "core/json.h"
-#include "model/fsutil.h"
+#include "../parity_rows.h"
 
 enum { ROWS_PER_BATCH = 16 };
 
+/* A fixture row and the cpu-ref outputs for it. */
 typedef struct row {
-  int n, k, qtype;
-  int32_t *ids, *markers;
-  float *torch_logits, *torch_act; /* from the fixture */
-  float *ref_logits, *ref_act;     /* cpu-ref */
+  parity_row fx;                /* ids, markers, and Laya's torch fp32 logits from the fixture */
+  float *ref_logits, *ref_act;  /* cpu-ref */
 } row;
 
-static int ints(const json_value *v, int32_t **out, int *n) {
-  if (!v || v->type != JSON_ARRAY) return -1;
-  *n = (int)v->n;
-  *out = malloc(sizeof(int32_t) * (v->n ? v->n : 1));
-  for (uint32_t i = 0; i < v->n; i++) {
-    if (v->items[i].type != JSON_INT) return -1;
-    (*out)[i] = (int32_t)v->items[i].i;
-  }
-  return 0;
-}
-
-static int floats(const json_value *v, float **out, int *n) {
-  if (!v || v->type != JSON_ARRAY) return -1;
-  *n = (int)v->n;
-  *out = malloc(sizeof(float) * (v->n ? v->n : 1));
-  for (uint32_t i = 0; i < v->n; i++) {
-    if (!json_is_number(&v->items[i])) return -1;
-    (*out)[i] = (float)v->items[i].d;
-  }
-  return 0;
-}
-
 static int load_rows(const char *path, row **out, int *n_out, int n_act) {
-  laya_error err = {0};
-  size_t len;
-  char *text = fs_read_file(path, &len, &err);
-  if (!text) {
-    fprintf(stderr, "%s\n", err.message);
-    return -1;
-  }
-  arena a;
-  arena_init(&a, 1 << 16);
-  int cap = 256, n = 0, rc = 0;
-  row *rows = calloc((size_t)cap, sizeof *rows);
-  for (char *p = text, *end = text + len; p < end && !rc;) {
-    char *nl = memchr(p, '\n', (size_t)(end - p));
-    size_t l = nl ? (size_t)(nl - p) : (size_t)(end - p);
-    if (l > 0) {
-      json_value *v = json_parse(p, l, &a, NULL, &err);
-      const json_value *list = v ? json_get(v, "rows") : NULL;
-      uint32_t count = list && list->type == JSON_ARRAY ? list->n : 1;
-      for (uint32_t i = 0; v && i < count && !rc; i++) {
-        const json_value *o = list ? &list->items[i] : v;
-        const json_value *qt = json_get(o, "qtype");
-        row *r = &rows[n];
-        int nl2 = 0, na = 0;
-        memset(r, 0, sizeof *r);
-        if (!qt || qt->type != JSON_INT || ints(json_get(o, "ids"), &r->ids, &r->n) ||
-            ints(json_get(o, "markers"), &r->markers, &r->k) || floats(json_get(o, "logits"), &r->torch_logits, &nl2) ||
-            floats(json_get(o, "act_logits"), &r->torch_act, &na) || nl2 != r->k || na != n_act) {
-          rc = -1;
-          break;
-        }
-        r->qtype = (int)qt->i;
-        if (++n == cap) rows = realloc(rows, sizeof *rows * (size_t)(cap *= 2));
-      }
-      if (!v) rc = -1;
+  parity_row *fx = NULL;
+  int n = 0;
+  *out = NULL, *n_out = 0;
+  if (parity_rows_load(path, &fx, &n)) return -1;
+  row *rows = calloc((size_t)(n ? n : 1), sizeof *rows);
+  int rc = rows ? 0 : -1;
+  for (int i = 0; i < n; i++) {
+    if (fx[i].n_act != n_act) {
+      fprintf(stderr, "%s: row %d has %d act logits, the checkpoint %d\n", path, i, fx[i].n_act, n_act);
+      rc = -1;
     }
-    p += l + 1;
+    if (rows) rows[i].fx = fx[i];
+    else parity_row_free(&fx[i]);
   }
-  arena_free(&a);
-  free(text);
+  free(fx);
   *out = rows;
-  *n_out = n;
+  *n_out = rows ? n : 0;
   return rc;
 }
 
@@ -116,17 +69,17 @@ static int run_all(backend *be, row *rows, int n, int n_act, float *logits_out, 
   int mo = 0;
   for (int b0 = 0; b0 < n; b0 += ROWS_PER_BATCH) {
     int nb = n - b0 < ROWS_PER_BATCH ? n - b0 : ROWS_PER_BATCH, T = 0, M = 0;
-    for (int i = 0; i < nb; i++) T += rows[b0 + i].n, M += rows[b0 + i].k;
+    for (int i = 0; i < nb; i++) T += rows[b0 + i].fx.n, M += rows[b0 + i].fx.k;
     int32_t *tok = malloc(sizeof(int32_t) * (size_t)T), rs[ROWS_PER_BATCH + 1], qt[ROWS_PER_BATCH],
             ms[ROWS_PER_BATCH + 1], *mk = malloc(sizeof(int32_t) * (size_t)M);
     float *lg = malloc(sizeof(float) * (size_t)M), *ac = malloc(sizeof(float) * (size_t)nb * n_act);
     int t = 0, m = 0;
     for (int i = 0; i < nb; i++) {
       const row *r = &rows[b0 + i];
-      rs[i] = t, ms[i] = m, qt[i] = r->qtype;
-      memcpy(tok + t, r->ids, sizeof(int32_t) * (size_t)r->n);
-      memcpy(mk + m, r->markers, sizeof(int32_t) * (size_t)r->k);
-      t += r->n, m += r->k;
+      rs[i] = t, ms[i] = m, qt[i] = r->fx.qtype;
+      memcpy(tok + t, r->fx.ids, sizeof(int32_t) * (size_t)r->fx.n);
+      memcpy(mk + m, r->fx.markers, sizeof(int32_t) * (size_t)r->fx.k);
+      t += r->fx.n, m += r->fx.k;
     }
     rs[nb] = t, ms[nb] = m;
     packed_batch pb = {nb, T, tok, rs, qt, ms, mk};
@@ -135,9 +88,9 @@ static int run_all(backend *be, row *rows, int n, int n_act, float *logits_out, 
     for (int i = 0; i < nb && !rc; i++) {
       row *r = &rows[b0 + i];
       if (to_ref) {
-        r->ref_logits = malloc(sizeof(float) * (size_t)r->k);
+        r->ref_logits = malloc(sizeof(float) * (size_t)r->fx.k);
         r->ref_act = malloc(sizeof(float) * (size_t)n_act);
-        memcpy(r->ref_logits, lg + ms[i], sizeof(float) * (size_t)r->k);
+        memcpy(r->ref_logits, lg + ms[i], sizeof(float) * (size_t)r->fx.k);
         memcpy(r->ref_act, ac + i * n_act, sizeof(float) * (size_t)n_act);
       }
     }
@@ -207,8 +160,8 @@ int main(int argc, char **argv) {
   int n = 0;
   CHECK(load_rows(argv[2], &rows, &n, n_act) == 0 && n > 0);
   for (int i = 0; i < n; i++)
-    if (rows[i].k > 128) {
-      fprintf(stderr, "row %d has %d options\n", i, rows[i].k);
+    if (rows[i].fx.k > 128) {
+      fprintf(stderr, "row %d has %d options\n", i, rows[i].fx.k);
       return 1;
     }
   backend_options ro = {PREC_FP32, 0, 0};
@@ -216,7 +169,7 @@ int main(int argc, char **argv) {
   CHECK(ref != NULL);
   if (!ref || run_all(ref, rows, n, n_act, NULL, NULL, 1)) return 1;
   int total_m = 0;
-  for (int i = 0; i < n; i++) total_m += rows[i].k;
+  for (int i = 0; i < n; i++) total_m += rows[i].fx.k;
   float *lg = malloc(sizeof(float) * (size_t)total_m), *ac = malloc(sizeof(float) * (size_t)n * n_act);
   for (int prec = PREC_BF16; prec <= PREC_FP16; prec++) {
     backend_options o = {(backend_precision)prec, 0, 0};
@@ -228,11 +181,11 @@ int main(int argc, char **argv) {
     }
     CHECK(run_all(be, rows, n, n_act, lg, ac, 0) == 0);
     stats vs_ref = {0}, vs_torch = {0}, ref_torch = {0};
-    for (int i = 0, m = 0; i < n; m += rows[i].k, i++) {
+    for (int i = 0, m = 0; i < n; m += rows[i].fx.k, i++) {
       const row *r = &rows[i];
-      cmp(&vs_ref, r->ref_logits, r->ref_act, lg + m, ac + i * n_act, r->k, n_act);
-      cmp(&vs_torch, r->torch_logits, r->torch_act, lg + m, ac + i * n_act, r->k, n_act);
-      if (prec == PREC_BF16) cmp(&ref_torch, r->torch_logits, r->torch_act, r->ref_logits, r->ref_act, r->k, n_act);
+      cmp(&vs_ref, r->ref_logits, r->ref_act, lg + m, ac + i * n_act, r->fx.k, n_act);
+      cmp(&vs_torch, r->fx.logits, r->fx.act, lg + m, ac + i * n_act, r->fx.k, n_act);
+      if (prec == PREC_BF16) cmp(&ref_torch, r->fx.logits, r->fx.act, r->ref_logits, r->ref_act, r->fx.k, n_act);
     }
     const char *pn = prec == PREC_BF16 ? "bf16" : "fp16";
     const double target = prec == PREC_BF16 ? 0.02 : 0.005;  /* the targets */

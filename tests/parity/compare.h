@@ -8,27 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/fsutil.h"
 #include "core/json.h"
 #include "core/strbuf.h"
 
 #define ALLOWANCE 1e-4
-
-static char *read_all(const char *path, size_t *n) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long sz = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *b = malloc((size_t)sz + 1);
-  if (b && fread(b, 1, (size_t)sz, f) != (size_t)sz) {
-    free(b);
-    b = NULL;
-  }
-  fclose(f);
-  if (b) b[sz] = 0;
-  if (n) *n = (size_t)sz;
-  return b;
-}
 
 /* ---- structural comparison ---- */
 

@@ -123,7 +123,7 @@ int main(int argc, char **argv) {
   ckpt_dir = dir;
   snprintf(path, sizeof path, "%s/parity/%s/cases.jsonl", argv[1], argv[2]);
   size_t len;
-  char *text = read_all(path, &len);
+  char *text = fs_read_file(path, &len, NULL);
   if (!text) {
     fprintf(stderr, "%s: cannot read the fixture cases\n", path);
     return 1;

@@ -76,7 +76,7 @@ int main(int argc, char **argv) {
   snprintf(path, sizeof path, "%s/parity/%s/cases.jsonl", argv[1], argv[2]);
   snprintf(rpath, sizeof rpath, "%s/parity/%s/rows.jsonl", argv[1], argv[2]);
   size_t len, rlen;
-  char *text = read_all(path, &len), *rtext = read_all(rpath, &rlen);
+  char *text = fs_read_file(path, &len, NULL), *rtext = fs_read_file(rpath, &rlen, NULL);
   if (!text || !rtext) {
     fprintf(stderr, "cannot read %s or %s\n", path, rpath);
     return 1;

@@ -6,33 +6,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/fsutil.h"
 #include "core/json.h"
 #include "router/router.h"
-
-static char *read_file(const char *path, size_t *n) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long len = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *buf = malloc((size_t)len + 1);
-  if (!buf || fread(buf, 1, (size_t)len, f) != (size_t)len) {
-    fclose(f);
-    free(buf);
-    return NULL;
-  }
-  fclose(f);
-  buf[len] = 0;
-  *n = (size_t)len;
-  return buf;
-}
 
 int main(int argc, char **argv) {
   const char *path = argc > 1 ? argv[1] : "tests/fixtures/router/corpus.jsonl";
   /* --explain: the fixture holds route(..., explain=True) decisions, diagnostics included */
   bool explain = argc > 2 && !strcmp(argv[2], "--explain");
   size_t n;
-  char *text = read_file(path, &n);
+  char *text = fs_read_file(path, &n, NULL);
   if (!text) {
     fprintf(stderr, "cannot read %s\n", path);
     return 1;

@@ -7,25 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/fsutil.h"
+
 #include "check.h"
 #include "serve/serve.h"
 
 #ifndef SERVE_FIXTURES
 #define SERVE_FIXTURES "."
 #endif
-
-static char *slurp(const char *path, size_t *n) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long len = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *buf = malloc((size_t)len + 1);
-  *n = fread(buf, 1, (size_t)len, f);
-  buf[*n] = 0;
-  fclose(f);
-  return buf;
-}
 
 static int validate(const char *body, serve_route_kind kind, serve_config *cfg, strbuf *detail) {
   arena a;
@@ -43,7 +32,7 @@ static int validate(const char *body, serve_route_kind kind, serve_config *cfg, 
 
 int main(void) {
   size_t n;
-  char *text = slurp(SERVE_FIXTURES "/python_units.json", &n);
+  char *text = fs_read_file(SERVE_FIXTURES "/python_units.json", &n, NULL);
   CHECK(text != NULL);
   if (!text) return check_summary("serve/validate");
   arena a;

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/fsutil.h"
 #include "core/json.h"
 #include "tokenizer/tokenizer.h"
 
@@ -40,27 +41,10 @@ typedef struct job {
   int *printed;
 } job;
 
-static char *slurp(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *b = malloc((size_t)n + 1);
-  if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
-    free(b);
-    b = NULL;
-  }
-  fclose(f);
-  if (b) b[n] = 0;
-  *len = (size_t)n;
-  return b;
-}
-
 /* Parse a JSONL file into one JSON array value (lines joined with commas). */
 static json_value *read_jsonl(const char *path, arena *a) {
   size_t len;
-  char *text = slurp(path, &len);
+  char *text = fs_read_file(path, &len, NULL);
   if (!text) {
     fprintf(stderr, "cannot read %s\n", path);
     return NULL;

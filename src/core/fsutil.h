@@ -1,6 +1,6 @@
-/* fsutil.h: small file helpers for the loader. */
-#ifndef LAYA_MODEL_FSUTIL_H
-#define LAYA_MODEL_FSUTIL_H
+/* fsutil.h: small file helpers (whole-file reads, paths). */
+#ifndef LAYA_CORE_FSUTIL_H
+#define LAYA_CORE_FSUTIL_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,4 +1,4 @@
-#include "model/fsutil.h"
+#include "core/fsutil.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -12,6 +12,13 @@ char *fs_read_file(const char *path, size_t *len, laya_error *err) {
     int e = errno;
     laya_err(err, LAYA_ERR_IO, e == ENOENT ? "FileNotFoundError" : "OSError", "%s: cannot open: %s",
              path, strerror(e));
+    return NULL;
+  }
+  /* a directory opens fine on Linux and only fails at read: name the real problem */
+  struct stat st;
+  if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+    fclose(f);
+    laya_err(err, LAYA_ERR_IO, "IsADirectoryError", "%s: is a directory, not a file", path);
     return NULL;
   }
   size_t cap = 1 << 14, n = 0;
