@@ -65,34 +65,6 @@ static bool hex4(const char *p, uint32_t *out) {
   return true;
 }
 
-/* Length of the valid UTF-8 sequence at p (1..4), or 0 if invalid. */
-static int utf8_len(const unsigned char *p, const unsigned char *end) {
-  unsigned c = p[0];
-  if (c < 0x80) return 1;
-  int n;
-  uint32_t cp;
-  if (c >= 0xC2 && c <= 0xDF) {
-    n = 2;
-    cp = c & 0x1F;
-  } else if (c >= 0xE0 && c <= 0xEF) {
-    n = 3;
-    cp = c & 0x0F;
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    n = 4;
-    cp = c & 0x07;
-  } else {
-    return 0;
-  }
-  if (end - p < n) return 0;
-  for (int k = 1; k < n; k++) {
-    if ((p[k] & 0xC0) != 0x80) return 0;
-    cp = (cp << 6) | (p[k] & 0x3F);
-  }
-  if ((n == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) || (n == 4 && (cp < 0x10000 || cp > 0x10FFFF)))
-    return 0;
-  return n;
-}
-
 /* Parse a string starting after the opening quote. */
 static bool parse_string(parser *ps, const char **out, uint32_t *out_len, bool *surrogate) {
   const char *q = ps->p;
@@ -126,7 +98,7 @@ static bool parse_string(parser *ps, const char **out, uint32_t *out_len, bool *
   *surrogate = false;
   if (simple) {
     while (p < q) {
-      int l = utf8_len((const unsigned char *)p, (const unsigned char *)q);
+      int l = utf8_seq_len((const unsigned char *)p, (size_t)(q - p));
       if (!l) {
         fail(ps, p, "invalid UTF-8 byte in a string");
         return false;
@@ -138,7 +110,7 @@ static bool parse_string(parser *ps, const char **out, uint32_t *out_len, bool *
   } else {
     while (p < q) {
       if (*p != '\\') {
-        int l = utf8_len((const unsigned char *)p, (const unsigned char *)q);
+        int l = utf8_seq_len((const unsigned char *)p, (size_t)(q - p));
         if (!l) {
           fail(ps, p, "invalid UTF-8 byte in a string");
           return false;
