@@ -20,6 +20,7 @@
 
 #include "cli/calibrate_fit.h"
 #include "cli/cli.h"
+#include "cli/cli_args.h"
 #include "cli/cli_util.h"
 #include "core/error.h"
 #include "core/json.h"
@@ -161,26 +162,27 @@ static void put_buckets(strbuf *sb, const cal_result *r) {
 int cli_calibrate_main(int argc, char **argv) {
   const char *model = NULL, *data = NULL, *out = NULL;
   bool write_config = false, as_json = false;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-      printf("usage: laya calibrate --model DIR --data FILE [--out FILE] [--write-config] [--json]\n\n"
-             "Fit temperatures (per question type, and per option-count bucket with >= %d\n"
-             "records) on labelled JSONL: {\"state\", \"questions\", \"expected\": {qid: label|bool|level}}\n"
-             "or {..., \"gold\": {qid: {\"probabilities\": {...}}}}. --out writes Laya's calibration\n"
-             "payload; --write-config stores the temperatures in DIR/rl_agent_config.json.\n",
-             CAL_MIN_BUCKET_N);
-      return 0;
-    }
-    bool takes = !strcmp(a, "--model") || !strcmp(a, "--data") || !strcmp(a, "--out");
-    if (takes && i + 1 >= argc) return fail2("argument %s: expected one argument", a);
-    if (!strcmp(a, "--model")) model = argv[++i];
-    else if (!strcmp(a, "--data")) data = argv[++i];
-    else if (!strcmp(a, "--out")) out = argv[++i];
-    else if (!strcmp(a, "--write-config")) write_config = true;
-    else if (!strcmp(a, "--json")) as_json = true;
-    else return fail2("unrecognized arguments: %s", a);
+  bool help = false;
+  const arg_spec opts[] = {{"-h", ARG_FLAG, &help, NULL},          {"--help", ARG_FLAG, &help, NULL},
+                           {"--model", ARG_STR, &model, NULL},      {"--data", ARG_STR, &data, NULL},
+                           {"--out", ARG_STR, &out, NULL},          {"--write-config", ARG_FLAG, &write_config, NULL},
+                           {"--json", ARG_FLAG, &as_json, NULL}};
+  arg_result r;
+  int bad = cli_args_parse(argc, argv, 1, opts, sizeof opts / sizeof opts[0], &r);
+  char msg[600] = "";
+  if (bad) snprintf(msg, sizeof msg, "%s", r.error);
+  else if (r.n_positional) snprintf(msg, sizeof msg, "unrecognized arguments: %s", r.positional[0]);
+  cli_args_free(opts, sizeof opts / sizeof opts[0], &r);
+  if (help) {
+    printf("usage: laya calibrate --model DIR --data FILE [--out FILE] [--write-config] [--json]\n\n"
+           "Fit temperatures (per question type, and per option-count bucket with >= %d\n"
+           "records) on labelled JSONL: {\"state\", \"questions\", \"expected\": {qid: label|bool|level}}\n"
+           "or {..., \"gold\": {qid: {\"probabilities\": {...}}}}. --out writes Laya's calibration\n"
+           "payload; --write-config stores the temperatures in DIR/rl_agent_config.json.\n",
+           CAL_MIN_BUCKET_N);
+    return 0;
   }
+  if (msg[0]) return fail2("%s", msg);
   if (!model) return fail2("the following arguments are required: %s", "--model");
   if (!data) return fail2("the following arguments are required: %s", "--data");
   size_t len;

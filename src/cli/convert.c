@@ -15,6 +15,7 @@
 
 #include "backend/backend.h"
 #include "cli/cli.h"
+#include "cli/cli_args.h"
 #include "laya.h"
 #include "model/artifact.h"
 
@@ -32,32 +33,29 @@ static int usage_error(const char *msg) {
 int cli_convert_main(int argc, char **argv) {
   const char *in = NULL, *out = NULL, *prec = NULL;
   int threads = 0;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-      fputs(kUsage, stdout);
-      return 0;
-    } else if (!strcmp(a, "--precision") && i + 1 < argc) {
-      prec = argv[++i];
-    } else if (!strncmp(a, "--precision=", 12)) {
-      prec = a + 12;
-    } else if (!strcmp(a, "--threads") && i + 1 < argc) {
-      threads = atoi(argv[++i]);
-    } else if (a[0] == '-' && a[1]) {
-      char msg[256];
-      snprintf(msg, sizeof msg, "unknown option %s", a);
-      return usage_error(msg);
-    } else if (!in) {
-      in = a;
-    } else if (!out) {
-      out = a;
-    } else {
-      return usage_error("too many arguments");
-    }
+  bool help = false;
+  long long threads_arg = 0;
+  static const char *const precisions[] = {"fp32", "bf16", "int8", NULL};
+  const arg_spec opts[] = {{"-h", ARG_FLAG, &help, NULL},
+                           {"--help", ARG_FLAG, &help, NULL},
+                           {"--precision", ARG_CHOICE, &prec, precisions},
+                           {"--threads", ARG_INT, &threads_arg, NULL}};
+  arg_result r;
+  int bad = cli_args_parse(argc, argv, 1, opts, sizeof opts / sizeof opts[0], &r);
+  char msg[600] = "";
+  if (bad) snprintf(msg, sizeof msg, "%s", r.error);
+  else if (r.n_positional > 2) snprintf(msg, sizeof msg, "unrecognized arguments: %s", r.positional[2]);
+  else if (threads_arg < 0 || threads_arg > 4096) snprintf(msg, sizeof msg, "argument --threads: out of range: %lld", threads_arg);
+  if (r.n_positional > 0) in = r.positional[0];
+  if (r.n_positional > 1) out = r.positional[1];
+  cli_args_free(opts, sizeof opts / sizeof opts[0], &r);
+  if (help) {
+    fputs(kUsage, stdout);
+    return 0;
   }
+  if (msg[0]) return usage_error(msg);
+  threads = (int)threads_arg;
   if (!in || !out) return usage_error("CKPT and OUT are required");
-  if (prec && strcmp(prec, "fp32") && strcmp(prec, "bf16") && strcmp(prec, "int8"))
-    return usage_error("--precision must be fp32, bf16 or int8");
   laya_options o;
   laya_options_init(&o);
   o.precision = prec;

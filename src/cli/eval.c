@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "cli/cli.h"
+#include "cli/cli_args.h"
 #include "cli/cli_util.h"
 #include "cli/predict.h"
 #include "core/error.h"
@@ -434,66 +435,48 @@ static int cmd_run(int argc, char **argv) {
   int nmin = 0, nmax = 0;
   const char *slices[4];
   int nslices = 0;
-  for (int i = 0; i < argc; i++) {
-    const char *a = argv[i];
-    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-    bool takes = a[0] == '-' && strcmp(a, "--sort-by-length");
-    if (takes && !v) {
-      fprintf(stderr, "laya eval: error: argument %s: expected one argument\n", a);
-      return 2;
-    }
-    if (!strcmp(a, "--model")) model = argv[++i];
-    else if (!strcmp(a, "--device")) device = argv[++i];
-    else if (!strcmp(a, "--json")) json_out = argv[++i];
-    else if (!strcmp(a, "--on-error")) {
-      on_error = argv[++i];
-      if (strcmp(on_error, "fail") && strcmp(on_error, "skip")) {
-        fprintf(stderr, "laya eval: error: argument --on-error: invalid choice: '%s' (choose from 'fail', 'skip')\n", on_error);
-        return 2;
-      }
-    } else if (!strcmp(a, "--batch-size")) {
-      if (!cli_parse_int(argv[++i], &batch_size)) {
-        fprintf(stderr, "laya eval: error: argument --batch-size: invalid int value: '%s'\n", argv[i]);
-        return 2;
-      }
-    } else if (!strcmp(a, "--sort-by-length")) sort_by_length = true;
-    else if (!strcmp(a, "--min-accuracy") || !strcmp(a, "--max-ece") || !strcmp(a, "--min-confidence")) {
-      double d;
-      if (!py_float_from_str(v, strlen(v), &d)) {
-        fprintf(stderr, "laya eval: error: argument %s: invalid float value: '%s'\n", a, v);
-        return 2;
-      }
-      if (!strcmp(a, "--min-accuracy")) min_acc = d;
-      else if (!strcmp(a, "--max-ece")) max_ece = d;
-      else {
-        if (!(d >= 0 && d <= 1)) return eval_error("min_confidence must be a float in [0.0, 1.0], got %s%s%s", v, "", "");
-        min_conf = d;
-      }
-      i++;
-    } else if (!strcmp(a, "--min") || !strcmp(a, "--max")) {
-      bool is_min = !strcmp(a, "--min");
-      if ((is_min ? nmin : nmax) >= 8 ||
-          parse_pair(v, is_min ? mins[nmin] : maxs[nmax], 40, is_min ? &minv[nmin] : &maxv[nmax]))
-        return eval_error("%s expects METRIC=VALUE, got '%s'%s", a, v, "");
-      if (is_min) nmin++;
-      else nmax++;
-      i++;
-    } else if (!strcmp(a, "--slice")) {
-      const char *s = argv[++i];
-      if (strcmp(s, "language") && strcmp(s, "model") && strcmp(s, "qid") && strcmp(s, "tag")) {
-        fprintf(stderr, "laya eval: error: argument --slice: invalid choice: '%s' (choose from 'language', 'model', 'qid', 'tag')\n", s);
-        return 2;
-      }
-      if (nslices < 4) slices[nslices++] = s;
-    } else if (a[0] == '-') {
-      fprintf(stderr, "laya eval: error: unrecognized arguments: %s\n", a);
-      return 2;
-    } else if (!dataset) dataset = a;
-    else {
-      fprintf(stderr, "laya eval: error: unrecognized arguments: %s\n", a);
-      return 2;
-    }
+  static const char *const on_error_choices[] = {"fail", "skip", NULL};
+  static const char *const slice_choices[] = {"language", "model", "qid", "tag", NULL};
+  const char *min_acc_s = NULL, *max_ece_s = NULL, *min_conf_s = NULL;
+  arg_list min_l = {0}, max_l = {0}, slice_l = {0};
+  const arg_spec opts[] = {
+      {"--model", ARG_STR, &model, NULL},           {"--device", ARG_STR, &device, NULL},
+      {"--json", ARG_STR, &json_out, NULL},         {"--on-error", ARG_CHOICE, &on_error, on_error_choices},
+      {"--batch-size", ARG_INT, &batch_size, NULL}, {"--sort-by-length", ARG_FLAG, &sort_by_length, NULL},
+      {"--min-accuracy", ARG_STR, &min_acc_s, NULL}, {"--max-ece", ARG_STR, &max_ece_s, NULL},
+      {"--min-confidence", ARG_STR, &min_conf_s, NULL}, {"--min", ARG_LIST, &min_l, NULL},
+      {"--max", ARG_LIST, &max_l, NULL},            {"--slice", ARG_LIST, &slice_l, slice_choices}};
+  const size_t n_opts = sizeof opts / sizeof opts[0];
+  arg_result ar_;
+  int perr = cli_args_parse(argc, argv, 0, opts, n_opts, &ar_);
+  char msg[600] = "";
+  if (perr) snprintf(msg, sizeof msg, "%s", ar_.error);
+  else if (ar_.n_positional > 1) snprintf(msg, sizeof msg, "unrecognized arguments: %s", ar_.positional[1]);
+  dataset = !perr && ar_.n_positional ? ar_.positional[0] : NULL;
+  const char *fl_name[3] = {"--min-accuracy", "--max-ece", "--min-confidence"};
+  const char *fl_val[3] = {min_acc_s, max_ece_s, min_conf_s};
+  double fl[3] = {NAN, NAN, -1};
+  for (int k = 0; k < 3 && !msg[0]; k++)
+    if (fl_val[k] && !py_float_from_str(fl_val[k], strlen(fl_val[k]), &fl[k]))
+      snprintf(msg, sizeof msg, "argument %s: invalid float value: '%s'", fl_name[k], fl_val[k]);
+  min_acc = fl[0], max_ece = fl[1], min_conf = fl[2];
+  const char *bad_pair = NULL, *bad_pair_opt = NULL;
+  for (int k = 0; k < min_l.n && !bad_pair; k++)
+    if (nmin >= 8 || parse_pair(min_l.items[k], mins[nmin], 40, &minv[nmin])) bad_pair = min_l.items[k], bad_pair_opt = "--min";
+    else nmin++;
+  for (int k = 0; k < max_l.n && !bad_pair; k++)
+    if (nmax >= 8 || parse_pair(max_l.items[k], maxs[nmax], 40, &maxv[nmax])) bad_pair = max_l.items[k], bad_pair_opt = "--max";
+    else nmax++;
+  for (int k = 0; k < slice_l.n; k++)
+    if (nslices < 4) slices[nslices++] = slice_l.items[k];
+  cli_args_free(opts, n_opts, &ar_);
+  if (msg[0]) {
+    fprintf(stderr, "laya eval: error: %s\n", msg);
+    return 2;
   }
+  if (min_conf_s && !(min_conf >= 0 && min_conf <= 1))
+    return eval_error("min_confidence must be a float in [0.0, 1.0], got %s%s%s", min_conf_s, "", "");
+  if (bad_pair) return eval_error("%s expects METRIC=VALUE, got '%s'%s", bad_pair_opt, bad_pair, "");
   if (!dataset) return usage();
   arena ar;
   arena_init(&ar, 1 << 16);

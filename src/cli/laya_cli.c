@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/cli_args.h"
 #include "cli/cli_util.h"
 #include "cli/predict.h"
 #include "cli/presets.h"
@@ -133,89 +134,43 @@ static int fail(const laya_error *err) {
 
 /* ---------------------------------------------------------------- argument parsing */
 
-typedef enum { OPT_FLAG, OPT_STR, OPT_INT, OPT_FLOAT } opt_kind;
-
-typedef struct opt {
-  const char *name;
-  opt_kind kind;
-  void *dest;
-} opt;
-
 static int parse_args(int argc, char **argv, args *a) {
   memset(a, 0, sizeof *a);
   a->max_len = a->head_max_len = a->batch_size = a->window = a->stride = -1;
   a->max_loaded = 2;
   a->min_confidence = -1;
-  a->text = calloc((size_t)argc + 1, sizeof(char *));
-  const opt opts[] = {
-      {"--predict", OPT_FLAG, &a->predict},        {"--json", OPT_FLAG, &a->json},
-      {"--explain", OPT_FLAG, &a->explain},
-      {"--sort-by-length", OPT_FLAG, &a->sort_by_length},
-      {"--long", OPT_FLAG, &a->long_doc},          {"--help", OPT_FLAG, &a->help},
-      {"-h", OPT_FLAG, &a->help},                  {"--version", OPT_FLAG, &a->version},
-      {"--model", OPT_STR, &a->model},             {"--lang", OPT_STR, &a->lang},
-      {"--lang-guess", OPT_STR, &a->lang_guess},   {"--task", OPT_STR, &a->task},
-      {"--preset", OPT_STR, &a->preset},           {"--questions", OPT_STR, &a->questions},
-      {"--device", OPT_STR, &a->device},           {"--batch", OPT_STR, &a->batch},
-      {"--schema", OPT_STR, &a->schema},           {"--max-len", OPT_INT, &a->max_len},
-      {"--head-max-len", OPT_INT, &a->head_max_len}, {"--batch-size", OPT_INT, &a->batch_size},
-      {"--window", OPT_INT, &a->window},           {"--stride", OPT_INT, &a->stride},
-      {"--max-loaded", OPT_INT, &a->max_loaded},
-      {"--min-confidence", OPT_FLOAT, &a->min_confidence}};
-  bool only_positional = false;
-  for (int i = 1; i < argc; i++) {
-    char *arg = argv[i];
-    if (only_positional || arg[0] != '-' || !strcmp(arg, "-")) {
-      a->text[a->ntext++] = arg;
-      continue;
+  const char *min_conf = NULL;
+  const arg_spec opts[] = {
+      {"--predict", ARG_FLAG, &a->predict, NULL},        {"--json", ARG_FLAG, &a->json, NULL},
+      {"--explain", ARG_FLAG, &a->explain, NULL},
+      {"--sort-by-length", ARG_FLAG, &a->sort_by_length, NULL},
+      {"--long", ARG_FLAG, &a->long_doc, NULL},          {"--help", ARG_FLAG, &a->help, NULL},
+      {"-h", ARG_FLAG, &a->help, NULL},                  {"--version", ARG_FLAG, &a->version, NULL},
+      {"--model", ARG_STR, &a->model, NULL},             {"--lang", ARG_STR, &a->lang, NULL},
+      {"--lang-guess", ARG_STR, &a->lang_guess, NULL},   {"--task", ARG_STR, &a->task, NULL},
+      {"--preset", ARG_STR, &a->preset, NULL},           {"--questions", ARG_STR, &a->questions, NULL},
+      {"--device", ARG_STR, &a->device, NULL},           {"--batch", ARG_STR, &a->batch, NULL},
+      {"--schema", ARG_STR, &a->schema, NULL},           {"--max-len", ARG_INT, &a->max_len, NULL},
+      {"--head-max-len", ARG_INT, &a->head_max_len, NULL}, {"--batch-size", ARG_INT, &a->batch_size, NULL},
+      {"--window", ARG_INT, &a->window, NULL},           {"--stride", ARG_INT, &a->stride, NULL},
+      {"--max-loaded", ARG_INT, &a->max_loaded, NULL},
+      {"--min-confidence", ARG_STR, &min_conf, NULL}};
+  arg_result r;
+  int bad = cli_args_parse(argc, argv, 1, opts, sizeof opts / sizeof opts[0], &r);
+  a->text = (char **)r.positional; /* owned by a from here; freed with a->text */
+  a->ntext = r.n_positional;
+  if (bad) return usage_error("%s%s", r.error, "");
+  if (min_conf) {
+    /* Laya's own type function for this flag, with its wording */
+    double d;
+    if (!py_float_from_str(min_conf, strlen(min_conf), &d))
+      return usage_error("argument --min-confidence: expected a number in [0.0, 1.0], got '%s'%s", min_conf, "");
+    if (!(d >= 0.0 && d <= 1.0)) {
+      char f[32];
+      py_float_repr(d, f);
+      return usage_error("argument --min-confidence: min_confidence must be a float in [0.0, 1.0], got %s%s", f, "");
     }
-    if (!strcmp(arg, "--")) {
-      only_positional = true;
-      continue;
-    }
-    const char *eq = strchr(arg, '=');
-    size_t nlen = eq ? (size_t)(eq - arg) : strlen(arg);
-    const opt *o = NULL;
-    for (size_t k = 0; k < sizeof opts / sizeof opts[0]; k++)
-      if (strlen(opts[k].name) == nlen && !strncmp(opts[k].name, arg, nlen)) o = &opts[k];
-    if (!o) return usage_error("unrecognized arguments: %s%s", arg, "");
-    const char *val = NULL;
-    if (o->kind == OPT_FLAG) {
-      if (eq) return usage_error("argument %s: ignored explicit argument '%s'", o->name, eq + 1);
-      *(bool *)o->dest = true;
-      continue;
-    }
-    if (eq) {
-      val = eq + 1;
-    } else if (i + 1 < argc && (argv[i + 1][0] != '-' || !strcmp(argv[i + 1], "-") ||
-                                (argv[i + 1][1] >= '0' && argv[i + 1][1] <= '9') ||
-                                argv[i + 1][1] == '.')) {
-      val = argv[++i];
-    } else {
-      return usage_error("argument %s: expected one argument", o->name, "");
-    }
-    if (o->kind == OPT_STR) {
-      *(const char **)o->dest = val;
-    } else if (o->kind == OPT_INT) {
-      long long v;
-      if (!cli_parse_int(val, &v)) return usage_error("argument %s: invalid int value: '%s'", o->name, val);
-      *(long long *)o->dest = v;
-    } else {
-      double d;
-      if (!py_float_from_str(val, strlen(val), &d))
-        return usage_error("argument %s: expected a number in [0.0, 1.0], got '%s'", o->name, val);
-      if (!(d >= 0.0 && d <= 1.0)) {
-        strbuf r;
-        sb_init(&r);
-        char f[32];
-        py_float_repr(d, f);
-        sb_printf(&r, "min_confidence must be a float in [0.0, 1.0], got %s", f);
-        int rc = usage_error("argument %s: %s", o->name, r.data);
-        sb_free(&r);
-        return rc;
-      }
-      *(double *)o->dest = d;
-    }
+    a->min_confidence = d;
   }
   if (a->preset && !cli_preset_find(a->preset))
     return usage_error("argument --preset: invalid choice: '%s' (choose from 'email', 'guard', "

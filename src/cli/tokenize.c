@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 
 #include "cli/cli.h"
+#include "cli/cli_args.h"
 #include "core/json.h"
 #include "core/strbuf.h"
 #include "tokenizer/tokenizer.h"
@@ -51,42 +52,36 @@ int cli_tokenize_main(int argc, char **argv) {
   int ntexts = 0;
   bool json_in = false, tokens = false, decode = false;
   long max_len = 0;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-      fputs(kUsage, stdout);
-      free(texts);
-      return 0;
-    } else if (!strcmp(a, "--tokenizer") && i + 1 < argc) {
-      path = argv[++i];
-    } else if (!strncmp(a, "--tokenizer=", 12)) {
-      path = a + 12;
-    } else if (!strcmp(a, "--model") && i + 1 < argc) {
-      const char *dir = argv[++i];
-      struct stat st;
-      snprintf(model_tok, sizeof model_tok, "%s/tokenizer", dir);
-      path = (stat(model_tok, &st) == 0 && S_ISDIR(st.st_mode)) ? model_tok : dir;
-    } else if (!strcmp(a, "--json")) {
-      json_in = true;
-    } else if (!strcmp(a, "--tokens")) {
-      tokens = true;
-    } else if (!strcmp(a, "--decode")) {
-      decode = true;
-    } else if (!strcmp(a, "--max-len") && i + 1 < argc) {
-      char *end;
-      max_len = strtol(argv[++i], &end, 10);
-      if (end == argv[i] || *end || max_len < 0 || max_len > INT_MAX) {
-        free(texts);
-        return usage_error("--max-len needs a non-negative integer");
-      }
-    } else if (a[0] == '-' && a[1]) {
-      char msg[256];
-      snprintf(msg, sizeof msg, "unknown or incomplete argument: %s", a);
-      free(texts);
-      return usage_error(msg);
-    } else if (texts) {
-      texts[ntexts++] = argv[i];
-    }
+  bool help = false;
+  const char *model_dir = NULL;
+  long long max_len_arg = 0;
+  const arg_spec opts[] = {{"-h", ARG_FLAG, &help, NULL},          {"--help", ARG_FLAG, &help, NULL},
+                           {"--tokenizer", ARG_STR, &path, NULL},   {"--model", ARG_STR, &model_dir, NULL},
+                           {"--json", ARG_FLAG, &json_in, NULL},    {"--tokens", ARG_FLAG, &tokens, NULL},
+                           {"--decode", ARG_FLAG, &decode, NULL},   {"--max-len", ARG_INT, &max_len_arg, NULL}};
+  arg_result r;
+  int bad = cli_args_parse(argc, argv, 1, opts, sizeof opts / sizeof opts[0], &r);
+  for (int i = 0; i < r.n_positional; i++) texts[ntexts++] = (char *)r.positional[i];
+  char msg[600] = "";
+  if (bad) snprintf(msg, sizeof msg, "%s", r.error);
+  cli_args_free(opts, sizeof opts / sizeof opts[0], &r);
+  if (help) {
+    fputs(kUsage, stdout);
+    free(texts);
+    return 0;
+  }
+  if (!msg[0] && (max_len_arg < 0 || max_len_arg > INT_MAX))
+    snprintf(msg, sizeof msg, "argument --max-len: needs a non-negative integer, got %lld", max_len_arg);
+  if (msg[0]) {
+    free(texts);
+    return usage_error(msg);
+  }
+  max_len = (long)max_len_arg;
+  if (model_dir) {
+    /* a checkpoint directory: its tokenizer/ folder when present */
+    struct stat st;
+    snprintf(model_tok, sizeof model_tok, "%s/tokenizer", model_dir);
+    path = (stat(model_tok, &st) == 0 && S_ISDIR(st.st_mode)) ? model_tok : model_dir;
   }
   if (!path || (decode && tokens)) {
     free(texts);
