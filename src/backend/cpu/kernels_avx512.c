@@ -189,6 +189,19 @@ INL void mk_bf16(const int mr, const uint16_t *a, int lda, const uint16_t *b, in
 
 /* ---- int8 (u8 activations x s8 weights) ---- */
 
+/* acc += u8(a) . s8(b) per 32-bit lane. GCC 12 compiles the _mm512_dpbusd_epi32 intrinsic in this
+ * microkernel with a register copy and a stack store of every accumulator per instruction, which
+ * halved the int8 GEMM's speed; the instruction itself runs as fast as vdpbf16ps on Zen 4 (and
+ * does twice the work), so GCC gets it as inline assembly. */
+INL __m512i dpbusd(__m512i acc, __m512i a, __m512i b) {
+#if defined(__clang__)
+  return _mm512_dpbusd_epi32(acc, a, b);
+#else
+  __asm__("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(a), "v"(b));
+  return acc;
+#endif
+}
+
 INL void mk_i8(const int mr, const uint8_t *a, int lda, const int8_t *b, int kp4, __m512i *c) {
 #pragma GCC unroll 12
   for (int r = 0; r < mr; r++) c[2 * r] = c[2 * r + 1] = _mm512_setzero_si512();
@@ -200,8 +213,8 @@ INL void mk_i8(const int mr, const uint8_t *a, int lda, const int8_t *b, int kp4
       int32_t quad;
       memcpy(&quad, a + (size_t)r * lda + 4 * kk, 4);
       __m512i av = _mm512_set1_epi32(quad);
-      c[2 * r] = _mm512_dpbusd_epi32(c[2 * r], av, b0);
-      c[2 * r + 1] = _mm512_dpbusd_epi32(c[2 * r + 1], av, b1);
+      c[2 * r] = dpbusd(c[2 * r], av, b0);
+      c[2 * r + 1] = dpbusd(c[2 * r + 1], av, b1);
     }
   }
 }
