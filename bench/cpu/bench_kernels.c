@@ -63,7 +63,7 @@ static void bench_attn(const cpu_kernels *kt, int t, int window) {
   float *q = malloc(4 * t * dh), *k = malloc(4 * t * dh), *v = malloc(4 * t * dh), *o = malloc(4 * t * dh);
   for (int i = 0; i < t * dh; i++) q[i] = k[i] = v[i] = (float)(i % 13) / 13.0f;
   float *scr = malloc(4 * (cpu_attention_scratch(t) + 64));
-  attn_args a = {q, k, v, t, dh, 0, t, window, o, NULL, dh, scr};
+  attn_args a = {q, k, v, t, dh, 0, t, window, o, NULL, dh, scr, NULL, NULL, NULL};
   double best = 1e30;
   for (int r = 0; r < 3; r++) {
     double s = cpu_now();
@@ -73,6 +73,27 @@ static void bench_attn(const cpu_kernels *kt, int t, int window) {
   }
   double keys = window < 0 ? (double)t * t : (double)t * (2 * window + 1);
   printf("%-7s attention T=%d window=%d: %.3f ms  %.1f GFLOP/s\n", kt->name, t, window, best * 1e3, 4.0 * keys * dh / best * 1e-9);
+  free(q), free(k), free(v), free(o), free(scr);
+}
+
+/* The bf16 kernel on the same shape (its layouts filled with the same kind of values). */
+static void bench_attn_bf16(const cpu_kernels *kt, int t, int window) {
+  int dh = 64;
+  size_t n = (size_t)(t + 1) * dh;
+  uint16_t *q = malloc(2 * n), *k = malloc(2 * n), *v = malloc(2 * n);
+  float *o = malloc(4 * (size_t)t * dh);
+  for (size_t i = 0; i < n; i++) q[i] = k[i] = v[i] = f32_to_bf16_rne((float)(i % 13) / 13.0f);
+  float *scr = malloc(4 * (cpu_attention_scratch(t) + 64));
+  attn_args a = {NULL, NULL, NULL, t, dh, 0, t, window, o, NULL, dh, scr, q, k, v};
+  double best = 1e30;
+  for (int r = 0; r < 3; r++) {
+    double s = cpu_now();
+    kt->attention_bf16(&a);
+    s = cpu_now() - s;
+    if (s < best) best = s;
+  }
+  double keys = window < 0 ? (double)t * t : (double)t * (2 * window + 1);
+  printf("%-7s attention bf16 T=%d window=%d: %.3f ms  %.1f GFLOP/s\n", kt->name, t, window, best * 1e3, 4.0 * keys * dh / best * 1e-9);
   free(q), free(k), free(v), free(o), free(scr);
 }
 
@@ -94,6 +115,10 @@ int main(int argc, char **argv) {
     }
     bench_attn(tabs[i], 512, -1);
     bench_attn(tabs[i], 512, 64);
+    bench_attn_bf16(tabs[i], 512, -1);
+    bench_attn_bf16(tabs[i], 512, 64);
+    bench_attn(tabs[i], 128, -1);
+    bench_attn_bf16(tabs[i], 128, -1);
   }
   return 0;
 }

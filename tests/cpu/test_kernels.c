@@ -253,17 +253,9 @@ static void test_rows(const cpu_kernels **tabs, int n_tabs) {
   CHECK(bad == 0);
 }
 
-/* Attention: naive two-pass softmax in double vs the scalar kernel vs each SIMD kernel. */
-static void attn_case(int t, int dh, int window, int i0, int i1, const cpu_kernels **tabs, int n_tabs) {
-  float *q = malloc(sizeof(float) * t * dh), *kt = malloc(sizeof(float) * t * dh), *v = malloc(sizeof(float) * t * dh);
-  for (int i = 0; i < t * dh; i++) {
-    q[i] = 0.5f * frand();
-    kt[i] = 2.0f * frand();
-    v[i] = frand();
-  }
-  int nq = i1 - i0;
-  float *naive = malloc(sizeof(float) * nq * dh), *out = malloc(sizeof(float) * nq * dh);
-  uint16_t *o16 = malloc(2 * (size_t)nq * dh);
+/* Naive two-pass softmax attention in double over fp32 q [T][dh], kt [dh][T], v [T][dh]. */
+static void attn_naive(const float *q, const float *kt, const float *v, int t, int dh, int window, int i0,
+                       int i1, float *out) {
   double *sc = malloc(sizeof(double) * t);
   for (int i = i0; i < i1; i++) {
     double mx = -1e300, sum = 0;
@@ -280,14 +272,39 @@ static void attn_case(int t, int dh, int window, int i0, int i1, const cpu_kerne
       double y = 0;
       for (int j = 0; j < t; j++)
         if (sc[j] > -1e299) y += exp(sc[j] - mx) / sum * v[(size_t)j * dh + d];
-      naive[(i - i0) * dh + d] = (float)y;
+      out[(i - i0) * dh + d] = (float)y;
     }
   }
+  free(sc);
+}
+
+static double max_abs(const float *a, const float *b, size_t n) {
+  double worst = 0.0;
+  for (size_t i = 0; i < n; i++) {
+    double e = fabs((double)a[i] - b[i]);
+    if (!(e <= worst)) worst = e;
+  }
+  return worst;
+}
+
+/* Attention: the naive reference vs the scalar kernel vs each SIMD kernel, fp32 and bf16 (the bf16
+ * kernels get q, k, v rounded to bf16 in their layouts, and the reference the same rounded values). */
+static void attn_case(int t, int dh, int window, int i0, int i1, const cpu_kernels **tabs, int n_tabs) {
+  float *q = malloc(sizeof(float) * t * dh), *kt = malloc(sizeof(float) * t * dh), *v = malloc(sizeof(float) * t * dh);
+  for (int i = 0; i < t * dh; i++) {
+    q[i] = 0.5f * frand();
+    kt[i] = 2.0f * frand();
+    v[i] = frand();
+  }
+  int nq = i1 - i0;
+  float *naive = malloc(sizeof(float) * nq * dh), *out = malloc(sizeof(float) * nq * dh);
+  uint16_t *o16 = malloc(2 * (size_t)nq * dh);
+  attn_naive(q, kt, v, t, dh, window, i0, i1, naive);
   float *scratch = malloc(sizeof(float) * (cpu_attention_scratch(t) + 64));
   for (int tb = -1; tb < n_tabs; tb++) {
     const cpu_kernels *k = tb < 0 ? &cpu_kernels_scalar : tabs[tb];
     for (int as16 = 0; as16 < 2; as16++) {
-      attn_args a = {q, kt, v, t, dh, i0, i1, window, as16 ? NULL : out, as16 ? o16 : NULL, dh, scratch};
+      attn_args a = {q, kt, v, t, dh, i0, i1, window, as16 ? NULL : out, as16 ? o16 : NULL, dh, scratch, NULL, NULL, NULL};
       k->attention(&a);
       if (as16)
         for (int i = 0; i < nq * dh; i++) out[i] = bf16_to_f32(o16[i]);
@@ -297,7 +314,40 @@ static void attn_case(int t, int dh, int window, int i0, int i1, const cpu_kerne
       CHECK(e <= tol);
     }
   }
-  free(q), free(kt), free(v), free(naive), free(out), free(o16), free(sc), free(scratch);
+  /* bf16: round q, k, v and lay them out as kernels.h documents (an odd T gets a zero v[T]) */
+  int tp = (t + 1) / 2 * 2;
+  uint16_t *qb = malloc(2 * (size_t)t * dh), *kb = malloc(2 * (size_t)t * dh), *vb = malloc(2 * (size_t)tp * dh);
+  for (int j = 0; j < t; j++)
+    for (int d = 0; d < dh; d++) {
+      qb[(size_t)j * dh + d] = f32_to_bf16_rne(q[(size_t)j * dh + d]);
+      q[(size_t)j * dh + d] = bf16_to_f32(qb[(size_t)j * dh + d]);
+      uint16_t kh = f32_to_bf16_rne(kt[(size_t)d * t + j]);
+      kt[(size_t)d * t + j] = bf16_to_f32(kh);
+      kb[((size_t)(d / 2) * t + j) * 2 + d % 2] = kh;
+      uint16_t vh = f32_to_bf16_rne(v[(size_t)j * dh + d]);
+      v[(size_t)j * dh + d] = bf16_to_f32(vh);
+      vb[((size_t)(j / 2) * dh + d) * 2 + j % 2] = vh;
+    }
+  if (t % 2)
+    for (int d = 0; d < dh; d++) vb[((size_t)(t / 2) * dh + d) * 2 + 1] = 0;
+  attn_naive(q, kt, v, t, dh, window, i0, i1, naive);
+  for (int tb = -1; tb < n_tabs; tb++) {
+    const cpu_kernels *k = tb < 0 ? &cpu_kernels_scalar : tabs[tb];
+    for (int as16 = 0; as16 < 2; as16++) {
+      attn_args a = {NULL, NULL, NULL, t, dh, i0, i1, window, as16 ? NULL : out, as16 ? o16 : NULL, dh, scratch, qb, kb, vb};
+      k->attention_bf16(&a);
+      if (as16)
+        for (int i = 0; i < nq * dh; i++) out[i] = bf16_to_f32(o16[i]);
+      /* the scalar oracle is exact up to fp32 rounding; SIMD kernels round each probability to bf16
+       * (relative 2^-8 at most), which moves an output by at most 2^-8 max|v| (|v| <= 1) */
+      double e = max_abs(out, naive, (size_t)nq * dh);
+      double tol = (tb < 0 ? 1e-5 : 4e-3) + (as16 ? 4e-3 : 0);
+      if (e > tol) fprintf(stderr, "attention_bf16 %s t=%d dh=%d window=%d [%d,%d) bf16=%d: %.3g\n", k->name, t, dh, window, i0, i1, as16, e);
+      CHECK(e <= tol);
+    }
+  }
+  free(qb), free(kb), free(vb);
+  free(q), free(kt), free(v), free(naive), free(out), free(o16), free(scratch);
 }
 
 static void test_attention(const cpu_kernels **tabs, int n_tabs) {

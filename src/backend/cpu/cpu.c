@@ -348,6 +348,10 @@ static cpu_model *cpu_model_create(const model_weights *w, const backend_options
   m->n_act = w->n_act;
   m->fmt = fmt_of(prec);
   m->k = cpu_kernels_select();
+  {
+    const char *e = getenv("LAYA_CPU_ATTN_F32");
+    m->attn_bf16 = m->fmt != WF_F32 && !(e && *e && strcmp(e, "0"));
+  }
   m->layers = calloc(c->n_layers ? (size_t)c->n_layers : 1, sizeof *m->layers);
   m->head = calloc(w->head_layers ? (size_t)w->head_layers : 1, sizeof *m->head);
   if (!m->layers || !m->head || build_rope(m)) {
@@ -646,6 +650,29 @@ typedef struct attn_job {
   int out_bf16, ldo;
 } attn_job;
 
+/* Rotate and scale query i and rotate key i of one head in place (fp32, dh each). */
+static void rope_qk(const attn_job *j, int i, float *qi, float *ki, float *cs_tmp, float scale) {
+  const cpu_model *m = j->f->m;
+  int dh = j->dh;
+  if (j->rope) {
+    const float *cs;
+    if (i < m->rope_len) {
+      cs = j->rope + (size_t)i * dh;
+    } else {
+      for (int c = 0; c < dh / 2; c++) {
+        float ang = (float)i * m->inv_freq[j->rope_g][c];
+        cs_tmp[c] = cosf(ang);
+        cs_tmp[dh / 2 + c] = sinf(ang);
+      }
+      cs = cs_tmp;
+    }
+    m->k->rope(qi, dh, cs, scale);
+    m->k->rope(ki, dh, cs, 1.0f);
+  } else {
+    for (int c = 0; c < dh; c++) qi[c] *= scale;
+  }
+}
+
 static void attn_task(void *ctx, int task, int thread) {
   attn_job *j = ctx;
   fwd *f = j->f;
@@ -653,39 +680,43 @@ static void attn_task(void *ctx, int task, int thread) {
   int r = task / j->n_heads, h = task % j->n_heads, dh = j->dh, d = j->d;
   int s0 = f->bt->row_start[r], t = f->bt->row_start[r + 1] - s0;
   float *buf = f->s.thread_buf + (size_t)thread * f->s.thread_floats;
+  /* fp32: q [T][dh], kt [dh][T], v [T][dh]; bf16: qb, kb, vb (kernels.h) in the same floats */
   float *q = buf, *kt = q + (size_t)t * dh, *v = kt + (size_t)t * dh, *scratch = v + (size_t)t * dh;
   float *cs_tmp = scratch + cpu_attention_scratch(t);
+  float *qtmp = cs_tmp + CPU_MAX_DH, *ktmp = qtmp + CPU_MAX_DH; /* one token's q and k */
+  uint16_t *h16 = (uint16_t *)(ktmp + CPU_MAX_DH);          /* one token's k or v in bf16 */
+  uint16_t *qb = (uint16_t *)q, *kb = (uint16_t *)kt, *vb = (uint16_t *)v;
   float scale = 1.0f / sqrtf((float)dh);
   for (int i = 0; i < t; i++) {
     const float *row = f->s.qkv + (size_t)(s0 + i) * 3 * d;
-    float *qi = q + (size_t)i * dh;
-    float *ki = cs_tmp + CPU_MAX_DH; /* rotated key, then scattered into kt */
-    memcpy(qi, row + h * dh, (size_t)dh * sizeof(float));
-    memcpy(ki, row + d + h * dh, (size_t)dh * sizeof(float));
-    if (j->rope) {
-      const float *cs;
-      if (i < m->rope_len) {
-        cs = j->rope + (size_t)i * dh;
-      } else {
-        for (int c = 0; c < dh / 2; c++) {
-          float ang = (float)i * m->inv_freq[j->rope_g][c];
-          cs_tmp[c] = cosf(ang);
-          cs_tmp[dh / 2 + c] = sinf(ang);
-        }
-        cs = cs_tmp;
-      }
-      m->k->rope(qi, dh, cs, scale);
-      m->k->rope(ki, dh, cs, 1.0f);
+    if (m->attn_bf16) {
+      memcpy(qtmp, row + h * dh, (size_t)dh * sizeof(float));
+      memcpy(ktmp, row + d + h * dh, (size_t)dh * sizeof(float));
+      rope_qk(j, i, qtmp, ktmp, cs_tmp, scale);
+      m->k->to_bf16(qtmp, dh, qb + (size_t)i * dh);
+      m->k->to_bf16(ktmp, dh, h16);
+      for (int p = 0; p < dh / 2; p++) memcpy(kb + attn_bf16_kb_index(t, p, i), h16 + 2 * p, 2 * sizeof(uint16_t));
+      m->k->to_bf16(row + 2 * d + h * dh, dh, h16);
+      for (int c = 0; c < dh; c++) vb[attn_bf16_vb_index(dh, i, c)] = h16[c];
     } else {
-      for (int c = 0; c < dh; c++) qi[c] *= scale;
+      float *qi = q + (size_t)i * dh;
+      memcpy(qi, row + h * dh, (size_t)dh * sizeof(float));
+      memcpy(ktmp, row + d + h * dh, (size_t)dh * sizeof(float));
+      rope_qk(j, i, qi, ktmp, cs_tmp, scale);
+      for (int c = 0; c < dh; c++) kt[(size_t)c * t + i] = ktmp[c];
+      memcpy(v + (size_t)i * dh, row + 2 * d + h * dh, (size_t)dh * sizeof(float));
     }
-    for (int c = 0; c < dh; c++) kt[(size_t)c * t + i] = ki[c];
-    memcpy(v + (size_t)i * dh, row + 2 * d + h * dh, (size_t)dh * sizeof(float));
   }
+  if (m->attn_bf16 && t % 2)
+    for (int c = 0; c < dh; c++) vb[attn_bf16_vb_index(dh, t, c)] = 0; /* the pad key of the last pair */
   attn_args a;
+  memset(&a, 0, sizeof a);
   a.q = q;
   a.kt = kt;
   a.v = v;
+  a.qb = qb;
+  a.kb = kb;
+  a.vb = vb;
   a.t = t;
   a.dh = dh;
   a.i0 = 0;
@@ -700,7 +731,8 @@ static void attn_task(void *ctx, int task, int thread) {
     a.out_f32 = (float *)j->out + (size_t)s0 * j->ldo + h * dh;
     a.out_bf16 = NULL;
   }
-  m->k->attention(&a);
+  if (m->attn_bf16) m->k->attention_bf16(&a);
+  else m->k->attention(&a);
 }
 
 static void attention(fwd *f, cpu_wfmt fmt, int n_heads, int dh, int window, const float *rope, int rope_g) {

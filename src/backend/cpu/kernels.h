@@ -78,7 +78,19 @@ typedef struct attn_args {
   uint16_t *out_bf16;
   int ldo;
   float *scratch;
+  /* attention_bf16 reads these instead of q / kt / v (see cpu_attention_bf16_scalar) */
+  const uint16_t *qb, *kb, *vb;
 } attn_args;
+
+/* bf16 attention (models whose weights are bf16 or int8): q, k and v rounded to bf16 and laid out
+ * in vdpbf16ps operand order, pairs of bf16 forming one 32-bit lane:
+ *   qb: [T][dh]            row i of q, already rotated and scaled
+ *   kb: [dh/2][T][2]       lane (p, j) = (k[j][2p], k[j][2p + 1])
+ *   vb: [ceil(T/2)][dh][2] lane (jp, c) = (v[2jp][c], v[2jp + 1][c]); the v[T] of an odd T is 0
+ * Scores, softmax and output accumulators are fp32; the SIMD kernels round the probabilities to
+ * bf16 for P V (the scalar oracle does not), which costs ~2^-9 relative per weight. */
+static inline size_t attn_bf16_kb_index(int t, int p, int j) { return ((size_t)p * t + j) * 2; }
+static inline size_t attn_bf16_vb_index(int dh, int j, int c) { return ((size_t)(j / 2) * dh + c) * 2 + (j & 1); }
 
 typedef struct cpu_kernels {
   const char *name; /* "scalar", "avx2", "avx512" */
@@ -101,6 +113,7 @@ typedef struct cpu_kernels {
    * [dh/2] cos then [dh/2] sin for the position. Result times `scale`. */
   void (*rope)(float *x, int dh, const float *cs, float scale);
   void (*attention)(const attn_args *a);
+  void (*attention_bf16)(const attn_args *a); /* qb / kb / vb instead of q / kt / v */
 } cpu_kernels;
 
 /* Floats of attention scratch per call. */
@@ -110,6 +123,7 @@ extern const cpu_kernels cpu_kernels_scalar;
 /* Scalar kernels the SIMD tables fall back to for shapes they do not cover. */
 void cpu_rope_scalar(float *x, int dh, const float *cs, float scale);
 void cpu_attention_scalar(const attn_args *a);
+void cpu_attention_bf16_scalar(const attn_args *a);
 /* NULL when the compiler cannot build that ISA. */
 const cpu_kernels *cpu_kernels_avx2(void);
 const cpu_kernels *cpu_kernels_avx512(void);

@@ -505,6 +505,185 @@ FN void attention_avx512(const attn_args *a) {
   }
 }
 
+/* ---- bf16 attention ---- */
+
+/* The same blocking as attn_block with vdpbf16ps for both products: scores take the query's bf16
+ * pair (q[2p], q[2p+1]) broadcast against 16 keys' pairs (kb), P V the pair of probabilities of keys
+ * (2jp, 2jp+1), rounded to bf16, against 16 columns of the key pair's v rows (vb). Key blocks start
+ * at an even key so they cover whole vb pairs; keys a query may not see get probability 0 (and
+ * the zero v[T] of an odd T pads the last pair). */
+/* Scores of QB queries (rows of q, nq real) against nv * 16 keys of a block into pbuf [QB][KB];
+ * kb points at the block's first key of the kb layout (row stride t). */
+INL void scores_bf16(const uint16_t *q, int nq, int dh, const int32_t *kb, int t, const __mmask16 *km,
+                     float *pbuf, const int nv) {
+  __m512 s[QB][4];
+  #pragma GCC unroll 4
+  for (int qi = 0; qi < QB; qi++)
+    #pragma GCC unroll 4
+    for (int c = 0; c < nv; c++) s[qi][c] = _mm512_setzero_ps();
+  for (int p = 0; p < dh / 2; p++) {
+    const int32_t *krow = kb + (size_t)p * t;
+    __m512bh k[4];
+    #pragma GCC unroll 4
+    for (int c = 0; c < nv; c++) k[c] = (__m512bh)_mm512_maskz_loadu_epi32(km[c], krow + 16 * c);
+    #pragma GCC unroll 4
+    for (int qi = 0; qi < QB; qi++) {
+      int32_t pair;
+      memcpy(&pair, q + (size_t)(qi < nq ? qi : 0) * dh + 2 * p, 4);
+      __m512bh qv = (__m512bh)_mm512_set1_epi32(pair);
+      #pragma GCC unroll 4
+      for (int c = 0; c < nv; c++) s[qi][c] = _mm512_dpbf16_ps(s[qi][c], qv, k[c]);
+    }
+  }
+  #pragma GCC unroll 4
+  for (int qi = 0; qi < QB; qi++)
+    #pragma GCC unroll 4
+    for (int c = 0; c < nv; c++) _mm512_storeu_ps(pbuf + qi * KB + 16 * c, s[qi][c]);
+}
+
+INL void attn_block_bf16(const attn_args *a, int q0, int nq, const int nd) {
+  const int t = a->t, dh = a->dh;
+  int lo[QB] = {0}, hi[QB] = {0};
+  int ulo = t, uhi = -1;
+  #pragma GCC unroll 4
+  for (int qi = 0; qi < nq; qi++) {
+    int i = q0 + qi;
+    lo[qi] = 0;
+    hi[qi] = t - 1;
+    if (a->window >= 0) {
+      lo[qi] = i - a->window > 0 ? i - a->window : 0;
+      hi[qi] = i + a->window < t - 1 ? i + a->window : t - 1;
+    }
+    if (lo[qi] < ulo) ulo = lo[qi];
+    if (hi[qi] > uhi) uhi = hi[qi];
+  }
+  ulo &= ~1;
+  float *pbuf = a->scratch;                          /* [QB][KB] scores, then probabilities */
+  uint16_t *p16 = (uint16_t *)(a->scratch + QB * KB); /* [QB][KB] probabilities in bf16 */
+  float *accb = a->scratch + QB * KB + QB * KB / 2;  /* [QB][64] output accumulators */
+  float mrun[QB], lrun[QB];
+  #pragma GCC unroll 4
+  for (int qi = 0; qi < QB; qi++) {
+    mrun[qi] = -INFINITY;
+    lrun[qi] = 0.0f;
+    #pragma GCC unroll 4
+    for (int d = 0; d < 4; d++) _mm512_storeu_ps(accb + qi * 64 + 16 * d, _mm512_setzero_ps());
+  }
+  const uint16_t *q = a->qb + (size_t)q0 * dh;
+  const int32_t *kb = (const int32_t *)(const void *)a->kb;
+  for (int j0 = ulo; j0 <= uhi; j0 += KB) {
+    int nk = uhi + 1 - j0 < KB ? uhi + 1 - j0 : KB;
+    __mmask16 km[4];
+    #pragma GCC unroll 4
+    for (int c = 0; c < 4; c++) km[c] = nk - 16 * c > 0 ? tail_mask(nk - 16 * c) : 0;
+    int nv = (nk + 15) / 16;
+    switch (nv) { /* only the 16-key vectors the block has (a window's last block is short) */
+      case 1: scores_bf16(q, nq, dh, kb + j0, t, km, pbuf, 1); break;
+      case 2: scores_bf16(q, nq, dh, kb + j0, t, km, pbuf, 2); break;
+      case 3: scores_bf16(q, nq, dh, kb + j0, t, km, pbuf, 3); break;
+      default: scores_bf16(q, nq, dh, kb + j0, t, km, pbuf, 4); break;
+    }
+    #pragma GCC unroll 4
+    for (int qi = 0; qi < QB; qi++) {
+      /* keys of this block that query qi may see (none for the unused query slots) */
+      int a0 = qi < nq ? lo[qi] - j0 : 0, a1 = qi < nq ? hi[qi] + 1 - j0 : 0;
+      if (a0 < 0) a0 = 0;
+      if (a1 > nk) a1 = nk;
+      uint16_t *pb16 = p16 + qi * KB;
+      if (a1 <= a0) {
+        memset(pb16, 0, KB * sizeof(uint16_t));
+        continue;
+      }
+      float *pb = pbuf + qi * KB;
+      __mmask16 vm[4] = {0, 0, 0, 0};
+      __m512 bm = _mm512_set1_ps(-INFINITY);
+      #pragma GCC unroll 4
+      for (int c = 0; c < nv; c++) {
+        int lo_c = a0 - 16 * c, hi_c = a1 - 16 * c;
+        uint32_t m = 0;
+        if (hi_c > 0 && lo_c < 16) {
+          uint32_t upto = hi_c >= 16 ? 0xffffu : ((1u << hi_c) - 1);
+          uint32_t from = lo_c <= 0 ? 0xffffu : (0xffffu & ~((1u << lo_c) - 1));
+          m = upto & from;
+        }
+        vm[c] = (__mmask16)m;
+        bm = _mm512_mask_max_ps(bm, vm[c], bm, _mm512_loadu_ps(pb + 16 * c));
+      }
+      float bmax = _mm512_reduce_max_ps(bm);
+      float mnew = bmax > mrun[qi] ? bmax : mrun[qi];
+      float corr = expf(mrun[qi] - mnew);
+      __m512 vmn = _mm512_set1_ps(mnew), sum = _mm512_setzero_ps();
+      #pragma GCC unroll 4
+      for (int c = 0; c < nv; c++) {
+        __m512 pv = _mm512_maskz_mov_ps(vm[c], v_exp(_mm512_sub_ps(_mm512_loadu_ps(pb + 16 * c), vmn)));
+        sum = _mm512_add_ps(sum, pv);
+        store_bf16(pb16 + 16 * c, pv, 0xffff);
+      }
+      lrun[qi] = lrun[qi] * corr + _mm512_reduce_add_ps(sum);
+      mrun[qi] = mnew;
+      if (corr != 1.0f) {
+        __m512 vc = _mm512_set1_ps(corr);
+        #pragma GCC unroll 4
+        for (int d = 0; d < nd; d++)
+          _mm512_storeu_ps(accb + qi * 64 + 16 * d, _mm512_mul_ps(_mm512_loadu_ps(accb + qi * 64 + 16 * d), vc));
+      }
+    }
+    {
+      __m512 acc[QB][4];
+      #pragma GCC unroll 4
+      for (int qi = 0; qi < QB; qi++)
+        #pragma GCC unroll 4
+        for (int d = 0; d < nd; d++) acc[qi][d] = _mm512_loadu_ps(accb + qi * 64 + 16 * d);
+      int npairs = (nk + 1) / 2;
+      for (int jp = 0; jp < npairs; jp++) {
+        const uint16_t *vr = a->vb + ((size_t)(j0 / 2 + jp) * dh) * 2;
+        __m512bh vv[4];
+        #pragma GCC unroll 4
+        for (int d = 0; d < nd; d++) vv[d] = (__m512bh)_mm512_loadu_si512(vr + 32 * d);
+        #pragma GCC unroll 4
+        for (int qi = 0; qi < QB; qi++) {
+          int32_t pair;
+          memcpy(&pair, p16 + qi * KB + 2 * jp, 4);
+          __m512bh pv = (__m512bh)_mm512_set1_epi32(pair);
+          #pragma GCC unroll 4
+          for (int d = 0; d < nd; d++) acc[qi][d] = _mm512_dpbf16_ps(acc[qi][d], pv, vv[d]);
+        }
+      }
+      #pragma GCC unroll 4
+      for (int qi = 0; qi < QB; qi++)
+        #pragma GCC unroll 4
+        for (int d = 0; d < nd; d++) _mm512_storeu_ps(accb + qi * 64 + 16 * d, acc[qi][d]);
+    }
+  }
+  #pragma GCC unroll 4
+  for (int qi = 0; qi < nq; qi++) {
+    __m512 inv = _mm512_set1_ps(1.0f / lrun[qi]);
+    size_t row = (size_t)(q0 + qi - a->i0) * a->ldo;
+    #pragma GCC unroll 4
+    for (int d = 0; d < nd; d++) {
+      __m512 y = _mm512_mul_ps(_mm512_loadu_ps(accb + qi * 64 + 16 * d), inv);
+      if (a->out_f32) _mm512_storeu_ps(a->out_f32 + row + 16 * d, y);
+      else store_bf16(a->out_bf16 + row + 16 * d, y, 0xffff);
+    }
+  }
+}
+
+FN void attention_bf16_avx512(const attn_args *a) {
+  if (a->dh % 16 != 0 || a->dh > 64) {
+    cpu_attention_bf16_scalar(a);
+    return;
+  }
+  for (int i = a->i0; i < a->i1; i += QB) {
+    int nq = a->i1 - i < QB ? a->i1 - i : QB;
+    switch (a->dh / 16) {
+      case 1: attn_block_bf16(a, i, nq, 1); break;
+      case 2: attn_block_bf16(a, i, nq, 2); break;
+      case 3: attn_block_bf16(a, i, nq, 3); break;
+      default: attn_block_bf16(a, i, nq, 4); break;
+    }
+  }
+}
+
 static const cpu_kernels table = {
     .name = "avx512",
     .gemm_f32 = gemm_f32_avx512,
@@ -515,6 +694,7 @@ static const cpu_kernels table = {
     .to_bf16 = to_bf16_avx512,
     .rope = rope_avx512,
     .attention = attention_avx512,
+    .attention_bf16 = attention_bf16_avx512,
 };
 
 const cpu_kernels *cpu_kernels_avx512(void) { return &table; }

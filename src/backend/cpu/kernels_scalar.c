@@ -10,8 +10,9 @@
 
 size_t cpu_attention_scratch(int t) {
   (void)t;
-  /* SIMD kernels: scores of 4 queries x 64 keys and 4 output accumulators of up to 64 */
-  return 4 * 64 + 4 * 64 + 64;
+  /* SIMD kernels: scores of 4 queries x 64 keys (fp32, and bf16 for P V) and 4 output accumulators
+   * of up to 64 */
+  return 4 * 64 + 2 * 64 + 4 * 64 + 64;
 }
 
 static float gelu_erf(float x) { return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f)); }
@@ -171,6 +172,37 @@ void cpu_attention_scalar(const attn_args *a) {
   }
 }
 
+void cpu_attention_bf16_scalar(const attn_args *a) {
+  int t = a->t, dh = a->dh;
+  for (int i = a->i0; i < a->i1; i++) {
+    int lo = 0, hi = t - 1;
+    if (a->window >= 0) {
+      lo = i - a->window > 0 ? i - a->window : 0;
+      hi = i + a->window < t - 1 ? i + a->window : t - 1;
+    }
+    const uint16_t *q = a->qb + (size_t)i * dh;
+    float mx = -INFINITY, l = 0.0f, acc[CPU_MAX_DH] = {0};
+    for (int j = lo; j <= hi; j++) {
+      float s = 0.0f;
+      for (int p = 0; p < dh / 2; p++) {
+        const uint16_t *k = a->kb + attn_bf16_kb_index(t, p, j);
+        s += bf16_to_f32(q[2 * p]) * bf16_to_f32(k[0]) + bf16_to_f32(q[2 * p + 1]) * bf16_to_f32(k[1]);
+      }
+      float mnew = s > mx ? s : mx;
+      float corr = expf(mx - mnew), p = expf(s - mnew);
+      l = l * corr + p;
+      for (int d = 0; d < dh; d++) acc[d] = acc[d] * corr + p * bf16_to_f32(a->vb[attn_bf16_vb_index(dh, j, d)]);
+      mx = mnew;
+    }
+    float inv = 1.0f / l;
+    for (int d = 0; d < dh; d++) {
+      float y = acc[d] * inv;
+      if (a->out_f32) a->out_f32[(size_t)(i - a->i0) * a->ldo + d] = y;
+      else a->out_bf16[(size_t)(i - a->i0) * a->ldo + d] = f32_to_bf16_rne(y);
+    }
+  }
+}
+
 const cpu_kernels cpu_kernels_scalar = {
     .name = "scalar",
     .gemm_f32 = gemm_f32_scalar,
@@ -181,4 +213,5 @@ const cpu_kernels cpu_kernels_scalar = {
     .to_bf16 = to_bf16_scalar,
     .rope = cpu_rope_scalar,
     .attention = cpu_attention_scalar,
+    .attention_bf16 = cpu_attention_bf16_scalar,
 };
