@@ -350,7 +350,8 @@ static cpu_model *cpu_model_create(const model_weights *w, const backend_options
   m->k = cpu_kernels_select();
   {
     const char *e = getenv("LAYA_CPU_ATTN_F32");
-    m->attn_bf16 = m->fmt != WF_F32 && !(e && *e && strcmp(e, "0"));
+    /* without bf16 dot products the bf16 kernel would only widen to fp32 again */
+    m->attn_bf16 = m->fmt != WF_F32 && m->k->bf16_dot && !(e && *e && strcmp(e, "0"));
   }
   m->layers = calloc(c->n_layers ? (size_t)c->n_layers : 1, sizeof *m->layers);
   m->head = calloc(w->head_layers ? (size_t)w->head_layers : 1, sizeof *m->head);

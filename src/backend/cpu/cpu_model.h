@@ -38,7 +38,8 @@ typedef struct cpu_model {
   int head_layers, head_heads, n_act, act_hidden;
   cpu_wfmt fmt;         /* the precision asked for; a few sensitive matrices may stay wider */
   int any_i8;           /* some matrix is int8: fp32 staging buffers are needed */
-  int attn_bf16;        /* attention in bf16 (bf16 / int8 models; LAYA_CPU_ATTN_F32=1 keeps fp32) */
+  int attn_bf16;        /* attention in bf16 (bf16 / int8 models on a table with bf16 dot products;
+                           LAYA_CPU_ATTN_F32=1 keeps fp32) */
   size_t max_elem;      /* widest activation element any GEMM reads (1, 2 or 4 bytes) */
   const cpu_kernels *k;
   cpu_pool *pool;

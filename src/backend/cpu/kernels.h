@@ -94,6 +94,7 @@ static inline size_t attn_bf16_vb_index(int dh, int j, int c) { return ((size_t)
 
 typedef struct cpu_kernels {
   const char *name; /* "scalar", "avx2", "avx512" */
+  int bf16_dot;     /* has bf16 dot products (vdpbf16ps): bf16 / int8 models run attention_bf16 */
   /* y = x W^T over activation rows [m0, m1) and weight panels [p0, p1). */
   void (*gemm_f32)(const gemm_input *x, const packed_matrix *w, int m0, int m1, int p0, int p1,
                    const gemm_epilogue *e);

@@ -2,7 +2,8 @@
  * kernels_avx2.c: AVX2 + FMA kernels for x86-64 CPUs without AVX-512 (per-function target
  * attributes; handed out only when CPUID/XGETBV allow). bf16 weights are widened to fp32 in
  * registers (AVX2 has no bf16 dot product); int8 weights go through 16-bit multiply-adds.
- * Slots without an AVX2 version use the scalar kernel.
+ * Slots without an AVX2 version use the scalar kernel (attention_bf16: a model on this table keeps
+ * its attention in fp32, see cpu.c).
  */
 #include <math.h>
 #include <string.h>
@@ -204,6 +205,177 @@ FN void layernorm_avx2(const float *x, int n, const float *w, const float *b, fl
   }
 }
 
+/* NeoX RoPE, 8 pairs at a time, scalar tail (same expression order as the scalar kernel). */
+FN void rope_avx2(float *x, int dh, const float *cs, float scale) {
+  int half = dh / 2, h = 0;
+  __m256 sc = _mm256_set1_ps(scale);
+  for (; h + 8 <= half; h += 8) {
+    __m256 a = _mm256_loadu_ps(x + h), b = _mm256_loadu_ps(x + half + h);
+    __m256 c = _mm256_loadu_ps(cs + h), s = _mm256_loadu_ps(cs + half + h);
+    __m256 lo = _mm256_fmsub_ps(a, c, _mm256_mul_ps(b, s));
+    __m256 hi = _mm256_fmadd_ps(b, c, _mm256_mul_ps(a, s));
+    _mm256_storeu_ps(x + h, _mm256_mul_ps(lo, sc));
+    _mm256_storeu_ps(x + half + h, _mm256_mul_ps(hi, sc));
+  }
+  for (; h < half; h++) {
+    float a = x[h], b = x[h + half], c = cs[h], s = cs[half + h];
+    x[h] = (a * c - b * s) * scale;
+    x[h + half] = (b * c + a * s) * scale;
+  }
+}
+
+/* ---- attention (fp32) ----
+ * The AVX-512 kernel's scheme on 16 ymm registers: QB2 queries per block, one online-softmax step
+ * per KB2 keys. Scores are computed 16 keys at a time (QB2 x 2 accumulators), the softmax runs on
+ * the stored scores, and P V runs per chunk of W ymm (8 W columns) of the head with QB2 x W
+ * accumulators, the running outputs kept in scratch between key blocks. */
+#define QB2 4
+#define KB2 64
+
+/* Scores of QB2 queries against 16 keys j0 .. j0 + n - 1 (n <= 16) into pb [QB2][KB2]. */
+INL void scores16_avx2(const attn_args *a, const float *q, int nq, int j0, int n, float *pb) {
+  const int t = a->t, dh = a->dh;
+  __m256 s[QB2][2];
+  for (int qi = 0; qi < QB2; qi++) s[qi][0] = s[qi][1] = _mm256_setzero_ps();
+  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  __m256i m0 = _mm256_cmpgt_epi32(_mm256_set1_epi32(n), lane);
+  __m256i m1 = _mm256_cmpgt_epi32(_mm256_set1_epi32(n - 8), lane);
+  for (int d = 0; d < dh; d++) {
+    const float *krow = a->kt + (size_t)d * t + j0;
+    __m256 k0, k1;
+    if (n == 16) {
+      k0 = _mm256_loadu_ps(krow);
+      k1 = _mm256_loadu_ps(krow + 8);
+    } else {
+      k0 = _mm256_maskload_ps(krow, m0);
+      k1 = _mm256_maskload_ps(krow + 8, m1);
+    }
+    for (int qi = 0; qi < QB2; qi++) {
+      __m256 qv = _mm256_broadcast_ss(q + (size_t)(qi < nq ? qi : 0) * dh + d);
+      s[qi][0] = _mm256_fmadd_ps(qv, k0, s[qi][0]);
+      s[qi][1] = _mm256_fmadd_ps(qv, k1, s[qi][1]);
+    }
+  }
+  for (int qi = 0; qi < QB2; qi++) {
+    _mm256_storeu_ps(pb + qi * KB2, s[qi][0]);
+    _mm256_storeu_ps(pb + qi * KB2 + 8, s[qi][1]);
+  }
+}
+
+INL void attn_block_avx2(const attn_args *a, int q0, int nq, const int W) {
+  const int t = a->t, dh = a->dh;
+  int lo[QB2] = {0}, hi[QB2] = {0};
+  int ulo = t, uhi = -1;
+  for (int qi = 0; qi < nq; qi++) {
+    int i = q0 + qi;
+    lo[qi] = 0;
+    hi[qi] = t - 1;
+    if (a->window >= 0) {
+      lo[qi] = i - a->window > 0 ? i - a->window : 0;
+      hi[qi] = i + a->window < t - 1 ? i + a->window : t - 1;
+    }
+    if (lo[qi] < ulo) ulo = lo[qi];
+    if (hi[qi] > uhi) uhi = hi[qi];
+  }
+  float *pbuf = a->scratch;           /* [QB2][KB2] scores, then probabilities */
+  float *accb = a->scratch + QB2 * KB2; /* [QB2][dh] output accumulators */
+  float mrun[QB2], lrun[QB2];
+  for (int qi = 0; qi < QB2; qi++) {
+    mrun[qi] = -INFINITY;
+    lrun[qi] = 0.0f;
+    for (int d = 0; d < dh; d += 8) _mm256_storeu_ps(accb + qi * dh + d, _mm256_setzero_ps());
+  }
+  const float *q = a->q + (size_t)q0 * dh;
+  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  for (int j0 = ulo; j0 <= uhi; j0 += KB2) {
+    int nk = uhi + 1 - j0 < KB2 ? uhi + 1 - j0 : KB2;
+    for (int c0 = 0; c0 < nk; c0 += 16) scores16_avx2(a, q, nq, j0 + c0, nk - c0 < 16 ? nk - c0 : 16, pbuf + c0);
+    for (int qi = 0; qi < QB2; qi++) {
+      float *pb = pbuf + qi * KB2;
+      /* keys of this block that query qi may see (none for the unused query slots) */
+      int a0 = qi < nq ? lo[qi] - j0 : 0, a1 = qi < nq ? hi[qi] + 1 - j0 : 0;
+      if (a0 < 0) a0 = 0;
+      if (a1 > nk) a1 = nk;
+      if (a1 <= a0) {
+        for (int c = 0; c < nk; c += 8) _mm256_storeu_ps(pb + c, _mm256_setzero_ps());
+        continue;
+      }
+      __m256i va0 = _mm256_set1_epi32(a0 - 1), va1 = _mm256_set1_epi32(a1);
+      __m256 bm = _mm256_set1_ps(-INFINITY);
+      for (int c = 0; c < nk; c += 8) {
+        __m256i idx = _mm256_add_epi32(lane, _mm256_set1_epi32(c));
+        __m256 ok = _mm256_castsi256_ps(_mm256_and_si256(_mm256_cmpgt_epi32(idx, va0), _mm256_cmpgt_epi32(va1, idx)));
+        bm = _mm256_max_ps(bm, _mm256_blendv_ps(_mm256_set1_ps(-INFINITY), _mm256_loadu_ps(pb + c), ok));
+      }
+      float st[8], bmax = -INFINITY;
+      _mm256_storeu_ps(st, bm);
+      for (int i = 0; i < 8; i++) bmax = st[i] > bmax ? st[i] : bmax;
+      float mnew = bmax > mrun[qi] ? bmax : mrun[qi];
+      float corr = expf(mrun[qi] - mnew);
+      __m256 vmn = _mm256_set1_ps(mnew), sum = _mm256_setzero_ps();
+      for (int c = 0; c < nk; c += 8) {
+        __m256i idx = _mm256_add_epi32(lane, _mm256_set1_epi32(c));
+        __m256 ok = _mm256_castsi256_ps(_mm256_and_si256(_mm256_cmpgt_epi32(idx, va0), _mm256_cmpgt_epi32(va1, idx)));
+        __m256 pv = _mm256_and_ps(ok, v8_exp(_mm256_sub_ps(_mm256_loadu_ps(pb + c), vmn)));
+        sum = _mm256_add_ps(sum, pv);
+        _mm256_storeu_ps(pb + c, pv);
+      }
+      _mm256_storeu_ps(st, sum);
+      float bsum = 0.0f;
+      for (int i = 0; i < 8; i++) bsum += st[i];
+      lrun[qi] = lrun[qi] * corr + bsum;
+      mrun[qi] = mnew;
+      if (corr != 1.0f) {
+        __m256 vc = _mm256_set1_ps(corr);
+        for (int d = 0; d < dh; d += 8)
+          _mm256_storeu_ps(accb + qi * dh + d, _mm256_mul_ps(_mm256_loadu_ps(accb + qi * dh + d), vc));
+      }
+    }
+    for (int dc = 0; dc < dh; dc += 8 * W) {
+      __m256 acc[QB2][2];
+      for (int qi = 0; qi < QB2; qi++)
+        for (int w = 0; w < W; w++) acc[qi][w] = _mm256_loadu_ps(accb + qi * dh + dc + 8 * w);
+      for (int j = 0; j < nk; j++) {
+        const float *vr = a->v + (size_t)(j0 + j) * dh + dc;
+        __m256 vv[2];
+        for (int w = 0; w < W; w++) vv[w] = _mm256_loadu_ps(vr + 8 * w);
+        for (int qi = 0; qi < QB2; qi++) {
+          __m256 pv = _mm256_broadcast_ss(pbuf + qi * KB2 + j);
+          for (int w = 0; w < W; w++) acc[qi][w] = _mm256_fmadd_ps(pv, vv[w], acc[qi][w]);
+        }
+      }
+      for (int qi = 0; qi < QB2; qi++)
+        for (int w = 0; w < W; w++) _mm256_storeu_ps(accb + qi * dh + dc + 8 * w, acc[qi][w]);
+    }
+  }
+  for (int qi = 0; qi < nq; qi++) {
+    __m256 inv = _mm256_set1_ps(1.0f / lrun[qi]);
+    size_t row = (size_t)(q0 + qi - a->i0) * a->ldo;
+    for (int d = 0; d < dh; d += 8) {
+      __m256 y = _mm256_mul_ps(_mm256_loadu_ps(accb + qi * dh + d), inv);
+      if (a->out_f32) {
+        _mm256_storeu_ps(a->out_f32 + row + d, y);
+      } else {
+        float v[8];
+        _mm256_storeu_ps(v, y);
+        for (int c = 0; c < 8; c++) a->out_bf16[row + d + c] = f32_to_bf16_rne(v[c]);
+      }
+    }
+  }
+}
+
+FN void attention_avx2(const attn_args *a) {
+  if (a->dh % 8 != 0 || a->dh > 64) { /* the accumulators in scratch hold QB2 x 64 */
+    cpu_attention_scalar(a);
+    return;
+  }
+  for (int i = a->i0; i < a->i1; i += QB2) {
+    int nq = a->i1 - i < QB2 ? a->i1 - i : QB2;
+    if (a->dh % 16 == 0) attn_block_avx2(a, i, nq, 2);
+    else attn_block_avx2(a, i, nq, 1);
+  }
+}
+
 static cpu_kernels table;
 
 const cpu_kernels *cpu_kernels_avx2(void) {
@@ -214,6 +386,8 @@ const cpu_kernels *cpu_kernels_avx2(void) {
     t.gemm_bf16 = gemm_bf16_avx2;
     t.gemm_i8 = gemm_i8_avx2;
     t.layernorm = layernorm_avx2;
+    t.rope = rope_avx2;
+    t.attention = attention_avx2;
     table = t; /* idempotent: every caller writes the same bytes */
   }
   return &table;

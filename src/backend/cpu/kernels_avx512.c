@@ -686,6 +686,7 @@ FN void attention_bf16_avx512(const attn_args *a) {
 
 static const cpu_kernels table = {
     .name = "avx512",
+    .bf16_dot = 1,
     .gemm_f32 = gemm_f32_avx512,
     .gemm_bf16 = gemm_bf16_avx512,
     .gemm_i8 = gemm_i8_avx512,
