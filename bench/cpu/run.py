@@ -88,7 +88,8 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--shapes", default="1x128,1x512,8x256,32xmixed")
-    ap.add_argument("--skip", default="", help="comma list of engines to skip: torch,ort,ort-int8,fp32,bf16,int8")
+    ap.add_argument("--skip", default="", help="comma list of engines to skip: torch,ort,ort-int8,fp32,bf16,int8; "
+                    "'cold' skips the cold starts (a run split over several quiet windows)")
     a = ap.parse_args()
     os.makedirs(a.work, exist_ok=True)
     skip = set(s for s in a.skip.split(",") if s)
@@ -153,6 +154,8 @@ def main():
         if "ort" not in skip:
             colds.append(("onnxruntime fp32", [PY, os.path.join(HERE, "bench_py.py"), "cold", "ort", ckpt, onnx,
                                                "--threads", str(a.threads)], 1))
+        if "cold" in skip:
+            colds = []
         for label, cmd, n in colds:
             walls = []
             for _ in range(n):

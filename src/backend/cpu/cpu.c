@@ -31,6 +31,8 @@
 #define ROPE_TABLE 8192 /* positions with tabled cos/sin */
 #define ROPE_BLOCK 512  /* positions filled at a time */
 #define ROW_BLOCK 32    /* tokens per task of row-wise ops */
+#define GEMM_MTILE 192  /* most activation rows per GEMM task */
+#define GEMM_MR 12      /* rows of the widest GEMM microkernel (kernels_avx512.c MR) */
 
 /* ---- model: named arrays ---------------------------------------------------------------------- */
 
@@ -547,6 +549,25 @@ static void gemm_task(void *ctx, int task, int thread) {
   else k->gemm_i8(&g->in, g->w, m0, m1, p0, p1, &g->e);
 }
 
+/* Finish time of n_m x n_p GEMM tasks (task i: row chunk i % n_m, panel group i / n_m; cost rows x
+ * panels) handed out in order to the first free of `threads` equal threads. */
+static long gemm_makespan(int M, int mtile, int n_m, int n_panels, int pgroup, int n_p, int threads) {
+  long busy[64] = {0};
+  if (threads > 64) threads = 64;
+  for (int i = 0; i < n_m * n_p; i++) {
+    int mi = i % n_m, pi = i / n_m;
+    int rows = M - mi * mtile < mtile ? M - mi * mtile : mtile;
+    int panels = n_panels - pi * pgroup < pgroup ? n_panels - pi * pgroup : pgroup;
+    int t = 0;
+    for (int k = 1; k < threads; k++)
+      if (busy[k] < busy[t]) t = k;
+    busy[t] += (long)rows * panels;
+  }
+  long span = 0;
+  for (int k = 0; k < threads; k++) span = busy[k] > span ? busy[k] : span;
+  return span;
+}
+
 static void gemm(fwd *f, const void *a, int lda, const float *row_scale, const packed_matrix *w, int M,
                  epi_act act, int residual, float *out32, void *out16, int ldo) {
   if (M <= 0) return;
@@ -562,14 +583,27 @@ static void gemm(fwd *f, const void *a, int lda, const float *row_scale, const p
   g.e.out_bf16 = out16;
   g.e.ldo = ldo;
   g.M = M;
-  g.mtile = 192;
+  /* Row chunks of at most GEMM_MTILE rows, equal and whole microkernel tiles; then the number of
+   * panel groups whose tasks, handed out in order to whichever thread is free, finish soonest
+   * (an 11-task or 9-task split over 2 threads leaves one idle for a ninth of the GEMM). */
+  g.n_m = (M + GEMM_MTILE - 1) / GEMM_MTILE;
+  g.mtile = ((M + g.n_m - 1) / g.n_m + GEMM_MR - 1) / GEMM_MR * GEMM_MR;
   g.n_m = (M + g.mtile - 1) / g.mtile;
   int want = 4 * f->threads; /* enough tasks to balance, few enough to keep panels long */
-  int n_p = (want + g.n_m - 1) / g.n_m;
-  if (n_p > w->n_panels) n_p = w->n_panels;
-  if (n_p < 1) n_p = 1;
-  g.pgroup = (w->n_panels + n_p - 1) / n_p;
-  g.n_p = (w->n_panels + g.pgroup - 1) / g.pgroup;
+  int n_p0 = (want + g.n_m - 1) / g.n_m;
+  if (n_p0 > w->n_panels) n_p0 = w->n_panels;
+  if (n_p0 < 1) n_p0 = 1;
+  long best = -1;
+  for (int n_p = n_p0; n_p <= w->n_panels && n_p < n_p0 + 8; n_p++) {
+    int pgroup = (w->n_panels + n_p - 1) / n_p, np = (w->n_panels + pgroup - 1) / pgroup;
+    if (best >= 0 && np == g.n_p) continue;
+    long span = gemm_makespan(M, g.mtile, g.n_m, w->n_panels, pgroup, np, f->threads);
+    if (best < 0 || span < best) {
+      best = span;
+      g.pgroup = pgroup;
+      g.n_p = np;
+    }
+  }
   run(f, g.n_m * g.n_p, gemm_task, &g);
 }
 
