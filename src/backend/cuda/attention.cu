@@ -7,11 +7,12 @@
  * window < 0 (global) or |i - j| <= window. RoPE for Q is applied while Q is staged in shared
  * memory (K was rotated in place by rope_k before this kernel).
  *
- * Fast path (hd = 32 or 64): one block of 4 warps takes 64 queries of one head; K/V tiles of 64
- * keys are double-buffered with cp.async; S = QK^T and O += PV run on the tensor cores
+ * Fast path (hd = 32 or 64): one block of 4 warps takes 64 or 128 queries of one head; K/V tiles
+ * of 64 keys are double-buffered with cp.async; S = QK^T and O += PV run on the tensor cores
  * (mma.sync m16n8k16, fp32 accumulation) with an online softmax in fp32 (exp2, scaled scores).
  * Probabilities are rounded to 16 bits for PV, as in FlashAttention. Fallback (any hd): one warp
- * per (query, head), scalar fp32.
+ * per (query, head), scalar fp32. A third kernel serves the last decision-head layer, which needs
+ * the outputs of a few gathered queries only (attn_gathered_kernel).
  */
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -102,10 +103,10 @@ __device__ __forceinline__ float fast_exp2(float x) { /* ex2.approx: 2 ulp, -inf
  * interleave, and a local layer's 128 queries share one 256-key window instead of two 192-key
  * ones. Q is staged through the K buffers then (it lives in registers afterwards).
  * MINB: blocks per SM the register allocation must allow. */
-template <class T, int HD, int MT, int MINB>
+template <class T, int HD, int MT, int MINB, bool SKIP>
 __global__ void __launch_bounds__(128, MINB) flash_attn_kernel(const T *__restrict__ qkv, T *__restrict__ out,
                                                          const attn_tile *__restrict__ tiles,
-                                                         const int *__restrict__ counts, int H, int window,
+                                                         const int *__restrict__ n_tiles, int H, int window,
                                                          const float2 *__restrict__ rope, float scale_log2) {
   constexpr int BM = 64 * MT;
   constexpr int LD = HD + 8; /* padded rows: conflict-free ldmatrix */
@@ -117,7 +118,7 @@ __global__ void __launch_bounds__(128, MINB) flash_attn_kernel(const T *__restri
   T *sQ = MT == 1 ? sQbuf : &sK[0][0];
 
   const int tile_idx = blockIdx.x;
-  if (tile_idx >= counts[CNT_TILES]) return;
+  if (tile_idx >= *n_tiles) return;
   const attn_tile ti = tiles[tile_idx];
   const int base = ti.base, len = ti.len, q0 = ti.q0;
   const int h = blockIdx.y;
@@ -211,6 +212,12 @@ __global__ void __launch_bounds__(128, MINB) flash_attn_kernel(const T *__restri
   for (int mt = 0; mt < MT; mt++) m_r[mt][0] = m_r[mt][1] = -INFINITY, l_r[mt][0] = l_r[mt][1] = 0.f;
   /* row position of c0/c1 in m-tile mt: qrow0 + 16 mt; c2/c3 are 8 rows further */
   const int qrow0 = q0 + warp * 16 * MT + lane / 4;
+  /* SKIP (local layers): the keys this warp's queries can see are [wk_lo, wk_hi]; a K/V block
+   * outside them is skipped by the whole warp (its scores would all be masked, its probabilities
+   * all zero): with window 64 and 128-query tiles each warp does 3 of the tile's 4 blocks. The
+   * test sits outside the unrolled products (a branch inside them cost the global layers 25%),
+   * and global layers run the SKIP = false instantiation. */
+  const int wk_lo = q0 + warp * 16 * MT - window, wk_hi = q0 + warp * 16 * MT + 16 * MT - 1 + window;
 
   for (int it = 0; it < n_kb; it++) {
     const int buf = it & 1, kb = lo + it * BN;
@@ -219,6 +226,7 @@ __global__ void __launch_bounds__(128, MINB) flash_attn_kernel(const T *__restri
       __syncthreads();
     }
     if (it + 1 < n_kb) load_kv(kb + BN, buf ^ 1);
+    if (SKIP && (kb > wk_hi || kb + BN - 1 < wk_lo)) continue;
 
     float s[MT][BN / 8][4];
 #pragma unroll
@@ -335,14 +343,17 @@ __global__ void __launch_bounds__(128, MINB) flash_attn_kernel(const T *__restri
   }
 }
 
-/* Scalar fallback: one warp per (query token, head), online softmax over the visible keys. */
+/* Scalar path: one warp per (query, head), fp32 online softmax over the visible keys, four keys
+ * per step so that four dot products and their reductions are in flight. Queries: token i (below
+ * the token count) or, when q_tok is given, token q_tok[i] for i < n_q; the output is row i. */
 template <class T>
-__global__ void attn_fallback_kernel(const T *qkv, T *out, const int32_t *tok_row, const int32_t *tok_pos,
-                                     const int32_t *row_start, const int *counts, int H, int hd, int window,
-                                     const float2 *rope, float scale) {
-  int t = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32, lane = threadIdx.x & 31;
+__global__ void attn_rows_kernel(const T *qkv, T *out, const int32_t *q_tok, int n_q, const int32_t *tok_row,
+                                 const int32_t *tok_pos, const int32_t *row_start, const int *counts, int H, int hd,
+                                 int window, const float2 *rope, float scale) {
+  int i = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32, lane = threadIdx.x & 31;
   int h = blockIdx.y;
-  if (t >= counts[CNT_TOKENS]) return;
+  if (i >= (q_tok ? n_q : counts[CNT_TOKENS])) return;
+  const int t = q_tok ? q_tok[i] : i;
   int r = tok_row[t], base = row_start[r], len = row_start[r + 1] - base, qp = tok_pos[t];
   const int64_t rs = (int64_t)3 * H * hd;
   const T *q = qkv + (int64_t)t * rs + (int64_t)h * hd;
@@ -350,8 +361,8 @@ __global__ void attn_fallback_kernel(const T *qkv, T *out, const int32_t *tok_ro
   float qv[8];
   int half = hd / 2;
 #pragma unroll
-  for (int i = 0; i < 8; i++) {
-    int j = lane + 32 * i;
+  for (int e = 0; e < 8; e++) {
+    int j = lane + 32 * e;
     float v = 0.f;
     if (j < hd) {
       v = tof(q[j]);
@@ -362,87 +373,246 @@ __global__ void attn_fallback_kernel(const T *qkv, T *out, const int32_t *tok_ro
         v = j < half ? v * cs.x - other * cs.y : v * cs.x + other * cs.y;
       }
     }
-    qv[i] = v;
+    qv[e] = v;
   }
   int lo = 0, hi = len;
   if (window >= 0) {
     lo = qp - window > 0 ? qp - window : 0;
     hi = qp + window + 1 < len ? qp + window + 1 : len;
   }
+  constexpr int U = 4;
   float m = -INFINITY, l = 0.f, acc[8];
 #pragma unroll
-  for (int i = 0; i < 8; i++) acc[i] = 0.f;
-  for (int kp = lo; kp < hi; kp++) {
-    const T *k = qkv + (int64_t)(base + kp) * rs + (int64_t)H * hd + (int64_t)h * hd;
-    const T *v = k + (int64_t)H * hd;
-    float sdot = 0.f;
+  for (int e = 0; e < 8; e++) acc[e] = 0.f;
+  const T *K0 = qkv + (int64_t)base * rs + (int64_t)H * hd + (int64_t)h * hd;
+  const T *V0 = K0 + (int64_t)H * hd;
+  for (int kp = lo; kp < hi; kp += U) {
+    float sd[U];
 #pragma unroll
-    for (int i = 0; i < 8; i++) {
-      int j = lane + 32 * i;
-      if (j < hd) sdot += qv[i] * tof(k[j]);
+    for (int u = 0; u < U; u++) {
+      const T *k = K0 + (int64_t)(kp + u < hi ? kp + u : kp) * rs; /* past the end: a valid key, masked below */
+      float dot = 0.f;
+#pragma unroll
+      for (int e = 0; e < 8; e++) {
+        int j = lane + 32 * e;
+        if (j < hd) dot += qv[e] * tof(k[j]);
+      }
+      sd[u] = dot;
     }
-    for (int o = 16; o > 0; o >>= 1) sdot += __shfl_xor_sync(0xffffffffu, sdot, o);
-    sdot *= scale;
-    float mn = fmaxf(m, sdot);
-    float alpha = expf(m - mn), p = expf(sdot - mn);
-    l = l * alpha + p;
 #pragma unroll
-    for (int i = 0; i < 8; i++) {
-      int j = lane + 32 * i;
-      acc[i] = acc[i] * alpha + (j < hd ? p * tof(v[j]) : 0.f);
+    for (int o = 16; o > 0; o >>= 1)
+#pragma unroll
+      for (int u = 0; u < U; u++) sd[u] += __shfl_xor_sync(0xffffffffu, sd[u], o);
+    float mn = m;
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+      sd[u] = kp + u < hi ? sd[u] * scale : -INFINITY;
+      mn = fmaxf(mn, sd[u]);
+    }
+    /* mn is finite (key kp is visible); exp(-inf) = 0 for the first step and the masked keys */
+    float alpha = expf(m - mn), p[U];
+#pragma unroll
+    for (int u = 0; u < U; u++) p[u] = expf(sd[u] - mn);
+    l = l * alpha + ((p[0] + p[1]) + (p[2] + p[3]));
+#pragma unroll
+    for (int e = 0; e < 8; e++) {
+      int j = lane + 32 * e;
+      if (j < hd) {
+        float a = acc[e] * alpha;
+#pragma unroll
+        for (int u = 0; u < U; u++) a += p[u] * tof(V0[(int64_t)(kp + u < hi ? kp + u : kp) * rs + j]);
+        acc[e] = a;
+      }
     }
     m = mn;
   }
-  T *o = out + (int64_t)t * H * hd + (int64_t)h * hd;
+  T *o = out + (int64_t)i * H * hd + (int64_t)h * hd;
   float inv = l > 0.f ? 1.f / l : 0.f;
 #pragma unroll
-  for (int i = 0; i < 8; i++) {
-    int j = lane + 32 * i;
-    if (j < hd) o[j] = from_float<T>(acc[i] * inv);
+  for (int e = 0; e < 8; e++) {
+    int j = lane + 32 * e;
+    if (j < hd) o[j] = from_float<T>(acc[e] * inv);
+  }
+}
+
+/* Attention of a few gathered queries (the last decision-head layer: option markers and CLS),
+ * global, no RoPE. One block of GW warps per (query, head); warp w takes the w-th slice of the
+ * row's keys, in steps of 32 keys with one key per lane (its dot product over hd from a
+ * 16-byte-loaded K row; the query, scaled, in shared memory), one max and one rescale per step,
+ * then P V with each lane owning dimension pairs. The warps' partial (max, sum, output) are merged
+ * through shared memory. Splitting the keys keeps a 1-row batch (a handful of queries) from
+ * running one long serial chain per warp. hd % 8 == 0, hd <= 256. */
+constexpr int GW = 4;
+template <class T>
+__global__ void __launch_bounds__(GW * 32) attn_gathered_kernel(const T *qkv, T *out, const int32_t *q_tok,
+                                                                 const int32_t *tok_row, const int32_t *row_start,
+                                                                 int H, int hd, float scale) {
+  __shared__ float q_sh[256];
+  __shared__ float acc_sh[GW][256];
+  __shared__ float m_sh[GW], l_sh[GW];
+  const int w = threadIdx.x / 32, lane = threadIdx.x & 31;
+  const int i = blockIdx.x, h = blockIdx.y;
+  const int t = q_tok[i], r = tok_row[t], base = row_start[r], len = row_start[r + 1] - base;
+  const int64_t rs = (int64_t)3 * H * hd;
+  const T *q = qkv + (int64_t)t * rs + (int64_t)h * hd;
+  for (int j = threadIdx.x; j < hd; j += GW * 32) q_sh[j] = tof(q[j]) * scale;
+  __syncthreads();
+  const T *K0 = qkv + (int64_t)base * rs + (int64_t)H * hd + (int64_t)h * hd;
+  const T *V0 = K0 + (int64_t)H * hd;
+  const int np = hd / 2; /* dimension pairs; lane owns pairs lane + 32 e */
+  const int slice = (len + GW * 32 - 1) / (GW * 32) * 32;
+  const int k_begin = w * slice, k_end = min(len, k_begin + slice);
+  float m = -INFINITY, l = 0.f, acc[4][2];
+#pragma unroll
+  for (int e = 0; e < 4; e++) acc[e][0] = acc[e][1] = 0.f;
+  for (int k0 = k_begin; k0 < k_end; k0 += 32) {
+    const int kp = k0 + lane;
+    float sc = -INFINITY;
+    if (kp < k_end) {
+      const uint4 *kr = reinterpret_cast<const uint4 *>(K0 + (int64_t)kp * rs);
+      float dot = 0.f;
+      for (int c = 0; c < hd / 8; c++) {
+        uint4 u = kr[c];
+        const uint32_t *wv = reinterpret_cast<const uint32_t *>(&u);
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+          float2 f = pack2<T>::unpack(wv[e]);
+          dot = fmaf(q_sh[c * 8 + 2 * e], f.x, fmaf(q_sh[c * 8 + 2 * e + 1], f.y, dot));
+        }
+      }
+      sc = dot;
+    }
+    float mx = sc;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+    const float mn = fmaxf(m, mx); /* finite: key k0 exists */
+    const float alpha = expf(m - mn), p = expf(sc - mn);
+    l = l * alpha + p; /* per-lane partial sum */
+#pragma unroll
+    for (int e = 0; e < 4; e++) acc[e][0] *= alpha, acc[e][1] *= alpha;
+    const int last = k_end - 1;
+    /* every lane's probability to every lane, outside the branch below: a shuffle must be
+     * reached by all the lanes of its mask (hd = 48 leaves lanes 24..31 without a pair) */
+    float pb[32];
+#pragma unroll
+    for (int u = 0; u < 32; u++) pb[u] = __shfl_sync(0xffffffffu, p, u); /* 0 past the slice's end */
+#pragma unroll
+    for (int e = 0; e < 4; e++) {
+      const int pr = lane + 32 * e;
+      if (pr < np) { /* 32 independent loads in flight */
+        uint32_t v[32];
+#pragma unroll
+        for (int u = 0; u < 32; u++)
+          v[u] = reinterpret_cast<const uint32_t *>(V0 + (int64_t)(k0 + u < last ? k0 + u : last) * rs)[pr];
+#pragma unroll
+        for (int u = 0; u < 32; u++) {
+          float2 f = pack2<T>::unpack(v[u]);
+          acc[e][0] = fmaf(pb[u], f.x, acc[e][0]);
+          acc[e][1] = fmaf(pb[u], f.y, acc[e][1]);
+        }
+      }
+    }
+    m = mn;
+  }
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) l += __shfl_xor_sync(0xffffffffu, l, o);
+  if (lane == 0) m_sh[w] = m, l_sh[w] = l;
+#pragma unroll
+  for (int e = 0; e < 4; e++) {
+    const int pr = lane + 32 * e;
+    if (pr < np) acc_sh[w][2 * pr] = acc[e][0], acc_sh[w][2 * pr + 1] = acc[e][1];
+  }
+  __syncthreads();
+  float M = m_sh[0];
+#pragma unroll
+  for (int k = 1; k < GW; k++) M = fmaxf(M, m_sh[k]);
+  float f[GW], L = 0.f;
+#pragma unroll
+  for (int k = 0; k < GW; k++) { /* a warp with no keys has m = -inf, l = 0: weight 0 */
+    f[k] = m_sh[k] == -INFINITY ? 0.f : expf(m_sh[k] - M);
+    L += l_sh[k] * f[k];
+  }
+  const float inv = 1.f / L;
+  T *dst = out + (int64_t)i * H * hd + (int64_t)h * hd;
+  for (int j = threadIdx.x; j < hd; j += GW * 32) {
+    float v = 0.f;
+#pragma unroll
+    for (int k = 0; k < GW; k++) v += acc_sh[k][j] * f[k];
+    dst[j] = from_float<T>(v * inv);
   }
 }
 
 template <class T>
 void attention_t(cudaStream_t s, const void *qkv, void *out, const attn_tile *tiles, const int32_t *tok_row,
-                 const int32_t *tok_pos, const int32_t *row_start, const int *counts, int n_tiles_cap, int Mp, int H,
-                 int hd, int window, const float2 *rope, int tile_q) {
+                 const int32_t *tok_pos, const int32_t *row_start, const int *counts, const int *n_tiles,
+                 int n_tiles_cap, int Mp, int H, int hd, int window, const float2 *rope, int tile_q) {
   const float scale = 1.0f / sqrtf((float)hd);
   if (hd == 64 || hd == 32) {
     dim3 grid((unsigned)n_tiles_cap, (unsigned)H);
     const float sl2 = scale * 1.4426950408889634f;
     const T *q = (const T *)qkv;
     T *o = (T *)out;
-    if (tile_q == 128 && hd == 64)
-      flash_attn_kernel<T, 64, 2, 2><<<grid, 128, 0, s>>>(q, o, tiles, counts, H, window, rope, sl2);
-    else if (tile_q == 128)
-      flash_attn_kernel<T, 32, 2, 3><<<grid, 128, 0, s>>>(q, o, tiles, counts, H, window, rope, sl2);
-    else if (hd == 64)
-      flash_attn_kernel<T, 64, 1, 3><<<grid, 128, 0, s>>>(q, o, tiles, counts, H, window, rope, sl2);
-    else
-      flash_attn_kernel<T, 32, 1, 4><<<grid, 128, 0, s>>>(q, o, tiles, counts, H, window, rope, sl2);
+    static const bool skip_on = !(getenv("LAYA_CUDA_ATTN_SKIP") && getenv("LAYA_CUDA_ATTN_SKIP")[0] == '0');
+    const bool skip = window >= 0 && skip_on;
+#define FLASH(HD_, MT_, MINB_)                                                                          \
+  (skip ? flash_attn_kernel<T, HD_, MT_, MINB_, true><<<grid, 128, 0, s>>>(q, o, tiles, n_tiles, H, window, rope, sl2) \
+        : flash_attn_kernel<T, HD_, MT_, MINB_, false><<<grid, 128, 0, s>>>(q, o, tiles, n_tiles, H, window, rope, sl2))
+    if (tile_q == 128 && hd == 64) FLASH(64, 2, 2);
+    else if (tile_q == 128) FLASH(32, 2, 3);
+    else if (hd == 64) FLASH(64, 1, 3);
+    else FLASH(32, 1, 4);
+#undef FLASH
   } else {
     dim3 grid((unsigned)((Mp + 7) / 8), (unsigned)H);
-    attn_fallback_kernel<T><<<grid, 256, 0, s>>>((const T *)qkv, (T *)out, tok_row, tok_pos, row_start, counts, H,
-                                                 hd, window, rope, scale);
+    attn_rows_kernel<T><<<grid, 256, 0, s>>>((const T *)qkv, (T *)out, NULL, 0, tok_row, tok_pos, row_start, counts,
+                                             H, hd, window, rope, scale);
   }
 }
 
 } // namespace
 
+void k_attention_rows(cudaStream_t s, int half16, const void *qkv, void *out, const int32_t *q_tok, int n,
+                      const int32_t *tok_row, const int32_t *tok_pos, const int32_t *row_start, int H, int hd) {
+  dim3 grid((unsigned)((n + 7) / 8), (unsigned)H);
+  const float scale = 1.0f / sqrtf((float)hd);
+  if (hd % 8 == 0 && hd <= 256) {
+    dim3 g2((unsigned)n, (unsigned)H);
+    if (half16)
+      attn_gathered_kernel<__half><<<g2, GW * 32, 0, s>>>((const __half *)qkv, (__half *)out, q_tok, tok_row,
+                                                          row_start, H, hd, scale);
+    else
+      attn_gathered_kernel<__nv_bfloat16><<<g2, GW * 32, 0, s>>>((const __nv_bfloat16 *)qkv, (__nv_bfloat16 *)out,
+                                                                 q_tok, tok_row, row_start, H, hd, scale);
+    return;
+  }
+  if (half16)
+    attn_rows_kernel<__half><<<grid, 256, 0, s>>>((const __half *)qkv, (__half *)out, q_tok, n, tok_row, tok_pos,
+                                                  row_start, NULL, H, hd, -1, NULL, scale);
+  else
+    attn_rows_kernel<__nv_bfloat16><<<grid, 256, 0, s>>>((const __nv_bfloat16 *)qkv, (__nv_bfloat16 *)out, q_tok, n,
+                                                         tok_row, tok_pos, row_start, NULL, H, hd, -1, NULL, scale);
+}
+
 int attention_has_fast_path(int hd) { return hd == 64 || hd == 32; }
 
 void k_attention(cudaStream_t s, int half16, const void *qkv, void *out, const attn_tile *tiles,
                  const int32_t *tok_row, const int32_t *tok_pos, const int32_t *row_start, const int *counts,
-                 int n_tiles_cap, int Mp, int H, int hd, int window, const float2 *rope, int tile_q) {
+                 const int *n_tiles, int n_tiles_cap, int Mp, int H, int hd, int window, const float2 *rope,
+                 int tile_q) {
   if (half16)
-    attention_t<__half>(s, qkv, out, tiles, tok_row, tok_pos, row_start, counts, n_tiles_cap, Mp, H, hd, window, rope,
-                        tile_q);
+    attention_t<__half>(s, qkv, out, tiles, tok_row, tok_pos, row_start, counts, n_tiles, n_tiles_cap, Mp, H, hd,
+                        window, rope, tile_q);
   else
-    attention_t<__nv_bfloat16>(s, qkv, out, tiles, tok_row, tok_pos, row_start, counts, n_tiles_cap, Mp, H, hd,
-                               window, rope, tile_q);
+    attention_t<__nv_bfloat16>(s, qkv, out, tiles, tok_row, tok_pos, row_start, counts, n_tiles, n_tiles_cap, Mp,
+                               H, hd, window, rope, tile_q);
 }
 
 int attention_tile_queries(void) {
   const char *e = getenv("LAYA_CUDA_ATTN_TILE");
   return e && atoi(e) == 64 ? 64 : 128;
+}
+
+int attention_local_tile_queries(void) {
+  const char *e = getenv("LAYA_CUDA_ATTN_LOCAL_TILE");
+  return e && atoi(e) == 128 ? 128 : 64;
 }

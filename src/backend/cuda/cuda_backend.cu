@@ -84,7 +84,7 @@ struct cuda_model {
   int half16; /* 1 = fp16, 0 = bf16 */
   int dt16;   /* CU_F16 or CU_BF16 */
   int head_half16, head_dt16; /* the decision head's 16-bit type (see LAYA_CUDA_HEAD_FP16) */
-  int tile_q;                 /* queries per attention tile */
+  int tile_q, tile_ql;        /* queries per attention tile: global layers and head, local layers */
   int d, n_layers, H, hd, I, V, global_every, window;
   float eps;
   int head_layers, head_heads, n_act, act_hidden, ld_act;
@@ -98,6 +98,7 @@ struct cuda_model {
   float *sn_w, *sn_b, *s1_w, *s1_b, *s2_w, *s2_b, *a1_w, *a1_b, *a2_w, *a2_b;
   float2 *rope_global, *rope_local;
   int use_graphs;
+  int head_all; /* LAYA_CUDA_HEAD_ALL=1: the last head layer over every token (for comparison) */
 };
 
 /* ---------------------------------------------------------------------------------------------
@@ -401,11 +402,15 @@ struct backend_worker {
   size_t scratch_bytes;
   float *x, *s_in, *s_hid, *act_in, *act_h, *dout;
   void *y, *big;
+  /* the last head layer on the kept tokens only (markers, then each row's CLS): residual, its
+   * LayerNorm, attention output, MLP hidden */
+  float *xk;
+  void *yk, *attk, *hidk;
   int32_t *din;
   size_t din_bytes, dout_bytes;
   void *hin, *hout;
   /* offsets (in int32 units) inside din */
-  size_t o_tok, o_pos, o_row, o_rs, o_qt, o_ms, o_mt, o_tiles;
+  size_t o_tok, o_pos, o_row, o_rs, o_qt, o_ms, o_mt, o_keep, o_tiles, o_tiles_l;
   graph_entry graphs[MAX_GRAPHS];
   int n_graphs, graph_clock;
   /* LAYA_CUDA_PROFILE=1: events between the stages of eager forwards (graphs off) */
@@ -501,10 +506,13 @@ static int ensure_capacity(backend_worker *w, int Mp, int Rp, int NMp, laya_erro
   w->o_qt = take((size_t)cR);
   w->o_ms = take((size_t)cR + 1);
   w->o_mt = take((size_t)cN);
+  w->o_keep = take((size_t)cN + (size_t)cR);
   w->o_tiles = take(tiles * 4);
+  w->o_tiles_l = take(tiles * 4);
   w->din_bytes = o * 4;
   w->dout_bytes = ((size_t)cN + (size_t)cR * m->n_act) * 4;
-  size_t sz[9] = {
+  const size_t cK = (size_t)cN + (size_t)cR; /* kept tokens of the last head layer */
+  size_t sz[13] = {
       (size_t)cM * d * 4,                       /* x */
       (size_t)cM * d * 2,                       /* y */
       (size_t)cM * big_cols * 2,                /* big: qkv + attention out, or MLP hidden */
@@ -514,9 +522,13 @@ static int ensure_capacity(backend_worker *w, int Mp, int Rp, int NMp, laya_erro
       (size_t)cR * m->act_hidden * 4,           /* act_h */
       w->dout_bytes,                            /* logits + act */
       w->din_bytes,                             /* batch inputs */
+      cK * d * 4,                               /* xk */
+      cK * d * 2,                               /* yk */
+      cK * d * 2,                               /* attk */
+      cK * 4 * d * 2,                           /* hidk */
   };
   size_t total = 0;
-  for (int i = 0; i < 9; i++) total += al256(sz[i]);
+  for (int i = 0; i < 13; i++) total += al256(sz[i]);
   /* LAYA_CUDA_MAX_SCRATCH (bytes) caps this allocation: a test hook for the out-of-memory path. */
   const char *cap_env = getenv("LAYA_CUDA_MAX_SCRATCH");
   cudaError_t e = cap_env && (size_t)strtoull(cap_env, NULL, 10) < total ? cudaErrorMemoryAllocation
@@ -526,8 +538,8 @@ static int ensure_capacity(backend_worker *w, int Mp, int Rp, int NMp, laya_erro
     return cuda_fail(err, e, dev, "allocating activation scratch");
   }
   char *p = (char *)w->scratch;
-  void *ptr[9];
-  for (int i = 0; i < 9; i++) {
+  void *ptr[13];
+  for (int i = 0; i < 13; i++) {
     ptr[i] = p;
     p += al256(sz[i]);
   }
@@ -540,6 +552,10 @@ static int ensure_capacity(backend_worker *w, int Mp, int Rp, int NMp, laya_erro
   w->act_h = (float *)ptr[6];
   w->dout = (float *)ptr[7];
   w->din = (int32_t *)ptr[8];
+  w->xk = (float *)ptr[9];
+  w->yk = ptr[10];
+  w->attk = ptr[11];
+  w->hidk = ptr[12];
   w->scratch_bytes = total;
   /* zero once: padded rows of every buffer start finite */
   e = cudaMemsetAsync(w->scratch, 0, total, w->st);
@@ -566,9 +582,11 @@ static int enqueue_forward(backend_worker *w, int Mp, int Rp, int NMp, laya_erro
   const int *counts = w->din;
   const int32_t *tokens = w->din + w->o_tok, *tok_pos = w->din + w->o_pos, *tok_row = w->din + w->o_row;
   const int32_t *row_start = w->din + w->o_rs, *qtype = w->din + w->o_qt, *marker_start = w->din + w->o_ms;
-  const int32_t *marker_tok = w->din + w->o_mt;
+  const int32_t *marker_tok = w->din + w->o_mt, *keep = w->din + w->o_keep;
+  const int NKp = NMp + Rp; /* kept tokens: marker m at m, row r's CLS at NMp + r */
   const attn_tile *tiles = (const attn_tile *)(w->din + w->o_tiles);
-  const int n_tiles_cap = Mp / m->tile_q + Rp;
+  const attn_tile *tiles_l = (const attn_tile *)(w->din + w->o_tiles_l);
+  const int n_tiles_cap = Mp / m->tile_q + Rp, n_tiles_cap_l = Mp / m->tile_ql + Rp;
   char *big = (char *)w->big;
   void *qkv = big, *attn_o = big + (size_t)Mp * 3 * d * 2, *hid = big;
   int rc;
@@ -590,8 +608,9 @@ static int enqueue_forward(backend_worker *w, int Mp, int Rp, int NMp, laya_erro
     prof_mark(w, P_QKV);
     k_rope_k(s, h16, qkv, tok_pos, rope, counts, Mp, m->H, m->hd);
     prof_mark(w, P_ROPE);
-    k_attention(s, h16, qkv, attn_o, tiles, tok_row, tok_pos, row_start, counts, n_tiles_cap, Mp, m->H, m->hd,
-                global ? -1 : m->window, rope, m->tile_q);
+    k_attention(s, h16, qkv, attn_o, global ? tiles : tiles_l, tok_row, tok_pos, row_start, counts,
+                counts + (global ? CNT_TILES : CNT_TILES_LOCAL), global ? n_tiles_cap : n_tiles_cap_l, Mp, m->H,
+                m->hd, global ? -1 : m->window, rope, global ? m->tile_q : m->tile_ql);
     prof_mark(w, global ? P_ATT_GLOBAL : P_ATT_LOCAL);
     GEMM(Mp, d, d, attn_o, d, L->wo, T16, w->x, d, CU_F32, 1, EPI_NONE, NULL, "Wo");
     prof_mark(w, P_WO);
@@ -617,21 +636,39 @@ static int enqueue_forward(backend_worker *w, int Mp, int Rp, int NMp, laya_erro
     const dev_head_layer *L = &m->head[j];
     GEMM(Mp, 3 * d, d, w->y, d, L->in_w, HT16, qkv, 3 * d, HT16, 0, EPI_BIAS, L->in_b, "head in_proj");
     prof_mark(w, P_HEAD_GEMM);
-    k_attention(s, hh16, qkv, attn_o, tiles, tok_row, tok_pos, row_start, counts, n_tiles_cap, Mp, hh, hhd, -1,
-                NULL, m->tile_q);
+    if (j + 1 < m->head_layers || m->head_all) {
+      k_attention(s, hh16, qkv, attn_o, tiles, tok_row, tok_pos, row_start, counts, counts + CNT_TILES, n_tiles_cap,
+                  Mp, hh, hhd, -1, NULL, m->tile_q);
+      prof_mark(w, P_HEAD_ATT);
+      GEMM(Mp, d, d, attn_o, d, L->out_w, HT16, w->x, d, CU_F32, 1, EPI_BIAS, L->out_b, "head out_proj");
+      k_ln(s, hh16, w->x, L->n2w, L->n2b, 1e-5f, w->y, Mp, d);
+      GEMM(Mp, 4 * d, d, w->y, d, L->l1w, HT16, hid, 4 * d, HT16, 0, EPI_RELU_BIAS, L->l1b, "head linear1");
+      GEMM(Mp, d, 4 * d, hid, 4 * d, L->l2w, HT16, w->x, d, CU_F32, 1, EPI_BIAS, L->l2b, "head linear2");
+      if (j + 1 < m->head_layers) k_ln(s, hh16, w->x, m->head[j + 1].n1w, m->head[j + 1].n1b, 1e-5f, w->y, Mp, d);
+      prof_mark(w, P_HEAD_GEMM);
+      continue;
+    }
+    /* The last head layer: only the option markers and each row's CLS are read after it (scorer,
+     * act head), and nothing after it mixes tokens except this layer's attention, whose keys and
+     * values (in_proj above) cover every token. So its queries, out_proj, LayerNorm and MLP run
+     * on the kept tokens alone: the same values, without the MLP of every other token. */
+    k_gather_rows(s, w->x, keep, w->xk, NKp, d);
+    k_attention_rows(s, hh16, qkv, w->attk, keep, NKp, tok_row, tok_pos, row_start, hh, hhd);
     prof_mark(w, P_HEAD_ATT);
-    GEMM(Mp, d, d, attn_o, d, L->out_w, HT16, w->x, d, CU_F32, 1, EPI_BIAS, L->out_b, "head out_proj");
-    k_ln(s, hh16, w->x, L->n2w, L->n2b, 1e-5f, w->y, Mp, d);
-    GEMM(Mp, 4 * d, d, w->y, d, L->l1w, HT16, hid, 4 * d, HT16, 0, EPI_RELU_BIAS, L->l1b, "head linear1");
-    GEMM(Mp, d, 4 * d, hid, 4 * d, L->l2w, HT16, w->x, d, CU_F32, 1, EPI_BIAS, L->l2b, "head linear2");
-    if (j + 1 < m->head_layers) k_ln(s, hh16, w->x, m->head[j + 1].n1w, m->head[j + 1].n1b, 1e-5f, w->y, Mp, d);
+    GEMM(NKp, d, d, w->attk, d, L->out_w, HT16, w->xk, d, CU_F32, 1, EPI_BIAS, L->out_b, "head out_proj");
+    k_ln(s, hh16, w->xk, L->n2w, L->n2b, 1e-5f, w->yk, NKp, d);
+    GEMM(NKp, 4 * d, d, w->yk, d, L->l1w, HT16, w->hidk, 4 * d, HT16, 0, EPI_RELU_BIAS, L->l1b, "head linear1");
+    GEMM(NKp, d, 4 * d, w->hidk, 4 * d, L->l2w, HT16, w->xk, d, CU_F32, 1, EPI_BIAS, L->l2b, "head linear2");
     prof_mark(w, P_HEAD_GEMM);
   }
   float *logits = w->dout, *act = w->dout + w->capNM;
-  k_gather_ln(s, w->x, marker_tok, counts, m->sn_w, m->sn_b, w->s_in, NMp, d);
+  /* after a head, marker m's state is row m of xk and row r's CLS is row NMp + r */
+  const bool kept = m->head_layers > 0 && !m->head_all;
+  k_gather_ln(s, kept ? w->xk : w->x, kept ? NULL : marker_tok, counts, m->sn_w, m->sn_b, w->s_in, NMp, d);
   GEMM(NMp, d, d, w->s_in, d, m->s1_w, CU_F32, w->s_hid, d, CU_F32, 0, EPI_BIAS, m->s1_b, "scorer.1");
   k_scorer_out(s, w->s_hid, m->s2_w, m->s2_b, counts, logits, NMp, d);
-  k_features(s, w->x, logits, row_start, marker_start, counts, w->act_in, Rp, d, m->ld_act);
+  k_features(s, w->x, kept ? w->xk + (size_t)NMp * d : NULL, logits, row_start, marker_start, counts, w->act_in, Rp,
+             d, m->ld_act);
   GEMM(Rp, m->act_hidden, m->ld_act, w->act_in, m->ld_act, m->a1_w, CU_F32, w->act_h, m->act_hidden, CU_F32, 0,
        EPI_BIAS, m->a1_b, "act_head.0");
   k_act_out(s, w->act_h, m->a2_w, m->a2_b, counts, act, Rp, m->act_hidden, m->n_act);
@@ -760,43 +797,29 @@ static int cuda_forward(backend *b, backend_worker *w, const packed_batch *pb, f
   cuda_model *m = (cuda_model *)b->impl;
   const int dev = m->dev;
   if (!w || !pb || pb->n_rows <= 0 || pb->n_tokens <= 0 || !pb->tokens || !pb->row_start || !pb->qtype ||
-      !pb->marker_start)
+      !pb->marker_start || !pb->markers)
     return cu_fail(err, LAYA_ERR_VALUE, "CUDA backend: empty or incomplete batch");
-  const int R = pb->n_rows, N = pb->n_tokens;
-  if (pb->row_start[0] != 0 || pb->row_start[R] != N || pb->marker_start[0] != 0)
-    return cu_fail(err, LAYA_ERR_VALUE, "CUDA backend: row_start must run from 0 to n_tokens (%d)", N);
-  const int NM = pb->marker_start[R];
-  if (NM < 0 || (NM > 0 && !pb->markers))
-    return cu_fail(err, LAYA_ERR_VALUE, "CUDA backend: bad marker_start");
+  int max_len = 0;
+  int rc = packed_batch_check(pb, m->V, "CUDA backend", &max_len, err);
+  if (rc) return rc;
+  if (max_len > MAX_POS)
+    return cu_fail(err, LAYA_ERR_VALUE, "CUDA backend: a row has %d tokens (at most %d supported)", max_len, MAX_POS);
+  const int R = pb->n_rows, N = pb->n_tokens, NM = pb->marker_start[R];
   int kmax = 0;
   for (int r = 0; r < R; r++) {
-    int len = pb->row_start[r + 1] - pb->row_start[r];
-    if (len <= 0 || len > MAX_POS)
-      return cu_fail(err, LAYA_ERR_VALUE, "CUDA backend: row %d has %d tokens (1..%d supported)", r, len, MAX_POS);
-    if (pb->qtype[r] < 0 || pb->qtype[r] > 2)
-      return cu_fail(err, LAYA_ERR_VALUE, "CUDA backend: row %d has qtype %d", r, pb->qtype[r]);
     int k = pb->marker_start[r + 1] - pb->marker_start[r];
-    if (k < 0) return cu_fail(err, LAYA_ERR_VALUE, "CUDA backend: marker_start decreases at row %d", r);
     if (k > kmax) kmax = k;
-    for (int i = pb->marker_start[r]; i < pb->marker_start[r + 1]; i++)
-      if (pb->markers[i] < 0 || pb->markers[i] >= len)
-        return cu_fail(err, LAYA_ERR_VALUE, "CUDA backend: marker %d of row %d is at %d, outside the row (%d tokens)",
-                       i - pb->marker_start[r], r, pb->markers[i], len);
   }
-  for (int t = 0; t < N; t++)
-    if (pb->tokens[t] < 0 || pb->tokens[t] >= m->V)
-      return cu_fail(err, LAYA_ERR_VALUE, "CUDA backend: token %d is id %d, outside the vocabulary (%d)", t,
-                     pb->tokens[t], m->V);
 
   CU_TRY(cudaSetDevice(dev), "selecting the device");
   const int Mp = token_bucket(N), Rp = pow2_at_least(R, 1), NMp = pow2_at_least(NM, 8);
-  int rc = ensure_capacity(w, Mp, Rp, NMp, err);
+  rc = ensure_capacity(w, Mp, Rp, NMp, err);
   if (rc) return rc;
 
   /* batch inputs into pinned memory, one copy */
   int32_t *h = (int32_t *)w->hin;
-  int n_tiles = 0;
-  attn_tile *tl = (attn_tile *)(h + w->o_tiles);
+  int n_tiles = 0, n_tiles_l = 0;
+  attn_tile *tl = (attn_tile *)(h + w->o_tiles), *tll = (attn_tile *)(h + w->o_tiles_l);
   for (int r = 0; r < R; r++) {
     int b0 = pb->row_start[r], len = pb->row_start[r + 1] - b0;
     for (int t = 0; t < len; t++) {
@@ -804,11 +827,17 @@ static int cuda_forward(backend *b, backend_worker *w, const packed_batch *pb, f
       h[w->o_row + b0 + t] = r;
     }
     for (int q0 = 0; q0 < len; q0 += m->tile_q) tl[n_tiles++] = attn_tile{b0, len, q0, 0};
+    for (int q0 = 0; q0 < len; q0 += m->tile_ql) tll[n_tiles_l++] = attn_tile{b0, len, q0, 0};
     h[w->o_rs + r] = b0;
     h[w->o_qt + r] = pb->qtype[r];
     h[w->o_ms + r] = pb->marker_start[r];
     for (int i = pb->marker_start[r]; i < pb->marker_start[r + 1]; i++) h[w->o_mt + i] = b0 + pb->markers[i];
   }
+  /* kept tokens of the last head layer (padding: token 0, computed and never read) */
+  int32_t *keep = h + w->o_keep;
+  memcpy(keep, h + w->o_mt, sizeof(int32_t) * (size_t)NM);
+  for (int i = NM; i < NMp; i++) keep[i] = 0;
+  for (int r = 0; r < Rp; r++) keep[NMp + r] = r < R ? pb->row_start[r] : 0;
   memcpy(h + w->o_tok, pb->tokens, sizeof(int32_t) * (size_t)N);
   for (int t = N; t < Mp; t++) h[w->o_tok + t] = h[w->o_pos + t] = h[w->o_row + t] = 0;
   for (int r = R; r <= Rp; r++) {
@@ -820,6 +849,7 @@ static int cuda_forward(backend *b, backend_worker *w, const packed_batch *pb, f
   h[CNT_ROWS] = R;
   h[CNT_MARKERS] = NM;
   h[CNT_TILES] = n_tiles;
+  h[CNT_TILES_LOCAL] = n_tiles_l;
   h[CNT_KMAX] = kmax;
   CU_TRY(cudaMemcpyAsync(w->din, w->hin, w->din_bytes, cudaMemcpyHostToDevice, w->st), "copying the batch");
 
@@ -904,8 +934,11 @@ extern "C" backend *backend_cuda_create(const model_weights *w, const backend_op
   m->head_half16 = m->half16 || !(hf && hf[0] == '0');
   m->head_dt16 = m->head_half16 ? CU_F16 : CU_BF16;
   m->tile_q = attention_tile_queries();
+  m->tile_ql = attention_local_tile_queries();
   const char *g = getenv("LAYA_CUDA_GRAPHS");
   m->use_graphs = !(g && g[0] == '0');
+  const char *ha = getenv("LAYA_CUDA_HEAD_ALL");
+  m->head_all = ha && ha[0] == '1';
   if (model_load(m, w, err)) {
     model_free(m);
     free(b);

@@ -21,10 +21,13 @@ extern "C" {
 enum cu_dtype { CU_F32 = 0, CU_F16 = 1, CU_BF16 = 2 };
 
 /* Per-batch counts on the device, read by kernels whose grid covers a padded bucket. */
-enum { CNT_TOKENS = 0, CNT_ROWS, CNT_MARKERS, CNT_TILES, CNT_KMAX, CNT_N };
+enum { CNT_TOKENS = 0, CNT_ROWS, CNT_MARKERS, CNT_TILES, CNT_KMAX, CNT_TILES_LOCAL, CNT_N };
 
 /* One attention work item: the query positions [q0, q0 + tile_q) of the row starting at token
- * `base` with `len` tokens (tile_q = attention_tile_queries(), 128 or 64). */
+ * `base` with `len` tokens. Global layers and the head use tile_q = attention_tile_queries() (128
+ * by default), local layers attention_local_tile_queries() (64 by default): a 64-query tile of a
+ * local layer reads 192 keys, a 128-query tile 256, so the smaller tile wastes less on the band's
+ * edges while the larger one reuses each K/V tile for more queries where all keys are visible. */
 struct attn_tile {
   int base, len, q0, pad;
 };
@@ -42,16 +45,26 @@ void k_rope_k(cudaStream_t s, int half16, void *qkv, const int32_t *tok_pos, con
               const int *counts, int Mp, int H, int hd);
 void k_attention(cudaStream_t s, int half16, const void *qkv, void *out, const attn_tile *tiles,
                  const int32_t *tok_row, const int32_t *tok_pos, const int32_t *row_start,
-                 const int *counts, int n_tiles_cap, int Mp, int H, int hd, int window,
+                 const int *counts, const int *n_tiles, int n_tiles_cap, int Mp, int H, int hd, int window,
                  const float2 *rope, int tile_q);
 /* Queries per attention tile: 128 (LAYA_CUDA_ATTN_TILE=64 selects the 64-query kernel). */
 int attention_tile_queries(void);
+/* Queries per attention tile of the local layers: 64 (LAYA_CUDA_ATTN_LOCAL_TILE=128 for 128). */
+int attention_local_tile_queries(void);
 void k_geglu(cudaStream_t s, int half16, void *h, int Mp, int I);
+/* Scorer LayerNorm of marker m's state: row marker_tok[m] of x, or row m when marker_tok is NULL. */
 void k_gather_ln(cudaStream_t s, const float *x, const int32_t *marker_tok, const int *counts,
                  const float *w, const float *b, float *out, int NMp, int d);
+/* dst[i] = x[rows[i]] (fp32 rows of width d), i < n. */
+void k_gather_rows(cudaStream_t s, const float *x, const int32_t *rows, float *dst, int n, int d);
+/* Attention (global, no RoPE) for the n query tokens q_tok[i] only, each against every key of its
+ * row; out row i. Used by the last decision-head layer. */
+void k_attention_rows(cudaStream_t s, int half16, const void *qkv, void *out, const int32_t *q_tok, int n,
+                      const int32_t *tok_row, const int32_t *tok_pos, const int32_t *row_start, int H, int hd);
 void k_scorer_out(cudaStream_t s, const float *hid, const float *w2, const float *b2,
                   const int *counts, float *logits, int NMp, int d);
-void k_features(cudaStream_t s, const float *x, const float *logits, const int32_t *row_start,
+/* cls: row r's CLS state is cls[r] when given, else row row_start[r] of x. */
+void k_features(cudaStream_t s, const float *x, const float *cls, const float *logits, const int32_t *row_start,
                 const int32_t *marker_start, const int *counts, float *act_in, int Rp, int d,
                 int ld_act);
 void k_act_out(cudaStream_t s, const float *hid, const float *w2, const float *b2,

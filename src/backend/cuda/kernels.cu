@@ -314,21 +314,24 @@ __global__ void rope_k_kernel(T *qkv, const int32_t *tok_pos, const float2 *tabl
   k[j + half] = fromf<T>(b * cs.x + a * cs.y);
 }
 
-/* Eight pairs per thread with 16-byte loads (hd / 2 a multiple of 8). */
+/* Eight pairs per thread with 16-byte loads (hd / 2 a multiple of 8); one block per token
+ * (blockIdx.x), threads over (head, group of 8 pairs): no 64-bit index division. */
 template <class T>
 __global__ void rope_k8_kernel(T *qkv, const int32_t *tok_pos, const float2 *table, const int *counts, int Mp, int H,
                                int hd) {
   const int half = hd / 2, groups = half / 8;
-  int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= (int64_t)Mp * H * groups) return;
-  int g = (int)(i % groups);
-  int64_t th = i / groups;
-  int h = (int)(th % H);
-  int t = (int)(th / H);
+  const int t = blockIdx.x;
   if (t >= counts[CNT_TOKENS]) return;
+  const int hg = blockIdx.y * blockDim.x + threadIdx.x;
+  if (hg >= H * groups) return;
+  const int h = hg / groups, g = hg - h * groups;
   T *k = qkv + (int64_t)t * 3 * H * hd + (int64_t)H * hd + (int64_t)h * hd + g * 8;
-  const float2 *cs = table + (int64_t)tok_pos[t] * half + g * 8;
+  const float4 *cs4 = reinterpret_cast<const float4 *>(table + (int64_t)tok_pos[t] * half + g * 8);
   uint4 ua = *reinterpret_cast<const uint4 *>(k), ub = *reinterpret_cast<const uint4 *>(k + half);
+  float4 cq[4];
+#pragma unroll
+  for (int e = 0; e < 4; e++) cq[e] = cs4[e];
+  const float2 *cs = reinterpret_cast<const float2 *>(cq);
   T *a = reinterpret_cast<T *>(&ua), *b = reinterpret_cast<T *>(&ub);
 #pragma unroll
   for (int e = 0; e < 8; e++) {
@@ -344,9 +347,10 @@ __global__ void rope_k8_kernel(T *qkv, const int32_t *tok_pos, const float2 *tab
 void k_rope_k(cudaStream_t s, int half16, void *qkv, const int32_t *tok_pos, const float2 *table, const int *counts,
               int Mp, int H, int hd) {
   if ((hd / 2) % 8 == 0) {
-    unsigned g = blocks_for((int64_t)Mp * H * (hd / 16), 256);
-    if (half16) rope_k8_kernel<<<g, 256, 0, s>>>((__half *)qkv, tok_pos, table, counts, Mp, H, hd);
-    else rope_k8_kernel<<<g, 256, 0, s>>>((__nv_bfloat16 *)qkv, tok_pos, table, counts, Mp, H, hd);
+    const int per_tok = H * (hd / 16), nt = per_tok < 128 ? 32 * ((per_tok + 31) / 32) : 128;
+    dim3 g((unsigned)Mp, (unsigned)((per_tok + nt - 1) / nt));
+    if (half16) rope_k8_kernel<<<g, nt, 0, s>>>((__half *)qkv, tok_pos, table, counts, Mp, H, hd);
+    else rope_k8_kernel<<<g, nt, 0, s>>>((__nv_bfloat16 *)qkv, tok_pos, table, counts, Mp, H, hd);
     return;
   }
   int64_t total = (int64_t)Mp * H * (hd / 2);
@@ -370,13 +374,14 @@ template <class T> __global__ void geglu_kernel(T *h, int Mp, int I) {
 }
 
 template <class T> __global__ void geglu_kernel8(T *h, int Mp, int I) {
-  /* vectorised: I a multiple of 8, 16-byte loads and stores */
-  int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  int I8 = I / 8;
-  if (i >= (int64_t)Mp * I8) return;
-  int64_t r = i / I8;
-  int j = (int)(i % I8) * 8;
-  T *row = h + r * 2 * I;
+  /* vectorised: I a multiple of 8, 16-byte loads and stores; 32-bit index arithmetic (the
+   * launcher keeps Mp * I / 8 below 2^31) */
+  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  unsigned I8 = (unsigned)I / 8u;
+  if (i >= (unsigned)Mp * I8) return;
+  unsigned r = i / I8;
+  int j = (int)(i - r * I8) * 8;
+  T *row = h + (int64_t)r * 2 * I;
   uint4 ua = *reinterpret_cast<const uint4 *>(row + j), ug = *reinterpret_cast<const uint4 *>(row + I + j);
   T *a = reinterpret_cast<T *>(&ua), *g = reinterpret_cast<T *>(&ug);
 #pragma unroll
@@ -385,7 +390,7 @@ template <class T> __global__ void geglu_kernel8(T *h, int Mp, int I) {
 }
 
 void k_geglu(cudaStream_t s, int half16, void *h, int Mp, int I) {
-  if (I % 8 == 0) {
+  if (I % 8 == 0 && (int64_t)Mp * (I / 8) < ((int64_t)1 << 31)) {
     unsigned g = blocks_for((int64_t)Mp * (I / 8), 256);
     if (half16) geglu_kernel8<<<g, 256, 0, s>>>((__half *)h, Mp, I);
     else geglu_kernel8<<<g, 256, 0, s>>>((__nv_bfloat16 *)h, Mp, I);
@@ -409,7 +414,7 @@ __global__ void gather_ln_kernel(const float *x, const int32_t *marker_tok, cons
     for (int j = lane; j < d; j += 32) o[j] = 0.f;
     return;
   }
-  const float *xr = x + (int64_t)marker_tok[m] * d;
+  const float *xr = x + (int64_t)(marker_tok ? marker_tok[m] : m) * d;
   float mu, rs;
   ln_stats_mem(xr, d, lane, 1e-5f, &mu, &rs);
   for (int j = lane; j < d; j += 32) o[j] = (xr[j] - mu) * rs * w[j] + b[j];
@@ -418,6 +423,24 @@ __global__ void gather_ln_kernel(const float *x, const int32_t *marker_tok, cons
 void k_gather_ln(cudaStream_t s, const float *x, const int32_t *marker_tok, const int *counts, const float *w,
                  const float *b, float *out, int NMp, int d) {
   gather_ln_kernel<<<blocks_for(NMp, 8), 256, 0, s>>>(x, marker_tok, counts, w, b, out, NMp, d);
+}
+
+/* One warp per row, 16-byte copies when d is a multiple of 4. */
+__global__ void gather_rows_kernel(const float *x, const int32_t *rows, float *dst, int n, int d) {
+  int i = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32, lane = threadIdx.x & 31;
+  if (i >= n) return;
+  const float *src = x + (int64_t)rows[i] * d;
+  float *o = dst + (int64_t)i * d;
+  if (d % 4 == 0) {
+    for (int j = lane; j < d / 4; j += 32)
+      reinterpret_cast<float4 *>(o)[j] = reinterpret_cast<const float4 *>(src)[j];
+  } else {
+    for (int j = lane; j < d; j += 32) o[j] = src[j];
+  }
+}
+
+void k_gather_rows(cudaStream_t s, const float *x, const int32_t *rows, float *dst, int n, int d) {
+  gather_rows_kernel<<<blocks_for(n, 8), 256, 0, s>>>(x, rows, dst, n, d);
 }
 
 /* logits[m] = w2 . gelu(hid[m]) + b2 */
@@ -444,7 +467,7 @@ void k_scorer_out(cudaStream_t s, const float *hid, const float *w2, const float
 /* One warp per row: the four confidence features over the row's logits (softmax over the batch's
  * marker width, padded slots at -1e4 as in Laya, so a row with k markers sees exactly its own k
  * unless k == 0), then act_in[r] = [h[CLS], top1, top1 - top2, entropy, k / 255, 0...]. */
-__global__ void features_kernel(const float *x, const float *logits, const int32_t *row_start,
+__global__ void features_kernel(const float *x, const float *clsx, const float *logits, const int32_t *row_start,
                                 const int32_t *marker_start, const int *counts, float *act_in, int Rp, int d,
                                 int ld_act) {
   int r = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32, lane = threadIdx.x & 31;
@@ -454,7 +477,7 @@ __global__ void features_kernel(const float *x, const float *logits, const int32
     for (int j = lane; j < ld_act; j += 32) o[j] = 0.f;
     return;
   }
-  const float *cls = x + (int64_t)row_start[r] * d;
+  const float *cls = clsx ? clsx + (int64_t)r * d : x + (int64_t)row_start[r] * d;
   for (int j = lane; j < d; j += 32) o[j] = cls[j];
   for (int j = d + 4 + lane; j < ld_act; j += 32) o[j] = 0.f;
   int m0 = marker_start[r], k = marker_start[r + 1] - m0, kmax = counts[CNT_KMAX];
@@ -497,9 +520,9 @@ __global__ void features_kernel(const float *x, const float *logits, const int32
   }
 }
 
-void k_features(cudaStream_t s, const float *x, const float *logits, const int32_t *row_start,
+void k_features(cudaStream_t s, const float *x, const float *cls, const float *logits, const int32_t *row_start,
                 const int32_t *marker_start, const int *counts, float *act_in, int Rp, int d, int ld_act) {
-  features_kernel<<<blocks_for(Rp, 8), 256, 0, s>>>(x, logits, row_start, marker_start, counts, act_in, Rp, d,
+  features_kernel<<<blocks_for(Rp, 8), 256, 0, s>>>(x, cls, logits, row_start, marker_start, counts, act_in, Rp, d,
                                                     ld_act);
 }
 
