@@ -94,8 +94,12 @@ if has torch; then
   done 2>&1 | tee "$OUT/torch.log"
 fi
 if has compile; then
+  # COMPILE_MODELS (default: large); shapes per model from COMPILE_SHAPES_<model>, else COMPILE_SHAPES
   log "torch.compile(dynamic=True)"
-  timeout ${COMPILE_TIMEOUT:-560} python3 bench/cuda/torch_bench.py bench --dir /tmp/laya_ck_large --label large --shapes "" \
-    --compile-shapes "${COMPILE_SHAPES:-32x512,mixed64,32x1024}" 2>&1 | grep -v "^\[transformers\]" | tee "$OUT/compile.log"
+  for m in ${COMPILE_MODELS:-large}; do
+    v=COMPILE_SHAPES_$m
+    timeout ${COMPILE_TIMEOUT:-560} python3 bench/cuda/torch_bench.py bench --dir /tmp/laya_ck_$m --label $m --shapes "" \
+      --compile-shapes "${!v:-${COMPILE_SHAPES:-32x512,mixed64,32x1024}}"
+  done 2>&1 | grep -v "^\[transformers\]" | tee "$OUT/compile.log"
 fi
 log done
