@@ -521,6 +521,17 @@ const json_value *json_get(const json_value *obj, const char *key) {
 
 bool json_is_number(const json_value *v) { return v && (v->type == JSON_INT || v->type == JSON_FLOAT); }
 
+bool json_truthy(const json_value *v) {
+  if (!v) return false;
+  switch (v->type) {
+    case JSON_NULL: return false;
+    case JSON_BOOL: return v->b;
+    case JSON_INT: return v->big || v->i != 0;
+    case JSON_FLOAT: return v->d != 0.0;
+    default: return v->n != 0;
+  }
+}
+
 const char *json_py_type(const json_value *v) {
   if (!v) return "NoneType";
   switch (v->type) {

@@ -66,6 +66,8 @@ json_value *json_parse(const char *text, size_t len, arena *a, const json_parse_
 const json_value *json_get(const json_value *obj, const char *key);
 const json_value *json_getn(const json_value *obj, const char *key, size_t key_len);
 bool json_is_number(const json_value *v); /* int or float, not bool */
+/* Python truthiness (bool(v)): null, false, 0, 0.0, "", [] and {} are false; NULL is false. */
+bool json_truthy(const json_value *v);
 
 /* A JSON_STRING value that borrows s (n bytes, NUL-terminated at s[n]). */
 json_value json_string_n(const char *s, size_t n);

@@ -52,17 +52,6 @@ static int schema_error(laya_error *err, const char *msg) {
   return laya_err(err, LAYA_ERR_VALUE, "SchemaError", "%s", msg);
 }
 
-static bool truthy(const json_value *v) {
-  if (!v) return false;
-  switch (v->type) {
-    case JSON_NULL: return false;
-    case JSON_BOOL: return v->b;
-    case JSON_INT: return v->big || v->i != 0;
-    case JSON_FLOAT: return v->d != 0.0;
-    default: return v->n != 0;
-  }
-}
-
 static bool has_key(const json_value *o, const char *k) { return json_get(o, k) != NULL; }
 
 /* A new object: base's members, then over's (over wins; new keys appended), minus `drop`. */
@@ -88,7 +77,7 @@ static json_value *merge(arena *a, const json_value *base, const char *drop_base
 
 static void q_instructions(strbuf *q, const json_value *description, const char *fallback) {
   sb_puts(q, "\"instructions\": ");
-  if (truthy(description)) json_dump(q, description, NULL);
+  if (json_truthy(description)) json_dump(q, description, NULL);
   else json_dump_string(q, fallback, strlen(fallback), false);
 }
 
@@ -295,7 +284,7 @@ static int plan_field(field *f, const char *path, const char *name, const json_v
     }
     /* Python: union = anyOf or oneOf; a union must have exactly one non-null branch */
     const json_value *u = json_get(prop, "anyOf");
-    if (!truthy(u)) u = json_get(prop, "oneOf");
+    if (!json_truthy(u)) u = json_get(prop, "oneOf");
     if (u && u->type != JSON_NULL) {
       int nb = 0;
       const json_value *br = NULL;
@@ -444,7 +433,7 @@ static void project(strbuf *out, const json_value *answers, const plan *p) {
     json_dump_string(out, f->name, strlen(f->name), false);
     sb_puts(out, ": ");
     const json_value *low = json_get(ans, "low_confidence");
-    if (truthy(low)) {
+    if (json_truthy(low)) {
       sb_puts(out, "null");
     } else if (f->kind == F_NOUL) {
       sb_puts(out, num(json_get(ans, "noul"), 0.0) >= 0.5 ? "true" : "false");
@@ -613,7 +602,7 @@ int decide_run(laya_model *m, const json_value *req, bool batch, const char *rou
     rc = LAYA_ERR_INTERNAL;
     goto done;
   }
-  bool want_details = truthy(json_get(req, "return_details"));
+  bool want_details = json_truthy(json_get(req, "return_details"));
   size_t nres = batch ? rv->n : 1;
   if (batch) sb_putc(out, '[');
   for (size_t i = 0; i < nres; i++) {

@@ -217,16 +217,6 @@ const char *laya_model_info(const laya_model *m) { return m ? m->info : NULL; }
 
 /* ---- requests ---- */
 
-static bool truthy(const json_value *v) {
-  switch (v->type) {
-    case JSON_NULL: return false;
-    case JSON_BOOL: return v->b;
-    case JSON_INT: return v->big || v->i != 0;
-    case JSON_FLOAT: return v->d != 0.0;
-    default: return v->n != 0;
-  }
-}
-
 /* Python binds keyword arguments before running the body: unknown names, then missing ones. */
 int engine_parse_request(const json_value *req, bool batch, engine_call *c, const json_value **state,
                          const json_value **questions, laya_error *err) {
@@ -265,7 +255,7 @@ int engine_parse_request(const json_value *req, bool batch, engine_call *c, cons
   const json_value *v = json_get(req, "min_confidence");
   c->min_confidence = v && v->type != JSON_NULL ? v : NULL;
   v = json_get(req, "lang");
-  if (v && truthy(v)) {
+  if (v && json_truthy(v)) {
     if (v->type != JSON_STRING)
       return laya_err(err, LAYA_ERR_TYPE, "AttributeError", "'%s' object has no attribute 'split'", json_py_type(v));
     c->lang = v->s;
@@ -296,7 +286,7 @@ int engine_parse_request(const json_value *req, bool batch, engine_call *c, cons
   }
   if (batch) {
     v = json_get(req, "batch_size");
-    if (v && truthy(v)) {
+    if (v && json_truthy(v)) {
       if (v->type == JSON_BOOL)
         c->batch_size = v->b;
       else if (v->type == JSON_INT)
@@ -308,7 +298,7 @@ int engine_parse_request(const json_value *req, bool batch, engine_call *c, cons
       }
     }
     v = json_get(req, "sort_by_length");
-    c->sort_by_length = v && truthy(v);
+    c->sort_by_length = v && json_truthy(v);
   }
   return 0;
 }

@@ -70,17 +70,6 @@ static long window_batch_cap(long n_windows, long window, long config_budget, lo
   return unclamped;
 }
 
-static bool truthy(const json_value *v) {
-  if (!v) return false;
-  switch (v->type) {
-    case JSON_NULL: return false;
-    case JSON_BOOL: return v->b;
-    case JSON_INT: return v->big || v->i != 0;
-    case JSON_FLOAT: return v->d != 0.0;
-    default: return v->n != 0;
-  }
-}
-
 static int int_arg(const json_value *req, const char *key, long *out, laya_error *err) {
   const json_value *v = json_get(req, key);
   *out = 0;
@@ -163,7 +152,7 @@ static int scan(laya_model *m, const json_value *req, strbuf *out, laya_error *e
   const json_value *lang = json_get(req, "lang");
   engine_call call;
   memset(&call, 0, sizeof call);
-  if (lang && truthy(lang) && lang->type == JSON_STRING) {
+  if (lang && json_truthy(lang) && lang->type == JSON_STRING) {
     call.lang = lang->s;
     call.lang_len = lang->n;
   }
