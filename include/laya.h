@@ -73,6 +73,19 @@ int laya_predict(laya_model *m, const char *request_json, char **result_json, la
  * Result: a JSON array, one result per state, in input order. */
 int laya_predict_batch(laya_model *m, const char *request_json, char **result_json, laya_error *err);
 
+/* Prepared requests, packed together (for servers that batch across requests).
+ * laya_job_prepare takes laya_predict_batch's request (without a batch_size that splits it),
+ * checks it and tokenizes its states; laya_jobs_run runs the rows of n jobs prepared for model m,
+ * whatever their questions, budgets or language, as ONE packed forward pass; laya_job_result
+ * then gives each job the JSON array laya_predict_batch returns for its request alone. A job
+ * may run again (e.g. alone after a failed shared pass). Free with laya_job_free. */
+typedef struct laya_job laya_job;
+int laya_job_prepare(laya_model *m, const char *request_json, laya_job **job, laya_error *err);
+long laya_job_tokens(const laya_job *job); /* tokens its rows take in a pass */
+int laya_jobs_run(laya_model *m, laya_job *const *jobs, int n_jobs, laya_error *err);
+int laya_job_result(const laya_job *job, char **result_json, laya_error *err);
+void laya_job_free(laya_job *job);
+
 /* predict_long: request {"state", "questions", optional "window", "stride", "aggregate",
  * "batch_size", "lang"}. Result: one dict with answer "window" and usage "windows". */
 int laya_predict_long(laya_model *m, const char *request_json, char **result_json, laya_error *err);

@@ -1,6 +1,7 @@
 /* engine.c: Laya's predict_batch over the packed-batch backend. */
 #include "model/engine.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,34 +107,111 @@ typedef struct enc_state {
   int longest;    /* longest row: the sort key */
 } enc_state;
 
+/* One predict_batch call after validation: its questions, their heads, the decoding options,
+ * and the per-state results as they are written. */
 typedef struct call_ctx {
   laya_model *m;
-  const json_value *states;
   question *qs;
   int nq;
   head_ids *heads;
   int max_len;
+  conf_gate gate;
   decode_opts dopt;
   const engine_call *call;
   char **results; /* per state, malloc'd JSON */
   int n_act;
 } call_ctx;
 
-static int run_group(call_ctx *cx, enc_state *es, const int *idx, int g, laya_error *err) {
-  const int nq = cx->nq, rows = g * nq;
-  long n_tok = 0, n_mark = 0;
-  for (int s = 0; s < g; s++)
-    for (int j = 0; j < nq; j++) {
-      n_tok += es[idx[s]].plan[j].len;
-      n_mark += es[idx[s]].plan[j].markers_kept;
+/* One call's share of a packed pass: g of its encoded states, es[idx[0..g)]. Results go to
+ * cx->results[idx[s]]. */
+typedef struct pass_part {
+  call_ctx *cx;
+  enc_state *es;
+  const int *idx;
+  int g;
+} pass_part;
+
+/* Write the results of one part's states from its rows' logits (rows r0.. of the pass). */
+static int decode_part(const pass_part *p, const float *logits, const float *act, const int32_t *mstart,
+                       int r0, strbuf *sb, laya_error *err) {
+  call_ctx *cx = p->cx;
+  int r = r0;
+  for (int s = 0; s < p->g; s++) {
+    enc_state *e = &p->es[p->idx[s]];
+    sb_reset(sb);
+    sb_puts(sb, "{\"model\": \"laya-rl-agent\", \"answers\": {");
+    long input_tokens = 0;
+    int dropped = 0;
+    for (int j = 0; j < cx->nq; j++, r++) {
+      const question *q = &cx->qs[j];
+      if (j) sb_puts(sb, ", ");
+      json_dump_string(sb, q->qid, q->qid_len, false);
+      sb_puts(sb, ": ");
+      decode_answer(sb, q, logits + mstart[r], mstart[r + 1] - mstart[r], act + (long)r * cx->n_act,
+                    cx->n_act, &cx->dopt);
+      input_tokens += e->plan[j].len;
+      if (e->plan[j].dropped > dropped) dropped = e->plan[j].dropped;
     }
+    sb_printf(sb,
+              "}, \"usage\": {\"input_tokens\": %ld, \"output_tokens\": 0, \"state_tokens\": %zu, "
+              "\"state_tokens_dropped\": %d, \"truncated\": %s, \"truncated_questions\": [",
+              input_tokens, e->ids.n, dropped, dropped > 0 ? "true" : "false");
+    bool first = true;
+    for (int j = 0; j < cx->nq; j++)
+      if (e->plan[j].dropped > 0) {
+        if (!first) sb_puts(sb, ", ");
+        first = false;
+        json_dump_string(sb, cx->qs[j].qid, cx->qs[j].qid_len, false);
+      }
+    sb_putc(sb, ']');
+    first = true;
+    for (int j = 0; j < cx->nq; j++) {
+      const head_ids *h = &cx->heads[j];
+      if (h->options_distinct >= h->options) continue;
+      sb_puts(sb, first ? ", \"options\": {" : ", ");
+      first = false;
+      json_dump_string(sb, cx->qs[j].qid, cx->qs[j].qid_len, false);
+      sb_printf(sb, ": {\"total\": %d, \"distinct\": %d, \"tokens_per_option\": ", h->options,
+                h->options_distinct);
+      if (h->tokens_per_option < 0)
+        sb_puts(sb, "null}");
+      else
+        sb_printf(sb, "%d}", h->tokens_per_option);
+    }
+    if (!first) sb_putc(sb, '}');
+    sb_puts(sb, "}}");
+    if (sb->oom) return laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory writing results");
+    free(cx->results[p->idx[s]]);
+    cx->results[p->idx[s]] = sb_steal(sb);
+  }
+  return 0;
+}
+
+/* Pack the rows of every part (each with its own questions, budgets and decoding options) into
+ * ONE padding-free batch, run it, and decode each part's answers. Rows are independent in the
+ * packed forward pass, so a state's answers do not depend on what shares its pass. */
+static int run_pass(laya_model *m, const pass_part *parts, int n_parts, laya_error *err) {
+  long n_tok = 0, n_mark = 0;
+  int rows = 0, n_act = m->ck.w.n_act;
+  for (int p = 0; p < n_parts; p++) {
+    const pass_part *pp = &parts[p];
+    rows += pp->g * pp->cx->nq;
+    for (int s = 0; s < pp->g; s++)
+      for (int j = 0; j < pp->cx->nq; j++) {
+        n_tok += pp->es[pp->idx[s]].plan[j].len;
+        n_mark += pp->es[pp->idx[s]].plan[j].markers_kept;
+      }
+  }
+  if (rows == 0) return 0;
+  if (n_tok > INT32_MAX || n_mark > INT32_MAX)
+    return laya_err(err, LAYA_ERR_VALUE, NULL, "a packed pass of %ld tokens is too large", n_tok);
   int32_t *tokens = malloc(sizeof(int32_t) * (size_t)(n_tok ? n_tok : 1));
   int32_t *row_start = malloc(sizeof(int32_t) * (size_t)(rows + 1));
-  int32_t *qtype = malloc(sizeof(int32_t) * (size_t)(rows ? rows : 1));
+  int32_t *qtype = malloc(sizeof(int32_t) * (size_t)rows);
   int32_t *mstart = malloc(sizeof(int32_t) * (size_t)(rows + 1));
   int32_t *markers = malloc(sizeof(int32_t) * (size_t)(n_mark ? n_mark : 1));
   float *logits = malloc(sizeof(float) * (size_t)(n_mark ? n_mark : 1));
-  float *act = malloc(sizeof(float) * (size_t)(rows * cx->n_act + 1));
+  float *act = malloc(sizeof(float) * (size_t)(rows * n_act + 1));
   strbuf sb;
   sb_init(&sb);
   int rc = 0;
@@ -143,79 +221,35 @@ static int run_group(call_ctx *cx, enc_state *es, const int *idx, int g, laya_er
   }
   long t = 0, mk = 0;
   int r = 0;
-  for (int s = 0; s < g; s++) {
-    enc_state *e = &es[idx[s]];
-    for (int j = 0; j < nq; j++, r++) {
-      const head_ids *h = &cx->heads[j];
-      const row_plan *p = &e->plan[j];
-      row_start[r] = (int32_t)t;
-      mstart[r] = (int32_t)mk;
-      qtype[r] = cx->qs[j].type;
-      write_row(h, e->ids.ids, p, cx->m->ck.roles.sep_id, tokens + t);
-      t += p->len;
-      for (int k = 0; k < h->n_markers; k++)
-        if (h->markers[k] < cx->max_len) markers[mk++] = h->markers[k];
+  for (int p = 0; p < n_parts; p++) {
+    const call_ctx *cx = parts[p].cx;
+    for (int s = 0; s < parts[p].g; s++) {
+      const enc_state *e = &parts[p].es[parts[p].idx[s]];
+      for (int j = 0; j < cx->nq; j++, r++) {
+        const head_ids *h = &cx->heads[j];
+        const row_plan *pl = &e->plan[j];
+        row_start[r] = (int32_t)t;
+        mstart[r] = (int32_t)mk;
+        qtype[r] = cx->qs[j].type;
+        write_row(h, e->ids.ids, pl, m->ck.roles.sep_id, tokens + t);
+        t += pl->len;
+        for (int k = 0; k < h->n_markers; k++)
+          if (h->markers[k] < cx->max_len) markers[mk++] = h->markers[k];
+      }
     }
   }
   row_start[rows] = (int32_t)t;
   mstart[rows] = (int32_t)mk;
   packed_batch b = {rows, (int)n_tok, tokens, row_start, qtype, mstart, markers};
-  if (cx->call && cx->call->forward_override)
-    rc = cx->call->forward_override(cx->call->override_ctx, &b, logits, act, err);
+  const engine_call *c0 = parts[0].cx->call;
+  if (c0 && c0->forward_override)
+    rc = c0->forward_override(c0->override_ctx, &b, logits, act, err);
   else
-    rc = engine_forward(cx->m, &b, logits, act, err);
-  if (rc) goto done;
-
+    rc = engine_forward(m, &b, logits, act, err);
   r = 0;
-  for (int s = 0; s < g; s++) {
-    enc_state *e = &es[idx[s]];
-    sb_reset(&sb);
-    sb_puts(&sb, "{\"model\": \"laya-rl-agent\", \"answers\": {");
-    long input_tokens = 0;
-    int dropped = 0;
-    for (int j = 0; j < nq; j++, r++) {
-      const question *q = &cx->qs[j];
-      if (j) sb_puts(&sb, ", ");
-      json_dump_string(&sb, q->qid, q->qid_len, false);
-      sb_puts(&sb, ": ");
-      decode_answer(&sb, q, logits + mstart[r], mstart[r + 1] - mstart[r], act + (long)r * cx->n_act,
-                    cx->n_act, &cx->dopt);
-      input_tokens += e->plan[j].len;
-      if (e->plan[j].dropped > dropped) dropped = e->plan[j].dropped;
-    }
-    sb_printf(&sb,
-              "}, \"usage\": {\"input_tokens\": %ld, \"output_tokens\": 0, \"state_tokens\": %zu, "
-              "\"state_tokens_dropped\": %d, \"truncated\": %s, \"truncated_questions\": [",
-              input_tokens, e->ids.n, dropped, dropped > 0 ? "true" : "false");
-    bool first = true;
-    for (int j = 0; j < nq; j++)
-      if (e->plan[j].dropped > 0) {
-        if (!first) sb_puts(&sb, ", ");
-        first = false;
-        json_dump_string(&sb, cx->qs[j].qid, cx->qs[j].qid_len, false);
-      }
-    sb_putc(&sb, ']');
-    first = true;
-    for (int j = 0; j < nq; j++) {
-      const head_ids *h = &cx->heads[j];
-      if (h->options_distinct >= h->options) continue;
-      sb_puts(&sb, first ? ", \"options\": {" : ", ");
-      first = false;
-      json_dump_string(&sb, cx->qs[j].qid, cx->qs[j].qid_len, false);
-      sb_printf(&sb, ": {\"total\": %d, \"distinct\": %d, \"tokens_per_option\": ", h->options,
-                h->options_distinct);
-      if (h->tokens_per_option < 0)
-        sb_puts(&sb, "null}");
-      else
-        sb_printf(&sb, "%d}", h->tokens_per_option);
-    }
-    if (!first) sb_putc(&sb, '}');
-    sb_puts(&sb, "}}");
-    if (sb.oom) {
-      rc = laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory writing results");
-      goto done;
-    }
-    cx->results[idx[s] + 0] = sb_steal(&sb); /* idx is relative to the window's base */
+  for (int p = 0; p < n_parts && !rc; p++) {
+    rc = decode_part(&parts[p], logits, act, mstart, r, &sb, err);
+    r += parts[p].g * parts[p].cx->nq;
   }
 done:
   sb_free(&sb);
@@ -237,57 +271,45 @@ static void empty_results(strbuf *out, long n) {
   sb_putc(out, ']');
 }
 
-int engine_predict_batch(laya_model *m, const json_value *states, const json_value *questions,
-                         const engine_call *c, strbuf *out, laya_error *err) {
-  arena a;
-  arena_init(&a, 1 << 16);
-  int rc = 0;
-  conf_gate gate;
-  call_ctx cx;
-  memset(&cx, 0, sizeof cx);
-  enc_state *es = NULL;
-  int *order = NULL;
-  long n = 0, window = 0;
-  if ((rc = conf_gate_parse(&gate, c ? c->min_confidence : NULL, &a, err))) goto done;
-  if (states->type == JSON_STRING || states->type == JSON_OBJECT) {
-    rc = laya_type_error(err, "predict_batch expects a list of states; pass a single state to predict()/system_one().");
-    goto done;
-  }
-  if (questions->type != JSON_OBJECT) {
-    rc = laya_type_error(err, "questions must be a dict of question id -> definition, got %s",
-                         json_py_type(questions));
-    goto done;
-  }
-  if (states->type != JSON_ARRAY) {
-    rc = laya_type_error(err, "'%s' object is not iterable", json_py_type(states));
-    goto done;
-  }
-  n = states->n;
+/* Laya's checks of a predict_batch call, in Laya's order, and everything its rows need: the
+ * prepared questions, their heads, the confidence gate and the decoding options. *trivial is set
+ * (with the result array in `out`) when the call needs no forward pass: no states, no questions. */
+static int call_setup(laya_model *m, const json_value *states, const json_value *questions,
+                      const engine_call *c, arena *a, call_ctx *cx, bool *trivial, strbuf *out,
+                      laya_error *err) {
+  int rc;
+  memset(cx, 0, sizeof *cx);
+  *trivial = false;
+  if ((rc = conf_gate_parse(&cx->gate, c ? c->min_confidence : NULL, a, err))) return rc;
+  if (states->type == JSON_STRING || states->type == JSON_OBJECT)
+    return laya_type_error(err, "predict_batch expects a list of states; pass a single state to predict()/system_one().");
+  if (questions->type != JSON_OBJECT)
+    return laya_type_error(err, "questions must be a dict of question id -> definition, got %s",
+                           json_py_type(questions));
+  if (states->type != JSON_ARRAY)
+    return laya_type_error(err, "'%s' object is not iterable", json_py_type(states));
+  long n = states->n;
   for (long i = 0; i < n; i++)
-    if (states->items[i].type == JSON_NULL) {
-      rc = laya_type_error(err, "state must not be None; pass a string, dict, or list");
-      goto done;
-    }
+    if (states->items[i].type == JSON_NULL)
+      return laya_type_error(err, "state must not be None; pass a string, dict, or list");
   if (n == 0) {
     sb_puts(out, "[]");
-    goto done;
+    *trivial = true;
+    return 0;
   }
   if (questions->n == 0) {
     empty_results(out, n);
-    goto done;
+    *trivial = true;
+    return 0;
   }
-  if ((rc = questions_prepare(questions, &a, &cx.qs, &cx.nq, err))) goto done;
-  cx.m = m;
-  cx.call = c;
-  cx.states = states;
-  cx.max_len = engine_max_len(m, c);
+  if ((rc = questions_prepare(questions, a, &cx->qs, &cx->nq, err))) return rc;
+  cx->m = m;
+  cx->call = c;
+  cx->max_len = engine_max_len(m, c);
   const int head_max_len = engine_head_max_len(m, c);
-  cx.n_act = m->ck.w.n_act;
-  cx.heads = arena_alloc(&a, sizeof(head_ids) * (size_t)cx.nq);
-  if (!cx.heads) {
-    rc = laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory");
-    goto done;
-  }
+  cx->n_act = m->ck.w.n_act;
+  cx->heads = arena_alloc(a, sizeof(head_ids) * (size_t)cx->nq);
+  if (!cx->heads) return laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory");
   /* Laya meets errors in this order: the first state's text, then each question's head and
    * marker count in turn (the heads are the same for every state, so that is the only order). */
   {
@@ -296,67 +318,108 @@ int engine_predict_batch(laya_model *m, const json_value *states, const json_val
     serialize_state(&s0, &states->items[0]);
     rc = check_encodable(s0.data ? s0.data : "", s0.len, err);
     sb_free(&s0);
-    if (rc) goto done;
+    if (rc) return rc;
   }
-  if (c && c->budget_not_int) {
-    rc = laya_type_error(err, "slice indices must be integers or None or have an __index__ method");
-    goto done;
-  }
-  for (int j = 0; j < cx.nq; j++) {
-    if ((rc = build_head(&m->st, &cx.qs[j], head_max_len, &a, &cx.heads[j], err))) goto done;
+  if (c && c->budget_not_int)
+    return laya_type_error(err, "slice indices must be integers or None or have an __index__ method");
+  for (int j = 0; j < cx->nq; j++) {
+    if ((rc = build_head(&m->st, &cx->qs[j], head_max_len, a, &cx->heads[j], err))) return rc;
     int kept = 0;
-    for (int k = 0; k < cx.heads[j].n_markers; k++) kept += cx.heads[j].markers[k] < cx.max_len;
-    if (kept != cx.heads[j].options) {
+    for (int k = 0; k < cx->heads[j].n_markers; k++) kept += cx->heads[j].markers[k] < cx->max_len;
+    if (kept != cx->heads[j].options) {
       strbuf r;
       sb_init(&r);
-      py_repr_str(&r, cx.qs[j].qid, cx.qs[j].qid_len);
+      py_repr_str(&r, cx->qs[j].qid, cx->qs[j].qid_len);
       rc = laya_value_error(err,
                             "question %s: only %d of its %d option markers fit in max_len=%d with "
                             "head_max_len=%d spent on the question; lower head_max_len, raise "
                             "max_len, or use fewer options",
-                            sb_cstr(&r), kept, cx.heads[j].options, cx.max_len, head_max_len);
+                            sb_cstr(&r), kept, cx->heads[j].options, cx->max_len, head_max_len);
       sb_free(&r);
-      goto done;
+      return rc;
     }
   }
   const temp_table *lang_tt =
       c && c->lang && c->lang_len ? lang_temps_find(&m->langs, c->lang, c->lang_len) : NULL;
-  cx.dopt.tt = lang_tt ? lang_tt : &m->ck.cfg.temps;
-  cx.dopt.lang_override = lang_tt != NULL;
-  cx.dopt.binning = m->ck.binning;
-  cx.dopt.n_binning = m->ck.n_binning;
-  cx.dopt.gate = &gate;
+  cx->dopt.tt = lang_tt ? lang_tt : &m->ck.cfg.temps;
+  cx->dopt.lang_override = lang_tt != NULL;
+  cx->dopt.binning = m->ck.binning;
+  cx->dopt.n_binning = m->ck.n_binning;
+  cx->dopt.gate = &cx->gate;
+  return 0;
+}
 
+/* Encode states[0..n) into es[0..n) and plan each row. */
+static int encode_states(call_ctx *cx, const json_value *states, enc_state *es, long n, int *order,
+                         laya_error *err) {
+  for (long i = 0; i < n; i++) {
+    const json_value *st = &states[i];
+    int rc = engine_encode_state(cx->m, st, &es[i].ids, err);
+    if (rc) return rc;
+    es[i].longest = 0;
+    for (int j = 0; j < cx->nq; j++) {
+      plan_row(&cx->heads[j], (int)es[i].ids.n, st->type == JSON_ARRAY, cx->max_len, &es[i].plan[j]);
+      if (es[i].plan[j].len > es[i].longest) es[i].longest = es[i].plan[j].len;
+    }
+    order[i] = (int)i;
+  }
+  return 0;
+}
+
+static enc_state *enc_states_new(long n, int nq, arena *a) {
+  enc_state *es = calloc((size_t)n, sizeof *es);
+  for (long i = 0; es && i < n; i++) {
+    es[i].plan = arena_alloc(a, sizeof(row_plan) * (size_t)nq);
+    if (!es[i].plan) {
+      free(es);
+      return NULL;
+    }
+  }
+  return es;
+}
+
+static void enc_states_free(enc_state *es, long n) {
+  for (long i = 0; es && i < n; i++) ids_vec_free(&es[i].ids);
+  free(es);
+}
+
+/* Append the JSON array of results[0..n). */
+static int write_results(char *const *results, long n, strbuf *out, laya_error *err) {
+  sb_putc(out, '[');
+  for (long i = 0; i < n; i++) {
+    if (i) sb_puts(out, ", ");
+    sb_puts(out, results[i]);
+  }
+  sb_putc(out, ']');
+  return out->oom ? laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory writing results") : 0;
+}
+
+int engine_predict_batch(laya_model *m, const json_value *states, const json_value *questions,
+                         const engine_call *c, strbuf *out, laya_error *err) {
+  arena a;
+  arena_init(&a, 1 << 16);
+  call_ctx cx;
+  enc_state *es = NULL;
+  int *order = NULL;
+  long n = 0, window = 0;
+  bool trivial;
+  int rc = call_setup(m, states, questions, c, &a, &cx, &trivial, out, err);
+  if (rc || trivial) goto done;
+  n = states->n;
   long chunk = c && c->batch_size > 0 ? c->batch_size : n;
   bool reorder = c && c->sort_by_length && 1 < chunk && chunk < n;
   window = reorder ? chunk * 8 : chunk;
   if (window > n) window = n;
-  es = calloc((size_t)window, sizeof *es);
+  es = enc_states_new(window, cx.nq, &a);
   order = malloc(sizeof(int) * (size_t)window);
   cx.results = calloc((size_t)n, sizeof(char *));
   if (!es || !order || !cx.results) {
     rc = laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory");
     goto done;
   }
-  for (long i = 0; i < window; i++) {
-    es[i].plan = arena_alloc(&a, sizeof(row_plan) * (size_t)cx.nq);
-    if (!es[i].plan) {
-      rc = laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory");
-      goto done;
-    }
-  }
   for (long start = 0; start < n && !rc; start += window) {
     long part = n - start < window ? n - start : window;
-    for (long i = 0; i < part; i++) {
-      const json_value *st = &states->items[start + i];
-      if ((rc = engine_encode_state(m, st, &es[i].ids, err))) goto done;
-      es[i].longest = 0;
-      for (int j = 0; j < cx.nq; j++) {
-        plan_row(&cx.heads[j], (int)es[i].ids.n, st->type == JSON_ARRAY, cx.max_len, &es[i].plan[j]);
-        if (es[i].plan[j].len > es[i].longest) es[i].longest = es[i].plan[j].len;
-      }
-      order[i] = (int)i;
-    }
+    if ((rc = encode_states(&cx, states->items + start, es, part, order, err))) goto done;
     if (reorder) /* stable insertion sort by the longest row */
       for (long i = 1; i < part; i++)
         for (long k = i; k > 0 && es[order[k - 1]].longest > es[order[k]].longest; k--) {
@@ -365,29 +428,143 @@ int engine_predict_batch(laya_model *m, const json_value *states, const json_val
           order[k - 1] = x;
         }
     char **base = cx.results;
-    cx.results = base + start;
+    cx.results = base + start; /* order[] is relative to the window */
     for (long off = 0; off < part && !rc; off += chunk) {
       long g = part - off < chunk ? part - off : chunk;
-      rc = run_group(&cx, es, order + off, (int)g, err);
+      pass_part pp = {&cx, es, order + off, (int)g};
+      rc = run_pass(m, &pp, 1, err);
     }
     cx.results = base;
   }
-  if (rc) goto done;
-  sb_putc(out, '[');
-  for (long i = 0; i < n; i++) {
-    if (i) sb_puts(out, ", ");
-    sb_puts(out, cx.results[i]);
-  }
-  sb_putc(out, ']');
-  if (out->oom) rc = laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory writing results");
+  if (!rc) rc = write_results(cx.results, n, out, err);
 done:
-  if (es)
-    for (long i = 0; i < window; i++) ids_vec_free(&es[i].ids);
+  enc_states_free(es, window);
   if (cx.results)
     for (long i = 0; i < n; i++) free(cx.results[i]);
   free(cx.results);
-  free(es);
   free(order);
   arena_free(&a);
+  return rc;
+}
+
+/* ---- prepared requests, packed together (laya_job_*) ---- */
+
+struct laya_job {
+  laya_model *m;
+  arena a;         /* the parsed request, questions, heads, gate */
+  engine_call c;
+  call_ctx cx;
+  enc_state *es;   /* [n] */
+  int *order;      /* 0..n-1 */
+  long n;
+  long tokens;     /* tokens its rows take in a pass */
+  bool ran;
+  strbuf trivial;  /* the result when no pass is needed (no states or no questions) */
+  bool is_trivial;
+};
+
+void laya_job_free(laya_job *job) {
+  if (!job) return;
+  enc_states_free(job->es, job->n);
+  if (job->cx.results)
+    for (long i = 0; i < job->n; i++) free(job->cx.results[i]);
+  free(job->cx.results);
+  free(job->order);
+  sb_free(&job->trivial);
+  arena_free(&job->a);
+  free(job);
+}
+
+int laya_job_prepare(laya_model *m, const char *request_json, laya_job **out, laya_error *err) {
+  laya_err_clear(err);
+  if (out) *out = NULL;
+  if (!m || !request_json || !out)
+    return laya_err(err, LAYA_ERR_VALUE, NULL, "laya_job_prepare: model, request and job must not be NULL");
+  laya_job *job = calloc(1, sizeof *job);
+  if (!job) return laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory");
+  job->m = m;
+  arena_init(&job->a, 1 << 14);
+  sb_init(&job->trivial);
+  const json_value *states = NULL, *questions = NULL;
+  int rc;
+  json_value *req = json_parse(request_json, strlen(request_json), &job->a, NULL, err);
+  if (!req) {
+    rc = err && err->code ? err->code : LAYA_ERR_FORMAT;
+    goto fail;
+  }
+  if ((rc = engine_parse_request(req, true, &job->c, &states, &questions, err))) goto fail;
+  if (states->type == JSON_ARRAY && job->c.batch_size > 0 && job->c.batch_size < (long)states->n) {
+    rc = laya_err(err, LAYA_ERR_UNSUPPORTED, NULL,
+                  "laya_job_prepare: a request split by batch_size runs with laya_predict_batch");
+    goto fail;
+  }
+  if ((rc = call_setup(m, states, questions, &job->c, &job->a, &job->cx, &job->is_trivial, &job->trivial, err)))
+    goto fail;
+  if (job->is_trivial) {
+    sb_cstr(&job->trivial);
+    if (job->trivial.oom) {
+      rc = laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory");
+      goto fail;
+    }
+    *out = job;
+    return 0;
+  }
+  job->n = states->n;
+  job->es = enc_states_new(job->n, job->cx.nq, &job->a);
+  job->order = malloc(sizeof(int) * (size_t)job->n);
+  job->cx.results = calloc((size_t)job->n, sizeof(char *));
+  if (!job->es || !job->order || !job->cx.results) {
+    rc = laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory");
+    goto fail;
+  }
+  if ((rc = encode_states(&job->cx, states->items, job->es, job->n, job->order, err))) goto fail;
+  for (long i = 0; i < job->n; i++)
+    for (int j = 0; j < job->cx.nq; j++) job->tokens += job->es[i].plan[j].len;
+  *out = job;
+  return 0;
+fail:
+  laya_job_free(job);
+  return rc;
+}
+
+long laya_job_tokens(const laya_job *job) { return job ? job->tokens : 0; }
+
+int laya_jobs_run(laya_model *m, laya_job *const *jobs, int n_jobs, laya_error *err) {
+  laya_err_clear(err);
+  if (!m || (n_jobs > 0 && !jobs) || n_jobs < 0)
+    return laya_err(err, LAYA_ERR_VALUE, NULL, "laya_jobs_run: model and jobs must not be NULL");
+  pass_part *parts = calloc((size_t)(n_jobs ? n_jobs : 1), sizeof *parts);
+  if (!parts) return laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory");
+  int n_parts = 0, rc = 0;
+  for (int i = 0; i < n_jobs && !rc; i++) {
+    laya_job *job = jobs[i];
+    if (!job || job->m != m) {
+      rc = laya_err(err, LAYA_ERR_VALUE, NULL, "laya_jobs_run: job %d was not prepared for this model", i);
+      break;
+    }
+    job->ran = false;
+    if (!job->is_trivial) parts[n_parts++] = (pass_part){&job->cx, job->es, job->order, (int)job->n};
+  }
+  if (!rc) rc = run_pass(m, parts, n_parts, err);
+  for (int i = 0; i < n_jobs && !rc; i++) jobs[i]->ran = true;
+  free(parts);
+  return rc;
+}
+
+int laya_job_result(const laya_job *job, char **result_json, laya_error *err) {
+  laya_err_clear(err);
+  if (result_json) *result_json = NULL;
+  if (!job || !result_json)
+    return laya_err(err, LAYA_ERR_VALUE, NULL, "laya_job_result: job and result must not be NULL");
+  if (job->is_trivial) {
+    *result_json = strdup(job->trivial.data);
+    return *result_json ? 0 : laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory");
+  }
+  if (!job->ran) return laya_err(err, LAYA_ERR_VALUE, NULL, "laya_job_result: the job has not run");
+  strbuf out;
+  sb_init(&out);
+  int rc = write_results(job->cx.results, job->n, &out, err);
+  if (!rc) *result_json = sb_steal(&out);
+  sb_free(&out);
   return rc;
 }

@@ -29,8 +29,9 @@ static const char *eng_info(void *ctx, void *model) {
   (void)model;
   return NULL;
 }
-const serve_engine serve_engine_laya = {NULL, "none", eng_open, eng_close, eng_predict, eng_predict,
-                                        NULL, eng_info, NULL, NULL};
+const serve_engine serve_engine_laya = {.name = "none", .open = eng_open, .close = eng_close,
+                                        .predict = eng_predict, .predict_batch = eng_predict,
+                                        .info = eng_info};
 #else
 static void *eng_open(void *ctx, const char *path, const serve_config *cfg, laya_error *err) {
   (void)ctx;
@@ -77,7 +78,41 @@ static long eng_cpu_fallbacks(void *ctx, void *model) {
   (void)ctx;
   return laya_cpu_fallback_count(model);
 }
-const serve_engine serve_engine_laya = {NULL,      "laya",            eng_open,   eng_close, eng_predict,
-                                        eng_predict_batch, eng_decide, eng_info, eng_predict_long,
-                                        eng_cpu_fallbacks};
+static int eng_job_prepare(void *ctx, void *model, const char *req, void **job, laya_error *err) {
+  (void)ctx;
+  laya_job *j = NULL;
+  int rc = laya_job_prepare(model, req, &j, err);
+  *job = j;
+  return rc;
+}
+static long eng_job_tokens(void *ctx, void *job) {
+  (void)ctx;
+  return laya_job_tokens(job);
+}
+static int eng_jobs_run(void *ctx, void *model, void *const *jobs, int n, laya_error *err) {
+  (void)ctx;
+  return laya_jobs_run(model, (laya_job *const *)jobs, n, err);
+}
+static int eng_job_result(void *ctx, void *job, char **out, laya_error *err) {
+  (void)ctx;
+  return laya_job_result(job, out, err);
+}
+static void eng_job_free(void *ctx, void *job) {
+  (void)ctx;
+  laya_job_free(job);
+}
+const serve_engine serve_engine_laya = {.name = "laya",
+                                        .open = eng_open,
+                                        .close = eng_close,
+                                        .predict = eng_predict,
+                                        .predict_batch = eng_predict_batch,
+                                        .decide = eng_decide,
+                                        .info = eng_info,
+                                        .predict_long = eng_predict_long,
+                                        .cpu_fallbacks = eng_cpu_fallbacks,
+                                        .job_prepare = eng_job_prepare,
+                                        .job_tokens = eng_job_tokens,
+                                        .jobs_run = eng_jobs_run,
+                                        .job_result = eng_job_result,
+                                        .job_free = eng_job_free};
 #endif

@@ -1,15 +1,17 @@
 /* sched.c: the scheduler between HTTP requests and forward passes.
  *
  * Requests arrive as jobs (one state, or a batch request's states). A worker takes the oldest
- * job and, when batching is on, every queued job for the same checkpoint with the same
- * questions and controls, up to a token budget and a request count, waiting a short window for
- * company only while other admitted requests are still on their way in. The group runs as ONE
- * laya_predict_batch call (one packed forward pass in the engine), and each job gets back
- * exactly its own slice of the results. With batching off, each job runs alone: one forward pass
- * per request, as Laya's server does.
+ * job and, when batching is on, every queued job for the same checkpoint, whatever its questions,
+ * budgets or language, up to a token budget and a request count, waiting a short window for
+ * company only while other admitted requests are still on their way in. Each job is prepared by
+ * the engine (checked and tokenized, laya_job_prepare), and the prepared jobs run as ONE packed
+ * forward pass (laya_jobs_run; more when their exact tokens exceed the budget); each job then
+ * gets exactly the results its request gets alone. With batching off, each job runs alone: one
+ * forward pass per request, as Laya's server does.
  *
- * A merged group that fails with a ValueError is re-run job by job, so each request gets the
- * answer (or the error) it would have got alone. */
+ * A job whose request fails at prepare gets its own error; the others still share the pass. A
+ * shared pass that fails with a ValueError is re-run job by job, so each request gets the answer
+ * (or the error) it would have got alone. */
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -36,7 +38,6 @@ struct serve_sched {
 
 void serve_job_free(serve_job *job) {
   if (!job) return;
-  free(job->group_key);
   free(job->options_json);
   for (size_t i = 0; i < job->n_states; i++) {
     free(job->states_json ? job->states_json[i] : NULL);
@@ -127,12 +128,6 @@ int serve_job_from_request(serve_models *models, const serve_request *req, bool 
     sb_puts(&o, ", \"min_confidence\": ");
     dump_compact(&o, req->min_confidence);
   }
-  if (job->langs[0]) sb_printf(&o, "\001%s", job->langs[0]);
-  job->group_key = strdup(o.data ? o.data : "");
-  if (job->langs[0] && o.data) {
-    o.len -= strlen(job->langs[0]) + 1;
-    o.data[o.len] = 0;
-  }
   if (req->kind == SERVE_BATCH) {
     if (req->batch_size) {
       sb_printf(&o, ", \"batch_size\": %ld", req->batch_size);
@@ -150,7 +145,7 @@ int serve_job_from_request(serve_models *models, const serve_request *req, bool 
   size_t per_state = state_bytes / (job->n_states ? job->n_states : 1) / 3 + 96;
   if (per_state > (size_t)width) per_state = (size_t)width;
   job->est_tokens = job->n_states * (req->questions->n ? req->questions->n : 1) * per_state;
-  if (!job->group_key || !job->options_json) {
+  if (!job->options_json) {
     serve_job_free(job);
     return serve_reject_set(rej, 500, "inference failed");
   }
@@ -211,27 +206,19 @@ static void state_model(const serve_job *job, size_t i, char *out, size_t out_si
   arena_free(&a);
 }
 
-/* Build {"states": [...], <options>} for the given states. */
-static char *batch_request(serve_job *const *jobs, int n_jobs, const char *options, const size_t *pick,
-                           size_t n_pick, const char *lang) {
+/* Build {"states": [...], <options>, "lang": ...} for the job's states pick[0..n_pick), or all
+ * of them when pick is NULL. */
+static char *batch_request(const serve_job *job, const size_t *pick, size_t n_pick, const char *lang) {
   strbuf sb;
   sb_init(&sb);
   sb_puts(&sb, "{\"states\": [");
-  size_t k = 0;
-  if (pick) {
-    for (size_t i = 0; i < n_pick; i++) {
-      if (k++) sb_puts(&sb, ", ");
-      sb_puts(&sb, jobs[0]->states_json[pick[i]]);
-    }
-  } else {
-    for (int j = 0; j < n_jobs; j++)
-      for (size_t i = 0; i < jobs[j]->n_states; i++) {
-        if (k++) sb_puts(&sb, ", ");
-        sb_puts(&sb, jobs[j]->states_json[i]);
-      }
+  size_t n = pick ? n_pick : job->n_states;
+  for (size_t i = 0; i < n; i++) {
+    if (i) sb_puts(&sb, ", ");
+    sb_puts(&sb, job->states_json[pick ? pick[i] : i]);
   }
   sb_puts(&sb, "], ");
-  sb_puts(&sb, options);
+  sb_puts(&sb, job->options_json);
   if (lang) {
     sb_puts(&sb, ", \"lang\": ");
     json_dump_string(&sb, lang, strlen(lang), false);
@@ -306,7 +293,7 @@ void serve_job_run_alone(serve_models *models, const serve_engine *eng, serve_jo
       size_t n = 0;
       for (size_t k = i; k < job->n_states; k++)
         if (!done[k] && !strcmp(names[k], names[i]) && same_str(job->langs[k], job->langs[i])) pick[n++] = k;
-      char *req = batch_request(&job, 1, job->options_json, pick, n, job->langs[i]);
+      char *req = batch_request(job, pick, n, job->langs[i]);
       json_value *part = req ? run_batch(models, eng, names[i], req, n, &a, &e) : NULL;
       if (!req) laya_err(&e, LAYA_ERR_NOMEM, NULL, "out of memory");
       free(req);
@@ -333,47 +320,106 @@ void serve_job_run_alone(serve_models *models, const serve_engine *eng, serve_jo
   arena_free(&a);
 }
 
-/* Run jobs[0..n) (same checkpoint and options) as one pass. */
-static void run_group(serve_sched *s, serve_job **jobs, int n) {
-  if (n == 1) {
-    serve_job_run_alone(s->models, s->eng, jobs[0]);
-    serve_metrics_batch(s->metrics, 1, (int)jobs[0]->n_states, jobs[0]->infer_ms / 1000.0);
-    return;
-  }
-  size_t total = 0;
-  for (int j = 0; j < n; j++) total += jobs[j]->n_states;
-  arena a;
-  arena_init(&a, 1 << 16);
+/* Run one shared pass over prep[0..n) (jobs[i]'s prepared request) and write each job's answer.
+ * A ValueError from the pass re-runs its jobs one by one. */
+static void run_pass(serve_sched *s, void *model, serve_job **jobs, void **prep, int n) {
+  const serve_engine *eng = s->eng;
   laya_error e;
   laya_err_clear(&e);
   double t0 = serve_now();
-  char *req = batch_request(jobs, n, jobs[0]->options_json, NULL, 0, jobs[0]->langs[0]);
-  json_value *results = req ? run_batch(s->models, s->eng, jobs[0]->model, req, total, &a, &e) : NULL;
-  free(req);
+  int rc = eng->jobs_run(eng->ctx, model, prep, n, &e);
   double ms = (serve_now() - t0) * 1000.0;
-  if (!results && error_status(&e) == 422) {
-    /* one request's input failed the shared pass: answer each alone */
-    arena_free(&a);
-    for (int j = 0; j < n; j++) run_group(s, &jobs[j], 1);
+  if (rc && error_status(&e) == 422 && n > 1) {
+    for (int j = 0; j < n; j++) run_pass(s, model, &jobs[j], &prep[j], 1);
     return;
   }
-  serve_metrics_batch(s->metrics, n, (int)total, ms / 1000.0);
-  size_t off = 0;
+  int states = 0;
+  for (int j = 0; j < n; j++) states += (int)jobs[j]->n_states;
+  serve_metrics_batch(s->metrics, n, states, ms / 1000.0);
   for (int j = 0; j < n; j++) {
     jobs[j]->infer_ms = ms;
     jobs[j]->batch_requests = n;
-    if (results)
-      finish_job(jobs[j], results + off, &a);
-    else
+    if (rc) {
       fail_job(jobs[j], &e);
-    off += jobs[j]->n_states;
+      continue;
+    }
+    arena a;
+    arena_init(&a, 1 << 14);
+    char *out = NULL;
+    laya_error je;
+    json_value *v = NULL;
+    if (eng->job_result(eng->ctx, prep[j], &out, &je) == 0) {
+      v = json_parse(out, strlen(out), &a, NULL, &je);
+      if (v && (v->type != JSON_ARRAY || v->n != jobs[j]->n_states)) {
+        laya_err(&je, LAYA_ERR_INTERNAL, NULL, "the engine returned %u results for %zu states",
+                 v->type == JSON_ARRAY ? v->n : 0, jobs[j]->n_states);
+        v = NULL;
+      }
+    }
+    laya_free(out);
+    if (v)
+      finish_job(jobs[j], v->items, &a);
+    else
+      fail_job(jobs[j], &je);
+    arena_free(&a);
   }
-  arena_free(&a);
 }
 
-static bool compatible(const serve_job *a, const serve_job *b) {
-  return !b->solo && !strcmp(a->model, b->model) && !strcmp(a->group_key, b->group_key);
+/* Run jobs[0..n) (one checkpoint, none solo) in shared passes: prepare each (a request that
+ * fails here gets its own error), then pack the prepared ones in order into passes of at most
+ * LAYA_MAX_BATCH_TOKENS tokens. */
+static void run_group(serve_sched *s, serve_job **jobs, int n) {
+  const serve_engine *eng = s->eng;
+  laya_error e;
+  laya_err_clear(&e);
+  void *model = n > 1 && eng->job_prepare ? serve_models_get(s->models, jobs[0]->model, &e) : NULL;
+  void **prep = model ? calloc((size_t)n, sizeof *prep) : NULL;
+  serve_job **ready = model ? calloc((size_t)n, sizeof *ready) : NULL;
+  if (!prep || !ready) { /* one request, no job API, or no memory: each alone */
+    free(prep);
+    free(ready);
+    for (int j = 0; j < n; j++) {
+      serve_job_run_alone(s->models, eng, jobs[j]);
+      serve_metrics_batch(s->metrics, 1, (int)jobs[j]->n_states, jobs[j]->infer_ms / 1000.0);
+    }
+    return;
+  }
+  int n_ready = 0;
+  for (int j = 0; j < n; j++) {
+    char *req = batch_request(jobs[j], NULL, 0, jobs[j]->langs[0]);
+    void *p = NULL;
+    laya_error je;
+    if (!req)
+      laya_err(&je, LAYA_ERR_NOMEM, NULL, "out of memory");
+    else if (eng->job_prepare(eng->ctx, model, req, &p, &je) == 0) {
+      prep[n_ready] = p;
+      ready[n_ready++] = jobs[j];
+    }
+    free(req);
+    if (!p) {
+      jobs[j]->batch_requests = 1;
+      fail_job(jobs[j], &je);
+    }
+  }
+  for (int k = 0; k < n_ready;) {
+    long tokens = eng->job_tokens(eng->ctx, prep[k]);
+    int m = 1;
+    while (k + m < n_ready) {
+      long t = eng->job_tokens(eng->ctx, prep[k + m]);
+      if (tokens + t > s->cfg->max_batch_tokens) break;
+      tokens += t;
+      m++;
+    }
+    run_pass(s, model, ready + k, prep + k, m);
+    k += m;
+  }
+  for (int k = 0; k < n_ready; k++) eng->job_free(eng->ctx, prep[k]);
+  free(prep);
+  free(ready);
 }
+
+/* Jobs share a pass when they ask the same checkpoint; their questions may differ. */
+static bool compatible(const serve_job *a, const serve_job *b) { return !b->solo && !strcmp(a->model, b->model); }
 
 static void *worker(void *arg) {
   serve_sched *s = arg;

@@ -137,6 +137,14 @@ struct serve_engine {
                       laya_error *err);
   /* Requests answered on the CPU after a device out-of-memory (laya_cpu_fallback_count), or NULL. */
   long (*cpu_fallbacks)(void *ctx, void *model);
+  /* Prepared requests packed into shared forward passes (laya_job_*): prepare takes a
+   * predict_batch request; jobs_run runs n jobs of one model, whatever their questions, as one
+   * pass; job_result is then the job's predict_batch result. NULL: every request runs alone. */
+  int (*job_prepare)(void *ctx, void *model, const char *request_json, void **job, laya_error *err);
+  long (*job_tokens)(void *ctx, void *job);
+  int (*jobs_run)(void *ctx, void *model, void *const *jobs, int n, laya_error *err);
+  int (*job_result)(void *ctx, void *job, char **result_json, laya_error *err);
+  void (*job_free)(void *ctx, void *job);
 };
 /* The real library (engine_laya.c). */
 extern const serve_engine serve_engine_laya;
@@ -200,12 +208,12 @@ typedef void (*serve_job_done_fn)(serve_job *job, void *arg);
 struct serve_job {
   /* input (owned by the job) */
   char model[64];
-  char *group_key;       /* questions + controls: equal keys may share one pass */
   char *options_json;    /* `"questions": {...}, "max_len": N, ...` (no braces) */
   char **states_json;    /* one JSON text per state */
   size_t n_states;
   bool is_batch;         /* came from /v1/systemone/batch (results are a list) */
-  bool solo;             /* must run alone (explicit batch_size / sort_by_length) */
+  bool solo;             /* must run alone (explicit batch_size / sort_by_length, or states
+                            routed to different checkpoints or languages) */
   size_t est_tokens;
   char **routing_json;   /* per state: the routing block to attach (may be NULL entries) */
   char **langs;          /* per state: the language the checkpoint reads it in (NULL = none):

@@ -16,6 +16,8 @@ Starts the real server on 127.0.0.1 with an ephemeral port and the tiny fixture 
   disconnect  clients that vanish mid-body and while their request is queued or running
   batching    64 concurrent clients with distinct states each get exactly their own answer,
               and /metrics shows requests sharing forward passes
+  mixed       concurrent requests with different question sets, budgets and languages share
+              forward passes, and each answer is exactly (no tolerance) the one it gets alone
   unbatched   the same with LAYA_SERVE_BATCHING=0: every pass answers one request
   drain       SIGTERM with requests in flight: every one is answered, then exit 0
   routes      404, 405, /ready, /metrics text, HEAD /health, keep-alive reuse
@@ -431,6 +433,56 @@ def test_batching():
         check_own_answers(srv, results)
         key = 'laya_requests_total{route="/v1/systemone",status="200"}'
         check(srv.metrics()[key] >= 96, "request counter %r" % srv.metrics().get(key))
+
+
+MIXED = [
+    {"questions": cases.QS},
+    {"questions": {"refund": cases.NOUL}, "max_len": 128},
+    {"questions": {"upset": cases.SCORE, "team": cases.CHOICE}, "lang": "de", "min_confidence": 0.6},
+    {"questions": {"spam": {"type": "noul", "instructions": "Is this spam?"}, "refund": cases.NOUL},
+     "head_max_len": 32},
+]
+
+
+@test
+def test_mixed():
+    with Server(LAYA_MAX_CONCURRENT="256") as srv:
+        bodies = [dict(MIXED[i % len(MIXED)], state="order %d was charged %d times" % (i, i % 3 + 1))
+                  for i in range(64)]
+        got, errors = {}, []
+        lock = threading.Lock()
+
+        def client(k):
+            for i in range(k, len(bodies), 32):
+                status, raw, _ = srv.post("/v1/systemone", bodies[i])
+                with lock:
+                    if status == 200:
+                        got[i] = json.loads(raw)
+                    else:
+                        errors.append((status, raw[:200]))
+
+        threads = [threading.Thread(target=client, args=(k,)) for k in range(32)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        check(not errors and len(got) == len(bodies), "errors: %r" % errors[:3])
+        m = srv.metrics()
+        passes, reqs = m["laya_batch_requests_count"], m["laya_batch_requests_sum"]
+        check(passes < reqs, "no request shared a pass (%d passes for %d requests)" % (passes, reqs))
+        # 32 clients over 4 question sets: a pass of more than 8 requests mixed question sets
+        check(m['laya_batch_requests_bucket{le="8"}'] < passes,
+              "no pass took more than 8 requests: question sets were not mixed")
+        for i, body in enumerate(bodies):
+            check(sorted(got[i]["answers"]) == sorted(body["questions"]), "request %d got %r" % (i, sorted(got[i]["answers"])))
+        # alone, one at a time: the same answers to the last digit
+        wrong = []
+        for i, body in enumerate(bodies):
+            status, raw, _ = srv.post("/v1/systemone", body)
+            alone = json.loads(raw)
+            if status != 200 or alone["answers"] != got[i]["answers"] or alone["usage"] != got[i]["usage"]:
+                wrong.append("%d: shared %s | alone %s" % (i, json.dumps(got[i]["answers"])[:150], raw[:150]))
+        check(not wrong, "answers differ from the same request alone:\n  " + "\n  ".join(wrong[:5]))
 
 
 @test

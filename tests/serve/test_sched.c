@@ -1,11 +1,14 @@
-/* test_sched.c: the scheduler against a stand-in engine that echoes each state back, so every
- * answer can be traced to the request it belongs to:
- *   - requests that arrive together are packed into one predict_batch call, single and batch
+/* test_sched.c: the scheduler against a stand-in engine that echoes each state back, with the
+ * ids of the questions it was asked, so every answer can be traced to the request it belongs to:
+ *   - requests that arrive together share one forward pass (one jobs_run call), single and batch
  *     requests alike, and each gets exactly its own results, in order;
- *   - with batching off every request gets its own call;
- *   - a shared pass that fails with a ValueError is re-run request by request, so only the
- *     request at fault gets the 422 and the others their answers;
- *   - an engine failure that is not a ValueError is a 500 for the requests of that pass. */
+ *   - requests with different question sets, budgets and languages share it too, and each gets
+ *     answers to its own questions only;
+ *   - a request that fails at prepare gets its own 422 and the others still share the pass;
+ *   - a shared pass that fails with a ValueError is re-run request by request;
+ *   - an engine failure that is not a ValueError is a 500 for the requests of that pass;
+ *   - passes are cut at LAYA_MAX_BATCH_TOKENS by the prepared requests' exact token counts;
+ *   - with batching off every request gets its own call. */
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,8 +17,33 @@
 #include "check.h"
 #include "serve/serve.h"
 
-static atomic_int batch_calls, single_calls, max_states;
+static atomic_int batch_calls, single_calls, max_states, prepares, passes, max_jobs;
 
+/* The echo answer of one state: {"answers": {qid: {"state": st, "lang": ...}}, "usage": ...}. */
+static void echo_state(strbuf *sb, const json_value *st, const json_value *questions, const json_value *lang) {
+  sb_puts(sb, "{\"model\": \"fake\", \"answers\": {");
+  for (uint32_t q = 0; questions && q < questions->n; q++) {
+    if (q) sb_puts(sb, ", ");
+    json_dump_string(sb, questions->members[q].key, strlen(questions->members[q].key), false);
+    sb_puts(sb, ": {\"type\": \"noul\", \"noul\": 0.5, \"state\": ");
+    json_dump(sb, st, NULL);
+    if (lang) {
+      sb_puts(sb, ", \"lang\": ");
+      json_dump(sb, lang, NULL);
+    }
+    sb_putc(sb, '}');
+  }
+  sb_puts(sb, "}, \"usage\": {\"input_tokens\": 7, \"output_tokens\": 0}}");
+}
+
+static void note_max(atomic_int *v, int n) {
+  int cur = atomic_load(v);
+  while (n > cur && !atomic_compare_exchange_weak(v, &cur, n)) {
+  }
+}
+
+/* "bad" states are a ValueError (as the engine's are, before any pass), "crash" an internal
+ * error; batch requests get an array. */
 static int echo(const char *req_json, bool batch, char **out, laya_error *err) {
   arena a;
   arena_init(&a, 4096);
@@ -23,9 +51,7 @@ static int echo(const char *req_json, bool batch, char **out, laya_error *err) {
   const json_value *states = batch ? json_get(req, "states") : NULL;
   const json_value *one = batch ? NULL : json_get(req, "state");
   uint32_t n = batch ? states->n : 1;
-  int cur = atomic_load(&max_states);
-  while ((int)n > cur && !atomic_compare_exchange_weak(&max_states, &cur, (int)n)) {
-  }
+  note_max(&max_states, (int)n);
   strbuf sb;
   sb_init(&sb);
   if (batch) sb_putc(&sb, '[');
@@ -35,9 +61,7 @@ static int echo(const char *req_json, bool batch, char **out, laya_error *err) {
     if (st->type == JSON_STRING && !strcmp(st->s, "bad")) rc = laya_value_error(err, "state %u is bad", i);
     if (st->type == JSON_STRING && !strcmp(st->s, "crash")) rc = laya_err(err, LAYA_ERR_INTERNAL, NULL, "boom");
     if (i) sb_puts(&sb, ", ");
-    sb_puts(&sb, "{\"model\": \"fake\", \"answers\": {\"echo\": {\"type\": \"noul\", \"noul\": 0.5, \"state\": ");
-    json_dump(&sb, st, NULL);
-    sb_puts(&sb, "}}, \"usage\": {\"input_tokens\": 7, \"output_tokens\": 0}}");
+    echo_state(&sb, st, json_get(req, "questions"), json_get(req, "lang"));
   }
   if (batch) sb_putc(&sb, ']');
   arena_free(&a);
@@ -65,7 +89,85 @@ static int fake_batch(void *ctx, void *m, const char *req, char **out, laya_erro
   atomic_fetch_add(&batch_calls, 1);
   return echo(req, true, out, err);
 }
-static const serve_engine fake = {NULL, "fake", fake_open, fake_close, fake_predict, fake_batch, NULL, NULL, NULL, NULL};
+
+/* Prepared requests: prepare answers (or refuses) at once, the pass only hands the answers out. */
+typedef struct fake_job {
+  char *result;
+  long tokens;
+  bool crash, late, ran;
+} fake_job;
+static long tokens_per_state = 10;
+static int fake_prepare(void *ctx, void *m, const char *req, void **job, laya_error *err) {
+  (void)ctx, (void)m;
+  atomic_fetch_add(&prepares, 1);
+  *job = NULL;
+  char *out = NULL;
+  fake_job *j = calloc(1, sizeof *j);
+  if (!j) return laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory");
+  int rc = echo(req, true, &out, err);
+  j->crash = rc == LAYA_ERR_INTERNAL;
+  if (rc && !j->crash) {
+    free(j);
+    return rc;
+  }
+  j->late = strstr(req, "\"late\"") != NULL;
+  j->result = out;
+  arena a;
+  arena_init(&a, 1024);
+  json_value *v = json_parse(req, strlen(req), &a, NULL, err);
+  j->tokens = tokens_per_state * (long)json_get(v, "states")->n;
+  arena_free(&a);
+  *job = j;
+  return 0;
+}
+static long fake_tokens(void *ctx, void *job) {
+  (void)ctx;
+  return ((fake_job *)job)->tokens;
+}
+static int fake_run(void *ctx, void *m, void *const *jobs, int n, laya_error *err) {
+  (void)ctx, (void)m;
+  atomic_fetch_add(&passes, 1);
+  note_max(&max_jobs, n);
+  for (int i = 0; i < n; i++) {
+    fake_job *j = jobs[i];
+    if (j->crash) return laya_err(err, LAYA_ERR_INTERNAL, NULL, "boom");
+    if (j->late && n > 1) return laya_value_error(err, "a late ValueError in the pass");
+  }
+  for (int i = 0; i < n; i++) ((fake_job *)jobs[i])->ran = true;
+  return 0;
+}
+static int fake_result(void *ctx, void *job, char **out, laya_error *err) {
+  (void)ctx;
+  fake_job *j = job;
+  if (!j->ran) return laya_err(err, LAYA_ERR_INTERNAL, NULL, "not run");
+  *out = strdup(j->result);
+  return 0;
+}
+static void fake_free(void *ctx, void *job) {
+  (void)ctx;
+  fake_job *j = job;
+  free(j->result);
+  free(j);
+}
+static const serve_engine fake = {.name = "fake",
+                                  .open = fake_open,
+                                  .close = fake_close,
+                                  .predict = fake_predict,
+                                  .predict_batch = fake_batch,
+                                  .job_prepare = fake_prepare,
+                                  .job_tokens = fake_tokens,
+                                  .jobs_run = fake_run,
+                                  .job_result = fake_result,
+                                  .job_free = fake_free};
+
+static void reset_counts(void) {
+  atomic_store(&batch_calls, 0);
+  atomic_store(&single_calls, 0);
+  atomic_store(&max_states, 0);
+  atomic_store(&prepares, 0);
+  atomic_store(&passes, 0);
+  atomic_store(&max_jobs, 0);
+}
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
@@ -137,8 +239,8 @@ int main(void) {
   snprintf(body, sizeof body, "{\"states\": [\"b0\", {\"k\": 1}, \"b2\"], %s}", QS);
   jobs[20] = make_job(models, &cfg, body, SERVE_BATCH);
   run_all(s, jobs, 21, &arriving);
-  CHECK(atomic_load(&batch_calls) == 1 && atomic_load(&single_calls) == 0);
-  CHECK(atomic_load(&max_states) == 23);
+  CHECK(atomic_load(&passes) == 1 && atomic_load(&max_jobs) == 21 && atomic_load(&prepares) == 21);
+  CHECK(atomic_load(&batch_calls) == 0 && atomic_load(&single_calls) == 0);
   for (int i = 0; i < 20; i++) {
     char want[64];
     snprintf(want, sizeof want, "\"state\":\"request %d\"", i);
@@ -153,25 +255,66 @@ int main(void) {
   CHECK(jobs[20]->input_tokens == 21);
   for (int i = 0; i < 21; i++) serve_job_free(jobs[i]);
 
-  /* 2. one bad state among 8: the shared pass fails, each request is answered alone */
-  atomic_store(&batch_calls, 0);
+  /* 2. different questions, budgets and languages share one pass; each gets its own questions */
+  reset_counts();
+  static const char *qsets[3] = {
+      "\"questions\": {\"alpha\": {\"type\": \"noul\", \"instructions\": \"a?\"}}, \"model\": \"english\"",
+      "\"questions\": {\"beta\": {\"type\": \"noul\", \"instructions\": \"b?\"}, \"gamma\": {\"type\": "
+      "\"noul\", \"instructions\": \"c?\"}}, \"model\": \"english\", \"max_len\": 64",
+      "\"questions\": {\"delta\": {\"type\": \"noul\", \"instructions\": \"d?\"}}, \"model\": \"english\", "
+      "\"lang\": \"de\"",
+  };
+  static const char *own[3][3] = {{"\"alpha\":", NULL, NULL}, {"\"beta\":", "\"gamma\":", NULL}, {"\"delta\":", "\"lang\":\"de\"", NULL}};
+  static const char *other[3][3] = {{"\"beta\"", "\"delta\"", "\"lang\""}, {"\"alpha\"", "\"delta\"", "\"lang\""}, {"\"alpha\"", "\"beta\"", NULL}};
+  for (int i = 0; i < 12; i++) {
+    snprintf(body, sizeof body, "{\"state\": \"mixed %d\", %s}", i, qsets[i % 3]);
+    jobs[i] = make_job(models, &cfg, body, SERVE_ONE);
+  }
+  run_all(s, jobs, 12, &arriving);
+  CHECK(atomic_load(&passes) == 1 && atomic_load(&max_jobs) == 12);
+  for (int i = 0; i < 12; i++) {
+    char want[64];
+    snprintf(want, sizeof want, "\"state\":\"mixed %d\"", i);
+    const char *got = jobs[i]->body.data;
+    CHECK(jobs[i]->status == 0 && got && strstr(got, want) && jobs[i]->batch_requests == 12);
+    for (int k = 0; k < 3 && got; k++) {
+      if (own[i % 3][k]) CHECK(strstr(got, own[i % 3][k]) != NULL);
+      if (other[i % 3][k]) CHECK(strstr(got, other[i % 3][k]) == NULL);
+    }
+    serve_job_free(jobs[i]);
+  }
+
+  /* 3. one bad state among 8: that request gets its 422 at prepare, the 7 others share a pass */
+  reset_counts();
   for (int i = 0; i < 8; i++) {
     snprintf(body, sizeof body, "{\"state\": \"%s\", %s}", i == 5 ? "bad" : "fine", QS);
     jobs[i] = make_job(models, &cfg, body, SERVE_ONE);
   }
   run_all(s, jobs, 8, &arriving);
-  CHECK(atomic_load(&batch_calls) == 1 && atomic_load(&single_calls) == 8);
+  CHECK(atomic_load(&passes) == 1 && atomic_load(&max_jobs) == 7 && atomic_load(&single_calls) == 0);
   for (int i = 0; i < 8; i++) {
     if (i == 5) {
       CHECK(jobs[i]->status == 422 && !strcmp(jobs[i]->err.message, "state 0 is bad"));
     } else {
-      CHECK(jobs[i]->status == 0 && strstr(jobs[i]->body.data, "\"fine\"") != NULL);
+      CHECK(jobs[i]->status == 0 && strstr(jobs[i]->body.data, "\"fine\"") != NULL && jobs[i]->batch_requests == 7);
     }
     serve_job_free(jobs[i]);
   }
 
-  /* 3. an engine failure that is not a ValueError: 500 for that pass */
-  atomic_store(&single_calls, 0);
+  /* 4. a ValueError from the shared pass: each request is re-run alone, only its own fails */
+  reset_counts();
+  for (int i = 0; i < 5; i++) {
+    snprintf(body, sizeof body, "{\"state\": \"%s\", %s}", i == 2 ? "late" : "fine", QS);
+    jobs[i] = make_job(models, &cfg, body, SERVE_ONE);
+  }
+  run_all(s, jobs, 5, &arriving);
+  CHECK(atomic_load(&passes) == 6); /* the shared pass, then one each */
+  for (int i = 0; i < 5; i++) {
+    CHECK(jobs[i]->status == 0 && jobs[i]->batch_requests == 1);
+    serve_job_free(jobs[i]);
+  }
+
+  /* 5. an engine failure that is not a ValueError: 500 for that pass */
   for (int i = 0; i < 4; i++) {
     snprintf(body, sizeof body, "{\"state\": \"%s\", %s}", i == 0 ? "crash" : "fine", QS);
     jobs[i] = make_job(models, &cfg, body, SERVE_ONE);
@@ -183,10 +326,32 @@ int main(void) {
   }
   serve_sched_free(s);
 
-  /* 4. batching off: one call per request, requests never share */
+  /* 6. the token budget cuts passes by the prepared requests' exact tokens: with 200 tokens a
+   * state and a budget of 450, at most 2 requests per pass */
+  reset_counts();
+  tokens_per_state = 200;
+  cfg.max_batch_tokens = 450;
+  s = serve_sched_new(&cfg, models, &fake, NULL);
+  serve_sched_set_arriving(s, &arriving);
+  for (int i = 0; i < 6; i++) {
+    snprintf(body, sizeof body, "{\"state\": \"t%d\", %s}", i, QS);
+    jobs[i] = make_job(models, &cfg, body, SERVE_ONE);
+  }
+  run_all(s, jobs, 6, &arriving);
+  CHECK(atomic_load(&max_jobs) == 2 && atomic_load(&passes) == 3);
+  for (int i = 0; i < 6; i++) {
+    char want[32];
+    snprintf(want, sizeof want, "\"state\":\"t%d\"", i);
+    CHECK(jobs[i]->status == 0 && strstr(jobs[i]->body.data, want) && jobs[i]->batch_requests == 2);
+    serve_job_free(jobs[i]);
+  }
+  serve_sched_free(s);
+  tokens_per_state = 10;
+  cfg.max_batch_tokens = 131072;
+
+  /* 7. batching off: one call per request, requests never share */
   cfg.batching = false;
-  atomic_store(&batch_calls, 0);
-  atomic_store(&single_calls, 0);
+  reset_counts();
   s = serve_sched_new(&cfg, models, &fake, NULL);
   serve_sched_set_arriving(s, &arriving);
   for (int i = 0; i < 10; i++) {
@@ -194,7 +359,7 @@ int main(void) {
     jobs[i] = make_job(models, &cfg, body, SERVE_ONE);
   }
   run_all(s, jobs, 10, &arriving);
-  CHECK(atomic_load(&single_calls) == 10 && atomic_load(&batch_calls) == 0);
+  CHECK(atomic_load(&single_calls) == 10 && atomic_load(&batch_calls) == 0 && atomic_load(&passes) == 0);
   for (int i = 0; i < 10; i++) {
     char want[32];
     snprintf(want, sizeof want, "\"state\":\"r%d\"", i);
