@@ -378,55 +378,124 @@ static int engine_failure(const laya_error *le, tool_error *e) {
   return terr(e, "internal_error", "%s: %s", le->kind[0] ? le->kind : "RuntimeError", le->message);
 }
 
-static void device_of(mcp_server *s, const char *model, strbuf *out) {
+/* o["device"] = the device the checkpoint runs on, when the engine reports one. */
+static void add_device(mcp_server *s, arena *a, json_value *o, const char *model) {
   laya_error le;
   void *m = serve_models_get(s->models, model, &le);
   const char *info = m && s->eng->info ? s->eng->info(s->eng->ctx, m) : NULL;
   if (!info) return;
-  arena a;
-  arena_init(&a, 2048);
-  json_value *v = json_parse(info, strlen(info), &a, NULL, &le);
+  arena tmp;
+  arena_init(&tmp, 2048);
+  json_value *v = json_parse(info, strlen(info), &tmp, NULL, &le);
   const json_value *d = v ? json_get(v, "device") : NULL;
-  if (d && d->type == JSON_STRING) sb_append(out, d->s, d->n);
-  arena_free(&a);
+  if (d && d->type == JSON_STRING && d->n) {
+    json_value *dv = new_value(a, JSON_STRING);
+    dv->s = arena_strndup(a, d->s, d->n);
+    dv->n = d->n;
+    obj_add(a, o, "device", dv);
+  }
+  arena_free(&tmp);
+}
+
+/* o[key] = ms, rounded to the microsecond as Laya reports latencies. */
+static void add_ms(arena *a, json_value *o, const char *key, double ms) {
+  json_value *v = new_value(a, JSON_FLOAT);
+  v->d = round(ms * 1000.0) / 1000.0;
+  obj_add(a, o, key, v);
+}
+
+/* Route one state as the controls ask; a routing ValueError is Laya's internal_error. */
+static int route_state(mcp_server *s, const json_value *state, const json_value *questions, const controls *c,
+                       serve_route *r, tool_error *e) {
+  strbuf msg;
+  sb_init(&msg);
+  int rc = serve_models_route(s->models, state, questions, c->model[0] ? c->model : NULL, c->task, c->lang,
+                              c->lang_guess, r, &msg);
+  if (rc) terr(e, "internal_error", "ValueError: %s", sb_cstr(&msg));
+  sb_free(&msg);
+  return rc ? -1 : 0;
+}
+
+/* {"model", "repo", "reason"} of a routing block (laya_route's RouteDecision summary). */
+static json_value *route_summary(arena *a, const char *routing_json) {
+  laya_error le;
+  json_value *full = json_parse(routing_json, strlen(routing_json), a, NULL, &le);
+  json_value *o = new_value(a, JSON_OBJECT);
+  static const char *const keys[] = {"model", "repo", "reason"};
+  static json_value null_v = {.type = JSON_NULL};
+  for (int i = 0; i < 3; i++) {
+    const json_value *x = full ? json_get(full, keys[i]) : NULL;
+    obj_add(a, o, keys[i], x ? x : &null_v);
+  }
+  return o;
+}
+
+/* task and lang_guess choose between checkpoints: refused when the model is pinned. */
+static int check_pinned(const controls *c, tool_error *e) {
+  if (c->model[0] && c->task)
+    return terr(e, "invalid_task", "task routes between checkpoints; with a pinned model there is nothing to route");
+  if (c->model[0] && c->lang_guess)
+    return terr(e, "invalid_lang_guess",
+                "lang_guess routes between checkpoints; with a pinned model there is nothing to route");
+  return 0;
+}
+
+typedef int (*engine_call_fn)(void *ctx, void *model, const char *request_json, char **result_json,
+                              laya_error *err);
+
+/* Run one engine entry point on checkpoint `model`: its parsed result (in a) and the time it
+ * took, or -1 with the engine's error in le. */
+static int run_engine(mcp_server *s, engine_call_fn fn, const char *model, const strbuf *req, arena *a,
+                      json_value **result, double *ms, laya_error *le) {
+  laya_err_clear(le);
+  double t0 = serve_now();
+  void *m = serve_models_get(s->models, model, le);
+  char *res = NULL;
+  int rc = m ? fn(s->eng->ctx, m, req->data, &res, le) : -1;
+  *ms = (serve_now() - t0) * 1000.0;
+  *result = rc == 0 ? json_parse(res, strlen(res), a, NULL, le) : NULL;
+  laya_free(res);
+  return rc == 0 ? 0 : -1;
+}
+
+/* `{"state": <state>` , the start of every single-state engine request. */
+static void request_with_state(strbuf *req, const json_value *state) {
+  json_dump_opts d = {NULL, NULL, false, -1};
+  sb_puts(req, "{\"state\": ");
+  json_dump(req, state, &d);
+}
+
+/* The arguments a single-state tool checks first, in Laya's order: state, questions, model. */
+static int state_questions_model(mcp_server *s, const json_value *args, arena *a, const json_value **state,
+                                 json_value **questions, controls *c, tool_error *e) {
+  memset(c, 0, sizeof *c);
+  *state = json_get(args, "state");
+  if (validate_state(*state, e)) return -1;
+  *questions = validate_questions(json_get(args, "questions"), a, e);
+  if (!*questions) return -1;
+  return validate_model(s, json_get(args, "model"), c->model, sizeof c->model, e);
 }
 
 /* {answers, routing, latency_ms, device?} for one state. */
 static int predict_one(mcp_server *s, const json_value *state, const json_value *questions,
                        const controls *c, arena *a, json_value **out, tool_error *e) {
   serve_route r = {0};
-  strbuf msg;
-  sb_init(&msg);
-  if (serve_models_route(s->models, state, questions, c->model[0] ? c->model : NULL, c->task, c->lang,
-                         c->lang_guess, &r, &msg)) {
-    terr(e, "internal_error", "ValueError: %s", sb_cstr(&msg));
-    sb_free(&msg);
-    return -1;
-  }
-  sb_free(&msg);
-  laya_error le;
-  laya_err_clear(&le);
-  double t0 = serve_now();
-  void *m = serve_models_get(s->models, r.model, &le);
+  if (route_state(s, state, questions, c, &r, e)) return -1;
   strbuf req;
   sb_init(&req);
-  json_dump_opts d = {NULL, NULL, false, -1};
-  sb_puts(&req, "{\"state\": ");
-  json_dump(&req, state, &d);
+  request_with_state(&req, state);
   sb_puts(&req, ", ");
   options_json(questions, c, &req);
   sb_putc(&req, '}');
-  char *res = NULL;
-  int rc = m ? s->eng->predict(s->eng->ctx, m, req.data, &res, &le) : -1;
-  double ms = (serve_now() - t0) * 1000.0;
+  laya_error le;
+  json_value *v = NULL;
+  double ms;
+  int rc = run_engine(s, s->eng->predict, r.model, &req, a, &v, &ms, &le);
   sb_free(&req);
   if (rc != 0) {
-    laya_free(res);
     free(r.routing_json);
     return engine_failure(&le, e);
   }
-  json_value *v = json_parse(res, strlen(res), a, NULL, &le);
-  laya_free(res);
   json_value *routing = json_parse(r.routing_json, strlen(r.routing_json), a, NULL, &le);
   free(r.routing_json);
   const json_value *answers = v ? json_get(v, "answers") : NULL;
@@ -434,30 +503,17 @@ static int predict_one(mcp_server *s, const json_value *state, const json_value 
   json_value *o = new_value(a, JSON_OBJECT);
   obj_add(a, o, "answers", answers);
   if (routing) obj_add(a, o, "routing", routing);
-  json_value *lat = new_value(a, JSON_FLOAT);
-  lat->d = round(ms * 1000.0) / 1000.0;
-  obj_add(a, o, "latency_ms", lat);
-  strbuf dev;
-  sb_init(&dev);
-  device_of(s, r.model, &dev);
-  if (dev.len) {
-    json_value *dv = new_value(a, JSON_STRING);
-    dv->s = arena_strndup(a, dev.data, dev.len);
-    dv->n = (uint32_t)dev.len;
-    obj_add(a, o, "device", dv);
-  }
-  sb_free(&dev);
+  add_ms(a, o, "latency_ms", ms);
+  add_device(s, a, o, r.model);
   *out = o;
   return 0;
 }
 
 static int tool_predict(mcp_server *s, const json_value *args, arena *a, json_value **out, tool_error *e) {
-  const json_value *state = json_get(args, "state");
-  if (validate_state(state, e)) return -1;
-  json_value *questions = validate_questions(json_get(args, "questions"), a, e);
-  if (!questions) return -1;
-  controls c = {0};
-  if (validate_model(s, json_get(args, "model"), c.model, sizeof c.model, e)) return -1;
+  const json_value *state;
+  json_value *questions;
+  controls c;
+  if (state_questions_model(s, args, a, &state, &questions, &c, e)) return -1;
   const json_value *task = json_get(args, "task");
   if (validate_task(s, task, e)) return -1;
   c.task = is_null(task) ? NULL : task;
@@ -471,53 +527,28 @@ static int tool_predict(mcp_server *s, const json_value *args, arena *a, json_va
   const json_value *mc = as_float_arg(json_get(args, "min_confidence"), a);
   if (validate_min_conf(mc, e)) return -1;
   c.min_confidence = is_null(mc) ? NULL : mc;
-  if (c.model[0] && c.task)
-    return terr(e, "invalid_task", "task routes between checkpoints; with a pinned model there is nothing to route");
-  if (c.model[0] && c.lang_guess)
-    return terr(e, "invalid_lang_guess",
-                "lang_guess routes between checkpoints; with a pinned model there is nothing to route");
+  if (check_pinned(&c, e)) return -1;
   return predict_one(s, state, questions, &c, a, out, e);
 }
 
 static int tool_route(mcp_server *s, const json_value *args, arena *a, json_value **out, tool_error *e) {
-  const json_value *state = json_get(args, "state");
-  if (validate_state(state, e)) return -1;
-  json_value *questions = validate_questions(json_get(args, "questions"), a, e);
-  if (!questions) return -1;
-  controls c = {0};
-  if (validate_model(s, json_get(args, "model"), c.model, sizeof c.model, e)) return -1;
+  const json_value *state;
+  json_value *questions;
+  controls c;
+  if (state_questions_model(s, args, a, &state, &questions, &c, e)) return -1;
   const json_value *task = json_get(args, "task"), *guess = json_get(args, "lang_guess"),
                    *lang = json_get(args, "lang");
   if (validate_task(s, task, e)) return -1;
   if (validate_lang_kind(guess, "lang_guess", e)) return -1;
   c.task = is_null(task) ? NULL : task;
   c.lang_guess = is_null(guess) ? NULL : guess->s;
-  if (c.model[0] && c.task)
-    return terr(e, "invalid_task", "task routes between checkpoints; with a pinned model there is nothing to route");
-  if (c.model[0] && c.lang_guess)
-    return terr(e, "invalid_lang_guess",
-                "lang_guess routes between checkpoints; with a pinned model there is nothing to route");
+  if (check_pinned(&c, e)) return -1;
   if (validate_lang_kind(lang, "lang", e)) return -1;
   c.lang = is_null(lang) ? NULL : lang->s;
   serve_route r = {0};
-  strbuf msg;
-  sb_init(&msg);
-  int rc = serve_models_route(s->models, state, questions, c.model[0] ? c.model : NULL, c.task, c.lang,
-                              c.lang_guess, &r, &msg);
-  if (rc) terr(e, "internal_error", "ValueError: %s", sb_cstr(&msg));
-  sb_free(&msg);
-  if (rc) return -1;
-  laya_error le;
-  json_value *full = json_parse(r.routing_json, strlen(r.routing_json), a, NULL, &le);
+  if (route_state(s, state, questions, &c, &r, e)) return -1;
+  *out = route_summary(a, r.routing_json);
   free(r.routing_json);
-  json_value *o = new_value(a, JSON_OBJECT);
-  static const char *const keys[] = {"model", "repo", "reason"};
-  static json_value null_v = {.type = JSON_NULL};
-  for (int i = 0; i < 3; i++) {
-    const json_value *x = full ? json_get(full, keys[i]) : NULL;
-    obj_add(a, o, keys[i], x ? x : &null_v);
-  }
-  *out = o;
   return 0;
 }
 
@@ -586,15 +617,28 @@ static int validate_batch_item(mcp_server *s, const json_value *item, uint32_t i
   return 0;
 }
 
-static int validate_requests(const json_value *reqs, tool_error *e, bool budgets) {
+/* The `requests` of a batch tool: a non-empty array, every item checked (Laya's order). */
+static int validate_requests(mcp_server *s, const json_value *args, arena *a, const json_value **reqs_out,
+                             controls **cs_out, json_value ***qs_out, tool_error *e) {
+  const json_value *reqs = json_get(args, "requests");
   if (!reqs || reqs->type != JSON_ARRAY || reqs->n == 0)
     return terr(e, "invalid_request",
-                "requests must be a non-empty array of {state, questions, model?, task?, lang?, lang_guess?%s} objects",
-                budgets ? ", max_len?, head_max_len?" : ", max_len?, head_max_len?");
+                "requests must be a non-empty array of {state, questions, model?, task?, lang?, lang_guess?, "
+                "max_len?, head_max_len?} objects");
+  controls *cs = arena_alloc(a, reqs->n * sizeof *cs);
+  json_value **qs = arena_alloc(a, reqs->n * sizeof *qs);
+  for (uint32_t i = 0; i < reqs->n; i++)
+    if (validate_batch_item(s, &reqs->items[i], i, true, a, &qs[i], &cs[i], e)) return -1;
+  *reqs_out = reqs;
+  *cs_out = cs;
+  *qs_out = qs;
   return 0;
 }
 
-static int validate_hooks_timeout(const json_value *v, tool_error *e) {
+/* hooks_timeout: a positive number or None (0 counts as unset). */
+static int validate_hooks_timeout(const json_value *args, tool_error *e) {
+  const json_value *v = json_get(args, "hooks_timeout");
+  if (v && v->type != JSON_BOOL && json_is_number(v) && v->d == 0) v = NULL;
   if (is_null(v)) return 0;
   if (v->type == JSON_BOOL)
     return terr_repr(e, "invalid_hooks_timeout", "hooks_timeout must be a positive number or None, got ", v, NULL);
@@ -620,52 +664,19 @@ static void add_model_count(arena *a, json_value *counts, const json_value *rout
 }
 
 static int tool_route_batch(mcp_server *s, const json_value *args, arena *a, json_value **out, tool_error *e) {
-  const json_value *reqs = json_get(args, "requests");
-  if (validate_requests(reqs, e, true)) return -1;
-  controls *cs = arena_alloc(a, reqs->n * sizeof *cs);
-  json_value **qs = arena_alloc(a, reqs->n * sizeof *qs);
-  for (uint32_t i = 0; i < reqs->n; i++)
-    if (validate_batch_item(s, &reqs->items[i], i, true, a, &qs[i], &cs[i], e)) return -1;
-  const json_value *ht = json_get(args, "hooks_timeout");
-  if (ht && ht->type != JSON_BOOL && json_is_number(ht) && ht->d == 0) ht = NULL;
-  if (validate_hooks_timeout(ht, e)) return -1;
+  const json_value *reqs;
+  controls *cs;
+  json_value **qs;
+  if (validate_requests(s, args, a, &reqs, &cs, &qs, e)) return -1;
+  if (validate_hooks_timeout(args, e)) return -1;
   json_value *decisions = new_value(a, JSON_ARRAY);
   decisions->items = arena_alloc(a, reqs->n * sizeof(json_value));
   json_value *counts = new_value(a, JSON_OBJECT);
   for (uint32_t i = 0; i < reqs->n; i++) {
-    json_value *d = NULL;
-    json_value targs = {0};
-    targs.type = JSON_OBJECT;
-    obj_add(a, &targs, "state", json_get(&reqs->items[i], "state"));
-    obj_add(a, &targs, "questions", qs[i]);
-    if (cs[i].model[0]) {
-      json_value mv = {0};
-      mv.type = JSON_STRING;
-      mv.s = cs[i].model;
-      mv.n = (uint32_t)strlen(cs[i].model);
-      obj_add(a, &targs, "model", &mv);
-    }
     serve_route r = {0};
-    strbuf msg;
-    sb_init(&msg);
-    int rc = serve_models_route(s->models, json_get(&reqs->items[i], "state"), qs[i],
-                                cs[i].model[0] ? cs[i].model : NULL, cs[i].task, cs[i].lang, cs[i].lang_guess, &r, &msg);
-    if (rc) {
-      terr(e, "internal_error", "ValueError: %s", sb_cstr(&msg));
-      sb_free(&msg);
-      return -1;
-    }
-    sb_free(&msg);
-    laya_error le;
-    json_value *full = json_parse(r.routing_json, strlen(r.routing_json), a, NULL, &le);
+    if (route_state(s, json_get(&reqs->items[i], "state"), qs[i], &cs[i], &r, e)) return -1;
+    json_value *d = route_summary(a, r.routing_json);
     free(r.routing_json);
-    d = new_value(a, JSON_OBJECT);
-    static json_value null_v = {.type = JSON_NULL};
-    static const char *const keys[] = {"model", "repo", "reason"};
-    for (int k = 0; k < 3; k++) {
-      const json_value *x = full ? json_get(full, keys[k]) : NULL;
-      obj_add(a, d, keys[k], x ? x : &null_v);
-    }
     decisions->items[decisions->n++] = *d;
     add_model_count(a, counts, d);
   }
@@ -677,12 +688,10 @@ static int tool_route_batch(mcp_server *s, const json_value *args, arena *a, jso
 }
 
 static int tool_predict_batch(mcp_server *s, const json_value *args, arena *a, json_value **out, tool_error *e) {
-  const json_value *reqs = json_get(args, "requests");
-  if (validate_requests(reqs, e, true)) return -1;
-  controls *cs = arena_alloc(a, reqs->n * sizeof *cs);
-  json_value **qs = arena_alloc(a, reqs->n * sizeof *qs);
-  for (uint32_t i = 0; i < reqs->n; i++)
-    if (validate_batch_item(s, &reqs->items[i], i, true, a, &qs[i], &cs[i], e)) return -1;
+  const json_value *reqs;
+  controls *cs;
+  json_value **qs;
+  if (validate_requests(s, args, a, &reqs, &cs, &qs, e)) return -1;
   const json_value *bs = json_get(args, "batch_size");
   if (bs && bs->type == JSON_INT && !bs->big && bs->i == 0) bs = NULL;
   long batch_size = 0;
@@ -693,9 +702,7 @@ static int tool_predict_batch(mcp_server *s, const json_value *args, arena *a, j
   }
   const json_value *mc = as_float_arg(json_get(args, "min_confidence"), a);
   if (validate_min_conf(mc, e)) return -1;
-  const json_value *ht = json_get(args, "hooks_timeout");
-  if (ht && ht->type != JSON_BOOL && json_is_number(ht) && ht->d == 0) ht = NULL;
-  if (validate_hooks_timeout(ht, e)) return -1;
+  if (validate_hooks_timeout(args, e)) return -1;
   const json_value *sbl = json_get(args, "sort_by_length");
   bool sort = sbl && sbl->type == JSON_BOOL && sbl->b;
 
@@ -705,16 +712,10 @@ static int tool_predict_batch(mcp_server *s, const json_value *args, arena *a, j
   char **okeys = arena_alloc(a, n * sizeof *okeys);
   for (uint32_t i = 0; i < n; i++) {
     if (!is_null(mc)) cs[i].min_confidence = mc;
-    strbuf msg;
-    sb_init(&msg);
-    if (serve_models_route(s->models, json_get(&reqs->items[i], "state"), qs[i], cs[i].model[0] ? cs[i].model : NULL,
-                           cs[i].task, cs[i].lang, cs[i].lang_guess, &routes[i], &msg)) {
-      terr(e, "internal_error", "ValueError: %s", sb_cstr(&msg));
-      sb_free(&msg);
+    if (route_state(s, json_get(&reqs->items[i], "state"), qs[i], &cs[i], &routes[i], e)) {
       for (uint32_t k = 0; k < i; k++) free(routes[k].routing_json);
       return -1;
     }
-    sb_free(&msg);
     strbuf o;
     sb_init(&o);
     options_json(qs[i], &cs[i], &o);
@@ -780,16 +781,7 @@ static int tool_predict_batch(mcp_server *s, const json_value *args, arena *a, j
       } else {
         obj_add(a, entry, "answers", answers);
         obj_add(a, entry, "routing", routing);
-        strbuf dev;
-        sb_init(&dev);
-        device_of(s, routes[i].model, &dev);
-        if (dev.len) {
-          json_value *dv = new_value(a, JSON_STRING);
-          dv->s = arena_strndup(a, dev.data, dev.len);
-          dv->n = (uint32_t)dev.len;
-          obj_add(a, entry, "device", dv);
-        }
-        sb_free(&dev);
+        add_device(s, a, entry, routes[i].model);
         list->items[list->n++] = *entry;
         add_model_count(a, counts, routing);
       }
@@ -800,23 +792,18 @@ static int tool_predict_batch(mcp_server *s, const json_value *args, arena *a, j
   json_value *o = new_value(a, JSON_OBJECT);
   obj_add(a, o, "requests", list);
   obj_add(a, o, "model_counts", counts);
-  json_value *tl = new_value(a, JSON_FLOAT), *pl = new_value(a, JSON_FLOAT);
-  tl->d = round(ms * 1000.0) / 1000.0;
-  pl->d = round(ms / n * 1000.0) / 1000.0;
-  obj_add(a, o, "total_latency_ms", tl);
-  obj_add(a, o, "per_request_latency_ms", pl);
+  add_ms(a, o, "total_latency_ms", ms);
+  add_ms(a, o, "per_request_latency_ms", ms / n);
   *out = o;
   return 0;
 }
 
 /* laya_predict_long: the state scanned in windows; Laya's argument order and its routing report. */
 static int tool_predict_long(mcp_server *s, const json_value *args, arena *a, json_value **out, tool_error *e) {
-  const json_value *state = json_get(args, "state");
-  if (validate_state(state, e)) return -1;
-  json_value *questions = validate_questions(json_get(args, "questions"), a, e);
-  if (!questions) return -1;
-  controls c = {0};
-  if (validate_model(s, json_get(args, "model"), c.model, sizeof c.model, e)) return -1;
+  const json_value *state;
+  json_value *questions;
+  controls c;
+  if (state_questions_model(s, args, a, &state, &questions, &c, e)) return -1;
   const json_value *task = json_get(args, "task"), *lang = json_get(args, "lang");
   if (validate_task(s, task, e)) return -1;
   if (validate_lang_kind(lang, "lang", e)) return -1;
@@ -826,25 +813,14 @@ static int tool_predict_long(mcp_server *s, const json_value *args, arena *a, js
   if (stride < 0) return -1;
   c.task = is_null(task) ? NULL : task;
   c.lang = is_null(lang) ? NULL : lang->s;
-  if (c.model[0] && c.task)
-    return terr(e, "invalid_task", "task routes between checkpoints; with a pinned model there is nothing to route");
+  if (check_pinned(&c, e)) return -1;
   if (!s->eng->predict_long) return terr(e, "internal_error", "predict_long is not available in this build of laya.c");
   serve_route r = {0};
-  strbuf msg;
-  sb_init(&msg);
-  if (serve_models_route(s->models, state, questions, c.model[0] ? c.model : NULL, c.task, c.lang, NULL, &r, &msg)) {
-    terr(e, "internal_error", "ValueError: %s", sb_cstr(&msg));
-    sb_free(&msg);
-    return -1;
-  }
-  sb_free(&msg);
-  laya_error le;
-  laya_err_clear(&le);
+  if (route_state(s, state, questions, &c, &r, e)) return -1;
   json_dump_opts d = {NULL, NULL, false, -1};
   strbuf req;
   sb_init(&req);
-  sb_puts(&req, "{\"state\": ");
-  json_dump(&req, state, &d);
+  request_with_state(&req, state);
   sb_puts(&req, ", \"questions\": ");
   json_dump(&req, questions, &d);
   if (window) sb_printf(&req, ", \"window\": %ld", window);
@@ -854,19 +830,15 @@ static int tool_predict_long(mcp_server *s, const json_value *args, arena *a, js
     json_dump_string(&req, c.lang, strlen(c.lang), false);
   }
   sb_putc(&req, '}');
-  double t0 = serve_now();
-  void *m = serve_models_get(s->models, r.model, &le);
-  char *res = NULL;
-  int rc = m ? s->eng->predict_long(s->eng->ctx, m, req.data, &res, &le) : -1;
-  double ms = (serve_now() - t0) * 1000.0;
+  laya_error le;
+  json_value *v = NULL;
+  double ms;
+  int rc = run_engine(s, s->eng->predict_long, r.model, &req, a, &v, &ms, &le);
   sb_free(&req);
   if (rc != 0) {
-    laya_free(res);
     free(r.routing_json);
     return engine_failure(&le, e);
   }
-  json_value *v = json_parse(res, strlen(res), a, NULL, &le);
-  laya_free(res);
   json_value *routing = NULL;
   if (c.model[0]) {
     routing = new_value(a, JSON_OBJECT);
@@ -893,19 +865,8 @@ static int tool_predict_long(mcp_server *s, const json_value *args, arena *a, js
   obj_add(a, o, "answers", answers);
   obj_add(a, o, "routing", routing);
   obj_add(a, o, "windows", windows ? windows : &zero);
-  json_value *lat = new_value(a, JSON_FLOAT);
-  lat->d = round(ms * 1000.0) / 1000.0;
-  obj_add(a, o, "latency_ms", lat);
-  strbuf dev;
-  sb_init(&dev);
-  device_of(s, r.model, &dev);
-  if (dev.len) {
-    json_value *dv = new_value(a, JSON_STRING);
-    dv->s = arena_strndup(a, dev.data, dev.len);
-    dv->n = (uint32_t)dev.len;
-    obj_add(a, o, "device", dv);
-  }
-  sb_free(&dev);
+  add_ms(a, o, "latency_ms", ms);
+  add_device(s, a, o, r.model);
   *out = o;
   return 0;
 }
@@ -958,8 +919,8 @@ static int tool_preset(mcp_server *s, const json_value *args, arena *a, json_val
 static int tool_decide(mcp_server *s, const json_value *args, arena *a, json_value **out, tool_error *e) {
   const json_value *state = json_get(args, "state");
   if (validate_state(state, e)) return -1;
-  char model[64];
-  if (validate_model(s, json_get(args, "model"), model, sizeof model, e)) return -1;
+  controls c = {0};
+  if (validate_model(s, json_get(args, "model"), c.model, sizeof c.model, e)) return -1;
   const json_value *mc = as_float_arg(json_get(args, "min_confidence"), a);
   if (validate_min_conf(mc, e)) return -1;
   if (!s->eng->decide) return terr(e, "internal_error", "decide is not available in this build of laya.c");
@@ -968,19 +929,11 @@ static int tool_decide(mcp_server *s, const json_value *args, arena *a, json_val
   json_value empty_q = {0};
   empty_q.type = JSON_OBJECT;
   serve_route r = {0};
-  strbuf msg;
-  sb_init(&msg);
-  if (serve_models_route(s->models, state, &empty_q, model[0] ? model : NULL, NULL, NULL, NULL, &r, &msg)) {
-    terr(e, "internal_error", "ValueError: %s", sb_cstr(&msg));
-    sb_free(&msg);
-    return -1;
-  }
-  sb_free(&msg);
+  if (route_state(s, state, &empty_q, &c, &r, e)) return -1;
   strbuf req;
   sb_init(&req);
   json_dump_opts d = {NULL, NULL, false, -1};
-  sb_puts(&req, "{\"state\": ");
-  json_dump(&req, state, &d);
+  request_with_state(&req, state);
   sb_puts(&req, ", \"schema\": ");
   json_dump(&req, schema ? schema : &null_v, &d);
   sb_puts(&req, ", \"return_details\": true");
@@ -990,21 +943,15 @@ static int tool_decide(mcp_server *s, const json_value *args, arena *a, json_val
   }
   sb_putc(&req, '}');
   laya_error le;
-  laya_err_clear(&le);
-  double t0 = serve_now();
-  void *m = serve_models_get(s->models, r.model, &le);
-  char *res = NULL;
-  int rc = m ? s->eng->decide(s->eng->ctx, m, req.data, &res, &le) : -1;
-  double ms = (serve_now() - t0) * 1000.0;
+  json_value *v = NULL;
+  double ms;
+  int rc = run_engine(s, s->eng->decide, r.model, &req, a, &v, &ms, &le);
   sb_free(&req);
   if (rc != 0) {
-    laya_free(res);
     free(r.routing_json);
     if (!strcmp(le.kind, "SchemaError")) return terr(e, "invalid_schema", "%s", le.message);
     return engine_failure(&le, e);
   }
-  json_value *v = json_parse(res, strlen(res), a, NULL, &le);
-  laya_free(res);
   json_value *routing = json_parse(r.routing_json, strlen(r.routing_json), a, NULL, &le);
   free(r.routing_json);
   if (!v || v->type != JSON_OBJECT) return terr(e, "internal_error", "decide returned non-object");
@@ -1016,21 +963,10 @@ static int tool_decide(mcp_server *s, const json_value *args, arena *a, json_val
   }
   const json_value *rr = json_get(v, "routing");
   obj_add(a, o, "routing", !is_null(rr) ? rr : (routing ? routing : &null_v));
-  json_value *lat = new_value(a, JSON_FLOAT);
-  lat->d = round(ms * 1000.0) / 1000.0;
-  obj_add(a, o, "latency_ms", lat);
+  add_ms(a, o, "latency_ms", ms);
   const json_value *usage = json_get(v, "usage");
   if (usage && usage->type == JSON_OBJECT && usage->n) obj_add(a, o, "usage", usage);
-  strbuf dev;
-  sb_init(&dev);
-  device_of(s, r.model, &dev);
-  if (dev.len) {
-    json_value *dv = new_value(a, JSON_STRING);
-    dv->s = arena_strndup(a, dev.data, dev.len);
-    dv->n = (uint32_t)dev.len;
-    obj_add(a, o, "device", dv);
-  }
-  sb_free(&dev);
+  add_device(s, a, o, r.model);
   *out = o;
   return 0;
 }
