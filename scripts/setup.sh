@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages laya.c builds against, then builds it (build/, Release).
 # Usage: scripts/setup.sh [--sanitize]   (--sanitize builds build-asan/ with ASan + UBSan)
+# The release build also gets build/serve-clients, a venv with the pinned third-party clients
+# the server tests drive (tests/serve/client-requirements.txt; needs PyPI the first time).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,6 +22,17 @@ if [ "${1:-}" = "--sanitize" ]; then
         -DCMAKE_C_COMPILER=clang >/dev/null
   cmake --build build-asan -j "$jobs"
 else
-  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+  # The real-client tests (typesafe-sdk, jevcompat, the official mcp client) need those PyPI
+  # packages: a venv beside the build, pinned by tests/serve/client-requirements.txt, made once
+  # (and again when the pins change).
+  venv=build/serve-clients
+  req=tests/serve/client-requirements.txt
+  if ! cmp -s "$req" "$venv/requirements.txt"; then
+    rm -rf "$venv"
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install -q --disable-pip-version-check -r "$req"
+    cp "$req" "$venv/requirements.txt"
+  fi
+  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DLAYA_SERVE_CLIENT_PYTHON="$PWD/$venv/bin/python" >/dev/null
   cmake --build build -j "$jobs"
 fi
