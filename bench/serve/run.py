@@ -122,10 +122,12 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--serve", required=True)
     ap.add_argument("--python-serve", default="")
+    ap.add_argument("--soak-only", action="store_true", help="no load points: only the --soak run")
     ap.add_argument("--ckpt", required=True)
     ap.add_argument("--duration", type=int, default=20)
     ap.add_argument("--clients", default="1,8,32,128")
     ap.add_argument("--soak", type=int, default=0)
+    ap.add_argument("--soak-seconds", type=int, default=1800, help="stop the soak after this long, however far it got")
     ap.add_argument("--soak-light", action="store_true",
                     help="soak with question-less requests (no forward pass): the server's own memory")
     ap.add_argument("--threads", type=int, default=os.cpu_count())
@@ -148,7 +150,9 @@ def main():
                ("laya.c one-at-a-time", [os.path.abspath(args.serve)], {"LAYA_SERVE_BATCHING": "0"})]
     if args.python_serve:
         servers.append(("Python laya-serve 0.4.15", shlex.split(args.python_serve), {}))
-    clients = [int(c) for c in args.clients.split(",")]
+    clients = [] if args.soak_only else [int(c) for c in args.clients.split(",")]
+    if args.soak_only:
+        servers = []
     rows = []
     lines = ["uptime before: " + subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip(),
              "checkpoint: %s, device %s, client %s, %ds per point, LAYA_THREADS=%d" %
@@ -188,11 +192,11 @@ def main():
         proc = start([os.path.abspath(args.serve)], dict(base, LAYA_PORT=str(port), LAYA_SERVE_BATCHING="1"), port)
         warmup(port, bodies)
         before = rss_mb(proc.pid)
-        rate = 2000 if args.soak_light else max(
-            [r["rps"] for r in rows if r["server"] == "laya.c batching" and r["clients"] == 32] or [100])
+        # the first run (10 s) measures the rate; the next ones are sized to reach N, each at most 120 s
+        rate = None
         done, errors, t0, samples = 0, 0, time.time(), []
-        while done < args.soak:
-            dur = max(10, min(120, int((args.soak - done) / max(rate, 1) * 1.1) + 1))
+        while done < args.soak and time.time() - t0 < args.soak_seconds:
+            dur = 10 if rate is None else max(10, min(120, int((args.soak - done) / max(rate, 1) * 1.05) + 1))
             r = wrk(port, 32, dur, soak_bodies)
             done += int(r["requests"])
             errors += r["errors"]
@@ -201,7 +205,7 @@ def main():
         after = rss_mb(proc.pid)
         stop(proc)
         soak = ["soak (laya.c batching, 32 clients, %s): %d requests in %.0f s, %d errors, RSS %.0f MiB → %.0f MiB "
-                "(after each wrk run: %s MiB)" % ("question-less requests" if args.soak_light else "Laya-like requests", done, time.time() - t0, errors, before, after, ", ".join(samples))]
+                "(after each load run: %s MiB)" % ("question-less requests" if args.soak_light else "Laya-like requests", done, time.time() - t0, errors, before, after, ", ".join(samples))]
         print(soak[0], flush=True)
     text = "\n".join(lines + [""] + table + [""] + soak) + "\n"
     print(text)

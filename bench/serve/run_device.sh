@@ -1,17 +1,24 @@
 #!/bin/bash
 # The server load test on a GPU machine (no Debian packages installed there, no wrk): unpack the
 # libraries laya-serve needs from .servedeps/*.deb, build laya-serve with the CUDA backend, make a
-# full-size random ModernBERT-large checkpoint (bench/cuda/torch_bench.py make), and run
+# full-size random ModernBERT-large checkpoint (tools/make_random_ckpt.py), and run
 # bench/serve/run.py with the stdlib load generator against laya-serve (batching on / off) and
-# Python laya-serve 0.4.15 (wheels from .servewhl/) on the same GPU.
-#   device run: carry .servedeps .servewhl; bash bench/serve/run_device.sh [DURATION] [CLIENTS]
+# Python laya-serve 0.4.15 (wheels from .servewhl/) on the same GPU: first the tiny fixture
+# checkpoint, then ModernBERT-large; last, a soak of SOAK requests with full forward passes
+# (tiny checkpoint, batching server, 32 clients) for errors and RSS.
+#   device run: carry .servedeps .servewhl; bash bench/serve/run_device.sh [DURATION] [CLIENTS] [SOAK]
+# Results: $OUT/tiny.md, $OUT/large.md, $OUT/soak.md; $OUT/run.log has every step's time.
 set -u
 OUT=${OUT:-$PWD/out-serve}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
-D=${1:-15}
+D=${1:-4}
 CLIENTS=${2:-1,8,32,128}
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+SOAK=${3:-100000}
+T0=$(date +%s)
+step() { echo "=== $* (+$(($(date +%s) - T0)) s)" | tee -a "$OUT/run.log"; }
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee -a "$OUT/run.log"
+step deps
 mkdir -p /tmp/sd && for f in .servedeps/*.deb; do dpkg -x "$f" /tmp/sd; done
 for pc in /tmp/sd/usr/lib/x86_64-linux-gnu/pkgconfig/*.pc; do
   sed -i -e 's|=/usr|=/tmp/sd/usr|' -e '/^Requires.private/d' "$pc"
@@ -21,13 +28,30 @@ if ldconfig -p | grep -q 'libgnutls.so.30 '; then
   rm -f /tmp/sd/usr/lib/x86_64-linux-gnu/lib{gnutls,unistring,idn2,nettle,hogweed,p11-kit,tasn1,gmp}*
 fi
 export LD_LIBRARY_PATH=/tmp/sd/usr/lib/x86_64-linux-gnu:/tmp/sd/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .servewhl/*.whl && export PYTHONPATH=/tmp/site
+step build
 cmake -S . -B build-dev-serve -G Ninja -DCMAKE_BUILD_TYPE=Release -DLAYA_WERROR=OFF \
   -DCMAKE_PREFIX_PATH=/tmp/sd/usr -DCMAKE_C_FLAGS="-I/tmp/sd/usr/include" > "$OUT/cmake.log" 2>&1 || tail -30 "$OUT/cmake.log"
 ninja -C build-dev-serve laya-serve > "$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
-python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .servewhl/*.whl && export PYTHONPATH=/tmp/site
-[ -f /tmp/laya_ck_large/model.safetensors ] || timeout 400 python3 bench/cuda/torch_bench.py make --model large --out /tmp/laya_ck_large 2>&1 | tail -3
-uptime
-python3 bench/serve/run.py --serve build-dev-serve/laya-serve \
-  --python-serve "python3 -c 'from laya.serve import main; main()'" \
-  --ckpt /tmp/laya_ck_large --device cuda --client loadgen --threads 16 \
-  --duration "$D" --clients "$CLIENTS" --out "$OUT/results.md" 2>&1 | tee "$OUT/run.log"
+# checkpoint generation runs on the CPU beside the tiny-checkpoint load test
+[ -f /tmp/laya_ck_large/model.safetensors ] ||
+  (timeout 300 python3 tools/make_random_ckpt.py modernbert-large /tmp/laya_ck_large --no-check > "$OUT/make.log" 2>&1 &)
+PY_SERVE="python3 -c 'from laya.serve import main; main()'"
+run() { # name ckpt
+  uptime | tee -a "$OUT/run.log"
+  timeout 420 python3 bench/serve/run.py --serve build-dev-serve/laya-serve --python-serve "$PY_SERVE" \
+    --ckpt "$2" --device cuda --client loadgen --threads 16 \
+    --duration "$D" --clients "$CLIENTS" --out "$OUT/$1.md" 2>&1 | tee -a "$OUT/run.log"
+}
+step tiny
+run tiny tests/fixtures/ckpt/modernbert-tiny
+step large
+for i in $(seq 1 60); do [ -f /tmp/laya_ck_large/SHA256SUMS ] && break; sleep 2; done
+tail -3 "$OUT/make.log"
+run large /tmp/laya_ck_large
+step soak
+uptime | tee -a "$OUT/run.log"
+timeout 300 python3 bench/serve/run.py --serve build-dev-serve/laya-serve --ckpt tests/fixtures/ckpt/modernbert-tiny \
+  --device cuda --client loadgen --threads 16 --soak-only --soak "$SOAK" --soak-seconds 150 \
+  --out "$OUT/soak.md" 2>&1 | tee -a "$OUT/run.log"
+step done
