@@ -63,9 +63,13 @@ def peak_rss_mb():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
+WARM_LENS = [128]  # each engine's process runs one 1 x 128 call before timing anything: the first
+                  # call pays one-time costs (weights paged in, kernel setup) that are not a shape's
+
+
 def timed(fn, reps):
     t = time.perf_counter()
-    fn()  # first call: allocator and caches (kept as a sample when it is slow anyway)
+    fn()  # first call of the shape: allocator and caches (kept as a sample when it is slow anyway)
     first = (time.perf_counter() - t) * 1e3
     if first > 3000:  # a slow shape: the first call is the sample (keeps the whole run within an hour)
         return first, first
@@ -86,6 +90,8 @@ def run_torch(a):
     model = agent.model
     model.eval()
     vocab = model.encoder.config.vocab_size
+    with torch.no_grad():
+        model(*[torch.from_numpy(x) for x in padded(WARM_LENS, vocab, np)])
     for name, lens in shapes_of(a.shapes):
         arrs = [torch.from_numpy(x) for x in padded(lens, vocab, np)]
 
@@ -144,6 +150,8 @@ def run_ort(a):
     sess = session(a.path, a.threads)
     engine = "onnxruntime int8" if ".int8." in os.path.basename(a.path) else "onnxruntime fp32"
     vocab = a.vocab
+    names = ["input_ids", "attention_mask", "marker_pos", "marker_mask", "qtype"]
+    sess.run(["logits", "act_logits"], dict(zip(names, padded(WARM_LENS, vocab, np))))
     for name, lens in shapes_of(a.shapes):
         ids, mask, mp, mm, qt = padded(lens, vocab, np)
         feed = {"input_ids": ids, "attention_mask": mask, "marker_pos": mp, "marker_mask": mm, "qtype": qt}

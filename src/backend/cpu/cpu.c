@@ -444,6 +444,8 @@ fail:
 
 typedef struct cpu_scratch {
   float *x;           /* [T][d] residual stream */
+  float *xs;          /* [S][d] the last decision-head layer's kept rows (S = R + Mk: per row CLS, markers) */
+  int max_sel;        /* most kept rows of one row (1 + its markers) */
   float *qkv;         /* [T][3d] */
   void *act;          /* [T][kd] in the weight format: normed input / attention output */
   float *act_scale;   /* [T] int8 row scales */
@@ -468,16 +470,19 @@ struct backend_worker {
 
 
 static size_t carve(cpu_scratch *s, unsigned char *base, const cpu_model *m, int T, int R, int Mk,
-                    int max_len, int threads) {
+                    int max_len, int max_sel, int threads) {
   size_t d = (size_t)m->enc.hidden, I = (size_t)m->enc.intermediate;
   size_t F = m->head_layers > 0 && 4 * d > I ? 4 * d : I;
   size_t el = m->max_elem;
-  size_t C = (size_t)(T < MLP_CHUNK ? T : MLP_CHUNK);
+  size_t S = (size_t)R + (size_t)Mk, Tn = (size_t)T > S ? (size_t)T : S; /* rows of act / att32 */
+  size_t C = Tn < MLP_CHUNK ? Tn : MLP_CHUNK;
+  s->max_sel = max_sel;
   int dh_max = m->enc.head_dim > (int)d / m->head_heads ? m->enc.head_dim : (int)d / m->head_heads;
   s->kd = pack_kpad((int)d);
   s->kf = pack_kpad((int)F);
   s->kin = pack_kpad((int)d + 4);
-  s->thread_floats = ((3 * (size_t)max_len * dh_max + cpu_attention_scratch(max_len) + d + 4 * CPU_MAX_DH) + 15) & ~(size_t)15;
+  size_t qrows = (size_t)(max_len > max_sel ? max_len : max_sel);
+  s->thread_floats = (((2 * (size_t)max_len + qrows) * dh_max + cpu_attention_scratch(max_len) + d + 4 * CPU_MAX_DH) + 15) & ~(size_t)15;
   size_t off = 0;
 #define TAKE(field, type, bytes)                               \
   do {                                                         \
@@ -486,9 +491,10 @@ static size_t carve(cpu_scratch *s, unsigned char *base, const cpu_model *m, int
   } while (0)
   TAKE(x, float *, (size_t)T * d * 4);
   TAKE(qkv, float *, (size_t)T * 3 * d * 4);
-  TAKE(act, void *, (size_t)T * s->kd * el);
-  TAKE(act_scale, float *, (size_t)T * 4);
-  TAKE(att32, float *, m->any_i8 ? (size_t)T * d * 4 : 0);
+  TAKE(xs, float *, m->head_layers > 0 ? S * d * 4 : 0);
+  TAKE(act, void *, Tn * s->kd * el);
+  TAKE(act_scale, float *, Tn * 4);
+  TAKE(att32, float *, m->any_i8 ? Tn * d * 4 : 0);
   TAKE(cact, void *, C * s->kd * el);
   TAKE(cact_scale, float *, C * 4);
   TAKE(chid, void *, C * s->kf * el);
@@ -683,10 +689,17 @@ typedef struct attn_job {
   int rope_g;        /* which inv_freq for positions past the table */
   void *out;         /* [T][kd] weight format (fp32 / bf16) or att32 for int8 */
   int out_bf16, ldo;
+  int sel;           /* queries only at each row's CLS and markers (last decision-head layer, no
+                        rope, full attention); output row r + marker_start[r] + k (sel_token) */
 } attn_job;
 
-/* Rotate and scale query i and rotate key i of one head in place (fp32, dh each). */
-static void rope_qk(const attn_job *j, int i, float *qi, float *ki, float *cs_tmp, float scale) {
+/* Token (within its row) of a row's k-th kept query: k = 0 its CLS, then its markers in order. */
+static int sel_token(const packed_batch *bt, int r, int k) {
+  return k == 0 ? 0 : bt->markers[bt->marker_start[r] + k - 1];
+}
+
+/* Rotate x (dh floats, in place) for position i and scale it (no rope: scale only). */
+static void rope_one(const attn_job *j, int i, float *x, float *cs_tmp, float scale) {
   const cpu_model *m = j->f->m;
   int dh = j->dh;
   if (j->rope) {
@@ -701,10 +714,9 @@ static void rope_qk(const attn_job *j, int i, float *qi, float *ki, float *cs_tm
       }
       cs = cs_tmp;
     }
-    m->k->rope(qi, dh, cs, scale);
-    m->k->rope(ki, dh, cs, 1.0f);
-  } else {
-    for (int c = 0; c < dh; c++) qi[c] *= scale;
+    m->k->rope(x, dh, cs, scale);
+  } else if (scale != 1.0f) {
+    for (int c = 0; c < dh; c++) x[c] *= scale;
   }
 }
 
@@ -716,34 +728,39 @@ static void attn_task(void *ctx, int task, int thread) {
   int s0 = f->bt->row_start[r], t = f->bt->row_start[r + 1] - s0;
   float *buf = f->s.thread_buf + (size_t)thread * f->s.thread_floats;
   /* fp32: q [T][dh], kt [dh][T], v [T][dh]; bf16: qb, kb, vb (kernels.h) in the same floats */
-  float *q = buf, *kt = q + (size_t)t * dh, *v = kt + (size_t)t * dh, *scratch = v + (size_t)t * dh;
+  int qrows = j->sel ? f->s.max_sel : t; /* the kept queries of a row may outnumber its tokens */
+  if (qrows < t) qrows = t;
+  float *q = buf, *kt = q + (size_t)qrows * dh, *v = kt + (size_t)t * dh, *scratch = v + (size_t)t * dh;
   float *cs_tmp = scratch + cpu_attention_scratch(t);
   float *qtmp = cs_tmp + CPU_MAX_DH, *ktmp = qtmp + CPU_MAX_DH; /* one token's q and k */
   uint16_t *h16 = (uint16_t *)(ktmp + CPU_MAX_DH);          /* one token's k or v in bf16 */
   uint16_t *qb = (uint16_t *)q, *kb = (uint16_t *)kt, *vb = (uint16_t *)v;
   float scale = 1.0f / sqrtf((float)dh);
+  /* keys and values of every token; queries of every token, or of the kept ones (sel) */
+  int nq = j->sel ? 1 + f->bt->marker_start[r + 1] - f->bt->marker_start[r] : t;
   for (int i = 0; i < t; i++) {
     const float *row = f->s.qkv + (size_t)(s0 + i) * 3 * d;
+    memcpy(ktmp, row + d + h * dh, (size_t)dh * sizeof(float));
+    rope_one(j, i, ktmp, cs_tmp, 1.0f);
     if (m->attn_bf16) {
-      memcpy(qtmp, row + h * dh, (size_t)dh * sizeof(float));
-      memcpy(ktmp, row + d + h * dh, (size_t)dh * sizeof(float));
-      rope_qk(j, i, qtmp, ktmp, cs_tmp, scale);
-      m->k->to_bf16(qtmp, dh, qb + (size_t)i * dh);
       m->k->to_bf16(ktmp, dh, h16);
       for (int p = 0; p < dh / 2; p++) memcpy(kb + attn_bf16_kb_index(t, p, i), h16 + 2 * p, 2 * sizeof(uint16_t));
       m->k->to_bf16(row + 2 * d + h * dh, dh, h16);
       for (int c = 0; c < dh; c++) vb[attn_bf16_vb_index(dh, i, c)] = h16[c];
     } else {
-      float *qi = q + (size_t)i * dh;
-      memcpy(qi, row + h * dh, (size_t)dh * sizeof(float));
-      memcpy(ktmp, row + d + h * dh, (size_t)dh * sizeof(float));
-      rope_qk(j, i, qi, ktmp, cs_tmp, scale);
       for (int c = 0; c < dh; c++) kt[(size_t)c * t + i] = ktmp[c];
       memcpy(v + (size_t)i * dh, row + 2 * d + h * dh, (size_t)dh * sizeof(float));
     }
   }
   if (m->attn_bf16 && t % 2)
     for (int c = 0; c < dh; c++) vb[attn_bf16_vb_index(dh, t, c)] = 0; /* the pad key of the last pair */
+  for (int qi = 0; qi < nq; qi++) {
+    int i = j->sel ? sel_token(f->bt, r, qi) : qi;
+    memcpy(qtmp, f->s.qkv + (size_t)(s0 + i) * 3 * d + h * dh, (size_t)dh * sizeof(float));
+    rope_one(j, i, qtmp, cs_tmp, scale);
+    if (m->attn_bf16) m->k->to_bf16(qtmp, dh, qb + (size_t)qi * dh);
+    else memcpy(q + (size_t)qi * dh, qtmp, (size_t)dh * sizeof(float));
+  }
   attn_args a;
   memset(&a, 0, sizeof a);
   a.q = q;
@@ -755,25 +772,29 @@ static void attn_task(void *ctx, int task, int thread) {
   a.t = t;
   a.dh = dh;
   a.i0 = 0;
-  a.i1 = t;
-  a.window = j->window;
+  a.i1 = nq;
+  a.window = j->sel ? -1 : j->window; /* sel: query slots are not positions; full attention only */
   a.scratch = scratch;
   a.ldo = j->ldo;
+  size_t o0 = j->sel ? (size_t)(r + f->bt->marker_start[r]) : (size_t)s0; /* first output row */
   if (j->out_bf16) {
-    a.out_bf16 = (uint16_t *)j->out + (size_t)s0 * j->ldo + h * dh;
+    a.out_bf16 = (uint16_t *)j->out + o0 * j->ldo + h * dh;
     a.out_f32 = NULL;
   } else {
-    a.out_f32 = (float *)j->out + (size_t)s0 * j->ldo + h * dh;
+    a.out_f32 = (float *)j->out + o0 * j->ldo + h * dh;
     a.out_bf16 = NULL;
   }
   if (m->attn_bf16) m->k->attention_bf16(&a);
   else m->k->attention(&a);
 }
 
-static void attention(fwd *f, cpu_wfmt fmt, int n_heads, int dh, int window, const float *rope, int rope_g) {
+/* Attention of every (row, head) into act (the output rows: T, or the kept S = R + Mk with sel). */
+static void attention(fwd *f, cpu_wfmt fmt, int n_heads, int dh, int window, const float *rope, int rope_g,
+                      int sel) {
   const cpu_model *m = f->m;
   attn_job j;
   j.f = f;
+  j.sel = sel;
   j.n_heads = n_heads;
   j.dh = dh;
   j.window = window;
@@ -790,7 +811,8 @@ static void attention(fwd *f, cpu_wfmt fmt, int n_heads, int dh, int window, con
     j.ldo = f->s.kd;
   }
   run(f, f->bt->n_rows * n_heads, attn_task, &j);
-  if (fmt == WF_I8) convert_rows(f, fmt, f->s.att32, j.d, f->T, j.d, f->s.act, f->s.act_scale, f->s.kd);
+  int rows = sel ? f->bt->n_rows + f->bt->marker_start[f->bt->n_rows] : f->T;
+  if (fmt == WF_I8) convert_rows(f, fmt, f->s.att32, j.d, rows, j.d, f->s.act, f->s.act_scale, f->s.kd);
 }
 
 /* Embedding rows (any stored dtype) -> LayerNorm, into x. */
@@ -846,11 +868,10 @@ static void mlp_chunk(fwd *f, const cpu_enc_layer *L, int c0, int n) {
 }
 
 /* The FFN half of a decision-head layer over tokens [c0, c0 + n). */
-static void ffn_chunk(fwd *f, const cpu_head_layer *H, int c0, int n) {
+static void ffn_chunk(fwd *f, const cpu_head_layer *H, float *x, int n) {
   const cpu_model *m = f->m;
   cpu_scratch *s = &f->s;
   int d = m->enc.hidden, F4 = 4 * d;
-  float *x = s->x + (size_t)c0 * d;
   norm_rows(f, H->linear1.fmt, x, d, n, d, H->norm2_w, H->norm2_b, HEAD_LN_EPS, s->cact, s->cact_scale, s->kd);
   cpu_wfmt hf = H->linear2.fmt;
   if (hf == WF_I8) {
@@ -876,21 +897,35 @@ static void encoder_layer(fwd *f, int l) {
     convert_rows(f, L->wqkv.fmt, s->x, d, T, d, s->act, s->act_scale, s->kd);
   gemm(f, s->act, s->kd, s->act_scale, &L->wqkv, T, EPI_NONE, 0, s->qkv, NULL, 3 * d);
   attention(f, L->wo.fmt, m->enc.n_heads, m->enc.head_dim, global ? -1 : m->enc.local_window / 2,
-            m->rope[global ? 0 : 1], global ? 0 : 1);
+            m->rope[global ? 0 : 1], global ? 0 : 1, 0);
   gemm(f, s->act, s->kd, s->act_scale, &L->wo, T, EPI_NONE, 1, s->x, NULL, d);
   for (int c0 = 0; c0 < T; c0 += MLP_CHUNK) mlp_chunk(f, L, c0, T - c0 < MLP_CHUNK ? T - c0 : MLP_CHUNK);
 }
 
-static void head_layer(fwd *f, int j) {
+/* A decision-head layer. The last one (sel) computes only what the answer reads: keys and values
+ * of every token, but queries, output projection and FFN only at each row's CLS and markers, on
+ * their copies in xs (S = R + Mk rows); the other tokens' outputs would be dropped. */
+static void head_layer(fwd *f, int j, int sel) {
   const cpu_model *m = f->m;
   const cpu_head_layer *H = &m->head[j];
+  const packed_batch *bt = f->bt;
   cpu_scratch *s = &f->s;
-  int d = m->enc.hidden, T = f->T;
+  int d = m->enc.hidden, T = f->T, R = bt->n_rows;
   norm_rows(f, H->in_proj.fmt, s->x, d, T, d, H->norm1_w, H->norm1_b, HEAD_LN_EPS, s->act, s->act_scale, s->kd);
   gemm(f, s->act, s->kd, s->act_scale, &H->in_proj, T, EPI_NONE, 0, s->qkv, NULL, 3 * d);
-  attention(f, H->out_proj.fmt, m->head_heads, d / m->head_heads, -1, NULL, 0);
-  gemm(f, s->act, s->kd, s->act_scale, &H->out_proj, T, EPI_NONE, 1, s->x, NULL, d);
-  for (int c0 = 0; c0 < T; c0 += MLP_CHUNK) ffn_chunk(f, H, c0, T - c0 < MLP_CHUNK ? T - c0 : MLP_CHUNK);
+  attention(f, H->out_proj.fmt, m->head_heads, d / m->head_heads, -1, NULL, 0, sel);
+  float *x = s->x;
+  int n = T;
+  if (sel) {
+    n = R + bt->marker_start[R];
+    for (int r = 0; r < R; r++)
+      for (int k = 0; k <= bt->marker_start[r + 1] - bt->marker_start[r]; k++)
+        memcpy(s->xs + (size_t)(r + bt->marker_start[r] + k) * d, s->x + (size_t)(bt->row_start[r] + sel_token(bt, r, k)) * d,
+               (size_t)d * sizeof(float));
+    x = s->xs;
+  }
+  gemm(f, s->act, s->kd, s->act_scale, &H->out_proj, n, EPI_NONE, 1, x, NULL, d);
+  for (int c0 = 0; c0 < n; c0 += MLP_CHUNK) ffn_chunk(f, H, x + (size_t)c0 * d, n - c0 < MLP_CHUNK ? n - c0 : MLP_CHUNK);
 }
 
 /* ---- forward ---------------------------------------------------------------------------------- */
@@ -914,7 +949,10 @@ static int cpu_forward(backend *b, backend_worker *w, const packed_batch *bt, fl
   f.bt = bt;
   f.T = T;
   f.threads = threads;
-  size_t need = carve(&f.s, NULL, m, T, R, Mk, max_len, threads);
+  int max_sel = 1;
+  for (int r = 0; r < R; r++)
+    if (1 + bt->marker_start[r + 1] - bt->marker_start[r] > max_sel) max_sel = 1 + bt->marker_start[r + 1] - bt->marker_start[r];
+  size_t need = carve(&f.s, NULL, m, T, R, Mk, max_len, max_sel, threads);
   if (need > w->cap) {
     unsigned char *nb = NULL;
     if (posix_memalign((void **)&nb, 64, need) != 0)
@@ -925,7 +963,7 @@ static int cpu_forward(backend *b, backend_worker *w, const packed_batch *bt, fl
     /* bf16 GEMMs read the padding columns of their inputs: keep them zero (they are never written) */
     memset(w->buf, 0, need);
   }
-  carve(&f.s, w->buf, m, T, R, Mk, max_len, threads);
+  carve(&f.s, w->buf, m, T, R, Mk, max_len, max_sel, threads);
   if (d % 4 || m->enc.intermediate % 4) memset(w->buf, 0, need); /* padding columns must read zero */
 
   ensure_rope(m, max_len);
@@ -933,14 +971,16 @@ static int cpu_forward(backend *b, backend_worker *w, const packed_batch *bt, fl
   run(&f, (T + ROW_BLOCK - 1) / ROW_BLOCK, embed_task, &f);
   for (int l = 0; l < m->enc.n_layers; l++) encoder_layer(&f, l);
   run(&f, (T + ROW_BLOCK - 1) / ROW_BLOCK, final_task, &f); /* final norm + type_emb */
-  for (int j = 0; j < m->head_layers; j++) head_layer(&f, j);
+  for (int j = 0; j < m->head_layers; j++) head_layer(&f, j, j == m->head_layers - 1);
 
   /* scorer on the option markers: Linear(GELU(Linear(LayerNorm(h)))) */
   cpu_scratch *s = &f.s;
+  /* hidden state of a row's CLS and markers: in xs after a decision head (head_layer), else in x */
+  const int kept = m->head_layers > 0;
   for (int r = 0; r < R; r++)
     for (int i = bt->marker_start[r]; i < bt->marker_start[r + 1]; i++)
-      m->k->layernorm(s->x + (size_t)(bt->row_start[r] + bt->markers[i]) * d, d, m->scorer_norm_w, m->scorer_norm_b,
-                      HEAD_LN_EPS, s->mk + (size_t)i * d, NULL);
+      m->k->layernorm(kept ? s->xs + (size_t)(r + i + 1) * d : s->x + (size_t)(bt->row_start[r] + bt->markers[i]) * d, d,
+                      m->scorer_norm_w, m->scorer_norm_b, HEAD_LN_EPS, s->mk + (size_t)i * d, NULL);
   gemm(&f, s->mk, d, NULL, &m->scorer1, Mk, EPI_GELU, 0, s->mk2, NULL, d);
   for (int i = 0; i < Mk; i++) {
     const float *h = s->mk2 + (size_t)i * d;
@@ -952,7 +992,8 @@ static int cpu_forward(backend *b, backend_worker *w, const packed_batch *bt, fl
   /* act head on [CLS state after the head ; confidence features] */
   for (int r = 0; r < R; r++) {
     float *in = s->act_in + (size_t)r * s->kin;
-    memcpy(in, s->x + (size_t)bt->row_start[r] * d, (size_t)d * sizeof(float));
+    memcpy(in, kept ? s->xs + (size_t)(r + bt->marker_start[r]) * d : s->x + (size_t)bt->row_start[r] * d,
+           (size_t)d * sizeof(float));
     ref_confidence_features(logits + bt->marker_start[r], bt->marker_start[r + 1] - bt->marker_start[r], in + d);
   }
   gemm(&f, s->act_in, s->kin, NULL, &m->act1, R, EPI_GELU, 0, s->act_h, NULL, m->act_hidden);
