@@ -1,0 +1,64 @@
+/*
+ * peak.c: how many 512-bit vfmadd231ps / vdpbf16ps / vpdpbusd instructions one core retires per
+ * second, each in a loop of 20 independent register-only accumulations (no memory, no dependency
+ * chains shorter than the latency). The ratio of the three is what bounds fp32, bf16 and int8
+ * GEMMs on this core (BENCHMARKS.md, CPU backend). Wall clock: run it on an idle machine.
+ *   peak [iterations]
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include "backend/cpu/kernels.h"
+
+#define ISA "avx512f,avx512bw,avx512vl,avx512bf16,avx512vnni"
+#define ONE(op, r) op " %%zmm30, %%zmm31, %%zmm" #r "\n"
+#define TWENTY(op)                                                                                  \
+  ONE(op, 0) ONE(op, 1) ONE(op, 2) ONE(op, 3) ONE(op, 4) ONE(op, 5) ONE(op, 6) ONE(op, 7) ONE(op, 8) \
+  ONE(op, 9) ONE(op, 10) ONE(op, 11) ONE(op, 12) ONE(op, 13) ONE(op, 14) ONE(op, 15) ONE(op, 16)     \
+  ONE(op, 17) ONE(op, 18) ONE(op, 19)
+#define CLOBBER                                                                                     \
+  "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11",  \
+      "xmm12", "xmm13", "xmm14", "xmm15", "xmm16", "xmm17", "xmm18", "xmm19", "xmm30", "xmm31"
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* operands zeroed first: the timing of these instructions does not depend on the values */
+#define LOOP(name, op)                                                                               \
+  __attribute__((target(ISA), noinline)) static double name(long it) {                              \
+    double t0 = now();                                                                              \
+    for (long k = 0; k < it; k++) __asm__ volatile(TWENTY(op) ::: CLOBBER);                         \
+    return 20.0 * (double)it / (now() - t0);                                                         \
+  }
+LOOP(rate_fma, "vfmadd231ps")
+LOOP(rate_bf16, "vdpbf16ps")
+LOOP(rate_vnni, "vpdpbusd")
+
+__attribute__((target(ISA))) static void zero_operands(void) {
+  __asm__ volatile("vpxord %%zmm30, %%zmm30, %%zmm30\n vpxord %%zmm31, %%zmm31, %%zmm31" ::: "xmm30", "xmm31");
+}
+
+int main(int argc, char **argv) {
+  long it = argc > 1 ? atol(argv[1]) : 20000000;
+  if (!cpu_kernels_by_name("avx512")) {
+    printf("this CPU has no AVX-512 BF16 / VNNI\n");
+    return 0;
+  }
+  zero_operands();
+  double f = rate_fma(it), b = rate_bf16(it), v = rate_vnni(it);
+  printf("vfmadd231ps zmm: %.2f G/s = %6.1f GFLOP/s (32 per instruction)\n", f * 1e-9, 32 * f * 1e-9);
+  printf("vdpbf16ps   zmm: %.2f G/s = %6.1f GFLOP/s (64)\n", b * 1e-9, 64 * b * 1e-9);
+  printf("vpdpbusd    zmm: %.2f G/s = %6.1f GOP/s (128)\n", v * 1e-9, 128 * v * 1e-9);
+  return 0;
+}
+#else
+int main(void) {
+  printf("x86-64 only\n");
+  return 0;
+}
+#endif
