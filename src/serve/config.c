@@ -196,6 +196,9 @@ int serve_config_from_env(serve_config *cfg, char *msg, size_t msg_size) {
     if (py_int(v, &t) && t >= 0 && t <= 1000000) cfg->batch_wait_us = (int)t;
   }
   cfg->max_batch_requests = env_int_positive("LAYA_SERVE_MAX_BATCH_REQUESTS", 64);
+  /* smaller passes bound how long the first request of a pass waits for the last one's rows */
+  cfg->pass_tokens = env_long_positive_warn("LAYA_SERVE_PASS_TOKENS", cfg->max_batch_tokens);
+  if (cfg->pass_tokens > cfg->max_batch_tokens) cfg->pass_tokens = cfg->max_batch_tokens;
   cfg->http_threads = env_int_positive("LAYA_SERVE_HTTP_THREADS", 2);
   if (cfg->http_threads > 64) cfg->http_threads = 64;
   cfg->drain_seconds = env_int_positive("LAYA_SERVE_DRAIN_SECONDS", 30);

@@ -406,7 +406,7 @@ static void run_group(serve_sched *s, serve_job **jobs, int n) {
     int m = 1;
     while (k + m < n_ready) {
       long t = eng->job_tokens(eng->ctx, prep[k + m]);
-      if (tokens + t > s->cfg->max_batch_tokens) break;
+      if (tokens + t > s->cfg->pass_tokens) break;
       tokens += t;
       m++;
     }
@@ -447,7 +447,7 @@ static void *worker(void *arg) {
         serve_job **pp = &s->head, *prev = NULL;
         while (*pp && n < cap) {
           serve_job *j = *pp;
-          if (compatible(first, j) && tokens + j->est_tokens <= (size_t)s->cfg->max_batch_tokens) {
+          if (compatible(first, j) && tokens + j->est_tokens <= (size_t)s->cfg->pass_tokens) {
             *pp = j->next;
             if (s->tail == j) s->tail = prev;
             s->depth--;

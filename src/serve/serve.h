@@ -66,6 +66,8 @@ typedef struct serve_config {
   bool batching;           /* LAYA_SERVE_BATCHING: pack concurrent requests (default 1) */
   int batch_wait_us;       /* LAYA_SERVE_BATCH_WAIT_US: how long a lone request waits for company */
   int max_batch_requests;  /* LAYA_SERVE_MAX_BATCH_REQUESTS: requests in one pass (default 64) */
+  long pass_tokens;        /* LAYA_SERVE_PASS_TOKENS: tokens the scheduler packs into one pass
+                              (default and cap: LAYA_MAX_BATCH_TOKENS) */
   int http_threads;        /* LAYA_SERVE_HTTP_THREADS: libmicrohttpd thread pool (default 2) */
   int drain_seconds;       /* LAYA_SERVE_DRAIN_SECONDS: SIGTERM waits this long for in-flight */
 } serve_config;

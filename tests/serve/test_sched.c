@@ -330,7 +330,7 @@ int main(void) {
    * state and a budget of 450, at most 2 requests per pass */
   reset_counts();
   tokens_per_state = 200;
-  cfg.max_batch_tokens = 450;
+  cfg.pass_tokens = 450;
   s = serve_sched_new(&cfg, models, &fake, NULL);
   serve_sched_set_arriving(s, &arriving);
   for (int i = 0; i < 6; i++) {
@@ -347,7 +347,7 @@ int main(void) {
   }
   serve_sched_free(s);
   tokens_per_state = 10;
-  cfg.max_batch_tokens = 131072;
+  cfg.pass_tokens = 131072;
 
   /* 7. batching off: one call per request, requests never share */
   cfg.batching = false;
