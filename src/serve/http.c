@@ -7,6 +7,12 @@
  * scheduler. The connection is suspended while its job waits and runs, so a slow forward pass
  * holds no HTTP thread, and resumed by the worker that answered it. The admission slot is held
  * until the response is sent, or the connection dies.
+ *
+ * A body still incomplete at LAYA_BODY_READ_TIMEOUT gets Laya's 408 then and there, whether its
+ * client went silent or keeps trickling: libmicrohttpd calls us only when bytes arrive and will
+ * not queue a response before the request is complete, so a watchdog thread writes the 408 to
+ * the socket itself and shuts the connection down (the rest of that body cannot be read as a next
+ * request; uvicorn sends the same 408 and drops the socket at its keep-alive timeout).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -17,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "serve/http.h"
@@ -37,6 +44,12 @@ struct serve_server {
   atomic_bool draining;
   char *expected_auth; /* "Bearer <key>" */
   size_t expected_len;
+  /* decision requests still reading their body, for the 408 watchdog */
+  pthread_mutex_t reading_mu;
+  struct req_ctx *reading;
+  pthread_t watchdog;
+  bool watchdog_started;
+  atomic_bool stopping;
 };
 
 typedef struct req_ctx {
@@ -45,6 +58,10 @@ typedef struct req_ctx {
   int route;
   const char *route_name;
   bool admitted, arriving, too_large, timed_out;
+  /* on srv->reading while the body is being read (guarded by srv->reading_mu) */
+  struct req_ctx *read_prev, *read_next;
+  bool on_reading, expired, counted;
+  int fd;
   strbuf body;
   double started;
   int status;
@@ -183,6 +200,91 @@ static void release_arriving(req_ctx *ctx) {
     ctx->arriving = false;
     atomic_fetch_sub(&ctx->srv->arriving, 1);
   }
+}
+
+/* ---- the body deadline (408) ---- */
+
+static void reading_remove_locked(req_ctx *ctx) {
+  if (!ctx->on_reading) return;
+  if (ctx->read_prev)
+    ctx->read_prev->read_next = ctx->read_next;
+  else
+    ctx->srv->reading = ctx->read_next;
+  if (ctx->read_next) ctx->read_next->read_prev = ctx->read_prev;
+  ctx->read_prev = ctx->read_next = NULL;
+  ctx->on_reading = false;
+}
+
+static void reading_add(req_ctx *ctx) {
+  const union MHD_ConnectionInfo *ci = MHD_get_connection_info(ctx->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+  if (!ci) return;
+  ctx->fd = ci->connect_fd;
+  serve_server *srv = ctx->srv;
+  pthread_mutex_lock(&srv->reading_mu);
+  ctx->read_prev = NULL;
+  ctx->read_next = srv->reading;
+  if (srv->reading) srv->reading->read_prev = ctx;
+  srv->reading = ctx;
+  ctx->on_reading = true;
+  pthread_mutex_unlock(&srv->reading_mu);
+}
+
+/* Off the watch list; true when the watchdog already answered 408 (the connection is done). */
+static bool reading_done(req_ctx *ctx) {
+  pthread_mutex_lock(&ctx->srv->reading_mu);
+  reading_remove_locked(ctx);
+  bool expired = ctx->expired;
+  pthread_mutex_unlock(&ctx->srv->reading_mu);
+  return expired;
+}
+
+/* Answer 408 on the socket, end our side of it, and free the admission slot now, as Laya does.
+ * The client reads the 408 and the end of the stream; what it still sends is read and dropped
+ * until it closes (closing with its bytes unread would reset the connection, and a reset can
+ * destroy the 408 before the client reads it). Called with reading_mu held. */
+static void expire_locked(req_ctx *ctx) {
+  static const char body[] = "{\"detail\":\"request body was not received in time\"}";
+  serve_server *srv = ctx->srv;
+  /* the slot first (Laya's admission context unwinds before the 408 is sent): a client that
+   * reads the 408 and asks again at once must find it free */
+  ctx->expired = true;
+  reading_remove_locked(ctx);
+  release_arriving(ctx);
+  if (ctx->admitted) {
+    ctx->admitted = false;
+    atomic_fetch_sub(&srv->admitted, 1);
+    serve_metrics_inflight(srv->metrics, -1);
+  }
+  serve_metrics_request(srv->metrics, ctx->route_name, 408, serve_now() - ctx->started);
+  ctx->counted = true;
+  char date[64], head[256];
+  time_t now = time(NULL);
+  struct tm tm;
+  gmtime_r(&now, &tm);
+  strftime(date, sizeof date, "%a, %d %b %Y %H:%M:%S GMT", &tm);
+  int n = snprintf(head, sizeof head,
+                   "HTTP/1.1 408 Request Timeout\r\nDate: %s\r\nContent-Type: application/json\r\n"
+                   "Content-Length: %zu\r\nConnection: close\r\n\r\n",
+                   date, sizeof body - 1);
+  (void)!send(ctx->fd, head, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
+  (void)!send(ctx->fd, body, sizeof body - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+  shutdown(ctx->fd, SHUT_WR);
+}
+
+static void *watchdog(void *arg) {
+  serve_server *srv = arg;
+  while (!atomic_load(&srv->stopping)) {
+    struct timespec ts = {0, 50 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    double now = serve_now();
+    pthread_mutex_lock(&srv->reading_mu);
+    for (req_ctx *c = srv->reading, *next; c; c = next) {
+      next = c->read_next;
+      if (now - c->started > srv->cfg->body_read_timeout) expire_locked(c);
+    }
+    pthread_mutex_unlock(&srv->reading_mu);
+  }
+  return NULL;
 }
 
 static void job_done(serve_job *job, void *arg) {
@@ -326,6 +428,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         ctx->route = ROUTE_OTHER;
         return send_detail_s(ctx, 413, "request body too large");
       }
+      reading_add(ctx);
       return MHD_YES;
     } else {
       /* Starlette's redirect_slashes: a known path with a trailing slash answers 307 to it */
@@ -356,7 +459,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
   }
 
   if (*upload_data_size) {
-    if (!ctx->too_large && !ctx->timed_out) {
+    if (!ctx->too_large) {
       if (ctx->body.len + *upload_data_size > SERVE_MAX_BODY_BYTES) {
         ctx->too_large = true;
         sb_free(&ctx->body);
@@ -364,17 +467,23 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         sb_append(&ctx->body, upload_data, *upload_data_size);
         if (ctx->body.oom) ctx->too_large = true;
       }
-      if (serve_now() - ctx->started > srv->cfg->body_read_timeout) ctx->timed_out = true;
     }
     *upload_data_size = 0;
-    /* libmicrohttpd answers only once the request is complete, so an oversized or late body is
-     * read and dropped (never buffered) and answered 413/408 at its end; a sender that keeps
-     * going past the read deadline loses the connection instead. */
-    if ((ctx->too_large || ctx->timed_out) && serve_now() - ctx->started > srv->cfg->body_read_timeout)
-      return MHD_NO;
+    /* an oversized body is read and dropped (never buffered) and answered 413 at its end; a
+     * body past its deadline is answered 408 now (as the watchdog does), and the rest of it
+     * is read and dropped */
+    if (serve_now() - ctx->started > srv->cfg->body_read_timeout) {
+      pthread_mutex_lock(&srv->reading_mu);
+      if (!ctx->expired) expire_locked(ctx);
+      pthread_mutex_unlock(&srv->reading_mu);
+    }
     return MHD_YES;
   }
 
+  if (!ctx->job && !ctx->status) { /* the body is complete */
+    if (reading_done(ctx)) return MHD_NO;
+    if (serve_now() - ctx->started > srv->cfg->body_read_timeout) ctx->timed_out = true;
+  }
   if (ctx->job) {
     if (!atomic_load(&ctx->job_done)) return MHD_YES;
     return answer_job(ctx);
@@ -390,13 +499,15 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
   serve_server *srv = cls;
   req_ctx *ctx = *con_cls;
   if (!ctx) return;
+  reading_done(ctx); /* after this the watchdog no longer sees ctx, and ctx->expired is settled */
   release_arriving(ctx);
   if (ctx->admitted) {
     atomic_fetch_sub(&srv->admitted, 1);
     serve_metrics_inflight(srv->metrics, -1);
   }
-  serve_metrics_request(srv->metrics, ctx->route_name ? ctx->route_name : "other",
-                        ctx->status ? ctx->status : 499, serve_now() - ctx->started);
+  if (!ctx->counted)
+    serve_metrics_request(srv->metrics, ctx->route_name ? ctx->route_name : "other",
+                          ctx->status ? ctx->status : 499, serve_now() - ctx->started);
   serve_job_free(ctx->job);
   sb_free(&ctx->body);
   free(ctx);
@@ -455,6 +566,7 @@ serve_server *serve_server_start(const serve_config *cfg, serve_models *models,
     memcpy(srv->expected_auth + 7, cfg->api_key, n + 1);
     srv->expected_len = n + 7;
   }
+  pthread_mutex_init(&srv->reading_mu, NULL);
   srv->sched = serve_sched_new(cfg, models, eng, srv->metrics);
   serve_sched_set_arriving(srv->sched, &srv->arriving);
   srv->listen_fd = open_listener(cfg, msg, msg_size, &srv->port);
@@ -462,8 +574,8 @@ serve_server *serve_server_start(const serve_config *cfg, serve_models *models,
     serve_server_stop(srv);
     return NULL;
   }
-  unsigned timeout = (unsigned)(cfg->body_read_timeout + 0.999);
-  if (timeout < 1) timeout = 1;
+  /* idle connections close after this; the body deadline's 408 comes first (the watchdog) */
+  unsigned timeout = (unsigned)(cfg->body_read_timeout + 0.999) + 2;
   unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
                    MHD_USE_ERROR_LOG;
   srv->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, srv,                          //
@@ -479,6 +591,7 @@ serve_server *serve_server_start(const serve_config *cfg, serve_models *models,
     serve_server_stop(srv);
     return NULL;
   }
+  srv->watchdog_started = pthread_create(&srv->watchdog, NULL, watchdog, srv) == 0;
   return srv;
 }
 
@@ -506,9 +619,12 @@ void serve_server_stop(serve_server *srv) {
   /* the scheduler first: it answers every queued job and resumes its connection, so no
    * connection is still suspended when the daemon stops */
   serve_sched_free(srv->sched);
+  atomic_store(&srv->stopping, true);
+  if (srv->watchdog_started) pthread_join(srv->watchdog, NULL);
   if (srv->d) MHD_stop_daemon(srv->d);
   if (srv->listen_fd >= 0 && srv->d == NULL) close(srv->listen_fd);
   serve_metrics_free(srv->metrics);
+  pthread_mutex_destroy(&srv->reading_mu);
   free(srv->expected_auth);
   free(srv);
 }

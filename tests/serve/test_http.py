@@ -12,7 +12,8 @@ Starts the real server on 127.0.0.1 with an ephemeral port and the tiny fixture 
   auth        bearer check, /health liveness-only without the key, /metrics behind the key
   admission   LAYA_MAX_CONCURRENT slots taken by slow uploads: 503 + Retry-After: 1, freed after
   bodies      Content-Length over 2 MiB refused before the body, chunked over 2 MiB, malformed
-  slow        a client that stops sending: the slot is released after LAYA_BODY_READ_TIMEOUT
+  slow        a client that stops sending, and one that trickles: Laya's 408 at
+              LAYA_BODY_READ_TIMEOUT, the connection closed and the slot released
   disconnect  clients that vanish mid-body and while their request is queued or running
   batching    64 concurrent clients with distinct states each get exactly their own answer,
               and /metrics shows requests sharing forward passes
@@ -316,37 +317,65 @@ def test_bodies():
         check(status == 200, "alive after garbage")
 
 
+def read_response(s, timeout):
+    """Everything the server sends on s until it closes the connection (or timeout)."""
+    s.settimeout(timeout)
+    data = b""
+    try:
+        while True:
+            chunk = s.recv(4096)
+            if not chunk:
+                break
+            data += chunk
+    except OSError:
+        pass
+    return data
+
+
+def check_408(data, what):
+    head, _, body = data.partition(b"\r\n\r\n")
+    check(head.startswith(b"HTTP/1.1 408 "), "%s got %r" % (what, data[:120]))
+    check(json.loads(body) == {"detail": "request body was not received in time"}, "%s body %r" % (what, body))
+    check(b"application/json" in head.lower() and b"connection: close" in head.lower(), "%s head %r" % (what, head))
+
+
 @test
 def test_slow():
+    """Laya answers 408 when a body is not complete within LAYA_BODY_READ_TIMEOUT (asyncio.wait_for
+    around the body read), and uvicorn then closes the connection; the slot is released."""
     with Server(LAYA_MAX_CONCURRENT="1", LAYA_BODY_READ_TIMEOUT="1") as srv:
+        # a client that stops sending
         s = slow_upload(srv.port)
         t0 = time.time()
-        s.settimeout(10)
-        try:
-            data = s.recv(4096)
-        except OSError:
-            data = b""
+        data = read_response(s, 10)
         waited = time.time() - t0
-        check(waited < 5, "slow client held its slot for %.1fs" % waited)
-        check(data == b"" or data.startswith(b"HTTP/1.1 408"), "slow client got %r" % data[:80])
         s.close()
-        # a trickling client that keeps sending is cut off too (408 on the next byte after the deadline)
+        check(0.8 < waited < 3, "silent client answered after %.1fs" % waited)
+        check_408(data, "silent client")
+        check(srv.metrics()["laya_admitted_requests"] == 0, "the slot is free at the 408")
+        # a trickling client that keeps sending past the deadline
         s = slow_upload(srv.port, total=100, sent=1)
+        t0 = time.time()
         got = b""
-        for _ in range(30):
+        while time.time() - t0 < 5 and not got:
             time.sleep(0.1)
             try:
                 s.sendall(b" ")
-                s.settimeout(0.01)
-                got = s.recv(4096)
-                if got:
-                    break
-            except socket.timeout:
-                continue
             except OSError:
                 break
+            s.settimeout(0.01)
+            try:
+                got = s.recv(4096)
+            except socket.timeout:
+                pass
+            except OSError:
+                break
+        got += read_response(s, 2)
         s.close()
-        check(got == b"" or got.startswith(b"HTTP/1.1 408"), "trickle got %r" % got[:80])
+        check_408(got, "trickling client")
+        m = srv.metrics()
+        check(m.get('laya_requests_total{route="/v1/systemone",status="408"}') == 2, "408s counted: %r" %
+              {k: v for k, v in m.items() if k.startswith("laya_requests_total")})
         status, raw, _ = srv.post("/v1/systemone", SIMPLE)
         check(status == 200, "the only slot is free again: %d %r" % (status, raw[:80]))
 
