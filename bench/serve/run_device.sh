@@ -37,21 +37,21 @@ ninja -C build-dev-serve laya-serve > "$OUT/build.log" 2>&1 || { tail -40 "$OUT/
 [ -f /tmp/laya_ck_large/model.safetensors ] ||
   (timeout 300 python3 tools/make_random_ckpt.py modernbert-large /tmp/laya_ck_large --no-check > "$OUT/make.log" 2>&1 &)
 PY_SERVE="python3 -c 'from laya.serve import main; main()'"
-run() { # name ckpt
+run() { # name ckpt seconds
   uptime | tee -a "$OUT/run.log"
-  timeout 420 python3 bench/serve/run.py --serve build-dev-serve/laya-serve --python-serve "$PY_SERVE" \
+  timeout "$3" python3 bench/serve/run.py --serve build-dev-serve/laya-serve --python-serve "$PY_SERVE" \
     --ckpt "$2" --device cuda --client loadgen --threads 16 \
     --duration "$D" --clients "$CLIENTS" --out "$OUT/$1.md" 2>&1 | tee -a "$OUT/run.log"
 }
 step tiny
-run tiny tests/fixtures/ckpt/modernbert-tiny
+run tiny tests/fixtures/ckpt/modernbert-tiny 170
 step large
 for i in $(seq 1 60); do [ -f /tmp/laya_ck_large/SHA256SUMS ] && break; sleep 2; done
 tail -3 "$OUT/make.log"
-run large /tmp/laya_ck_large
+run large /tmp/laya_ck_large 200
 step soak
 uptime | tee -a "$OUT/run.log"
-timeout 300 python3 bench/serve/run.py --serve build-dev-serve/laya-serve --ckpt tests/fixtures/ckpt/modernbert-tiny \
-  --device cuda --client loadgen --threads 16 --soak-only --soak "$SOAK" --soak-seconds 150 \
+timeout 140 python3 bench/serve/run.py --serve build-dev-serve/laya-serve --ckpt tests/fixtures/ckpt/modernbert-tiny \
+  --device cuda --client loadgen --threads 16 --soak-only --soak "$SOAK" --soak-seconds 90 \
   --out "$OUT/soak.md" 2>&1 | tee -a "$OUT/run.log"
 step done
