@@ -128,6 +128,7 @@ def main():
     ap.add_argument("--clients", default="1,8,32,128")
     ap.add_argument("--soak", type=int, default=0)
     ap.add_argument("--soak-seconds", type=int, default=1800, help="stop the soak after this long, however far it got")
+    ap.add_argument("--soak-chunk", type=int, default=120, help="seconds per soak load run (RSS is sampled after each)")
     ap.add_argument("--soak-light", action="store_true",
                     help="soak with question-less requests (no forward pass): the server's own memory")
     ap.add_argument("--threads", type=int, default=os.cpu_count())
@@ -160,7 +161,12 @@ def main():
     for name, cmd, extra in servers:
         port = free_port()
         env = dict(base, LAYA_PORT=str(port), **extra)
-        proc = start(cmd, env, port)
+        try:
+            proc = start(cmd, env, port)
+        except RuntimeError as e:  # report it and measure the others
+            print("%s did not start: %s" % (name, e), flush=True)
+            lines.append("%s did not start: %s" % (name, open("/tmp/laya-bench-%d.log" % port).read()[-600:]))
+            continue
         warmup(port, bodies)
         before = rss_mb(proc.pid)
         for c in clients:
@@ -196,7 +202,7 @@ def main():
         rate = None
         done, errors, t0, samples = 0, 0, time.time(), []
         while done < args.soak and time.time() - t0 < args.soak_seconds:
-            dur = 10 if rate is None else max(10, min(120, int((args.soak - done) / max(rate, 1) * 1.05) + 1))
+            dur = 10 if rate is None else max(5, min(args.soak_chunk, int((args.soak - done) / max(rate, 1) * 1.05) + 1))
             r = wrk(port, 32, dur, soak_bodies)
             done += int(r["requests"])
             errors += r["errors"]

@@ -52,6 +52,6 @@ run large /tmp/laya_ck_large 200
 step soak
 uptime | tee -a "$OUT/run.log"
 timeout 140 python3 bench/serve/run.py --serve build-dev-serve/laya-serve --ckpt tests/fixtures/ckpt/modernbert-tiny \
-  --device cuda --client loadgen --threads 16 --soak-only --soak "$SOAK" --soak-seconds 90 \
+  --device cuda --client loadgen --threads 16 --soak-only --soak "$SOAK" --soak-seconds 90 --soak-chunk 8 \
   --out "$OUT/soak.md" 2>&1 | tee -a "$OUT/run.log"
 step done
