@@ -1,12 +1,14 @@
 /*
  * fullsize_acc.c: accuracy of the CUDA backend against the fp32 CPU reference (cpu-ref) on
  * full-size random-weight models (ModernBERT-large and mmBERT-base shapes, weights from
- * tests/cpu/random_model.h with a fixed seed, so both sides rebuild the same model in memory).
+ * tests/cpu/fullsize_model.h with a fixed seed, so both sides rebuild the same model in memory;
+ * bench/cpu/accuracy.c measures the CPU backend on the same models and rows).
  *
  *   fullsize_acc ref  large|mmbert OUT.bin [rows]   # on any CPU: cpu-ref logits to OUT.bin
  *   fullsize_acc cuda large|mmbert REF.bin          # on the GPU: bf16 and fp16 against REF.bin
  *
- * The batch: `rows` questions (default 24) of 32..160 tokens with 2..6 option markers each.
+ * The batch: `rows` questions (default 24) of 32..160 tokens with 2..6 option markers each
+ * (fullsize_batch_make).
  */
 #include <math.h>
 #include <stdio.h>
@@ -14,63 +16,13 @@
 #include <string.h>
 #include <time.h>
 
-#include "../../tests/cpu/random_model.h"
+#include "../../tests/cpu/fullsize_model.h"
 #include "backend/backend.h"
 
 static double now_s(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static encoder_config config_for(const char *name) {
-  encoder_config c;
-  memset(&c, 0, sizeof c);
-  c.global_every = 3;
-  c.local_window = 128;
-  c.global_theta = 160000.0;
-  c.norm_eps = 1e-5;
-  c.head_dim = 64;
-  if (strcmp(name, "mmbert") == 0) {
-    c.hidden = 768, c.n_layers = 22, c.n_heads = 12, c.intermediate = 1152, c.vocab = 256000;
-    c.local_theta = 160000.0;
-  } else {
-    c.hidden = 1024, c.n_layers = 28, c.n_heads = 16, c.intermediate = 2624, c.vocab = 50368;
-    c.local_theta = 10000.0;
-  }
-  return c;
-}
-
-typedef struct batch {
-  packed_batch b;
-  int32_t *tokens, *row_start, *qtype, *marker_start, *markers;
-} batch;
-
-static void make_batch(batch *bb, int n, int vocab, uint64_t seed) {
-  uint64_t s = seed;
-  int *L = malloc(sizeof(int) * (size_t)n), *K = malloc(sizeof(int) * (size_t)n), T = 0, M = 0;
-  for (int i = 0; i < n; i++) {
-    L[i] = 32 + (int)(rm_next(&s) % 129);
-    K[i] = 2 + (int)(rm_next(&s) % 5);
-    T += L[i], M += K[i];
-  }
-  bb->tokens = malloc(sizeof(int32_t) * (size_t)T);
-  bb->row_start = malloc(sizeof(int32_t) * (size_t)(n + 1));
-  bb->qtype = malloc(sizeof(int32_t) * (size_t)n);
-  bb->marker_start = malloc(sizeof(int32_t) * (size_t)(n + 1));
-  bb->markers = malloc(sizeof(int32_t) * (size_t)M);
-  int t = 0, m = 0;
-  for (int i = 0; i < n; i++) {
-    bb->row_start[i] = t, bb->marker_start[i] = m;
-    bb->qtype[i] = (int)(rm_next(&s) % 3);
-    for (int j = 0; j < L[i]; j++) bb->tokens[t++] = (int32_t)(rm_next(&s) % (uint64_t)vocab);
-    /* markers at distinct positions after the head, like [MASK] option slots */
-    for (int j = 0; j < K[i]; j++) bb->markers[m++] = 1 + j * (L[i] - 2) / K[i];
-  }
-  bb->row_start[n] = t, bb->marker_start[n] = m;
-  bb->b = (packed_batch){n, T, bb->tokens, bb->row_start, bb->qtype, bb->marker_start, bb->markers};
-  free(L);
-  free(K);
 }
 
 static void softmax(const float *x, int n, double *p) {
@@ -86,16 +38,20 @@ int main(int argc, char **argv) {
     return 2;
   }
   const int is_ref = strcmp(argv[1], "ref") == 0;
-  const int rows = argc > 4 ? atoi(argv[4]) : 24, n_act = 2;
-  encoder_config c = config_for(argv[2]);
+  const int rows = argc > 4 ? atoi(argv[4]) : FULLSIZE_ROWS, n_act = FULLSIZE_N_ACT;
+  encoder_config c;
+  if (fullsize_config(argv[2], &c)) {
+    fprintf(stderr, "unknown model %s (large|mmbert)\n", argv[2]);
+    return 2;
+  }
   double t0 = now_s();
   random_model rm;
-  if (random_model_init(&rm, &c, 2, n_act, DT_BF16, 20261129) != 0) {
+  if (fullsize_model_init(&rm, argv[2]) != 0) {
     fprintf(stderr, "model build failed\n");
     return 1;
   }
-  batch bb;
-  make_batch(&bb, rows, c.vocab, 77);
+  fullsize_batch bb;
+  fullsize_batch_make(&bb, rows, c.vocab);
   const int nm = bb.b.marker_start[rows];
   printf("%s: built in %.1f s; %d rows, %d tokens, %d markers\n", argv[2], now_s() - t0, rows, bb.b.n_tokens, nm);
   laya_error err;
