@@ -34,6 +34,40 @@
 #define GEMM_MTILE 192  /* most activation rows per GEMM task */
 #define GEMM_MR 12      /* rows of the widest GEMM microkernel (kernels_avx512.c MR) */
 
+/* LAYA_CPU_STUDY (accuracy studies, bench/cpu/accuracy.c --variant): emulates one source of the
+ * bf16 path's error at a time inside an fp32 model, so each can be measured alone. Comma list:
+ *   wround   encoder and head matrices hold bf16-rounded weights (computed in fp32)
+ *   w8       the same with int8-rounded weights (pack.c's per-column grid)
+ *   a:qkv a:o a:i a:om   encoder GEMM inputs rounded to bf16: attention-norm output (Wqkv),
+ *            attention output (Wo), MLP-norm output (Wi), GeGLU hidden (Wo of the MLP)
+ *   h:qkv h:o h:1 h:2    the same four for the decision-head layers (in_proj, out_proj, linear1/2)
+ *   a8       the activation sites above round to the per-row int8 grid (quantize_row) instead
+ *   layer:N  encoder activation rounding only in layer N */
+enum {
+  STUDY_WROUND = 1u << 0,
+  STUDY_A_QKV = 1u << 1, STUDY_A_O = 1u << 2, STUDY_A_I = 1u << 3, STUDY_A_OM = 1u << 4,
+  STUDY_H_QKV = 1u << 5, STUDY_H_O = 1u << 6, STUDY_H_1 = 1u << 7, STUDY_H_2 = 1u << 8,
+  STUDY_W8 = 1u << 9, STUDY_A8 = 1u << 10,
+};
+
+static void study_parse(cpu_model *m) {
+  static const struct { const char *name; unsigned bit; } items[] = {
+      {"wround", STUDY_WROUND}, {"a:qkv", STUDY_A_QKV}, {"a:o", STUDY_A_O}, {"a:i", STUDY_A_I},
+      {"a:om", STUDY_A_OM}, {"h:qkv", STUDY_H_QKV}, {"h:o", STUDY_H_O}, {"h:1", STUDY_H_1}, {"h:2", STUDY_H_2},
+      {"w8", STUDY_W8}, {"a8", STUDY_A8}};
+  m->study = 0;
+  m->study_layer = -1;
+  const char *e = getenv("LAYA_CPU_STUDY");
+  if (!e) return;
+  char buf[256], *sv = NULL;
+  snprintf(buf, sizeof buf, "%s", e);
+  for (char *t = strtok_r(buf, ",", &sv); t; t = strtok_r(NULL, ",", &sv)) {
+    if (!strncmp(t, "layer:", 6)) m->study_layer = atoi(t + 6);
+    for (size_t i = 0; i < sizeof items / sizeof items[0]; i++)
+      if (!strcmp(t, items[i].name)) m->study |= items[i].bit;
+  }
+}
+
 /* ---- model: named arrays ---------------------------------------------------------------------- */
 
 static int track_owned(cpu_model *m, void *p) {
@@ -144,11 +178,20 @@ static const float *load_vec(load_ctx *L, const char *name, const tensor *t, int
 typedef struct tensor_rows {
   const tensor *t;
   int k;
+  int round_to;   /* study: 16 / 8: the values a bf16 / int8 pack would hold, kept in fp32 */
 } tensor_rows;
 
 static void get_tensor_row(void *ctx, int r, float *out) {
   tensor_rows *tr = ctx;
   tensor_to_f32(tr->t, (int64_t)r * tr->k, tr->k, out);
+  if (tr->round_to == 16) {
+    for (int i = 0; i < tr->k; i++) out[i] = bf16_to_f32(f32_to_bf16_rne(out[i]));
+  } else if (tr->round_to == 8) { /* pack.c's per-column int8 grid */
+    float mx = 0.0f;
+    for (int i = 0; i < tr->k; i++) mx = fmaxf(mx, fabsf(out[i]));
+    float sc = mx > 0.0f ? mx / 127.0f : 1.0f;
+    for (int i = 0; i < tr->k; i++) out[i] = fminf(fmaxf(nearbyintf(out[i] / sc), -127.0f), 127.0f) * sc;
+  }
 }
 
 /* A Linear weight [n, k] (+ bias [outputs]) packed for fmt. */
@@ -202,7 +245,9 @@ static int load_linear(load_ctx *L, packed_matrix *pm, const char *name, const t
       free(row);
       return laya_err(L->err, LAYA_ERR_NOMEM, NULL, "cpu backend: out of memory packing %s", name);
     }
-    tensor_rows tr = {t, k};
+    /* study "wround" / "w8": encoder and head matrices packed fp32 with bf16 / int8-rounded values */
+    int studied = fmt == WF_F32 && (!strncmp(name, "enc.", 4) || !strncmp(name, "head.", 5));
+    tensor_rows tr = {t, k, !studied ? 0 : (m->study & STUDY_WROUND) ? 16 : (m->study & STUDY_W8) ? 8 : 0};
     pack_matrix(fmt, n, k, geglu, get_tensor_row, &tr, data, scale, colsum, row);
     free(row);
     pm->data = data;
@@ -349,6 +394,7 @@ static cpu_model *cpu_model_create(const model_weights *w, const backend_options
   m->head_heads = w->head_heads;
   m->n_act = w->n_act;
   m->fmt = fmt_of(prec);
+  study_parse(m);
   m->k = cpu_kernels_select();
   {
     const char *e = getenv("LAYA_CPU_ATTN_F32");
@@ -613,6 +659,24 @@ static void gemm(fwd *f, const void *a, int lda, const float *row_scale, const p
   run(f, g.n_m * g.n_p, gemm_task, &g);
 }
 
+/* LAYA_CPU_STUDY: rounds an fp32 GEMM input to bf16 in place (layer -1: a decision-head layer). */
+static void study_round(fwd *f, unsigned bit, int layer, cpu_wfmt fmt, void *buf, int rows, int ld, int n) {
+  const cpu_model *m = f->m;
+  if (!(m->study & bit) || fmt != WF_F32) return;
+  if (layer >= 0 && m->study_layer >= 0 && layer != m->study_layer) return;
+  for (int r = 0; r < rows; r++) {
+    float *x = (float *)buf + (size_t)r * ld;
+    if (m->study & STUDY_A8) {
+      float mx = 0.0f;
+      for (int c = 0; c < n; c++) mx = fmaxf(mx, fabsf(x[c]));
+      float sc = mx > 0.0f ? mx / 127.0f : 1.0f;
+      for (int c = 0; c < n; c++) x[c] = fminf(fmaxf(nearbyintf(x[c] / sc), -127.0f), 127.0f) * sc;
+    } else {
+      for (int c = 0; c < n; c++) x[c] = bf16_to_f32(f32_to_bf16_rne(x[c]));
+    }
+  }
+}
+
 /* Row-wise LayerNorm into the weight format of the next GEMM. */
 typedef struct norm_job {
   fwd *f;
@@ -849,12 +913,13 @@ static void final_task(void *ctx, int task, int thread) {
 
 /* The MLP half of an encoder layer over tokens [c0, c0 + n): Wo + residual was done on all
  * tokens; here x += Wo_mlp(gelu(in) * gate), [in | gate] = Wi(mlp_norm(x)). */
-static void mlp_chunk(fwd *f, const cpu_enc_layer *L, int c0, int n) {
+static void mlp_chunk(fwd *f, const cpu_enc_layer *L, int l, int c0, int n) {
   const cpu_model *m = f->m;
   cpu_scratch *s = &f->s;
   int d = m->enc.hidden, I = m->enc.intermediate;
   float *x = s->x + (size_t)c0 * d;
   norm_rows(f, L->wi.fmt, x, d, n, d, L->mlp_norm, NULL, (float)m->enc.norm_eps, s->cact, s->cact_scale, s->kd);
+  study_round(f, STUDY_A_I, l, L->wi.fmt, s->cact, n, s->kd, d);
   cpu_wfmt hf = L->wo_mlp.fmt; /* the hidden is written in the format its consumer reads */
   if (hf == WF_I8) {
     gemm(f, s->cact, s->kd, s->cact_scale, &L->wi, n, EPI_GEGLU, 0, s->chid32, NULL, I);
@@ -863,6 +928,7 @@ static void mlp_chunk(fwd *f, const cpu_enc_layer *L, int c0, int n) {
     gemm(f, s->cact, s->kd, s->cact_scale, &L->wi, n, EPI_GEGLU, 0, NULL, s->chid, s->kf);
   } else {
     gemm(f, s->cact, s->kd, s->cact_scale, &L->wi, n, EPI_GEGLU, 0, s->chid, NULL, s->kf);
+    study_round(f, STUDY_A_OM, l, hf, s->chid, n, s->kf, I);
   }
   gemm(f, s->chid, s->kf, s->chid_scale, &L->wo_mlp, n, EPI_NONE, 1, x, NULL, d);
 }
@@ -873,6 +939,7 @@ static void ffn_chunk(fwd *f, const cpu_head_layer *H, float *x, int n) {
   cpu_scratch *s = &f->s;
   int d = m->enc.hidden, F4 = 4 * d;
   norm_rows(f, H->linear1.fmt, x, d, n, d, H->norm2_w, H->norm2_b, HEAD_LN_EPS, s->cact, s->cact_scale, s->kd);
+  study_round(f, STUDY_H_1, -1, H->linear1.fmt, s->cact, n, s->kd, d);
   cpu_wfmt hf = H->linear2.fmt;
   if (hf == WF_I8) {
     gemm(f, s->cact, s->kd, s->cact_scale, &H->linear1, n, EPI_RELU, 0, s->chid32, NULL, F4);
@@ -881,6 +948,7 @@ static void ffn_chunk(fwd *f, const cpu_head_layer *H, float *x, int n) {
     gemm(f, s->cact, s->kd, s->cact_scale, &H->linear1, n, EPI_RELU, 0, NULL, s->chid, s->kf);
   } else {
     gemm(f, s->cact, s->kd, s->cact_scale, &H->linear1, n, EPI_RELU, 0, s->chid, NULL, s->kf);
+    study_round(f, STUDY_H_2, -1, hf, s->chid, n, s->kf, F4);
   }
   gemm(f, s->chid, s->kf, s->chid_scale, &H->linear2, n, EPI_NONE, 1, x, NULL, d);
 }
@@ -895,11 +963,13 @@ static void encoder_layer(fwd *f, int l) {
     norm_rows(f, L->wqkv.fmt, s->x, d, T, d, L->attn_norm, NULL, (float)m->enc.norm_eps, s->act, s->act_scale, s->kd);
   else
     convert_rows(f, L->wqkv.fmt, s->x, d, T, d, s->act, s->act_scale, s->kd);
+  study_round(f, STUDY_A_QKV, l, L->wqkv.fmt, s->act, T, s->kd, d);
   gemm(f, s->act, s->kd, s->act_scale, &L->wqkv, T, EPI_NONE, 0, s->qkv, NULL, 3 * d);
   attention(f, L->wo.fmt, m->enc.n_heads, m->enc.head_dim, global ? -1 : m->enc.local_window / 2,
             m->rope[global ? 0 : 1], global ? 0 : 1, 0);
+  study_round(f, STUDY_A_O, l, L->wo.fmt, s->act, T, s->kd, d);
   gemm(f, s->act, s->kd, s->act_scale, &L->wo, T, EPI_NONE, 1, s->x, NULL, d);
-  for (int c0 = 0; c0 < T; c0 += MLP_CHUNK) mlp_chunk(f, L, c0, T - c0 < MLP_CHUNK ? T - c0 : MLP_CHUNK);
+  for (int c0 = 0; c0 < T; c0 += MLP_CHUNK) mlp_chunk(f, L, l, c0, T - c0 < MLP_CHUNK ? T - c0 : MLP_CHUNK);
 }
 
 /* A decision-head layer. The last one (sel) computes only what the answer reads: keys and values
@@ -912,6 +982,7 @@ static void head_layer(fwd *f, int j, int sel) {
   cpu_scratch *s = &f->s;
   int d = m->enc.hidden, T = f->T, R = bt->n_rows;
   norm_rows(f, H->in_proj.fmt, s->x, d, T, d, H->norm1_w, H->norm1_b, HEAD_LN_EPS, s->act, s->act_scale, s->kd);
+  study_round(f, STUDY_H_QKV, -1, H->in_proj.fmt, s->act, T, s->kd, d);
   gemm(f, s->act, s->kd, s->act_scale, &H->in_proj, T, EPI_NONE, 0, s->qkv, NULL, 3 * d);
   attention(f, H->out_proj.fmt, m->head_heads, d / m->head_heads, -1, NULL, 0, sel);
   float *x = s->x;
@@ -924,6 +995,7 @@ static void head_layer(fwd *f, int j, int sel) {
                (size_t)d * sizeof(float));
     x = s->xs;
   }
+  study_round(f, STUDY_H_O, -1, H->out_proj.fmt, s->act, n, s->kd, d);
   gemm(f, s->act, s->kd, s->act_scale, &H->out_proj, n, EPI_NONE, 1, x, NULL, d);
   for (int c0 = 0; c0 < n; c0 += MLP_CHUNK) ffn_chunk(f, H, x + (size_t)c0 * d, n - c0 < MLP_CHUNK ? n - c0 : MLP_CHUNK);
 }

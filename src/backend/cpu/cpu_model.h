@@ -40,6 +40,8 @@ typedef struct cpu_model {
   int any_i8;           /* some matrix is int8: fp32 staging buffers are needed */
   int attn_bf16;        /* attention in bf16 (bf16 / int8 models on a table with bf16 dot products;
                            LAYA_CPU_ATTN_F32=1 keeps fp32) */
+  unsigned study;       /* LAYA_CPU_STUDY bits (cpu.c): error-decomposition emulation, normally 0 */
+  int study_layer;      /* -1, or the one encoder layer the activation rounding applies to */
   size_t max_elem;      /* widest activation element any GEMM reads (1, 2 or 4 bytes) */
   const cpu_kernels *k;
   cpu_pool *pool;
