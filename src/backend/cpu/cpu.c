@@ -42,19 +42,20 @@
  *            attention output (Wo), MLP-norm output (Wi), GeGLU hidden (Wo of the MLP)
  *   h:qkv h:o h:1 h:2    the same four for the decision-head layers (in_proj, out_proj, linear1/2)
  *   a8       the activation sites above round to the per-row int8 grid (quantize_row) instead
+ *   attn     attention in bf16 (q, k, v and the probabilities; what bf16 models run) in fp32 models
  *   layer:N  encoder activation rounding only in layer N */
 enum {
   STUDY_WROUND = 1u << 0,
   STUDY_A_QKV = 1u << 1, STUDY_A_O = 1u << 2, STUDY_A_I = 1u << 3, STUDY_A_OM = 1u << 4,
   STUDY_H_QKV = 1u << 5, STUDY_H_O = 1u << 6, STUDY_H_1 = 1u << 7, STUDY_H_2 = 1u << 8,
-  STUDY_W8 = 1u << 9, STUDY_A8 = 1u << 10,
+  STUDY_W8 = 1u << 9, STUDY_A8 = 1u << 10, STUDY_ATTN = 1u << 11,
 };
 
 static void study_parse(cpu_model *m) {
   static const struct { const char *name; unsigned bit; } items[] = {
       {"wround", STUDY_WROUND}, {"a:qkv", STUDY_A_QKV}, {"a:o", STUDY_A_O}, {"a:i", STUDY_A_I},
       {"a:om", STUDY_A_OM}, {"h:qkv", STUDY_H_QKV}, {"h:o", STUDY_H_O}, {"h:1", STUDY_H_1}, {"h:2", STUDY_H_2},
-      {"w8", STUDY_W8}, {"a8", STUDY_A8}};
+      {"w8", STUDY_W8}, {"a8", STUDY_A8}, {"attn", STUDY_ATTN}};
   m->study = 0;
   m->study_layer = -1;
   const char *e = getenv("LAYA_CPU_STUDY");
@@ -409,6 +410,7 @@ static cpu_model *cpu_model_create(const model_weights *w, const backend_options
     const char *e = getenv("LAYA_CPU_ATTN_F32");
     /* without bf16 dot products the bf16 kernel would only widen to fp32 again */
     m->attn_bf16 = m->fmt != WF_F32 && m->k->bf16_dot && !(e && *e && strcmp(e, "0"));
+    if ((m->study & STUDY_ATTN) && m->k->bf16_dot) m->attn_bf16 = 1;
   }
   m->layers = calloc(c->n_layers ? (size_t)c->n_layers : 1, sizeof *m->layers);
   m->head = calloc(w->head_layers ? (size_t)w->head_layers : 1, sizeof *m->head);
