@@ -335,14 +335,15 @@ static void ensure_rope(const cpu_model *cm, int len) {
 /* Matrices kept wider than the precision asked for. LAYA_CPU_FP32_LAYERS (accuracy studies) lists
  * layers kept in fp32: "head", "enc:N" (encoder layer N), "last:K" (the last K encoder layers).
  *
- * An int8 model keeps the matrix kinds of INT8_KEEP_BF16 in bf16: the MLP's output projection
- * (its input, the GeGLU hidden gelu(a) * g, is heavy-tailed, so one int8 scale per token leaves
- * most values a few levels) and the decision head's four matrices (every logit goes through them;
- * they are ~7% of the GEMM work). Measured on the parity fixtures, this halves the int8 logit
- * error (BENCHMARKS.md, CPU backend / Accuracy), and on this Zen 4 bf16 GEMMs run as fast as
- * int8 ones. LAYA_CPU_INT8_BF16 replaces the list (kinds: wqkv, wo, wi, wo_mlp, in_proj, out_proj,
- * linear1, linear2; "none" keeps every matrix int8). */
-static const char INT8_KEEP_BF16[] = "wo_mlp,in_proj,out_proj,linear1,linear2";
+ * An int8 model keeps the matrix kinds of INT8_KEEP_BF16 in bf16: the decision head's four matrices
+ * (every logit goes through them; the head's inputs are the second-largest int8 error source and
+ * keeping them bf16 cost no measurable time). The largest source, the MLP's output projection (its
+ * input, the GeGLU hidden gelu(a) * g, is heavy-tailed, so one int8 scale per token leaves most
+ * values a few levels), stays int8 by default: keeping it bf16 as well halves the int8 logit error
+ * but costs 16-22% of the int8 time (BENCHMARKS.md, CPU backend / Accuracy). LAYA_CPU_INT8_BF16
+ * replaces the list (kinds: wqkv, wo, wi, wo_mlp, in_proj, out_proj, linear1, linear2; "none" keeps
+ * every matrix int8). */
+static const char INT8_KEEP_BF16[] = "in_proj,out_proj,linear1,linear2";
 
 static int listed(const char *env, const char *item) {
   const char *e = getenv(env);
