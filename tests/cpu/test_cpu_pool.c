@@ -16,6 +16,7 @@ enum { MAX_N = 37 };
 typedef struct job {
   atomic_int runs[MAX_N];     /* times each task ran */
   atomic_int finished[MAX_N]; /* set as each task's last act */
+  atomic_uint work; /* keeps the busy loop's result alive */
   unsigned seed;
 } job;
 
@@ -25,8 +26,9 @@ static void task(void *ctx, int t, int thread) {
   atomic_fetch_add(&j->runs[t], 1);
   /* uneven work, sometimes a yield, so tasks end in any order */
   unsigned x = j->seed * 2654435761u + (unsigned)t * 40503u;
-  volatile unsigned sink = 0;
-  for (unsigned i = 0; i < (x >> 22); i++) sink += i;
+  unsigned sink = 0;
+  for (unsigned i = 0; i < (x >> 22); i++) sink += i * x;
+  atomic_fetch_add(&j->work, sink);
   if ((x & 15) == 0) sched_yield();
   atomic_store(&j->finished[t], 1);
 }
