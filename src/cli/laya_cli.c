@@ -399,71 +399,70 @@ static int refuse_model_dir_for_routing(void) {
                      "between named checkpoints%s%s", "", "");
 }
 
-static int run_one(run_ctx *c, const char *text) {
-  args *a = c->a;
+/* What every mode sets up per call: an arena, the overrides from the flags and, for answering
+ * modes, the questions and a loaded engine. */
+typedef struct {
   arena ar;
-  arena_init(&ar, 1 << 14);
-  laya_error err = {0};
+  laya_error err;
   json_value store[4];
   cli_overrides ov;
-  fill_overrides(a, &ov, store);
-  int rc = 0;
-  if (answering(a)) {
-    const json_value *qs;
-    const char *key;
-    cli_call call;
-    if (begin_answering(c, &ar, &qs, &key, &call, &err)) {
-      rc = fail(&err);
-      goto out;
-    }
-    json_value *state = make_state(&ar, key, text);
-    char *result = NULL;
-    if (cli_engine_answer(c->engine, &c->cfg, call, state, qs, &ov, &result, &err)) {
-      rc = fail(&err);
-      goto out;
-    }
-    json_value *rv = cli_parse(result, strlen(result), &ar, &err);
-    if (!rv) {
-      free(result);
-      rc = fail(&err);
-      goto out;
-    }
-    if (a->json) {
-      print_json(rv, 2, result);
-    } else if (call == CLI_DECIDE) {
-      print_values(rv);
-    } else {
-      print_answers(rv);
-    }
-    free(result);
-  } else {
-    json_value *state = make_state(&ar, "text", text);
-    strbuf dec;
-    sb_init(&dec);
-    char chosen[64];
-    if (ov.model_path) {
-      rc = refuse_model_dir_for_routing();
-      sb_free(&dec);
-      goto out;
-    }
-    if (router_route_ex(&c->cfg, state, NULL, ov.model, ov.task, ov.lang, ov.lang_guess, a->explain, &dec,
-                        chosen, &err)) {
-      sb_free(&dec);
-      rc = fail(&err);
-      goto out;
-    }
-    json_value *dv = cli_parse(dec.data, dec.len, &ar, &err);
-    if (a->json) {
-      print_json(dv, 2, dec.data);
-    } else {
-      print_decision(dv);
-    }
-    sb_free(&dec);
-  }
-out:
+  const json_value *qs;
+  const char *key;
+  cli_call call;
+} call_ctx;
+
+/* 0, or the exit status of a failed setup (already reported); call_end() either way. */
+static int call_begin(run_ctx *c, call_ctx *k, size_t arena_size) {
+  memset(k, 0, sizeof *k);
+  arena_init(&k->ar, arena_size);
+  fill_overrides(c->a, &k->ov, k->store);
+  if (!answering(c->a)) return k->ov.model_path ? refuse_model_dir_for_routing() : 0;
+  return begin_answering(c, &k->ar, &k->qs, &k->key, &k->call, &k->err) ? fail(&k->err) : 0;
+}
+
+static int call_end(call_ctx *k, int rc) {
   fflush(stdout);
-  arena_free(&ar);
+  arena_free(&k->ar);
   return rc;
+}
+
+/* One answer as --json asks (JSON at `indent`, raw text if it did not parse) or as text. */
+static void print_answer(const args *a, cli_call call, const json_value *rv, int indent, const char *raw) {
+  if (a->json) print_json(rv, indent, raw);
+  else if (!rv) return;
+  else if (call == CLI_DECIDE) print_values(rv);
+  else print_answers(rv);
+}
+
+static int run_one(run_ctx *c, const char *text) {
+  call_ctx k;
+  int rc = call_begin(c, &k, 1 << 14);
+  if (rc) return call_end(&k, rc);
+  if (answering(c->a)) {
+    json_value *state = make_state(&k.ar, k.key, text);
+    char *result = NULL;
+    if (cli_engine_answer(c->engine, &c->cfg, k.call, state, k.qs, &k.ov, &result, &k.err))
+      return call_end(&k, fail(&k.err));
+    json_value *rv = cli_parse(result, strlen(result), &k.ar, &k.err);
+    if (!rv) rc = fail(&k.err);
+    else print_answer(c->a, k.call, rv, 2, result);
+    free(result);
+    return call_end(&k, rc);
+  }
+  json_value *state = make_state(&k.ar, "text", text);
+  strbuf dec;
+  sb_init(&dec);
+  char chosen[64];
+  if (router_route_ex(&c->cfg, state, NULL, k.ov.model, k.ov.task, k.ov.lang, k.ov.lang_guess, c->a->explain,
+                      &dec, chosen, &k.err)) {
+    rc = fail(&k.err);
+  } else {
+    json_value *dv = cli_parse(dec.data, dec.len, &k.ar, &k.err);
+    if (c->a->json) print_json(dv, 2, dec.data);
+    else print_decision(dv);
+  }
+  sb_free(&dec);
+  return call_end(&k, rc);
 }
 
 /* A progress bar on stderr, only when stderr is a terminal. */
@@ -531,115 +530,88 @@ static void sort_note(run_ctx *c, char **lines, size_t n, const char *key, const
 
 static int run_batch(run_ctx *c, char **lines, size_t n) {
   args *a = c->a;
-  arena ar;
-  arena_init(&ar, 1 << 16);
-  laya_error err = {0};
-  json_value store[4];
-  cli_overrides ov;
-  fill_overrides(a, &ov, store);
-  int rc = 0;
+  call_ctx k;
+  int rc = call_begin(c, &k, 1 << 16);
+  if (rc) return call_end(&k, rc);
   if (answering(a)) {
-    const json_value *qs;
-    const char *key;
-    cli_call call;
-    if (begin_answering(c, &ar, &qs, &key, &call, &err)) {
-      rc = fail(&err);
-      goto out;
-    }
     /* states in chunks so the progress bar moves; each chunk is one predict_batch call */
     size_t chunk = a->batch_size > 0 ? (size_t)a->batch_size * 8 : 256;
     if (chunk > n) chunk = n;
     char **results = calloc(n, sizeof(char *));
-    json_value *states = arena_alloc(&ar, sizeof(json_value));
+    json_value *states = arena_alloc(&k.ar, sizeof(json_value));
     if (!results || !states) {
       free(results);
-      rc = fail(&(laya_error){LAYA_ERR_NOMEM, "MemoryError", "out of memory"});
-      goto out;
+      return call_end(&k, fail(&(laya_error){LAYA_ERR_NOMEM, "MemoryError", "out of memory"}));
     }
     for (size_t s = 0; s < n && !rc; s += chunk) {
       size_t m = n - s < chunk ? n - s : chunk;
       states->type = JSON_ARRAY;
       states->n = (uint32_t)m;
-      states->items = arena_alloc(&ar, m * sizeof(json_value));
-      for (size_t i = 0; i < m; i++) {
-        json_value *st = make_state(&ar, key, lines[s + i]);
-        states->items[i] = *st;
-      }
-      if (cli_engine_answer_batch(c->engine, &c->cfg, call, states, qs, &ov, results + s, &err)) {
-        rc = fail(&err);
+      states->items = arena_alloc(&k.ar, m * sizeof(json_value));
+      for (size_t i = 0; i < m; i++) states->items[i] = *make_state(&k.ar, k.key, lines[s + i]);
+      if (cli_engine_answer_batch(c->engine, &c->cfg, k.call, states, k.qs, &k.ov, results + s, &k.err)) {
+        rc = fail(&k.err);
         break;
       }
       progress(s + m, n);
     }
-    if (!rc && a->sort_by_length) sort_note(c, lines, n, key, qs, &ov);
+    if (!rc && a->sort_by_length) sort_note(c, lines, n, k.key, k.qs, &k.ov);
     for (size_t i = 0; i < n && !rc; i++) {
-      if (a->json) {
-        print_json(cli_parse(results[i], strlen(results[i]), &ar, &err), -1, results[i]);
-      } else {
+      if (!a->json) {
         const char *line = lines[i];
         if (utf8_count(line) <= 72) printf("# %s\n", line);
         else printf("# %.*s...\n", (int)cli_utf8_prefix(line, 69), line);
-        json_value *rv = cli_parse(results[i], strlen(results[i]), &ar, &err);
-        if (rv) {
-          if (call == CLI_DECIDE) print_values(rv);
-          else print_answers(rv);
-        }
-        printf("\n");
       }
+      print_answer(a, k.call, cli_parse(results[i], strlen(results[i]), &k.ar, &k.err), -1, results[i]);
+      if (!a->json) printf("\n");
     }
     for (size_t i = 0; i < n; i++) free(results[i]);
     free(results);
-  } else {
-    if (ov.model_path) {
-      rc = refuse_model_dir_for_routing();
-      goto out;
-    }
-    json_value empty;
-    memset(&empty, 0, sizeof empty);
-    empty.type = JSON_OBJECT;
-    /* route every line first, so nothing is printed when one request is refused */
-    char **decs = calloc(n, sizeof(char *));
-    char (*models)[64] = calloc(n, 64);
-    for (size_t i = 0; decs && models && i < n; i++) {
-      json_value *state = make_state(&ar, "text", lines[i]);
-      strbuf dec;
-      sb_init(&dec);
-      if (router_route_ex(&c->cfg, state, &empty, ov.model, ov.task, ov.lang, ov.lang_guess, a->explain,
-                          &dec, models[i], &err)) {
-        sb_free(&dec);
-        rc = fail(&err);
-        break;
-      }
-      decs[i] = sb_steal(&dec);
-    }
-    for (size_t i = 0; !rc && decs && i < n; i++) {
-      if (a->json) {
-        printf("%s\n", decs[i]);
-      } else if (a->explain) {
-        print_decision(cli_parse(decs[i], strlen(decs[i]), &ar, &err));
-      } else {
-        json_value *dv = cli_parse(decs[i], strlen(decs[i]), &ar, &err);
-        const json_value *r = json_get(dv, "reason");
-        strbuf sb;
-        sb_init(&sb);
-        cli_pad(&sb, models[i], 14);
-        const char *line = lines[i];
-        if (utf8_count(line) <= 48)
-          printf("%s %s  <- %s\n", sb.data, r ? r->s : "", line);
-        else
-          printf("%s %s  <- %.*s...\n", sb.data, r ? r->s : "", (int)cli_utf8_prefix(line, 45), line);
-        sb_free(&sb);
-      }
-    }
-    for (size_t i = 0; decs && i < n; i++) free(decs[i]);
-    free(decs);
-    free(models);
+    return call_end(&k, rc);
   }
-out:
-  fflush(stdout);
-  arena_free(&ar);
-  return rc;
+  json_value empty;
+  memset(&empty, 0, sizeof empty);
+  empty.type = JSON_OBJECT;
+  /* route every line first, so nothing is printed when one request is refused */
+  char **decs = calloc(n, sizeof(char *));
+  char (*models)[64] = calloc(n, 64);
+  for (size_t i = 0; decs && models && i < n; i++) {
+    json_value *state = make_state(&k.ar, "text", lines[i]);
+    strbuf dec;
+    sb_init(&dec);
+    if (router_route_ex(&c->cfg, state, &empty, k.ov.model, k.ov.task, k.ov.lang, k.ov.lang_guess, a->explain,
+                        &dec, models[i], &k.err)) {
+      sb_free(&dec);
+      rc = fail(&k.err);
+      break;
+    }
+    decs[i] = sb_steal(&dec);
+  }
+  for (size_t i = 0; !rc && decs && i < n; i++) {
+    if (a->json) {
+      printf("%s\n", decs[i]);
+    } else if (a->explain) {
+      print_decision(cli_parse(decs[i], strlen(decs[i]), &k.ar, &k.err));
+    } else {
+      json_value *dv = cli_parse(decs[i], strlen(decs[i]), &k.ar, &k.err);
+      const json_value *r = json_get(dv, "reason");
+      strbuf sb;
+      sb_init(&sb);
+      cli_pad(&sb, models[i], 14);
+      const char *line = lines[i];
+      if (utf8_count(line) <= 48)
+        printf("%s %s  <- %s\n", sb.data, r ? r->s : "", line);
+      else
+        printf("%s %s  <- %.*s...\n", sb.data, r ? r->s : "", (int)cli_utf8_prefix(line, 45), line);
+      sb_free(&sb);
+    }
+  }
+  for (size_t i = 0; decs && i < n; i++) free(decs[i]);
+  free(decs);
+  free(models);
+  return call_end(&k, rc);
 }
+
 
 static int interactive(run_ctx *c) {
   printf("Laya interactive mode. Type a request and press Enter; Ctrl-D or 'quit' to exit.\n");
