@@ -109,23 +109,9 @@ int checkpoint_open_artifact(checkpoint *ck, const char *path, const char *sha25
     rc = laya_err(err, LAYA_ERR_FORMAT, NULL, "%s: the artifact holds no tokenizer/tokenizer.json", path);
     goto fail;
   }
-  ck->tok = tokenizer_load_memory(tj, tn, tc, tc ? cn : 0, err);
-  if (!ck->tok) {
-    rc = err ? err->code : LAYA_ERR_FORMAT;
+  if ((rc = checkpoint_set_tokenizer(ck, tokenizer_load_memory(tj, tn, tc, tc ? cn : 0, err), path,
+                                     " (stored tokenizer)", err)))
     goto fail;
-  }
-  ck->roles = *tokenizer_get_roles(ck->tok);
-  {
-    const tokenizer_roles *ro = &ck->roles;
-    const char *missing = ro->cls_id < 0 ? "cls_token" : ro->sep_id < 0 ? "sep_token"
-                        : ro->mask_id < 0 || !ro->mask_token ? "mask_token"
-                        : ro->pad_id < 0 ? "pad_token" : NULL;
-    if (missing) {
-      rc = laya_err(err, LAYA_ERR_CONFIG, NULL, "%s: the stored tokenizer has no %s, which Laya's sequences need", path,
-                    missing);
-      goto fail;
-    }
-  }
   const char *ej = artifact_file(a, "encoder/config.json", &n);
   encoder_config enc;
   if (!ej) {

@@ -167,6 +167,20 @@ void checkpoint_close(checkpoint *ck) {
   memset(ck, 0, sizeof *ck);
 }
 
+int checkpoint_set_tokenizer(checkpoint *ck, tokenizer *tok, const char *where, const char *what, laya_error *err) {
+  ck->tok = tok;
+  if (!tok) return err ? err->code : LAYA_ERR_FORMAT; /* the loader said why */
+  ck->roles = *tokenizer_get_roles(tok);
+  const tokenizer_roles *ro = &ck->roles;
+  const char *missing = ro->cls_id < 0 ? "cls_token" : ro->sep_id < 0 ? "sep_token"
+                      : ro->mask_id < 0 || !ro->mask_token ? "mask_token"
+                      : ro->pad_id < 0 ? "pad_token" : NULL;
+  if (missing)
+    return laya_err(err, LAYA_ERR_CONFIG, NULL, "%s%s: the tokenizer has no %s, which Laya's sequences need", where,
+                    what, missing);
+  return 0;
+}
+
 int checkpoint_open(checkpoint *ck, const char *path, const char *sha256_json, strbuf *warnings,
                     laya_error *err) {
   /* a single-file artifact written by `laya convert` (model/artifact_load.c) */
@@ -216,24 +230,7 @@ int checkpoint_open(checkpoint *ck, const char *path, const char *sha256_json, s
                   ck->dir);
     goto fail;
   }
-  ck->tok = tokenizer_load(file, err);
-  if (!ck->tok) {
-    rc = err ? err->code : LAYA_ERR_FORMAT;
-    goto fail;
-  }
-  ck->roles = *tokenizer_get_roles(ck->tok);
-  {
-    const tokenizer_roles *ro = &ck->roles;
-    const char *missing = ro->cls_id < 0 ? "cls_token" : ro->sep_id < 0 ? "sep_token"
-                        : ro->mask_id < 0 || !ro->mask_token ? "mask_token"
-                        : ro->pad_id < 0 ? "pad_token" : NULL;
-    if (missing) {
-      rc = laya_err(err, LAYA_ERR_CONFIG, NULL,
-                    "%s/tokenizer_config.json: the tokenizer has no %s, which Laya's sequences need",
-                    file, missing);
-      goto fail;
-    }
-  }
+  if ((rc = checkpoint_set_tokenizer(ck, tokenizer_load(file, err), file, "/tokenizer_config.json", err))) goto fail;
   free(file);
 
   file = fs_join(ck->dir, "encoder/config.json");

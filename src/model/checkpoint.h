@@ -37,6 +37,10 @@ int checkpoint_open(checkpoint *ck, const char *path, const char *sha256_json, s
                     laya_error *err);
 void checkpoint_close(checkpoint *ck);
 
+/* Install a loaded tokenizer (ck takes it) and check it has the special tokens Laya's sequences
+ * need (CLS, SEP, MASK, PAD); where + what name its source in the error. */
+int checkpoint_set_tokenizer(checkpoint *ck, tokenizer *tok, const char *where, const char *what, laya_error *err);
+
 /* Laya's verify_digests: the map's files are hashed before anything is parsed. */
 int verify_digests(const char *dir, const char *sha256_json, laya_error *err);
 

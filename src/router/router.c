@@ -80,23 +80,29 @@ void router_repo_str(const router_entry *e, strbuf *sb) {
   }
 }
 
-/* str(name).strip().lower(), then the alias table. */
-static void canonical_name(const json_value *name, strbuf *out) {
-  strbuf s, low;
+/* str(v).strip().lower() into `low` (always NUL-terminated after the call; sb_free it). */
+static const char *str_strip_lower(const json_value *v, strbuf *low) {
+  strbuf s;
   sb_init(&s);
-  sb_init(&low);
-  py_str_json(&s, name);
+  sb_init(low);
+  py_str_json(&s, v);
   size_t a = 0, n = 0;
   py_strip(s.data ? s.data : "", s.len, &a, &n);
-  py_lower(&low, (s.data ? s.data : "") + a, n);
-  const char *k = low.data ? low.data : "";
+  py_lower(low, (s.data ? s.data : "") + a, n);
+  sb_free(&s);
+  return low->data ? low->data : "";
+}
+
+/* str(name).strip().lower(), then the alias table. */
+static void canonical_name(const json_value *name, strbuf *out) {
+  strbuf low;
+  const char *k = str_strip_lower(name, &low);
   for (size_t i = 0; i < NALIASES; i++)
     if (!strcmp(k, kAliases[i].alias)) {
       k = kAliases[i].name;
       break;
     }
   sb_puts(out, k);
-  sb_free(&s);
   sb_free(&low);
 }
 
@@ -244,15 +250,9 @@ const char *router_match_workflow(const json_value *questions) {
 /* _english_from_code: 1 English, 0 another language, -1 no usable hint. */
 static int english_from_code(const json_value *v) {
   if (!v || v->type == JSON_NULL) return -1;
-  strbuf s, low;
-  sb_init(&s);
-  sb_init(&low);
-  py_str_json(&s, v);
-  size_t a = 0, n = 0;
-  py_strip(s.data ? s.data : "", s.len, &a, &n);
-  py_lower(&low, (s.data ? s.data : "") + a, n);
+  strbuf low;
+  const char *code = str_strip_lower(v, &low);
   int r = -1;
-  const char *code = low.data ? low.data : "";
   if (*code) {
     size_t cut = strcspn(code, ".");
     char primary[64];
@@ -266,7 +266,6 @@ static int english_from_code(const json_value *v) {
     if (!abstain)
       r = !strcmp(primary, "en") || !strcmp(primary, "eng") || !strcmp(primary, "english");
   }
-  sb_free(&s);
   sb_free(&low);
   return r;
 }

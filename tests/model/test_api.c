@@ -17,6 +17,31 @@ static void has(const char *hay, const char *needle) {
   if (!ok) fprintf(stderr, "  in:    %.400s\n  lacks: %s\n", hay ? hay : "(null)", needle);
 }
 
+/* A checkpoint whose tokenizer_config.json names no mask_token is refused at load, naming the
+ * file and the token (Laya's sequences need CLS, SEP, MASK and PAD). */
+static void no_mask_token(const char *ck, const laya_options *o) {
+  char dir[] = "/tmp/laya_api_XXXXXX";
+  if (!mkdtemp(dir)) {
+    CHECK(!"mkdtemp");
+    return;
+  }
+  char cmd[8192];
+  snprintf(cmd, sizeof cmd,
+           "cp -r '%s/.' '%s/' && python3 -c \"import json,sys; p=sys.argv[1]; d=json.load(open(p)); "
+           "d.pop('mask_token'); json.dump(d, open(p, 'w'))\" '%s/tokenizer/tokenizer_config.json'",
+           ck, dir, dir);
+  CHECK(system(cmd) == 0);
+  laya_options oo = *o;
+  oo.sha256_json = NULL;
+  laya_error err;
+  CHECK(laya_open(dir, &oo, &err) == NULL);
+  char want[4200];
+  snprintf(want, sizeof want, "%s/tokenizer/tokenizer_config.json: the tokenizer has no mask_token", dir);
+  has(err.message, want);
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  CHECK(system(cmd) == 0);
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) return 2;
   const char *ck = argv[1];
@@ -127,5 +152,6 @@ int main(int argc, char **argv) {
   CHECK(laya_open(ck, &o, &err) == NULL);
   CHECK_STREQ(err.message, "calibration JSON must contain temperature: [3 floats]");
   unlink(cal);
+  no_mask_token(ck, &o);
   return check_summary("model/api");
 }
