@@ -194,22 +194,6 @@ static bool has_huge_int(const json_value *v) {
   }
 }
 
-/* Python truthiness of a JSON value. */
-static bool py_truthy(const json_value *v) {
-  switch (v->type) {
-  case JSON_NULL:
-    return false;
-  case JSON_BOOL:
-    return v->b;
-  case JSON_INT:
-    return v->big || v->i != 0;
-  case JSON_FLOAT:
-    return v->d != 0.0;
-  default:
-    return v->n != 0;
-  }
-}
-
 /* str(value).strip() as Python writes it. */
 static void py_str_stripped(const json_value *v, strbuf *out) {
   strbuf t;
@@ -235,7 +219,7 @@ static void ascii_lower(char *s) {
 static int resolve_model(const json_value *model, const serve_models *models, char *out,
                          size_t out_size, serve_reject *rej) {
   out[0] = 0;
-  if (!model || !py_truthy(model)) return 0;
+  if (!json_truthy(model)) return 0; /* Python truthiness: None, "", 0, [], {} */
   strbuf text;
   sb_init(&text);
   py_str_stripped(model, &text);

@@ -102,6 +102,34 @@ int main(void) {
   CHECK(req.sort_by_length && req.max_len == 64);
   serve_reject_free(&rej);
   arena_free(&b);
+  /* `model` is looked at only when truthy (Laya: `if not model: return None`, on the raw JSON
+   * value): null, "", 0, 0.0, false, [] and {} route automatically. A truthy value is read as
+   * str(value): a known name pins it, a path-like text (here ['./x'] and {'k': 'a/b'}) is
+   * refused, any other text (a Jev id, "1") routes automatically. */
+  static const struct {
+    const char *value;
+    int status;
+    const char *model;
+  } model_cases[] = {
+      {"null", 0, ""},    {"\"\"", 0, ""},       {"0", 0, ""},       {"0.0", 0, ""},
+      {"false", 0, ""},   {"[]", 0, ""},         {"{}", 0, ""},      {"\"english\"", 0, "english"},
+      {"\" ML \"", 0, "multilingual"}, {"[\"./x\"]", 422, ""}, {"{\"k\": \"a/b\"}", 422, ""},
+      {"\"jev-1\"", 0, ""}, {"1", 0, ""},
+  };
+  for (size_t i = 0; i < sizeof model_cases / sizeof *model_cases; i++) {
+    char body[128];
+    snprintf(body, sizeof body, "{\"questions\": {}, \"state\": \"x\", \"model\": %s}", model_cases[i].value);
+    arena_init(&b, 4096);
+    serve_reject_init(&rej);
+    memset(&req, 0, sizeof req);
+    int rc = serve_validate(body, strlen(body), SERVE_ONE, &cfg, NULL, &b, &req, &rej);
+    bool ok = rc == model_cases[i].status && (rc || !strcmp(req.model, model_cases[i].model));
+    CHECK(ok);
+    if (!ok) fprintf(stderr, "model %s: %d '%s' %s\n", model_cases[i].value, rc, req.model, sb_cstr(&rej.detail));
+    if (rc) CHECK(strstr(sb_cstr(&rej.detail), "or omit model to let the router choose") != NULL);
+    serve_reject_free(&rej);
+    arena_free(&b);
+  }
   sb_free(&d);
   serve_config_free(&cfg);
   arena_free(&a);
