@@ -78,7 +78,12 @@ int laya_predict_batch(laya_model *m, const char *request_json, char **result_js
  * checks it and tokenizes its states; laya_jobs_run runs the rows of n jobs prepared for model m,
  * whatever their questions, budgets or language, as ONE packed forward pass; laya_job_result
  * then gives each job the JSON array laya_predict_batch returns for its request alone. A job
- * may run again (e.g. alone after a failed shared pass). Free with laya_job_free. */
+ * may run again (e.g. alone after a failed shared pass). Free with laya_job_free.
+ * The per-request work is outside the pass: prepare parses and tokenizes, jobs_run only packs,
+ * runs and copies each job's raw outputs into the job, and job_result decodes them into JSON.
+ * Threads: a job is used by one thread at a time, but different jobs of one model may be
+ * prepared, run and decoded on different threads at once (e.g. requests prepared and decoded
+ * on their own threads while one thread runs the passes). */
 typedef struct laya_job laya_job;
 int laya_job_prepare(laya_model *m, const char *request_json, laya_job **job, laya_error *err);
 long laya_job_tokens(const laya_job *job); /* tokens its rows take in a pass */

@@ -123,69 +123,79 @@ typedef struct call_ctx {
 } call_ctx;
 
 /* One call's share of a packed pass: g of its encoded states, es[idx[0..g)]. Results go to
- * cx->results[idx[s]]. */
+ * cx->results[idx[s]], or, for a prepared job (job != NULL), the rows' logits and activations
+ * are kept in the job and decoded by laya_job_result on the caller's thread. */
 typedef struct pass_part {
   call_ctx *cx;
   enc_state *es;
   const int *idx;
   int g;
+  laya_job *job;
 } pass_part;
+
+/* Append one state's result (its rows r0 .. r0+nq of the logits) to sb. */
+static void decode_state(const call_ctx *cx, const enc_state *e, const float *logits, const float *act,
+                         const int32_t *mstart, int r0, strbuf *sb) {
+  int r = r0;
+  sb_puts(sb, "{\"model\": \"laya-rl-agent\", \"answers\": {");
+  long input_tokens = 0;
+  int dropped = 0;
+  for (int j = 0; j < cx->nq; j++, r++) {
+    const question *q = &cx->qs[j];
+    if (j) sb_puts(sb, ", ");
+    json_dump_string(sb, q->qid, q->qid_len, false);
+    sb_puts(sb, ": ");
+    decode_answer(sb, q, logits + mstart[r], mstart[r + 1] - mstart[r], act + (long)r * cx->n_act,
+                  cx->n_act, &cx->dopt);
+    input_tokens += e->plan[j].len;
+    if (e->plan[j].dropped > dropped) dropped = e->plan[j].dropped;
+  }
+  sb_printf(sb,
+            "}, \"usage\": {\"input_tokens\": %ld, \"output_tokens\": 0, \"state_tokens\": %zu, "
+            "\"state_tokens_dropped\": %d, \"truncated\": %s, \"truncated_questions\": [",
+            input_tokens, e->ids.n, dropped, dropped > 0 ? "true" : "false");
+  bool first = true;
+  for (int j = 0; j < cx->nq; j++)
+    if (e->plan[j].dropped > 0) {
+      if (!first) sb_puts(sb, ", ");
+      first = false;
+      json_dump_string(sb, cx->qs[j].qid, cx->qs[j].qid_len, false);
+    }
+  sb_putc(sb, ']');
+  first = true;
+  for (int j = 0; j < cx->nq; j++) {
+    const head_ids *h = &cx->heads[j];
+    if (h->options_distinct >= h->options) continue;
+    sb_puts(sb, first ? ", \"options\": {" : ", ");
+    first = false;
+    json_dump_string(sb, cx->qs[j].qid, cx->qs[j].qid_len, false);
+    sb_printf(sb, ": {\"total\": %d, \"distinct\": %d, \"tokens_per_option\": ", h->options,
+              h->options_distinct);
+    if (h->tokens_per_option < 0)
+      sb_puts(sb, "null}");
+    else
+      sb_printf(sb, "%d}", h->tokens_per_option);
+  }
+  if (!first) sb_putc(sb, '}');
+  sb_puts(sb, "}}");
+}
 
 /* Write the results of one part's states from its rows' logits (rows r0.. of the pass). */
 static int decode_part(const pass_part *p, const float *logits, const float *act, const int32_t *mstart,
                        int r0, strbuf *sb, laya_error *err) {
   call_ctx *cx = p->cx;
-  int r = r0;
   for (int s = 0; s < p->g; s++) {
-    enc_state *e = &p->es[p->idx[s]];
     sb_reset(sb);
-    sb_puts(sb, "{\"model\": \"laya-rl-agent\", \"answers\": {");
-    long input_tokens = 0;
-    int dropped = 0;
-    for (int j = 0; j < cx->nq; j++, r++) {
-      const question *q = &cx->qs[j];
-      if (j) sb_puts(sb, ", ");
-      json_dump_string(sb, q->qid, q->qid_len, false);
-      sb_puts(sb, ": ");
-      decode_answer(sb, q, logits + mstart[r], mstart[r + 1] - mstart[r], act + (long)r * cx->n_act,
-                    cx->n_act, &cx->dopt);
-      input_tokens += e->plan[j].len;
-      if (e->plan[j].dropped > dropped) dropped = e->plan[j].dropped;
-    }
-    sb_printf(sb,
-              "}, \"usage\": {\"input_tokens\": %ld, \"output_tokens\": 0, \"state_tokens\": %zu, "
-              "\"state_tokens_dropped\": %d, \"truncated\": %s, \"truncated_questions\": [",
-              input_tokens, e->ids.n, dropped, dropped > 0 ? "true" : "false");
-    bool first = true;
-    for (int j = 0; j < cx->nq; j++)
-      if (e->plan[j].dropped > 0) {
-        if (!first) sb_puts(sb, ", ");
-        first = false;
-        json_dump_string(sb, cx->qs[j].qid, cx->qs[j].qid_len, false);
-      }
-    sb_putc(sb, ']');
-    first = true;
-    for (int j = 0; j < cx->nq; j++) {
-      const head_ids *h = &cx->heads[j];
-      if (h->options_distinct >= h->options) continue;
-      sb_puts(sb, first ? ", \"options\": {" : ", ");
-      first = false;
-      json_dump_string(sb, cx->qs[j].qid, cx->qs[j].qid_len, false);
-      sb_printf(sb, ": {\"total\": %d, \"distinct\": %d, \"tokens_per_option\": ", h->options,
-                h->options_distinct);
-      if (h->tokens_per_option < 0)
-        sb_puts(sb, "null}");
-      else
-        sb_printf(sb, "%d}", h->tokens_per_option);
-    }
-    if (!first) sb_putc(sb, '}');
-    sb_puts(sb, "}}");
+    decode_state(cx, &p->es[p->idx[s]], logits, act, mstart, r0 + s * cx->nq, sb);
     if (sb->oom) return laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory writing results");
     free(cx->results[p->idx[s]]);
     cx->results[p->idx[s]] = sb_steal(sb);
   }
   return 0;
 }
+
+static void job_keep_rows(laya_job *job, const float *logits, const float *act, const int32_t *mstart,
+                          int r0);
 
 /* Pack the rows of every part (each with its own questions, budgets and decoding options) into
  * ONE padding-free batch, run it, and decode each part's answers. Rows are independent in the
@@ -248,7 +258,10 @@ static int run_pass(laya_model *m, const pass_part *parts, int n_parts, laya_err
     rc = engine_forward(m, &b, logits, act, err);
   r = 0;
   for (int p = 0; p < n_parts && !rc; p++) {
-    rc = decode_part(&parts[p], logits, act, mstart, r, &sb, err);
+    if (parts[p].job)
+      job_keep_rows(parts[p].job, logits, act, mstart, r);
+    else
+      rc = decode_part(&parts[p], logits, act, mstart, r, &sb, err);
     r += parts[p].g * parts[p].cx->nq;
   }
 done:
@@ -431,7 +444,7 @@ int engine_predict_batch(laya_model *m, const json_value *states, const json_val
     cx.results = base + start; /* order[] is relative to the window */
     for (long off = 0; off < part && !rc; off += chunk) {
       long g = part - off < chunk ? part - off : chunk;
-      pass_part pp = {&cx, es, order + off, (int)g};
+      pass_part pp = {&cx, es, order + off, (int)g, NULL};
       rc = run_pass(m, &pp, 1, err);
     }
     cx.results = base;
@@ -447,28 +460,44 @@ done:
   return rc;
 }
 
-/* ---- prepared requests, packed together (laya_job_*) ---- */
+/* ---- prepared requests, packed together (laya_job_*) ----
+ *
+ * The work around a pass is the job's own: laya_job_prepare parses, checks and tokenizes (and
+ * sizes the job's copy of its rows' outputs), laya_jobs_run only packs the prepared rows, runs
+ * the pass and copies each job's logits and activations out, and laya_job_result decodes them.
+ * So a server can prepare and decode requests on their own threads while one thread keeps the
+ * device busy with passes. */
 
 struct laya_job {
   laya_model *m;
-  arena a;         /* the parsed request, questions, heads, gate */
+  arena a;         /* the parsed request, questions, heads, gate, the kept rows' outputs */
   engine_call c;
   call_ctx cx;
   enc_state *es;   /* [n] */
   int *order;      /* 0..n-1 */
   long n;
   long tokens;     /* tokens its rows take in a pass */
+  int rows;        /* n * nq */
+  float *logits;   /* the rows' marker logits after a run, packed row after row */
+  float *act;      /* [rows * n_act] */
+  int32_t *mstart; /* [rows + 1]: row r's logits are logits[mstart[r] .. mstart[r+1]) */
   bool ran;
   strbuf trivial;  /* the result when no pass is needed (no states or no questions) */
   bool is_trivial;
 };
 
+/* Copy the job's rows (rows r0.. of the pass) out of the pass's buffers. */
+static void job_keep_rows(laya_job *job, const float *logits, const float *act, const int32_t *mstart,
+                          int r0) {
+  const int32_t base = mstart[r0];
+  for (int r = 0; r <= job->rows; r++) job->mstart[r] = mstart[r0 + r] - base;
+  memcpy(job->logits, logits + base, sizeof(float) * (size_t)job->mstart[job->rows]);
+  memcpy(job->act, act + (long)r0 * job->cx.n_act, sizeof(float) * (size_t)job->rows * (size_t)job->cx.n_act);
+}
+
 void laya_job_free(laya_job *job) {
   if (!job) return;
   enc_states_free(job->es, job->n);
-  if (job->cx.results)
-    for (long i = 0; i < job->n; i++) free(job->cx.results[i]);
-  free(job->cx.results);
   free(job->order);
   sb_free(&job->trivial);
   arena_free(&job->a);
@@ -512,14 +541,29 @@ int laya_job_prepare(laya_model *m, const char *request_json, laya_job **out, la
   job->n = states->n;
   job->es = enc_states_new(job->n, job->cx.nq, &job->a);
   job->order = malloc(sizeof(int) * (size_t)job->n);
-  job->cx.results = calloc((size_t)job->n, sizeof(char *));
-  if (!job->es || !job->order || !job->cx.results) {
+  if (!job->es || !job->order) {
     rc = laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory");
     goto fail;
   }
   if ((rc = encode_states(&job->cx, states->items, job->es, job->n, job->order, err))) goto fail;
+  long n_mark = 0;
   for (long i = 0; i < job->n; i++)
-    for (int j = 0; j < job->cx.nq; j++) job->tokens += job->es[i].plan[j].len;
+    for (int j = 0; j < job->cx.nq; j++) {
+      job->tokens += job->es[i].plan[j].len;
+      n_mark += job->es[i].plan[j].markers_kept;
+    }
+  if (job->n * job->cx.nq > INT32_MAX / 2 || n_mark > INT32_MAX) {
+    rc = laya_err(err, LAYA_ERR_VALUE, NULL, "a request of %ld rows is too large", job->n * job->cx.nq);
+    goto fail;
+  }
+  job->rows = (int)(job->n * job->cx.nq);
+  job->logits = arena_alloc(&job->a, sizeof(float) * (size_t)(n_mark ? n_mark : 1));
+  job->act = arena_alloc(&job->a, sizeof(float) * ((size_t)job->rows * (size_t)job->cx.n_act + 1));
+  job->mstart = arena_alloc(&job->a, sizeof(int32_t) * (size_t)(job->rows + 1));
+  if (!job->logits || !job->act || !job->mstart) {
+    rc = laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory");
+    goto fail;
+  }
   *out = job;
   return 0;
 fail:
@@ -543,7 +587,7 @@ int laya_jobs_run(laya_model *m, laya_job *const *jobs, int n_jobs, laya_error *
       break;
     }
     job->ran = false;
-    if (!job->is_trivial) parts[n_parts++] = (pass_part){&job->cx, job->es, job->order, (int)job->n};
+    if (!job->is_trivial) parts[n_parts++] = (pass_part){&job->cx, job->es, job->order, (int)job->n, job};
   }
   if (!rc) rc = run_pass(m, parts, n_parts, err);
   for (int i = 0; i < n_jobs && !rc; i++) jobs[i]->ran = true;
@@ -563,8 +607,16 @@ int laya_job_result(const laya_job *job, char **result_json, laya_error *err) {
   if (!job->ran) return laya_err(err, LAYA_ERR_VALUE, NULL, "laya_job_result: the job has not run");
   strbuf out;
   sb_init(&out);
-  int rc = write_results(job->cx.results, job->n, &out, err);
-  if (!rc) *result_json = sb_steal(&out);
-  sb_free(&out);
-  return rc;
+  sb_putc(&out, '[');
+  for (long s = 0; s < job->n; s++) {
+    if (s) sb_puts(&out, ", ");
+    decode_state(&job->cx, &job->es[s], job->logits, job->act, job->mstart, (int)s * job->cx.nq, &out);
+  }
+  sb_putc(&out, ']');
+  if (out.oom) {
+    sb_free(&out);
+    return laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory writing results");
+  }
+  *result_json = sb_steal(&out);
+  return 0;
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "serve/serve.h"
 
@@ -199,8 +200,13 @@ int serve_config_from_env(serve_config *cfg, char *msg, size_t msg_size) {
   /* smaller passes bound how long the first request of a pass waits for the last one's rows */
   cfg->pass_tokens = env_long_positive_warn("LAYA_SERVE_PASS_TOKENS", cfg->max_batch_tokens);
   if (cfg->pass_tokens > cfg->max_batch_tokens) cfg->pass_tokens = cfg->max_batch_tokens;
-  cfg->http_threads = env_int_positive("LAYA_SERVE_HTTP_THREADS", 2);
+  /* the HTTP threads validate, tokenize and decode requests while the inference thread runs
+   * passes: one per online CPU (2 to 16) by default */
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  int def_threads = cpus < 2 ? 2 : cpus > 16 ? 16 : (int)cpus;
+  cfg->http_threads = env_int_positive("LAYA_SERVE_HTTP_THREADS", def_threads);
   if (cfg->http_threads > 64) cfg->http_threads = 64;
+  cfg->pipeline = serve_env_bool("LAYA_SERVE_PIPELINE", true);
   cfg->drain_seconds = env_int_positive("LAYA_SERVE_DRAIN_SECONDS", 30);
   return 0;
 }

@@ -4,8 +4,10 @@
  * LAYA_MAX_CONCURRENT requests are already admitted; checked before any body byte is read) ->
  * Content-Length over 2 MiB (413) -> the body, capped at 2 MiB however it is framed (413) and
  * bounded in time (LAYA_BODY_READ_TIMEOUT) -> validation (validate.c) -> a job for the
- * scheduler. The connection is suspended while its job waits and runs, so a slow forward pass
- * holds no HTTP thread, and resumed by the worker that answered it. The admission slot is held
+ * scheduler. The HTTP thread prepares the job (the engine checks and tokenizes it) before queuing
+ * it, and decodes its answer after its pass, so the inference thread only runs passes. The
+ * connection is suspended while its job waits and runs, so a slow forward pass holds no HTTP
+ * thread, and resumed by the inference thread when its pass is done. The admission slot is held
  * until the response is sent, or the connection dies.
  *
  * A body still incomplete at LAYA_BODY_READ_TIMEOUT gets Laya's 408 then and there, whether its
@@ -183,6 +185,7 @@ static enum MHD_Result metrics(req_ctx *ctx) {
   strbuf sb;
   sb_init(&sb);
   serve_metrics_render(srv->metrics, serve_sched_depth(srv->sched), &sb);
+  serve_sched_render(srv->sched, &sb);
   sb_printf(&sb, "# HELP laya_admitted_requests Decision requests holding an admission slot.\n"
                  "# TYPE laya_admitted_requests gauge\nlaya_admitted_requests %d\n"
                  "# HELP laya_admission_limit LAYA_MAX_CONCURRENT.\n"
@@ -294,8 +297,10 @@ static void job_done(serve_job *job, void *arg) {
   MHD_resume_connection(ctx->conn);
 }
 
+/* On the request's own thread: decode its answer (if its pass left that to us), then send it. */
 static enum MHD_Result answer_job(req_ctx *ctx) {
   serve_job *job = ctx->job;
+  serve_job_finish(job);
   serve_metrics_tokens(ctx->srv->metrics, job->input_tokens);
   if (job->status == 0) {
     char ms[64], timing[80];
@@ -340,6 +345,12 @@ static enum MHD_Result decide(req_ctx *ctx) {
   ctx->job = job;
   job->done = job_done;
   job->done_arg = ctx;
+  /* checked and tokenized here, on this thread, while the inference thread runs passes; a
+   * request that fails here is answered at once (the scheduler never sees it) */
+  if (serve_sched_prepare(srv->sched, job) != 0) {
+    release_arriving(ctx);
+    return answer_job(ctx);
+  }
   /* suspend before the job can finish: the worker's resume must find it suspended */
   MHD_suspend_connection(ctx->conn);
   serve_sched_submit(srv->sched, job);

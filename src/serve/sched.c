@@ -11,7 +11,16 @@
  *
  * A job whose request fails at prepare gets its own error; the others still share the pass. A
  * shared pass that fails with a ValueError is re-run job by job, so each request gets the answer
- * (or the error) it would have got alone. */
+ * (or the error) it would have got alone.
+ *
+ * Pipelining (LAYA_SERVE_PIPELINE, on by default): the per-request work is done on the request's
+ * own thread, not the inference thread. The HTTP thread prepares its job (serve_sched_prepare:
+ * the engine parses, checks and tokenizes it) before queuing it, and decodes its answer
+ * (serve_job_finish: engine results -> response JSON) after the pass, so the inference thread
+ * only packs ready jobs and runs passes: while pass N runs, the requests of pass N+1 are being
+ * prepared, and pass N's answers are decoded by their own threads. With it off, the inference
+ * thread prepares and decodes every job of a pass itself (the former design, kept to measure
+ * against). The inference thread's time by phase is in /metrics (serve_sched_render). */
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -34,10 +43,26 @@ struct serve_sched {
   pthread_t *workers;
   int n_workers;
   atomic_int *arriving; /* requests admitted but not yet submitted (HTTP layer), may be NULL */
+  /* the inference thread's scratch, sized once: a group's ready jobs and their engine jobs */
+  serve_job **ready;
+  void **prep;
+  /* the inference thread's time by phase, in nanoseconds (written by it, read by /metrics) */
+  atomic_llong phase_ns[5];
 };
+
+enum { PHASE_WAIT, PHASE_PREPARE, PHASE_PASS, PHASE_DECODE, PHASE_HANDOFF, N_PHASES };
+static const char *const phase_names[N_PHASES] = {"wait", "prepare", "pass", "decode", "handoff"};
+
+/* Add the time since *t to phase p and restart *t. */
+static void phase_add(serve_sched *s, int p, double *t) {
+  double now = serve_now();
+  atomic_fetch_add_explicit(&s->phase_ns[p], (long long)((now - *t) * 1e9), memory_order_relaxed);
+  *t = now;
+}
 
 void serve_job_free(serve_job *job) {
   if (!job) return;
+  if (job->prep) job->eng->job_free(job->eng->ctx, job->prep);
   free(job->options_json);
   for (size_t i = 0; i < job->n_states; i++) {
     free(job->states_json ? job->states_json[i] : NULL);
@@ -320,17 +345,74 @@ void serve_job_run_alone(serve_models *models, const serve_engine *eng, serve_jo
   arena_free(&a);
 }
 
-/* Run one shared pass over prep[0..n) (jobs[i]'s prepared request) and write each job's answer.
- * A ValueError from the pass re-runs its jobs one by one. */
-static void run_pass(serve_sched *s, void *model, serve_job **jobs, void **prep, int n) {
+/* Prepare job for a shared pass (the engine checks and tokenizes it). Nonzero: the request
+ * failed here and has its answer. */
+static int prepare_job(serve_models *models, const serve_engine *eng, serve_job *job) {
+  laya_error e;
+  laya_err_clear(&e);
+  void *model = serve_models_get(models, job->model, &e);
+  char *req = model ? batch_request(job, NULL, 0, job->langs[0]) : NULL;
+  if (model && !req) laya_err(&e, LAYA_ERR_NOMEM, NULL, "out of memory");
+  void *p = NULL;
+  if (req && eng->job_prepare(eng->ctx, model, req, &p, &e) == 0) {
+    job->eng = eng;
+    job->prep = p;
+    job->prep_model = model;
+    job->est_tokens = (size_t)eng->job_tokens(eng->ctx, p); /* exact, for the packing */
+  }
+  free(req);
+  if (p) return 0;
+  job->batch_requests = 1;
+  fail_job(job, &e);
+  return job->status;
+}
+
+int serve_sched_prepare(serve_sched *s, serve_job *job) {
+  if (!s->cfg->batching || !s->cfg->pipeline || job->solo || job->prep || !s->eng->job_prepare) return 0;
+  return prepare_job(s->models, s->eng, job);
+}
+
+void serve_job_finish(serve_job *job) {
+  if (!job->prep) return;
+  const serve_engine *eng = job->eng;
+  if (job->result_pending) {
+    job->result_pending = false;
+    arena a;
+    arena_init(&a, 1 << 14);
+    char *out = NULL;
+    laya_error e;
+    json_value *v = NULL;
+    if (eng->job_result(eng->ctx, job->prep, &out, &e) == 0) {
+      v = json_parse(out, strlen(out), &a, NULL, &e);
+      if (v && (v->type != JSON_ARRAY || v->n != job->n_states)) {
+        laya_err(&e, LAYA_ERR_INTERNAL, NULL, "the engine returned %u results for %zu states",
+                 v->type == JSON_ARRAY ? v->n : 0, job->n_states);
+        v = NULL;
+      }
+    }
+    laya_free(out);
+    if (v)
+      finish_job(job, v->items, &a);
+    else
+      fail_job(job, &e);
+    arena_free(&a);
+  }
+  eng->job_free(eng->ctx, job->prep);
+  job->prep = NULL;
+}
+
+/* Run one shared pass over jobs[0..n) (prepared, one model). Each job that ran is left for
+ * serve_job_finish; a ValueError from the pass re-runs its jobs one by one. */
+static void run_pass(serve_sched *s, serve_job **jobs, int n) {
   const serve_engine *eng = s->eng;
+  for (int j = 0; j < n; j++) s->prep[j] = jobs[j]->prep;
   laya_error e;
   laya_err_clear(&e);
   double t0 = serve_now();
-  int rc = eng->jobs_run(eng->ctx, model, prep, n, &e);
+  int rc = eng->jobs_run(eng->ctx, jobs[0]->prep_model, s->prep, n, &e);
   double ms = (serve_now() - t0) * 1000.0;
   if (rc && error_status(&e) == 422 && n > 1) {
-    for (int j = 0; j < n; j++) run_pass(s, model, &jobs[j], &prep[j], 1);
+    for (int j = 0; j < n; j++) run_pass(s, &jobs[j], 1);
     return;
   }
   int states = 0;
@@ -339,83 +421,54 @@ static void run_pass(serve_sched *s, void *model, serve_job **jobs, void **prep,
   for (int j = 0; j < n; j++) {
     jobs[j]->infer_ms = ms;
     jobs[j]->batch_requests = n;
-    if (rc) {
+    if (rc)
       fail_job(jobs[j], &e);
-      continue;
-    }
-    arena a;
-    arena_init(&a, 1 << 14);
-    char *out = NULL;
-    laya_error je;
-    json_value *v = NULL;
-    if (eng->job_result(eng->ctx, prep[j], &out, &je) == 0) {
-      v = json_parse(out, strlen(out), &a, NULL, &je);
-      if (v && (v->type != JSON_ARRAY || v->n != jobs[j]->n_states)) {
-        laya_err(&je, LAYA_ERR_INTERNAL, NULL, "the engine returned %u results for %zu states",
-                 v->type == JSON_ARRAY ? v->n : 0, jobs[j]->n_states);
-        v = NULL;
-      }
-    }
-    laya_free(out);
-    if (v)
-      finish_job(jobs[j], v->items, &a);
     else
-      fail_job(jobs[j], &je);
-    arena_free(&a);
+      jobs[j]->result_pending = true;
   }
 }
 
-/* Run jobs[0..n) (one checkpoint, none solo) in shared passes: prepare each (a request that
- * fails here gets its own error), then pack the prepared ones in order into passes of at most
- * LAYA_MAX_BATCH_TOKENS tokens. */
+/* Run jobs[0..n) (one checkpoint, none solo) in shared passes: prepare those not prepared yet
+ * (a request that fails here gets its own error), then pack the prepared ones in order into
+ * passes of at most LAYA_SERVE_PASS_TOKENS tokens. Without pipelining, decode them here too. */
 static void run_group(serve_sched *s, serve_job **jobs, int n) {
   const serve_engine *eng = s->eng;
-  laya_error e;
-  laya_err_clear(&e);
-  void *model = n > 1 && eng->job_prepare ? serve_models_get(s->models, jobs[0]->model, &e) : NULL;
-  void **prep = model ? calloc((size_t)n, sizeof *prep) : NULL;
-  serve_job **ready = model ? calloc((size_t)n, sizeof *ready) : NULL;
-  if (!prep || !ready) { /* one request, no job API, or no memory: each alone */
-    free(prep);
-    free(ready);
+  double t = serve_now();
+  bool prepared = false;
+  for (int j = 0; j < n; j++) prepared = prepared || jobs[j]->prep;
+  if (!prepared && (n == 1 || !eng->job_prepare)) { /* one request, or no job API: each alone */
     for (int j = 0; j < n; j++) {
       serve_job_run_alone(s->models, eng, jobs[j]);
       serve_metrics_batch(s->metrics, 1, (int)jobs[j]->n_states, jobs[j]->infer_ms / 1000.0);
     }
+    phase_add(s, PHASE_PASS, &t);
     return;
   }
   int n_ready = 0;
+  bool prepared_here = false;
   for (int j = 0; j < n; j++) {
-    char *req = batch_request(jobs[j], NULL, 0, jobs[j]->langs[0]);
-    void *p = NULL;
-    laya_error je;
-    if (!req)
-      laya_err(&je, LAYA_ERR_NOMEM, NULL, "out of memory");
-    else if (eng->job_prepare(eng->ctx, model, req, &p, &je) == 0) {
-      prep[n_ready] = p;
-      ready[n_ready++] = jobs[j];
+    if (!jobs[j]->prep) {
+      prepared_here = true;
+      if (prepare_job(s->models, eng, jobs[j]) != 0) continue;
     }
-    free(req);
-    if (!p) {
-      jobs[j]->batch_requests = 1;
-      fail_job(jobs[j], &je);
-    }
+    s->ready[n_ready++] = jobs[j];
   }
+  if (prepared_here) phase_add(s, PHASE_PREPARE, &t);
   for (int k = 0; k < n_ready;) {
-    long tokens = eng->job_tokens(eng->ctx, prep[k]);
+    long tokens = (long)s->ready[k]->est_tokens;
     int m = 1;
-    while (k + m < n_ready) {
-      long t = eng->job_tokens(eng->ctx, prep[k + m]);
-      if (tokens + t > s->cfg->pass_tokens) break;
-      tokens += t;
+    while (k + m < n_ready && tokens + (long)s->ready[k + m]->est_tokens <= s->cfg->pass_tokens) {
+      tokens += (long)s->ready[k + m]->est_tokens;
       m++;
     }
-    run_pass(s, model, ready + k, prep + k, m);
+    run_pass(s, s->ready + k, m);
     k += m;
   }
-  for (int k = 0; k < n_ready; k++) eng->job_free(eng->ctx, prep[k]);
-  free(prep);
-  free(ready);
+  phase_add(s, PHASE_PASS, &t);
+  if (!s->cfg->pipeline) {
+    for (int j = 0; j < n; j++) serve_job_finish(jobs[j]);
+    phase_add(s, PHASE_DECODE, &t);
+  }
 }
 
 /* Jobs share a pass when they ask the same checkpoint; their questions may differ. */
@@ -426,8 +479,10 @@ static void *worker(void *arg) {
   int cap = s->cfg->batching ? s->cfg->max_batch_requests : 1;
   serve_job **group = calloc((size_t)cap, sizeof *group);
   if (!group) return NULL;
+  double t = serve_now();
   for (;;) {
     pthread_mutex_lock(&s->mu);
+    phase_add(s, PHASE_HANDOFF, &t);
     while (!s->head && !s->stopping) pthread_cond_wait(&s->cv, &s->mu);
     if (!s->head) {
       pthread_mutex_unlock(&s->mu);
@@ -473,7 +528,9 @@ static void *worker(void *arg) {
       }
     }
     pthread_mutex_unlock(&s->mu);
+    phase_add(s, PHASE_WAIT, &t);
     run_group(s, group, n);
+    t = serve_now();
     for (int j = 0; j < n; j++) group[j]->done(group[j], group[j]->done_arg);
   }
   free(group);
@@ -488,6 +545,15 @@ serve_sched *serve_sched_new(const serve_config *cfg, serve_models *models, cons
   s->models = models;
   s->eng = eng;
   s->metrics = metrics;
+  int cap = cfg->batching ? cfg->max_batch_requests : 1;
+  s->ready = calloc((size_t)cap, sizeof *s->ready);
+  s->prep = calloc((size_t)cap, sizeof *s->prep);
+  if (!s->ready || !s->prep) {
+    free(s->ready);
+    free(s->prep);
+    free(s);
+    return NULL;
+  }
   pthread_mutex_init(&s->mu, NULL);
   pthread_cond_init(&s->cv, NULL);
   s->n_workers = 1; /* one forward pass at a time; the engine uses every core for it */
@@ -534,5 +600,16 @@ void serve_sched_free(serve_sched *s) {
   pthread_mutex_destroy(&s->mu);
   pthread_cond_destroy(&s->cv);
   free(s->workers);
+  free(s->ready);
+  free(s->prep);
   free(s);
+}
+
+void serve_sched_render(serve_sched *s, strbuf *sb) {
+  sb_puts(sb, "# HELP laya_inference_thread_seconds_total Time of the inference thread by phase: "
+              "waiting for work, preparing requests, running passes, decoding answers, handing "
+              "answers back.\n# TYPE laya_inference_thread_seconds_total counter\n");
+  for (int p = 0; p < N_PHASES; p++)
+    sb_printf(sb, "laya_inference_thread_seconds_total{phase=\"%s\"} %.6f\n", phase_names[p],
+              (double)atomic_load_explicit(&s->phase_ns[p], memory_order_relaxed) * 1e-9);
 }

@@ -68,7 +68,10 @@ typedef struct serve_config {
   int max_batch_requests;  /* LAYA_SERVE_MAX_BATCH_REQUESTS: requests in one pass (default 64) */
   long pass_tokens;        /* LAYA_SERVE_PASS_TOKENS: tokens the scheduler packs into one pass
                               (default and cap: LAYA_MAX_BATCH_TOKENS) */
-  int http_threads;        /* LAYA_SERVE_HTTP_THREADS: libmicrohttpd thread pool (default 2) */
+  int http_threads;        /* LAYA_SERVE_HTTP_THREADS: libmicrohttpd thread pool (default: the
+                              online CPUs, 2 to 16); they also prepare and decode requests */
+  bool pipeline;           /* LAYA_SERVE_PIPELINE: prepare and decode requests on their own
+                              threads, not the inference thread (default 1) */
   int drain_seconds;       /* LAYA_SERVE_DRAIN_SECONDS: SIGTERM waits this long for in-flight */
 } serve_config;
 
@@ -229,6 +232,11 @@ struct serve_job {
   long input_tokens;     /* summed usage.input_tokens */
   double infer_ms;
   int batch_requests;    /* how many requests shared its pass */
+  /* the engine job (laya_job_prepare), prepared on the request's thread when pipelining */
+  const serve_engine *eng;
+  void *prep;
+  void *prep_model;
+  bool result_pending;   /* it ran; serve_job_finish decodes its answer into body */
   /* plumbing */
   serve_job_done_fn done;
   void *done_arg;
@@ -239,8 +247,20 @@ struct serve_job {
 typedef struct serve_sched serve_sched;
 serve_sched *serve_sched_new(const serve_config *cfg, serve_models *models,
                              const serve_engine *eng, serve_metrics *metrics);
-/* Queue a job; done(job, arg) runs on a worker thread when it has an answer. */
+/* Prepare a job for a shared pass on the calling (request) thread: checked and tokenized by the
+ * engine, so the inference thread only packs and runs it. A no-op (0) when the job will not
+ * share a pass (batching or pipelining off, a solo job, no job API). Nonzero: the request
+ * failed here; job->status and err hold its answer, and it must not be submitted. */
+int serve_sched_prepare(serve_sched *s, serve_job *job);
+/* Queue a job; done(job, arg) runs on the inference thread when it has run. The caller then
+ * calls serve_job_finish (on its own thread) before it reads the answer. */
 void serve_sched_submit(serve_sched *s, serve_job *job);
+/* Decode a job that ran in a shared pass into its answer (body/status) and release its engine
+ * job; a no-op for a job already answered. */
+void serve_job_finish(serve_job *job);
+/* Where the inference thread's time went (Prometheus text): waiting for work, preparing,
+ * running passes, decoding, handing answers back. */
+void serve_sched_render(serve_sched *s, strbuf *sb);
 /* Finish queued and running jobs, then stop the workers. */
 void serve_sched_stop(serve_sched *s);
 void serve_sched_free(serve_sched *s);

@@ -2,7 +2,10 @@
  * sets, budgets, languages and confidence gates share a pass, and each gets exactly the JSON that
  * laya_predict_batch gives its request alone (batch invariance), in any packing order, on the
  * default CPU backend and on the fp32 reference. Also: errors at prepare are laya_predict_batch's,
- * jobs of another model are refused, a result before the run is refused, trivial requests. */
+ * jobs of another model are refused, a result before the run is refused, trivial requests.
+ * Threads: jobs prepared on several threads while another pass runs, and decoded on several
+ * threads while the next pass runs (a server's pipeline), give the same bytes. */
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +45,67 @@ static const char *requests[] = {
 };
 #define N_REQ ((int)(sizeof requests / sizeof requests[0]))
 
+/* One request's work on its own thread: prepare it, or decode its result. */
+typedef struct job_task {
+  laya_model *m;
+  int i;
+  laya_job *job;
+  char *got;
+  int rc;
+} job_task;
+static void *prepare_task(void *arg) {
+  job_task *t = arg;
+  laya_error e;
+  t->rc = laya_job_prepare(t->m, requests[t->i], &t->job, &e);
+  return NULL;
+}
+static void *result_task(void *arg) {
+  job_task *t = arg;
+  laya_error e;
+  t->rc = laya_job_result(t->job, &t->got, &e);
+  return NULL;
+}
+
+/* The pipeline: while `running` runs as one pass on this thread, every request is prepared on
+ * its own thread (into t[i].job); then, while those run as the next pass, `running`'s results
+ * are decoded on their own threads. Every answer must be the request's answer alone. */
+static void pipeline_round(laya_model *m, laya_job **running, char **alone) {
+  job_task t[N_REQ], d[N_REQ];
+  pthread_t th[N_REQ];
+  laya_error err;
+  for (int i = 0; i < N_REQ; i++) {
+    t[i] = (job_task){m, i, NULL, NULL, -1};
+    CHECK(pthread_create(&th[i], NULL, prepare_task, &t[i]) == 0);
+  }
+  CHECK(laya_jobs_run(m, running, N_REQ, &err) == 0);
+  for (int i = 0; i < N_REQ; i++) pthread_join(th[i], NULL);
+  laya_job *next[N_REQ];
+  for (int i = 0; i < N_REQ; i++) {
+    CHECK(t[i].rc == 0 && t[i].job != NULL);
+    next[i] = t[i].job;
+    d[i] = (job_task){m, i, running[i], NULL, -1};
+    CHECK(pthread_create(&th[i], NULL, result_task, &d[i]) == 0);
+  }
+  CHECK(laya_jobs_run(m, next, N_REQ, &err) == 0);
+  for (int i = 0; i < N_REQ; i++) {
+    pthread_join(th[i], NULL);
+    CHECK(d[i].rc == 0);
+    CHECK_STREQ(d[i].got, alone[i]);
+    laya_free(d[i].got);
+  }
+  for (int i = 0; i < N_REQ; i++) {
+    d[i] = (job_task){m, i, next[i], NULL, -1};
+    CHECK(pthread_create(&th[i], NULL, result_task, &d[i]) == 0);
+  }
+  for (int i = 0; i < N_REQ; i++) {
+    pthread_join(th[i], NULL);
+    CHECK(d[i].rc == 0);
+    CHECK_STREQ(d[i].got, alone[i]);
+    laya_free(d[i].got);
+    laya_job_free(next[i]);
+  }
+}
+
 static void run_backend(const char *ck, const char *backend) {
   setenv("LAYA_BACKEND", backend, 1);
   laya_error err;
@@ -80,6 +144,7 @@ static void run_backend(const char *ck, const char *backend) {
       laya_free(got);
     }
   }
+  pipeline_round(m, jobs, alone);
   /* The answers really come from the shared pass: a job that has not run has no result. */
   laya_job *fresh = NULL;
   char *none = NULL;

@@ -473,9 +473,8 @@ MIXED = [
 ]
 
 
-@test
-def test_mixed():
-    with Server(LAYA_MAX_CONCURRENT="256") as srv:
+def mixed_round(pipeline):
+    with Server(LAYA_MAX_CONCURRENT="256", LAYA_SERVE_PIPELINE=pipeline) as srv:
         bodies = [dict(MIXED[i % len(MIXED)], state="order %d was charged %d times" % (i, i % 3 + 1))
                   for i in range(32)]
         got, errors = {}, []
@@ -504,6 +503,13 @@ def test_mixed():
               "no pass took more than 4 requests: question sets were not mixed")
         for i, body in enumerate(bodies):
             check(sorted(got[i]["answers"]) == sorted(body["questions"]), "request %d got %r" % (i, sorted(got[i]["answers"])))
+        # where the inference thread's time went: pipelined, it never prepares or decodes
+        phase = {p: m['laya_inference_thread_seconds_total{phase="%s"}' % p] for p in ("prepare", "pass", "decode")}
+        check(phase["pass"] > 0, "no pass time: %r" % phase)
+        if pipeline == "1":
+            check(phase["prepare"] == 0 and phase["decode"] == 0, "pipelined, yet the inference thread prepared or decoded: %r" % phase)
+        else:
+            check(phase["prepare"] > 0 and phase["decode"] > 0, "serial, yet no prepare/decode time: %r" % phase)
         # alone, one at a time: the same answers to the last digit
         wrong = []
         for i, body in enumerate(bodies):
@@ -512,6 +518,15 @@ def test_mixed():
             if status != 200 or alone["answers"] != got[i]["answers"] or alone["usage"] != got[i]["usage"]:
                 wrong.append("%d: shared %s | alone %s" % (i, json.dumps(got[i]["answers"])[:150], raw[:150]))
         check(not wrong, "answers differ from the same request alone:\n  " + "\n  ".join(wrong[:5]))
+
+
+@test
+def test_mixed():
+    # pipelined (requests prepared and decoded on the HTTP threads) and serial (both on the
+    # inference thread): the same sharing, the same answers
+    for pipeline in ("1", "0"):
+        mixed_round(pipeline)
+
 
 
 @test

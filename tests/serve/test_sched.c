@@ -8,7 +8,10 @@
  *   - a shared pass that fails with a ValueError is re-run request by request;
  *   - an engine failure that is not a ValueError is a 500 for the requests of that pass;
  *   - passes are cut at LAYA_MAX_BATCH_TOKENS by the prepared requests' exact token counts;
- *   - with batching off every request gets its own call. */
+ *   - with batching off every request gets its own call;
+ *   - every case runs twice: pipelined (each request prepared and decoded on its own thread,
+ *     here the test's, never on the inference thread) and serial (both on the inference
+ *     thread), with the same packing and the same answers. */
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +21,9 @@
 #include "serve/serve.h"
 
 static atomic_int batch_calls, single_calls, max_states, prepares, passes, max_jobs;
+/* engine calls made on the test's (the requests') thread, and results read on it */
+static atomic_int prepares_here, results_here;
+static pthread_t main_thread;
 
 /* The echo answer of one state: {"answers": {qid: {"state": st, "lang": ...}}, "usage": ...}. */
 static void echo_state(strbuf *sb, const json_value *st, const json_value *questions, const json_value *lang) {
@@ -100,6 +106,7 @@ static long tokens_per_state = 10;
 static int fake_prepare(void *ctx, void *m, const char *req, void **job, laya_error *err) {
   (void)ctx, (void)m;
   atomic_fetch_add(&prepares, 1);
+  if (pthread_equal(pthread_self(), main_thread)) atomic_fetch_add(&prepares_here, 1);
   *job = NULL;
   char *out = NULL;
   fake_job *j = calloc(1, sizeof *j);
@@ -140,6 +147,7 @@ static int fake_result(void *ctx, void *job, char **out, laya_error *err) {
   (void)ctx;
   fake_job *j = job;
   if (!j->ran) return laya_err(err, LAYA_ERR_INTERNAL, NULL, "not run");
+  if (pthread_equal(pthread_self(), main_thread)) atomic_fetch_add(&results_here, 1);
   *out = strdup(j->result);
   return 0;
 }
@@ -167,6 +175,8 @@ static void reset_counts(void) {
   atomic_store(&prepares, 0);
   atomic_store(&passes, 0);
   atomic_store(&max_jobs, 0);
+  atomic_store(&prepares_here, 0);
+  atomic_store(&results_here, 0);
 }
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
@@ -200,47 +210,53 @@ static serve_job *make_job(serve_models *models, serve_config *cfg, const char *
   return job;
 }
 
-/* Submit n jobs while the scheduler believes more are arriving, then wait for all. */
+/* Submit n jobs as the HTTP layer does (prepare on this thread, then queue; a job refused at
+ * prepare is answered at once) while the scheduler believes more are arriving, then wait for
+ * all and decode each on this thread. */
 static void run_all(serve_sched *s, serve_job **jobs, int n, atomic_int *arriving) {
+  int refused = 0;
   pthread_mutex_lock(&mu);
   finished = 0;
   pthread_mutex_unlock(&mu);
   atomic_store(arriving, n);
   for (int i = 0; i < n; i++) {
-    serve_sched_submit(s, jobs[i]);
+    if (serve_sched_prepare(s, jobs[i]) != 0)
+      refused++;
+    else
+      serve_sched_submit(s, jobs[i]);
     atomic_fetch_sub(arriving, 1);
   }
   pthread_mutex_lock(&mu);
-  while (finished < n) pthread_cond_wait(&cv, &mu);
+  while (finished < n - refused) pthread_cond_wait(&cv, &mu);
   pthread_mutex_unlock(&mu);
+  for (int i = 0; i < n; i++) serve_job_finish(jobs[i]);
 }
 
 static const char *QS = "\"questions\": {\"q\": {\"type\": \"noul\", \"instructions\": \"ok?\"}}, \"model\": \"english\"";
 
-int main(void) {
-  setenv("LAYA_EXTRA_MODELS", "{\"english\": \"/fake/english\"}", 1);
-  setenv("LAYA_SERVE_BATCH_WAIT_US", "500000", 1);
-  serve_config cfg;
-  char msg[512];
-  CHECK(serve_config_from_env(&cfg, msg, sizeof msg) == 0);
-  serve_models *models = serve_models_new(&cfg, &fake, msg, sizeof msg);
-  CHECK(models != NULL);
+/* Every case, pipelined or serial. */
+static void run_cases(serve_models *models, serve_config *cfg, bool pipeline) {
+  cfg->pipeline = pipeline;
+  cfg->batching = true;
   atomic_int arriving = 0;
-
+  reset_counts();
   /* 1. 20 single requests and one batch request of 3 states arrive together: one pass */
-  serve_sched *s = serve_sched_new(&cfg, models, &fake, NULL);
+  serve_sched *s = serve_sched_new(cfg, models, &fake, NULL);
   serve_sched_set_arriving(s, &arriving);
   serve_job *jobs[32];
   char body[512];
   for (int i = 0; i < 20; i++) {
     snprintf(body, sizeof body, "{\"state\": \"request %d\", %s}", i, QS);
-    jobs[i] = make_job(models, &cfg, body, SERVE_ONE);
+    jobs[i] = make_job(models, cfg, body, SERVE_ONE);
   }
   snprintf(body, sizeof body, "{\"states\": [\"b0\", {\"k\": 1}, \"b2\"], %s}", QS);
-  jobs[20] = make_job(models, &cfg, body, SERVE_BATCH);
+  jobs[20] = make_job(models, cfg, body, SERVE_BATCH);
   run_all(s, jobs, 21, &arriving);
   CHECK(atomic_load(&passes) == 1 && atomic_load(&max_jobs) == 21 && atomic_load(&prepares) == 21);
   CHECK(atomic_load(&batch_calls) == 0 && atomic_load(&single_calls) == 0);
+  /* pipelined: every request prepared and decoded on its own thread; serial: neither */
+  CHECK(atomic_load(&prepares_here) == (pipeline ? 21 : 0));
+  CHECK(atomic_load(&results_here) == (pipeline ? 21 : 0));
   for (int i = 0; i < 20; i++) {
     char want[64];
     snprintf(want, sizeof want, "\"state\":\"request %d\"", i);
@@ -268,7 +284,7 @@ int main(void) {
   static const char *other[3][3] = {{"\"beta\"", "\"delta\"", "\"lang\""}, {"\"alpha\"", "\"delta\"", "\"lang\""}, {"\"alpha\"", "\"beta\"", NULL}};
   for (int i = 0; i < 12; i++) {
     snprintf(body, sizeof body, "{\"state\": \"mixed %d\", %s}", i, qsets[i % 3]);
-    jobs[i] = make_job(models, &cfg, body, SERVE_ONE);
+    jobs[i] = make_job(models, cfg, body, SERVE_ONE);
   }
   run_all(s, jobs, 12, &arriving);
   CHECK(atomic_load(&passes) == 1 && atomic_load(&max_jobs) == 12);
@@ -288,7 +304,7 @@ int main(void) {
   reset_counts();
   for (int i = 0; i < 8; i++) {
     snprintf(body, sizeof body, "{\"state\": \"%s\", %s}", i == 5 ? "bad" : "fine", QS);
-    jobs[i] = make_job(models, &cfg, body, SERVE_ONE);
+    jobs[i] = make_job(models, cfg, body, SERVE_ONE);
   }
   run_all(s, jobs, 8, &arriving);
   CHECK(atomic_load(&passes) == 1 && atomic_load(&max_jobs) == 7 && atomic_load(&single_calls) == 0);
@@ -305,7 +321,7 @@ int main(void) {
   reset_counts();
   for (int i = 0; i < 5; i++) {
     snprintf(body, sizeof body, "{\"state\": \"%s\", %s}", i == 2 ? "late" : "fine", QS);
-    jobs[i] = make_job(models, &cfg, body, SERVE_ONE);
+    jobs[i] = make_job(models, cfg, body, SERVE_ONE);
   }
   run_all(s, jobs, 5, &arriving);
   CHECK(atomic_load(&passes) == 6); /* the shared pass, then one each */
@@ -317,7 +333,7 @@ int main(void) {
   /* 5. an engine failure that is not a ValueError: 500 for that pass */
   for (int i = 0; i < 4; i++) {
     snprintf(body, sizeof body, "{\"state\": \"%s\", %s}", i == 0 ? "crash" : "fine", QS);
-    jobs[i] = make_job(models, &cfg, body, SERVE_ONE);
+    jobs[i] = make_job(models, cfg, body, SERVE_ONE);
   }
   run_all(s, jobs, 4, &arriving);
   for (int i = 0; i < 4; i++) {
@@ -330,12 +346,12 @@ int main(void) {
    * state and a budget of 450, at most 2 requests per pass */
   reset_counts();
   tokens_per_state = 200;
-  cfg.pass_tokens = 450;
-  s = serve_sched_new(&cfg, models, &fake, NULL);
+  cfg->pass_tokens = 450;
+  s = serve_sched_new(cfg, models, &fake, NULL);
   serve_sched_set_arriving(s, &arriving);
   for (int i = 0; i < 6; i++) {
     snprintf(body, sizeof body, "{\"state\": \"t%d\", %s}", i, QS);
-    jobs[i] = make_job(models, &cfg, body, SERVE_ONE);
+    jobs[i] = make_job(models, cfg, body, SERVE_ONE);
   }
   run_all(s, jobs, 6, &arriving);
   CHECK(atomic_load(&max_jobs) == 2 && atomic_load(&passes) == 3);
@@ -347,16 +363,16 @@ int main(void) {
   }
   serve_sched_free(s);
   tokens_per_state = 10;
-  cfg.pass_tokens = 131072;
+  cfg->pass_tokens = 131072;
 
   /* 7. batching off: one call per request, requests never share */
-  cfg.batching = false;
+  cfg->batching = false;
   reset_counts();
-  s = serve_sched_new(&cfg, models, &fake, NULL);
+  s = serve_sched_new(cfg, models, &fake, NULL);
   serve_sched_set_arriving(s, &arriving);
   for (int i = 0; i < 10; i++) {
     snprintf(body, sizeof body, "{\"state\": \"r%d\", %s}", i, QS);
-    jobs[i] = make_job(models, &cfg, body, SERVE_ONE);
+    jobs[i] = make_job(models, cfg, body, SERVE_ONE);
   }
   run_all(s, jobs, 10, &arriving);
   CHECK(atomic_load(&single_calls) == 10 && atomic_load(&batch_calls) == 0 && atomic_load(&passes) == 0);
@@ -367,6 +383,20 @@ int main(void) {
     serve_job_free(jobs[i]);
   }
   serve_sched_free(s);
+}
+
+int main(void) {
+  setenv("LAYA_EXTRA_MODELS", "{\"english\": \"/fake/english\"}", 1);
+  setenv("LAYA_SERVE_BATCH_WAIT_US", "500000", 1);
+  serve_config cfg;
+  char msg[512];
+  CHECK(serve_config_from_env(&cfg, msg, sizeof msg) == 0);
+  serve_models *models = serve_models_new(&cfg, &fake, msg, sizeof msg);
+  CHECK(models != NULL);
+
+  main_thread = pthread_self();
+  run_cases(models, &cfg, true);
+  run_cases(models, &cfg, false);
   serve_models_free(models);
   serve_config_free(&cfg);
   return check_summary("serve/sched");
