@@ -110,6 +110,21 @@ def wrk(port, clients, duration, bodies):
     return r
 
 
+PHASES = ("wait", "prepare", "pass", "decode", "handoff")
+
+
+def phases(port):
+    """laya.c's inference-thread seconds by phase (/metrics), or None for a server without them."""
+    try:
+        raw = urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=10).read().decode()
+    except OSError:
+        return None
+    out = {}
+    for m in re.finditer(r'^laya_inference_thread_seconds_total\{phase="(\w+)"\} (\S+)$', raw, re.M):
+        out[m.group(1)] = float(m.group(2))
+    return out or None
+
+
 def warmup(port, bodies, n=50):
     lines = open(bodies).read().splitlines()
     for i in range(n):
@@ -135,6 +150,9 @@ def main():
     ap.add_argument("--out", default="")
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--client", choices=["wrk", "loadgen"], default="wrk")
+    ap.add_argument("--serial", action="store_true",
+                    help="also measure laya.c batching with LAYA_SERVE_PIPELINE=0 (the inference thread prepares and "
+                         "decodes every request itself: the design before pipelining)")
     args = ap.parse_args()
     global CLIENT
     CLIENT = args.client
@@ -149,6 +167,9 @@ def main():
                 LAYA_DEVICE=args.device, HF_HUB_OFFLINE="1", LAYA_LOG_LEVEL="warning")
     servers = [("laya.c batching", [os.path.abspath(args.serve)], {"LAYA_SERVE_BATCHING": "1"}),
                ("laya.c one-at-a-time", [os.path.abspath(args.serve)], {"LAYA_SERVE_BATCHING": "0"})]
+    if args.serial:
+        servers.insert(1, ("laya.c batching, serial", [os.path.abspath(args.serve)],
+                           {"LAYA_SERVE_BATCHING": "1", "LAYA_SERVE_PIPELINE": "0"}))
     if args.python_serve:
         servers.append(("Python laya-serve 0.4.15", shlex.split(args.python_serve), {}))
     clients = [] if args.soak_only else [int(c) for c in args.clients.split(",")]
@@ -170,7 +191,11 @@ def main():
         warmup(port, bodies)
         before = rss_mb(proc.pid)
         for c in clients:
+            ph0 = phases(port)
             r = wrk(port, c, args.duration, bodies)
+            ph1 = phases(port)
+            if ph0 and ph1:
+                r["phases"] = {k: ph1.get(k, 0) - ph0.get(k, 0) for k in PHASES}
             r.update(server=name, clients=c)
             rows.append(r)
             print("%-26s c=%-4d %8.1f req/s  p50 %8.2f ms  p99 %8.2f ms  errors %d" %
@@ -187,6 +212,16 @@ def main():
         table.append("| %s | %d | %.1f | %.1f | %.1f | %d | %d | %.0f → %.0f |" %
                      (r["server"], r["clients"], r["rps"], r["p50_ms"], r["p99_ms"], r["errors"], r["requests"],
                       r["rss_before"], r["rss_after"]))
+    prof = [r for r in rows if r.get("phases")]
+    if prof:
+        table += ["", "Inference thread's time by phase during each point (/metrics laya_inference_thread_seconds_total; "
+                  "share of the thread's accounted time):", "",
+                  "| server | clients | " + " | ".join(PHASES) + " | accounted s |",
+                  "|---|---:|" + "---:|" * (len(PHASES) + 1)]
+        for r in prof:
+            tot = sum(r["phases"].values()) or 1.0
+            table.append("| %s | %d | %s | %.2f |" % (r["server"], r["clients"],
+                         " | ".join("%.1f%%" % (100.0 * r["phases"][k] / tot) for k in PHASES), tot))
     soak = []
     if args.soak:
         soak_bodies = bodies

@@ -3,7 +3,9 @@
 # libraries laya-serve needs from .servedeps/*.deb, build laya-serve with the CUDA backend, make a
 # full-size random ModernBERT-large checkpoint (tools/make_random_ckpt.py), and run
 # bench/serve/run.py with the stdlib load generator against laya-serve (batching on / off) and
-# Python laya-serve 0.4.15 (wheels from .servewhl/) on the same GPU: first the tiny fixture
+# Python laya-serve 0.4.15 (wheels from .servewhl/) on the same GPU (on the tiny checkpoint also
+# laya-serve batching with LAYA_SERVE_PIPELINE=0, the design before pipelining, and every laya.c
+# server's inference-thread time by phase from /metrics): first the tiny fixture
 # checkpoint, then ModernBERT-large; last, a soak of SOAK requests with full forward passes
 # (tiny checkpoint, batching server, 32 clients) for errors and RSS.
 #   device run: carry .servedeps .servewhl; bash bench/serve/run_device.sh [DURATION] [CLIENTS] [SOAK]
@@ -37,21 +39,21 @@ ninja -C build-dev-serve laya-serve > "$OUT/build.log" 2>&1 || { tail -40 "$OUT/
 [ -f /tmp/laya_ck_large/model.safetensors ] ||
   (timeout 300 python3 tools/make_random_ckpt.py modernbert-large /tmp/laya_ck_large --no-check > "$OUT/make.log" 2>&1 &)
 PY_SERVE="python3 -c 'from laya.serve import main; main()'"
-run() { # name ckpt seconds
+run() { # name ckpt seconds [run.py options]
   uptime | tee -a "$OUT/run.log"
   timeout "$3" python3 bench/serve/run.py --serve build-dev-serve/laya-serve --python-serve "$PY_SERVE" \
-    --ckpt "$2" --device cuda --client loadgen --threads 16 \
+    --ckpt "$2" --device cuda --client loadgen --threads 16 ${4:-} \
     --duration "$D" --clients "$CLIENTS" --out "$OUT/$1.md" 2>&1 | tee -a "$OUT/run.log"
 }
 step tiny
-run tiny tests/fixtures/ckpt/modernbert-tiny 170
+run tiny tests/fixtures/ckpt/modernbert-tiny 220 --serial
 step large
 for i in $(seq 1 60); do [ -f /tmp/laya_ck_large/SHA256SUMS ] && break; sleep 2; done
 tail -3 "$OUT/make.log"
 run large /tmp/laya_ck_large 200
 step soak
 uptime | tee -a "$OUT/run.log"
-timeout 140 python3 bench/serve/run.py --serve build-dev-serve/laya-serve --ckpt tests/fixtures/ckpt/modernbert-tiny \
-  --device cuda --client loadgen --threads 16 --soak-only --soak "$SOAK" --soak-seconds 90 --soak-chunk 8 \
+timeout ${SOAK_TIMEOUT:-140} python3 bench/serve/run.py --serve build-dev-serve/laya-serve --ckpt tests/fixtures/ckpt/modernbert-tiny \
+  --device cuda --client loadgen --threads 16 --soak-only --soak "$SOAK" --soak-seconds ${SOAK_SECONDS:-90} --soak-chunk 8 \
   --out "$OUT/soak.md" 2>&1 | tee -a "$OUT/run.log"
 step done
