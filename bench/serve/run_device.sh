@@ -10,6 +10,8 @@
 # (tiny checkpoint, batching server, 32 clients) for errors and RSS.
 #   device run: carry .servedeps .servewhl; bash bench/serve/run_device.sh [DURATION] [CLIENTS] [SOAK]
 # Results: $OUT/tiny.md, $OUT/large.md, $OUT/soak.md; $OUT/run.log has every step's time.
+# Environment: STEPS (default "tiny large soak"), NO_PYTHON=1 (laya.c servers only), SOAK_SECONDS,
+# SOAK_CHUNK (seconds per soak load run; RSS is sampled after each), SOAK_TIMEOUT.
 set -u
 OUT=${OUT:-$PWD/out-serve}
 mkdir -p "$OUT"
@@ -17,6 +19,7 @@ export PYTHONUNBUFFERED=1
 D=${1:-4}
 CLIENTS=${2:-1,8,32,128}
 SOAK=${3:-100000}
+STEPS=" ${STEPS:-tiny large soak} "
 T0=$(date +%s)
 step() { echo "=== $* (+$(($(date +%s) - T0)) s)" | tee -a "$OUT/run.log"; }
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee -a "$OUT/run.log"
@@ -36,24 +39,31 @@ cmake -S . -B build-dev-serve -G Ninja -DCMAKE_BUILD_TYPE=Release -DLAYA_WERROR=
   -DCMAKE_PREFIX_PATH=/tmp/sd/usr -DCMAKE_C_FLAGS="-I/tmp/sd/usr/include" > "$OUT/cmake.log" 2>&1 || tail -30 "$OUT/cmake.log"
 ninja -C build-dev-serve laya-serve > "$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
 # checkpoint generation runs on the CPU beside the tiny-checkpoint load test
-[ -f /tmp/laya_ck_large/model.safetensors ] ||
+[[ $STEPS != *" large "* ]] || [ -f /tmp/laya_ck_large/model.safetensors ] ||
   (timeout 300 python3 tools/make_random_ckpt.py modernbert-large /tmp/laya_ck_large --no-check > "$OUT/make.log" 2>&1 &)
 PY_SERVE="python3 -c 'from laya.serve import main; main()'"
+[ "${NO_PYTHON:-0}" = 1 ] && PY_SERVE=""
 run() { # name ckpt seconds [run.py options]
   uptime | tee -a "$OUT/run.log"
   timeout "$3" python3 bench/serve/run.py --serve build-dev-serve/laya-serve --python-serve "$PY_SERVE" \
     --ckpt "$2" --device cuda --client loadgen --threads 16 ${4:-} \
     --duration "$D" --clients "$CLIENTS" --out "$OUT/$1.md" 2>&1 | tee -a "$OUT/run.log"
 }
-step tiny
-run tiny tests/fixtures/ckpt/modernbert-tiny 220 --serial
-step large
-for i in $(seq 1 60); do [ -f /tmp/laya_ck_large/SHA256SUMS ] && break; sleep 2; done
-tail -3 "$OUT/make.log"
-run large /tmp/laya_ck_large 200
-step soak
-uptime | tee -a "$OUT/run.log"
-timeout ${SOAK_TIMEOUT:-140} python3 bench/serve/run.py --serve build-dev-serve/laya-serve --ckpt tests/fixtures/ckpt/modernbert-tiny \
-  --device cuda --client loadgen --threads 16 --soak-only --soak "$SOAK" --soak-seconds ${SOAK_SECONDS:-90} --soak-chunk 8 \
-  --out "$OUT/soak.md" 2>&1 | tee -a "$OUT/run.log"
+if [[ $STEPS == *" tiny "* ]]; then
+  step tiny
+  run tiny tests/fixtures/ckpt/modernbert-tiny 220 --serial
+fi
+if [[ $STEPS == *" large "* ]]; then
+  step large
+  for i in $(seq 1 60); do [ -f /tmp/laya_ck_large/SHA256SUMS ] && break; sleep 2; done
+  tail -3 "$OUT/make.log"
+  run large /tmp/laya_ck_large 200
+fi
+if [[ $STEPS == *" soak "* ]]; then
+  step soak
+  uptime | tee -a "$OUT/run.log"
+  timeout ${SOAK_TIMEOUT:-140} python3 bench/serve/run.py --serve build-dev-serve/laya-serve --ckpt tests/fixtures/ckpt/modernbert-tiny \
+    --device cuda --client loadgen --threads 16 --soak-only --soak "$SOAK" --soak-seconds ${SOAK_SECONDS:-90} \
+    --soak-chunk ${SOAK_CHUNK:-8} --out "$OUT/soak.md" 2>&1 | tee -a "$OUT/run.log"
+fi
 step done
