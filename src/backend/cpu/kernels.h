@@ -89,6 +89,26 @@ typedef struct attn_args {
  *   vb: [ceil(T/2)][dh][2] lane (jp, c) = (v[2jp][c], v[2jp + 1][c]); the v[T] of an odd T is 0
  * Scores, softmax and output accumulators are fp32; the SIMD kernels round the probabilities to
  * bf16 for P V (the scalar oracle does not), which costs ~2^-9 relative per weight. */
+/* Keys [*lo, *hi] that query i of a packed row may see: all of them, or |i - j| <= window. */
+static inline void attn_key_range(const attn_args *a, int i, int *lo, int *hi) {
+  *lo = 0;
+  *hi = a->t - 1;
+  if (a->window >= 0) {
+    if (i - a->window > 0) *lo = i - a->window;
+    if (i + a->window < a->t - 1) *hi = i + a->window;
+  }
+}
+/* The key ranges of queries q0 .. q0 + nq - 1 (nq >= 1) and their union [*ulo, *uhi]. */
+static inline void attn_block_ranges(const attn_args *a, int q0, int nq, int *lo, int *hi, int *ulo, int *uhi) {
+  *ulo = a->t;
+  *uhi = -1;
+  for (int qi = 0; qi < nq; qi++) {
+    attn_key_range(a, q0 + qi, &lo[qi], &hi[qi]);
+    if (lo[qi] < *ulo) *ulo = lo[qi];
+    if (hi[qi] > *uhi) *uhi = hi[qi];
+  }
+}
+
 static inline size_t attn_bf16_kb_index(int t, int p, int j) { return ((size_t)p * t + j) * 2; }
 static inline size_t attn_bf16_vb_index(int dh, int j, int c) { return ((size_t)(j / 2) * dh + c) * 2 + (j & 1); }
 
@@ -152,6 +172,13 @@ static inline uint16_t f32_to_bf16_rne(float f) {
 static inline float bf16_to_f32(uint16_t h) {
   union { uint32_t u; float f; } v = {(uint32_t)h << 16};
   return v.f;
+}
+
+/* NeoX RoPE of the pair (x[j], x[half + j]), as the scalar kernel and the SIMD kernels' tails do it. */
+static inline void rope_pair(float *x, int half, const float *cs, float scale, int j) {
+  float a = x[j], b = x[j + half], c = cs[j], s = cs[half + j];
+  x[j] = (a * c - b * s) * scale;
+  x[j + half] = (b * c + a * s) * scale;
 }
 
 /* Packing (pack.c). W rows come from a callback so checkpoint dtypes and GeGLU order stay out of

@@ -217,11 +217,7 @@ FN void rope_avx2(float *x, int dh, const float *cs, float scale) {
     _mm256_storeu_ps(x + h, _mm256_mul_ps(lo, sc));
     _mm256_storeu_ps(x + half + h, _mm256_mul_ps(hi, sc));
   }
-  for (; h < half; h++) {
-    float a = x[h], b = x[h + half], c = cs[h], s = cs[half + h];
-    x[h] = (a * c - b * s) * scale;
-    x[h + half] = (b * c + a * s) * scale;
-  }
+  for (; h < half; h++) rope_pair(x, half, cs, scale, h);
 }
 
 /* ---- attention (fp32) ----

@@ -347,39 +347,104 @@ FN void rope_avx512(float *x, int dh, const float *cs, float scale) {
 #define QB 4  /* queries per block */
 #define KB 64 /* keys per online-softmax step */
 
+/* Online-softmax state of one block of QB queries (nq real ones; the other slots see no key). Both
+ * attention kernels share it: per query its key range, running max and sum, and fp32 output
+ * accumulators [QB][64] kept in scratch between key blocks. */
+typedef struct attn_state {
+  int nq, lo[QB], hi[QB], ulo, uhi;
+  float m[QB], l[QB];
+  float *acc;
+} attn_state;
+
+INL void attn_state_init(attn_state *st, const attn_args *a, int q0, int nq, float *acc) {
+  st->nq = nq;
+  attn_block_ranges(a, q0, nq, st->lo, st->hi, &st->ulo, &st->uhi);
+  st->acc = acc;
+  #pragma GCC unroll 4
+  for (int qi = 0; qi < QB; qi++) {
+    st->m[qi] = -INFINITY;
+    st->l[qi] = 0.0f;
+    #pragma GCC unroll 4
+    for (int d = 0; d < 4; d++) _mm512_storeu_ps(acc + qi * 64 + 16 * d, _mm512_setzero_ps());
+  }
+}
+
+/* Softmax step of query slot qi over its scores sc[0, 16 nv) of the key block starting at key j0
+ * (nk keys): the probabilities exp(s - m) of the keys the query may see (0 elsewhere) go to
+ * p32[0, 16 nv) or, rounded, to p16 (one of them is NULL), the running sum and max move on and the
+ * query's accumulators are rescaled. A query that sees no key of the block gets KB zeros. */
+INL void attn_softmax_step(attn_state *st, int qi, int j0, int nk, const float *sc, int nv, int nd,
+                           float *p32, uint16_t *p16) {
+  int a0 = qi < st->nq ? st->lo[qi] - j0 : 0, a1 = qi < st->nq ? st->hi[qi] + 1 - j0 : 0;
+  if (a0 < 0) a0 = 0;
+  if (a1 > nk) a1 = nk;
+  if (a1 <= a0) {
+    if (p16) memset(p16, 0, KB * sizeof(uint16_t));
+    else memset(p32, 0, KB * sizeof(float));
+    return;
+  }
+  __mmask16 vm[4] = {0, 0, 0, 0};
+  __m512 bm = _mm512_set1_ps(-INFINITY);
+  #pragma GCC unroll 4
+  for (int c = 0; c < nv; c++) {
+    int lo_c = a0 - 16 * c, hi_c = a1 - 16 * c;
+    uint32_t m = 0;
+    if (hi_c > 0 && lo_c < 16) {
+      uint32_t upto = hi_c >= 16 ? 0xffffu : ((1u << hi_c) - 1);
+      uint32_t from = lo_c <= 0 ? 0xffffu : (0xffffu & ~((1u << lo_c) - 1));
+      m = upto & from;
+    }
+    vm[c] = (__mmask16)m;
+    bm = _mm512_mask_max_ps(bm, vm[c], bm, _mm512_loadu_ps(sc + 16 * c));
+  }
+  float bmax = _mm512_reduce_max_ps(bm);
+  float mnew = bmax > st->m[qi] ? bmax : st->m[qi];
+  float corr = expf(st->m[qi] - mnew);
+  __m512 vmn = _mm512_set1_ps(mnew), sum = _mm512_setzero_ps();
+  #pragma GCC unroll 4
+  for (int c = 0; c < nv; c++) {
+    __m512 pv = _mm512_maskz_mov_ps(vm[c], v_exp(_mm512_sub_ps(_mm512_loadu_ps(sc + 16 * c), vmn)));
+    sum = _mm512_add_ps(sum, pv);
+    if (p16) store_bf16(p16 + 16 * c, pv, 0xffff);
+    else _mm512_storeu_ps(p32 + 16 * c, pv);
+  }
+  st->l[qi] = st->l[qi] * corr + _mm512_reduce_add_ps(sum);
+  st->m[qi] = mnew;
+  if (corr != 1.0f) {
+    __m512 vc = _mm512_set1_ps(corr);
+    float *acc = st->acc + qi * 64;
+    #pragma GCC unroll 4
+    for (int d = 0; d < nd; d++) _mm512_storeu_ps(acc + 16 * d, _mm512_mul_ps(_mm512_loadu_ps(acc + 16 * d), vc));
+  }
+}
+
+/* Output rows of the block's real queries: accumulators / sum, fp32 or bf16. */
+INL void attn_store(const attn_args *a, const attn_state *st, int q0, const int nd) {
+  #pragma GCC unroll 4
+  for (int qi = 0; qi < st->nq; qi++) {
+    __m512 inv = _mm512_set1_ps(1.0f / st->l[qi]);
+    size_t row = (size_t)(q0 + qi - a->i0) * a->ldo;
+    #pragma GCC unroll 4
+    for (int d = 0; d < nd; d++) {
+      __m512 y = _mm512_mul_ps(_mm512_loadu_ps(st->acc + qi * 64 + 16 * d), inv);
+      if (a->out_f32) _mm512_storeu_ps(a->out_f32 + row + 16 * d, y);
+      else store_bf16(a->out_bf16 + row + 16 * d, y, 0xffff);
+    }
+  }
+}
+
 /* Queries [q0, q0 + nq) (nq <= QB) against the key range each may see, one online-softmax pass
  * over 64-key blocks of the union range. nd = dh / 16 vectors per head row. Three phases per
  * block keep the live registers under 32: scores (QB x 4 accumulators), softmax on the stored
  * scores, then P V into accumulators kept in scratch between blocks. */
 INL void attn_block(const attn_args *a, int q0, int nq, const int nd) {
   const int t = a->t, dh = a->dh;
-  int lo[QB] = {0}, hi[QB] = {0};
-  int ulo = t, uhi = -1;
-  #pragma GCC unroll 4
-  for (int qi = 0; qi < nq; qi++) {
-    int i = q0 + qi;
-    lo[qi] = 0;
-    hi[qi] = t - 1;
-    if (a->window >= 0) {
-      lo[qi] = i - a->window > 0 ? i - a->window : 0;
-      hi[qi] = i + a->window < t - 1 ? i + a->window : t - 1;
-    }
-    if (lo[qi] < ulo) ulo = lo[qi];
-    if (hi[qi] > uhi) uhi = hi[qi];
-  }
-  float *pbuf = a->scratch;          /* [QB][KB] scores, then probabilities */
-  float *accb = a->scratch + QB * KB; /* [QB][64] output accumulators */
-  float mrun[QB], lrun[QB];
-  #pragma GCC unroll 4
-  for (int qi = 0; qi < QB; qi++) {
-    mrun[qi] = -INFINITY;
-    lrun[qi] = 0.0f;
-    #pragma GCC unroll 4
-    for (int d = 0; d < 4; d++) _mm512_storeu_ps(accb + qi * 64 + 16 * d, _mm512_setzero_ps());
-  }
+  float *pbuf = a->scratch; /* [QB][KB] scores, then probabilities */
+  attn_state st;
+  attn_state_init(&st, a, q0, nq, a->scratch + QB * KB);
   const float *q = a->q + (size_t)q0 * dh;
-  for (int j0 = ulo; j0 <= uhi; j0 += KB) {
-    int nk = uhi + 1 - j0 < KB ? uhi + 1 - j0 : KB;
+  for (int j0 = st.ulo; j0 <= st.uhi; j0 += KB) {
+    int nk = st.uhi + 1 - j0 < KB ? st.uhi + 1 - j0 : KB;
     __mmask16 km[4];
     #pragma GCC unroll 4
     for (int c = 0; c < 4; c++) km[c] = nk - 16 * c > 0 ? tail_mask(nk - 16 * c) : 0;
@@ -407,57 +472,15 @@ INL void attn_block(const attn_args *a, int q0, int nq, const int nd) {
         #pragma GCC unroll 4
         for (int c = 0; c < 4; c++) _mm512_storeu_ps(pbuf + qi * KB + 16 * c, s[qi][c]);
     }
+    int nv = (nk + 15) / 16;
     #pragma GCC unroll 4
-    for (int qi = 0; qi < nq; qi++) {
-      /* keys of this block that query qi may see */
-      int a0 = lo[qi] - j0, a1 = hi[qi] + 1 - j0;
-      if (a0 < 0) a0 = 0;
-      if (a1 > nk) a1 = nk;
-      float *pb = pbuf + qi * KB;
-      if (a1 <= a0) {
-        #pragma GCC unroll 4
-        for (int c = 0; c < 4; c++) _mm512_storeu_ps(pb + 16 * c, _mm512_setzero_ps());
-        continue;
-      }
-      __mmask16 vm[4];
-      __m512 bm = _mm512_set1_ps(-INFINITY);
-      #pragma GCC unroll 4
-      for (int c = 0; c < 4; c++) {
-        int lo_c = a0 - 16 * c, hi_c = a1 - 16 * c;
-        uint32_t m = 0;
-        if (hi_c > 0 && lo_c < 16) {
-          uint32_t upto = hi_c >= 16 ? 0xffffu : ((1u << hi_c) - 1);
-          uint32_t from = lo_c <= 0 ? 0xffffu : (0xffffu & ~((1u << lo_c) - 1));
-          m = upto & from;
-        }
-        vm[c] = (__mmask16)m;
-        bm = _mm512_mask_max_ps(bm, vm[c], bm, _mm512_loadu_ps(pb + 16 * c));
-      }
-      float bmax = _mm512_reduce_max_ps(bm);
-      float mnew = bmax > mrun[qi] ? bmax : mrun[qi];
-      float corr = expf(mrun[qi] - mnew);
-      __m512 vmn = _mm512_set1_ps(mnew), sum = _mm512_setzero_ps();
-      #pragma GCC unroll 4
-      for (int c = 0; c < 4; c++) {
-        __m512 pv = _mm512_maskz_mov_ps(vm[c], v_exp(_mm512_sub_ps(_mm512_loadu_ps(pb + 16 * c), vmn)));
-        sum = _mm512_add_ps(sum, pv);
-        _mm512_storeu_ps(pb + 16 * c, pv);
-      }
-      lrun[qi] = lrun[qi] * corr + _mm512_reduce_add_ps(sum);
-      mrun[qi] = mnew;
-      if (corr != 1.0f) {
-        __m512 vc = _mm512_set1_ps(corr);
-        #pragma GCC unroll 4
-        for (int d = 0; d < nd; d++)
-          _mm512_storeu_ps(accb + qi * 64 + 16 * d, _mm512_mul_ps(_mm512_loadu_ps(accb + qi * 64 + 16 * d), vc));
-      }
-    }
+    for (int qi = 0; qi < QB; qi++) attn_softmax_step(&st, qi, j0, nk, pbuf + qi * KB, nv, nd, pbuf + qi * KB, NULL);
     {
       __m512 acc[QB][4];
       #pragma GCC unroll 4
       for (int qi = 0; qi < QB; qi++)
         #pragma GCC unroll 4
-        for (int d = 0; d < nd; d++) acc[qi][d] = _mm512_loadu_ps(accb + qi * 64 + 16 * d);
+        for (int d = 0; d < nd; d++) acc[qi][d] = _mm512_loadu_ps(st.acc + qi * 64 + 16 * d);
       for (int j = 0; j < nk; j++) {
         const float *vr = a->v + (size_t)(j0 + j) * dh;
         __m512 vv[4];
@@ -473,20 +496,10 @@ INL void attn_block(const attn_args *a, int q0, int nq, const int nd) {
       #pragma GCC unroll 4
       for (int qi = 0; qi < QB; qi++)
         #pragma GCC unroll 4
-        for (int d = 0; d < nd; d++) _mm512_storeu_ps(accb + qi * 64 + 16 * d, acc[qi][d]);
+        for (int d = 0; d < nd; d++) _mm512_storeu_ps(st.acc + qi * 64 + 16 * d, acc[qi][d]);
     }
   }
-  #pragma GCC unroll 4
-  for (int qi = 0; qi < nq; qi++) {
-    __m512 inv = _mm512_set1_ps(1.0f / lrun[qi]);
-    size_t row = (size_t)(q0 + qi - a->i0) * a->ldo;
-    #pragma GCC unroll 4
-    for (int d = 0; d < nd; d++) {
-      __m512 y = _mm512_mul_ps(_mm512_loadu_ps(accb + qi * 64 + 16 * d), inv);
-      if (a->out_f32) _mm512_storeu_ps(a->out_f32 + row + 16 * d, y);
-      else store_bf16(a->out_bf16 + row + 16 * d, y, 0xffff);
-    }
-  }
+  attn_store(a, &st, q0, nd);
 }
 
 FN void attention_avx512(const attn_args *a) {
@@ -543,36 +556,14 @@ INL void scores_bf16(const uint16_t *q, int nq, int dh, const int32_t *kb, int t
 
 INL void attn_block_bf16(const attn_args *a, int q0, int nq, const int nd) {
   const int t = a->t, dh = a->dh;
-  int lo[QB] = {0}, hi[QB] = {0};
-  int ulo = t, uhi = -1;
-  #pragma GCC unroll 4
-  for (int qi = 0; qi < nq; qi++) {
-    int i = q0 + qi;
-    lo[qi] = 0;
-    hi[qi] = t - 1;
-    if (a->window >= 0) {
-      lo[qi] = i - a->window > 0 ? i - a->window : 0;
-      hi[qi] = i + a->window < t - 1 ? i + a->window : t - 1;
-    }
-    if (lo[qi] < ulo) ulo = lo[qi];
-    if (hi[qi] > uhi) uhi = hi[qi];
-  }
-  ulo &= ~1;
-  float *pbuf = a->scratch;                          /* [QB][KB] scores, then probabilities */
+  float *pbuf = a->scratch;                          /* [QB][KB] scores */
   uint16_t *p16 = (uint16_t *)(a->scratch + QB * KB); /* [QB][KB] probabilities in bf16 */
-  float *accb = a->scratch + QB * KB + QB * KB / 2;  /* [QB][64] output accumulators */
-  float mrun[QB], lrun[QB];
-  #pragma GCC unroll 4
-  for (int qi = 0; qi < QB; qi++) {
-    mrun[qi] = -INFINITY;
-    lrun[qi] = 0.0f;
-    #pragma GCC unroll 4
-    for (int d = 0; d < 4; d++) _mm512_storeu_ps(accb + qi * 64 + 16 * d, _mm512_setzero_ps());
-  }
+  attn_state st;
+  attn_state_init(&st, a, q0, nq, a->scratch + QB * KB + QB * KB / 2);
   const uint16_t *q = a->qb + (size_t)q0 * dh;
   const int32_t *kb = (const int32_t *)(const void *)a->kb;
-  for (int j0 = ulo; j0 <= uhi; j0 += KB) {
-    int nk = uhi + 1 - j0 < KB ? uhi + 1 - j0 : KB;
+  for (int j0 = st.ulo & ~1; j0 <= st.uhi; j0 += KB) {
+    int nk = st.uhi + 1 - j0 < KB ? st.uhi + 1 - j0 : KB;
     __mmask16 km[4];
     #pragma GCC unroll 4
     for (int c = 0; c < 4; c++) km[c] = nk - 16 * c > 0 ? tail_mask(nk - 16 * c) : 0;
@@ -584,56 +575,13 @@ INL void attn_block_bf16(const attn_args *a, int q0, int nq, const int nd) {
       default: scores_bf16(q, nq, dh, kb + j0, t, km, pbuf, 4); break;
     }
     #pragma GCC unroll 4
-    for (int qi = 0; qi < QB; qi++) {
-      /* keys of this block that query qi may see (none for the unused query slots) */
-      int a0 = qi < nq ? lo[qi] - j0 : 0, a1 = qi < nq ? hi[qi] + 1 - j0 : 0;
-      if (a0 < 0) a0 = 0;
-      if (a1 > nk) a1 = nk;
-      uint16_t *pb16 = p16 + qi * KB;
-      if (a1 <= a0) {
-        memset(pb16, 0, KB * sizeof(uint16_t));
-        continue;
-      }
-      float *pb = pbuf + qi * KB;
-      __mmask16 vm[4] = {0, 0, 0, 0};
-      __m512 bm = _mm512_set1_ps(-INFINITY);
-      #pragma GCC unroll 4
-      for (int c = 0; c < nv; c++) {
-        int lo_c = a0 - 16 * c, hi_c = a1 - 16 * c;
-        uint32_t m = 0;
-        if (hi_c > 0 && lo_c < 16) {
-          uint32_t upto = hi_c >= 16 ? 0xffffu : ((1u << hi_c) - 1);
-          uint32_t from = lo_c <= 0 ? 0xffffu : (0xffffu & ~((1u << lo_c) - 1));
-          m = upto & from;
-        }
-        vm[c] = (__mmask16)m;
-        bm = _mm512_mask_max_ps(bm, vm[c], bm, _mm512_loadu_ps(pb + 16 * c));
-      }
-      float bmax = _mm512_reduce_max_ps(bm);
-      float mnew = bmax > mrun[qi] ? bmax : mrun[qi];
-      float corr = expf(mrun[qi] - mnew);
-      __m512 vmn = _mm512_set1_ps(mnew), sum = _mm512_setzero_ps();
-      #pragma GCC unroll 4
-      for (int c = 0; c < nv; c++) {
-        __m512 pv = _mm512_maskz_mov_ps(vm[c], v_exp(_mm512_sub_ps(_mm512_loadu_ps(pb + 16 * c), vmn)));
-        sum = _mm512_add_ps(sum, pv);
-        store_bf16(pb16 + 16 * c, pv, 0xffff);
-      }
-      lrun[qi] = lrun[qi] * corr + _mm512_reduce_add_ps(sum);
-      mrun[qi] = mnew;
-      if (corr != 1.0f) {
-        __m512 vc = _mm512_set1_ps(corr);
-        #pragma GCC unroll 4
-        for (int d = 0; d < nd; d++)
-          _mm512_storeu_ps(accb + qi * 64 + 16 * d, _mm512_mul_ps(_mm512_loadu_ps(accb + qi * 64 + 16 * d), vc));
-      }
-    }
+    for (int qi = 0; qi < QB; qi++) attn_softmax_step(&st, qi, j0, nk, pbuf + qi * KB, nv, nd, NULL, p16 + qi * KB);
     {
       __m512 acc[QB][4];
       #pragma GCC unroll 4
       for (int qi = 0; qi < QB; qi++)
         #pragma GCC unroll 4
-        for (int d = 0; d < nd; d++) acc[qi][d] = _mm512_loadu_ps(accb + qi * 64 + 16 * d);
+        for (int d = 0; d < nd; d++) acc[qi][d] = _mm512_loadu_ps(st.acc + qi * 64 + 16 * d);
       int npairs = (nk + 1) / 2;
       for (int jp = 0; jp < npairs; jp++) {
         const uint16_t *vr = a->vb + ((size_t)(j0 / 2 + jp) * dh) * 2;
@@ -652,20 +600,10 @@ INL void attn_block_bf16(const attn_args *a, int q0, int nq, const int nd) {
       #pragma GCC unroll 4
       for (int qi = 0; qi < QB; qi++)
         #pragma GCC unroll 4
-        for (int d = 0; d < nd; d++) _mm512_storeu_ps(accb + qi * 64 + 16 * d, acc[qi][d]);
+        for (int d = 0; d < nd; d++) _mm512_storeu_ps(st.acc + qi * 64 + 16 * d, acc[qi][d]);
     }
   }
-  #pragma GCC unroll 4
-  for (int qi = 0; qi < nq; qi++) {
-    __m512 inv = _mm512_set1_ps(1.0f / lrun[qi]);
-    size_t row = (size_t)(q0 + qi - a->i0) * a->ldo;
-    #pragma GCC unroll 4
-    for (int d = 0; d < nd; d++) {
-      __m512 y = _mm512_mul_ps(_mm512_loadu_ps(accb + qi * 64 + 16 * d), inv);
-      if (a->out_f32) _mm512_storeu_ps(a->out_f32 + row + 16 * d, y);
-      else store_bf16(a->out_bf16 + row + 16 * d, y, 0xffff);
-    }
-  }
+  attn_store(a, &st, q0, nd);
 }
 
 FN void attention_bf16_avx512(const attn_args *a) {

@@ -136,31 +136,41 @@ static void to_bf16_scalar(const float *x, int n, uint16_t *y) {
 }
 
 void cpu_rope_scalar(float *x, int dh, const float *cs, float scale) {
-  int h = dh / 2;
-  for (int j = 0; j < h; j++) {
-    float a = x[j], b = x[j + h], c = cs[j], s = cs[h + j];
-    x[j] = (a * c - b * s) * scale;
-    x[j + h] = (b * c + a * s) * scale;
-  }
+  for (int j = 0; j < dh / 2; j++) rope_pair(x, dh / 2, cs, scale, j);
 }
 
-void cpu_attention_scalar(const attn_args *a) {
+/* q_i . k_j and v[j][d] from the fp32 layouts (q, kt, v) or the bf16 ones (qb, kb, vb). */
+static float attn_score(const attn_args *a, int bf16, int i, int j) {
   int t = a->t, dh = a->dh;
+  float s = 0.0f;
+  if (!bf16) {
+    for (int d = 0; d < dh; d++) s += a->q[(size_t)i * dh + d] * a->kt[(size_t)d * t + j];
+    return s;
+  }
+  const uint16_t *q = a->qb + (size_t)i * dh;
+  for (int p = 0; p < dh / 2; p++) {
+    const uint16_t *k = a->kb + attn_bf16_kb_index(t, p, j);
+    s += bf16_to_f32(q[2 * p]) * bf16_to_f32(k[0]) + bf16_to_f32(q[2 * p + 1]) * bf16_to_f32(k[1]);
+  }
+  return s;
+}
+static float attn_value(const attn_args *a, int bf16, int j, int d) {
+  return bf16 ? bf16_to_f32(a->vb[attn_bf16_vb_index(a->dh, j, d)]) : a->v[(size_t)j * a->dh + d];
+}
+
+/* One query at a time, one key at a time: online softmax in fp32 (no probability rounding). */
+static void attention_rows(const attn_args *a, int bf16) {
+  int dh = a->dh;
   for (int i = a->i0; i < a->i1; i++) {
-    int lo = 0, hi = t - 1;
-    if (a->window >= 0) {
-      lo = i - a->window > 0 ? i - a->window : 0;
-      hi = i + a->window < t - 1 ? i + a->window : t - 1;
-    }
-    const float *q = a->q + (size_t)i * dh;
+    int lo, hi;
+    attn_key_range(a, i, &lo, &hi);
     float mx = -INFINITY, l = 0.0f, acc[CPU_MAX_DH] = {0};
     for (int j = lo; j <= hi; j++) {
-      float s = 0.0f;
-      for (int d = 0; d < dh; d++) s += q[d] * a->kt[(size_t)d * t + j];
+      float s = attn_score(a, bf16, i, j);
       float mnew = s > mx ? s : mx;
       float corr = expf(mx - mnew), p = expf(s - mnew);
       l = l * corr + p;
-      for (int d = 0; d < dh; d++) acc[d] = acc[d] * corr + p * a->v[(size_t)j * dh + d];
+      for (int d = 0; d < dh; d++) acc[d] = acc[d] * corr + p * attn_value(a, bf16, j, d);
       mx = mnew;
     }
     float inv = 1.0f / l;
@@ -172,36 +182,8 @@ void cpu_attention_scalar(const attn_args *a) {
   }
 }
 
-void cpu_attention_bf16_scalar(const attn_args *a) {
-  int t = a->t, dh = a->dh;
-  for (int i = a->i0; i < a->i1; i++) {
-    int lo = 0, hi = t - 1;
-    if (a->window >= 0) {
-      lo = i - a->window > 0 ? i - a->window : 0;
-      hi = i + a->window < t - 1 ? i + a->window : t - 1;
-    }
-    const uint16_t *q = a->qb + (size_t)i * dh;
-    float mx = -INFINITY, l = 0.0f, acc[CPU_MAX_DH] = {0};
-    for (int j = lo; j <= hi; j++) {
-      float s = 0.0f;
-      for (int p = 0; p < dh / 2; p++) {
-        const uint16_t *k = a->kb + attn_bf16_kb_index(t, p, j);
-        s += bf16_to_f32(q[2 * p]) * bf16_to_f32(k[0]) + bf16_to_f32(q[2 * p + 1]) * bf16_to_f32(k[1]);
-      }
-      float mnew = s > mx ? s : mx;
-      float corr = expf(mx - mnew), p = expf(s - mnew);
-      l = l * corr + p;
-      for (int d = 0; d < dh; d++) acc[d] = acc[d] * corr + p * bf16_to_f32(a->vb[attn_bf16_vb_index(dh, j, d)]);
-      mx = mnew;
-    }
-    float inv = 1.0f / l;
-    for (int d = 0; d < dh; d++) {
-      float y = acc[d] * inv;
-      if (a->out_f32) a->out_f32[(size_t)(i - a->i0) * a->ldo + d] = y;
-      else a->out_bf16[(size_t)(i - a->i0) * a->ldo + d] = f32_to_bf16_rne(y);
-    }
-  }
-}
+void cpu_attention_scalar(const attn_args *a) { attention_rows(a, 0); }
+void cpu_attention_bf16_scalar(const attn_args *a) { attention_rows(a, 1); }
 
 const cpu_kernels cpu_kernels_scalar = {
     .name = "scalar",
