@@ -180,6 +180,10 @@ static void test_gemm(const cpu_kernels **tabs, int n_tabs) {
           epi_act act = variant == 1 ? EPI_GELU : variant == 2 ? EPI_RELU : EPI_NONE;
           gemm_case((cpu_wfmt)f, Ms[mi], Ns[ni], Ks[ki], 0, act, variant != 3, variant == 3, variant == 4, tabs, n_tabs);
         }
+  /* k across the AVX2 bf16 kernel's 128-pair activation blocks (k_pad 260 / 604), every row count of
+   * its 6-row tiles */
+  for (int f = 0; f < 3; f++)
+    for (int mi = 1; mi <= 7; mi++) gemm_case((cpu_wfmt)f, mi, 33, mi % 2 ? 257 : 601, 0, EPI_NONE, 1, mi == 3, mi == 5, tabs, n_tabs);
   /* GeGLU: n = 2I with I around the 16-column half panel */
   static const int Is[] = {1, 15, 16, 17, 40};
   for (int f = 0; f < 3; f++)

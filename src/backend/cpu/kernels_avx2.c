@@ -2,8 +2,7 @@
  * kernels_avx2.c: AVX2 + FMA kernels for x86-64 CPUs without AVX-512 (per-function target
  * attributes; handed out only when CPUID/XGETBV allow). bf16 weights are widened to fp32 in
  * registers (AVX2 has no bf16 dot product); int8 weights go through 16-bit multiply-adds.
- * Slots without an AVX2 version use the scalar kernel (attention_bf16: a model on this table keeps
- * its attention in fp32, see cpu.c).
+ * Slots without an AVX2 version use the scalar kernel.
  */
 #include <math.h>
 #include <string.h>
@@ -16,7 +15,6 @@
 #define ISA2 "avx2,fma"
 #define FN static __attribute__((target(ISA2)))
 #define INL static inline __attribute__((target(ISA2), always_inline))
-#define MR2 3 /* rows per microkernel: 3 x 4 ymm = 12 accumulators */
 
 INL __m256 v8_exp(__m256 x) {
   x = _mm256_max_ps(_mm256_min_ps(x, _mm256_set1_ps(88.3762626647949f)),
@@ -85,61 +83,111 @@ INL void epilogue_row8(const packed_matrix *w, const gemm_epilogue *e, int m, in
   }
 }
 
-FN void gemm_f32_avx2(const gemm_input *x, const packed_matrix *w, int m0, int m1, int p0, int p1,
-                      const gemm_epilogue *e) {
-  for (int p = p0; p < p1; p++) {
-    const float *b = (const float *)w->data + (size_t)p * w->k_pad * CPU_NR;
-    for (int m = m0; m < m1; m += MR2) {
-      int mr = m1 - m < MR2 ? m1 - m : MR2;
-      __m256 c[MR2][4];
-      for (int r = 0; r < MR2; r++)
-        for (int i = 0; i < 4; i++) c[r][i] = _mm256_setzero_ps();
-      const float *a = (const float *)x->a + (size_t)m * x->lda;
-      for (int k = 0; k < w->k; k++) {
-        __m256 b0 = _mm256_loadu_ps(b + k * 32), b1 = _mm256_loadu_ps(b + k * 32 + 8);
-        __m256 b2 = _mm256_loadu_ps(b + k * 32 + 16), b3 = _mm256_loadu_ps(b + k * 32 + 24);
-        for (int r = 0; r < MR2; r++) {
-          __m256 av = _mm256_set1_ps(a[(size_t)(r < mr ? r : 0) * x->lda + k]);
-          c[r][0] = _mm256_fmadd_ps(av, b0, c[r][0]);
-          c[r][1] = _mm256_fmadd_ps(av, b1, c[r][1]);
-          c[r][2] = _mm256_fmadd_ps(av, b2, c[r][2]);
-          c[r][3] = _mm256_fmadd_ps(av, b3, c[r][3]);
-        }
-      }
-      for (int r = 0; r < mr; r++) epilogue_row8(w, e, m + r, p, c[r]);
+/* ---- fp32 / bf16 GEMM ----
+ * Microkernel: up to MR2 rows x one half panel (16 columns = 2 ymm per row): 12 accumulators, the
+ * half panel's 2 weight vectors and one broadcast fit the 16 ymm registers. The row loops are
+ * unrolled on a compile-time row count (the tile functions below), so the accumulators stay in
+ * registers. The first half's results wait on the stack for the second half, because a GeGLU
+ * panel's halves are the input and gate columns of the same outputs. */
+#define MR2 6
+#define KC2 128 /* bf16: k pairs per block of activations widened to fp32 on the stack */
+
+INL void zero_acc(const int mr, __m256 *c) {
+#pragma GCC unroll 6
+  for (int r = 0; r < mr; r++) c[2 * r] = c[2 * r + 1] = _mm256_setzero_ps();
+}
+
+/* c[2r..2r+1] += a[r][k] * b[k][0..15] over k in [0, nk); b rows 32 floats apart. */
+INL void mk_f32_avx2(const int mr, const float *a, size_t lda, const float *b, int nk, __m256 *c) {
+  for (int k = 0; k < nk; k++) {
+    __m256 b0 = _mm256_loadu_ps(b + (size_t)k * 32), b1 = _mm256_loadu_ps(b + (size_t)k * 32 + 8);
+#pragma GCC unroll 6
+    for (int r = 0; r < mr; r++) {
+      __m256 av = _mm256_broadcast_ss(a + (size_t)r * lda + k);
+      c[2 * r] = _mm256_fmadd_ps(av, b0, c[2 * r]);
+      c[2 * r + 1] = _mm256_fmadd_ps(av, b1, c[2 * r + 1]);
     }
   }
 }
 
-/* bf16 pairs [k0 k1] per column: even k = low half (shift up 16), odd k = high half (mask). */
-FN void gemm_bf16_avx2(const gemm_input *x, const packed_matrix *w, int m0, int m1, int p0, int p1,
-                       const gemm_epilogue *e) {
+/* bf16 weights widened in registers: a 32-bit lane holds one column's (k even, k odd) pair, so the
+ * even weight is the lane shifted up 16 bits and the odd one the lane with its low half cleared
+ * (both exact). The activations of the tile are widened once per KC2 pairs into aw [mr][2 KC2]. */
+INL void mk_bf16_avx2(const int mr, const uint16_t *a, size_t lda, const uint16_t *b, int np2, __m256 *c) {
+  float aw[MR2 * 2 * KC2];
   const __m256i hi_mask = _mm256_set1_epi32((int)0xffff0000u);
-  for (int p = p0; p < p1; p++) {
-    const uint16_t *b = (const uint16_t *)w->data + (size_t)p * w->k_pad * CPU_NR;
-    for (int m = m0; m < m1; m += MR2) {
-      int mr = m1 - m < MR2 ? m1 - m : MR2;
-      __m256 c[MR2][4];
-      for (int r = 0; r < MR2; r++)
-        for (int i = 0; i < 4; i++) c[r][i] = _mm256_setzero_ps();
-      const uint16_t *a = (const uint16_t *)x->a + (size_t)m * x->lda;
-      for (int kk = 0; kk < w->k_pad / 2; kk++) {
-        __m256 be[4], bo[4];
-        for (int i = 0; i < 4; i++) {
-          __m256i raw = _mm256_loadu_si256((const __m256i *)(b + (size_t)kk * 64 + 16 * i));
-          be[i] = _mm256_castsi256_ps(_mm256_slli_epi32(raw, 16));
-          bo[i] = _mm256_castsi256_ps(_mm256_and_si256(raw, hi_mask));
-        }
-        for (int r = 0; r < MR2; r++) {
-          const uint16_t *ar = a + (size_t)(r < mr ? r : 0) * x->lda + 2 * kk;
-          __m256 a0 = _mm256_set1_ps(bf16_to_f32(ar[0])), a1 = _mm256_set1_ps(bf16_to_f32(ar[1]));
-          for (int i = 0; i < 4; i++) c[r][i] = _mm256_fmadd_ps(a1, bo[i], _mm256_fmadd_ps(a0, be[i], c[r][i]));
-        }
+  for (int k0 = 0; k0 < np2; k0 += KC2) {
+    int nk = np2 - k0 < KC2 ? np2 - k0 : KC2;
+    for (int r = 0; r < mr; r++) {
+      const uint16_t *ar = a + (size_t)r * lda + 2 * k0;
+      float *dst = aw + r * 2 * KC2;
+      int i = 0;
+      for (; i + 8 <= 2 * nk; i += 8) {
+        __m256i h = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(ar + i)));
+        _mm256_storeu_ps(dst + i, _mm256_castsi256_ps(_mm256_slli_epi32(h, 16)));
       }
-      for (int r = 0; r < mr; r++) epilogue_row8(w, e, m + r, p, c[r]);
+      for (; i < 2 * nk; i++) dst[i] = bf16_to_f32(ar[i]);
+    }
+    for (int kk = 0; kk < nk; kk++) {
+      const __m256i *bp = (const __m256i *)(b + (size_t)(k0 + kk) * 64);
+      __m256 w0 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_loadu_si256(bp), 16));
+      __m256 w1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_loadu_si256(bp + 1), 16));
+#pragma GCC unroll 6
+      for (int r = 0; r < mr; r++) {
+        __m256 av = _mm256_broadcast_ss(aw + r * 2 * KC2 + 2 * kk);
+        c[2 * r] = _mm256_fmadd_ps(av, w0, c[2 * r]);
+        c[2 * r + 1] = _mm256_fmadd_ps(av, w1, c[2 * r + 1]);
+      }
+      w0 = _mm256_castsi256_ps(_mm256_and_si256(_mm256_loadu_si256(bp), hi_mask));
+      w1 = _mm256_castsi256_ps(_mm256_and_si256(_mm256_loadu_si256(bp + 1), hi_mask));
+#pragma GCC unroll 6
+      for (int r = 0; r < mr; r++) {
+        __m256 av = _mm256_broadcast_ss(aw + r * 2 * KC2 + 2 * kk + 1);
+        c[2 * r] = _mm256_fmadd_ps(av, w0, c[2 * r]);
+        c[2 * r + 1] = _mm256_fmadd_ps(av, w1, c[2 * r + 1]);
+      }
     }
   }
 }
+
+/* Both halves of panel p for rows m .. m + mr - 1, then the epilogue of each row. */
+#define TILE_AVX2(FMT, ELEM, KLEN, HALF)                                                          \
+  INL void tile2_##FMT(const int mr, const gemm_input *x, const packed_matrix *w, int m, int p,   \
+                       const gemm_epilogue *e) {                                                  \
+    const ELEM *a = (const ELEM *)x->a + (size_t)m * x->lda;                                      \
+    const ELEM *b = (const ELEM *)w->data + (size_t)p * w->k_pad * CPU_NR;                        \
+    __m256 c[2 * MR2], y[4 * MR2];                                                                \
+    zero_acc(mr, c);                                                                              \
+    mk_##FMT##_avx2(mr, a, (size_t)x->lda, b, KLEN, c);                                           \
+    _Pragma("GCC unroll 6") for (int r = 0; r < mr; r++) y[4 * r] = c[2 * r], y[4 * r + 1] = c[2 * r + 1]; \
+    zero_acc(mr, c);                                                                              \
+    mk_##FMT##_avx2(mr, a, (size_t)x->lda, b + (HALF), KLEN, c);                                  \
+    _Pragma("GCC unroll 6") for (int r = 0; r < mr; r++) {                                        \
+      y[4 * r + 2] = c[2 * r], y[4 * r + 3] = c[2 * r + 1];                                       \
+      epilogue_row8(w, e, m + r, p, y + 4 * r);                                                   \
+    }                                                                                             \
+  }
+TILE_AVX2(f32, float, w->k, 16)
+TILE_AVX2(bf16, uint16_t, w->k_pad / 2, 32)
+
+/* Tiles of MR2 rows (and one shorter tile at the end) over panels [p0, p1). */
+#define GEMM_AVX2(FMT)                                                                            \
+  FN void gemm_##FMT##_avx2(const gemm_input *x, const packed_matrix *w, int m0, int m1, int p0,  \
+                            int p1, const gemm_epilogue *e) {                                     \
+    for (int p = p0; p < p1; p++)                                                                 \
+      for (int m = m0; m < m1; m += MR2) {                                                        \
+        switch (m1 - m < MR2 ? m1 - m : MR2) {                                                    \
+          case 1: tile2_##FMT(1, x, w, m, p, e); break;                                           \
+          case 2: tile2_##FMT(2, x, w, m, p, e); break;                                           \
+          case 3: tile2_##FMT(3, x, w, m, p, e); break;                                           \
+          case 4: tile2_##FMT(4, x, w, m, p, e); break;                                           \
+          case 5: tile2_##FMT(5, x, w, m, p, e); break;                                           \
+          default: tile2_##FMT(6, x, w, m, p, e); break;                                          \
+        }                                                                                         \
+      }                                                                                           \
+  }
+GEMM_AVX2(f32)
+GEMM_AVX2(bf16)
 
 /* int8: each 32-bit lane of the packed panel holds one column's 4 k values; widen to 16 bits and
  * multiply-add pairs, keeping two partial sums per column until the end. */
@@ -220,60 +268,111 @@ FN void rope_avx2(float *x, int dh, const float *cs, float scale) {
   for (; h < half; h++) rope_pair(x, half, cs, scale, h);
 }
 
-/* ---- attention (fp32) ----
+/* ---- attention ----
  * The AVX-512 kernel's scheme on 16 ymm registers: QB2 queries per block, one online-softmax step
  * per KB2 keys. Scores are computed 16 keys at a time (QB2 x 2 accumulators), the softmax runs on
  * the stored scores, and P V runs per chunk of W ymm (8 W columns) of the head with QB2 x W
- * accumulators, the running outputs kept in scratch between key blocks. */
+ * accumulators, the running outputs kept in scratch between key blocks.
+ * bf16 (attention_bf16, the kernels.h layouts): AVX2 has no bf16 dot product, so k and v are
+ * widened in registers as the bf16 GEMM does (a 32-bit lane holds a pair: the even element
+ * shifted up 16 bits, the odd one with the low half cleared; exact), the block's queries once
+ * into scratch, and every product and the probabilities stay fp32. */
 #define QB2 4
 #define KB2 64
 
-/* Scores of QB2 queries against 16 keys j0 .. j0 + n - 1 (n <= 16) into pb [QB2][KB2]. */
-INL void scores16_avx2(const attn_args *a, const float *q, int nq, int j0, int n, float *pb) {
+INL __m256 bf16_even(__m256i pairs) { return _mm256_castsi256_ps(_mm256_slli_epi32(pairs, 16)); }
+INL __m256 bf16_odd(__m256i pairs) {
+  return _mm256_castsi256_ps(_mm256_and_si256(pairs, _mm256_set1_epi32((int)0xffff0000u)));
+}
+
+/* Scores of QB2 queries (q: fp32 rows of dh) against 16 keys j0 .. j0 + n - 1 (n <= 16) into pb
+ * [QB2][KB2]; keys from kt (fp32) or, with bf16, from the kb pairs. */
+INL void scores16_avx2(const attn_args *a, const int bf16, const float *q, int nq, int j0, int n, float *pb) {
   const int t = a->t, dh = a->dh;
   __m256 s[QB2][2];
+  #pragma GCC unroll 4
   for (int qi = 0; qi < QB2; qi++) s[qi][0] = s[qi][1] = _mm256_setzero_ps();
   const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   __m256i m0 = _mm256_cmpgt_epi32(_mm256_set1_epi32(n), lane);
   __m256i m1 = _mm256_cmpgt_epi32(_mm256_set1_epi32(n - 8), lane);
-  for (int d = 0; d < dh; d++) {
-    const float *krow = a->kt + (size_t)d * t + j0;
-    __m256 k0, k1;
-    if (n == 16) {
-      k0 = _mm256_loadu_ps(krow);
-      k1 = _mm256_loadu_ps(krow + 8);
+  for (int d = 0; d < dh; d += 1 + bf16) {
+    __m256 k0, k1, k0o = _mm256_setzero_ps(), k1o = _mm256_setzero_ps();
+    if (bf16) { /* 16 keys' (k[d], k[d + 1]) pairs */
+      const int *krow = (const int *)(const void *)(a->kb + attn_bf16_kb_index(t, d / 2, j0));
+      __m256i r0 = n == 16 ? _mm256_loadu_si256((const __m256i *)krow) : _mm256_maskload_epi32(krow, m0);
+      __m256i r1 = n == 16 ? _mm256_loadu_si256((const __m256i *)(krow + 8)) : _mm256_maskload_epi32(krow + 8, m1);
+      k0 = bf16_even(r0), k1 = bf16_even(r1), k0o = bf16_odd(r0), k1o = bf16_odd(r1);
     } else {
-      k0 = _mm256_maskload_ps(krow, m0);
-      k1 = _mm256_maskload_ps(krow + 8, m1);
+      const float *krow = a->kt + (size_t)d * t + j0;
+      k0 = n == 16 ? _mm256_loadu_ps(krow) : _mm256_maskload_ps(krow, m0);
+      k1 = n == 16 ? _mm256_loadu_ps(krow + 8) : _mm256_maskload_ps(krow + 8, m1);
     }
+    #pragma GCC unroll 4
     for (int qi = 0; qi < QB2; qi++) {
-      __m256 qv = _mm256_broadcast_ss(q + (size_t)(qi < nq ? qi : 0) * dh + d);
+      const float *qr = q + (size_t)(qi < nq ? qi : 0) * dh + d;
+      __m256 qv = _mm256_broadcast_ss(qr);
       s[qi][0] = _mm256_fmadd_ps(qv, k0, s[qi][0]);
       s[qi][1] = _mm256_fmadd_ps(qv, k1, s[qi][1]);
+      if (bf16) {
+        qv = _mm256_broadcast_ss(qr + 1);
+        s[qi][0] = _mm256_fmadd_ps(qv, k0o, s[qi][0]);
+        s[qi][1] = _mm256_fmadd_ps(qv, k1o, s[qi][1]);
+      }
     }
   }
+  #pragma GCC unroll 4
   for (int qi = 0; qi < QB2; qi++) {
     _mm256_storeu_ps(pb + qi * KB2, s[qi][0]);
     _mm256_storeu_ps(pb + qi * KB2 + 8, s[qi][1]);
   }
 }
 
-INL void attn_block_avx2(const attn_args *a, int q0, int nq, const int W) {
-  const int t = a->t, dh = a->dh;
-  int lo[QB2] = {0}, hi[QB2] = {0};
-  int ulo = t, uhi = -1;
-  for (int qi = 0; qi < nq; qi++) {
-    int i = q0 + qi;
-    lo[qi] = 0;
-    hi[qi] = t - 1;
-    if (a->window >= 0) {
-      lo[qi] = i - a->window > 0 ? i - a->window : 0;
-      hi[qi] = i + a->window < t - 1 ? i + a->window : t - 1;
+/* acc[QB2][dh] += P V over the block's nk keys from j0 (even with bf16), columns [dc, dc + 8 W). */
+INL void pv_avx2(const attn_args *a, const int bf16, const float *pbuf, int j0, int nk, int dc, const int W,
+                 float *accb) {
+  const int dh = a->dh;
+  __m256 acc[QB2][2];
+  #pragma GCC unroll 4
+  for (int qi = 0; qi < QB2; qi++)
+    #pragma GCC unroll 4
+    for (int w = 0; w < W; w++) acc[qi][w] = _mm256_loadu_ps(accb + qi * dh + dc + 8 * w);
+  /* bf16: keys in pairs; an odd nk's extra key has probability 0 (the softmax zeroes whole vectors
+   * past the visible keys) and, past the row, the zero v[T] */
+  for (int j = 0; j < nk; j += 1 + bf16) {
+    __m256 vv[2], vo[2];
+    #pragma GCC unroll 4
+    for (int w = 0; w < W; w++) {
+      if (bf16) {
+        __m256i r = _mm256_loadu_si256((const __m256i *)(a->vb + attn_bf16_vb_index(dh, j0 + j, dc + 8 * w)));
+        vv[w] = bf16_even(r), vo[w] = bf16_odd(r);
+      } else {
+        vv[w] = _mm256_loadu_ps(a->v + (size_t)(j0 + j) * dh + dc + 8 * w);
+      }
     }
-    if (lo[qi] < ulo) ulo = lo[qi];
-    if (hi[qi] > uhi) uhi = hi[qi];
+    #pragma GCC unroll 4
+    for (int qi = 0; qi < QB2; qi++) {
+      __m256 pv = _mm256_broadcast_ss(pbuf + qi * KB2 + j);
+      #pragma GCC unroll 4
+      for (int w = 0; w < W; w++) acc[qi][w] = _mm256_fmadd_ps(pv, vv[w], acc[qi][w]);
+      if (bf16) {
+        pv = _mm256_broadcast_ss(pbuf + qi * KB2 + j + 1);
+        #pragma GCC unroll 4
+        for (int w = 0; w < W; w++) acc[qi][w] = _mm256_fmadd_ps(pv, vo[w], acc[qi][w]);
+      }
+    }
   }
-  float *pbuf = a->scratch;           /* [QB2][KB2] scores, then probabilities */
+  #pragma GCC unroll 4
+  for (int qi = 0; qi < QB2; qi++)
+    #pragma GCC unroll 4
+    for (int w = 0; w < W; w++) _mm256_storeu_ps(accb + qi * dh + dc + 8 * w, acc[qi][w]);
+}
+
+INL void attn_block_avx2(const attn_args *a, int q0, int nq, const int W, const int bf16) {
+  const int dh = a->dh;
+  int lo[QB2] = {0}, hi[QB2] = {0}, ulo, uhi;
+  attn_block_ranges(a, q0, nq, lo, hi, &ulo, &uhi);
+  if (bf16) ulo &= ~1; /* key blocks cover whole vb pairs */
+  float *pbuf = a->scratch;             /* [QB2][KB2] scores, then probabilities */
   float *accb = a->scratch + QB2 * KB2; /* [QB2][dh] output accumulators */
   float mrun[QB2], lrun[QB2];
   for (int qi = 0; qi < QB2; qi++) {
@@ -281,11 +380,21 @@ INL void attn_block_avx2(const attn_args *a, int q0, int nq, const int W) {
     lrun[qi] = 0.0f;
     for (int d = 0; d < dh; d += 8) _mm256_storeu_ps(accb + qi * dh + d, _mm256_setzero_ps());
   }
-  const float *q = a->q + (size_t)q0 * dh;
+  const float *q;
+  if (bf16) { /* the block's queries widened to fp32 [nq][dh] */
+    float *qw = accb + QB2 * dh;
+    for (int i = 0; i < nq * dh; i += 8) {
+      __m256i h = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(a->qb + (size_t)q0 * dh + i)));
+      _mm256_storeu_ps(qw + i, _mm256_castsi256_ps(_mm256_slli_epi32(h, 16)));
+    }
+    q = qw;
+  } else {
+    q = a->q + (size_t)q0 * dh;
+  }
   const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   for (int j0 = ulo; j0 <= uhi; j0 += KB2) {
     int nk = uhi + 1 - j0 < KB2 ? uhi + 1 - j0 : KB2;
-    for (int c0 = 0; c0 < nk; c0 += 16) scores16_avx2(a, q, nq, j0 + c0, nk - c0 < 16 ? nk - c0 : 16, pbuf + c0);
+    for (int c0 = 0; c0 < nk; c0 += 16) scores16_avx2(a, bf16, q, nq, j0 + c0, nk - c0 < 16 ? nk - c0 : 16, pbuf + c0);
     for (int qi = 0; qi < QB2; qi++) {
       float *pb = pbuf + qi * KB2;
       /* keys of this block that query qi may see (none for the unused query slots) */
@@ -327,22 +436,7 @@ INL void attn_block_avx2(const attn_args *a, int q0, int nq, const int W) {
           _mm256_storeu_ps(accb + qi * dh + d, _mm256_mul_ps(_mm256_loadu_ps(accb + qi * dh + d), vc));
       }
     }
-    for (int dc = 0; dc < dh; dc += 8 * W) {
-      __m256 acc[QB2][2];
-      for (int qi = 0; qi < QB2; qi++)
-        for (int w = 0; w < W; w++) acc[qi][w] = _mm256_loadu_ps(accb + qi * dh + dc + 8 * w);
-      for (int j = 0; j < nk; j++) {
-        const float *vr = a->v + (size_t)(j0 + j) * dh + dc;
-        __m256 vv[2];
-        for (int w = 0; w < W; w++) vv[w] = _mm256_loadu_ps(vr + 8 * w);
-        for (int qi = 0; qi < QB2; qi++) {
-          __m256 pv = _mm256_broadcast_ss(pbuf + qi * KB2 + j);
-          for (int w = 0; w < W; w++) acc[qi][w] = _mm256_fmadd_ps(pv, vv[w], acc[qi][w]);
-        }
-      }
-      for (int qi = 0; qi < QB2; qi++)
-        for (int w = 0; w < W; w++) _mm256_storeu_ps(accb + qi * dh + dc + 8 * w, acc[qi][w]);
-    }
+    for (int dc = 0; dc < dh; dc += 8 * W) pv_avx2(a, bf16, pbuf, j0, nk, dc, W, accb);
   }
   for (int qi = 0; qi < nq; qi++) {
     __m256 inv = _mm256_set1_ps(1.0f / lrun[qi]);
@@ -360,16 +454,21 @@ INL void attn_block_avx2(const attn_args *a, int q0, int nq, const int W) {
   }
 }
 
-FN void attention_avx2(const attn_args *a) {
-  if (a->dh % 8 != 0 || a->dh > 64) { /* the accumulators in scratch hold QB2 x 64 */
-    cpu_attention_scalar(a);
-    return;
-  }
+/* dh a multiple of 8 up to 64 (the accumulators in scratch hold QB2 x 64); others: scalar. */
+INL void attention_blocks_avx2(const attn_args *a, const int bf16) {
   for (int i = a->i0; i < a->i1; i += QB2) {
     int nq = a->i1 - i < QB2 ? a->i1 - i : QB2;
-    if (a->dh % 16 == 0) attn_block_avx2(a, i, nq, 2);
-    else attn_block_avx2(a, i, nq, 1);
+    if (a->dh % 16 == 0) attn_block_avx2(a, i, nq, 2, bf16);
+    else attn_block_avx2(a, i, nq, 1, bf16);
   }
+}
+FN void attention_avx2(const attn_args *a) {
+  if (a->dh % 8 != 0 || a->dh > 64) cpu_attention_scalar(a);
+  else attention_blocks_avx2(a, 0);
+}
+FN void attention_bf16_avx2(const attn_args *a) {
+  if (a->dh % 8 != 0 || a->dh > 64) cpu_attention_bf16_scalar(a);
+  else attention_blocks_avx2(a, 1);
 }
 
 static cpu_kernels table;
@@ -384,6 +483,7 @@ const cpu_kernels *cpu_kernels_avx2(void) {
     t.layernorm = layernorm_avx2;
     t.rope = rope_avx2;
     t.attention = attention_avx2;
+    t.attention_bf16 = attention_bf16_avx2;
     table = t; /* idempotent: every caller writes the same bytes */
   }
   return &table;
