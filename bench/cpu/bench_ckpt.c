@@ -64,6 +64,7 @@ int main(int argc, char **argv) {
   double load_ms = now_ms() - t0;
   char engine[64];
   snprintf(engine, sizeof engine, "laya.c %s", !strcmp(bk, "cpu-ref") ? "cpu-ref fp32" : backend_precision_name(o.precision));
+  const char *isa = !strcmp(bk, "cpu-ref") ? "ref" : backend_cpu_isa(be); /* the kernel table it runs */
   backend_worker *w = be->worker_create(be, &err);
   int vocab = ck.w.enc.vocab;
   char buf[256];
@@ -115,8 +116,8 @@ int main(int argc, char **argv) {
     }
     qsort(times, (size_t)n, sizeof(double), cmp_d);
     printf("{\"engine\": \"%s\", \"shape\": \"%s\", \"rows\": %d, \"tokens\": %d, \"real_tokens\": %d, "
-           "\"best_ms\": %.2f, \"median_ms\": %.2f}\n",
-           engine, s, rows, T, T, times[0], times[n / 2]);
+           "\"best_ms\": %.2f, \"median_ms\": %.2f, \"kernels\": \"%s\"}\n",
+           engine, s, rows, T, T, times[0], times[n / 2], isa);
     fflush(stdout);
     free(lens), free(tok), free(rs), free(qt), free(ms), free(mk), free(logits), free(act), free(times);
   }

@@ -16,6 +16,7 @@ and exports the ONNX graphs (bench_py.py export) into --work, then times:
   - peak RSS of each engine's process (ru_maxrss);
   - cold start: process start to first answer (open the model, answer one question, exit),
     wall clock around the whole process, page cache warm.
+`--avx2 bf16` adds laya.c runs on its AVX2 kernel table (what a CPU without AVX-512 runs).
 Prints a Markdown report (and writes it with the raw JSON to --work).
 """
 import argparse
@@ -88,6 +89,9 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--shapes", default="1x128,1x512,8x256,32xmixed")
+    ap.add_argument("--avx2", default="", help="comma list of laya.c precisions (fp32,bf16,int8) to run a second "
+                    "time on the AVX2 table (LAYA_CPU_ISA=avx2), as on a CPU without AVX-512; the competitors "
+                    "keep whatever their libraries pick (AVX-512 here)")
     ap.add_argument("--skip", default="", help="comma list of engines to skip: torch,ort,ort-int8,fp32,bf16,int8; "
                     "'cold' skips the cold starts (a run split over several quiet windows)")
     a = ap.parse_args()
@@ -123,6 +127,12 @@ def main():
         # forward passes, one engine per process
         jobs = [(f"laya.c {p}", [bench_ckpt, arts[p], "--shapes", a.shapes, "--reps", str(a.reps),
                                  "--threads", str(a.threads)]) for p in ["fp32", "bf16", "int8"] if p in arts]
+        for p in [p for p in a.avx2.split(",") if p]:
+            art = arts.get(p) or os.path.join(a.work, f"{name}.{p}.laya")
+            if not os.path.exists(art):
+                sh([laya, "convert", ckpt, art, "--precision", p], env)
+            jobs.append((f"laya.c {p} AVX2", [bench_ckpt, art, "--shapes", a.shapes, "--reps", str(a.reps),
+                                              "--threads", str(a.threads)], {"LAYA_CPU_ISA": "avx2"}))
         if "torch" not in skip:
             jobs.append(("pytorch fp32", [PY, os.path.join(HERE, "bench_py.py"), "torch", ckpt, "--shapes", a.shapes,
                                           "--reps", str(a.reps), "--threads", str(a.threads)]))
@@ -133,10 +143,15 @@ def main():
             jobs.append(("onnxruntime int8", [PY, os.path.join(HERE, "bench_py.py"), "ort", onnx8, "--shapes",
                                               a.shapes, "--reps", str(a.reps), "--threads", str(a.threads),
                                               "--vocab", str(vocab)]))
-        for label, cmd in jobs:
+        for label, cmd, *extra in jobs:
             log(f"{name}: {label} (load {loadavg()})")
-            out, wall = sh(cmd, env)
+            out, wall = sh(cmd, dict(env, **extra[0]) if extra else env)
             for o in out:
+                if extra:  # the AVX2 runs: same engine, other kernel table
+                    if o.get("kernels", "avx2") != "avx2":
+                        sys.stderr.write(f"{label}: ran the {o['kernels']} kernel table, not avx2\n")
+                        raise SystemExit(1)
+                    o["engine"] = label
                 o.setdefault("engine", label)
                 o["load_avg"] = loadavg()
                 R["runs"].append(o)
@@ -210,7 +225,8 @@ def report(res, a):
         L.append("Ratios (competitor median / laya.c median; > 1 means laya.c is faster):\n")
         pairs = [("laya.c bf16", "pytorch fp32", 4.0), ("laya.c bf16", "onnxruntime fp32", 2.0),
                  ("laya.c int8", "onnxruntime int8", 1.0), ("laya.c fp32", "pytorch fp32", None),
-                 ("laya.c fp32", "onnxruntime fp32", None)]
+                 ("laya.c fp32", "onnxruntime fp32", None), ("laya.c bf16 AVX2", "pytorch fp32", None),
+                 ("laya.c bf16 AVX2", "onnxruntime fp32", None), ("laya.c fp32 AVX2", "pytorch fp32", None)]
         pairs = [p for p in pairs if p[0] in engines and p[1] in engines]
         L.append("| shape | " + " | ".join(f"{b} / {x}" + (f" (goal >= {g:g})" if g else "") for x, b, g in pairs) + " |")
         L.append("|---|" + "---|" * len(pairs))
@@ -237,7 +253,7 @@ def report(res, a):
         L.append("| engine | peak RSS MB | weights MB | RSS - weights |")
         L.append("|---|---|---|---|")
         for e in engines:
-            key = {"laya.c fp32": "artifact fp32", "laya.c bf16": "artifact bf16", "laya.c int8": "artifact int8"}.get(e)
+            key = f"artifact {e.split()[1]}" if e.startswith("laya.c") else None
             wmb = sizes.get(key) if key else None
             L.append(f"| {e} | {rss.get(e, float('nan')):.0f} | {wmb:.0f} | {rss.get(e, 0) - wmb:.0f} |" if wmb else
                      f"| {e} | {rss.get(e, float('nan')):.0f} | (fp32 in memory) | |")
