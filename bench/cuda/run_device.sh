@@ -1,8 +1,12 @@
 #!/bin/bash
 # The CUDA backend's tests and benchmark on a GPU machine, in one go (logs under $OUT or ./out-cuda).
 #
-#   bench/cuda/run_device.sh [phases]     phases: any of build,test,acc,make,bench,tuned,profile,torch,cold,compile
-#                                         (default: all but compile)
+#   bench/cuda/run_device.sh [phases]     phases: any of build,make,sweep,test,vtest,acc,bench,tuned,profile,torch,
+#                                         cold,compile (default: build,test,acc,make,bench,torch,cold)
+#
+# sweep: the per-stage profile at 32x512 with RoPE-K inside the attention kernel and as its own pass,
+# and with the previous attention variants; exports LAYA_CUDA_ROPE_K_FUSED (the faster) for the
+# phases after it ($OUT/best.env). vtest: cuda/forward under both variant pairs, fused and not.
 #
 # Needs: nvcc, cmake, ninja, python3 with torch + transformers; the laya==0.4.15 wheel in .whl/
 # (pip download --no-deps laya==0.4.15 -d .whl) when the machine cannot reach PyPI; utf8proc
@@ -32,6 +36,37 @@ if has build; then
   cmake -S bench/cuda/device -B build-dev -G Ninja -DCMAKE_BUILD_TYPE=Release $CM_EXTRA >"$OUT/cmake.log" 2>&1 || tail -20 "$OUT/cmake.log"
   ninja -C build-dev 2>&1 | tail -15
 fi
+if has make; then
+  log "make checkpoints"
+  for m in ${MAKE_MODELS:-large mmbert}; do
+    [ -f /tmp/laya_ck_$m/model.safetensors ] || timeout 300 python3 bench/cuda/torch_bench.py make --model $m --out /tmp/laya_ck_$m
+  done 2>&1 | grep -v "^\[transformers\]" | tee "$OUT/make.log"
+fi
+# attention variant pairs (global, local): the defaults first, then the previous defaults
+ATTN_G=(w4m2n32b3 w4m2n64)
+ATTN_L=(w4m1n32b4 w4m1n64)
+if has sweep; then
+  log "attention variants and RoPE-K fusion (profile 32x512)"
+  prof() { # label env...
+    local lab=$1; shift
+    env "$@" LAYA_CUDA_PROFILE=1 timeout 60 ./build-dev/bench_cuda /tmp/laya_ck_$m --label $m --shapes 32x512 --reps 5 |
+      awk -v m=$m -v lab="$lab" '/attn global/{ag=$3} /attn local/{al=$3} /rope k/{rk=$3} /^  total/{t=$2}
+        END{printf "SWEEP %s %s | global %s local %s rope %s att+rope %.3f total %s\n", m, lab, ag, al, rk, ag+al+rk, t}'
+  }
+  for m in large mmbert; do
+    prof "fused" LAYA_CUDA_ROPE_K_FUSED=1
+    prof "unfused" LAYA_CUDA_ROPE_K_FUSED=0
+    prof "previous" LAYA_CUDA_ROPE_K_FUSED=0 LAYA_CUDA_ATTN_G=${ATTN_G[1]} LAYA_CUDA_ATTN_L=${ATTN_L[1]}
+    prof "fused-again" LAYA_CUDA_ROPE_K_FUSED=1
+  done 2>&1 | tee "$OUT/sweep.log"
+  # keep the fusion only where it measured faster (attention + RoPE, both models, both fused runs)
+  # and passes cuda/forward
+  faster=$(awk '/^SWEEP/{t[$3]+=$12} END{print (t["fused"]+t["fused-again"])/2 < t["unfused"] ? 1 : 0}' "$OUT/sweep.log")
+  passes=$(LAYA_CUDA_ROPE_K_FUSED=1 timeout 300 ./build-dev/test_cuda_forward 2>&1 | grep -c "checks, 0 failed")
+  echo "RoPE-K fused: faster $faster, cuda/forward passes $passes" | tee -a "$OUT/sweep.log"
+  export LAYA_CUDA_ROPE_K_FUSED=$(( faster && passes ))
+  echo "export LAYA_CUDA_ROPE_K_FUSED=$LAYA_CUDA_ROPE_K_FUSED" | tee "$OUT/best.env"
+fi
 if has test; then
   log test
   { timeout 300 ./build-dev/test_cuda_forward
@@ -39,17 +74,21 @@ if has test; then
       timeout 300 ./build-dev/test_cuda_parity tests/fixtures/ckpt/$c tests/fixtures/parity/$c/rows.jsonl
     done; } 2>&1 | tee "$OUT/test.log" | tail -40
 fi
+if has vtest; then
+  log "cuda/forward under both attention variant pairs, RoPE-K fused and not"
+  for i in "${!ATTN_G[@]}"; do
+    for f in 1 0; do
+      echo "VTEST G ${ATTN_G[$i]} L ${ATTN_L[$i]} rope-k fused $f: "
+      LAYA_CUDA_ROPE_K_FUSED=$f LAYA_CUDA_ATTN_G=${ATTN_G[$i]} LAYA_CUDA_ATTN_L=${ATTN_L[$i]} timeout 300 \
+        ./build-dev/test_cuda_forward 2>&1 | grep -E "fail|error|checks"
+    done
+  done 2>&1 | tee "$OUT/vtest.log"
+fi
 if has acc; then
   log "accuracy vs cpu-ref (full size, random weights)"
   for m in mmbert large; do
     [ -f "bench/cuda/ref/acc_$m.bin" ] && timeout 120 ./build-dev/fullsize_acc cuda $m "bench/cuda/ref/acc_$m.bin"
   done 2>&1 | tee "$OUT/acc.log"
-fi
-if has make; then
-  log "make checkpoints"
-  for m in ${MAKE_MODELS:-large mmbert}; do
-    [ -f /tmp/laya_ck_$m/model.safetensors ] || timeout 300 python3 bench/cuda/torch_bench.py make --model $m --out /tmp/laya_ck_$m
-  done 2>&1 | grep -v "^\[transformers\]" | tee "$OUT/make.log"
 fi
 if has bench; then
   log "laya.c bench"

@@ -5,10 +5,12 @@
  * Rows of the batch lie back to back: a work tile names the row's first token and length, so no
  * mask tensor and no padding exist. A key j is visible to query i of the same row iff
  * window < 0 (global) or |i - j| <= window. RoPE for Q is applied while Q is staged in shared
- * memory (K was rotated in place by rope_k before this kernel).
+ * memory (K was rotated in place by rope_k before this kernel: rotating each K tile in shared
+ * memory inside this kernel instead measured 2.7 vs 1.8 ms per forward on the global layers of
+ * ModernBERT-large 32x512, far more than the 0.57 ms the separate pass costs).
  *
- * Fast path (hd = 32 or 64): one block of 4 warps takes 64 or 128 queries of one head; K/V tiles
- * of 64 keys are double-buffered with cp.async; S = QK^T and O += PV run on the tensor cores
+ * Fast path (hd = 32 or 64): one block of 4 warps takes 64 or 128 queries of one head (compiled
+ * variants, below); K/V tiles of 32 or 64 keys are double-buffered with cp.async; S = QK^T and O += PV run on the tensor cores
  * (mma.sync m16n8k16, fp32 accumulation) with an online softmax in fp32 (exp2, scaled scores).
  * Probabilities are rounded to 16 bits for PV, as in FlashAttention. Fallback (any hd): one warp
  * per (query, head), scalar fp32. A third kernel serves the last decision-head layer, which needs
@@ -18,6 +20,7 @@
 #include <cuda_fp16.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cuda_internal.h"
 
@@ -90,32 +93,55 @@ __device__ __forceinline__ void cp_async16(void *smem, const void *gmem, int src
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 __device__ __forceinline__ void cp_async_wait0() { asm volatile("cp.async.wait_group 0;\n" ::); }
 
-constexpr int BN = 64; /* keys per K/V tile */
-
 __device__ __forceinline__ float fast_exp2(float x) { /* ex2.approx: 2 ulp, -inf -> 0 */
   float y;
   asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
   return y;
 }
 
-/* MT: 16-row m-tiles per warp (block = 4 warps = 64 * MT queries). With MT = 2 every K/V fragment
- * loaded from shared memory feeds two matrix products, each warp has two independent chains to
- * interleave, and a local layer's 128 queries share one 256-key window instead of two 192-key
- * ones. Q is staged through the K buffers then (it lives in registers afterwards).
- * MINB: blocks per SM the register allocation must allow. */
-template <class T, int HD, int MT, int MINB, bool SKIP>
-__global__ void __launch_bounds__(128, MINB) flash_attn_kernel(const T *__restrict__ qkv, T *__restrict__ out,
-                                                         const attn_tile *__restrict__ tiles,
-                                                         const int *__restrict__ n_tiles, int H, int window,
-                                                         const float2 *__restrict__ rope, float scale_log2) {
-  constexpr int BM = 64 * MT;
+/* RoPE on 8 rotate-half pairs held as two 16-byte vectors: a = x[j..j+8), b = x[j+hd/2..+8), cs the
+ * (cos, sin) of those 8 pairs; fp32 maths, one rounding, as rope_k. */
+template <class T> __device__ __forceinline__ void rope8(uint4 &a, uint4 &b, const float2 *cs) {
+  uint32_t *pa = reinterpret_cast<uint32_t *>(&a), *pb = reinterpret_cast<uint32_t *>(&b);
+  float4 c4[4];
+#pragma unroll
+  for (int i = 0; i < 4; i++) c4[i] = reinterpret_cast<const float4 *>(cs)[i];
+#pragma unroll
+  for (int i = 0; i < 4; i++) {
+    float2 x0 = pack2<T>::unpack(pa[i]), x1 = pack2<T>::unpack(pb[i]);
+    const float4 c = c4[i]; /* (cos, sin) of pairs 2i and 2i + 1 */
+    pa[i] = pack2<T>::make(x0.x * c.x - x1.x * c.y, x0.y * c.z - x1.y * c.w);
+    pb[i] = pack2<T>::make(x1.x * c.x + x0.x * c.y, x1.y * c.z + x0.y * c.w);
+  }
+}
+
+/* Shape of the tensor-core kernel, a compile-time variant (see kGlobalVariants / kLocalVariants):
+ * NW warps per block, MT 16-row m-tiles per warp (block = 16 * NW * MT queries), BN keys per K/V
+ * tile, MINB blocks per SM the register allocation must allow. With MT = 2 every K/V fragment
+ * loaded from shared memory feeds two matrix products and each warp has two independent chains to
+ * interleave; more warps (NW = 8) hide latency with one chain each. Q is staged through the K
+ * buffers when a separate Q buffer would not fit in 48 KB (it lives in registers afterwards).
+ * SKIP (local layers): a warp skips a K/V tile none of its queries can see. */
+template <class T, int HD, int NW, int MT, int BN, int MINB, bool SKIP>
+__global__ void __launch_bounds__(NW * 32, MINB)
+    flash_attn_kernel(const T *__restrict__ qkv, T *__restrict__ out, const attn_tile *__restrict__ tiles,
+                      const int *__restrict__ n_tiles, int H, int window, const float2 *__restrict__ rope,
+                      float scale_log2) {
+  constexpr int NT = NW * 32;
+  constexpr int RW = 16 * MT; /* query rows per warp */
+  constexpr int BM = RW * NW;
   constexpr int LD = HD + 8; /* padded rows: conflict-free ldmatrix */
   constexpr int CH = HD / 8; /* 16-byte chunks per row */
-  static_assert(MT == 1 || BM * LD <= 2 * BN * LD, "Q must fit in the K buffers");
-  __shared__ __align__(16) T sQbuf[MT == 1 ? BM * LD : 8];
-  __shared__ __align__(16) T sK[2][BN * LD];
-  __shared__ __align__(16) T sV[2][BN * LD];
-  T *sQ = MT == 1 ? sQbuf : &sK[0][0];
+  /* shared memory: K and V double-buffered ([buf][K, V][BN rows]), and Q in its own buffer when
+   * that fits in 48 KB (the first K/V tile then loads meanwhile), else staged through the K/V
+   * buffers. */
+  constexpr int KV_BYTES = 4 * BN * LD * (int)sizeof(T);
+  constexpr int Q_BYTES = BM * LD * (int)sizeof(T);
+  constexpr bool Q_SEP = BM > 4 * BN || Q_BYTES + KV_BYTES <= 48 * 1024;
+  static_assert((Q_SEP ? Q_BYTES : 0) + KV_BYTES <= 48 * 1024, "static shared memory");
+  __shared__ __align__(16) T sQbuf[Q_SEP ? BM * LD : 8];
+  __shared__ __align__(16) T sKV[2][2][BN * LD];
+  T *sQ = Q_SEP ? sQbuf : &sKV[0][0][0];
 
   const int tile_idx = blockIdx.x;
   if (tile_idx >= *n_tiles) return;
@@ -137,13 +163,13 @@ __global__ void __launch_bounds__(128, MINB) flash_attn_kernel(const T *__restri
   const int n_kb = (hi - lo + BN - 1) / BN;
 
   auto load_kv = [&](int kb, int buf) {
-    for (int c = tid; c < BN * CH; c += 128) {
+    for (int c = tid; c < BN * CH; c += NT) {
       int r = c / CH, ch = c % CH;
       int kp = kb + r;
       bool ok = kp < hi;
       int64_t off = (int64_t)(base + (ok ? kp : 0)) * rs + ch * 8;
-      cp_async16(&sK[buf][r * LD + ch * 8], Kg + off, ok ? 16 : 0);
-      cp_async16(&sV[buf][r * LD + ch * 8], Vg + off, ok ? 16 : 0);
+      cp_async16(&sKV[buf][0][r * LD + ch * 8], Kg + off, ok ? 16 : 0);
+      cp_async16(&sKV[buf][1][r * LD + ch * 8], Vg + off, ok ? 16 : 0);
     }
     cp_async_commit();
   };
@@ -151,7 +177,7 @@ __global__ void __launch_bounds__(128, MINB) flash_attn_kernel(const T *__restri
   /* Stage Q (rotated when rope != NULL). */
   if (rope) {
     constexpr int HC = CH / 2; /* chunks in the first half */
-    for (int c = tid; c < BM * HC; c += 128) {
+    for (int c = tid; c < BM * HC; c += NT) {
       int r = c / HC, ch = c % HC;
       int qp = q0 + r;
       uint4 a = make_uint4(0, 0, 0, 0), b = make_uint4(0, 0, 0, 0);
@@ -159,27 +185,19 @@ __global__ void __launch_bounds__(128, MINB) flash_attn_kernel(const T *__restri
         const T *src = Qg + (int64_t)(base + qp) * rs + ch * 8;
         a = *reinterpret_cast<const uint4 *>(src);
         b = *reinterpret_cast<const uint4 *>(src + HD / 2);
-        const float2 *cs = rope + (int64_t)qp * (HD / 2) + ch * 8;
-        uint32_t *pa = reinterpret_cast<uint32_t *>(&a), *pb = reinterpret_cast<uint32_t *>(&b);
-#pragma unroll
-        for (int i = 0; i < 4; i++) {
-          float2 x0 = pack2<T>::unpack(pa[i]), x1 = pack2<T>::unpack(pb[i]);
-          float2 c0 = cs[2 * i], c1 = cs[2 * i + 1];
-          pa[i] = pack2<T>::make(x0.x * c0.x - x1.x * c0.y, x0.y * c1.x - x1.y * c1.y);
-          pb[i] = pack2<T>::make(x1.x * c0.x + x0.x * c0.y, x1.y * c1.x + x0.y * c1.y);
-        }
+        rope8<T>(a, b, rope + (int64_t)qp * (HD / 2) + ch * 8);
       }
       *reinterpret_cast<uint4 *>(&sQ[r * LD + ch * 8]) = a;
       *reinterpret_cast<uint4 *>(&sQ[r * LD + HD / 2 + ch * 8]) = b;
     }
   } else {
-    for (int c = tid; c < BM * CH; c += 128) {
+    for (int c = tid; c < BM * CH; c += NT) {
       int r = c / CH, ch = c % CH;
       int qp = q0 + r;
       cp_async16(&sQ[r * LD + ch * 8], Qg + (int64_t)(base + (qp < len ? qp : 0)) * rs + ch * 8, qp < len ? 16 : 0);
     }
   }
-  if (MT == 1) { /* separate Q buffer: the first K/V tile loads meanwhile */
+  if (Q_SEP) { /* separate Q buffer: the first K/V tile loads meanwhile */
     if (n_kb > 0) load_kv(lo, 0);
     else cp_async_commit();
   } else {
@@ -188,14 +206,14 @@ __global__ void __launch_bounds__(128, MINB) flash_attn_kernel(const T *__restri
   cp_async_wait0();
   __syncthreads();
 
-  /* Q fragments of this warp's 16 * MT rows, kept in registers. */
+  /* Q fragments of this warp's RW rows, kept in registers. */
   uint32_t qf[MT][HD / 16][4];
 #pragma unroll
   for (int mt = 0; mt < MT; mt++)
 #pragma unroll
     for (int kc = 0; kc < HD / 16; kc++)
-      ldsm_x4(qf[mt][kc], &sQ[(warp * 16 * MT + mt * 16 + (lane % 16)) * LD + kc * 16 + (lane / 16) * 8]);
-  if (MT > 1) { /* Q was staged in the K buffers: free them, then load the first tile */
+      ldsm_x4(qf[mt][kc], &sQ[(warp * RW + mt * 16 + (lane % 16)) * LD + kc * 16 + (lane / 16) * 8]);
+  if (!Q_SEP) { /* Q was staged in the K/V buffers: free them, then load the first tile */
     __syncthreads();
     if (n_kb > 0) load_kv(lo, 0);
     cp_async_wait0();
@@ -211,13 +229,12 @@ __global__ void __launch_bounds__(128, MINB) flash_attn_kernel(const T *__restri
 #pragma unroll
   for (int mt = 0; mt < MT; mt++) m_r[mt][0] = m_r[mt][1] = -INFINITY, l_r[mt][0] = l_r[mt][1] = 0.f;
   /* row position of c0/c1 in m-tile mt: qrow0 + 16 mt; c2/c3 are 8 rows further */
-  const int qrow0 = q0 + warp * 16 * MT + lane / 4;
-  /* SKIP (local layers): the keys this warp's queries can see are [wk_lo, wk_hi]; a K/V block
+  const int qrow0 = q0 + warp * RW + lane / 4;
+  /* SKIP (local layers): the keys this warp's queries can see are [wk_lo, wk_hi]; a K/V tile
    * outside them is skipped by the whole warp (its scores would all be masked, its probabilities
-   * all zero): with window 64 and 128-query tiles each warp does 3 of the tile's 4 blocks. The
-   * test sits outside the unrolled products (a branch inside them cost the global layers 25%),
-   * and global layers run the SKIP = false instantiation. */
-  const int wk_lo = q0 + warp * 16 * MT - window, wk_hi = q0 + warp * 16 * MT + 16 * MT - 1 + window;
+   * all zero). The test sits outside the unrolled products (a branch inside them cost the global
+   * layers 25%), and global layers run the SKIP = false instantiation. */
+  const int wk_lo = q0 + warp * RW - window, wk_hi = q0 + warp * RW + RW - 1 + window;
 
   for (int it = 0; it < n_kb; it++) {
     const int buf = it & 1, kb = lo + it * BN;
@@ -238,7 +255,7 @@ __global__ void __launch_bounds__(128, MINB) flash_attn_kernel(const T *__restri
 #pragma unroll
       for (int np = 0; np < BN / 16; np++) {
         uint32_t b[4];
-        ldsm_x4(b, &sK[buf][(np * 16 + (lane % 8) + (lane / 16) * 8) * LD + kc * 16 + ((lane / 8) % 2) * 8]);
+        ldsm_x4(b, &sKV[buf][0][(np * 16 + (lane % 8) + (lane / 16) * 8) * LD + kc * 16 + ((lane / 8) % 2) * 8]);
 #pragma unroll
         for (int mt = 0; mt < MT; mt++) {
           mma16816<T>(s[mt][2 * np], qf[mt][kc], b[0], b[1]);
@@ -247,9 +264,10 @@ __global__ void __launch_bounds__(128, MINB) flash_attn_kernel(const T *__restri
       }
     }
 
-    /* Mask only where the block is not entirely visible to every query of the tile. */
-    const bool full = (kb + BN <= hi) &&
-                      (window < 0 || (kb >= q0 + BM - 1 - window && kb + BN - 1 <= q0 + window));
+    /* Mask only where the tile is not entirely visible to every query of the warp (SKIP) or of
+     * the block. */
+    const int vq_lo = SKIP ? q0 + warp * RW : q0, vq_hi = SKIP ? q0 + warp * RW + RW - 1 : q0 + BM - 1;
+    const bool full = (kb + BN <= hi) && (window < 0 || (kb >= vq_hi - window && kb + BN - 1 <= vq_lo + window));
     if (!full) {
 #pragma unroll
       for (int mt = 0; mt < MT; mt++)
@@ -311,7 +329,7 @@ __global__ void __launch_bounds__(128, MINB) flash_attn_kernel(const T *__restri
 #pragma unroll
       for (int np = 0; np < HD / 16; np++) {
         uint32_t b[4];
-        ldsm_x4_t(b, &sV[buf][(kc * 16 + (lane % 8) + ((lane / 8) % 2) * 8) * LD + np * 16 + (lane / 16) * 8]);
+        ldsm_x4_t(b, &sKV[buf][1][(kc * 16 + (lane % 8) + ((lane / 8) % 2) * 8) * LD + np * 16 + (lane / 16) * 8]);
 #pragma unroll
         for (int mt = 0; mt < MT; mt++) {
           mma16816<T>(o[mt][2 * np], a[mt], b[0], b[1]);
@@ -542,26 +560,54 @@ __global__ void __launch_bounds__(GW * 32) attn_gathered_kernel(const T *qkv, T 
   }
 }
 
+/* The tensor-core kernel's compiled variants (NW warps, MT m-tiles per warp, BN keys per K/V tile,
+ * MINB blocks per SM): global layers (and the head's non-final layers), local layers (SKIP). The
+ * first of each list is the default; LAYA_CUDA_ATTN_G / LAYA_CUDA_ATTN_L pick another by name, for
+ * comparisons. Measured on the H200 (ModernBERT-large 32x512, per forward): global w4m2n32b3 1.91 ms
+ * vs w4m2n64 (the previous default) 1.95; local w4m1n32b4 1.92 vs w4m1n64 2.06. 32-key tiles let a
+ * local warp skip more of the band's edges (a 16-row warp needs 5 of the 6 tiles instead of all 3
+ * 64-key ones) and keep the registers low enough for 3-4 blocks per SM. 8-warp variants (w8m1n64
+ * 1.90 global, w8m1n32 2.19 local) are not compiled: with them the two-thread check of cuda/forward
+ * failed in 3 of 4 runs (a graph capture invalidated, cause not found). */
+struct attn_variant {
+  const char *name;
+  int queries; /* per tile: 16 * NW * MT */
+};
+const attn_variant kGlobalVariants[] = {{"w4m2n32b3", 128}, {"w4m2n64", 128}};
+const attn_variant kLocalVariants[] = {{"w4m1n32b4", 64}, {"w4m1n64", 64}};
+constexpr int kNGlobal = (int)(sizeof kGlobalVariants / sizeof kGlobalVariants[0]);
+constexpr int kNLocal = (int)(sizeof kLocalVariants / sizeof kLocalVariants[0]);
+
+template <class T, int HD, int NW, int MT, int BN, int MINB, bool SKIP>
+void flash_launch(cudaStream_t s, dim3 grid, const T *q, T *o, const attn_tile *tiles, const int *n_tiles, int H,
+                  int window, const float2 *rope, float sl2) {
+  flash_attn_kernel<T, HD, NW, MT, BN, MINB, SKIP><<<grid, NW * 32, 0, s>>>(q, o, tiles, n_tiles, H, window, rope, sl2);
+}
+
+template <class T, int HD>
+void flash_dispatch(cudaStream_t s, dim3 grid, const T *q, T *o, const attn_tile *tiles, const int *n_tiles, int H,
+                    int window, const float2 *rope, float sl2, int variant) {
+  if (window < 0) {
+    if (variant == 1) flash_launch<T, HD, 4, 2, 64, 2, false>(s, grid, q, o, tiles, n_tiles, H, window, rope, sl2);
+    else flash_launch<T, HD, 4, 2, 32, 3, false>(s, grid, q, o, tiles, n_tiles, H, window, rope, sl2);
+  } else {
+    if (variant == 1) flash_launch<T, HD, 4, 1, 64, 3, true>(s, grid, q, o, tiles, n_tiles, H, window, rope, sl2);
+    else flash_launch<T, HD, 4, 1, 32, 4, true>(s, grid, q, o, tiles, n_tiles, H, window, rope, sl2);
+  }
+}
+
 template <class T>
 void attention_t(cudaStream_t s, const void *qkv, void *out, const attn_tile *tiles, const int32_t *tok_row,
                  const int32_t *tok_pos, const int32_t *row_start, const int *counts, const int *n_tiles,
-                 int n_tiles_cap, int Mp, int H, int hd, int window, const float2 *rope, int tile_q) {
+                 int n_tiles_cap, int Mp, int H, int hd, int window, const float2 *rope, int variant) {
   const float scale = 1.0f / sqrtf((float)hd);
   if (hd == 64 || hd == 32) {
     dim3 grid((unsigned)n_tiles_cap, (unsigned)H);
     const float sl2 = scale * 1.4426950408889634f;
-    const T *q = (const T *)qkv;
-    T *o = (T *)out;
-    static const bool skip_on = !(getenv("LAYA_CUDA_ATTN_SKIP") && getenv("LAYA_CUDA_ATTN_SKIP")[0] == '0');
-    const bool skip = window >= 0 && skip_on;
-#define FLASH(HD_, MT_, MINB_)                                                                          \
-  (skip ? flash_attn_kernel<T, HD_, MT_, MINB_, true><<<grid, 128, 0, s>>>(q, o, tiles, n_tiles, H, window, rope, sl2) \
-        : flash_attn_kernel<T, HD_, MT_, MINB_, false><<<grid, 128, 0, s>>>(q, o, tiles, n_tiles, H, window, rope, sl2))
-    if (tile_q == 128 && hd == 64) FLASH(64, 2, 2);
-    else if (tile_q == 128) FLASH(32, 2, 3);
-    else if (hd == 64) FLASH(64, 1, 3);
-    else FLASH(32, 1, 4);
-#undef FLASH
+    if (hd == 64)
+      flash_dispatch<T, 64>(s, grid, (const T *)qkv, (T *)out, tiles, n_tiles, H, window, rope, sl2, variant);
+    else
+      flash_dispatch<T, 32>(s, grid, (const T *)qkv, (T *)out, tiles, n_tiles, H, window, rope, sl2, variant);
   } else {
     dim3 grid((unsigned)((Mp + 7) / 8), (unsigned)H);
     attn_rows_kernel<T><<<grid, 256, 0, s>>>((const T *)qkv, (T *)out, NULL, 0, tok_row, tok_pos, row_start, counts,
@@ -598,21 +644,24 @@ int attention_has_fast_path(int hd) { return hd == 64 || hd == 32; }
 void k_attention(cudaStream_t s, int half16, const void *qkv, void *out, const attn_tile *tiles,
                  const int32_t *tok_row, const int32_t *tok_pos, const int32_t *row_start, const int *counts,
                  const int *n_tiles, int n_tiles_cap, int Mp, int H, int hd, int window, const float2 *rope,
-                 int tile_q) {
+                 int variant) {
   if (half16)
     attention_t<__half>(s, qkv, out, tiles, tok_row, tok_pos, row_start, counts, n_tiles, n_tiles_cap, Mp, H, hd,
-                        window, rope, tile_q);
+                        window, rope, variant);
   else
     attention_t<__nv_bfloat16>(s, qkv, out, tiles, tok_row, tok_pos, row_start, counts, n_tiles, n_tiles_cap, Mp,
-                               H, hd, window, rope, tile_q);
+                               H, hd, window, rope, variant);
 }
 
-int attention_tile_queries(void) {
-  const char *e = getenv("LAYA_CUDA_ATTN_TILE");
-  return e && atoi(e) == 64 ? 64 : 128;
+int attention_variant(int local) {
+  const char *e = getenv(local ? "LAYA_CUDA_ATTN_L" : "LAYA_CUDA_ATTN_G");
+  const attn_variant *v = local ? kLocalVariants : kGlobalVariants;
+  const int n = local ? kNLocal : kNGlobal;
+  for (int i = 0; e && i < n; i++)
+    if (strcmp(e, v[i].name) == 0) return i;
+  return 0;
 }
 
-int attention_local_tile_queries(void) {
-  const char *e = getenv("LAYA_CUDA_ATTN_LOCAL_TILE");
-  return e && atoi(e) == 128 ? 128 : 64;
+int attention_variant_queries(int local, int variant) {
+  return local ? kLocalVariants[variant].queries : kGlobalVariants[variant].queries;
 }

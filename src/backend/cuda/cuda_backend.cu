@@ -20,6 +20,7 @@
  * LAYA_ERR_DEVICE with "out of memory" in the message so that the engine can retry on the CPU.
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,7 +85,8 @@ struct cuda_model {
   int half16; /* 1 = fp16, 0 = bf16 */
   int dt16;   /* CU_F16 or CU_BF16 */
   int head_half16, head_dt16; /* the decision head's 16-bit type (see LAYA_CUDA_HEAD_FP16) */
-  int tile_q, tile_ql;        /* queries per attention tile: global layers and head, local layers */
+  int att_g, att_l;           /* attention kernel variants: global layers and head, local layers */
+  int tile_q, tile_ql;        /* their queries per tile */
   int d, n_layers, H, hd, I, V, global_every, window;
   float eps;
   int head_layers, head_heads, n_act, act_hidden, ld_act;
@@ -98,6 +100,12 @@ struct cuda_model {
   float *sn_w, *sn_b, *s1_w, *s1_b, *s2_w, *s2_b, *a1_w, *a1_b, *a2_w, *a2_b;
   float2 *rope_global, *rope_local;
   int use_graphs;
+  /* Held while a worker captures a graph and while any worker allocates or frees device or pinned
+   * memory: a cudaFree / cudaMalloc / cudaHostAlloc in one thread during another thread's capture
+   * could invalidate that capture (seen as cuBLASLt status 13 "during capture" in the two-thread
+   * check of cuda/forward, about 1 run in 10). Captures happen once per bucket, so the lock is
+   * rarely taken. */
+  pthread_mutex_t mem_lock;
   int head_all; /* LAYA_CUDA_HEAD_ALL=1: the last head layer over every token (for comparison) */
 };
 
@@ -237,6 +245,7 @@ static int run_uploads(cuda_model *m, loader *L, laya_error *err) {
 
 static void model_free(cuda_model *m) {
   if (!m) return;
+  pthread_mutex_destroy(&m->mem_lock);
   cudaSetDevice(m->dev);
   if (m->arena) cudaFree(m->arena);
   free(m->layers);
@@ -456,9 +465,13 @@ static int pow2_at_least(int n, int lo) {
   return p;
 }
 
-/* Tokens: multiples of 64 up to 512, then 8 steps per octave (at most 12.5% padding). */
+/* Tokens: multiples of 64 up to 512, then 8 steps per octave (at most 12.5% padding) up to 8192,
+ * then multiples of 256 (at most 3.1%). Padded tokens cost GEMM time in proportion, while a bucket
+ * only saves launch overhead, which above ~8k tokens hides behind the GPU work: there the fine
+ * steps win (a 64-row mixed batch of 19,553 tokens ran in a 20,480 bucket, now 19,712). */
 static int token_bucket(int n) {
   if (n <= 512) return ((n + 63) / 64) * 64;
+  if (n > 8192) return ((n + 255) / 256) * 256;
   int oct = 512;
   while (oct * 2 < n) oct *= 2;
   int step = oct / 8;
@@ -483,10 +496,19 @@ static void free_scratch(backend_worker *w) {
 
 static size_t al256(size_t n) { return (n + 255) & ~(size_t)255; }
 
+static int ensure_capacity_locked(backend_worker *w, int Mp, int Rp, int NMp, laya_error *err);
+
 static int ensure_capacity(backend_worker *w, int Mp, int Rp, int NMp, laya_error *err) {
+  if (Mp <= w->capM && Rp <= w->capR && NMp <= w->capNM) return 0;
+  pthread_mutex_lock(&w->m->mem_lock);
+  int rc = ensure_capacity_locked(w, Mp, Rp, NMp, err);
+  pthread_mutex_unlock(&w->m->mem_lock);
+  return rc;
+}
+
+static int ensure_capacity_locked(backend_worker *w, int Mp, int Rp, int NMp, laya_error *err) {
   cuda_model *m = w->m;
   const int dev = m->dev;
-  if (Mp <= w->capM && Rp <= w->capR && NMp <= w->capNM) return 0;
   int cM = Mp > w->capM ? Mp : w->capM, cR = Rp > w->capR ? Rp : w->capR, cN = NMp > w->capNM ? NMp : w->capNM;
   free_scratch(w);
   const size_t d = (size_t)m->d;
@@ -610,7 +632,7 @@ static int enqueue_forward(backend_worker *w, int Mp, int Rp, int NMp, laya_erro
     prof_mark(w, P_ROPE);
     k_attention(s, h16, qkv, attn_o, global ? tiles : tiles_l, tok_row, tok_pos, row_start, counts,
                 counts + (global ? CNT_TILES : CNT_TILES_LOCAL), global ? n_tiles_cap : n_tiles_cap_l, Mp, m->H,
-                m->hd, global ? -1 : m->window, rope, global ? m->tile_q : m->tile_ql);
+                m->hd, global ? -1 : m->window, rope, global ? m->att_g : m->att_l);
     prof_mark(w, global ? P_ATT_GLOBAL : P_ATT_LOCAL);
     GEMM(Mp, d, d, attn_o, d, L->wo, T16, w->x, d, CU_F32, 1, EPI_NONE, NULL, "Wo");
     prof_mark(w, P_WO);
@@ -638,7 +660,7 @@ static int enqueue_forward(backend_worker *w, int Mp, int Rp, int NMp, laya_erro
     prof_mark(w, P_HEAD_GEMM);
     if (j + 1 < m->head_layers || m->head_all) {
       k_attention(s, hh16, qkv, attn_o, tiles, tok_row, tok_pos, row_start, counts, counts + CNT_TILES, n_tiles_cap,
-                  Mp, hh, hhd, -1, NULL, m->tile_q);
+                  Mp, hh, hhd, -1, NULL, m->att_g);
       prof_mark(w, P_HEAD_ATT);
       GEMM(Mp, d, d, attn_o, d, L->out_w, HT16, w->x, d, CU_F32, 1, EPI_BIAS, L->out_b, "head out_proj");
       k_ln(s, hh16, w->x, L->n2w, L->n2b, 1e-5f, w->y, Mp, d);
@@ -682,6 +704,8 @@ static int enqueue_forward(backend_worker *w, int Mp, int Rp, int NMp, laya_erro
 /* ---------------------------------------------------------------------------------------------
  * backend vtable
  */
+static backend_worker *worker_create_locked(cuda_model *m, laya_error *err);
+
 static backend_worker *cuda_worker_create(backend *b, laya_error *err) {
   cuda_model *m = (cuda_model *)b->impl;
   const int dev = m->dev;
@@ -690,6 +714,15 @@ static backend_worker *cuda_worker_create(backend *b, laya_error *err) {
     cuda_fail(err, e, dev, "selecting the device");
     return NULL;
   }
+  pthread_mutex_lock(&m->mem_lock);
+  backend_worker *w = worker_create_locked(m, err);
+  pthread_mutex_unlock(&m->mem_lock);
+  return w;
+}
+
+static backend_worker *worker_create_locked(cuda_model *m, laya_error *err) {
+  const int dev = m->dev;
+  cudaError_t e;
   backend_worker *w = (backend_worker *)calloc(1, sizeof *w);
   if (!w) {
     cu_fail(err, LAYA_ERR_NOMEM, "out of host memory");
@@ -730,15 +763,17 @@ static void cuda_worker_destroy(backend *b, backend_worker *w) {
   if (!w) return;
   cudaSetDevice(w->m->dev);
   cudaStreamSynchronize(w->st);
+  pthread_mutex_lock(&w->m->mem_lock);
   free_scratch(w);
   if (w->prof)
     for (int i = 0; i < PROF_MAX; i++) cudaEventDestroy(w->prof_ev[i]);
-  free(w->prof_ev);
-  free(w->prof_cat);
   gemm_cache_destroy(w->gc);
   cublasLtDestroy(w->lt);
   cudaFree(w->ws);
   cudaStreamDestroy(w->st);
+  pthread_mutex_unlock(&w->m->mem_lock);
+  free(w->prof_ev);
+  free(w->prof_cat);
   free(w);
 }
 
@@ -771,22 +806,26 @@ static int run_graph(backend_worker *w, int Mp, int Rp, int NMp, laya_error *err
     return 0;
   }
   if (!g) {
+    pthread_mutex_lock(&w->m->mem_lock); /* an evicted graph is destroyed */
     new_graph_entry(w, Mp, Rp, NMp)->state = 1;
+    pthread_mutex_unlock(&w->m->mem_lock);
     return enqueue_forward(w, Mp, Rp, NMp, err);
   }
-  /* second batch of this bucket: capture */
-  CU_TRY(cudaStreamBeginCapture(w->st, cudaStreamCaptureModeThreadLocal), "beginning a graph capture");
+  /* second batch of this bucket: capture, with no allocation in any thread meanwhile */
+  pthread_mutex_lock(&w->m->mem_lock);
+  cudaError_t e = cudaStreamBeginCapture(w->st, cudaStreamCaptureModeThreadLocal);
+  if (e != cudaSuccess) {
+    pthread_mutex_unlock(&w->m->mem_lock);
+    return cuda_fail(err, e, dev, "beginning a graph capture");
+  }
   int rc = enqueue_forward(w, Mp, Rp, NMp, err);
   cudaGraph_t graph = NULL;
-  cudaError_t e = cudaStreamEndCapture(w->st, &graph);
-  if (rc) {
-    if (graph) cudaGraphDestroy(graph);
-    return rc;
-  }
+  e = cudaStreamEndCapture(w->st, &graph);
+  if (!rc && e == cudaSuccess) e = cudaGraphInstantiate(&g->exec, graph, 0);
+  if (graph) cudaGraphDestroy(graph);
+  pthread_mutex_unlock(&w->m->mem_lock);
+  if (rc) return rc;
   if (e != cudaSuccess) return cuda_fail(err, e, dev, "capturing a graph");
-  e = cudaGraphInstantiate(&g->exec, graph, 0);
-  cudaGraphDestroy(graph);
-  if (e != cudaSuccess) return cuda_fail(err, e, dev, "instantiating a graph");
   g->state = 2;
   CU_TRY(cudaGraphLaunch(g->exec, w->st), "launching a graph");
   return 0;
@@ -923,6 +962,7 @@ extern "C" backend *backend_cuda_create(const model_weights *w, const backend_op
     return NULL;
   }
   m->dev = dev;
+  pthread_mutex_init(&m->mem_lock, NULL);
   /* fp32 (the zero value of backend_options) means "the default" here: the CUDA path is 16-bit. */
   m->half16 = prec == PREC_FP16;
   m->dt16 = m->half16 ? CU_F16 : CU_BF16;
@@ -933,8 +973,10 @@ extern "C" backend *backend_cuda_create(const model_weights *w, const backend_op
   const char *hf = getenv("LAYA_CUDA_HEAD_FP16");
   m->head_half16 = m->half16 || !(hf && hf[0] == '0');
   m->head_dt16 = m->head_half16 ? CU_F16 : CU_BF16;
-  m->tile_q = attention_tile_queries();
-  m->tile_ql = attention_local_tile_queries();
+  m->att_g = attention_variant(0);
+  m->att_l = attention_variant(1);
+  m->tile_q = attention_variant_queries(0, m->att_g);
+  m->tile_ql = attention_variant_queries(1, m->att_l);
   const char *g = getenv("LAYA_CUDA_GRAPHS");
   m->use_graphs = !(g && g[0] == '0');
   const char *ha = getenv("LAYA_CUDA_HEAD_ALL");

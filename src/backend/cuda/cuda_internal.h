@@ -24,10 +24,8 @@ enum cu_dtype { CU_F32 = 0, CU_F16 = 1, CU_BF16 = 2 };
 enum { CNT_TOKENS = 0, CNT_ROWS, CNT_MARKERS, CNT_TILES, CNT_KMAX, CNT_TILES_LOCAL, CNT_N };
 
 /* One attention work item: the query positions [q0, q0 + tile_q) of the row starting at token
- * `base` with `len` tokens. Global layers and the head use tile_q = attention_tile_queries() (128
- * by default), local layers attention_local_tile_queries() (64 by default): a 64-query tile of a
- * local layer reads 192 keys, a 128-query tile 256, so the smaller tile wastes less on the band's
- * edges while the larger one reuses each K/V tile for more queries where all keys are visible. */
+ * `base` with `len` tokens. tile_q is the query count of the kernel variant the layer type runs
+ * (attention_variant_queries): global layers and the head one, local layers another. */
 struct attn_tile {
   int base, len, q0, pad;
 };
@@ -46,11 +44,11 @@ void k_rope_k(cudaStream_t s, int half16, void *qkv, const int32_t *tok_pos, con
 void k_attention(cudaStream_t s, int half16, const void *qkv, void *out, const attn_tile *tiles,
                  const int32_t *tok_row, const int32_t *tok_pos, const int32_t *row_start,
                  const int *counts, const int *n_tiles, int n_tiles_cap, int Mp, int H, int hd, int window,
-                 const float2 *rope, int tile_q);
-/* Queries per attention tile: 128 (LAYA_CUDA_ATTN_TILE=64 selects the 64-query kernel). */
-int attention_tile_queries(void);
-/* Queries per attention tile of the local layers: 64 (LAYA_CUDA_ATTN_LOCAL_TILE=128 for 128). */
-int attention_local_tile_queries(void);
+                 const float2 *rope, int variant);
+/* The tensor-core attention variant of global (local = 0) or local (local = 1) layers: the default,
+ * or the one LAYA_CUDA_ATTN_G / LAYA_CUDA_ATTN_L names; and its queries per tile. */
+int attention_variant(int local);
+int attention_variant_queries(int local, int variant);
 void k_geglu(cudaStream_t s, int half16, void *h, int Mp, int I);
 /* Scorer LayerNorm of marker m's state: row marker_tok[m] of x, or row m when marker_tok is NULL. */
 void k_gather_ln(cudaStream_t s, const float *x, const int32_t *marker_tok, const int *counts,
