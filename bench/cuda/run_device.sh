@@ -4,9 +4,8 @@
 #   bench/cuda/run_device.sh [phases]     phases: any of build,make,sweep,test,vtest,acc,bench,tuned,profile,torch,
 #                                         cold,compile (default: build,test,acc,make,bench,torch,cold)
 #
-# sweep: the per-stage profile at 32x512 with RoPE-K inside the attention kernel and as its own pass,
-# and with the previous attention variants; exports LAYA_CUDA_ROPE_K_FUSED (the faster) for the
-# phases after it ($OUT/best.env). vtest: cuda/forward under both variant pairs, fused and not.
+# sweep: the per-stage profile at 32x512 under each pair of attention variants (ATTN_G[i], ATTN_L[i]),
+# twice. vtest: cuda/forward under each pair.
 #
 # Needs: nvcc, cmake, ninja, python3 with torch + transformers; the laya==0.4.15 wheel in .whl/
 # (pip download --no-deps laya==0.4.15 -d .whl) when the machine cannot reach PyPI; utf8proc
@@ -46,26 +45,20 @@ fi
 ATTN_G=(w4m2n32b3 w4m2n64)
 ATTN_L=(w4m1n32b4 w4m1n64)
 if has sweep; then
-  log "attention variants and RoPE-K fusion (profile 32x512)"
+  log "attention variants (profile 32x512)"
   prof() { # label env...
     local lab=$1; shift
     env "$@" LAYA_CUDA_PROFILE=1 timeout 60 ./build-dev/bench_cuda /tmp/laya_ck_$m --label $m --shapes 32x512 --reps 5 |
-      awk -v m=$m -v lab="$lab" '/attn global/{ag=$3} /attn local/{al=$3} /rope k/{rk=$3} /^  total/{t=$2}
-        END{printf "SWEEP %s %s | global %s local %s rope %s att+rope %.3f total %s\n", m, lab, ag, al, rk, ag+al+rk, t}'
+      awk -v m=$m -v lab="$lab" '/attn global/{ag=$3} /attn local/{al=$3} /^  total/{t=$2}
+        END{printf "SWEEP %s %s | global %s local %s total %s\n", m, lab, ag, al, t}'
   }
   for m in large mmbert; do
-    prof "fused" LAYA_CUDA_ROPE_K_FUSED=1
-    prof "unfused" LAYA_CUDA_ROPE_K_FUSED=0
-    prof "previous" LAYA_CUDA_ROPE_K_FUSED=0 LAYA_CUDA_ATTN_G=${ATTN_G[1]} LAYA_CUDA_ATTN_L=${ATTN_L[1]}
-    prof "fused-again" LAYA_CUDA_ROPE_K_FUSED=1
+    for k in 1 2; do
+      for i in "${!ATTN_G[@]}"; do
+        prof "G ${ATTN_G[$i]} L ${ATTN_L[$i]}" LAYA_CUDA_ATTN_G=${ATTN_G[$i]} LAYA_CUDA_ATTN_L=${ATTN_L[$i]}
+      done
+    done
   done 2>&1 | tee "$OUT/sweep.log"
-  # keep the fusion only where it measured faster (attention + RoPE, both models, both fused runs)
-  # and passes cuda/forward
-  faster=$(awk '/^SWEEP/{t[$3]+=$12} END{print (t["fused"]+t["fused-again"])/2 < t["unfused"] ? 1 : 0}' "$OUT/sweep.log")
-  passes=$(LAYA_CUDA_ROPE_K_FUSED=1 timeout 300 ./build-dev/test_cuda_forward 2>&1 | grep -c "checks, 0 failed")
-  echo "RoPE-K fused: faster $faster, cuda/forward passes $passes" | tee -a "$OUT/sweep.log"
-  export LAYA_CUDA_ROPE_K_FUSED=$(( faster && passes ))
-  echo "export LAYA_CUDA_ROPE_K_FUSED=$LAYA_CUDA_ROPE_K_FUSED" | tee "$OUT/best.env"
 fi
 if has test; then
   log test
@@ -75,13 +68,11 @@ if has test; then
     done; } 2>&1 | tee "$OUT/test.log" | tail -40
 fi
 if has vtest; then
-  log "cuda/forward under both attention variant pairs, RoPE-K fused and not"
+  log "cuda/forward under both attention variant pairs"
   for i in "${!ATTN_G[@]}"; do
-    for f in 1 0; do
-      echo "VTEST G ${ATTN_G[$i]} L ${ATTN_L[$i]} rope-k fused $f: "
-      LAYA_CUDA_ROPE_K_FUSED=$f LAYA_CUDA_ATTN_G=${ATTN_G[$i]} LAYA_CUDA_ATTN_L=${ATTN_L[$i]} timeout 300 \
-        ./build-dev/test_cuda_forward 2>&1 | grep -E "fail|error|checks"
-    done
+    echo "VTEST G ${ATTN_G[$i]} L ${ATTN_L[$i]}: "
+    LAYA_CUDA_ATTN_G=${ATTN_G[$i]} LAYA_CUDA_ATTN_L=${ATTN_L[$i]} timeout 300 ./build-dev/test_cuda_forward 2>&1 |
+      grep -E "fail|error|checks"
   done 2>&1 | tee "$OUT/vtest.log"
 fi
 if has acc; then
