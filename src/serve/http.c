@@ -627,12 +627,14 @@ void serve_server_drain(serve_server *srv, double max_seconds) {
 
 void serve_server_stop(serve_server *srv) {
   if (!srv) return;
-  /* the scheduler first: it answers every queued job and resumes its connection, so no
-   * connection is still suspended when the daemon stops */
-  serve_sched_free(srv->sched);
+  /* the scheduler's worker first: it answers every queued job and resumes its connection, so
+   * no connection is still suspended when the daemon stops; the scheduler itself is freed only
+   * after the daemon's threads, which read it (/metrics), are gone */
+  if (srv->sched) serve_sched_stop(srv->sched);
   atomic_store(&srv->stopping, true);
   if (srv->watchdog_started) pthread_join(srv->watchdog, NULL);
   if (srv->d) MHD_stop_daemon(srv->d);
+  serve_sched_free(srv->sched);
   if (srv->listen_fd >= 0 && srv->d == NULL) close(srv->listen_fd);
   serve_metrics_free(srv->metrics);
   pthread_mutex_destroy(&srv->reading_mu);
