@@ -798,6 +798,12 @@ static void rope_one(const attn_job *j, int i, float *x, float *cs_tmp, float sc
   }
 }
 
+/* attn_task reads one head's k and v of every token from rows 3d floats apart (12 KB for
+ * ModernBERT-large), a stride the hardware prefetcher does not follow: it prefetches the token
+ * PACK_AHEAD ahead. The packing's share of the bf16 forward's profile (mmBERT 1x512 + 8x256):
+ * 3.6-4.3% -> 2.4-2.7%; prefetching the queries' rows as well measured worse (2.9%). */
+#define PACK_AHEAD 4
+
 static void attn_task(void *ctx, int task, int thread) {
   attn_job *j = ctx;
   fwd *f = j->f;
@@ -818,6 +824,11 @@ static void attn_task(void *ctx, int task, int thread) {
   int nq = j->sel ? 1 + f->bt->marker_start[r + 1] - f->bt->marker_start[r] : t;
   for (int i = 0; i < t; i++) {
     const float *row = f->s.qkv + (size_t)(s0 + i) * 3 * d;
+    if (i + PACK_AHEAD < t) /* this head's k and v of a later token: rows are 3d floats apart */
+      for (int c = 0; c < dh; c += 16) {
+        __builtin_prefetch(row + (size_t)PACK_AHEAD * 3 * d + d + h * dh + c);
+        __builtin_prefetch(row + (size_t)PACK_AHEAD * 3 * d + 2 * d + h * dh + c);
+      }
     memcpy(ktmp, row + d + h * dh, (size_t)dh * sizeof(float));
     rope_one(j, i, ktmp, cs_tmp, 1.0f);
     if (m->attn_bf16) {
