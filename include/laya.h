@@ -54,6 +54,10 @@ typedef struct laya_options {
   const char *lang_temperatures_json; /* {"de": {"temperature": [..3], "temperature_by_options": {}}} */
   const char *calibration_path;       /* calibration JSON applied after the checkpoint config */
   int quiet;                   /* 1 = do not print load warnings to stderr (they stay in info) */
+  int escalate;                /* precision escalation for bf16 / int8 on the CPU: rows whose answer
+                                  the low precision could move by more than 0.02 (bf16) / 0.04 (int8)
+                                  run again in fp32 (docs/engine.md). 1 on, -1 off, 0 = LAYA_ESCALATE
+                                  (1/0), else off. Needs a checkpoint directory, not an artifact. */
 } laya_options;
 
 /* Fill opt with defaults (all NULL / 0). */

@@ -3,7 +3,10 @@
  * `laya convert` artifact on the benchmark shapes, with the same token ids as bench_py.py.
  *
  *   bench_ckpt PATH [--precision fp32|bf16|int8] [--backend cpu|cpu-ref] [--shapes 1x128,32xmixed]
- *              [--reps N] [--threads N]
+ *              [--reps N] [--threads N] [--escalate]
+ *
+ * --escalate: bf16 / int8 with precision escalation (model/escalate.h; an fp32 backend re-runs the
+ * rows that could move); each shape's line then has "rerun": the fraction of rows re-run.
  *
  * Prints JSON lines {"engine", "shape", "rows", "tokens", "real_tokens", "best_ms", "median_ms"},
  * then {"peak_rss_mb", "load_ms"}. Rows are packed back to back (no padding), so "tokens" is the
@@ -18,6 +21,7 @@
 #include "backend/backend.h"
 #include "model/artifact.h"
 #include "model/checkpoint.h"
+#include "model/escalate.h"
 
 static double now_ms(void) {
   struct timespec ts;
@@ -36,9 +40,12 @@ int main(int argc, char **argv) {
     return 2;
   }
   const char *path = argv[1], *prec = NULL, *shapes = "1x128,1x512,8x256,32xmixed", *bk = "cpu";
-  int reps = 3, threads = 0;
+  int reps = 3, threads = 0, esc = 0;
+  for (int i = 2; i < argc; i++) /* the one flag without a value */
+    if (!strcmp(argv[i], "--escalate")) esc = 1;
   for (int i = 2; i + 1 < argc; i += 2) {
-    if (!strcmp(argv[i], "--precision")) prec = argv[i + 1];
+    if (!strcmp(argv[i], "--escalate")) i--;
+    else if (!strcmp(argv[i], "--precision")) prec = argv[i + 1];
     else if (!strcmp(argv[i], "--backend")) bk = argv[i + 1];
     else if (!strcmp(argv[i], "--shapes")) shapes = argv[i + 1];
     else if (!strcmp(argv[i], "--reps")) reps = atoi(argv[i + 1]);
@@ -57,14 +64,23 @@ int main(int argc, char **argv) {
   if (prec) o.precision = !strcmp(prec, "fp32") ? PREC_FP32 : !strcmp(prec, "int8") ? PREC_INT8 : PREC_BF16;
   if (ck.w.packed && !prec) o.precision = artifact_precision(ck.w.packed);
   backend *be = !strcmp(bk, "cpu-ref") ? backend_cpu_ref_create(&ck.w, &o, &err) : backend_cpu_create(&ck.w, &o, &err);
+  const char *low_isa = NULL; /* the kernel table of the low-precision backend, when wrapped */
+  if (be && esc) {
+    low_isa = backend_cpu_isa(be);
+    backend_options o32 = o;
+    o32.precision = PREC_FP32;
+    be = backend_escalate_open(be, backend_cpu_create(&ck.w, &o32, &err), o.precision, ck.w.enc.vocab, ck.w.n_act,
+                               escalate_temp_min(&ck.cfg.temps, 5.0), &err);
+  }
   if (!be) {
     fprintf(stderr, "%s\n", err.message);
     return 2;
   }
   double load_ms = now_ms() - t0;
   char engine[64];
-  snprintf(engine, sizeof engine, "laya.c %s", !strcmp(bk, "cpu-ref") ? "cpu-ref fp32" : backend_precision_name(o.precision));
-  const char *isa = !strcmp(bk, "cpu-ref") ? "ref" : backend_cpu_isa(be); /* the kernel table it runs */
+  snprintf(engine, sizeof engine, "laya.c %s%s", !strcmp(bk, "cpu-ref") ? "cpu-ref fp32" : backend_precision_name(o.precision),
+           backend_is_escalate(be) ? "+escalate" : "");
+  const char *isa = !strcmp(bk, "cpu-ref") ? "ref" : low_isa ? low_isa : backend_cpu_isa(be); /* the kernel table it runs */
   backend_worker *w = be->worker_create(be, &err);
   int vocab = ck.w.enc.vocab;
   char buf[256];
@@ -95,6 +111,8 @@ int main(int argc, char **argv) {
     float *logits = malloc(sizeof(float) * 4 * rows), *act = malloc(sizeof(float) * ck.w.n_act * rows);
     double *times = malloc(sizeof(double) * (reps + 1));
     int n = 0;
+    long seen0 = 0, rerun0 = 0, seen1 = 0, rerun1 = 0;
+    backend_escalate_stats(be, &seen0, &rerun0);
     if (!warmed) { /* one 1 x 128 forward before timing anything (weights paged in), as bench_py.py */
       int32_t wrs[2] = {0, rs[1] < 128 ? rs[1] : 128}, wms[2] = {0, 4};
       packed_batch wb = {1, wrs[1], tok, wrs, qt, wms, mk};
@@ -115,9 +133,12 @@ int main(int argc, char **argv) {
       if (k == 0 && e > 3000) break;         /* a slow shape: one sample (as bench_py.py) */
     }
     qsort(times, (size_t)n, sizeof(double), cmp_d);
+    backend_escalate_stats(be, &seen1, &rerun1);
+    char rerun[48] = "";
+    if (seen1 > seen0) snprintf(rerun, sizeof rerun, ", \"rerun\": %.3f", (double)(rerun1 - rerun0) / (double)(seen1 - seen0));
     printf("{\"engine\": \"%s\", \"shape\": \"%s\", \"rows\": %d, \"tokens\": %d, \"real_tokens\": %d, "
-           "\"best_ms\": %.2f, \"median_ms\": %.2f, \"kernels\": \"%s\"}\n",
-           engine, s, rows, T, T, times[0], times[n / 2], isa);
+           "\"best_ms\": %.2f, \"median_ms\": %.2f, \"kernels\": \"%s\"%s}\n",
+           engine, s, rows, T, T, times[0], times[n / 2], isa, rerun);
     fflush(stdout);
     free(lens), free(tok), free(rs), free(qt), free(ms), free(mk), free(logits), free(act), free(times);
   }

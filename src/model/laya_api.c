@@ -10,12 +10,50 @@
 #include "model/artifact.h"
 #include "core/fsutil.h"
 #include "model/hub.h"
+#include "model/escalate.h"
 
 void laya_options_init(laya_options *opt) {
   if (opt) memset(opt, 0, sizeof *opt);
 }
 
 void laya_free(void *p) { free(p); }
+
+/* The smallest temperature any option logit of this model is decoded with: the checkpoint's table,
+ * its per-option-count entries and every language override. */
+static double min_temperature(const laya_model *m) {
+  double t = escalate_temp_min(&m->ck.cfg.temps, INFINITY);
+  for (int i = 0; i < m->langs.n; i++) t = escalate_temp_min(&m->langs.tt[i], t);
+  return isfinite(t) && t > 0 ? t : 0.5; /* 0.5: Laya's clamp floor, always safe */
+}
+
+static bool want_escalation(const laya_options *opt) {
+  if (opt && opt->escalate) return opt->escalate > 0;
+  const char *e = getenv("LAYA_ESCALATE");
+  return e && *e && strcmp(e, "0") != 0;
+}
+
+/* Precision escalation (model/escalate.h): low answers, an fp32 backend of the same weights re-runs
+ * the rows whose answer low could move too far. The fp32 pass needs the source weights. */
+static backend *escalating_backend(laya_model *m, backend *low, const backend_options *bo, laya_error *err) {
+  if (m->ck.w.packed) {
+    low->destroy(low);
+    laya_err(err, LAYA_ERR_UNSUPPORTED, NULL,
+             "precision escalation needs the checkpoint's weights for its fp32 pass; %s is a %s artifact "
+             "(open the checkpoint directory, or turn escalation off)", m->ck.dir, backend_precision_name(bo->precision));
+    return NULL;
+  }
+  backend_options fo = *bo;
+  fo.precision = PREC_FP32;
+  backend *exact = backend_cpu_create(&m->ck.w, &fo, err);
+  if (!exact) {
+    low->destroy(low);
+    return NULL;
+  }
+  backend *b = backend_escalate_open(low, exact, bo->precision, m->ck.w.enc.vocab, m->ck.w.n_act, min_temperature(m), err);
+  if (backend_is_escalate(b))
+    snprintf(m->precision, sizeof m->precision, "%s+escalate", backend_precision_name(bo->precision));
+  return b;
+}
 
 /* The one place a backend is chosen. */
 static backend *choose_backend(laya_model *m, const laya_options *opt, laya_error *err) {
@@ -72,7 +110,9 @@ static backend *choose_backend(laya_model *m, const laya_options *opt, laya_erro
   if (!prec) /* an artifact holds one precision; a checkpoint gets the CPU's default */
     bo.precision = m->ck.w.packed ? artifact_precision(m->ck.w.packed) : backend_cpu_default_precision();
   snprintf(m->precision, sizeof m->precision, "%s", backend_precision_name(bo.precision));
-  return backend_cpu_create(&m->ck.w, &bo, err);
+  backend *low = backend_cpu_create(&m->ck.w, &bo, err);
+  if (!low || bo.precision == PREC_FP32 || !want_escalation(opt)) return low;
+  return escalating_backend(m, low, &bo, err);
 }
 
 static void info_temps(strbuf *sb, const temp_table *tt) {

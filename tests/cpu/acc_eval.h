@@ -109,10 +109,25 @@ static inline int acc_run_rows(backend *be, const acc_rows *r, int r0, int r1, f
   return rc;
 }
 
+/* NaN counts as an infinite change. */
+static inline double acc_worse(double have, double d) { return isnan(d) ? INFINITY : fmax(have, d); }
+
 typedef struct acc_cmp {
   double dp, act_dp, dlogit;
   int same, n;
+  /* worst row of max_j |dl_j| / max_j |l_j| (l: the run tested, as escalation sees it), options and act:
+   * what precision escalation's relative logit-error bound must cover (model/escalate.h) */
+  double ratio, act_ratio;
 } acc_cmp;
+
+static inline double acc_ratio(const float *l, const float *lr, int k) {
+  double e = 0, s = 0;
+  for (int j = 0; j < k; j++) {
+    e = acc_worse(e, fabs((double)l[j] - lr[j]));
+    s = fmax(s, fabs((double)l[j]));
+  }
+  return s > 0 ? e / s : e > 0 ? INFINITY : 0;
+}
 
 static inline void acc_softmax(const float *x, int k, double *p) {
   double m = -1e300, s = 0;
@@ -121,8 +136,6 @@ static inline void acc_softmax(const float *x, int k, double *p) {
   for (int i = 0; i < k; i++) p[i] /= s;
 }
 
-/* NaN counts as an infinite change. */
-static inline double acc_worse(double have, double d) { return isnan(d) ? INFINITY : fmax(have, d); }
 
 static inline void acc_compare(acc_cmp *c, const acc_rows *r, int r0, int r1, const float *l, const float *lr, const float *a,
                     const float *ar, int n_act) {
@@ -140,6 +153,9 @@ static inline void acc_compare(acc_cmp *c, const acc_rows *r, int r0, int r1, co
     }
     c->same += ia == ib;
     c->n++;
+    c->ratio = acc_worse(c->ratio, acc_ratio(l + m0, lr + m0, k));
+    if (n_act > 0)
+      c->act_ratio = acc_worse(c->act_ratio, acc_ratio(a + (size_t)i * n_act, ar + (size_t)i * n_act, n_act));
     acc_softmax(a + (size_t)i * n_act, n_act, p);
     acc_softmax(ar + (size_t)i * n_act, n_act, q);
     c->act_dp = acc_worse(c->act_dp, fabs(p[0] - q[0]));

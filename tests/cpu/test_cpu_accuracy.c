@@ -11,6 +11,13 @@
  * any option probability (softmax over a row's options) and of the act probability must be
  * <= MAX_DP, and at least MIN_SAME_PCT % of the rows must keep their top option.
  *
+ * PREC "bf16+esc" / "int8+esc": the same precision with precision escalation (model/escalate.h,
+ * bound at temperature 1 as dp here): besides the bounds, every re-run row's logits and act logits
+ * must equal the fp32 run's bit for bit, every other row's the plain low-precision run's, the
+ * backend's re-run count must match the rows escalate_row_needed picks, and a row not re-run must
+ * stay within escalation's target (dp and act dp <= tau, same top option). Its negative control: the
+ * same precision without escalation must break the bound given for the escalated one.
+ *
  * Negative control: an fp32 model emulating int8 rounding of every weight and GEMM input
  * (LAYA_CPU_STUDY, cpu.c) must break the tightest bound given, so the comparison can tell a worse
  * precision apart.
@@ -24,6 +31,7 @@
 #include "acc_eval.h"
 #include "backend/backend.h"
 #include "ckpt_weights.h"
+#include "model/escalate.h"
 
 enum { REF_ROWS = 8 };
 
@@ -31,10 +39,21 @@ typedef struct run {
   float *logits, *act;
 } run;
 
-static int run_backend(const model_weights *w, const acc_rows *r, backend_precision p, int ref, int n_rows, run *out) {
+/* ref: cpu-ref; ep: with precision escalation (*ep gets its parameters, *rerun its re-run count). */
+static int run_backend_esc(const model_weights *w, const acc_rows *r, backend_precision p, int ref,
+                           escalate_params *ep, long *rerun, int n_rows, run *out) {
   laya_error err;
-  backend_options o = {p, 0, 0};
+  backend_options o = {p, 0, 0}, o32 = {PREC_FP32, 0, 0};
   backend *be = ref ? backend_cpu_ref_create(w, &o, &err) : backend_cpu_create(w, &o, &err);
+  if (be && ep) {
+    be = backend_escalate_open(be, backend_cpu_create(w, &o32, &err), p, w->enc.vocab, w->n_act, 1.0, &err);
+    if (!backend_escalate_params(be)) {
+      fprintf(stderr, "backend: no escalation for %s\n", backend_precision_name(p));
+      if (be) be->destroy(be);
+      return -1;
+    }
+    *ep = *backend_escalate_params(be);
+  }
   if (!be) {
     fprintf(stderr, "backend: %s\n", err.message);
     return -1;
@@ -42,8 +61,45 @@ static int run_backend(const model_weights *w, const acc_rows *r, backend_precis
   out->logits = calloc((size_t)r->n_markers, sizeof(float));
   out->act = calloc((size_t)r->n * w->n_act, sizeof(float));
   int rc = !out->logits || !out->act ? -1 : acc_run_rows(be, r, 0, n_rows, out->logits, out->act, w->n_act);
+  if (rerun) backend_escalate_stats(be, NULL, rerun);
   be->destroy(be);
   return rc;
+}
+
+static int run_backend(const model_weights *w, const acc_rows *r, backend_precision p, int ref, int n_rows, run *out) {
+  return run_backend_esc(w, r, p, ref, NULL, NULL, n_rows, out);
+}
+
+/* The escalated run x against the plain low-precision run `low` and fp32 `f32`, row by row. */
+static void check_escalation(const acc_rows *r, const escalate_params *ep, int n_act, const run *x, const run *low,
+                             const run *f32, long rerun) {
+  long picked = 0;
+  for (int i = 0; i < r->n; i++) {
+    int m0 = r->marker_start[i], k = r->marker_start[i + 1] - m0;
+    const float *ll = low->logits + m0, *la = low->act + (size_t)i * n_act;
+    int need = escalate_row_needed(ep, ll, k, la, n_act);
+    picked += need;
+    const run *want = need ? f32 : low;
+    CHECK(memcmp(x->logits + m0, want->logits + m0, sizeof(float) * (size_t)k) == 0);
+    CHECK(memcmp(x->act + (size_t)i * n_act, want->act + (size_t)i * n_act, sizeof(float) * (size_t)n_act) == 0);
+    if (need) continue;
+    acc_rows one = {0};
+    acc_rows_add(&one, r->tokens + r->row_start[i], r->row_start[i + 1] - r->row_start[i], r->markers + m0, k,
+                 r->qtype[i]);
+    acc_cmp c = {0};
+    /* one row: offsets of `one` start at 0, so pass the row's slices */
+    acc_compare(&c, &one, 0, 1, ll, f32->logits + m0, la, f32->act + (size_t)i * n_act, n_act);
+    if (c.dp > ep->tau || c.act_dp > ep->tau || c.same != 1)
+      printf("  row %d not re-run but moved: dp %.4f, act %.4f, same %d (tau %.3f)\n", i, c.dp, c.act_dp, c.same,
+             ep->tau);
+    CHECK(c.dp <= ep->tau && c.act_dp <= ep->tau && c.same == 1);
+    acc_rows_free(&one);
+  }
+  printf("  bound: max(%.3g * max|l|, %.3g) (calibration error %.3g), act max(%.3g * max|a|, %.3g), tau %.3g\n",
+         ep->rel, ep->abs, ep->cal, ep->act_rel, ep->act_abs, ep->tau);
+  printf("  re-run in fp32: %ld of %d rows (%.1f%%), escalate_row_needed picks %ld\n", rerun, r->n,
+         100.0 * rerun / r->n, picked);
+  CHECK(rerun == picked);
 }
 
 static void run_free(run *x) {
@@ -82,7 +138,7 @@ int main(int argc, char **argv) {
   run ref = {0}, f32 = {0};
   CHECK(run_backend(w, &r, PREC_FP32, 1, k_ref, &ref) == 0);
   CHECK(run_backend(w, &r, PREC_FP32, 0, r.n, &f32) == 0);
-  acc_cmp c0 = {0, 0, 0, 0, 0};
+  acc_cmp c0 = {0};
   acc_compare(&c0, &r, 0, k_ref, f32.logits, ref.logits, f32.act, ref.act, n_act);
   printf("fp32 vs cpu-ref (%d rows): max dp %.3g, act %.3g, logit %.3g\n", k_ref, c0.dp, c0.act_dp, c0.dlogit);
   CHECK(c0.dp <= 1e-4 && c0.act_dp <= 1e-4 && c0.same == c0.n);
@@ -96,10 +152,14 @@ int main(int argc, char **argv) {
       fprintf(stderr, "bad bound %s (want PREC:MAX_DP:MIN_SAME_PCT)\n", argv[ai]);
       return 2;
     }
-    backend_precision p = !strcmp(prec, "bf16") ? PREC_BF16 : !strcmp(prec, "int8") ? PREC_INT8 : PREC_FP32;
+    backend_precision p = !strncmp(prec, "bf16", 4) ? PREC_BF16 : !strncmp(prec, "int8", 4) ? PREC_INT8 : PREC_FP32;
+    int esc = !strcmp(prec + 4, "+esc");
+    escalate_params ep;
+    memset(&ep, 0, sizeof ep);
     run x = {0};
-    CHECK(run_backend(w, &r, p, 0, r.n, &x) == 0);
-    acc_cmp c = {0, 0, 0, 0, 0};
+    long rerun = 0;
+    CHECK(run_backend_esc(w, &r, p, 0, esc ? &ep : NULL, &rerun, r.n, &x) == 0);
+    acc_cmp c = {0};
     acc_compare(&c, &r, 0, r.n, x.logits, f32.logits, x.act, f32.act, n_act);
     double pct = 100.0 * c.same / c.n;
     printf("%s (%d rows): max dp %.4f (bound %.4f), act %.4f, logit %.3f, same argmax %d/%d = %.1f%% (bound %.1f%%)\n",
@@ -107,7 +167,20 @@ int main(int argc, char **argv) {
     CHECK(c.dp <= max_dp);
     CHECK(c.act_dp <= max_dp);
     CHECK(pct >= min_pct);
-    if (max_dp < tightest) tightest = max_dp;
+    if (!esc && max_dp < tightest) tightest = max_dp;
+    if (esc) {
+      /* escalation's own checks, and its negative control: without it the bound breaks */
+      run low = {0};
+      CHECK(run_backend(w, &r, p, 0, r.n, &low) == 0);
+      check_escalation(&r, &ep, n_act, &x, &low, &f32, rerun);
+      acc_cmp cl = {0};
+      acc_compare(&cl, &r, 0, r.n, low.logits, f32.logits, low.act, f32.act, n_act);
+      double lpct = 100.0 * cl.same / cl.n;
+      printf("  control (%.4s without escalation): max dp %.4f, act %.4f, same argmax %.1f%%: must break a bound\n",
+             prec, cl.dp, cl.act_dp, lpct);
+      CHECK(cl.dp > max_dp || cl.act_dp > max_dp || lpct < min_pct);
+      run_free(&low);
+    }
     run_free(&x);
   }
 
@@ -116,7 +189,7 @@ int main(int argc, char **argv) {
   run bad = {0};
   CHECK(run_backend(w, &r, PREC_FP32, 0, r.n, &bad) == 0);
   unsetenv("LAYA_CPU_STUDY");
-  acc_cmp cb = {0, 0, 0, 0, 0};
+  acc_cmp cb = {0};
   acc_compare(&cb, &r, 0, r.n, bad.logits, f32.logits, bad.act, f32.act, n_act);
   printf("control (int8 rounding emulated everywhere): max dp %.4f, must exceed %.4f\n", cb.dp, tightest);
   CHECK(cb.dp > tightest);

@@ -1,0 +1,338 @@
+/* escalate.c: precision escalation (see escalate.h). */
+#include "model/escalate.h"
+
+#include <math.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Per precision: the measured worst per-row ratio of the logit error to the row's largest |logit|
+ * (bench/cpu/accuracy's "err / scale" column over the parity fixtures, random:* and the gain-36
+ * checkpoints), times a margin of about 2. BENCHMARKS.md, "Precision escalation". */
+static const struct {
+  backend_precision p;
+  double rel, act_rel, margin, tau;
+} DEFAULTS[] = {
+    {PREC_BF16, 0.03, 0.03, 3.0, 0.02},
+    {PREC_INT8, 0.10, 0.10, 3.0, 0.04},
+};
+
+static void env_double(const char *name, double *v) {
+  const char *e = getenv(name);
+  if (!e || !*e) return;
+  char *end;
+  double x = strtod(e, &end);
+  if (end != e && x >= 0) *v = x;
+}
+
+int escalate_default_params(backend_precision p, double t_min, escalate_params *out) {
+  for (size_t i = 0; i < sizeof DEFAULTS / sizeof DEFAULTS[0]; i++) {
+    if (DEFAULTS[i].p != p) continue;
+    memset(out, 0, sizeof *out);
+    out->rel = DEFAULTS[i].rel;
+    out->act_rel = DEFAULTS[i].act_rel;
+    out->margin = DEFAULTS[i].margin;
+    out->tau = DEFAULTS[i].tau;
+    out->t_min = t_min > 0 ? t_min : 1.0;
+    env_double("LAYA_ESCALATE_REL", &out->rel);
+    env_double("LAYA_ESCALATE_REL", &out->act_rel);
+    env_double("LAYA_ESCALATE_ABS", &out->abs);
+    env_double("LAYA_ESCALATE_ABS", &out->act_abs);
+    env_double("LAYA_ESCALATE_TAU", &out->tau);
+    env_double("LAYA_ESCALATE_MARGIN", &out->margin);
+    return 0;
+  }
+  return -1;
+}
+
+/* With every x_j off by at most e, p_i = softmax(x / T)_i moves furthest when x_i and all the others
+ * move by e in opposite directions: p' = p e^a / (p e^a + 1 - p), a = 2e / T (up), or with -a (down). */
+double escalate_prob_bound(const float *x, int k, double e, double T) {
+  if (k < 2) return 0;
+  double m = -INFINITY, s = 0;
+  for (int j = 0; j < k; j++) {
+    if (!isfinite(x[j])) return INFINITY;
+    if (x[j] > m) m = x[j];
+  }
+  for (int j = 0; j < k; j++) s += exp((x[j] - m) / T);
+  double ea = exp(2 * e / T), worst = 0;
+  for (int j = 0; j < k; j++) {
+    double p = exp((x[j] - m) / T) / s;
+    double up = p * ea / (p * ea + 1 - p) - p, down = p - p / (p + (1 - p) * ea);
+    if (up > worst) worst = up;
+    if (down > worst) worst = down;
+  }
+  return worst;
+}
+
+double escalate_temp_min(const temp_table *tt, double t) {
+  for (int j = 0; j < 3; j++) t = fmin(t, tt->t[j]);
+  for (int j = 0; j < tt->n_by; j++) t = fmin(t, tt->by_val[j]);
+  return t;
+}
+
+static double max_abs(const float *x, int k) {
+  double m = 0;
+  for (int j = 0; j < k; j++) m = fmax(m, fabs((double)x[j]));
+  return m;
+}
+
+int escalate_row_needed(const escalate_params *p, const float *logits, int k, const float *act, int n_act) {
+  if (k >= 2) {
+    double e = fmax(p->rel * max_abs(logits, k), p->abs);
+    if (escalate_prob_bound(logits, k, e, p->t_min) > p->tau) return 1;
+    /* the top option can change when the runner-up is within 2e of it (whatever the temperature) */
+    int top = 0;
+    for (int j = 1; j < k; j++)
+      if (logits[j] > logits[top]) top = j;
+    for (int j = 0; j < k; j++)
+      if (j != top && logits[top] - logits[j] <= 2 * e) return 1;
+  }
+  if (n_act >= 2) {
+    double e = fmax(p->act_rel * max_abs(act, n_act), p->act_abs);
+    if (escalate_prob_bound(act, n_act, e, 1.0) > p->tau) return 1;
+  }
+  return 0;
+}
+
+/* ---- calibration ------------------------------------------------------------------------------ */
+
+enum { CAL_ROWS = 8, CAL_MAX_LEN = 160, CAL_MAX_K = 8 };
+
+static uint64_t cal_next(uint64_t *s) {
+  uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+int escalate_calibrate(backend *low, backend *exact, int vocab, int n_act, escalate_params *p, laya_error *err) {
+  double margin = p->margin;
+  int32_t tokens[CAL_ROWS * CAL_MAX_LEN], row_start[CAL_ROWS + 1], qtype[CAL_ROWS], marker_start[CAL_ROWS + 1],
+      markers[CAL_ROWS * CAL_MAX_K];
+  uint64_t seed = 0x6c617961u; /* fixed: the same rows for every open of the same model */
+  row_start[0] = marker_start[0] = 0;
+  for (int r = 0; r < CAL_ROWS; r++) {
+    int len = 48 + (int)(cal_next(&seed) % (CAL_MAX_LEN - 48 + 1)), k = 2 + r % (CAL_MAX_K - 1);
+    for (int t = 0; t < len; t++) tokens[row_start[r] + t] = (int32_t)(cal_next(&seed) % (uint64_t)vocab);
+    for (int j = 0; j < k; j++) markers[marker_start[r] + j] = 6 + 3 * j;
+    row_start[r + 1] = row_start[r] + len;
+    marker_start[r + 1] = marker_start[r] + k;
+    qtype[r] = r % 3;
+  }
+  int M = marker_start[CAL_ROWS];
+  float l0[CAL_ROWS * CAL_MAX_K], l1[CAL_ROWS * CAL_MAX_K];
+  float *a0 = calloc((size_t)CAL_ROWS * (size_t)(n_act > 0 ? n_act : 1) * 2, sizeof(float));
+  if (!a0) return laya_err(err, LAYA_ERR_NOMEM, NULL, "escalate: out of memory");
+  float *a1 = a0 + (size_t)CAL_ROWS * (size_t)(n_act > 0 ? n_act : 1);
+  packed_batch b = {CAL_ROWS, row_start[CAL_ROWS], tokens, row_start, qtype, marker_start, markers};
+  int rc = 0;
+  backend *be[2] = {low, exact};
+  for (int i = 0; i < 2 && !rc; i++) {
+    backend_worker *w = be[i]->worker_create(be[i], err);
+    rc = !w ? (err && err->code ? err->code : LAYA_ERR_NOMEM)
+            : be[i]->forward(be[i], w, &b, i ? l1 : l0, i ? a1 : a0, err);
+    if (w) be[i]->worker_destroy(be[i], w);
+  }
+  if (!rc) {
+    double e = 0, ea = 0;
+    for (int j = 0; j < M; j++) e = fmax(e, fabs((double)l0[j] - l1[j]));
+    for (int j = 0; j < CAL_ROWS * n_act; j++) ea = fmax(ea, fabs((double)a0[j] - a1[j]));
+    p->cal = e;
+    p->act_cal = ea;
+    p->abs = fmax(p->abs, margin * e);
+    p->act_abs = fmax(p->act_abs, margin * ea);
+  }
+  free(a0);
+  return rc;
+}
+
+/* ---- the backend ------------------------------------------------------------------------------ */
+
+typedef struct esc_impl {
+  backend *low, *exact;
+  int n_act;
+  escalate_params p;
+  atomic_long rows, rerun;
+  char name[32]; /* "<low>+escalate": never the low backend's name, whose impl this is not */
+} esc_impl;
+
+/* Per calling thread: both backends' workers and the re-run sub-batch, grown to the largest batch
+ * seen (no allocation once warm). */
+struct backend_worker {
+  backend_worker *low, *exact;
+  size_t cap;
+  void *buf;
+};
+
+static backend_worker *esc_worker_create(backend *b, laya_error *err) {
+  esc_impl *im = b->impl;
+  backend_worker *w = calloc(1, sizeof *w);
+  if (!w) {
+    laya_err(err, LAYA_ERR_NOMEM, NULL, "escalate: out of memory");
+    return NULL;
+  }
+  w->low = im->low->worker_create(im->low, err);
+  w->exact = w->low ? im->exact->worker_create(im->exact, err) : NULL;
+  if (!w->exact) {
+    if (w->low) im->low->worker_destroy(im->low, w->low);
+    free(w);
+    return NULL;
+  }
+  return w;
+}
+
+static void esc_worker_destroy(backend *b, backend_worker *w) {
+  esc_impl *im = b->impl;
+  if (!w) return;
+  im->low->worker_destroy(im->low, w->low);
+  im->exact->worker_destroy(im->exact, w->exact);
+  free(w->buf);
+  free(w);
+}
+
+/* The sub-batch of the rows to re-run, carved from the worker's buffer. */
+typedef struct sub_batch {
+  int32_t *tokens, *row_start, *qtype, *marker_start, *markers, *src; /* src: row in the full batch */
+  float *logits, *act;
+} sub_batch;
+
+static size_t sub_carve(sub_batch *s, unsigned char *base, int R, int T, int M, int n_act) {
+  size_t off = 0;
+#define TAKE(field, type, n)                                 \
+  do {                                                       \
+    s->field = base ? (type *)(void *)(base + off) : NULL;   \
+    off += ((size_t)(n) * sizeof(type) + 63) & ~(size_t)63;  \
+  } while (0)
+  TAKE(tokens, int32_t, T);
+  TAKE(row_start, int32_t, R + 1);
+  TAKE(qtype, int32_t, R);
+  TAKE(marker_start, int32_t, R + 1);
+  TAKE(markers, int32_t, M);
+  TAKE(src, int32_t, R);
+  TAKE(logits, float, M);
+  TAKE(act, float, (size_t)R * (n_act > 0 ? n_act : 1));
+#undef TAKE
+  return off;
+}
+
+static int esc_forward(backend *b, backend_worker *w, const packed_batch *bt, float *logits, float *act,
+                       laya_error *err) {
+  esc_impl *im = b->impl;
+  int rc = im->low->forward(im->low, w->low, bt, logits, act, err);
+  if (rc || bt->n_rows <= 0) return rc;
+  const int n_act = im->n_act;
+  /* the batch was checked by the low backend: row and marker offsets are sound */
+  int R = 0, T = 0, M = 0;
+  for (int r = 0; r < bt->n_rows; r++) {
+    int m0 = bt->marker_start[r], k = bt->marker_start[r + 1] - m0;
+    if (!escalate_row_needed(&im->p, logits + m0, k, act + (size_t)r * n_act, n_act)) continue;
+    R++;
+    T += bt->row_start[r + 1] - bt->row_start[r];
+    M += k;
+  }
+  atomic_fetch_add(&im->rows, bt->n_rows);
+  if (R == 0) return 0;
+  atomic_fetch_add(&im->rerun, R);
+  sub_batch s;
+  size_t need = sub_carve(&s, NULL, R, T, M, n_act);
+  if (need > w->cap) {
+    void *nb = malloc(need);
+    if (!nb) return laya_err(err, LAYA_ERR_NOMEM, NULL, "escalate: out of memory for %d rows", R);
+    free(w->buf);
+    w->buf = nb;
+    w->cap = need;
+  }
+  sub_carve(&s, w->buf, R, T, M, n_act);
+  int i = 0;
+  s.row_start[0] = s.marker_start[0] = 0;
+  for (int r = 0; r < bt->n_rows && i < R; r++) {
+    int m0 = bt->marker_start[r], k = bt->marker_start[r + 1] - m0;
+    if (!escalate_row_needed(&im->p, logits + m0, k, act + (size_t)r * n_act, n_act)) continue;
+    int t0 = bt->row_start[r], len = bt->row_start[r + 1] - t0;
+    memcpy(s.tokens + s.row_start[i], bt->tokens + t0, sizeof(int32_t) * (size_t)len);
+    memcpy(s.markers + s.marker_start[i], bt->markers + m0, sizeof(int32_t) * (size_t)k);
+    s.row_start[i + 1] = s.row_start[i] + len;
+    s.marker_start[i + 1] = s.marker_start[i] + k;
+    s.qtype[i] = bt->qtype[r];
+    s.src[i] = r;
+    i++;
+  }
+  packed_batch sb = {R, T, s.tokens, s.row_start, s.qtype, s.marker_start, s.markers};
+  rc = im->exact->forward(im->exact, w->exact, &sb, s.logits, s.act, err);
+  if (rc) return rc;
+  for (i = 0; i < R; i++) {
+    int r = s.src[i];
+    memcpy(logits + bt->marker_start[r], s.logits + s.marker_start[i],
+           sizeof(float) * (size_t)(s.marker_start[i + 1] - s.marker_start[i]));
+    if (n_act > 0) memcpy(act + (size_t)r * n_act, s.act + (size_t)i * n_act, sizeof(float) * (size_t)n_act);
+  }
+  return 0;
+}
+
+static void esc_destroy(backend *b) {
+  if (!b) return;
+  esc_impl *im = b->impl;
+  if (im) {
+    im->low->destroy(im->low);
+    im->exact->destroy(im->exact);
+    free(im);
+  }
+  free(b);
+}
+
+backend *backend_escalate_create(backend *low, backend *exact, int n_act, const escalate_params *p,
+                                 laya_error *err) {
+  backend *b = low && exact ? calloc(1, sizeof *b) : NULL;
+  esc_impl *im = b ? calloc(1, sizeof *im) : NULL;
+  if (!im) {
+    if (low && exact) laya_err(err, LAYA_ERR_NOMEM, NULL, "escalate: out of memory");
+    else if (!err || !err->code) laya_err(err, LAYA_ERR_INTERNAL, NULL, "escalate: a backend is missing");
+    free(b);
+    if (low) low->destroy(low);
+    if (exact) exact->destroy(exact);
+    return NULL;
+  }
+  im->low = low;
+  im->exact = exact;
+  im->n_act = n_act;
+  im->p = *p;
+  atomic_init(&im->rows, 0);
+  atomic_init(&im->rerun, 0);
+  snprintf(im->name, sizeof im->name, "%s+escalate", low->name);
+  b->name = im->name;
+  b->impl = im;
+  b->worker_create = esc_worker_create;
+  b->worker_destroy = esc_worker_destroy;
+  b->forward = esc_forward;
+  b->destroy = esc_destroy;
+  return b;
+}
+
+int backend_is_escalate(const backend *b) { return b && b->forward == esc_forward; }
+
+void backend_escalate_stats(const backend *b, long *rows, long *rerun) {
+  esc_impl *im = backend_is_escalate(b) ? b->impl : NULL;
+  if (rows) *rows = im ? atomic_load(&im->rows) : 0;
+  if (rerun) *rerun = im ? atomic_load(&im->rerun) : 0;
+}
+
+const escalate_params *backend_escalate_params(const backend *b) {
+  return backend_is_escalate(b) ? &((const esc_impl *)b->impl)->p : NULL;
+}
+
+backend *backend_escalate_open(backend *low, backend *exact, backend_precision p, int vocab, int n_act,
+                               double t_min, laya_error *err) {
+  escalate_params ep;
+  if (low && exact && escalate_default_params(p, t_min, &ep)) {
+    exact->destroy(exact);
+    return low;
+  }
+  if (low && exact && escalate_calibrate(low, exact, vocab, n_act, &ep, err)) {
+    low->destroy(low);
+    exact->destroy(exact);
+    return NULL;
+  }
+  return backend_escalate_create(low, exact, n_act, &ep, err);
+}
