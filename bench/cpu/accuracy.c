@@ -269,6 +269,19 @@ int main(int argc, char **argv) {
       long n_seen = 0, n_rerun = 0;
       backend_escalate_stats(be, &n_seen, &n_rerun);
       int esc = backend_is_escalate(be);
+      /* why rows were re-run: the same decision over the plain low-precision run's logits (the
+       * backends are batch-invariant, so they are the logits the wrapper saw) */
+      int why[3] = {0, 0, 0};
+      for (int pv = 0; esc && pv < vi; pv++) {
+        if (vs[pv].prec != vs[vi].prec || vs[pv].esc || vs[pv].study[0] || vs[pv].n_env) continue;
+        const escalate_params *ep = backend_escalate_params(be);
+        for (int i = 0; i < r.n; i++) {
+          int m0 = r.marker_start[i];
+          unsigned w = escalate_row_reasons(ep, l[pv] + m0, r.marker_start[i + 1] - m0, a[pv] + (size_t)i * n_act, n_act);
+          why[0] += !!(w & ESC_OPTIONS), why[1] += !!(w & ESC_TOP), why[2] += !!(w & ESC_ACT);
+        }
+        break;
+      }
       be->destroy(be);
       fprintf(stderr, "%s: %s on %d rows %.1fs\n", name, vs[vi].label, r.n, now() - t0);
       /* vs[0] is plain fp32: the reference where cpu-ref did not run */
@@ -278,8 +291,10 @@ int main(int argc, char **argv) {
       if (vi > 0) acc_compare(&c, &r, K, r.n, l[vi], l[0], a[vi], a[0], n_act); /* against fast fp32 */
       int ok = c.dp <= vs[vi].bound && c.act_dp <= vs[vi].bound && c.same >= vs[vi].agree * c.n;
       if (vi < nv - n_extra) fail |= !ok; /* the variants are studies */
-      char rerun[64] = "";
-      if (esc) snprintf(rerun, sizeof rerun, "%ld/%ld (%.1f%%)", n_rerun, n_seen, n_seen ? 100.0 * n_rerun / n_seen : 0.0);
+      char rerun[96] = "";
+      if (esc)
+        snprintf(rerun, sizeof rerun, "%ld/%ld (%.1f%%; p %d, top %d, act %d)", n_rerun, n_seen,
+                 n_seen ? 100.0 * n_rerun / n_seen : 0.0, why[0], why[1], why[2]);
       printf("| %s | %d (%s) | %s | %s | %.4g | %.4g | %.4g | %d/%d (%.1f%%)%s | %.3g, %.3g | %s |\n", name, c.n, source,
              vs[vi].label, vi == 0 ? "cpu-ref" : K < r.n ? "cpu-ref (first rows) / fast fp32" : "cpu-ref", c.dp,
              c.act_dp, c.dlogit, c.same, c.n, 100.0 * c.same / c.n, ok ? "" : " **over bound**", c.ratio, c.act_ratio,

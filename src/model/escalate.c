@@ -78,22 +78,27 @@ static double max_abs(const float *x, int k) {
   return m;
 }
 
-int escalate_row_needed(const escalate_params *p, const float *logits, int k, const float *act, int n_act) {
+unsigned escalate_row_reasons(const escalate_params *p, const float *logits, int k, const float *act, int n_act) {
+  unsigned why = 0;
   if (k >= 2) {
     double e = fmax(p->rel * max_abs(logits, k), p->abs);
-    if (escalate_prob_bound(logits, k, e, p->t_min) > p->tau) return 1;
+    if (escalate_prob_bound(logits, k, e, p->t_min) > p->tau) why |= ESC_OPTIONS;
     /* the top option can change when the runner-up is within 2e of it (whatever the temperature) */
     int top = 0;
     for (int j = 1; j < k; j++)
       if (logits[j] > logits[top]) top = j;
     for (int j = 0; j < k; j++)
-      if (j != top && logits[top] - logits[j] <= 2 * e) return 1;
+      if (j != top && !(logits[top] - logits[j] > 2 * e)) why |= ESC_TOP;
   }
   if (n_act >= 2) {
     double e = fmax(p->act_rel * max_abs(act, n_act), p->act_abs);
-    if (escalate_prob_bound(act, n_act, e, 1.0) > p->tau) return 1;
+    if (escalate_prob_bound(act, n_act, e, 1.0) > p->tau) why |= ESC_ACT;
   }
-  return 0;
+  return why;
+}
+
+int escalate_row_needed(const escalate_params *p, const float *logits, int k, const float *act, int n_act) {
+  return escalate_row_reasons(p, logits, k, act, n_act) != 0;
 }
 
 /* ---- calibration ------------------------------------------------------------------------------ */

@@ -50,6 +50,10 @@ int escalate_calibrate(backend *low, backend *exact, int vocab, int n_act, escal
  * by up to e (exact worst case, not a first-order estimate). 0 when k < 2. */
 double escalate_prob_bound(const float *x, int k, double e, double T);
 
+/* Why a row must be re-run (0: it need not): an option probability could move by more than tau,
+ * the top option could change, the act probability could move by more than tau. */
+enum { ESC_OPTIONS = 1, ESC_TOP = 2, ESC_ACT = 4 };
+unsigned escalate_row_reasons(const escalate_params *p, const float *logits, int k, const float *act, int n_act);
 /* 1 when the row (k option logits, n_act act logits) must be re-run at full precision. */
 int escalate_row_needed(const escalate_params *p, const float *logits, int k, const float *act, int n_act);
 
