@@ -33,6 +33,31 @@ else
     "$venv/bin/pip" install -q --disable-pip-version-check -r "$req"
     cp "$req" "$venv/requirements.txt"
   fi
-  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DLAYA_SERVE_CLIENT_PYTHON="$PWD/$venv/bin/python" >/dev/null
+  # jevclient needs Python >= 3.12: a venv of its own when this machine has one (on PATH or a
+  # pyenv version); the serve/jevclient test is registered only then.
+  jev=build/jev-client
+  jreq=tests/serve/jevclient-requirements.txt
+  py312=""
+  for c in python3.14 python3.13 python3.12 "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.1[2-9]*/bin/python3; do
+    if command -v "$c" >/dev/null 2>&1 &&
+       "$c" -c 'import sys, venv; sys.exit(sys.version_info < (3, 12))' >/dev/null 2>&1; then
+      py312=$(command -v "$c")
+      break
+    fi
+  done
+  jevflag="-ULAYA_JEVCLIENT_PYTHON"
+  if [ -n "$py312" ]; then
+    if ! cmp -s "$jreq" "$jev/requirements.txt"; then
+      rm -rf "$jev"
+      "$py312" -m venv "$jev"
+      "$jev/bin/pip" install -q --disable-pip-version-check -r "$jreq"
+      cp "$jreq" "$jev/requirements.txt"
+    fi
+    jevflag="-DLAYA_JEVCLIENT_PYTHON=$PWD/$jev/bin/python"
+  else
+    echo "setup: no Python >= 3.12 found; the jevclient test (serve/jevclient) is not registered" >&2
+  fi
+  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DLAYA_SERVE_CLIENT_PYTHON="$PWD/$venv/bin/python" \
+        "$jevflag" >/dev/null
   cmake --build build -j "$jobs"
 fi

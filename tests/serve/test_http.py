@@ -640,18 +640,31 @@ def test_config():
         check(json.loads(raw)["routing"]["model"] == "english", "LAYA_DEFAULT_MODEL=EN: %r" % raw[-200:])
 
 
-def test_clients():
-    """Only when asked by name: needs a Python with typesafe-sdk and jevcompat (LAYA_SERVE_CLIENT_PYTHON)."""
-    py = os.environ["LAYA_SERVE_CLIENT_PYTHON"]
+def run_client_script(env_var, script):
+    """A third-party client's check script, run by the Python named in env_var (one that has that
+    client installed), against a server that requires a key."""
+    py = os.environ[env_var]
     with Server(LAYA_API_KEY="client-key", LAYA_MAX_CONCURRENT="64", LAYA_BACKEND="cpu-ref") as srv:
-        p = subprocess.run([py, os.path.join(HERE, "clients_check.py"), "http://127.0.0.1:%d" % srv.port, "client-key"],
+        p = subprocess.run([py, os.path.join(HERE, script), "http://127.0.0.1:%d" % srv.port, "client-key"],
                            capture_output=True, text=True, timeout=240)
         print(p.stdout)
-        check(p.returncode == 0, "client checks failed:\n" + p.stdout[-2000:] + p.stderr[-2000:])
+        check(p.returncode == 0, "%s failed:\n" % script + p.stdout[-2000:] + p.stderr[-2000:])
+
+
+def test_clients():
+    """Only when asked by name: needs a Python with typesafe-sdk and jevcompat (LAYA_SERVE_CLIENT_PYTHON)."""
+    run_client_script("LAYA_SERVE_CLIENT_PYTHON", "clients_check.py")
+
+
+def test_jevclient():
+    """Only when asked by name: needs a Python >= 3.12 with jevclient (LAYA_JEVCLIENT_PYTHON)."""
+    run_client_script("LAYA_JEVCLIENT_PYTHON", "jevclient_check.py")
 
 
 if "clients" in ONLY:
     test(test_clients)
+if "jevclient" in ONLY:
+    test(test_jevclient)
 
 print("%d passed, %d failed" % (len(PASSED), len(FAILED)))
 sys.exit(1 if FAILED else 0)
