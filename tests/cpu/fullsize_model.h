@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "backend/backend.h"
+#include "batch_buf.h"
 #include "random_model.h"
 
 #define FULLSIZE_SEED 20261129ull
@@ -50,45 +51,27 @@ static inline int fullsize_model_init(random_model *rm, const char *name) {
   return random_model_init(rm, &c, FULLSIZE_HEAD_LAYERS, FULLSIZE_N_ACT, DT_BF16, FULLSIZE_SEED);
 }
 
-typedef struct fullsize_batch {
-  packed_batch b;
-  int32_t *tokens, *row_start, *qtype, *marker_start, *markers;
-} fullsize_batch;
+typedef batch_buf fullsize_batch;
 
 static inline void fullsize_batch_make(fullsize_batch *bb, int n, int vocab) {
   uint64_t s = FULLSIZE_BATCH_SEED;
-  int *L = malloc(sizeof(int) * (size_t)n), *K = malloc(sizeof(int) * (size_t)n), T = 0, M = 0;
+  int *L = malloc(sizeof(int) * (size_t)n), *K = malloc(sizeof(int) * (size_t)n);
   for (int i = 0; i < n; i++) {
     L[i] = 32 + (int)(rm_next(&s) % 129);
     K[i] = 2 + (int)(rm_next(&s) % 5);
-    T += L[i], M += K[i];
   }
-  bb->tokens = malloc(sizeof(int32_t) * (size_t)T);
-  bb->row_start = malloc(sizeof(int32_t) * (size_t)(n + 1));
-  bb->qtype = malloc(sizeof(int32_t) * (size_t)n);
-  bb->marker_start = malloc(sizeof(int32_t) * (size_t)(n + 1));
-  bb->markers = malloc(sizeof(int32_t) * (size_t)M);
-  int t = 0, m = 0;
+  batch_buf_alloc(bb, n, L, K);
   for (int i = 0; i < n; i++) {
-    bb->row_start[i] = t, bb->marker_start[i] = m;
+    int32_t *tok = bb->tokens + bb->row_start[i], *mk = bb->markers + bb->marker_start[i];
     bb->qtype[i] = (int)(rm_next(&s) % 3);
-    for (int j = 0; j < L[i]; j++) bb->tokens[t++] = (int32_t)(rm_next(&s) % (uint64_t)vocab);
+    for (int j = 0; j < L[i]; j++) tok[j] = (int32_t)(rm_next(&s) % (uint64_t)vocab);
     /* markers at distinct positions after the head, like [MASK] option slots */
-    for (int j = 0; j < K[i]; j++) bb->markers[m++] = 1 + j * (L[i] - 2) / K[i];
+    for (int j = 0; j < K[i]; j++) mk[j] = 1 + j * (L[i] - 2) / K[i];
   }
-  bb->row_start[n] = t, bb->marker_start[n] = m;
-  bb->b = (packed_batch){n, T, bb->tokens, bb->row_start, bb->qtype, bb->marker_start, bb->markers};
   free(L);
   free(K);
 }
 
-static inline void fullsize_batch_free(fullsize_batch *bb) {
-  free(bb->tokens);
-  free(bb->row_start);
-  free(bb->qtype);
-  free(bb->marker_start);
-  free(bb->markers);
-  memset(bb, 0, sizeof *bb);
-}
+static inline void fullsize_batch_free(fullsize_batch *bb) { batch_buf_free(bb); }
 
 #endif

@@ -14,6 +14,7 @@
 #include "../check.h"
 #include "backend/backend.h"
 #include "backend/cpu/ref_ops.h"
+#include "batch_buf.h"
 #include "random_model.h"
 
 /* ---- batches --------------------------------------------------------------------------------- */
@@ -24,41 +25,21 @@ typedef struct test_row {
   uint64_t seed; /* token ids */
 } test_row;
 
-typedef struct batch_buf {
-  packed_batch b;
-  int32_t *tokens, *row_start, *qtype, *marker_start, *markers;
-} batch_buf;
-
 /* Packs rows[order[0..n-1]] back to back. */
 static void make_batch(batch_buf *bb, const test_row *rows, const int *order, int n, int vocab) {
-  int T = 0, M = 0;
-  for (int i = 0; i < n; i++) T += rows[order[i]].len, M += rows[order[i]].k;
-  bb->tokens = malloc(sizeof(int32_t) * (size_t)(T ? T : 1));
-  bb->row_start = malloc(sizeof(int32_t) * (size_t)(n + 1));
-  bb->qtype = malloc(sizeof(int32_t) * (size_t)(n ? n : 1));
-  bb->marker_start = malloc(sizeof(int32_t) * (size_t)(n + 1));
-  bb->markers = malloc(sizeof(int32_t) * (size_t)(M ? M : 1));
-  int t = 0, m = 0;
+  int *L = malloc(sizeof(int) * (size_t)(n ? n : 1)), *K = malloc(sizeof(int) * (size_t)(n ? n : 1));
+  for (int i = 0; i < n; i++) L[i] = rows[order[i]].len, K[i] = rows[order[i]].k;
+  batch_buf_alloc(bb, n, L, K);
   for (int i = 0; i < n; i++) {
     const test_row *r = &rows[order[i]];
-    bb->row_start[i] = t;
-    bb->marker_start[i] = m;
+    int32_t *tok = bb->tokens + bb->row_start[i], *mk = bb->markers + bb->marker_start[i];
     bb->qtype[i] = r->qtype;
     uint64_t s = r->seed;
-    for (int j = 0; j < r->len; j++) bb->tokens[t++] = (int32_t)(rm_next(&s) % (uint64_t)vocab);
-    for (int j = 0; j < r->k; j++) bb->markers[m++] = r->markers[j];
+    for (int j = 0; j < r->len; j++) tok[j] = (int32_t)(rm_next(&s) % (uint64_t)vocab);
+    for (int j = 0; j < r->k; j++) mk[j] = r->markers[j];
   }
-  bb->row_start[n] = t;
-  bb->marker_start[n] = m;
-  bb->b = (packed_batch){n, T, bb->tokens, bb->row_start, bb->qtype, bb->marker_start, bb->markers};
-}
-
-static void free_batch(batch_buf *bb) {
-  free(bb->tokens);
-  free(bb->row_start);
-  free(bb->qtype);
-  free(bb->marker_start);
-  free(bb->markers);
+  free(L);
+  free(K);
 }
 
 typedef struct result {
@@ -84,7 +65,7 @@ static result run_rows(backend *be, backend_worker *w, const test_row *rows, con
   batch_buf bb;
   make_batch(&bb, rows, order, n, vocab);
   result r = run(be, w, &bb.b, n_act);
-  free_batch(&bb);
+  batch_buf_free(&bb);
   return r;
 }
 
@@ -576,7 +557,7 @@ static void expect_error(backend *be, backend_worker *w, const test_row *rows, i
     fprintf(stderr, "expected '%s' in: %s\n", needle, err.message);
     CHECK(0);
   }
-  free_batch(&bb);
+  batch_buf_free(&bb);
 }
 
 static void test_errors(void) {

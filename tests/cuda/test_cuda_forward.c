@@ -19,51 +19,27 @@
 #include <string.h>
 
 #include "../check.h"
+#include "../cpu/batch_buf.h"
 #include "../cpu/random_model.h"
 #include "backend/backend.h"
-
-typedef struct batch_buf {
-  packed_batch b;
-  int32_t *tokens, *row_start, *qtype, *marker_start, *markers;
-} batch_buf;
 
 /* n rows; lengths from lens[] (or random 1..maxlen when lens is NULL); 1..6 markers per row. */
 static void make_batch(batch_buf *bb, int n, const int *lens, int maxlen, int vocab, uint64_t seed) {
   uint64_t s = seed;
   int *L = malloc(sizeof(int) * (size_t)n), *K = malloc(sizeof(int) * (size_t)n);
-  int T = 0, M = 0;
   for (int i = 0; i < n; i++) {
     L[i] = lens ? lens[i] : 1 + (int)(rm_next(&s) % (uint64_t)maxlen);
     K[i] = 1 + (int)(rm_next(&s) % 6);
-    T += L[i];
-    M += K[i];
   }
-  bb->tokens = malloc(sizeof(int32_t) * (size_t)T);
-  bb->row_start = malloc(sizeof(int32_t) * (size_t)(n + 1));
-  bb->qtype = malloc(sizeof(int32_t) * (size_t)n);
-  bb->marker_start = malloc(sizeof(int32_t) * (size_t)(n + 1));
-  bb->markers = malloc(sizeof(int32_t) * (size_t)M);
-  int t = 0, m = 0;
+  batch_buf_alloc(bb, n, L, K);
   for (int i = 0; i < n; i++) {
-    bb->row_start[i] = t;
-    bb->marker_start[i] = m;
+    int32_t *tok = bb->tokens + bb->row_start[i], *mk = bb->markers + bb->marker_start[i];
     bb->qtype[i] = (int)(rm_next(&s) % 3);
-    for (int j = 0; j < L[i]; j++) bb->tokens[t++] = (int32_t)(rm_next(&s) % (uint64_t)vocab);
-    for (int j = 0; j < K[i]; j++) bb->markers[m++] = (int32_t)(rm_next(&s) % (uint64_t)L[i]);
+    for (int j = 0; j < L[i]; j++) tok[j] = (int32_t)(rm_next(&s) % (uint64_t)vocab);
+    for (int j = 0; j < K[i]; j++) mk[j] = (int32_t)(rm_next(&s) % (uint64_t)L[i]);
   }
-  bb->row_start[n] = t;
-  bb->marker_start[n] = m;
-  bb->b = (packed_batch){n, T, bb->tokens, bb->row_start, bb->qtype, bb->marker_start, bb->markers};
   free(L);
   free(K);
-}
-
-static void free_batch(batch_buf *bb) {
-  free(bb->tokens);
-  free(bb->row_start);
-  free(bb->qtype);
-  free(bb->marker_start);
-  free(bb->markers);
 }
 
 typedef struct result {
@@ -272,8 +248,8 @@ static void test_model(const model_case *mc, uint64_t seed) {
   }
   free_result(&rmix);
   free_result(&redg);
-  free_batch(&mixed);
-  free_batch(&edges);
+  batch_buf_free(&mixed);
+  batch_buf_free(&edges);
   ref->worker_destroy(ref, rw);
   ref->destroy(ref);
   random_model_free(&rm);
@@ -327,7 +303,7 @@ static void test_errors(void) {
   CHECK(backend_error_is_device_oom(&err));
   unsetenv("LAYA_CUDA_MAX_SCRATCH");
   CHECK(be->forward(be, w, &bb.b, logits, act, &err) == 0); /* and the worker recovers */
-  free_batch(&bb);
+  batch_buf_free(&bb);
   be->worker_destroy(be, w);
   be->destroy(be);
   random_model_free(&rm);
