@@ -84,7 +84,6 @@ static void variant_env(const variant *v, int set) {
   }
 }
 
-/* "fp32" / "bf16" / "int8", optionally "+esc"; returns the length parsed, -1 if none. */
 /* ACC_DUMP=FILE: one line per row and run (study of escalation's error bound): checkpoint, run, row,
  * options, max |l|, max l - min l, top-2 gap, max |dl|, max |act|, max |d act|, max dl - min dl. */
 static void dump_rows(const char *ckpt, const char *run, const acc_rows *r, const float *l, const float *lr,
@@ -112,6 +111,7 @@ static void dump_rows(const char *ckpt, const char *run, const acc_rows *r, cons
   fclose(f);
 }
 
+/* "fp32" / "bf16" / "int8", optionally "+esc"; returns the length parsed, -1 if none. */
 static int parse_prec(const char *s, backend_precision *p, int *esc) {
   if (!strncmp(s, "fp32", 4)) *p = PREC_FP32;
   else if (!strncmp(s, "bf16", 4)) *p = PREC_BF16;

@@ -37,7 +37,7 @@ typedef struct escalate_params {
   double cal, act_cal;     /* that measured error (options, act); 0 before calibration */
 } escalate_params;
 
-/* The measured defaults for a low precision (bf16, int8), with LAYA_ESCALATE_REL / _ABS / _TAU
+/* The measured defaults for a low precision (bf16, int8), with LAYA_ESCALATE_REL / _ABS / _TAU / _MARGIN
  * overriding them (studies and tests). t_min: the model's smallest decoding temperature. Returns
  * -1 for a precision that has no bound (fp32, fp16). */
 int escalate_default_params(backend_precision p, double t_min, escalate_params *out);

@@ -33,15 +33,9 @@ static bool want_escalation(const laya_options *opt) {
 }
 
 /* Precision escalation (model/escalate.h): low answers, an fp32 backend of the same weights re-runs
- * the rows whose answer low could move too far. The fp32 pass needs the source weights. */
+ * the rows whose answer low could move too far. The fp32 pass needs the source weights (choose_backend
+ * refuses artifacts first). */
 static backend *escalating_backend(laya_model *m, backend *low, const backend_options *bo, laya_error *err) {
-  if (m->ck.w.packed) {
-    low->destroy(low);
-    laya_err(err, LAYA_ERR_UNSUPPORTED, NULL,
-             "precision escalation needs the checkpoint's weights for its fp32 pass; %s is a %s artifact "
-             "(open the checkpoint directory, or turn escalation off)", m->ck.dir, backend_precision_name(bo->precision));
-    return NULL;
-  }
   backend_options fo = *bo;
   fo.precision = PREC_FP32;
   backend *exact = backend_cpu_create(&m->ck.w, &fo, err);
@@ -110,8 +104,15 @@ static backend *choose_backend(laya_model *m, const laya_options *opt, laya_erro
   if (!prec) /* an artifact holds one precision; a checkpoint gets the CPU's default */
     bo.precision = m->ck.w.packed ? artifact_precision(m->ck.w.packed) : backend_cpu_default_precision();
   snprintf(m->precision, sizeof m->precision, "%s", backend_precision_name(bo.precision));
+  bool escalate = bo.precision != PREC_FP32 && want_escalation(opt);
+  if (escalate && m->ck.w.packed) { /* refused before any backend is built */
+    laya_err(err, LAYA_ERR_UNSUPPORTED, NULL,
+             "precision escalation needs the checkpoint's weights for its fp32 pass; %s is a %s artifact "
+             "(open the checkpoint directory, or turn escalation off)", m->ck.dir, backend_precision_name(bo.precision));
+    return NULL;
+  }
   backend *low = backend_cpu_create(&m->ck.w, &bo, err);
-  if (!low || bo.precision == PREC_FP32 || !want_escalation(opt)) return low;
+  if (!low || !escalate) return low;
   return escalating_backend(m, low, &bo, err);
 }
 

@@ -62,7 +62,7 @@ typedef struct req_ctx {
   bool admitted, arriving, too_large, timed_out;
   /* on srv->reading while the body is being read (guarded by srv->reading_mu) */
   struct req_ctx *read_prev, *read_next;
-  bool on_reading, expired, counted;
+  bool on_reading, expired; /* expired: answered 408 and counted by the watchdog */
   int fd;
   strbuf body;
   double started;
@@ -259,7 +259,6 @@ static void expire_locked(req_ctx *ctx) {
     serve_metrics_inflight(srv->metrics, -1);
   }
   serve_metrics_request(srv->metrics, ctx->route_name, 408, serve_now() - ctx->started);
-  ctx->counted = true;
   char date[64], head[256];
   time_t now = time(NULL);
   struct tm tm;
@@ -516,7 +515,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     atomic_fetch_sub(&srv->admitted, 1);
     serve_metrics_inflight(srv->metrics, -1);
   }
-  if (!ctx->counted)
+  if (!ctx->expired)
     serve_metrics_request(srv->metrics, ctx->route_name ? ctx->route_name : "other",
                           ctx->status ? ctx->status : 499, serve_now() - ctx->started);
   serve_job_free(ctx->job);

@@ -30,6 +30,8 @@
 
 #include "serve/serve.h"
 
+enum { PHASE_WAIT, PHASE_PREPARE, PHASE_PASS, PHASE_DECODE, PHASE_HANDOFF, N_PHASES };
+
 struct serve_sched {
   const serve_config *cfg;
   serve_models *models;
@@ -47,10 +49,9 @@ struct serve_sched {
   serve_job **ready;
   void **prep;
   /* the inference thread's time by phase, in nanoseconds (written by it, read by /metrics) */
-  atomic_llong phase_ns[5];
+  atomic_llong phase_ns[N_PHASES];
 };
 
-enum { PHASE_WAIT, PHASE_PREPARE, PHASE_PASS, PHASE_DECODE, PHASE_HANDOFF, N_PHASES };
 static const char *const phase_names[N_PHASES] = {"wait", "prepare", "pass", "decode", "handoff"};
 
 /* Add the time since *t to phase p and restart *t. */

@@ -51,11 +51,11 @@ async def main():
         check("ask.score.range", 0.0 <= upset.score <= 2.0 and 0.0 <= upset.normalized <= 1.0, repr(upset.score))
         check("ask.score.distribution", len(upset.probabilities) == 3
               and near(sum(upset.probabilities.values()), 1.0, 1e-3), repr(upset.probabilities))
-        # the score is the probability-weighted level (what the client documents it as)
-        expect = sum(int(k) * p for k, p in upset.probabilities.items()) if all(
-            k.isdigit() for k in upset.probabilities) else None
-        check("ask.score.weighted", expect is None or near(expect, upset.score, 2e-3),
-              "score %r, weighted %r" % (upset.score, expect))
+        # the score is the probability-weighted level (what the client documents it as); the
+        # distribution is keyed by level index
+        check("ask.score.keys", sorted(upset.probabilities) == ["0", "1", "2"], repr(upset.probabilities))
+        expect = sum(int(k) * p for k, p in upset.probabilities.items() if k.isdigit())
+        check("ask.score.weighted", near(expect, upset.score, 2e-3), "score %r, weighted %r" % (upset.score, expect))
         check("ask.noul", isinstance(refund, jc.NoulAnswer) and 0.0 <= refund.noul <= 1.0, repr(refund))
         check("ask.noul.criteria", isinstance(r["legal"], jc.NoulAnswer) and 0.0 <= r["legal"].noul <= 1.0)
         check("ask.usage", r.usage.input_tokens > 0 and r.usage.output_tokens == 0, repr(r.usage))

@@ -182,16 +182,22 @@ typedef struct tensor_rows {
   int round_to;   /* study: 16 / 8: the values a bf16 / int8 pack would hold, kept in fp32 */
 } tensor_rows;
 
+/* LAYA_CPU_STUDY's int8 rounding of n values in place: one symmetric scale max|x| / 127 (the
+ * emulation of pack.c's per-column weight grid and of quantize_row's per-token grid). */
+static void study_round_int8(float *x, int n) {
+  float mx = 0.0f;
+  for (int i = 0; i < n; i++) mx = fmaxf(mx, fabsf(x[i]));
+  float sc = mx > 0.0f ? mx / 127.0f : 1.0f;
+  for (int i = 0; i < n; i++) x[i] = fminf(fmaxf(nearbyintf(x[i] / sc), -127.0f), 127.0f) * sc;
+}
+
 static void get_tensor_row(void *ctx, int r, float *out) {
   tensor_rows *tr = ctx;
   tensor_to_f32(tr->t, (int64_t)r * tr->k, tr->k, out);
   if (tr->round_to == 16) {
     for (int i = 0; i < tr->k; i++) out[i] = bf16_to_f32(f32_to_bf16_rne(out[i]));
   } else if (tr->round_to == 8) { /* pack.c's per-column int8 grid */
-    float mx = 0.0f;
-    for (int i = 0; i < tr->k; i++) mx = fmaxf(mx, fabsf(out[i]));
-    float sc = mx > 0.0f ? mx / 127.0f : 1.0f;
-    for (int i = 0; i < tr->k; i++) out[i] = fminf(fmaxf(nearbyintf(out[i] / sc), -127.0f), 127.0f) * sc;
+    study_round_int8(out, tr->k);
   }
 }
 
@@ -681,10 +687,7 @@ static void study_round(fwd *f, unsigned bit, int layer, cpu_wfmt fmt, void *buf
   for (int r = 0; r < rows; r++) {
     float *x = (float *)buf + (size_t)r * ld;
     if (m->study & STUDY_A8) {
-      float mx = 0.0f;
-      for (int c = 0; c < n; c++) mx = fmaxf(mx, fabsf(x[c]));
-      float sc = mx > 0.0f ? mx / 127.0f : 1.0f;
-      for (int c = 0; c < n; c++) x[c] = fminf(fmaxf(nearbyintf(x[c] / sc), -127.0f), 127.0f) * sc;
+      study_round_int8(x, n);
     } else {
       for (int c = 0; c < n; c++) x[c] = bf16_to_f32(f32_to_bf16_rne(x[c]));
     }
