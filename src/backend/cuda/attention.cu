@@ -22,6 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <type_traits>
+
 #include "cuda_internal.h"
 
 namespace {
@@ -568,46 +570,50 @@ __global__ void __launch_bounds__(GW * 32) attn_gathered_kernel(const T *qkv, T 
  * local warp skip more of the band's edges (a 16-row warp needs 5 of the 6 tiles instead of all 3
  * 64-key ones) and keep the registers low enough for 3-4 blocks per SM. 8-warp variants (w8m1n64
  * 1.90 global, w8m1n32 2.19 local) are not compiled: with them the two-thread check of cuda/forward
- * failed in 3 of 4 runs (a graph capture invalidated, cause not found). */
+ * failed in 3 of 4 runs (a graph capture invalidated; measured before eager forwards took the
+ * capture lock, see cuda_backend.cu). */
+typedef void (*flash_fn)(cudaStream_t s, dim3 grid, const void *qkv, void *out, const attn_tile *tiles,
+                         const int *n_tiles, int H, int window, const float2 *rope, float sl2);
+
+template <class T, int HD, int NW, int MT, int BN, int MINB, bool SKIP>
+void flash_launch(cudaStream_t s, dim3 grid, const void *qkv, void *out, const attn_tile *tiles, const int *n_tiles,
+                  int H, int window, const float2 *rope, float sl2) {
+  flash_attn_kernel<T, HD, NW, MT, BN, MINB, SKIP>
+      <<<grid, NW * 32, 0, s>>>((const T *)qkv, (T *)out, tiles, n_tiles, H, window, rope, sl2);
+}
+
 struct attn_variant {
   const char *name;
-  int queries; /* per tile: 16 * NW * MT */
+  int queries;          /* per tile: 16 * NW * MT */
+  flash_fn launch[2][2]; /* [0 bf16, 1 fp16][0 head_dim 32, 1 head_dim 64] */
 };
-const attn_variant kGlobalVariants[] = {{"w4m2n32b3", 128}, {"w4m2n64", 128}};
-const attn_variant kLocalVariants[] = {{"w4m1n32b4", 64}, {"w4m1n64", 64}};
+
+template <int NW, int MT, int BN, int MINB, bool SKIP>
+constexpr attn_variant make_variant(const char *name) {
+  return attn_variant{name,
+                      16 * NW * MT,
+                      {{flash_launch<__nv_bfloat16, 32, NW, MT, BN, MINB, SKIP>,
+                        flash_launch<__nv_bfloat16, 64, NW, MT, BN, MINB, SKIP>},
+                       {flash_launch<__half, 32, NW, MT, BN, MINB, SKIP>, flash_launch<__half, 64, NW, MT, BN, MINB, SKIP>}}};
+}
+
+constexpr attn_variant kGlobalVariants[] = {make_variant<4, 2, 32, 3, false>("w4m2n32b3"),
+                                            make_variant<4, 2, 64, 2, false>("w4m2n64")};
+constexpr attn_variant kLocalVariants[] = {make_variant<4, 1, 32, 4, true>("w4m1n32b4"),
+                                           make_variant<4, 1, 64, 3, true>("w4m1n64")};
 constexpr int kNGlobal = (int)(sizeof kGlobalVariants / sizeof kGlobalVariants[0]);
 constexpr int kNLocal = (int)(sizeof kLocalVariants / sizeof kLocalVariants[0]);
 
-template <class T, int HD, int NW, int MT, int BN, int MINB, bool SKIP>
-void flash_launch(cudaStream_t s, dim3 grid, const T *q, T *o, const attn_tile *tiles, const int *n_tiles, int H,
-                  int window, const float2 *rope, float sl2) {
-  flash_attn_kernel<T, HD, NW, MT, BN, MINB, SKIP><<<grid, NW * 32, 0, s>>>(q, o, tiles, n_tiles, H, window, rope, sl2);
-}
-
-template <class T, int HD>
-void flash_dispatch(cudaStream_t s, dim3 grid, const T *q, T *o, const attn_tile *tiles, const int *n_tiles, int H,
-                    int window, const float2 *rope, float sl2, int variant) {
-  if (window < 0) {
-    if (variant == 1) flash_launch<T, HD, 4, 2, 64, 2, false>(s, grid, q, o, tiles, n_tiles, H, window, rope, sl2);
-    else flash_launch<T, HD, 4, 2, 32, 3, false>(s, grid, q, o, tiles, n_tiles, H, window, rope, sl2);
-  } else {
-    if (variant == 1) flash_launch<T, HD, 4, 1, 64, 3, true>(s, grid, q, o, tiles, n_tiles, H, window, rope, sl2);
-    else flash_launch<T, HD, 4, 1, 32, 4, true>(s, grid, q, o, tiles, n_tiles, H, window, rope, sl2);
-  }
-}
-
 template <class T>
-void attention_t(cudaStream_t s, const void *qkv, void *out, const attn_tile *tiles, const int32_t *tok_row,
-                 const int32_t *tok_pos, const int32_t *row_start, const int *counts, const int *n_tiles,
-                 int n_tiles_cap, int Mp, int H, int hd, int window, const float2 *rope, int variant) {
+void attention_t(cudaStream_t s, const void *qkv, void *out, const attn_tile *tiles,
+                 const int32_t *tok_row, const int32_t *tok_pos, const int32_t *row_start, const int *counts,
+                 const int *n_tiles, int n_tiles_cap, int Mp, int H, int hd, int window, const float2 *rope,
+                 int variant) {
   const float scale = 1.0f / sqrtf((float)hd);
   if (hd == 64 || hd == 32) {
-    dim3 grid((unsigned)n_tiles_cap, (unsigned)H);
-    const float sl2 = scale * 1.4426950408889634f;
-    if (hd == 64)
-      flash_dispatch<T, 64>(s, grid, (const T *)qkv, (T *)out, tiles, n_tiles, H, window, rope, sl2, variant);
-    else
-      flash_dispatch<T, 32>(s, grid, (const T *)qkv, (T *)out, tiles, n_tiles, H, window, rope, sl2, variant);
+    const attn_variant &v = window < 0 ? kGlobalVariants[variant] : kLocalVariants[variant];
+    v.launch[std::is_same<T, __half>::value][hd == 64](s, dim3((unsigned)n_tiles_cap, (unsigned)H), qkv, out, tiles, n_tiles, H, window,
+                               rope, scale * 1.4426950408889634f);
   } else {
     dim3 grid((unsigned)((Mp + 7) / 8), (unsigned)H);
     attn_rows_kernel<T><<<grid, 256, 0, s>>>((const T *)qkv, (T *)out, NULL, 0, tok_row, tok_pos, row_start, counts,

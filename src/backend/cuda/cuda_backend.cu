@@ -100,11 +100,13 @@ struct cuda_model {
   float *sn_w, *sn_b, *s1_w, *s1_b, *s2_w, *s2_b, *a1_w, *a1_b, *a2_w, *a2_b;
   float2 *rope_global, *rope_local;
   int use_graphs;
-  /* Held while a worker captures a graph and while any worker allocates or frees device or pinned
-   * memory: a cudaFree / cudaMalloc / cudaHostAlloc in one thread during another thread's capture
-   * could invalidate that capture (seen as cuBLASLt status 13 "during capture" in the two-thread
-   * check of cuda/forward, about 1 run in 10). Captures happen once per bucket, so the lock is
-   * rarely taken. */
+  /* Held while a worker captures a graph, and while any worker does what must not overlap another
+   * thread's capture: allocating or freeing device or pinned memory (a cudaFree / cudaMalloc /
+   * cudaHostAlloc during another thread's capture could invalidate it: cuBLASLt status 13 "during
+   * capture" in the two-thread check of cuda/forward, about 1 run in 10), and enqueueing a forward
+   * eagerly (the first batch of a bucket, or a profiling worker): that is where kernels are first
+   * launched, so where lazy module loading happens, and where LAYA_CUDA_GEMM_TUNE=1 allocates its
+   * timing buffer (gemm.cu). Each happens once per bucket, so the lock is rarely taken. */
   pthread_mutex_t mem_lock;
   int head_all; /* LAYA_CUDA_HEAD_ALL=1: the last head layer over every token (for comparison) */
 };
@@ -805,11 +807,12 @@ static int run_graph(backend_worker *w, int Mp, int Rp, int NMp, laya_error *err
     CU_TRY(cudaGraphLaunch(g->exec, w->st), "launching a graph");
     return 0;
   }
-  if (!g) {
-    pthread_mutex_lock(&w->m->mem_lock); /* an evicted graph is destroyed */
+  if (!g) { /* first batch of this bucket: eagerly (an evicted graph is destroyed meanwhile) */
+    pthread_mutex_lock(&w->m->mem_lock);
     new_graph_entry(w, Mp, Rp, NMp)->state = 1;
+    int rc = enqueue_forward(w, Mp, Rp, NMp, err);
     pthread_mutex_unlock(&w->m->mem_lock);
-    return enqueue_forward(w, Mp, Rp, NMp, err);
+    return rc;
   }
   /* second batch of this bucket: capture, with no allocation in any thread meanwhile */
   pthread_mutex_lock(&w->m->mem_lock);
@@ -893,7 +896,15 @@ static int cuda_forward(backend *b, backend_worker *w, const packed_batch *pb, f
   CU_TRY(cudaMemcpyAsync(w->din, w->hin, w->din_bytes, cudaMemcpyHostToDevice, w->st), "copying the batch");
 
   w->prof_n = 0;
-  rc = m->use_graphs && !w->prof ? run_graph(w, Mp, Rp, NMp, err) : enqueue_forward(w, Mp, Rp, NMp, err);
+  if (!m->use_graphs) { /* no worker captures: nothing to keep apart */
+    rc = enqueue_forward(w, Mp, Rp, NMp, err);
+  } else if (w->prof) { /* profiling runs eagerly, beside other workers' captures */
+    pthread_mutex_lock(&m->mem_lock);
+    rc = enqueue_forward(w, Mp, Rp, NMp, err);
+    pthread_mutex_unlock(&m->mem_lock);
+  } else {
+    rc = run_graph(w, Mp, Rp, NMp, err);
+  }
   if (rc) {
     cudaStreamSynchronize(w->st);
     return rc;

@@ -101,7 +101,9 @@ static int plan_build(gemm_plan *p, cublasLtHandle_t lt, size_t ws_size) {
 
 /* LAYA_CUDA_GEMM_TUNE=1: the first eager call of a shape times cuBLASLt's candidates (on a
  * scratch output for accumulating GEMMs, so the residual stream is not touched) and keeps the
- * fastest. Costs a few milliseconds once per shape. */
+ * fastest. Costs a few milliseconds once per shape. Never during a capture: an eager forward runs
+ * under the model's capture lock (cuda_backend.cu), so its cudaMalloc / cudaFree cannot invalidate
+ * another worker's capture. */
 static void plan_tune(gemm_plan *p, cublasLtHandle_t lt, cudaStream_t s, void *ws, size_t ws_size, const void *A,
                       const void *W, void *D, const void *bias) {
   p->tuned = 1;
