@@ -7,7 +7,8 @@
  * of a bucket give bit-identical results; packed rows of mixed length (1..300 tokens, windows
  * that cross tile boundaries, head dims on the tensor-core path and on the scalar fallback);
  * a row alone equals the row inside a batch (within rounding); two threads with their own
- * workers; the errors for bad batches, bad devices and a simulated out-of-memory.
+ * workers; the errors for bad batches, bad devices and a simulated out-of-memory; with two or
+ * more GPUs, a backend per device bit-identical to device 0 (one thread may alternate devices).
  *
  * Without a CUDA device the test prints "no CUDA device: skipped" and exits 77 (CTest skip).
  */
@@ -309,6 +310,92 @@ static void test_errors(void) {
   random_model_free(&rm);
 }
 
+/* One engine per device, no global device state: with two or more GPUs, a backend on each device
+ * (threads of their own, and one thread alternating between devices call by call) answers bit for
+ * bit like device 0 (same GPU model: same kernels and cuBLASLt choices). */
+typedef struct device_arg {
+  backend *be[2];
+  const packed_batch *b;
+  int n_act;
+  result out[2];
+} device_arg;
+
+static void *alternate_main(void *p) {
+  device_arg *a = p;
+  laya_error err;
+  backend_worker *w[2] = {a->be[0]->worker_create(a->be[0], &err), a->be[1]->worker_create(a->be[1], &err)};
+  for (int rep = 0; rep < 3 && w[0] && w[1]; rep++)
+    for (int d = 1; d >= 0; d--) { /* device 1 first: the thread's current device changes every call */
+      if (rep) free_result(&a->out[d]);
+      a->out[d] = run(a->be[d], w[d], a->b, a->n_act);
+    }
+  for (int d = 0; d < 2; d++) {
+    if (!w[d]) a->out[d].rc = -1;
+    else a->be[d]->worker_destroy(a->be[d], w[d]);
+  }
+  return NULL;
+}
+
+static void test_devices(int n_dev) {
+  if (n_dev < 2) {
+    printf("devices: 1 CUDA device, the multi-device check needs 2 (not run)\n");
+    return;
+  }
+  const int n = n_dev < 4 ? n_dev : 4;
+  encoder_config c = random_small_config();
+  c.hidden = 128;
+  c.n_heads = 2;
+  c.head_dim = 64;
+  c.intermediate = 256;
+  c.n_layers = 4;
+  c.local_window = 128;
+  c.vocab = 512;
+  const int n_act = 2;
+  random_model rm;
+  CHECK(random_model_init(&rm, &c, 2, n_act, DT_F16, 77) == 0);
+  batch_buf bb;
+  make_batch(&bb, 24, NULL, 300, c.vocab, 78);
+  laya_error err;
+  backend *be[4] = {0};
+  for (int d = 0; d < n; d++) {
+    backend_options o = {PREC_BF16, 0, d};
+    be[d] = backend_cuda_create(&rm.w, &o, &err);
+    CHECK(be[d] != NULL);
+    if (!be[d]) fprintf(stderr, "cuda:%d create: %s\n", d, err.message);
+  }
+  if (be[0] && be[1]) {
+    thread_arg ta[4];
+    pthread_t th[4];
+    for (int d = 0; d < n; d++) {
+      ta[d] = (thread_arg){be[d], &bb.b, n_act, 3, {0}};
+      if (be[d]) pthread_create(&th[d], NULL, thread_main, &ta[d]);
+    }
+    device_arg da = {{be[0], be[1]}, &bb.b, n_act, {{0}, {0}}};
+    pthread_t alt;
+    pthread_create(&alt, NULL, alternate_main, &da);
+    pthread_join(alt, NULL);
+    for (int d = 0; d < n; d++)
+      if (be[d]) pthread_join(th[d], NULL);
+    CHECK(ta[0].out.rc == 0);
+    for (int d = 1; d < n && ta[0].out.rc == 0; d++) {
+      CHECK(ta[d].out.rc == 0);
+      if (ta[d].out.rc == 0) CHECK(same_bits(&ta[d].out, &ta[0].out, &bb.b, n_act));
+    }
+    for (int d = 0; d < 2 && ta[0].out.rc == 0; d++) {
+      CHECK(da.out[d].rc == 0);
+      if (da.out[d].rc == 0) CHECK(same_bits(&da.out[d], &ta[0].out, &bb.b, n_act));
+    }
+    printf("devices: %d CUDA devices, a backend on each (own threads, and one thread alternating cuda:1 / "
+           "cuda:0) bit-identical to cuda:0\n", n);
+    for (int d = 0; d < n; d++) free_result(&ta[d].out);
+    for (int d = 0; d < 2; d++) free_result(&da.out[d]);
+  }
+  for (int d = 0; d < n; d++)
+    if (be[d]) be[d]->destroy(be[d]);
+  batch_buf_free(&bb);
+  random_model_free(&rm);
+}
+
 int main(void) {
   int n = 0;
   if (!backend_cuda_available(&n)) {
@@ -325,6 +412,7 @@ int main(void) {
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) test_model(&cases[i], 1000 + i);
   test_errors();
+  test_devices(n);
   for (int p = 0; p < 2; p++)
     printf("total %s: questions %d, argmax same %d (%.2f%%), max |dp| %.5f, max |d act p| %.5f\n",
            p ? "fp16" : "bf16", totals[p].questions, totals[p].argmax_same,
