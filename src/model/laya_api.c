@@ -65,15 +65,19 @@ static backend *choose_backend(laya_model *m, const laya_options *opt, laya_erro
       return NULL;
     }
   }
-  bool want_cuda = strncmp(dev, "cuda", 4) == 0 || strcmp(dev, "auto") == 0;
+  /* cuda:N: N is a decimal ordinal (at most 6 digits, as torch.device reads it) */
+  const char *ord = strncmp(dev, "cuda:", 5) == 0 ? dev + 5 : NULL;
+  size_t nd = ord ? strspn(ord, "0123456789") : 0;
+  bool want_cuda = strcmp(dev, "cuda") == 0 || strcmp(dev, "auto") == 0 || (ord && nd && nd <= 6 && !ord[nd]);
   if (!want_cuda && strcmp(dev, "cpu") != 0) {
     laya_err(err, LAYA_ERR_VALUE, NULL, "device must be cpu, cuda, cuda:N or auto, got '%s'", dev);
     return NULL;
   }
   if (want_cuda) {
     int count = 0;
-    if (strncmp(dev, "cuda:", 5) == 0) bo.device_id = atoi(dev + 5);
-    if (backend_cuda_available(&count) && bo.device_id >= 0 && bo.device_id < count) {
+    if (ord) bo.device_id = atoi(ord);
+    bool any = backend_cuda_available(&count);
+    if (any && bo.device_id < count) {
       backend *b = backend_cuda_create(&m->ck.w, &bo, err);
       if (b) {
         snprintf(m->device, sizeof m->device, "cuda:%d", bo.device_id);
@@ -81,8 +85,11 @@ static backend *choose_backend(laya_model *m, const laya_options *opt, laya_erro
       }
       return b;
     }
-    if (strcmp(dev, "auto") != 0)
+    /* Laya's two warnings: no CUDA at all, or an ordinal past the visible devices */
+    if (!any && strcmp(dev, "auto") != 0)
       sb_puts(&m->warnings, "Warning: CUDA requested but not available. Falling back to CPU.\n");
+    else if (any)
+      sb_printf(&m->warnings, "Warning: CUDA device %s not found (%d visible). Falling back to CPU.\n", dev, count);
   }
   /* CPU: the fast backend (bf16 where the CPU has AVX-512 BF16, else fp32, unless a precision is
    * named); LAYA_BACKEND=cpu-ref selects the plain fp32 reference (parity fixtures use it). */

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "../check.h"
+#include "backend/backend.h"
 #include "core/sha256.h"
 #include "laya.h"
 
@@ -40,6 +41,46 @@ static void no_mask_token(const char *ck, const laya_options *o) {
   has(err.message, want);
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
   CHECK(system(cmd) == 0);
+}
+
+/* Device strings as torch.device reads them (refused otherwise, naming the string), and Laya's two
+ * fallbacks to the CPU: no CUDA at all, or an ordinal past the visible devices. */
+static void device_choice(const char *ck, const laya_options *base) {
+  laya_options o = *base;
+  o.sha256_json = NULL;
+  o.calibration_path = NULL;
+  laya_error err;
+  const char *bad[] = {"gpu", "CPU", "cuda:", "cuda:x", "cuda:1x", "cuda:-1", "cuda:1234567", " cuda"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    o.device = bad[i];
+    CHECK(laya_open(ck, &o, &err) == NULL);
+    char want[128];
+    snprintf(want, sizeof want, "device must be cpu, cuda, cuda:N or auto, got '%s'", bad[i]);
+    CHECK_STREQ(err.message, want);
+  }
+  int n = 0;
+  const bool gpu = backend_cuda_available(&n);
+  o.device = "cuda:7";
+  laya_model *m = laya_open(ck, &o, &err);
+  CHECK(m != NULL);
+  if (m && !gpu) {
+    has(laya_model_info(m), "\"device\": \"cpu\"");
+    has(laya_model_info(m), "Warning: CUDA requested but not available. Falling back to CPU.");
+  } else if (m && n <= 7) {
+    char want[128];
+    snprintf(want, sizeof want, "Warning: CUDA device cuda:7 not found (%d visible). Falling back to CPU.", n);
+    has(laya_model_info(m), "\"device\": \"cpu\"");
+    has(laya_model_info(m), want);
+  }
+  if (m) laya_close(m);
+  o.device = "auto"; /* no warning either way: the CPU when there is no GPU */
+  m = laya_open(ck, &o, &err);
+  CHECK(m != NULL);
+  if (m) {
+    has(laya_model_info(m), gpu ? "\"device\": \"cuda:0\"" : "\"device\": \"cpu\"");
+    CHECK(strstr(laya_model_info(m), "Falling back") == NULL);
+    laya_close(m);
+  }
 }
 
 int main(int argc, char **argv) {
@@ -153,5 +194,6 @@ int main(int argc, char **argv) {
   CHECK_STREQ(err.message, "calibration JSON must contain temperature: [3 floats]");
   unlink(cal);
   no_mask_token(ck, &o);
+  device_choice(ck, &o);
   return check_summary("model/api");
 }
