@@ -137,9 +137,15 @@ typedef struct model_case {
   int d, H, I, layers, window, vocab, head_layers, maxlen;
 } model_case;
 
-static cmp_stats totals[3]; /* by precision */
+/* name, d, H, I, layers, local_window, vocab, head_layers, maxlen */
+static const model_case cases[] = {
+    {"hd32-w16", 128, 4, 192, 4, 16, 512, 2, 300},   /* encoder hd 32, head hd 64: tensor-core path */
+    {"hd64-w128", 128, 2, 256, 4, 128, 512, 2, 300}, /* Laya's real window (|i-j| <= 64) */
+    {"hd16-fb", 48, 3, 64, 3, 16, 300, 1, 150},       /* hd 16 and head hd 48: scalar fallback */
+    {"nohead", 64, 1, 96, 2, 32, 300, 0, 120},        /* hd 64, no head layers */
+};
 
-static void test_model(const model_case *mc, uint64_t seed) {
+static encoder_config case_config(const model_case *mc) {
   encoder_config c = random_small_config();
   c.hidden = mc->d;
   c.n_heads = mc->H;
@@ -148,6 +154,13 @@ static void test_model(const model_case *mc, uint64_t seed) {
   c.n_layers = mc->layers;
   c.local_window = mc->window;
   c.vocab = mc->vocab;
+  return c;
+}
+
+static cmp_stats totals[3]; /* by precision */
+
+static void test_model(const model_case *mc, uint64_t seed) {
+  encoder_config c = case_config(mc);
   const int n_act = 2;
   random_model rm;
   CHECK(random_model_init(&rm, &c, mc->head_layers, n_act, DT_F16, seed) == 0);
@@ -342,19 +355,13 @@ static void test_devices(int n_dev) {
     return;
   }
   const int n = n_dev < 4 ? n_dev : 4;
-  encoder_config c = random_small_config();
-  c.hidden = 128;
-  c.n_heads = 2;
-  c.head_dim = 64;
-  c.intermediate = 256;
-  c.n_layers = 4;
-  c.local_window = 128;
-  c.vocab = 512;
+  const model_case *mc = &cases[1]; /* hd64-w128 */
+  encoder_config c = case_config(mc);
   const int n_act = 2;
   random_model rm;
-  CHECK(random_model_init(&rm, &c, 2, n_act, DT_F16, 77) == 0);
+  CHECK(random_model_init(&rm, &c, mc->head_layers, n_act, DT_F16, 77) == 0);
   batch_buf bb;
-  make_batch(&bb, 24, NULL, 300, c.vocab, 78);
+  make_batch(&bb, 24, NULL, mc->maxlen, c.vocab, 78);
   laya_error err;
   backend *be[4] = {0};
   for (int d = 0; d < n; d++) {
@@ -403,13 +410,6 @@ int main(void) {
     return 77;
   }
   setvbuf(stdout, NULL, _IONBF, 0);
-  /* name, d, H, I, layers, local_window, vocab, head_layers, maxlen */
-  const model_case cases[] = {
-      {"hd32-w16", 128, 4, 192, 4, 16, 512, 2, 300},   /* encoder hd 32, head hd 64: tensor-core path */
-      {"hd64-w128", 128, 2, 256, 4, 128, 512, 2, 300}, /* Laya's real window (|i-j| <= 64) */
-      {"hd16-fb", 48, 3, 64, 3, 16, 300, 1, 150},       /* hd 16 and head hd 48: scalar fallback */
-      {"nohead", 64, 1, 96, 2, 32, 300, 0, 120},        /* hd 64, no head layers */
-  };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) test_model(&cases[i], 1000 + i);
   test_errors();
   test_devices(n);
