@@ -134,6 +134,20 @@ int laya_router_predict_batch(laya_router *r, const char *request_json, char **r
 /* JSON {"loaded": [names, least recently used first], "max_loaded": N, "default": name}. */
 char *laya_router_info(laya_router *r);
 
+/* Memory reserved up front (servers): make the model ready for `workers` forward passes at once
+ * of up to max_tokens tokens each, with rows of up to max_row_tokens tokens (at least the
+ * checkpoint's max_len; max_tokens is raised to that if lower). Each worker's scratch is
+ * allocated and touched now, sized for that many tokens, one row per
+ * LAYA_RESERVE_TOKENS_PER_ROW tokens and one option marker per LAYA_RESERVE_TOKENS_PER_MARKER;
+ * a pass larger than that in any of them runs as consecutive groups of its rows within it (rows
+ * are independent in a pass: the answers are the same). So later calls allocate no scratch, and
+ * the memory in use stays what it is after this call, however the passes vary (only a row longer
+ * than max_row_tokens, or more than `workers` passes at once, would still add scratch). Call it
+ * after laya_open, before the model is shared between threads. 0 or an error (out of memory). */
+#define LAYA_RESERVE_TOKENS_PER_ROW 16
+#define LAYA_RESERVE_TOKENS_PER_MARKER 8
+int laya_reserve(laya_model *m, long max_tokens, int max_row_tokens, int workers, laya_error *err);
+
 /* Python API parity: there is nothing to compile, so this only touches each buffer once.
  * Returns the seconds spent (negative on error). */
 double laya_warmup(laya_model *m);

@@ -11,7 +11,8 @@ Each server answers POST /v1/systemone with Laya-like bodies (make_bodies.py: 3 
 (LAYA_EXTRA_MODELS re-points `english`), LAYA_MAX_CONCURRENT=512 (so 128 clients are queued, not
 shed) and LAYA_THREADS=<cores>. Reported: req/s, p50/p99 latency, errors (non-200 + socket
 errors), server RSS after warm-up and after the runs. --soak N then sends at least N requests to
-the batching server at 32 clients and reports errors and RSS before/after.
+the batching server (load runs at --soak-clients clients in turn) and reports errors and the RSS
+when the server is up, after warm-up, and every --soak-every requests (a table).
 """
 import argparse
 import json
@@ -22,6 +23,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 
@@ -133,6 +135,74 @@ def warmup(port, bodies, n=50):
         urllib.request.urlopen(req, timeout=120).read()
 
 
+def served(port):
+    """Decision requests answered so far (/metrics laya_requests_total, /v1/systemone, every status)."""
+    raw = urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=10).read().decode()
+    return sum(int(float(m.group(1))) for m in
+               re.finditer(r'^laya_requests_total\{route="/v1/systemone",status="\d+"\} (\S+)$', raw, re.M))
+
+
+def soak_run(args, base, bodies):
+    """At least args.soak requests to the batching server (load runs of args.soak_chunk seconds at
+    each of --soak-clients in turn, so passes of every size come and go), with the RSS sampled
+    every --soak-every requests by a thread polling /metrics and /proc while the load runs. The RSS
+    is also taken when the server is up (before any request) and after the 50 warm-up requests."""
+    soak_bodies = bodies
+    if args.soak_light:
+        soak_bodies = "/tmp/laya-bench-light.jsonl"
+        subprocess.run([sys.executable, os.path.join(HERE, "make_bodies.py"), soak_bodies, "256", "--light"],
+                       check=True)
+    port = free_port()
+    t_start = time.time()
+    proc = start([os.path.abspath(args.serve)], dict(base, LAYA_PORT=str(port), LAYA_SERVE_BATCHING="1"), port)
+    up_s = time.time() - t_start
+    at_start = rss_mb(proc.pid)
+    warmup(port, bodies)
+    before = rss_mb(proc.pid)
+    samples, stop_flag = [], threading.Event()
+    t0 = time.time()
+
+    def sampler():
+        nxt = args.soak_every
+        while not stop_flag.wait(0.2):
+            try:
+                n = served(port)
+            except OSError:
+                continue
+            if n >= nxt:
+                samples.append((n, time.time() - t0, rss_mb(proc.pid)))
+                nxt = (n // args.soak_every + 1) * args.soak_every
+
+    th = threading.Thread(target=sampler, daemon=True)
+    th.start()
+    mix = [int(c) for c in args.soak_clients.split(",")]
+    rate, done, errors, runs = None, 0, 0, 0
+    while done < args.soak and time.time() - t0 < args.soak_seconds:
+        left = args.soak_seconds - (time.time() - t0)
+        dur = 10 if rate is None else max(5, min(args.soak_chunk, int((args.soak - done) / max(rate, 1) * 1.05) + 1))
+        dur = max(1, min(dur, int(left) + 1))
+        r = wrk(port, mix[runs % len(mix)], dur, soak_bodies)
+        runs += 1
+        done += int(r["requests"])
+        errors += r["errors"]
+        rate = done / (time.time() - t0)
+    stop_flag.set()
+    th.join()
+    total = served(port)
+    after = rss_mb(proc.pid)
+    samples.append((total, time.time() - t0, after))
+    stop(proc)
+    kind = "question-less requests" if args.soak_light else "Laya-like requests"
+    out = ["soak (laya.c batching, clients %s in turn, %s): %d requests in %.0f s, %d errors; "
+           "server up in %.2f s; RSS %.0f MiB up (before any request), %.0f MiB after 50 warm-up requests, "
+           "%.0f MiB at the end (%+.0f MiB over the soak)" %
+           (args.soak_clients, kind, total, time.time() - t0, errors, up_s, at_start, before, after, after - before),
+           "", "| requests | seconds | RSS MiB |", "|---:|---:|---:|"]
+    out += ["| %d | %.0f | %.1f |" % s for s in samples]
+    print("\n".join(out), flush=True)
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--serve", required=True)
@@ -143,7 +213,10 @@ def main():
     ap.add_argument("--clients", default="1,8,32,128")
     ap.add_argument("--soak", type=int, default=0)
     ap.add_argument("--soak-seconds", type=int, default=1800, help="stop the soak after this long, however far it got")
-    ap.add_argument("--soak-chunk", type=int, default=120, help="seconds per soak load run (RSS is sampled after each)")
+    ap.add_argument("--soak-chunk", type=int, default=120, help="seconds per soak load run")
+    ap.add_argument("--soak-every", type=int, default=10000, help="sample the RSS every this many requests")
+    ap.add_argument("--soak-clients", default="32",
+                    help="concurrent clients of the soak's load runs, a comma list taken in turn (mixed pass sizes)")
     ap.add_argument("--soak-light", action="store_true",
                     help="soak with question-less requests (no forward pass): the server's own memory")
     ap.add_argument("--threads", type=int, default=os.cpu_count())
@@ -205,7 +278,6 @@ def main():
             if r["server"] == name:
                 r["rss_before"], r["rss_after"] = before, after
         stop(proc)
-    lines.append("uptime after: " + subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
     table = ["| server | clients | req/s | p50 ms | p99 ms | errors | requests | RSS MiB before → after |",
              "|---|---:|---:|---:|---:|---:|---:|---|"]
     for r in rows:
@@ -224,31 +296,9 @@ def main():
                          " | ".join("%.1f%%" % (100.0 * r["phases"][k] / tot) for k in PHASES), tot))
     soak = []
     if args.soak:
-        soak_bodies = bodies
-        if args.soak_light:
-            soak_bodies = "/tmp/laya-bench-light.jsonl"
-            subprocess.run([sys.executable, os.path.join(HERE, "make_bodies.py"), soak_bodies, "256", "--light"],
-                           check=True)
-        port = free_port()
-        proc = start([os.path.abspath(args.serve)], dict(base, LAYA_PORT=str(port), LAYA_SERVE_BATCHING="1"), port)
-        warmup(port, bodies)
-        before = rss_mb(proc.pid)
-        # the first run (10 s) measures the rate; the next ones are sized to reach N, each at most 120 s
-        rate = None
-        done, errors, t0, samples = 0, 0, time.time(), []
-        while done < args.soak and time.time() - t0 < args.soak_seconds:
-            dur = 10 if rate is None else max(5, min(args.soak_chunk, int((args.soak - done) / max(rate, 1) * 1.05) + 1))
-            r = wrk(port, 32, dur, soak_bodies)
-            done += int(r["requests"])
-            errors += r["errors"]
-            rate = r["rps"]
-            samples.append("%.0f" % rss_mb(proc.pid))
-        after = rss_mb(proc.pid)
-        stop(proc)
-        soak = ["soak (laya.c batching, 32 clients, %s): %d requests in %.0f s, %d errors, RSS %.0f MiB → %.0f MiB "
-                "(after each load run: %s MiB)" % ("question-less requests" if args.soak_light else "Laya-like requests", done, time.time() - t0, errors, before, after, ", ".join(samples))]
-        print(soak[0], flush=True)
-    text = "\n".join(lines + [""] + table + [""] + soak) + "\n"
+        soak = soak_run(args, base, bodies)
+    lines.append("uptime after: " + subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
+    text = "\n".join(lines + [""] + (table if rows else []) + [""] + soak) + "\n"
     print(text)
     if args.out:
         with open(args.out, "w") as f:

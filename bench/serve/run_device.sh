@@ -7,11 +7,15 @@
 # laya-serve batching with LAYA_SERVE_PIPELINE=0, the design before pipelining, and every laya.c
 # server's inference-thread time by phase from /metrics): first the tiny fixture
 # checkpoint, then ModernBERT-large; last, a soak of SOAK requests with full forward passes
-# (tiny checkpoint, batching server, 32 clients) for errors and RSS.
+# (tiny checkpoint, batching server, load runs at SOAK_CLIENTS clients in turn so passes of every
+# size come and go) for errors and RSS: the RSS when the server is up (before any request), after
+# warm-up, and every SOAK_EVERY requests while the load runs, printed as a table.
 #   device run: carry .servedeps .servewhl; bash bench/serve/run_device.sh [DURATION] [CLIENTS] [SOAK]
+#   soak only (~100 s build + <= SOAK_SECONDS): STEPS=soak bash bench/serve/run_device.sh 4 32 300000
 # Results: $OUT/tiny.md, $OUT/large.md, $OUT/soak.md; $OUT/run.log has every step's time.
-# Environment: STEPS (default "tiny large soak"), NO_PYTHON=1 (laya.c servers only), SOAK_SECONDS,
-# SOAK_CHUNK (seconds per soak load run; RSS is sampled after each), SOAK_TIMEOUT.
+# Environment: STEPS (default "tiny large soak"), NO_PYTHON=1 (laya.c servers only), SOAK_SECONDS
+# (default 90), SOAK_CHUNK (seconds per soak load run, default 8), SOAK_CLIENTS (default
+# 32,128,8), SOAK_EVERY (default 10000), SOAK_TIMEOUT (default 150).
 set -u
 OUT=${OUT:-$PWD/out-serve}
 mkdir -p "$OUT"
@@ -62,8 +66,9 @@ fi
 if [[ $STEPS == *" soak "* ]]; then
   step soak
   uptime | tee -a "$OUT/run.log"
-  timeout ${SOAK_TIMEOUT:-140} python3 bench/serve/run.py --serve build-dev-serve/laya-serve --ckpt tests/fixtures/ckpt/modernbert-tiny \
+  timeout ${SOAK_TIMEOUT:-150} python3 bench/serve/run.py --serve build-dev-serve/laya-serve --ckpt tests/fixtures/ckpt/modernbert-tiny \
     --device cuda --client loadgen --threads 16 --soak-only --soak "$SOAK" --soak-seconds ${SOAK_SECONDS:-90} \
-    --soak-chunk ${SOAK_CHUNK:-8} --out "$OUT/soak.md" 2>&1 | tee -a "$OUT/run.log"
+    --soak-chunk ${SOAK_CHUNK:-8} --soak-clients ${SOAK_CLIENTS:-32,128,8} --soak-every ${SOAK_EVERY:-10000} \
+    --out "$OUT/soak.md" 2>&1 | tee -a "$OUT/run.log"
 fi
 step done

@@ -32,6 +32,12 @@ typedef struct packed_batch {
  * vocab); errors start with `who`. Sets *max_len to the longest row. */
 int packed_batch_check(const packed_batch *bt, int vocab, const char *who, int *max_len, laya_error *err);
 
+/* The largest batch a worker is made ready for (backend.worker_reserve): at most n_tokens tokens
+ * in all, n_rows rows, n_markers option markers, and rows of at most row_len tokens. */
+typedef struct batch_shape {
+  int n_tokens, n_rows, n_markers, row_len;
+} batch_shape;
+
 typedef enum backend_precision { PREC_FP32 = 0, PREC_BF16, PREC_FP16, PREC_INT8 } backend_precision;
 
 typedef struct backend_options {
@@ -48,6 +54,12 @@ typedef struct backend {
   /* Create per-thread scratch. */
   backend_worker *(*worker_create)(struct backend *b, laya_error *err);
   void (*worker_destroy)(struct backend *b, backend_worker *w);
+  /* Optional (NULL: the backend keeps no per-batch scratch): allocate and touch w's scratch for
+   * every batch within `max`, so that a forward of such a batch allocates nothing and the memory
+   * in use stays what it is after this call. A larger batch still grows it. */
+  int (*worker_reserve)(struct backend *b, backend_worker *w, const batch_shape *max, laya_error *err);
+  /* Optional: bytes of scratch w holds now (host and device), for tests and reports. */
+  size_t (*worker_bytes)(const struct backend *b, const backend_worker *w);
   /* logits: [markers total], in marker order; act_logits: [n_rows * n_act]. */
   int (*forward)(struct backend *b, backend_worker *w, const packed_batch *batch, float *logits,
                  float *act_logits, laya_error *err);

@@ -71,7 +71,8 @@ long laya_cpu_fallback_count(laya_model *m) {
   return n;
 }
 
-int engine_forward(laya_model *m, const packed_batch *b, float *logits, float *act, laya_error *err) {
+/* One forward on a pooled worker (a new one, reserved like the others, when the pool is empty). */
+static int forward_pooled(laya_model *m, const packed_batch *b, float *logits, float *act, laya_error *err) {
   backend_worker *w = NULL;
   pthread_mutex_lock(&m->pool_mu);
   if (m->n_idle) w = m->idle[--m->n_idle];
@@ -79,6 +80,10 @@ int engine_forward(laya_model *m, const packed_batch *b, float *logits, float *a
   if (!w) {
     w = m->be->worker_create(m->be, err);
     if (!w) return err && err->code ? err->code : LAYA_ERR_NOMEM;
+    if (m->reserved.n_tokens && m->be->worker_reserve && m->be->worker_reserve(m->be, w, &m->reserved, err)) {
+      m->be->worker_destroy(m->be, w);
+      return err && err->code ? err->code : LAYA_ERR_NOMEM;
+    }
   }
   int rc = m->be->forward(m->be, w, b, logits, act, err);
   if (rc && backend_error_is_device_oom(err)) rc = forward_on_cpu(m, b, logits, act, err);
@@ -97,6 +102,53 @@ int engine_forward(laya_model *m, const packed_batch *b, float *logits, float *a
   }
   pthread_mutex_unlock(&m->pool_mu);
   if (w) m->be->worker_destroy(m->be, w);
+  return rc;
+}
+
+size_t engine_scratch_bytes(laya_model *m) {
+  size_t n = 0;
+  pthread_mutex_lock(&m->pool_mu);
+  for (int i = 0; m->be->worker_bytes && i < m->n_idle; i++) n += m->be->worker_bytes(m->be, m->idle[i]);
+  pthread_mutex_unlock(&m->pool_mu);
+  return n;
+}
+
+/* The rows [r0, r1) of b as a batch of their own: their offsets rebased into rs / ms. */
+static packed_batch rows_of(const packed_batch *b, int r0, int r1, int32_t *rs, int32_t *ms) {
+  const int32_t t0 = b->row_start[r0], m0 = b->marker_start[r0];
+  for (int r = r0; r <= r1; r++) {
+    rs[r - r0] = b->row_start[r] - t0;
+    ms[r - r0] = b->marker_start[r] - m0;
+  }
+  return (packed_batch){r1 - r0, rs[r1 - r0], b->tokens + t0, rs, b->qtype + r0, ms, b->markers + m0};
+}
+
+int engine_forward(laya_model *m, const packed_batch *b, float *logits, float *act, laya_error *err) {
+  const batch_shape *cap = &m->reserved;
+  if (!cap->n_tokens || b->n_rows <= 1 ||
+      (b->n_tokens <= cap->n_tokens && b->n_rows <= cap->n_rows && b->marker_start[b->n_rows] <= cap->n_markers))
+    return forward_pooled(m, b, logits, act, err);
+  /* Larger than the reservation: consecutive groups of rows that fit it (a row that alone does
+   * not fit runs alone, and grows the scratch: only rows past the reserved row length can). The
+   * offsets are checked first, since the groups are cut by them. A rare path: its two offset
+   * arrays are its only allocation. */
+  int max_len;
+  if (packed_batch_check(b, m->ck.w.enc.vocab, "engine", &max_len, err)) return err ? err->code : LAYA_ERR_VALUE;
+  const int n = cap->n_rows < b->n_rows ? cap->n_rows : b->n_rows;
+  int32_t *rs = malloc(sizeof(int32_t) * (size_t)(n + 1)), *ms = malloc(sizeof(int32_t) * (size_t)(n + 1));
+  int rc = rs && ms ? 0 : laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory splitting a pass of %d rows", b->n_rows);
+  const int n_act = m->ck.w.n_act;
+  for (int r0 = 0; r0 < b->n_rows && !rc;) {
+    int r1 = r0 + 1;
+    while (r1 < b->n_rows && r1 + 1 - r0 <= n && b->row_start[r1 + 1] - b->row_start[r0] <= cap->n_tokens &&
+           b->marker_start[r1 + 1] - b->marker_start[r0] <= cap->n_markers)
+      r1++;
+    packed_batch part = rows_of(b, r0, r1, rs, ms);
+    rc = forward_pooled(m, &part, logits + b->marker_start[r0], act + (size_t)r0 * (size_t)n_act, err);
+    r0 = r1;
+  }
+  free(rs);
+  free(ms);
   return rc;
 }
 

@@ -33,6 +33,9 @@ struct laya_model {
   char device[32];
   char precision[16];
   pthread_mutex_t pool_mu;
+  /* laya_reserve's shape (zero: none): every pooled worker is ready for it, and engine_forward
+   * runs a larger batch in parts within it, so the scratch in use never grows */
+  batch_shape reserved;
   backend_worker **idle;
   int n_idle, cap_idle;
   char *info;
@@ -81,8 +84,13 @@ int engine_state_room(const laya_model *m, const question *q, int max_len, int h
 /* Serialise + mask-scrub + tokenise a state as predict does (ids appended to out, reset first). */
 int engine_encode_state(const laya_model *m, const json_value *state, ids_vec *out, laya_error *err);
 
-/* Run one packed batch on the model's backend (takes a worker from the pool). */
+/* Run one packed batch on the model's backend (takes a worker from the pool). After laya_reserve,
+ * a batch larger than the reserved shape runs as consecutive groups of rows within it: rows are
+ * independent in a pass, so the outputs are the same. */
 int engine_forward(laya_model *m, const packed_batch *b, float *logits, float *act, laya_error *err);
+
+/* Bytes of scratch the pooled (idle) workers hold (0 when the backend does not say). */
+size_t engine_scratch_bytes(laya_model *m);
 
 const tokenizer *engine_tokenizer(const laya_model *m);
 const tokenizer_roles *engine_roles(const laya_model *m);

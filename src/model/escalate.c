@@ -211,7 +211,7 @@ static size_t sub_carve(sub_batch *s, unsigned char *base, int R, int T, int M, 
   size_t off = 0;
 #define TAKE(field, type, n)                                 \
   do {                                                       \
-    s->field = base ? (type *)(void *)(base + off) : NULL;   \
+    if (s) s->field = base ? (type *)(void *)(base + off) : NULL; \
     off += ((size_t)(n) * sizeof(type) + 63) & ~(size_t)63;  \
   } while (0)
   TAKE(tokens, int32_t, T);
@@ -225,6 +225,46 @@ static size_t sub_carve(sub_batch *s, unsigned char *base, int R, int T, int M, 
   return off;
 }
 
+/* Grow-only buffers of a worker: the picked rows, and the sub-batch (need bytes). */
+static int pick_grow(backend_worker *w, int rows, laya_error *err) {
+  if (rows <= w->pick_cap) return 0;
+  int32_t *np = realloc(w->pick, sizeof(int32_t) * (size_t)rows);
+  if (!np) return laya_err(err, LAYA_ERR_NOMEM, NULL, "escalate: out of memory for %d rows", rows);
+  w->pick = np;
+  w->pick_cap = rows;
+  return 0;
+}
+
+static int sub_grow(backend_worker *w, size_t need, int rows, laya_error *err) {
+  if (need <= w->cap) return 0;
+  void *nb = malloc(need);
+  if (!nb) return laya_err(err, LAYA_ERR_NOMEM, NULL, "escalate: out of memory for %d rows", rows);
+  memset(nb, 0, need); /* resident from here on */
+  free(w->buf);
+  w->buf = nb;
+  w->cap = need;
+  return 0;
+}
+
+/* Both backends' scratch for `max`, and the re-run sub-batch for every row of it. */
+static int esc_worker_reserve(backend *b, backend_worker *w, const batch_shape *max, laya_error *err) {
+  esc_impl *im = b->impl;
+  int rc = 0;
+  if (im->low->worker_reserve) rc = im->low->worker_reserve(im->low, w->low, max, err);
+  if (!rc && im->exact->worker_reserve) rc = im->exact->worker_reserve(im->exact, w->exact, max, err);
+  if (!rc) rc = pick_grow(w, max->n_rows, err);
+  if (!rc) rc = sub_grow(w, sub_carve(NULL, NULL, max->n_rows, max->n_tokens, max->n_markers, im->n_act), max->n_rows, err);
+  return rc;
+}
+
+static size_t esc_worker_bytes(const backend *b, const backend_worker *w) {
+  const esc_impl *im = b->impl;
+  size_t n = w->cap + sizeof(int32_t) * (size_t)w->pick_cap;
+  if (im->low->worker_bytes) n += im->low->worker_bytes(im->low, w->low);
+  if (im->exact->worker_bytes) n += im->exact->worker_bytes(im->exact, w->exact);
+  return n;
+}
+
 static int esc_forward(backend *b, backend_worker *w, const packed_batch *bt, float *logits, float *act,
                        laya_error *err) {
   esc_impl *im = b->impl;
@@ -232,12 +272,7 @@ static int esc_forward(backend *b, backend_worker *w, const packed_batch *bt, fl
   if (rc || bt->n_rows <= 0) return rc;
   const int n_act = im->n_act;
   /* the batch was checked by the low backend: row and marker offsets are sound */
-  if (bt->n_rows > w->pick_cap) {
-    int32_t *np = realloc(w->pick, sizeof(int32_t) * (size_t)bt->n_rows);
-    if (!np) return laya_err(err, LAYA_ERR_NOMEM, NULL, "escalate: out of memory for %d rows", bt->n_rows);
-    w->pick = np;
-    w->pick_cap = bt->n_rows;
-  }
+  if ((rc = pick_grow(w, bt->n_rows, err))) return rc;
   int R = 0, T = 0, M = 0;
   for (int r = 0; r < bt->n_rows; r++) {
     int m0 = bt->marker_start[r], k = bt->marker_start[r + 1] - m0;
@@ -250,14 +285,7 @@ static int esc_forward(backend *b, backend_worker *w, const packed_batch *bt, fl
   if (R == 0) return 0;
   atomic_fetch_add(&im->rerun, R);
   sub_batch s;
-  size_t need = sub_carve(&s, NULL, R, T, M, n_act);
-  if (need > w->cap) {
-    void *nb = malloc(need);
-    if (!nb) return laya_err(err, LAYA_ERR_NOMEM, NULL, "escalate: out of memory for %d rows", R);
-    free(w->buf);
-    w->buf = nb;
-    w->cap = need;
-  }
+  if ((rc = sub_grow(w, sub_carve(&s, NULL, R, T, M, n_act), R, err))) return rc;
   sub_carve(&s, w->buf, R, T, M, n_act);
   s.row_start[0] = s.marker_start[0] = 0;
   for (int i = 0; i < R; i++) {
@@ -316,6 +344,8 @@ backend *backend_escalate_create(backend *low, backend *exact, int n_act, const 
   b->impl = im;
   b->worker_create = esc_worker_create;
   b->worker_destroy = esc_worker_destroy;
+  b->worker_reserve = esc_worker_reserve;
+  b->worker_bytes = esc_worker_bytes;
   b->forward = esc_forward;
   b->destroy = esc_destroy;
   return b;

@@ -197,8 +197,14 @@ int serve_config_from_env(serve_config *cfg, char *msg, size_t msg_size) {
     if (py_int(v, &t) && t >= 0 && t <= 1000000) cfg->batch_wait_us = (int)t;
   }
   cfg->max_batch_requests = env_int_positive("LAYA_SERVE_MAX_BATCH_REQUESTS", 64);
-  /* smaller passes bound how long the first request of a pass waits for the last one's rows */
-  cfg->pass_tokens = env_long_positive_warn("LAYA_SERVE_PASS_TOKENS", cfg->max_batch_tokens);
+  /* Smaller passes bound how long the first request of a pass waits for the last one's rows, and
+   * the memory reserved for passes at load (docs/serve.md, Memory). A CPU is busy with one
+   * request's rows already and gains no throughput from larger passes (BENCHMARKS.md, Server),
+   * so there the default is SERVE_CPU_PASS_TOKENS; on a GPU (any LAYA_DEVICE but cpu) it is
+   * LAYA_MAX_BATCH_TOKENS. */
+  bool on_cpu = !cfg->device || !strcmp(cfg->device, "cpu");
+  long pass_default = on_cpu && SERVE_CPU_PASS_TOKENS < cfg->max_batch_tokens ? SERVE_CPU_PASS_TOKENS : cfg->max_batch_tokens;
+  cfg->pass_tokens = env_long_positive_warn("LAYA_SERVE_PASS_TOKENS", pass_default);
   if (cfg->pass_tokens > cfg->max_batch_tokens) cfg->pass_tokens = cfg->max_batch_tokens;
   /* the HTTP threads validate, tokenize and decode requests while the inference thread runs
    * passes: one per online CPU (2 to 16) by default */

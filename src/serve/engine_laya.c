@@ -1,4 +1,5 @@
 /* engine_laya.c: serve_engine over the laya library (include/laya.h). */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +50,12 @@ static void eng_close(void *ctx, void *model) {
 static int eng_predict(void *ctx, void *model, const char *req, char **out, laya_error *err) {
   (void)ctx;
   return laya_predict(model, req, out, err);
+}
+/* One inference thread runs the passes (sched.c), so one worker. */
+static int eng_reserve(void *ctx, void *model, const serve_config *cfg, laya_error *err) {
+  (void)ctx;
+  long row = cfg->max_token_budget < INT_MAX ? cfg->max_token_budget : INT_MAX;
+  return laya_reserve(model, cfg->pass_tokens, (int)row, 1, err);
 }
 static int eng_predict_batch(void *ctx, void *model, const char *req, char **out, laya_error *err) {
   (void)ctx;
@@ -104,6 +111,7 @@ static void eng_job_free(void *ctx, void *job) {
 const serve_engine serve_engine_laya = {.name = "laya",
                                         .open = eng_open,
                                         .close = eng_close,
+                                        .reserve = eng_reserve,
                                         .predict = eng_predict,
                                         .predict_batch = eng_predict_batch,
                                         .decide = eng_decide,

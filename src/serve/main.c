@@ -19,6 +19,7 @@ static void usage(FILE *f) {
           "  LAYA_MAX_TOKEN_BUDGET (8192)  LAYA_MAX_BATCH_TOKENS (131072)\n"
           "  LAYA_BODY_READ_TIMEOUT (10)  LAYA_SERVE_BATCHING (1)  LAYA_SERVE_BATCH_WAIT_US (1000)\n"
           "  LAYA_SERVE_MAX_BATCH_REQUESTS (64)  LAYA_SERVE_HTTP_THREADS (online CPUs, 2-16)\n"
+          "  LAYA_SERVE_PASS_TOKENS (16384 on the CPU, else LAYA_MAX_BATCH_TOKENS)\n"
           "  LAYA_SERVE_PIPELINE (1)  LAYA_SERVE_DRAIN_SECONDS (30)\n");
 }
 
@@ -51,6 +52,9 @@ int main(int argc, char **argv) {
     fprintf(stderr, "%s\n", msg);
     return 1;
   }
+  /* every checkpoint gets the scratch of the largest pass this server can form when it opens
+   * (at startup with LAYA_PRELOAD), so serving allocates none and the memory stays flat */
+  cfg.reserve_passes = true;
   serve_models *models = serve_models_new(&cfg, &serve_engine_laya, msg, sizeof msg);
   if (!models) {
     fprintf(stderr, "%s\n", msg);

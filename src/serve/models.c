@@ -263,6 +263,10 @@ void *serve_models_get(serve_models *m, const char *name, laya_error *err) {
              name, name);
   } else {
     model = m->eng->open(m->eng->ctx, c->path, m->cfg, err);
+    if (model && m->cfg->reserve_passes && m->eng->reserve && m->eng->reserve(m->eng->ctx, model, m->cfg, err)) {
+      m->eng->close(m->eng->ctx, model);
+      model = NULL;
+    }
     c->model = model;
     free(c->load_error);
     c->load_error = model ? NULL : strdup(err ? err->message : "load failed");

@@ -376,8 +376,11 @@ int serve_sched_prepare(serve_sched *s, serve_job *job) {
 void serve_job_finish(serve_job *job) {
   if (!job->prep) return;
   const serve_engine *eng = job->eng;
-  if (job->result_pending) {
-    job->result_pending = false;
+  /* A prepared job reaches here after its pass: run_pass leaves status 0 when the pass ran and
+   * fails the job otherwise, so status 0 is "its outputs are waiting to be decoded". Should a
+   * prepared job ever get here unrun, laya_job_result refuses it ("the job has not run"): a 500,
+   * never another job's answer. */
+  if (job->status == 0) {
     arena a;
     arena_init(&a, 1 << 14);
     char *out = NULL;
@@ -422,10 +425,7 @@ static void run_pass(serve_sched *s, serve_job **jobs, int n) {
   for (int j = 0; j < n; j++) {
     jobs[j]->infer_ms = ms;
     jobs[j]->batch_requests = n;
-    if (rc)
-      fail_job(jobs[j], &e);
-    else
-      jobs[j]->result_pending = true;
+    if (rc) fail_job(jobs[j], &e); /* else status stays 0: serve_job_finish decodes it */
   }
 }
 

@@ -40,6 +40,7 @@
 #define SERVE_DEFAULT_MAX_TOKEN_BUDGET 8192
 #define SERVE_DEFAULT_MAX_BATCH_TOKENS 131072
 #define SERVE_BATCH_ROW_TOKENS_ASSUMED 512
+#define SERVE_CPU_PASS_TOKENS 16384 /* LAYA_SERVE_PASS_TOKENS's default on the CPU */
 #define SERVE_DEFAULT_BODY_READ_TIMEOUT 10.0
 #define SERVE_DEFAULT_PORT 8000
 
@@ -66,13 +67,15 @@ typedef struct serve_config {
   bool batching;           /* LAYA_SERVE_BATCHING: pack concurrent requests (default 1) */
   int batch_wait_us;       /* LAYA_SERVE_BATCH_WAIT_US: how long a lone request waits for company */
   int max_batch_requests;  /* LAYA_SERVE_MAX_BATCH_REQUESTS: requests in one pass (default 64) */
-  long pass_tokens;        /* LAYA_SERVE_PASS_TOKENS: tokens the scheduler packs into one pass
-                              (default and cap: LAYA_MAX_BATCH_TOKENS) */
+  long pass_tokens;        /* LAYA_SERVE_PASS_TOKENS: tokens of one pass (cap: LAYA_MAX_BATCH_TOKENS;
+                              default: that on a GPU, SERVE_CPU_PASS_TOKENS on the CPU) */
   int http_threads;        /* LAYA_SERVE_HTTP_THREADS: libmicrohttpd thread pool (default: the
                               online CPUs, 2 to 16); they also prepare and decode requests */
   bool pipeline;           /* LAYA_SERVE_PIPELINE: prepare and decode requests on their own
                               threads, not the inference thread (default 1) */
   int drain_seconds;       /* LAYA_SERVE_DRAIN_SECONDS: SIGTERM waits this long for in-flight */
+  bool reserve_passes;     /* not from the environment: laya-serve sets it, so every checkpoint
+                              it opens gets its pass scratch up front (serve_engine.reserve) */
 } serve_config;
 
 /* Fill cfg from the environment. Returns 0, or -1 with a message (Laya's text) in msg for a
@@ -127,6 +130,9 @@ struct serve_engine {
   /* Open a checkpoint directory. */
   void *(*open)(void *ctx, const char *path, const serve_config *cfg, laya_error *err);
   void (*close)(void *ctx, void *model);
+  /* laya_reserve for the largest pass this server can form (cfg: LAYA_SERVE_PASS_TOKENS tokens,
+   * rows up to LAYA_MAX_TOKEN_BUDGET), or NULL. */
+  int (*reserve)(void *ctx, void *model, const serve_config *cfg, laya_error *err);
   /* laya_predict / laya_predict_batch semantics: JSON in, JSON out (free with laya_free). */
   int (*predict)(void *ctx, void *model, const char *request_json, char **result_json,
                  laya_error *err);
@@ -236,7 +242,6 @@ struct serve_job {
   const serve_engine *eng;
   void *prep;
   void *prep_model;
-  bool result_pending;   /* it ran; serve_job_finish decodes its answer into body */
   /* plumbing */
   serve_job_done_fn done;
   void *done_arg;

@@ -575,6 +575,39 @@ static size_t carve(cpu_scratch *s, unsigned char *base, const cpu_model *m, int
   return off;
 }
 
+/* Grow w's scratch to `need` bytes (grow-only; the zeroing touches every page, so the memory is
+ * resident from here on). */
+static int scratch_grow(backend_worker *w, size_t need, int T, laya_error *err) {
+  if (need <= w->cap) return 0;
+  unsigned char *nb = NULL;
+  if (posix_memalign((void **)&nb, 64, need) != 0)
+    return laya_err(err, LAYA_ERR_NOMEM, NULL, "cpu backend: out of memory for %d tokens (%zu MB of scratch)", T, need >> 20);
+  free(w->buf);
+  w->buf = nb;
+  w->cap = need;
+  /* bf16 GEMMs read the padding columns of their inputs: keep them zero (they are never written) */
+  memset(w->buf, 0, need);
+  return 0;
+}
+
+/* Scratch for the largest batch `max` (every buffer grows with each of its counts, so it serves
+ * every batch within it), and the RoPE table for its longest row. A row has its CLS before its
+ * markers, so the kept rows of one row (1 + its markers) never exceed its length. */
+static int cpu_worker_reserve(backend *b, backend_worker *w, const batch_shape *max, laya_error *err) {
+  const cpu_model *m = b->impl;
+  cpu_scratch s;
+  size_t need = carve(&s, NULL, m, max->n_tokens, max->n_rows, max->n_markers, max->row_len, max->row_len,
+                      cpu_pool_threads(m->pool));
+  if (scratch_grow(w, need, max->n_tokens, err)) return err ? err->code : LAYA_ERR_NOMEM;
+  ensure_rope(m, max->row_len);
+  return 0;
+}
+
+static size_t cpu_worker_bytes(const backend *b, const backend_worker *w) {
+  (void)b;
+  return w->cap;
+}
+
 static backend_worker *cpu_worker_create(backend *b, laya_error *err) {
   (void)b;
   backend_worker *w = calloc(1, sizeof *w);
@@ -1053,16 +1086,7 @@ static int cpu_forward(backend *b, backend_worker *w, const packed_batch *bt, fl
   for (int r = 0; r < R; r++)
     if (1 + bt->marker_start[r + 1] - bt->marker_start[r] > max_sel) max_sel = 1 + bt->marker_start[r + 1] - bt->marker_start[r];
   size_t need = carve(&f.s, NULL, m, T, R, Mk, max_len, max_sel, threads);
-  if (need > w->cap) {
-    unsigned char *nb = NULL;
-    if (posix_memalign((void **)&nb, 64, need) != 0)
-      return laya_err(err, LAYA_ERR_NOMEM, NULL, "cpu backend: out of memory for %d tokens (%zu MB of scratch)", T, need >> 20);
-    free(w->buf);
-    w->buf = nb;
-    w->cap = need;
-    /* bf16 GEMMs read the padding columns of their inputs: keep them zero (they are never written) */
-    memset(w->buf, 0, need);
-  }
+  if (scratch_grow(w, need, T, err)) return err ? err->code : LAYA_ERR_NOMEM;
   carve(&f.s, w->buf, m, T, R, Mk, max_len, max_sel, threads);
   if (d % 4 || m->enc.intermediate % 4) memset(w->buf, 0, need); /* padding columns must read zero */
 
@@ -1152,6 +1176,8 @@ backend *backend_cpu_create(const model_weights *w, const backend_options *o, la
   b->impl = m;
   b->worker_create = cpu_worker_create;
   b->worker_destroy = cpu_worker_destroy;
+  b->worker_reserve = cpu_worker_reserve;
+  b->worker_bytes = cpu_worker_bytes;
   b->forward = cpu_forward;
   b->destroy = cpu_destroy;
   return b;

@@ -779,6 +779,21 @@ static void cuda_worker_destroy(backend *b, backend_worker *w) {
   free(w);
 }
 
+/* Scratch (device and pinned) for the buckets of the largest batch `max`: a capacity that never
+ * grows afterwards also never drops the captured graphs. */
+static int cuda_worker_reserve(backend *b, backend_worker *w, const batch_shape *max, laya_error *err) {
+  cuda_model *m = (cuda_model *)b->impl;
+  const int dev = m->dev;
+  CU_TRY(cudaSetDevice(dev), "selecting the device");
+  return ensure_capacity(w, token_bucket(max->n_tokens), pow2_at_least(max->n_rows, 1),
+                         pow2_at_least(max->n_markers, 8), err);
+}
+
+static size_t cuda_worker_bytes(const backend *b, const backend_worker *w) {
+  (void)b;
+  return w->scratch_bytes + (w->hin ? w->din_bytes : 0) + (w->hout ? w->dout_bytes : 0);
+}
+
 static graph_entry *find_graph(backend_worker *w, int M, int R, int NM) {
   for (int i = 0; i < w->n_graphs; i++)
     if (w->graphs[i].M == M && w->graphs[i].R == R && w->graphs[i].NM == NM) return &w->graphs[i];
@@ -1001,6 +1016,8 @@ extern "C" backend *backend_cuda_create(const model_weights *w, const backend_op
   b->impl = m;
   b->worker_create = cuda_worker_create;
   b->worker_destroy = cuda_worker_destroy;
+  b->worker_reserve = cuda_worker_reserve;
+  b->worker_bytes = cuda_worker_bytes;
   b->forward = cuda_forward;
   b->destroy = cuda_destroy;
   return b;
