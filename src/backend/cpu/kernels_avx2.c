@@ -97,6 +97,18 @@ INL void zero_acc(const int mr, __m256 *c) {
   for (int r = 0; r < mr; r++) c[2 * r] = c[2 * r + 1] = _mm256_setzero_ps();
 }
 
+/* bf16 widened to fp32 in registers (exact; AVX2 has no bf16 arithmetic). Packed weights, k and v
+ * hold pairs: a 32-bit lane is (even element, odd element), so the even one is the lane shifted up
+ * 16 bits and the odd one the lane with its low half cleared. bf16x8 widens 8 consecutive values
+ * (activations, queries): each zero-extended to a lane, then shifted up as an even element. */
+INL __m256 bf16_even(__m256i pairs) { return _mm256_castsi256_ps(_mm256_slli_epi32(pairs, 16)); }
+INL __m256 bf16_odd(__m256i pairs) {
+  return _mm256_castsi256_ps(_mm256_and_si256(pairs, _mm256_set1_epi32((int)0xffff0000u)));
+}
+INL __m256 bf16x8(const uint16_t *p) {
+  return bf16_even(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(const void *)p)));
+}
+
 /* c[2r..2r+1] += a[r][k] * b[k][0..15] over k in [0, nk); b rows 32 floats apart. */
 INL void mk_f32_avx2(const int mr, const float *a, size_t lda, const float *b, int nk, __m256 *c) {
   for (int k = 0; k < nk; k++) {
@@ -110,36 +122,30 @@ INL void mk_f32_avx2(const int mr, const float *a, size_t lda, const float *b, i
   }
 }
 
-/* bf16 weights widened in registers: a 32-bit lane holds one column's (k even, k odd) pair, so the
- * even weight is the lane shifted up 16 bits and the odd one the lane with its low half cleared
- * (both exact). The activations of the tile are widened once per KC2 pairs into aw [mr][2 KC2]. */
+/* bf16 weights widened in registers: a 32-bit lane holds one column's (k even, k odd) pair
+ * (bf16_even / bf16_odd). The activations of the tile are widened once per KC2 pairs into aw
+ * [mr][2 KC2]. */
 INL void mk_bf16_avx2(const int mr, const uint16_t *a, size_t lda, const uint16_t *b, int np2, __m256 *c) {
   float aw[MR2 * 2 * KC2];
-  const __m256i hi_mask = _mm256_set1_epi32((int)0xffff0000u);
   for (int k0 = 0; k0 < np2; k0 += KC2) {
     int nk = np2 - k0 < KC2 ? np2 - k0 : KC2;
     for (int r = 0; r < mr; r++) {
       const uint16_t *ar = a + (size_t)r * lda + 2 * k0;
       float *dst = aw + r * 2 * KC2;
       int i = 0;
-      for (; i + 8 <= 2 * nk; i += 8) {
-        __m256i h = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(ar + i)));
-        _mm256_storeu_ps(dst + i, _mm256_castsi256_ps(_mm256_slli_epi32(h, 16)));
-      }
+      for (; i + 8 <= 2 * nk; i += 8) _mm256_storeu_ps(dst + i, bf16x8(ar + i));
       for (; i < 2 * nk; i++) dst[i] = bf16_to_f32(ar[i]);
     }
     for (int kk = 0; kk < nk; kk++) {
       const __m256i *bp = (const __m256i *)(b + (size_t)(k0 + kk) * 64);
-      __m256 w0 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_loadu_si256(bp), 16));
-      __m256 w1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_loadu_si256(bp + 1), 16));
+      __m256 w0 = bf16_even(_mm256_loadu_si256(bp)), w1 = bf16_even(_mm256_loadu_si256(bp + 1));
 #pragma GCC unroll 6
       for (int r = 0; r < mr; r++) {
         __m256 av = _mm256_broadcast_ss(aw + r * 2 * KC2 + 2 * kk);
         c[2 * r] = _mm256_fmadd_ps(av, w0, c[2 * r]);
         c[2 * r + 1] = _mm256_fmadd_ps(av, w1, c[2 * r + 1]);
       }
-      w0 = _mm256_castsi256_ps(_mm256_and_si256(_mm256_loadu_si256(bp), hi_mask));
-      w1 = _mm256_castsi256_ps(_mm256_and_si256(_mm256_loadu_si256(bp + 1), hi_mask));
+      w0 = bf16_odd(_mm256_loadu_si256(bp)), w1 = bf16_odd(_mm256_loadu_si256(bp + 1));
 #pragma GCC unroll 6
       for (int r = 0; r < mr; r++) {
         __m256 av = _mm256_broadcast_ss(aw + r * 2 * KC2 + 2 * kk + 1);
@@ -273,17 +279,11 @@ FN void rope_avx2(float *x, int dh, const float *cs, float scale) {
  * per KB2 keys. Scores are computed 16 keys at a time (QB2 x 2 accumulators), the softmax runs on
  * the stored scores, and P V runs per chunk of W ymm (8 W columns) of the head with QB2 x W
  * accumulators, the running outputs kept in scratch between key blocks.
- * bf16 (attention_bf16, the kernels.h layouts): AVX2 has no bf16 dot product, so k and v are
- * widened in registers as the bf16 GEMM does (a 32-bit lane holds a pair: the even element
- * shifted up 16 bits, the odd one with the low half cleared; exact), the block's queries once
- * into scratch, and every product and the probabilities stay fp32. */
+ * bf16 (attention_bf16, the kernels.h layouts): AVX2 has no bf16 dot product, so k and v pairs
+ * are widened in registers as the bf16 GEMM does (bf16_even / bf16_odd), the block's queries
+ * once into scratch (bf16x8), and every product and the probabilities stay fp32. */
 #define QB2 4
 #define KB2 64
-
-INL __m256 bf16_even(__m256i pairs) { return _mm256_castsi256_ps(_mm256_slli_epi32(pairs, 16)); }
-INL __m256 bf16_odd(__m256i pairs) {
-  return _mm256_castsi256_ps(_mm256_and_si256(pairs, _mm256_set1_epi32((int)0xffff0000u)));
-}
 
 /* Scores of QB2 queries (q: fp32 rows of dh) against 16 keys j0 .. j0 + n - 1 (n <= 16) into pb
  * [QB2][KB2]; keys from kt (fp32) or, with bf16, from the kb pairs. */
@@ -383,10 +383,7 @@ INL void attn_block_avx2(const attn_args *a, int q0, int nq, const int W, const 
   const float *q;
   if (bf16) { /* the block's queries widened to fp32 [nq][dh] */
     float *qw = accb + QB2 * dh;
-    for (int i = 0; i < nq * dh; i += 8) {
-      __m256i h = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(a->qb + (size_t)q0 * dh + i)));
-      _mm256_storeu_ps(qw + i, _mm256_castsi256_ps(_mm256_slli_epi32(h, 16)));
-    }
+    for (int i = 0; i < nq * dh; i += 8) _mm256_storeu_ps(qw + i, bf16x8(a->qb + (size_t)q0 * dh + i));
     q = qw;
   } else {
     q = a->q + (size_t)q0 * dh;
