@@ -1,7 +1,8 @@
 /* test_cpu_pool: the fast backend's worker pool runs every task of a job exactly once and returns
  * only when all of them have finished, across many back-to-back jobs of different sizes, with
  * more threads than cores so workers are descheduled mid-claim (the case that once let a
- * straggler of one job run a task of the next twice and end that job early). */
+ * straggler of one job run a task of the next twice and end that job early); and one job of more
+ * than 2^24 tasks, whose count needs the upper bits of the packed claim counter. */
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -33,6 +34,40 @@ static void task(void *ctx, int t, int thread) {
   atomic_store(&j->finished[t], 1);
 }
 
+/* a job of n cheap tasks: each counts its own runs */
+typedef struct big_job {
+  atomic_uchar *runs;
+} big_job;
+
+static void big_task(void *ctx, int t, int thread) {
+  (void)thread;
+  big_job *j = ctx;
+  atomic_fetch_add_explicit(&j->runs[t], 1, memory_order_relaxed);
+}
+
+/* Above 2^24 tasks (the claim counter's width before it was 32 bits): every task runs exactly
+ * once, as one job, and all have run at return. */
+static void test_big_job(void) {
+  const int n = (1 << 24) + 4099;
+  big_job j = {calloc((size_t)n, sizeof(atomic_uchar))};
+  cpu_pool *p = cpu_pool_create(2);
+  CHECK(p != NULL && j.runs != NULL);
+  if (!p || !j.runs) {
+    free(j.runs);
+    cpu_pool_destroy(p);
+    return;
+  }
+  for (int round = 0; round < 2; round++) { /* twice: the second job follows a big one */
+    cpu_pool_run(p, n, big_task, &j);
+    long wrong = 0;
+    for (int t = 0; t < n; t++) wrong += atomic_load_explicit(&j.runs[t], memory_order_relaxed) != round + 1;
+    printf("cpu_pool: job of %d tasks (round %d): %ld tasks not run exactly once\n", n, round, wrong);
+    CHECK(wrong == 0);
+  }
+  cpu_pool_destroy(p);
+  free(j.runs);
+}
+
 int main(void) {
   const int threads[] = {2, 3, 4};
   long double_runs = 0, missing = 0, early = 0, jobs = 0;
@@ -62,5 +97,6 @@ int main(void) {
   CHECK(double_runs == 0);
   CHECK(missing == 0);
   CHECK(early == 0);
+  test_big_job();
   return check_summary("cpu_pool");
 }

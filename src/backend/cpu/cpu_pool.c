@@ -25,22 +25,25 @@ struct cpu_pool {
   pthread_mutex_t mu;
   pthread_cond_t cv;
   atomic_uint gen; /* bumped for every job: wakes the workers */
-  /* The job's task counter and its size in ONE word (TASK_BITS each, below): a claim is
+  /* The job's task counter (low 32 bits) and its size (high 32 bits) in ONE word: a claim is
    * fetch_add(ticket, 1), and a claim is valid only against the size stored beside it. A worker
    * descheduled between claiming and checking (a straggler of the last job) thus checks its stale
    * claim against the stale size, never against the next job's size: it cannot run a task of the
-   * next job twice, which would count that job done while one of its tasks still runs. */
-  atomic_uint_fast64_t ticket;
+   * next job twice, which would count that job done while one of its tasks still runs.
+   * The counter never carries into the size: a job has n <= INT_MAX < 2^31 tasks, and a claim past
+   * n ends a drain; a thread starts another drain only when `gen` has changed since its last one,
+   * and `gen` takes at most two values while one job's ticket is up (bumped right after it is
+   * stored), so each thread claims in vain at most three times per job and the counter stays below
+   * n + 3 * threads < 2^32. Any int task count therefore runs as one job. */
+  _Atomic uint64_t ticket;
   atomic_int done; /* finished tasks of the current job */
   atomic_int stop;
   cpu_task_fn fn; /* written before the ticket is published, read only after a valid claim */
   void *ctx;
 };
 
-#define TASK_BITS 24
-#define TASK_MASK ((1u << TASK_BITS) - 1)
-/* every worker over-claims at most once per job, so the counter stays far below the mask */
-#define MAX_TASKS ((int)TASK_MASK - 4096)
+#define TASK_BITS 32
+#define TASK_MASK 0xffffffffu
 
 typedef struct worker_arg {
   cpu_pool *p;
@@ -49,8 +52,8 @@ typedef struct worker_arg {
 
 static void drain(cpu_pool *p, int id) {
   for (;;) {
-    uint_fast64_t v = atomic_fetch_add(&p->ticket, 1);
-    unsigned t = (unsigned)(v & TASK_MASK), n = (unsigned)((v >> TASK_BITS) & TASK_MASK);
+    uint64_t v = atomic_fetch_add(&p->ticket, 1);
+    uint32_t t = (uint32_t)(v & TASK_MASK), n = (uint32_t)(v >> TASK_BITS);
     if (t >= n) break;
     p->fn(p->ctx, (int)t, id);
     atomic_fetch_add(&p->done, 1);
@@ -78,18 +81,6 @@ static void *worker_main(void *arg) {
     seen = atomic_load(&p->gen);
     drain(p, wa.id);
   }
-}
-
-/* a job of more than MAX_TASKS tasks runs as several jobs */
-typedef struct offset_job {
-  cpu_task_fn fn;
-  void *ctx;
-  int t0;
-} offset_job;
-
-static void offset_task(void *ctx, int t, int id) {
-  offset_job *oj = ctx;
-  oj->fn(oj->ctx, oj->t0 + t, id);
 }
 
 int cpu_default_threads(void) { return threadpool_default_threads(); }
@@ -142,20 +133,12 @@ void cpu_pool_run(cpu_pool *p, int n, cpu_task_fn fn, void *ctx) {
     for (int t = 0; t < n; t++) fn(ctx, t, 0);
     return;
   }
-  if (n > MAX_TASKS) { /* never in practice (tasks are tiles of a GEMM); keep the ticket exact */
-    for (int t0 = 0; t0 < n; t0 += MAX_TASKS) {
-      int m = n - t0 < MAX_TASKS ? n - t0 : MAX_TASKS;
-      offset_job oj = {fn, ctx, t0};
-      cpu_pool_run(p, m, offset_task, &oj);
-    }
-    return;
-  }
   /* no valid claim of the last job is outstanding (its done count reached its size), so nobody
    * reads fn / ctx until the new ticket below is published */
   p->fn = fn;
   p->ctx = ctx;
   atomic_store(&p->done, 0);
-  atomic_store(&p->ticket, (uint_fast64_t)n << TASK_BITS);
+  atomic_store(&p->ticket, (uint64_t)n << TASK_BITS);
   pthread_mutex_lock(&p->mu);
   atomic_fetch_add(&p->gen, 1);
   pthread_cond_broadcast(&p->cv);
