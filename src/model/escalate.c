@@ -67,10 +67,17 @@ double escalate_prob_bound(const float *x, int k, double e, double T) {
   return worst;
 }
 
-double escalate_temp_min(const temp_table *tt, double t) {
+/* min(t, the smallest temperature of table tt) */
+static double temp_min(const temp_table *tt, double t) {
   for (int j = 0; j < 3; j++) t = fmin(t, tt->t[j]);
   for (int j = 0; j < tt->n_by; j++) t = fmin(t, tt->by_val[j]);
   return t;
+}
+
+double escalate_model_t_min(const temp_table *base, const lang_temps *langs) {
+  double t = temp_min(base, INFINITY);
+  for (int i = 0; langs && i < langs->n; i++) t = temp_min(&langs->tt[i], t);
+  return isfinite(t) && t > 0 ? t : 0.5;
 }
 
 static double max_abs(const float *x, int k) {

@@ -69,8 +69,12 @@ backend *backend_escalate_open(backend *low, backend *exact, backend_precision p
 const escalate_params *backend_escalate_params(const backend *b);
 /* Rows answered and rows re-run since create (b must come from backend_escalate_create). */
 void backend_escalate_stats(const backend *b, long *rows, long *rerun);
-/* min(t, the smallest temperature of table tt): for escalation's t_min. */
-double escalate_temp_min(const temp_table *tt, double t);
+/* Escalation's t_min for a model: the smallest temperature any option logit is decoded with, over
+ * the checkpoint's table (base: every question type and per-option-count entry) and every language
+ * override (langs; NULL or empty when the model is opened without lang_temperatures); 0.5 (Laya's
+ * clamp floor, always safe) when none is a positive number. laya_open and the benchmarks use this
+ * one rule, so a benchmark re-runs the rows a served model would. */
+double escalate_model_t_min(const temp_table *base, const lang_temps *langs);
 /* 1 when b is an escalating backend. */
 int backend_is_escalate(const backend *b);
 

@@ -19,14 +19,6 @@ void laya_options_init(laya_options *opt) {
 
 void laya_free(void *p) { free(p); }
 
-/* The smallest temperature any option logit of this model is decoded with: the checkpoint's table,
- * its per-option-count entries and every language override. */
-static double min_temperature(const laya_model *m) {
-  double t = escalate_temp_min(&m->ck.cfg.temps, INFINITY);
-  for (int i = 0; i < m->langs.n; i++) t = escalate_temp_min(&m->langs.tt[i], t);
-  return isfinite(t) && t > 0 ? t : 0.5; /* 0.5: Laya's clamp floor, always safe */
-}
-
 static bool want_escalation(const laya_options *opt) {
   if (opt && opt->escalate) return opt->escalate > 0;
   const char *e = getenv("LAYA_ESCALATE");
@@ -44,7 +36,8 @@ static backend *escalating_backend(laya_model *m, backend *low, const backend_op
     low->destroy(low);
     return NULL;
   }
-  backend *b = backend_escalate_open(low, exact, bo->precision, m->ck.w.enc.vocab, m->ck.w.n_act, min_temperature(m), err);
+  backend *b = backend_escalate_open(low, exact, bo->precision, m->ck.w.enc.vocab, m->ck.w.n_act,
+                                    escalate_model_t_min(&m->ck.cfg.temps, &m->langs), err);
   if (backend_is_escalate(b))
     snprintf(m->precision, sizeof m->precision, "%s+escalate", backend_precision_name(bo->precision));
   return b;

@@ -5,6 +5,7 @@
  *     inside the box exceeds it;
  *   - escalate_row_needed: a clear winner stays, a near tie, a possible argmax flip and an
  *     uncertain act probability are re-run; NaN logits are re-run;
+ *   - escalate_model_t_min: the smallest temperature over the table and the language overrides;
  *   - laya_open with escalation: the precision reads "bf16+escalate"; with LAYA_ESCALATE_TAU=0 every
  *     row is re-run, so predict_batch answers exactly as the fp32 model does; escalation is refused
  *     on an artifact (no fp32 weights to re-run with).
@@ -89,6 +90,21 @@ static void test_row_needed(void) {
   CHECK(escalate_row_needed(&p, close2, 2, act_sure, 2) == 1);
 }
 
+/* t_min: the smallest of the checkpoint's table (types and per-option-count entries) and every
+ * language override; 0.5 when nothing is a positive number */
+static void test_t_min(void) {
+  double by[2] = {1.5, 0.7}, lang_by[1] = {0.55};
+  temp_table base = {{1.0, 2.0, 0.8}, 2, NULL, by};
+  temp_table over[2] = {{{3.0, 0.6, 4.0}, 0, NULL, NULL}, {{2.0, 2.0, 2.0}, 1, NULL, lang_by}};
+  lang_temps none = {0, NULL, NULL}, one = {1, NULL, over}, two = {2, NULL, over};
+  CHECK(escalate_model_t_min(&base, NULL) == 0.7);
+  CHECK(escalate_model_t_min(&base, &none) == 0.7);
+  CHECK(escalate_model_t_min(&base, &one) == 0.6);
+  CHECK(escalate_model_t_min(&base, &two) == 0.55);
+  temp_table bad = {{0.0, NAN, 0.0}, 0, NULL, NULL};
+  CHECK(escalate_model_t_min(&bad, NULL) == 0.5);
+}
+
 static char *predict(laya_model *m, const char *req) {
   laya_error err;
   char *out = NULL;
@@ -154,6 +170,7 @@ int main(int argc, char **argv) {
   }
   test_bound_exact();
   test_row_needed();
+  test_t_min();
   test_api(argv[1]);
   return check_summary("cpu/escalate");
 }
