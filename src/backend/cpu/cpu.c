@@ -182,13 +182,11 @@ typedef struct tensor_rows {
   int round_to;   /* study: 16 / 8: the values a bf16 / int8 pack would hold, kept in fp32 */
 } tensor_rows;
 
-/* LAYA_CPU_STUDY's int8 rounding of n values in place: one symmetric scale max|x| / 127 (the
- * emulation of pack.c's per-column weight grid and of quantize_row's per-token grid). */
+/* LAYA_CPU_STUDY's int8 rounding of n values in place, kept in fp32: the grid of pack.c's weight
+ * columns and of quantize_row's tokens (kernels.h int8_grid / int8_level), times its scale. */
 static void study_round_int8(float *x, int n) {
-  float mx = 0.0f;
-  for (int i = 0; i < n; i++) mx = fmaxf(mx, fabsf(x[i]));
-  float sc = mx > 0.0f ? mx / 127.0f : 1.0f;
-  for (int i = 0; i < n; i++) x[i] = fminf(fmaxf(nearbyintf(x[i] / sc), -127.0f), 127.0f) * sc;
+  float inv, sc = int8_grid(x, n, &inv);
+  for (int i = 0; i < n; i++) x[i] = int8_level(x[i], inv) * sc;
 }
 
 static void get_tensor_row(void *ctx, int r, float *out) {
@@ -351,15 +349,19 @@ static void ensure_rope(const cpu_model *cm, int len) {
  * every matrix int8). */
 static const char INT8_KEEP_BF16[] = "in_proj,out_proj,linear1,linear2";
 
-static int listed(const char *env, const char *item) {
-  const char *e = getenv(env);
-  if (!e && !strcmp(env, "LAYA_CPU_INT8_BF16")) e = INT8_KEEP_BF16;
-  if (!e) return 0;
+/* 1 when the comma-separated list names item. */
+static int listed(const char *list, const char *item) {
   char buf[256], *sv = NULL;
-  snprintf(buf, sizeof buf, "%s", e);
+  snprintf(buf, sizeof buf, "%s", list);
   for (char *t = strtok_r(buf, ",", &sv); t; t = strtok_r(NULL, ",", &sv))
     if (!strcmp(t, item)) return 1;
   return 0;
+}
+
+/* 1 when an int8 model keeps matrices of this kind in bf16: LAYA_CPU_INT8_BF16, else INT8_KEEP_BF16. */
+static int int8_keeps_bf16(const char *kind) {
+  const char *e = getenv("LAYA_CPU_INT8_BF16");
+  return listed(e ? e : INT8_KEEP_BF16, kind);
 }
 
 static cpu_wfmt matrix_fmt(const cpu_model *m, cpu_wfmt base, int head, int layer, const char *kind) {
@@ -374,7 +376,7 @@ static cpu_wfmt matrix_fmt(const cpu_model *m, cpu_wfmt base, int head, int laye
       if (!head && !strncmp(t, "last:", 5) && layer >= m->enc.n_layers - atoi(t + 5)) return WF_F32;
     }
   }
-  if (base == WF_I8 && listed("LAYA_CPU_INT8_BF16", kind)) return WF_BF16;
+  if (base == WF_I8 && int8_keeps_bf16(kind)) return WF_BF16;
   return base;
 }
 

@@ -24,6 +24,7 @@
 #ifndef LAYA_CPU_KERNELS_H
 #define LAYA_CPU_KERNELS_H
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -173,6 +174,20 @@ static inline float bf16_to_f32(uint16_t h) {
   union { uint32_t u; float f; } v = {(uint32_t)h << 16};
   return v.f;
 }
+
+/* The int8 grid of a packed weight column (pack.c) and of a token's GEMM input (quantize_row): one
+ * symmetric scale max|x| / 127 over the n values (1 when all are 0). int8_grid returns the scale and
+ * sets *inv = 1 / scale; a value's level is x * inv rounded to nearest (ties to even) and clamped to
+ * +-127 (NaN: -127, as the SIMD conversion gives). x * inv, not x / scale: the two can round
+ * differently, and every user (pack.c, quantize_row, LAYA_CPU_STUDY's emulation) must agree. */
+static inline float int8_grid(const float *x, int n, float *inv) {
+  float mx = 0.0f;
+  for (int i = 0; i < n; i++) mx = fmaxf(mx, fabsf(x[i]));
+  float s = mx > 0.0f ? mx / 127.0f : 1.0f;
+  *inv = 1.0f / s;
+  return s;
+}
+static inline float int8_level(float x, float inv) { return fminf(fmaxf(nearbyintf(x * inv), -127.0f), 127.0f); }
 
 /* NeoX RoPE of the pair (x[j], x[half + j]), as the scalar kernel and the SIMD kernels' tails do it. */
 static inline void rope_pair(float *x, int half, const float *cs, float scale, int j) {

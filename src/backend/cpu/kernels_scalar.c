@@ -118,15 +118,8 @@ static void layernorm_scalar(const float *x, int n, const float *w, const float 
 }
 
 static float quantize_row_scalar(const float *x, int n, int n_pad, uint8_t *q) {
-  float mx = 0.0f;
-  for (int i = 0; i < n; i++) mx = fmaxf(mx, fabsf(x[i]));
-  float s = mx > 0.0f ? mx / 127.0f : 1.0f, inv = 1.0f / s;
-  for (int i = 0; i < n; i++) {
-    float r = nearbyintf(x[i] * inv);
-    if (r > 127.0f) r = 127.0f;
-    if (r < -127.0f) r = -127.0f;
-    q[i] = (uint8_t)((int)r + 128);
-  }
+  float inv, s = int8_grid(x, n, &inv);
+  for (int i = 0; i < n; i++) q[i] = (uint8_t)((int)int8_level(x[i], inv) + 128);
   for (int i = n; i < n_pad; i++) q[i] = 128;
   return s;
 }

@@ -59,16 +59,12 @@ void pack_matrix(cpu_wfmt fmt, int n, int k, int geglu, pack_row_fn get_row, voi
         for (int kk = 0; kk < k; kk++) d[panel_off(fmt, kk, c)] = f32_to_bf16_rne(row_tmp[kk]);
       } else {
         int8_t *d = (int8_t *)data + p * panel;
-        float mx = 0.0f;
-        for (int kk = 0; kk < k; kk++) mx = fmaxf(mx, fabsf(row_tmp[kk]));
-        float s = mx > 0.0f ? mx / 127.0f : 1.0f, inv = 1.0f / s;
+        float inv, s = int8_grid(row_tmp, k, &inv);
         int32_t sum = 0;
         for (int kk = 0; kk < k; kk++) {
-          long q = lrintf(row_tmp[kk] * inv);
-          if (q > 127) q = 127;
-          if (q < -127) q = -127;
+          int q = (int)int8_level(row_tmp[kk], inv);
           d[panel_off(fmt, kk, c)] = (int8_t)q;
-          sum += (int32_t)q;
+          sum += q;
         }
         scale[col] = s;
         colsum[col] = 128 * sum;
