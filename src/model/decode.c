@@ -61,6 +61,20 @@ void np_softmax_f32(const float *logits, int k, double T, float *p) {
   for (int i = 0; i < k; i++) p[i] /= s;
 }
 
+float act_probability_f32(const float *act, int n) {
+  if (n < 1) return 1.0f;
+  float m = act[0];
+  for (int i = 1; i < n; i++)
+    if (act[i] > m) m = act[i];
+  float s = 0.0f, e0 = 0.0f;
+  for (int i = 0; i < n; i++) {
+    float e = expf(act[i] - m);
+    if (i == 0) e0 = e;
+    s += e;
+  }
+  return e0 * (1.0f / s);
+}
+
 /* confidence_from_probs: 1 - H/ln(k), H in float32 (clip, log, product, pairwise sum), the
  * final division in float64 (Laya converts the sum with float() first). */
 static double entropy_confidence(const float *p, int k, float *scratch) {
@@ -199,20 +213,7 @@ void decode_answer(strbuf *out, const question *q, const float *logits, int k, c
   }
   const double ans_conf = py_round4(ans_raw);
 
-  /* act_probability: torch softmax (exp(x - max) times the reciprocal of the sum) */
-  double act_p = 1.0;
-  if (n_act >= 1) {
-    float m = act[0];
-    for (int i = 1; i < n_act; i++)
-      if (act[i] > m) m = act[i];
-    float s = 0.0f, e0 = 0.0f;
-    for (int i = 0; i < n_act; i++) {
-      float e = expf(act[i] - m);
-      if (i == 0) e0 = e;
-      s += e;
-    }
-    act_p = (double)(e0 * (1.0f / s));
-  }
+  const double act_p = (double)act_probability_f32(act, n_act);
 
   double conf_h = 0.0;
   sb_putc(out, '{');

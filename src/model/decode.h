@@ -45,5 +45,8 @@ float np_pairwise_sum_f32(const float *a, long n);
 double np_pairwise_sum_f64(const double *a, long n);
 /* softmax as Laya computes it: float32 throughout, p = e / sum(e). */
 void np_softmax_f32(const float *logits, int k, double T, float *p);
+/* The act probability as Laya computes it (torch's float32 softmax of the n act logits, entry 0:
+ * exp(x - max) times the reciprocal of the sum); 1 when there are none. */
+float act_probability_f32(const float *act, int n);
 
 #endif

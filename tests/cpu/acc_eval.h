@@ -1,8 +1,9 @@
 /*
  * acc_eval.h: question rows, a batched run of a backend over them, and the comparison of two
- * runs' answers (option probabilities as Laya decodes them, act probability, argmax), shared by
- * the accuracy tool (bench/cpu/accuracy.c) and the accuracy regression test
- * (tests/cpu/test_cpu_accuracy.c).
+ * runs' answers (option probabilities, act probability, argmax), shared by the accuracy tool
+ * (bench/cpu/accuracy.c) and the accuracy regression test (tests/cpu/test_cpu_accuracy.c). The
+ * probabilities are the library's own (model/decode.h: NumPy-float32 softmax of the options, at
+ * temperature 1; torch-float32 act probability), so a change is one users see.
  */
 #ifndef LAYA_TEST_ACC_EVAL_H
 #define LAYA_TEST_ACC_EVAL_H
@@ -15,6 +16,7 @@
 #include "backend/backend.h"
 #include "core/json.h"
 #include "core/fsutil.h"
+#include "model/decode.h"
 
 typedef struct acc_rows {
   int n, cap;
@@ -129,24 +131,16 @@ static inline double acc_ratio(const float *l, const float *lr, int k) {
   return s > 0 ? e / s : e > 0 ? INFINITY : 0;
 }
 
-static inline void acc_softmax(const float *x, int k, double *p) {
-  double m = -1e300, s = 0;
-  for (int i = 0; i < k; i++) m = fmax(m, x[i]);
-  for (int i = 0; i < k; i++) s += (p[i] = exp(x[i] - m));
-  for (int i = 0; i < k; i++) p[i] /= s;
-}
-
-
 static inline void acc_compare(acc_cmp *c, const acc_rows *r, int r0, int r1, const float *l, const float *lr, const float *a,
                     const float *ar, int n_act) {
-  double p[256], q[256];
+  float p[256], q[256]; /* acc_rows_load keeps at most 256 markers a row */
   for (int i = r0; i < r1; i++) {
     int m0 = r->marker_start[i], k = r->marker_start[i + 1] - m0;
-    acc_softmax(l + m0, k, p);
-    acc_softmax(lr + m0, k, q);
+    np_softmax_f32(l + m0, k, 1.0, p);
+    np_softmax_f32(lr + m0, k, 1.0, q);
     int ia = 0, ib = 0;
     for (int j = 0; j < k; j++) {
-      c->dp = acc_worse(c->dp, fabs(p[j] - q[j]));
+      c->dp = acc_worse(c->dp, fabs((double)p[j] - q[j]));
       c->dlogit = acc_worse(c->dlogit, fabs((double)l[m0 + j] - lr[m0 + j]));
       if (p[j] > p[ia]) ia = j;
       if (q[j] > q[ib]) ib = j;
@@ -156,9 +150,8 @@ static inline void acc_compare(acc_cmp *c, const acc_rows *r, int r0, int r1, co
     c->ratio = acc_worse(c->ratio, acc_ratio(l + m0, lr + m0, k));
     if (n_act > 0)
       c->act_ratio = acc_worse(c->act_ratio, acc_ratio(a + (size_t)i * n_act, ar + (size_t)i * n_act, n_act));
-    acc_softmax(a + (size_t)i * n_act, n_act, p);
-    acc_softmax(ar + (size_t)i * n_act, n_act, q);
-    c->act_dp = acc_worse(c->act_dp, fabs(p[0] - q[0]));
+    c->act_dp = acc_worse(c->act_dp, fabs((double)act_probability_f32(a + (size_t)i * n_act, n_act) -
+                                          act_probability_f32(ar + (size_t)i * n_act, n_act)));
   }
 }
 
