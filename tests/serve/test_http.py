@@ -544,7 +544,7 @@ def rss_mib(pid):
 # the largest request each has read (bodies of up to 32 states here), libmicrohttpd's connection
 # buffers. The largest pass here (~12,000 tokens, 100x the warm-up's) grew the engine scratch by
 # ~30 MiB before it was reserved at startup (laya_reserve).
-RSS_GROWTH_MIB = 8
+RSS_GROWTH_MIB = 16
 
 
 @test
