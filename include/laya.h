@@ -140,7 +140,8 @@ char *laya_router_info(laya_router *r);
  * allocated and touched now, sized for that many tokens, one row per
  * LAYA_RESERVE_TOKENS_PER_ROW tokens and one option marker per LAYA_RESERVE_TOKENS_PER_MARKER;
  * a pass larger than that in any of them runs as consecutive groups of its rows within it (rows
- * are independent in a pass: the answers are the same). So later calls allocate no scratch, and
+ * are independent in a pass: on the CPU backends the answers are bit-identical; on CUDA a row's
+ * last bits depend on the size of its pass, as with any batching there). So later calls allocate no scratch, and
  * the memory in use stays what it is after this call, however the passes vary (only a row longer
  * than max_row_tokens, or more than `workers` passes at once, would still add scratch). Call it
  * after laya_open, before the model is shared between threads. 0 or an error (out of memory). */
@@ -155,6 +156,11 @@ double laya_warmup(laya_model *m);
 /* JSON describing the loaded model: path, encoder family, sizes, max_len, head_max_len,
  * temperatures (raw and applied), load warnings, backend, device, precision. Owned by m. */
 const char *laya_model_info(const laya_model *m);
+
+/* Where laya_open would run a model with this device string (NULL: LAYA_DEVICE, else the CPU):
+ * 1 on a GPU, 0 on the CPU (cpu; or cuda / cuda:N / auto with no such GPU visible), -1 when it is
+ * not a device string. */
+int laya_device_uses_cuda(const char *device);
 
 /* How many requests ran out of device memory and were answered on the CPU instead. */
 long laya_cpu_fallback_count(laya_model *m);

@@ -86,7 +86,8 @@ int engine_encode_state(const laya_model *m, const json_value *state, ids_vec *o
 
 /* Run one packed batch on the model's backend (takes a worker from the pool). After laya_reserve,
  * a batch larger than the reserved shape runs as consecutive groups of rows within it: rows are
- * independent in a pass, so the outputs are the same. */
+ * independent in a pass, so the outputs are bit-identical on the CPU backends (on CUDA a row's
+ * rounding depends on its pass size, as with any batching there). */
 int engine_forward(laya_model *m, const packed_batch *b, float *logits, float *act, laya_error *err);
 
 /* Bytes of scratch the pooled (idle) workers hold (0 when the backend does not say). */

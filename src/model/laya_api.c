@@ -43,10 +43,34 @@ static backend *escalating_backend(laya_model *m, backend *low, const backend_op
   return b;
 }
 
+/* Where a device string runs, as laya_open decides: -1 not a device string, 0 the CPU, 1 the GPU
+ * *id. cuda:N takes a decimal ordinal (at most 6 digits, as torch.device reads it); cuda, cuda:N
+ * and auto fall back to the CPU when no such GPU is visible. *count: the visible CUDA devices
+ * (looked up only when a GPU is asked for). */
+static int device_target(const char *dev, int *id, int *count) {
+  *id = 0;
+  *count = 0;
+  if (strcmp(dev, "cpu") == 0) return 0;
+  const char *ord = strncmp(dev, "cuda:", 5) == 0 ? dev + 5 : NULL;
+  size_t nd = ord ? strspn(ord, "0123456789") : 0;
+  if (strcmp(dev, "cuda") != 0 && strcmp(dev, "auto") != 0 && !(ord && nd && nd <= 6 && !ord[nd])) return -1;
+  if (ord) *id = atoi(ord);
+  return backend_cuda_available(count) && *id < *count ? 1 : 0;
+}
+
+static const char *device_or_env(const char *dev) {
+  if (!dev) dev = getenv("LAYA_DEVICE");
+  return dev && *dev ? dev : "cpu";
+}
+
+int laya_device_uses_cuda(const char *device) {
+  int id, count;
+  return device_target(device_or_env(device), &id, &count);
+}
+
 /* The one place a backend is chosen. */
 static backend *choose_backend(laya_model *m, const laya_options *opt, laya_error *err) {
-  const char *dev = opt && opt->device ? opt->device : getenv("LAYA_DEVICE");
-  if (!dev || !*dev) dev = "cpu";
+  const char *dev = device_or_env(opt ? opt->device : NULL);
   backend_options bo = {PREC_FP32, opt ? opt->threads : 0, 0};
   const char *prec = opt && opt->precision ? opt->precision : NULL;
   if (prec) {
@@ -59,31 +83,25 @@ static backend *choose_backend(laya_model *m, const laya_options *opt, laya_erro
       return NULL;
     }
   }
-  /* cuda:N: N is a decimal ordinal (at most 6 digits, as torch.device reads it) */
-  const char *ord = strncmp(dev, "cuda:", 5) == 0 ? dev + 5 : NULL;
-  size_t nd = ord ? strspn(ord, "0123456789") : 0;
-  bool want_cuda = strcmp(dev, "cuda") == 0 || strcmp(dev, "auto") == 0 || (ord && nd && nd <= 6 && !ord[nd]);
-  if (!want_cuda && strcmp(dev, "cpu") != 0) {
+  int id = 0, count = 0;
+  const int where = device_target(dev, &id, &count);
+  if (where < 0) {
     laya_err(err, LAYA_ERR_VALUE, NULL, "device must be cpu, cuda, cuda:N or auto, got '%s'", dev);
     return NULL;
   }
-  if (want_cuda) {
-    int count = 0;
-    if (ord) bo.device_id = atoi(ord);
-    bool any = backend_cuda_available(&count);
-    if (any && bo.device_id < count) {
-      backend *b = backend_cuda_create(&m->ck.w, &bo, err);
-      if (b) {
-        snprintf(m->device, sizeof m->device, "cuda:%d", bo.device_id);
-        snprintf(m->precision, sizeof m->precision, "%s", prec ? prec : "default");
-      }
-      return b;
+  if (where == 1) {
+    bo.device_id = id;
+    backend *b = backend_cuda_create(&m->ck.w, &bo, err);
+    if (b) {
+      snprintf(m->device, sizeof m->device, "cuda:%d", id);
+      snprintf(m->precision, sizeof m->precision, "%s", prec ? prec : "default");
     }
-    /* Laya's two warnings: no CUDA at all, or an ordinal past the visible devices */
-    if (!any && strcmp(dev, "auto") != 0)
-      sb_puts(&m->warnings, "Warning: CUDA requested but not available. Falling back to CPU.\n");
-    else if (any)
-      sb_printf(&m->warnings, "Warning: CUDA device %s not found (%d visible). Falling back to CPU.\n", dev, count);
+    return b;
+  }
+  /* a GPU asked for by name and not there: Laya's two warnings (none for auto) */
+  if (strncmp(dev, "cuda", 4) == 0) {
+    if (!count) sb_puts(&m->warnings, "Warning: CUDA requested but not available. Falling back to CPU.\n");
+    else sb_printf(&m->warnings, "Warning: CUDA device %s not found (%d visible). Falling back to CPU.\n", dev, count);
   }
   /* CPU: the fast backend (bf16 where the CPU has AVX-512 BF16, else fp32, unless a precision is
    * named); LAYA_BACKEND=cpu-ref selects the plain fp32 reference (parity fixtures use it). */

@@ -200,9 +200,9 @@ int serve_config_from_env(serve_config *cfg, char *msg, size_t msg_size) {
   /* Smaller passes bound how long the first request of a pass waits for the last one's rows, and
    * the memory reserved for passes at load (docs/serve.md, Memory). A CPU is busy with one
    * request's rows already and gains no throughput from larger passes (BENCHMARKS.md, Server),
-   * so there the default is SERVE_CPU_PASS_TOKENS; on a GPU (any LAYA_DEVICE but cpu) it is
-   * LAYA_MAX_BATCH_TOKENS. */
-  bool on_cpu = !cfg->device || !strcmp(cfg->device, "cpu");
+   * so there the default is SERVE_CPU_PASS_TOKENS; where the models run on a GPU (LAYA_DEVICE
+   * cuda, cuda:N or auto with that GPU present, as laya_open decides) it is LAYA_MAX_BATCH_TOKENS. */
+  bool on_cpu = laya_device_uses_cuda(cfg->device) != 1;
   long pass_default = on_cpu && SERVE_CPU_PASS_TOKENS < cfg->max_batch_tokens ? SERVE_CPU_PASS_TOKENS : cfg->max_batch_tokens;
   cfg->pass_tokens = env_long_positive_warn("LAYA_SERVE_PASS_TOKENS", pass_default);
   if (cfg->pass_tokens > cfg->max_batch_tokens) cfg->pass_tokens = cfg->max_batch_tokens;

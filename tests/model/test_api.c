@@ -60,6 +60,16 @@ static void device_choice(const char *ck, const laya_options *base) {
   }
   int n = 0;
   const bool gpu = backend_cuda_available(&n);
+  /* where each would run, without opening anything */
+  CHECK(laya_device_uses_cuda("gpu") == -1 && laya_device_uses_cuda("cuda:x") == -1);
+  CHECK(laya_device_uses_cuda("cpu") == 0);
+  CHECK(laya_device_uses_cuda("auto") == gpu && laya_device_uses_cuda("cuda") == gpu);
+  CHECK(laya_device_uses_cuda("cuda:7") == (n > 7));
+  unsetenv("LAYA_DEVICE");
+  CHECK(laya_device_uses_cuda(NULL) == 0);
+  setenv("LAYA_DEVICE", "auto", 1);
+  CHECK(laya_device_uses_cuda(NULL) == gpu);
+  unsetenv("LAYA_DEVICE");
   o.device = "cuda:7";
   laya_model *m = laya_open(ck, &o, &err);
   CHECK(m != NULL);
