@@ -71,22 +71,23 @@ long laya_cpu_fallback_count(laya_model *m) {
   return n;
 }
 
-/* One forward on a pooled worker (a new one, reserved like the others, when the pool is empty). */
-static int forward_pooled(laya_model *m, const packed_batch *b, float *logits, float *act, laya_error *err) {
+/* A worker from the model's pool, or a new one (made ready for the reserved shape like the others). */
+static backend_worker *pool_take(laya_model *m, laya_error *err) {
   backend_worker *w = NULL;
   pthread_mutex_lock(&m->pool_mu);
   if (m->n_idle) w = m->idle[--m->n_idle];
   pthread_mutex_unlock(&m->pool_mu);
-  if (!w) {
-    w = m->be->worker_create(m->be, err);
-    if (!w) return err && err->code ? err->code : LAYA_ERR_NOMEM;
-    if (m->reserved.n_tokens && m->be->worker_reserve && m->be->worker_reserve(m->be, w, &m->reserved, err)) {
-      m->be->worker_destroy(m->be, w);
-      return err && err->code ? err->code : LAYA_ERR_NOMEM;
-    }
+  if (w) return w;
+  w = m->be->worker_create(m->be, err);
+  if (w && m->reserved.n_tokens && m->be->worker_reserve && m->be->worker_reserve(m->be, w, &m->reserved, err)) {
+    m->be->worker_destroy(m->be, w);
+    w = NULL;
   }
-  int rc = m->be->forward(m->be, w, b, logits, act, err);
-  if (rc && backend_error_is_device_oom(err)) rc = forward_on_cpu(m, b, logits, act, err);
+  return w;
+}
+
+/* Back to the pool (destroyed if the pool cannot grow to hold it). */
+static void pool_give(laya_model *m, backend_worker *w) {
   pthread_mutex_lock(&m->pool_mu);
   if (m->n_idle == m->cap_idle) {
     int cap = m->cap_idle ? m->cap_idle * 2 : 8;
@@ -102,6 +103,35 @@ static int forward_pooled(laya_model *m, const packed_batch *b, float *logits, f
   }
   pthread_mutex_unlock(&m->pool_mu);
   if (w) m->be->worker_destroy(m->be, w);
+}
+
+static int forward_pooled(laya_model *m, const packed_batch *b, float *logits, float *act, laya_error *err) {
+  backend_worker *w = pool_take(m, err);
+  if (!w) return err && err->code ? err->code : LAYA_ERR_NOMEM;
+  int rc = m->be->forward(m->be, w, b, logits, act, err);
+  if (rc && backend_error_is_device_oom(err)) rc = forward_on_cpu(m, b, logits, act, err);
+  pool_give(m, w);
+  return rc;
+}
+
+int engine_reserve(laya_model *m, const batch_shape *shape, int workers, laya_error *err) {
+  if (!m->be->worker_reserve) {
+    m->reserved = *shape;
+    return 0;
+  }
+  backend_worker **ws = calloc((size_t)workers, sizeof *ws);
+  if (!ws) return laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory");
+  int rc = 0, n = 0;
+  while (n < workers && !rc) {
+    if (!(ws[n] = pool_take(m, err))) {
+      rc = err && err->code ? err->code : LAYA_ERR_NOMEM;
+      break;
+    }
+    rc = m->be->worker_reserve(m->be, ws[n++], shape, err);
+  }
+  if (!rc) m->reserved = *shape; /* workers made later are reserved in pool_take */
+  for (int i = 0; i < n; i++) pool_give(m, ws[i]);
+  free(ws);
   return rc;
 }
 

@@ -90,6 +90,10 @@ int engine_encode_state(const laya_model *m, const json_value *state, ids_vec *o
  * rounding depends on its pass size, as with any batching there). */
 int engine_forward(laya_model *m, const packed_batch *b, float *logits, float *act, laya_error *err);
 
+/* laya_reserve's work: `workers` pooled workers made ready for `shape`, which becomes the model's
+ * reserved shape (engine_forward splits larger batches; new workers are reserved when made). */
+int engine_reserve(laya_model *m, const batch_shape *shape, int workers, laya_error *err);
+
 /* Bytes of scratch the pooled (idle) workers hold (0 when the backend does not say). */
 size_t engine_scratch_bytes(laya_model *m);
 

@@ -422,43 +422,7 @@ int laya_reserve(laya_model *m, long max_tokens, int max_row_tokens, int workers
   s.n_tokens = tokens < INT32_MAX / 2 ? (int)tokens : INT32_MAX / 2;
   s.n_rows = s.n_tokens / LAYA_RESERVE_TOKENS_PER_ROW > 0 ? s.n_tokens / LAYA_RESERVE_TOKENS_PER_ROW : 1;
   s.n_markers = s.n_tokens / LAYA_RESERVE_TOKENS_PER_MARKER > 0 ? s.n_tokens / LAYA_RESERVE_TOKENS_PER_MARKER : 1;
-  if (!m->be->worker_reserve) {
-    m->reserved = s;
-    return 0;
-  }
-  /* `workers` workers (the pool's first, then new ones), each made ready for s, back to the pool */
-  backend_worker **ws = calloc((size_t)workers, sizeof *ws);
-  if (!ws) return laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory");
-  int rc = 0;
-  pthread_mutex_lock(&m->pool_mu);
-  for (int i = 0; i < workers && m->n_idle; i++) ws[i] = m->idle[--m->n_idle];
-  pthread_mutex_unlock(&m->pool_mu);
-  for (int i = 0; i < workers && !rc; i++) {
-    if (!ws[i] && !(ws[i] = m->be->worker_create(m->be, err))) rc = err && err->code ? err->code : LAYA_ERR_NOMEM;
-    if (!rc) rc = m->be->worker_reserve(m->be, ws[i], &s, err);
-  }
-  pthread_mutex_lock(&m->pool_mu);
-  if (!rc) m->reserved = s;
-  if (m->cap_idle < m->n_idle + workers) {
-    backend_worker **p = realloc(m->idle, sizeof *p * (size_t)(m->n_idle + workers));
-    if (p) {
-      m->idle = p;
-      m->cap_idle = m->n_idle + workers;
-    }
-  }
-  for (int i = 0; i < workers && m->n_idle < m->cap_idle; i++)
-    if (ws[i]) {
-      m->idle[m->n_idle++] = ws[i];
-      ws[i] = NULL;
-    }
-  pthread_mutex_unlock(&m->pool_mu);
-  for (int i = 0; i < workers; i++)
-    if (ws[i]) { /* the pool could not grow to hold it */
-      m->be->worker_destroy(m->be, ws[i]);
-      if (!rc) rc = laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory");
-    }
-  free(ws);
-  return rc;
+  return engine_reserve(m, &s, workers, err);
 }
 
 double laya_warmup(laya_model *m) {
