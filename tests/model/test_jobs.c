@@ -13,15 +13,8 @@
 
 #include "../check.h"
 #include "laya.h"
+#include "questions.h"
 
-#define TEAM                                                                                     \
-  "\"team\": {\"type\": \"choice\", \"instructions\": \"Which team should handle this ticket?\", " \
-  "\"criteria\": {\"billing\": \"payments, refunds\", \"technical\": \"bugs, crashes\", "        \
-  "\"shipping\": \"parcels\"}}"
-#define URGENCY                                                                                  \
-  "\"urgency\": {\"type\": \"score\", \"instructions\": \"How urgent is this?\", "                \
-  "\"criteria\": [\"can wait\", \"soon\", \"today\", \"right now\"]}"
-#define REFUND "\"refund\": {\"type\": \"noul\", \"instructions\": \"Is the customer asking for money back?\"}"
 #define SPAM "\"spam\": {\"type\": \"noul\", \"instructions\": \"Is this spam?\"}"
 
 static char long_state[3000];

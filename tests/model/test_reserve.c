@@ -16,15 +16,7 @@
 #include "core/strbuf.h"
 #include "laya.h"
 #include "model/engine.h"
-
-#define TEAM                                                                                     \
-  "\"team\": {\"type\": \"choice\", \"instructions\": \"Which team should handle this ticket?\", " \
-  "\"criteria\": {\"billing\": \"payments, refunds\", \"technical\": \"bugs, crashes\", "        \
-  "\"shipping\": \"parcels\"}}"
-#define URGENCY                                                                                  \
-  "\"urgency\": {\"type\": \"score\", \"instructions\": \"How urgent is this?\", "                \
-  "\"criteria\": [\"can wait\", \"soon\", \"today\", \"right now\"]}"
-#define REFUND "\"refund\": {\"type\": \"noul\", \"instructions\": \"Is the customer asking for money back?\"}"
+#include "questions.h"
 
 static const char *const WORDS[] = {"order", "invoice", "charged", "twice", "refund", "login", "crash",
                                     "parcel", "late", "upgrade", "pricing", "cancel", "please", "today"};
