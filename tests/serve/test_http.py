@@ -473,27 +473,34 @@ MIXED = [
 ]
 
 
+def post_concurrently(srv, posts, n_clients):
+    """posts: [(path, body)]; client k sends posts k, k + n_clients, ... in turn. Returns
+    ({index: answer} of the 200s, [(status, raw)] of the others)."""
+    got, errors = {}, []
+    lock = threading.Lock()
+
+    def client(k):
+        for i in range(k, len(posts), n_clients):
+            status, raw, _ = srv.post(*posts[i])
+            with lock:
+                if status == 200:
+                    got[i] = json.loads(raw)
+                else:
+                    errors.append((status, raw[:200]))
+
+    threads = [threading.Thread(target=client, args=(k,)) for k in range(n_clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return got, errors
+
+
 def mixed_round(pipeline):
     with Server(LAYA_MAX_CONCURRENT="256", LAYA_SERVE_PIPELINE=pipeline) as srv:
         bodies = [dict(MIXED[i % len(MIXED)], state="order %d was charged %d times" % (i, i % 3 + 1))
                   for i in range(32)]
-        got, errors = {}, []
-        lock = threading.Lock()
-
-        def client(k):
-            for i in range(k, len(bodies), 16):
-                status, raw, _ = srv.post("/v1/systemone", bodies[i])
-                with lock:
-                    if status == 200:
-                        got[i] = json.loads(raw)
-                    else:
-                        errors.append((status, raw[:200]))
-
-        threads = [threading.Thread(target=client, args=(k,)) for k in range(16)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        got, errors = post_concurrently(srv, [("/v1/systemone", b) for b in bodies], 16)
         check(not errors and len(got) == len(bodies), "errors: %r" % errors[:3])
         m = srv.metrics()
         passes, reqs = m["laya_batch_requests_count"], m["laya_batch_requests_sum"]
@@ -569,20 +576,7 @@ def test_memory():
             bodies.insert(40 * k + 20, ("/v1/systemone/batch",
                                         {"states": [state(1000 * n + j, 80 + j % 40) for j in range(n)],
                                          "questions": cases.QS}))
-        errors, lock = [], threading.Lock()
-
-        def client(c):
-            for path, body in bodies[c::8]:
-                status, raw, _ = srv.post(path, body)
-                if status != 200:
-                    with lock:
-                        errors.append((status, raw[:200]))
-
-        threads = [threading.Thread(target=client, args=(c,)) for c in range(8)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        _, errors = post_concurrently(srv, bodies, 8)
         after = rss_mib(srv.proc.pid)
         check(not errors, "errors: %r" % errors[:3])
         print("     memory: RSS %.1f MiB after warm-up, %.1f MiB after %d requests" % (before, after, len(bodies)))
