@@ -127,8 +127,7 @@ static backend *make_backend(const model_weights *W, backend_precision prec, int
   backend_options o = {prec, 0, 0};
   backend *low = backend_cpu_create(W, &o, err);
   if (!low || !esc) return low;
-  o.precision = PREC_FP32;
-  backend *b = backend_escalate_open(low, backend_cpu_create(W, &o, err), prec, W->enc.vocab, W->n_act, 1.0, err);
+  backend *b = backend_escalate_open(low, W, &o, 1.0, err);
   const escalate_params *ep = backend_escalate_params(b);
   if (ep)
     fprintf(stderr, "escalation %s: calibration error %.3g (act %.3g) -> bound max(%.3g * max|l|, %.3g), act max(%.3g * max|a|, %.3g), tau %.3g\n",

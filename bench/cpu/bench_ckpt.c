@@ -67,11 +67,8 @@ int main(int argc, char **argv) {
   const char *low_isa = NULL; /* the kernel table of the low-precision backend, when wrapped */
   if (be && esc) {
     low_isa = backend_cpu_isa(be);
-    backend_options o32 = o;
-    o32.precision = PREC_FP32;
     /* t_min as laya_open sets it for this checkpoint opened without language overrides */
-    be = backend_escalate_open(be, backend_cpu_create(&ck.w, &o32, &err), o.precision, ck.w.enc.vocab, ck.w.n_act,
-                               escalate_model_t_min(&ck.cfg.temps, NULL), &err);
+    be = backend_escalate_open(be, &ck.w, &o, escalate_model_t_min(&ck.cfg.temps, NULL), &err);
   }
   if (!be) {
     fprintf(stderr, "%s\n", err.message);

@@ -370,17 +370,21 @@ const escalate_params *backend_escalate_params(const backend *b) {
   return backend_is_escalate(b) ? &((const esc_impl *)b->impl)->p : NULL;
 }
 
-backend *backend_escalate_open(backend *low, backend *exact, backend_precision p, int vocab, int n_act,
-                               double t_min, laya_error *err) {
+backend *backend_escalate_open(backend *low, const model_weights *w, const backend_options *o, double t_min,
+                               laya_error *err) {
   escalate_params ep;
-  if (low && exact && escalate_default_params(p, t_min, &ep)) {
-    exact->destroy(exact);
-    return low;
+  if (!low || escalate_default_params(o->precision, t_min, &ep)) return low;
+  backend_options fo = *o;
+  fo.precision = PREC_FP32;
+  backend *exact = backend_cpu_create(w, &fo, err);
+  if (!exact) {
+    low->destroy(low);
+    return NULL;
   }
-  if (low && exact && escalate_calibrate(low, exact, vocab, n_act, &ep, err)) {
+  if (escalate_calibrate(low, exact, w->enc.vocab, w->n_act, &ep, err)) {
     low->destroy(low);
     exact->destroy(exact);
     return NULL;
   }
-  return backend_escalate_create(low, exact, n_act, &ep, err);
+  return backend_escalate_create(low, exact, w->n_act, &ep, err);
 }

@@ -61,10 +61,12 @@ int escalate_row_needed(const escalate_params *p, const float *logits, int k, co
  * both (they are destroyed with it, and on failure). n_act: the model's act logits per row. */
 backend *backend_escalate_create(backend *low, backend *exact, int n_act, const escalate_params *p,
                                  laya_error *err);
-/* Defaults for precision p + calibration + create, in one step (the way every caller makes one).
- * Takes ownership of low and exact; low is returned unwrapped when p has no escalation (fp32). */
-backend *backend_escalate_open(backend *low, backend *exact, backend_precision p, int vocab, int n_act,
-                               double t_min, laya_error *err);
+/* The way every caller makes one: low (built with options o from weights w) wrapped with the fast
+ * CPU backend in fp32 of the same weights (o's threads), with the defaults for o->precision and
+ * their calibration. Takes ownership of low; returns it unwrapped when o->precision has no
+ * escalation (fp32), NULL on failure (low destroyed). */
+backend *backend_escalate_open(backend *low, const model_weights *w, const backend_options *o, double t_min,
+                               laya_error *err);
 /* The parameters b runs with (b from backend_escalate_create), NULL otherwise. */
 const escalate_params *backend_escalate_params(const backend *b);
 /* Rows answered and rows re-run since create (b must come from backend_escalate_create). */

@@ -29,15 +29,7 @@ static bool want_escalation(const laya_options *opt) {
  * the rows whose answer low could move too far. The fp32 pass needs the source weights (choose_backend
  * refuses artifacts first). */
 static backend *escalating_backend(laya_model *m, backend *low, const backend_options *bo, laya_error *err) {
-  backend_options fo = *bo;
-  fo.precision = PREC_FP32;
-  backend *exact = backend_cpu_create(&m->ck.w, &fo, err);
-  if (!exact) {
-    low->destroy(low);
-    return NULL;
-  }
-  backend *b = backend_escalate_open(low, exact, bo->precision, m->ck.w.enc.vocab, m->ck.w.n_act,
-                                    escalate_model_t_min(&m->ck.cfg.temps, &m->langs), err);
+  backend *b = backend_escalate_open(low, &m->ck.w, bo, escalate_model_t_min(&m->ck.cfg.temps, &m->langs), err);
   if (backend_is_escalate(b))
     snprintf(m->precision, sizeof m->precision, "%s+escalate", backend_precision_name(bo->precision));
   return b;

@@ -43,10 +43,10 @@ typedef struct run {
 static int run_backend_esc(const model_weights *w, const acc_rows *r, backend_precision p, int ref,
                            escalate_params *ep, long *rerun, int n_rows, run *out) {
   laya_error err;
-  backend_options o = {p, 0, 0}, o32 = {PREC_FP32, 0, 0};
+  backend_options o = {p, 0, 0};
   backend *be = ref ? backend_cpu_ref_create(w, &o, &err) : backend_cpu_create(w, &o, &err);
   if (be && ep) {
-    be = backend_escalate_open(be, backend_cpu_create(w, &o32, &err), p, w->enc.vocab, w->n_act, 1.0, &err);
+    be = backend_escalate_open(be, w, &o, 1.0, &err);
     if (!backend_escalate_params(be)) {
       fprintf(stderr, "backend: no escalation for %s\n", backend_precision_name(p));
       if (be) be->destroy(be);
