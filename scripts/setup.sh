@@ -22,21 +22,23 @@ if [ "${1:-}" = "--sanitize" ]; then
         -DCMAKE_C_COMPILER=clang >/dev/null
   cmake --build build-asan -j "$jobs"
 else
-  # The real-client tests (typesafe-sdk, jevcompat, the official mcp client) need those PyPI
-  # packages: a venv beside the build, pinned by tests/serve/client-requirements.txt, made once
-  # (and again when the pins change).
+  # The real-client tests (typesafe-sdk, jevcompat, the official mcp client; jevclient) need those
+  # PyPI packages: venvs beside the build, pinned by tests/serve/*requirements.txt.
+  # pinned_venv PYTHON DIR REQUIREMENTS: DIR is a venv of PYTHON with REQUIREMENTS installed, made
+  # once and again when the pins change.
+  pinned_venv() {
+    if ! cmp -s "$3" "$2/requirements.txt"; then
+      rm -rf "$2"
+      "$1" -m venv "$2"
+      "$2/bin/pip" install -q --disable-pip-version-check -r "$3"
+      cp "$3" "$2/requirements.txt"
+    fi
+  }
   venv=build/serve-clients
-  req=tests/serve/client-requirements.txt
-  if ! cmp -s "$req" "$venv/requirements.txt"; then
-    rm -rf "$venv"
-    python3 -m venv "$venv"
-    "$venv/bin/pip" install -q --disable-pip-version-check -r "$req"
-    cp "$req" "$venv/requirements.txt"
-  fi
+  pinned_venv python3 "$venv" tests/serve/client-requirements.txt
   # jevclient needs Python >= 3.12: a venv of its own when this machine has one (on PATH or a
   # pyenv version); the serve/jevclient test is registered only then.
   jev=build/jev-client
-  jreq=tests/serve/jevclient-requirements.txt
   py312=""
   for c in python3.14 python3.13 python3.12 "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.1[2-9]*/bin/python3; do
     if command -v "$c" >/dev/null 2>&1 &&
@@ -47,12 +49,7 @@ else
   done
   jevflag="-ULAYA_JEVCLIENT_PYTHON"
   if [ -n "$py312" ]; then
-    if ! cmp -s "$jreq" "$jev/requirements.txt"; then
-      rm -rf "$jev"
-      "$py312" -m venv "$jev"
-      "$jev/bin/pip" install -q --disable-pip-version-check -r "$jreq"
-      cp "$jreq" "$jev/requirements.txt"
-    fi
+    pinned_venv "$py312" "$jev" tests/serve/jevclient-requirements.txt
     jevflag="-DLAYA_JEVCLIENT_PYTHON=$PWD/$jev/bin/python"
   else
     echo "setup: no Python >= 3.12 found; the jevclient test (serve/jevclient) is not registered" >&2
