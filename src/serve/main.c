@@ -53,7 +53,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   /* every checkpoint gets the scratch of the largest pass this server can form when it opens
-   * (at startup with LAYA_PRELOAD), so serving allocates none and the memory stays flat */
+   * (at startup with LAYA_PRELOAD), so serving allocates no scratch (docs/serve.md, Memory) */
   cfg.reserve_passes = true;
   serve_models *models = serve_models_new(&cfg, &serve_engine_laya, msg, sizeof msg);
   if (!models) {
