@@ -1,4 +1,7 @@
 #include "core/sha256.h"
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <errno.h>
 #include <stdio.h>
@@ -116,8 +119,22 @@ void sha256_hex(const void *data, size_t n, char out[65]) {
 }
 
 int sha256_file_hex(const char *path, char out[65]) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return -1;
+  /* regular files only, opened without blocking: a FIFO or /dev/zero never ends */
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return -1;
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    errno = EINVAL;
+    return -1;
+  }
+  int fl = fcntl(fd, F_GETFL);
+  if (fl >= 0) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+  FILE *f = fdopen(fd, "rb");
+  if (!f) {
+    close(fd);
+    return -1;
+  }
   sha256_ctx c;
   sha256_init(&c);
   enum { CHUNK = 1 << 20 };

@@ -16,7 +16,7 @@
 
 int checkpoint_load_calibration(checkpoint *ck, const char *path, strbuf *warnings, laya_error *err) {
   size_t len;
-  char *text = fs_read_file(path, &len, err);
+  char *text = fs_read_file_max(path, FS_MAX_CONFIG_BYTES, &len, err);
   if (!text) return err ? err->code : LAYA_ERR_IO;
   arena *a = &ck->cfg.mem;
   laya_error jerr;

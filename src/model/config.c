@@ -148,7 +148,7 @@ int agent_config_load(agent_config *c, const char *path, const char *model_id, s
   memset(c, 0, sizeof *c);
   arena_init(&c->mem, 1 << 14);
   size_t len;
-  char *text = fs_read_file(path, &len, err);
+  char *text = fs_read_file_max(path, FS_MAX_CONFIG_BYTES, &len, err);
   if (!text) return err ? err->code : LAYA_ERR_IO;
   laya_error jerr;
   json_value *root = json_parse(text, len, &c->mem, NULL, &jerr);
@@ -500,7 +500,7 @@ done:
 
 int encoder_config_load(encoder_config *ec, const char *path, laya_error *err) {
   size_t len;
-  char *text = fs_read_file(path, &len, err);
+  char *text = fs_read_file_max(path, FS_MAX_CONFIG_BYTES, &len, err);
   if (!text) return err ? err->code : LAYA_ERR_IO;
   int rc = encoder_config_parse(ec, text, len, path, err);
   free(text);

@@ -12,6 +12,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +21,10 @@
 
 #include "core/arena.h"
 #include "core/error.h"
+#include "core/fsutil.h"
 #include "core/json.h"
+#include "core/pystr.h"
+#include "core/sha1.h"
 #include "core/sha256.h"
 #include "core/strbuf.h"
 
@@ -31,6 +35,37 @@
 void hub_options_init(hub_options *o) {
   memset(o, 0, sizeof *o);
   o->offline = -1;
+}
+
+bool hub_path_is_safe(const char *p, size_t n) {
+  if (!p || n == 0 || n > HUB_MAX_PATH_BYTES || p[0] == '/') return false;
+  size_t start = 0;
+  for (size_t i = 0; i <= n; i++) {
+    unsigned char c = i < n ? (unsigned char)p[i] : '/';
+    if (i < n && (c < 0x20 || c == 0x7f || c == '\\')) return false; /* NUL, controls, backslash */
+    if (c != '/') continue;
+    size_t len = i - start;
+    if (len == 0) return false; /* empty component: "a//b", a trailing '/' */
+    if ((len == 1 && p[start] == '.') || (len == 2 && p[start] == '.' && p[start + 1] == '.')) return false;
+    start = i + 1;
+  }
+  return true;
+}
+
+bool hub_etag_is_safe(const char *e) {
+  size_t n = e ? strlen(e) : 0;
+  if (n == 0 || n > HUB_MAX_ETAG_BYTES || e[0] == '.') return false;
+  for (size_t i = 0; i < n; i++)
+    if (!isalnum((unsigned char)e[i]) && e[i] != '-' && e[i] != '_' && e[i] != '.') return false;
+  return true;
+}
+
+/* A name as Python would print it, for errors about names that may hold control bytes. */
+static char *quoted(const char *s, size_t n) {
+  strbuf sb;
+  sb_init(&sb);
+  py_repr_str(&sb, s, n);
+  return sb_steal(&sb);
 }
 
 static bool env_true(const char *name) {
@@ -103,8 +138,8 @@ static bool needed(const char *rel) {
 /* A snapshot directory holds a usable checkpoint when the files the loader opens are there. */
 static bool snapshot_complete(const char *dir) {
   static const char *const files[] = {"rl_agent_config.json", "model.safetensors",
-                                      "encoder/config.json"};
-  for (int i = 0; i < 3; i++) {
+                                      "encoder/config.json", "tokenizer/tokenizer.json"};
+  for (int i = 0; i < 4; i++) {
     char *p = fmt("%s/%s%s", dir, files[i], NULL);
     bool ok = p && is_file(p);
     free(p);
@@ -150,7 +185,7 @@ static char *cached_snapshot(const char *repo_dir, const char *revision, const c
     sha = ref ? read_small(ref) : NULL;
     free(ref);
   }
-  if (!sha || !*sha) {
+  if (!sha || !is_commit(sha)) { /* a ref holds a commit id, nothing to build a path from */
     free(sha);
     return NULL;
   }
@@ -171,13 +206,29 @@ typedef struct http_resp {
   long status;
   strbuf body;
   char etag[160], linked_etag[160], commit[64], location[1024];
+  long long content_length, linked_size; /* -1: the header was absent */
   FILE *sink;         /* download target; body is not kept when set */
   long long received; /* bytes written to sink */
+  long long limit;    /* most body bytes accepted (0 = no limit); more sets `over` and stops */
+  bool over;
 } http_resp;
+
+static void resp_init(http_resp *r, FILE *sink, long long limit) {
+  memset(r, 0, sizeof *r);
+  sb_init(&r->body);
+  r->content_length = r->linked_size = -1;
+  r->sink = sink;
+  r->limit = limit;
+}
 
 static size_t on_body(char *p, size_t sz, size_t n, void *ud) {
   http_resp *r = ud;
   size_t k = sz * n;
+  long long have = r->sink ? r->received : (long long)r->body.len;
+  if (r->limit > 0 && have + (long long)k > r->limit) {
+    r->over = true;
+    return 0; /* libcurl stops the transfer */
+  }
   if (r->sink) {
     if (fwrite(p, 1, k, r->sink) != k) return 0;
     r->received += (long long)k;
@@ -200,9 +251,22 @@ static void header_value(const char *line, size_t n, const char *name, char *out
     end--;
   }
   size_t m = (size_t)(end - v);
-  if (m >= cap) m = cap - 1;
+  if (m >= cap) m = cap - 1; /* too long to be usable: hub_etag_is_safe refuses what is cut */
   memcpy(out, v, m);
   out[m] = 0;
+}
+
+/* A size header: digits only, else -1. */
+static void header_size(const char *line, size_t n, const char *name, long long *out) {
+  char v[32] = "";
+  header_value(line, n, name, v, sizeof v);
+  if (!v[0]) return;
+  long long x = 0;
+  for (const char *p = v; *p; p++) {
+    if (!isdigit((unsigned char)*p) || x > (LLONG_MAX - 9) / 10) return;
+    x = x * 10 + (*p - '0');
+  }
+  *out = x;
 }
 
 static size_t on_header(char *p, size_t sz, size_t n, void *ud) {
@@ -210,11 +274,14 @@ static size_t on_header(char *p, size_t sz, size_t n, void *ud) {
   size_t k = sz * n;
   if (k >= 5 && !strncmp(p, "HTTP/", 5)) { /* a new response (after a redirect): reset */
     r->etag[0] = r->linked_etag[0] = 0;
+    r->content_length = r->linked_size = -1;
   }
   header_value(p, k, "ETag", r->etag, sizeof r->etag);
   header_value(p, k, "X-Linked-Etag", r->linked_etag, sizeof r->linked_etag);
   header_value(p, k, "X-Repo-Commit", r->commit, sizeof r->commit);
   header_value(p, k, "Location", r->location, sizeof r->location);
+  header_size(p, k, "Content-Length", &r->content_length);
+  header_size(p, k, "X-Linked-Size", &r->linked_size);
   return k;
 }
 
@@ -250,6 +317,7 @@ static int http_do(const hub_http *h, const char *url, bool head, bool follow, l
   curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
   /* the token goes only to the Hub itself, not to a CDN a redirect names */
   curl_easy_setopt(c, CURLOPT_UNRESTRICTED_AUTH, 0L);
+  if (r->limit > 0 && !head) curl_easy_setopt(c, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)r->limit);
   char range[64];
   if (range_from > 0) {
     snprintf(range, sizeof range, "%lld-", range_from);
@@ -259,6 +327,11 @@ static int http_do(const hub_http *h, const char *url, bool head, bool follow, l
   curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->status);
   curl_slist_free_all(hdrs);
   curl_easy_cleanup(c);
+  if (cc == CURLE_FILESIZE_EXCEEDED) r->over = true; /* announced a Content-Length past the limit */
+  if (r->over)
+    return laya_err(err, LAYA_ERR_IO, "OSError",
+                    "download of %s refused: the server sent more than the %lld bytes expected", url,
+                    r->limit);
   if (cc != CURLE_OK) {
     return laya_err(err, LAYA_ERR_IO, "OSError", "download of %s failed: %s", url,
                     curl_easy_strerror(cc));
@@ -280,13 +353,27 @@ static int status_error(const char *what, const char *repo, long status, laya_er
                   repo);
 }
 
-/* Relative symlink snapshots/<commit>/<path> -> ../../(..)blobs/<etag>. */
+/* Is `path` (an existing directory) inside `root` (an existing directory), symlinks resolved? */
+static bool dir_inside(const char *path, const char *root) {
+  char *rp = realpath(path, NULL), *rr = realpath(root, NULL);
+  size_t n = rr ? strlen(rr) : 0;
+  bool ok = rp && rr && strncmp(rp, rr, n) == 0 && (rp[n] == 0 || rp[n] == '/');
+  free(rp);
+  free(rr);
+  return ok;
+}
+
+/* Relative symlink snapshots/<commit>/<path> -> ../../(..)blobs/<etag>. `path` and `etag` were
+ * checked (hub_path_is_safe, hub_etag_is_safe); the link's folder is checked again once it exists,
+ * so a folder that is a symlink out of the snapshot is never written through. */
 static int link_blob(const char *repo_dir, const char *commit, const char *path, const char *etag,
                      laya_error *err) {
+  char *snap = fmt("%s/snapshots/%s%s", repo_dir, commit, NULL);
   char *dst = fmt("%s/snapshots/%s/%s", repo_dir, commit, path);
   char *slash = strrchr(dst, '/');
   *slash = 0;
   int rc = make_dirs(dst);
+  bool inside = !rc && dir_inside(dst, snap);
   *slash = '/';
   strbuf target;
   sb_init(&target);
@@ -294,13 +381,25 @@ static int link_blob(const char *repo_dir, const char *commit, const char *path,
   for (const char *p = path; *p; p++)
     if (*p == '/') sb_puts(&target, "../");
   sb_printf(&target, "blobs/%s", etag);
-  unlink(dst);
-  if (rc || symlink(target.data, dst) != 0) {
-    rc = laya_err(err, LAYA_ERR_IO, "OSError", "cannot link %s into the cache: %s", dst,
+  struct stat st;
+  if (rc) {
+    rc = laya_err(err, LAYA_ERR_IO, "OSError", "cannot create the folder of %s in the cache: %s", dst,
                   strerror(errno));
+  } else if (!inside) {
+    rc = laya_err(err, LAYA_ERR_IO, "OSError",
+                  "refusing to link %s: its folder resolves outside the snapshot %s", dst, snap);
+  } else if (lstat(dst, &st) == 0 && !S_ISLNK(st.st_mode)) {
+    rc = laya_err(err, LAYA_ERR_IO, "OSError",
+                  "refusing to replace %s in the cache: it is not a link to a blob", dst);
+  } else {
+    unlink(dst);
+    if (symlink(target.data, dst) != 0)
+      rc = laya_err(err, LAYA_ERR_IO, "OSError", "cannot link %s into the cache: %s", dst,
+                    strerror(errno));
   }
   sb_free(&target);
   free(dst);
+  free(snap);
   return rc;
 }
 
@@ -310,24 +409,52 @@ static const char *pinned_digest(const json_value *pins, const char *rel) {
   return v && v->type == JSON_STRING ? v->s : NULL;
 }
 
-static bool hex_sha256(const char *s) {
-  if (strlen(s) != 64) return false;
+static bool hex_of_len(const char *s, size_t n) {
+  if (strlen(s) != n) return false;
   for (const char *p = s; *p; p++)
     if (!isxdigit((unsigned char)*p)) return false;
   return true;
 }
 
-/* Download one file into the blob store (resuming a partial blob) and link it. */
+static long long file_size(const char *p) {
+  struct stat st;
+  return stat(p, &st) == 0 && S_ISREG(st.st_mode) ? (long long)st.st_size : -1;
+}
+
+static bool ends_with(const char *s, const char *suffix) {
+  size_t n = strlen(s), k = strlen(suffix);
+  return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+/* A downloaded .json file must parse; NULL when it does, else why not (malloc'd). */
+static char *json_problem(const char *path) {
+  laya_error e = {0};
+  size_t len;
+  char *text = fs_read_file_max(path, HUB_MAX_FILE_BYTES, &len, &e);
+  if (!text) return strdup(e.message);
+  arena a;
+  arena_init(&a, 1 << 16);
+  json_value *v = json_parse(text, len, &a, NULL, &e);
+  free(text);
+  arena_free(&a);
+  return v ? NULL : strdup(e.message);
+}
+
+/* Download one file into the blob store (resuming a partial blob), check it and link it.
+ * Like huggingface_hub, a file is taken only with an ETag and a size from the Hub (X-Linked-Size,
+ * else Content-Length); the body may not run past that size, and a finished file must have it
+ * exactly. Its content is then checked against the ETag: the SHA-256 of an LFS file, the git blob
+ * id (SHA-1) of a small one, when the ETag has that form; a .json file must parse. */
 static int fetch_file(const hub_http *h, const char *repo, const char *repo_dir, const char *commit,
                       const char *path, const char *rel, const json_value *pins, bool quiet,
                       laya_error *err) {
   char *url = fmt("%s/%s/resolve/%s", h->endpoint, repo, commit);
   char *furl = fmt("%s/%s%s", url, path, NULL);
   free(url);
+  char *blob = NULL, *part = NULL;
   /* HEAD without following redirects: the Hub answers with the LFS etag before the CDN */
   http_resp hr;
-  memset(&hr, 0, sizeof hr);
-  sb_init(&hr.body);
+  resp_init(&hr, NULL, 0);
   int rc = http_do(h, furl, true, false, -1, &hr, err);
   sb_free(&hr.body);
   if (rc) goto out;
@@ -335,28 +462,68 @@ static int fetch_file(const hub_http *h, const char *repo, const char *repo_dir,
     rc = status_error("cannot download", furl, hr.status, err);
     goto out;
   }
-  const char *etag = hr.linked_etag[0] ? hr.linked_etag : hr.etag;
-  if (!etag[0] || strchr(etag, '/') || strstr(etag, "..")) {
-    rc = laya_err(err, LAYA_ERR_FORMAT, "OSError", "the Hub sent no usable ETag for %s", furl);
+  char etag[sizeof hr.etag];
+  snprintf(etag, sizeof etag, "%s", hr.linked_etag[0] ? hr.linked_etag : hr.etag);
+  if (!hub_etag_is_safe(etag)) {
+    char *q = quoted(etag, strlen(etag));
+    rc = laya_err(err, LAYA_ERR_FORMAT, "OSError",
+                  "the Hub sent no usable ETag for %s (got %s); refusing it as a cache file name",
+                  furl, q);
+    free(q);
     goto out;
   }
-  char *blob = fmt("%s/blobs/%s%s", repo_dir, etag, NULL);
-  char *part = fmt("%s/blobs/%s.incomplete", repo_dir, etag, NULL);
+  long long size = hr.linked_size >= 0 ? hr.linked_size : hr.status < 300 ? hr.content_length : -1;
+  if (size < 0 && hr.status >= 300) { /* a redirect without X-Linked-Size: ask where it leads */
+    http_resp fr;
+    resp_init(&fr, NULL, 0);
+    laya_error ferr = {0};
+    if (http_do(h, furl, true, true, -1, &fr, &ferr) == 0 && fr.status < 300) size = fr.content_length;
+    sb_free(&fr.body);
+  }
+  if (size < 0) {
+    rc = laya_err(err, LAYA_ERR_FORMAT, "OSError",
+                  "the Hub sent no size for %s (no X-Linked-Size or Content-Length); refusing a "
+                  "download that cannot be checked",
+                  furl);
+    goto out;
+  }
+  const long long cap = !strcmp(rel, "model.safetensors") ? HUB_MAX_WEIGHTS_BYTES : HUB_MAX_FILE_BYTES;
+  if (size > cap) {
+    rc = laya_err(err, LAYA_ERR_FORMAT, "OSError",
+                  "%s is listed at %lld bytes, more than the %lld laya.c accepts for %s", furl, size,
+                  cap, rel);
+    goto out;
+  }
+  blob = fmt("%s/blobs/%s%s", repo_dir, etag, NULL);
+  part = fmt("%s/blobs/%s.incomplete", repo_dir, etag, NULL);
+  if (is_file(blob) && file_size(blob) != size) unlink(blob); /* stale or damaged: fetch again */
   if (!is_file(blob)) {
     for (int attempt = 0; attempt < 3 && !is_file(blob); attempt++) {
-      struct stat st;
-      long long have = stat(part, &st) == 0 ? (long long)st.st_size : 0;
+      long long have = file_size(part);
+      if (have < 0) have = 0;
+      if (have > size) { /* cannot be a prefix of this file */
+        unlink(part);
+        have = 0;
+      }
       FILE *f = fopen(part, have ? "ab" : "wb");
       if (!f) {
         rc = laya_err(err, LAYA_ERR_IO, "OSError", "cannot write %s: %s", part, strerror(errno));
         break;
       }
       http_resp gr;
-      memset(&gr, 0, sizeof gr);
-      gr.sink = f;
+      resp_init(&gr, f, size > 0 ? size : 1); /* no body may hold more than the whole file */
       laya_error derr = {0};
-      int drc = http_do(h, furl, false, true, have, &gr, &derr);
+      int drc = have == size ? 0 : http_do(h, furl, false, true, have, &gr, &derr);
+      if (have == size) gr.status = 416;
       fclose(f);
+      if (gr.over) { /* an endless or oversized body: drop what came */
+        unlink(part);
+        rc = laya_err(err, LAYA_ERR_IO, "OSError",
+                      "download of %s refused: the server sent more than the %lld bytes the Hub "
+                      "lists for it",
+                      furl, size);
+        break;
+      }
       if (gr.status == 416) { /* asked past the end: the partial file is already whole */
         drc = 0;
       } else if (!drc && gr.status >= 400) {
@@ -391,19 +558,52 @@ static int fetch_file(const hub_http *h, const char *repo, const char *repo_dir,
         continue; /* truncated transfer: resume from what arrived */
       }
       /* a complete body: check it before it becomes a blob */
+      long long got_size = file_size(part);
+      if (got_size > size) {
+        unlink(part);
+        rc = laya_err(err, LAYA_ERR_IO, "OSError",
+                      "download of %s refused: %lld bytes arrived, the Hub lists %lld", furl,
+                      got_size, size);
+        break;
+      }
+      if (got_size < size) {
+        if (attempt == 2)
+          rc = laya_err(err, LAYA_ERR_IO, "OSError",
+                        "download of %s is incomplete: %lld of the %lld bytes the Hub lists", furl,
+                        got_size, size);
+        continue; /* resume from what arrived */
+      }
       char got[65];
-      if (sha256_file_hex(part, got) != 0) {
+      const char *algo = NULL;
+      int hrc = 0;
+      if (hex_of_len(etag, 64)) {
+        algo = "SHA-256";
+        hrc = sha256_file_hex(part, got);
+      } else if (hex_of_len(etag, 40)) {
+        algo = "git blob SHA-1";
+        hrc = sha1_git_blob_file_hex(part, got);
+      }
+      if (hrc != 0) {
         rc = laya_err(err, LAYA_ERR_IO, "OSError", "cannot read %s: %s", part, strerror(errno));
         break;
       }
-      if (hex_sha256(etag) && strcasecmp(got, etag) != 0) {
-        /* an LFS blob whose bytes do not hash to its etag is corrupt or incomplete */
-        if (attempt == 2) {
-          rc = laya_err(err, LAYA_ERR_IO, "OSError",
-                        "download of %s is corrupt: SHA-256 %s, the Hub says %s", furl, got, etag);
-          unlink(part);
-        }
+      if (algo && strcasecmp(got, etag) != 0) {
+        /* bytes that do not hash to their etag are corrupt or substituted: fetch them again */
+        unlink(part);
+        if (attempt == 2)
+          rc = laya_err(err, LAYA_ERR_IO, "OSError", "download of %s is corrupt: %s %s, the Hub says %s",
+                        furl, algo, got, etag);
         continue;
+      }
+      if (ends_with(rel, ".json")) {
+        char *why = json_problem(part);
+        if (why) {
+          unlink(part);
+          rc = laya_err(err, LAYA_ERR_FORMAT, "OSError", "download of %s refused: it is not JSON (%s)",
+                        furl, why);
+          free(why);
+          break;
+        }
       }
       if (rename(part, blob) != 0) {
         rc = laya_err(err, LAYA_ERR_IO, "OSError", "cannot move %s into the cache: %s", part,
@@ -417,7 +617,7 @@ static int fetch_file(const hub_http *h, const char *repo, const char *repo_dir,
   if (!rc) {
     const char *want = pinned_digest(pins, rel);
     if (want) {
-      char got[65];
+      char got[65] = "(unreadable)";
       if (sha256_file_hex(blob, got) != 0 || strcasecmp(got, want) != 0) {
         rc = laya_value_error(err,
                               "laya: SHA-256 mismatch for %s: expected %s, got %s. The artifact "
@@ -428,9 +628,9 @@ static int fetch_file(const hub_http *h, const char *repo, const char *repo_dir,
   }
   if (!rc) rc = link_blob(repo_dir, commit, path, etag, err);
   if (!rc && !quiet) fprintf(stderr, "laya: fetched %s/%s\n", repo, path);
+out:
   free(blob);
   free(part);
-out:
   free(furl);
   return rc;
 }
@@ -449,9 +649,12 @@ static int download(const char *repo, const char *subfolder, const char *revisio
   if (!h.endpoint || !*h.endpoint) h.endpoint = "https://huggingface.co";
   char *url = fmt("%s/api/models/%s/revision/%s", h.endpoint, repo, revision);
   http_resp r;
-  memset(&r, 0, sizeof r);
-  sb_init(&r.body);
+  resp_init(&r, NULL, HUB_MAX_LIST_BYTES); /* a listing past this is refused before it is parsed */
   int rc = http_do(&h, url, false, true, -1, &r, err);
+  if (rc && r.over)
+    rc = laya_err(err, LAYA_ERR_FORMAT, "OSError",
+                  "the Hub's file list for %s is larger than %d bytes; refused", repo,
+                  HUB_MAX_LIST_BYTES);
   free(url);
   arena a;
   arena_init(&a, 1 << 14);
@@ -466,6 +669,24 @@ static int download(const char *repo, const char *subfolder, const char *revisio
   const json_value *sib = info ? json_get(info, "siblings") : NULL;
   if (!rc && (!sha || sha->type != JSON_STRING || !is_commit(sha->s) || !sib || sib->type != JSON_ARRAY))
     rc = laya_err(err, LAYA_ERR_FORMAT, "OSError", "the Hub's file list for %s has no commit or files", repo);
+  if (!rc && sib->n > HUB_MAX_LIST_FILES)
+    rc = laya_err(err, LAYA_ERR_FORMAT, "OSError",
+                  "the Hub's file list for %s names %u files, more than the %d laya.c accepts", repo,
+                  sib->n, HUB_MAX_LIST_FILES);
+  /* Every name is checked before anything is fetched or linked: one that could climb out of the
+   * snapshot (absolute, "..", a backslash, a control byte) means the listing is not to be trusted. */
+  for (uint32_t i = 0; !rc && i < sib->n; i++) {
+    const json_value *fn = json_get(&sib->items[i], "rfilename");
+    if (!fn || fn->type != JSON_STRING) continue;
+    if (!hub_path_is_safe(fn->s, fn->n)) {
+      char *q = quoted(fn->s, fn->n);
+      rc = laya_err(err, LAYA_ERR_FORMAT, "OSError",
+                    "the Hub's file list for %s names the unsafe path %s (absolute, \"..\", a "
+                    "backslash or a control character); refusing the whole download",
+                    repo, q);
+      free(q);
+    }
+  }
   if (!rc && o->sha256_json) {
     pins = json_parse(o->sha256_json, strlen(o->sha256_json), &a, NULL, err);
     if (!pins || pins->type != JSON_OBJECT)
@@ -473,7 +694,8 @@ static int download(const char *repo, const char *subfolder, const char *revisio
   }
   size_t prefix = subfolder && *subfolder ? strlen(subfolder) + 1 : 0;
   int fetched = 0;
-  for (uint32_t i = 0; !rc && i < sib->n; i++) {
+  uint32_t done_to = 0;
+  for (uint32_t i = 0; !rc && i < sib->n; i++, done_to = i) {
     const json_value *fn = json_get(&sib->items[i], "rfilename");
     if (!fn || fn->type != JSON_STRING) continue;
     const char *p = fn->s;
@@ -482,6 +704,21 @@ static int download(const char *repo, const char *subfolder, const char *revisio
     if (!needed(rel)) continue;
     rc = fetch_file(&h, repo, repo_dir, sha->s, p, rel, pins, o->quiet, err);
     fetched++;
+  }
+  if (rc && sib && sib->type == JSON_ARRAY && sha && sha->type == JSON_STRING && is_commit(sha->s)) {
+    /* a failed download leaves no half snapshot that a later offline load would take as whole:
+     * the links made so far go (their blobs stay, so a retry does not fetch them again) */
+    for (uint32_t i = 0; i <= done_to && i < sib->n; i++) {
+      const json_value *fn = json_get(&sib->items[i], "rfilename");
+      if (!fn || fn->type != JSON_STRING || !hub_path_is_safe(fn->s, fn->n)) continue;
+      const char *rel = fn->s + prefix;
+      if (prefix && (strncmp(fn->s, subfolder, prefix - 1) != 0 || fn->s[prefix - 1] != '/')) continue;
+      if (!needed(rel)) continue;
+      char *dst = fmt("%s/snapshots/%s/%s", repo_dir, sha->s, fn->s);
+      struct stat st;
+      if (dst && lstat(dst, &st) == 0 && S_ISLNK(st.st_mode)) unlink(dst);
+      free(dst);
+    }
   }
   if (!rc && !fetched)
     rc = laya_err(err, LAYA_ERR_NOT_FOUND, "OSError", "%s%s%s holds no Laya checkpoint files", repo,
@@ -535,15 +772,15 @@ int hub_resolve(const char *repo_or_path, const char *subfolder, const hub_optio
   /* a Hub id: org/name, nothing that could climb out of the cache */
   const char *slash = strchr(repo_or_path, '/');
   if (!slash || strchr(slash + 1, '/') || strstr(repo_or_path, "..") || !slash[1] ||
-      slash == repo_or_path)
+      slash == repo_or_path || !hub_path_is_safe(repo_or_path, strlen(repo_or_path)))
     return laya_value_error(err, "'%s' is neither a local checkpoint nor a Hub repo id (org/name)",
                             repo_or_path);
-  if (subfolder && (strstr(subfolder, "..") || subfolder[0] == '/'))
+  if (subfolder && *subfolder && !hub_path_is_safe(subfolder, strlen(subfolder)))
     return laya_value_error(err, "unsafe subfolder '%s'", subfolder);
   const char *revision = o->revision;
   if (!revision || !*revision) revision = getenv("LAYA_REVISION");
   if (!revision || !*revision) revision = "main";
-  if (strstr(revision, "..") || strchr(revision, '/') == revision)
+  if (!hub_path_is_safe(revision, strlen(revision)))
     return laya_value_error(err, "unsafe revision '%s'", revision);
   char *cache = hub_cache_dir(o);
   char *repo_dir = repo_folder(cache, repo_or_path);

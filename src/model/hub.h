@@ -14,6 +14,7 @@
 #define LAYA_MODEL_HUB_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "laya.h"
 
@@ -34,6 +35,22 @@ void hub_options_init(hub_options *o);
  * *commit (may be NULL) receives the snapshot commit, or NULL for a plain directory. */
 int hub_resolve(const char *repo_or_path, const char *subfolder, const hub_options *o, char **dir,
                 char **commit, laya_error *err);
+
+/* Bounds on what an endpoint may send (a custom HF_ENDPOINT, a mirror or an intercepted plain-http
+ * connection is not trusted more than a file on disk). */
+#define HUB_MAX_LIST_BYTES (8 << 20)         /* the JSON file list of one revision */
+#define HUB_MAX_LIST_FILES 100000            /* entries in that list */
+#define HUB_MAX_PATH_BYTES 1024              /* one listed file name */
+#define HUB_MAX_ETAG_BYTES 128               /* an ETag, used as a blob file name */
+#define HUB_MAX_FILE_BYTES (1LL << 30)       /* any file but the weights (tokenizer, configs) */
+#define HUB_MAX_WEIGHTS_BYTES (64LL << 30)   /* model.safetensors */
+
+/* A name an endpoint lists, safe to join under a snapshot directory: relative, '/'-separated
+ * components that are neither empty, "." nor "..", no backslash, NUL or other control byte
+ * (len is the name's length as sent, so an embedded NUL is seen). */
+bool hub_path_is_safe(const char *path, size_t len);
+/* An ETag usable as a blob file name: [A-Za-z0-9._-], not starting with '.', at most 128 bytes. */
+bool hub_etag_is_safe(const char *etag);
 
 /* The cache directory huggingface_hub would use. malloc'd. */
 char *hub_cache_dir(const hub_options *o);

@@ -110,7 +110,7 @@ static int load_config(tokenizer *t, const char *cfg_path, laya_error *err) {
   struct stat st;
   if (stat(cfg_path, &st) != 0) return 0; /* no config: no roles */
   size_t len;
-  char *text = fs_read_file(cfg_path, &len, err);
+  char *text = fs_read_file_max(cfg_path, FS_MAX_CONFIG_BYTES, &len, err);
   if (!text) return -1;
   int rc = apply_config(t, text, len, cfg_path, err);
   free(text);
@@ -203,7 +203,7 @@ done:
 
 static int parse_file(tokenizer *t, const char *file, laya_error *err) {
   size_t len;
-  char *text = fs_read_file(file, &len, err);
+  char *text = fs_read_file_max(file, FS_MAX_TOKENIZER_BYTES, &len, err);
   if (!text) return -1;
   int rc = parse_text(t, text, len, file, err);
   free(text);

@@ -3,8 +3,12 @@
 Serves /api/models/<repo>/revision/<rev> (commit and file list) and
 /<repo>/resolve/<commit>/<path>. LFS-style files (model.safetensors) answer the HEAD with a 302
 to /cdn/<sha256> and X-Linked-Etag, as the Hub does; small files answer with their git etag.
+Small files carry their git blob id (SHA-1 of "blob <size>\0" + bytes) as the ETag and every HEAD
+a size (Content-Length, or X-Linked-Size beside the LFS redirect), as the Hub sends them.
 Switches (class attributes) make it require a token, truncate the first download of a file, or
-ignore Range requests. Every request is logged in `MockHub.log` as (method, path, range).
+ignore Range requests; and, as a hostile endpoint: list extra file names, send a chosen ETag,
+stream an endless body, send other bytes than the HEAD described, or send a huge file list.
+Every request is logged in `MockHub.log` as (method, path, range).
 """
 import hashlib
 import http.server
@@ -12,6 +16,10 @@ import json
 import threading
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
+
+
+def git_blob_id(data):
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
 def checkpoint_files(prefix="", seed=b"x"):
@@ -30,6 +38,12 @@ class MockHub(http.server.BaseHTTPRequestHandler):
     token = None           # required bearer token, or None
     truncate_once = set()  # paths whose first GET is cut short
     ignore_range = False
+    extra_names = []       # names added to every file list (hostile: "../" and the like)
+    etag_for = {}          # path -> the ETag sent for it instead of the real one
+    endless = set()        # paths whose GET body never ends (no Content-Length)
+    body_for = {}          # path -> bytes a GET sends instead of the file (the HEAD is truthful)
+    huge_list = 0          # > 0: the file list is padded to this many bytes
+    huge_list_chunked = False  # ... and sent without a Content-Length
     log = []
     lock = threading.Lock()
 
@@ -48,7 +62,10 @@ class MockHub(http.server.BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         if not head:
-            self.wfile.write(body)
+            try:
+                self.wfile.write(body)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client refused the body (a size limit): what the test checks
 
     def _handle(self, head):
         path = self.path
@@ -63,22 +80,36 @@ class MockHub(http.server.BaseHTTPRequestHandler):
             repo, _, rev = rest.partition("/revision/")
             if repo not in self.repos:
                 return self._send(404, b'{"error": "Repository not found"}', head=head)
-            body = json.dumps({"id": repo, "sha": COMMIT,
-                               "siblings": [{"rfilename": p} for p in sorted(self.repos[repo])]
-                               + [{"rfilename": "README.md"}, {"rfilename": "other/model.safetensors"}]})
-            return self._send(200, body.encode(), {"Content-Type": "application/json"}, head)
+            info = {"id": repo, "sha": COMMIT,
+                    "siblings": [{"rfilename": p} for p in sorted(self.repos[repo])]
+                    + [{"rfilename": "README.md"}, {"rfilename": "other/model.safetensors"}]
+                    + [{"rfilename": p} for p in self.extra_names]}
+            if self.huge_list:
+                info["padding"] = "x" * self.huge_list
+            body = json.dumps(info).encode()
+            if self.huge_list and self.huge_list_chunked:
+                return self._stream(body)
+            return self._send(200, body, {"Content-Type": "application/json"}, head)
         if "/resolve/" in path:
             repo, _, rest = path[1:].partition("/resolve/")
             commit, _, fpath = rest.partition("/")
             files = self.repos.get(repo)
+            if files is not None and fpath in self.extra_names:  # served, as a hostile hub would
+                files = dict(files, **{fpath: b"{}"})
             if files is None or fpath not in files or commit != COMMIT:
                 return self._send(404, b"Entry not found", {"X-Error-Code": "EntryNotFound"}, head)
             data = files[fpath]
             sha = hashlib.sha256(data).hexdigest()
             if fpath.endswith(".safetensors"):
-                return self._send(302, b"", {"Location": "/cdn/" + sha, "X-Linked-Etag": '"%s"' % sha,
+                return self._send(302, b"", {"Location": "/cdn/" + sha,
+                                             "X-Linked-Etag": '"%s"' % self.etag_for.get(fpath, sha),
+                                             "X-Linked-Size": str(len(data)),
                                              "X-Repo-Commit": COMMIT, "ETag": '"gitblob"'}, head)
-            etag = hashlib.sha1(data).hexdigest()
+            etag = self.etag_for.get(fpath, git_blob_id(data))
+            if not head and fpath in self.endless:
+                return self._stream(None)
+            if not head and fpath in self.body_for:
+                data = self.body_for[fpath]
             return self._serve_bytes(data, {"ETag": '"%s"' % etag, "X-Repo-Commit": COMMIT}, head, fpath)
         return self._send(404, b"no route", head=head)
 
@@ -113,6 +144,21 @@ class MockHub(http.server.BaseHTTPRequestHandler):
             self.close_connection = True
             return
         return self._send(code, body, headers, head)
+
+    def _stream(self, body):
+        """A body with no Content-Length, ended by closing: `body`, or zeros for ever."""
+        self.send_response(200)
+        self.end_headers()
+        self.close_connection = True
+        try:
+            if body is not None:
+                self.wfile.write(body)
+                return
+            chunk = b"0" * 65536
+            for _ in range(1 << 16):  # 4 GiB at most, should the client never stop
+                self.wfile.write(chunk)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
 
     def do_GET(self):
         self._handle(False)

@@ -8,6 +8,14 @@ no request; a cache written in huggingface_hub's layout by someone else; a subfo
 redirect; 404; 401 without and success with HF_TOKEN; a transfer cut short and resumed with a
 Range request; a server that ignores Range; a SHA-256 pin mismatch; revision pins; offline
 misses; a local directory and a missing local path.
+
+And an endpoint that is not the Hub (a custom HF_ENDPOINT, a mirror, intercepted plain http):
+listed names that climb out of the snapshot (issue 18: a listed
+`tokenizer/../../../x/victim.txt` replaced a file outside the cache by a symlink), absolute,
+backslash and control-byte names, unsafe revisions, an ETag that is a path, an endless body,
+a file list too large to hold, a body that differs from the size or git blob id the HEAD gave,
+and a .json file that is not JSON: each refused with the file named, nothing written outside
+the cache, no `.incomplete` left, and no snapshot that a later offline load would take as whole.
 """
 import hashlib
 import json
@@ -15,6 +23,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mock_hub  # noqa: E402
@@ -50,6 +59,129 @@ def reset(server):
     mock_hub.MockHub.token = None
     mock_hub.MockHub.truncate_once = set()
     mock_hub.MockHub.ignore_range = False
+    mock_hub.MockHub.extra_names = []
+    mock_hub.MockHub.etag_for = {}
+    mock_hub.MockHub.endless = set()
+    mock_hub.MockHub.body_for = {}
+    mock_hub.MockHub.huge_list = 0
+    mock_hub.MockHub.huge_list_chunked = False
+
+
+def leftovers(cache, repo):
+    blobs = os.path.join(cache, "models--" + repo.replace("/", "--"), "blobs")
+    return [f for f in os.listdir(blobs) if f.endswith(".incomplete")] if os.path.isdir(blobs) else []
+
+
+def hostile(server, endpoint, files):
+    """A hostile endpoint: every attack is refused, with nothing written where it should not be."""
+    # path traversal: the names Python's huggingface_hub refuses as "Invalid pointer path", and more
+    with tempfile.TemporaryDirectory() as root:
+        cache = os.path.join(root, "cache")
+        os.makedirs(cache)
+        # where "tokenizer/../../../x/victim.txt" lands from snapshots/<commit>/, and outside the cache
+        inside = os.path.join(cache, "models--org--laya", "x", "victim.txt")
+        outside = os.path.join(root, "victim.txt")
+        os.makedirs(os.path.dirname(inside))
+        for v in (inside, outside):
+            open(v, "w").write("precious")
+        bad_names = ["tokenizer/../../../x/victim.txt", "tokenizer/../../../../../victim.txt",
+                     "encoder/../../../../../victim.txt", "tokenizer/..", "/etc/passwd",
+                     outside, "tokenizer\\..\\..\\victim.txt", "tokenizer/a\x01b.json",
+                     "tokenizer/a\x00b.json", "tokenizer/a\nb.json", "tokenizer//x.json",
+                     "tokenizer/./x.json", "encoder/x\x7f.json"]
+        for name in bad_names:
+            reset(server)
+            mock_hub.MockHub.extra_names = [name]
+            r = run(["org/laya", "-", "-", cache], endpoint)
+            err = r.get("ERROR", "")
+            check(r["rc"] == 1 and "unsafe path" in err, "unsafe name %r refused: %r" % (name, r))
+            shown = repr(name)
+            check(shown in err, "the error names %s: %r" % (shown, err))
+            files_asked = [p for (m, p, _) in mock_hub.MockHub.log if "/resolve/" in p or p.startswith("/cdn/")]
+            check(files_asked == [], "no file requested before the listing was checked: %r" % files_asked)
+            for v in (inside, outside):
+                check(not os.path.islink(v) and open(v).read() == "precious", "%s untouched" % v)
+        snaps = os.path.join(cache, "models--org--laya", "snapshots")
+        check(not os.path.exists(snaps) or not os.listdir(snaps), "no snapshot made from a hostile list")
+
+    with tempfile.TemporaryDirectory() as cache:
+        # unsafe revisions and subfolders never reach a path
+        for rev in ("../../x", "main/../../x", "a\\b", "/abs", "ma\x01in"):
+            reset(server)
+            r = run(["org/laya", "-", rev, cache], endpoint)
+            check(r["rc"] == 1 and "unsafe revision" in r.get("ERROR", ""), "revision %r refused: %r" % (rev, r))
+            check(mock_hub.MockHub.log == [], "no request for revision %r" % rev)
+        for sub in ("../x", "a/../../x", "a\\b"):
+            r = run(["org/laya", sub, "-", cache], endpoint)
+            check(r["rc"] == 1 and "unsafe subfolder" in r.get("ERROR", ""), "subfolder %r refused: %r" % (sub, r))
+
+        # an ETag that would name a file outside blobs/
+        for etag in ("../../../../x", "a/b", ".hidden", "x" * 200, "a b"):
+            reset(server)
+            mock_hub.MockHub.etag_for = {"encoder/config.json": etag}
+            r = run(["org/laya", "-", "-", cache], endpoint)
+            err = r.get("ERROR", "")
+            check(r["rc"] == 1 and "no usable ETag" in err and "encoder/config.json" in err,
+                  "ETag %r refused: %r" % (etag[:20], r))
+        check(not os.path.exists(os.path.join(cache, "x")), "nothing written beside the cache")
+
+    with tempfile.TemporaryDirectory() as cache:
+        # an endless body stops at the listed size and leaves no .incomplete
+        reset(server)
+        mock_hub.MockHub.endless = {"tokenizer/tokenizer.json"}
+        t0 = time.time()
+        r = run(["org/laya", "-", "-", cache], endpoint)
+        err = r.get("ERROR", "")
+        check(r["rc"] == 1 and "more than the %d bytes" % len(files["tokenizer/tokenizer.json"]) in err
+              and "tokenizer/tokenizer.json" in err, "endless body refused: %r" % r)
+        check(time.time() - t0 < 30, "endless body stopped early")
+        check(leftovers(cache, "org/laya") == [], "no .incomplete left by the endless body")
+        r = run(["org/laya", "-", "-", cache], endpoint, {"HF_HUB_OFFLINE": "1"})
+        check(r["rc"] == 1, "the failed download is no snapshot offline: %r" % r)
+
+        # a file list too large to hold: refused, with and without a Content-Length
+        for chunked in (False, True):
+            reset(server)
+            mock_hub.MockHub.huge_list = 9 << 20
+            mock_hub.MockHub.huge_list_chunked = chunked
+            r = run(["org/laya", "-", "-", cache], endpoint)
+            check(r["rc"] == 1 and "file list for org/laya is larger than" in r.get("ERROR", ""),
+                  "huge list (chunked=%s) refused: %r" % (chunked, r))
+
+        # bytes that differ from what the HEAD described: longer, shorter, same size but other
+        tok = files["tokenizer/tokenizer.json"]
+        for body, what in ((tok + b" " * 100, "more than"), (tok[:-3], "incomplete"),
+                           (b"X" * len(tok), "corrupt: git blob SHA-1")):
+            reset(server)
+            mock_hub.MockHub.body_for = {"tokenizer/tokenizer.json": body}
+            r = run(["org/laya", "-", "-", cache], endpoint)
+            err = r.get("ERROR", "")
+            check(r["rc"] == 1 and what in err and "tokenizer/tokenizer.json" in err,
+                  "substituted body (%s) refused: %r" % (what, r))
+            check(not os.path.exists(os.path.join(cache, "models--org--laya", "blobs",
+                                                  mock_hub.git_blob_id(tok))), "no blob kept for it")
+            r = run(["org/laya", "-", "-", cache], endpoint, {"HF_HUB_OFFLINE": "1"})
+            check(r["rc"] == 1, "no complete snapshot after a substituted body: %r" % r)
+        # an LFS file whose bytes do not hash to its X-Linked-Etag
+        reset(server)
+        mock_hub.MockHub.etag_for = {"model.safetensors": "a" * 64}
+        r = run(["org/laya", "-", "-", cache], endpoint)
+        check(r["rc"] == 1 and "corrupt: SHA-256" in r.get("ERROR", ""), "LFS digest mismatch: %r" % r)
+
+        # a garbage tokenizer.json whose ETag and size match it: refused as not JSON, not cached
+        reset(server)
+        garbage = dict(files, **{"tokenizer/tokenizer.json": b"\x00\x01 not json at all"})
+        mock_hub.MockHub.repos["org/garbage"] = garbage
+        r = run(["org/garbage", "-", "-", cache], endpoint)
+        err = r.get("ERROR", "")
+        check(r["rc"] == 1 and "not JSON" in err and "tokenizer/tokenizer.json" in err, "garbage JSON: %r" % r)
+        r = run(["org/garbage", "-", "-", cache], endpoint, {"HF_HUB_OFFLINE": "1"})
+        check(r["rc"] == 1, "garbage tokenizer.json is no complete snapshot: %r" % r)
+
+        # the same cache still downloads the honest repo afterwards
+        reset(server)
+        r = run(["org/laya", "-", "-", cache], endpoint)
+        check(r["rc"] == 0, "honest download after the attacks: %r" % r)
 
 
 def main():
@@ -174,6 +306,8 @@ def main():
         check(r["rc"] == 1 and "Subfolder 'nosub' not found" in r.get("ERROR", ""), "missing subfolder: %r" % r)
         r = run(["a/b/../c", "-", "-", cache], endpoint)
         check(r["rc"] == 1, "path traversal refused: %r" % r)
+
+    hostile(server, endpoint, files)
 
     server.shutdown()
     print("%d passed, %d failed" % (checks - len(failures), len(failures)))
