@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "core/json.h"
 #include "core/pystr.h"
@@ -145,6 +146,30 @@ done:
   return rc;
 }
 
+/* ---- non-finite weights ---- */
+
+void checkpoint_warn_nonfinite(const st_file *st, strbuf *warnings) {
+  /* torch loads NaN/Inf weights without a word; the answers then carry NaN. Say which tensors. */
+  int n_bad = 0;
+  int64_t n_values = 0;
+  strbuf names;
+  sb_init(&names);
+  for (int i = 0; i < st->n_tensors; i++) {
+    int64_t k = st_count_nonfinite(&st->tensors[i]);
+    if (!k) continue;
+    if (n_bad < 5) sb_printf(&names, "%s'%s' (%lld)", n_bad ? ", " : "", st->tensors[i].name, (long long)k);
+    n_bad++;
+    n_values += k;
+  }
+  if (n_bad && warnings)
+    sb_printf(warnings,
+              "laya: %s: %lld NaN or infinite weight value%s in %d tensor%s: %s%s. Answers computed "
+              "from them may be NaN (laya.c writes those as JSON null, docs/engine.md).\n",
+              st->path, (long long)n_values, n_values > 1 ? "s" : "", n_bad, n_bad > 1 ? "s" : "",
+              sb_cstr(&names), n_bad > 5 ? ", ..." : "");
+  sb_free(&names);
+}
+
 /* ---- the directory ---- */
 
 static int quote_err(laya_error *err, int code, const char *kind, const char *fmt, const char *s) {
@@ -181,6 +206,16 @@ int checkpoint_set_tokenizer(checkpoint *ck, tokenizer *tok, const char *where, 
   return 0;
 }
 
+/* `file` exists but is no regular file (a device such as /dev/zero, a FIFO, a socket, a folder):
+ * refused by name rather than read (it may never end) or reported as missing. */
+static bool not_regular(const char *file, laya_error *err, int *rc) {
+  struct stat st;
+  if (stat(file, &st) != 0 || S_ISREG(st.st_mode)) return false;
+  *rc = laya_err(err, LAYA_ERR_IO, "OSError", "%s: not a regular file (a %s); refused", file,
+                 S_ISDIR(st.st_mode) ? "directory" : "device, FIFO or socket");
+  return true;
+}
+
 int checkpoint_open(checkpoint *ck, const char *path, const char *sha256_json, strbuf *warnings,
                     laya_error *err) {
   /* a single-file artifact written by `laya convert` (model/artifact_load.c) */
@@ -203,6 +238,7 @@ int checkpoint_open(checkpoint *ck, const char *path, const char *sha256_json, s
   if ((rc = verify_digests(ck->dir, sha256_json, err))) goto fail;
 
   file = fs_join(ck->dir, "rl_agent_config.json");
+  if (not_regular(file, err, &rc)) goto fail;
   if (!fs_is_file(file)) {
     rc = quote_err(err, LAYA_ERR_IO, "FileNotFoundError",
                    "Incompatible model: %s does not contain 'rl_agent_config.json'. That file ships "
@@ -215,6 +251,7 @@ int checkpoint_open(checkpoint *ck, const char *path, const char *sha256_json, s
   free(file);
 
   file = fs_join(ck->dir, "model.safetensors");
+  if (not_regular(file, err, &rc)) goto fail;
   if (!fs_is_file(file)) {
     rc = quote_err(err, LAYA_ERR_IO, "FileNotFoundError",
                    "Incompatible model: 'model.safetensors' not found in %s.", path);
@@ -234,6 +271,7 @@ int checkpoint_open(checkpoint *ck, const char *path, const char *sha256_json, s
   free(file);
 
   file = fs_join(ck->dir, "encoder/config.json");
+  if (not_regular(file, err, &rc)) goto fail;
   if (!fs_is_file(file)) {
     rc = laya_err(err, LAYA_ERR_IO, "FileNotFoundError",
                   "%s: not found; laya.c reads the encoder config from the checkpoint only", file);
@@ -241,6 +279,13 @@ int checkpoint_open(checkpoint *ck, const char *path, const char *sha256_json, s
   }
   encoder_config enc;
   if ((rc = encoder_config_load(&enc, file, err))) goto fail;
+  if (ck->cfg.max_len > enc.max_positions) {
+    rc = laya_err(err, LAYA_ERR_CONFIG, NULL,
+                  "%s/rl_agent_config.json: \"max_len\" is %d, more than the encoder's "
+                  "max_position_embeddings %d in %s",
+                  ck->dir, ck->cfg.max_len, enc.max_positions, file);
+    goto fail;
+  }
   {
     int32_t tv = tokenizer_vocab_size(ck->tok);
     if (tv > enc.vocab) {
@@ -271,6 +316,7 @@ int checkpoint_open(checkpoint *ck, const char *path, const char *sha256_json, s
     goto fail;
   }
   if ((rc = weights_bind(&ck->w, &ck->st, &enc, ck->cfg.head_layers, ck->cfg.n_act, err))) goto fail;
+  checkpoint_warn_nonfinite(&ck->st, warnings);
   free(file);
   file = fs_join(ck->dir, "rl_agent_config.json");
   if ((rc = agent_config_install_temperatures(&ck->cfg, file, path, warnings, err))) goto fail;

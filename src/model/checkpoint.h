@@ -50,6 +50,9 @@ int weights_bind(model_weights *w, const st_file *st, const encoder_config *enc,
                  int n_act, laya_error *err);
 void weights_free(model_weights *w);
 
+/* Append a load warning naming the tensors of st that hold NaN or infinite values (none: nothing). */
+void checkpoint_warn_nonfinite(const st_file *st, strbuf *warnings);
+
 /* Apply a calibration JSON file (Laya's load_calibration): temperatures and binning map. */
 int checkpoint_load_calibration(checkpoint *ck, const char *path, strbuf *warnings, laya_error *err);
 

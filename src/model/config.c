@@ -180,6 +180,11 @@ int agent_config_load(agent_config *c, const char *path, const char *model_id, s
   if (v && (!get_int(v, &c->head_layers) || c->head_layers < 0))
     return laya_err(err, LAYA_ERR_CONFIG, NULL,
                     "%s: \"head_layers\" must be a non-negative integer, got %s", path, json_py_type(v));
+  if (c->head_layers > AGENT_MAX_HEAD_LAYERS)
+    return laya_err(err, LAYA_ERR_CONFIG, NULL,
+                    "%s: \"head_layers\" is %d, more than the %d laya.c accepts (Laya's checkpoints "
+                    "have 2)",
+                    path, c->head_layers, AGENT_MAX_HEAD_LAYERS);
   v = json_get(root, "act_costs");
   c->n_act = 1;
   if (v) {
@@ -187,6 +192,10 @@ int agent_config_load(agent_config *c, const char *path, const char *model_id, s
       return laya_err(err, LAYA_ERR_CONFIG, NULL,
                       "%s: \"act_costs\" must be an object (its size sets the act head), got %s",
                       path, json_py_type(v));
+    if (v->n >= AGENT_MAX_ACTS)
+      return laya_err(err, LAYA_ERR_CONFIG, NULL,
+                      "%s: \"act_costs\" has %u entries, more than the %d laya.c accepts", path, v->n,
+                      AGENT_MAX_ACTS - 1);
     c->n_act = (int)v->n + 1;
   }
   c->max_len = 512;
@@ -199,6 +208,21 @@ int agent_config_load(agent_config *c, const char *path, const char *model_id, s
   if (v && !get_int(v, &c->head_max_len))
     return laya_err(err, LAYA_ERR_CONFIG, NULL, "%s: \"head_max_len\" must be an integer, got %s",
                     path, json_py_type(v));
+  /* Token budgets: Laya reads them only when it builds a sequence, where 0 or less leaves no room
+   * (every question fails) and a huge one sizes every buffer of a server; refuse both at load. */
+  static const char *const budget[2] = {"max_len", "head_max_len"};
+  const int budget_v[2] = {c->max_len, c->head_max_len};
+  for (int k = 0; k < 2; k++) {
+    if (budget_v[k] < 1)
+      return laya_err(err, LAYA_ERR_CONFIG, NULL,
+                      "%s: \"%s\" is %d; a checkpoint's token budget must be at least 1", path,
+                      budget[k], budget_v[k]);
+    if (budget_v[k] > AGENT_MAX_TOKENS)
+      return laya_err(err, LAYA_ERR_CONFIG, NULL,
+                      "%s: \"%s\" is %d, more than the %d tokens laya.c accepts (Laya's checkpoints "
+                      "use 512 or 1024)",
+                      path, budget[k], budget_v[k], AGENT_MAX_TOKENS);
+  }
   v = json_get(root, "amp_dtype");
   c->amp_dtype = v && v->type == JSON_STRING ? v->s : "fp16";
   v = json_get(root, "temperature");
@@ -363,16 +387,23 @@ const temp_table *lang_temps_find(const lang_temps *lt, const char *lang, size_t
 
 /* ---- encoder/config.json ---- */
 
-static int need_int(const json_value *root, const char *key, int dflt, int *out, const char *path,
-                    laya_error *err) {
+/* A positive integer no larger than `max`. The bounds (ENC_MAX_*, config.h) are checked before
+ * anything is sized from the value, so a 1 KB config cannot ask for gigabytes. */
+static int need_int(const json_value *root, const char *key, int dflt, int max, int *out,
+                    const char *path, laya_error *err) {
   const json_value *v = json_get(root, key);
   if (!v) {
     *out = dflt;
     return 0;
   }
-  if (v->type != JSON_INT || v->big || v->i <= 0 || v->i > (1 << 30))
+  if (v->type != JSON_INT || v->big || v->i <= 0)
     return laya_err(err, LAYA_ERR_CONFIG, NULL, "%s: \"%s\" must be a positive integer, got %s",
-                    path, key, json_py_type(v));
+                    path, key, v->type == JSON_INT ? v->s : json_py_type(v));
+  if (v->i > max)
+    return laya_err(err, LAYA_ERR_CONFIG, NULL,
+                    "%s: \"%s\" is %lld, more than the %d laya.c accepts (no ModernBERT or mmBERT "
+                    "encoder comes near it)",
+                    path, key, (long long)v->i, max);
   *out = (int)v->i;
   return 0;
 }
@@ -404,13 +435,14 @@ int encoder_config_parse(encoder_config *ec, const char *text, size_t len, const
     goto done;
   }
   /* Defaults are HF ModernBertConfig's. */
-  if ((rc = need_int(root, "hidden_size", 768, &ec->hidden, path, err)) ||
-      (rc = need_int(root, "num_hidden_layers", 22, &ec->n_layers, path, err)) ||
-      (rc = need_int(root, "num_attention_heads", 12, &ec->n_heads, path, err)) ||
-      (rc = need_int(root, "intermediate_size", 1152, &ec->intermediate, path, err)) ||
-      (rc = need_int(root, "vocab_size", 50368, &ec->vocab, path, err)) ||
-      (rc = need_int(root, "global_attn_every_n_layers", 3, &ec->global_every, path, err)) ||
-      (rc = need_int(root, "local_attention", 128, &ec->local_window, path, err)))
+  if ((rc = need_int(root, "hidden_size", 768, ENC_MAX_HIDDEN, &ec->hidden, path, err)) ||
+      (rc = need_int(root, "num_hidden_layers", 22, ENC_MAX_LAYERS, &ec->n_layers, path, err)) ||
+      (rc = need_int(root, "num_attention_heads", 12, ENC_MAX_HEADS, &ec->n_heads, path, err)) ||
+      (rc = need_int(root, "intermediate_size", 1152, ENC_MAX_INTERMEDIATE, &ec->intermediate, path, err)) ||
+      (rc = need_int(root, "vocab_size", 50368, ENC_MAX_VOCAB, &ec->vocab, path, err)) ||
+      (rc = need_int(root, "global_attn_every_n_layers", 3, ENC_MAX_POSITIONS, &ec->global_every, path, err)) ||
+      (rc = need_int(root, "local_attention", 128, ENC_MAX_POSITIONS, &ec->local_window, path, err)) ||
+      (rc = need_int(root, "max_position_embeddings", 8192, ENC_MAX_POSITIONS, &ec->max_positions, path, err)))
     goto done;
   if (ec->hidden % ec->n_heads) {
     rc = laya_err(err, LAYA_ERR_CONFIG, NULL,

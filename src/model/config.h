@@ -73,6 +73,20 @@ int lang_temps_parse(lang_temps *lt, arena *a, const char *json_text, const json
 /* Override table for a call's lang (NULL when none applies). */
 const temp_table *lang_temps_find(const lang_temps *lt, const char *lang, size_t n);
 
+/* Bounds on what a checkpoint's configs may ask for, checked before anything is sized from them.
+ * Real encoders sit far inside: ModernBERT-base/large d 768/1024, 22/28 layers, 12/16 heads,
+ * I 1152/2624, vocab 50368; mmBERT-small/base d 384/768, 22 layers, vocab 256000; Ettin up to
+ * d 1792 / 28 layers; all 8192 positions. Laya's checkpoints: 2 head layers, max_len 512 / 1024. */
+#define ENC_MAX_HIDDEN 65536
+#define ENC_MAX_LAYERS 1024
+#define ENC_MAX_HEADS 1024
+#define ENC_MAX_INTERMEDIATE 262144
+#define ENC_MAX_VOCAB (1 << 24)
+#define ENC_MAX_POSITIONS (1 << 20) /* max_position_embeddings, local_attention */
+#define AGENT_MAX_HEAD_LAYERS 64
+#define AGENT_MAX_ACTS 65536
+#define AGENT_MAX_TOKENS (1 << 20) /* max_len, head_max_len (and max_position_embeddings caps max_len) */
+
 /* encoder/config.json, transformers 4.x (global/local_rope_theta) or 5.x (rope_parameters). */
 int encoder_config_load(encoder_config *ec, const char *path, laya_error *err);
 int encoder_config_parse(encoder_config *ec, const char *text, size_t len, const char *path,

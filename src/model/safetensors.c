@@ -151,11 +151,28 @@ int st_open(st_file *f, const char *path, laya_error *err) {
     }
     t->ndim = (int)shape->n;
     t->numel = 1;
-    bool ok = true;
-    for (uint32_t d = 0; d < shape->n; d++) {
-      if (!get_i64(&shape->items[d], &t->shape[d]) || t->shape[d] > ((int64_t)1 << 40)) ok = false;
-      else t->numel *= t->shape[d];
-      if (t->numel > ((int64_t)1 << 40)) ok = false;
+    bool ok = true, too_big = false;
+    /* The element count is checked before each product, so no shape (e.g. [2^32, 2^32]) can
+     * overflow it into a small number that a short data span would then match. */
+    const int64_t max_numel = (int64_t)1 << 40;
+    for (uint32_t d = 0; d < shape->n && ok; d++) {
+      if (!get_i64(&shape->items[d], &t->shape[d])) {
+        ok = false;
+      } else if (t->shape[d] > max_numel || (t->shape[d] && t->numel > max_numel / t->shape[d])) {
+        ok = false;
+        too_big = true;
+      } else {
+        t->numel *= t->shape[d];
+      }
+    }
+    if (too_big) {
+      /* a zero anywhere makes the tensor empty, but the other sizes must still be sane */
+      snprintf(why, sizeof why,
+               "malformed header: tensor '%s' has a shape whose element count is over 2^40 "
+               "(the product overflows or is absurd)",
+               m->key);
+      rc = laya_err(err, LAYA_ERR_FORMAT, NULL, "%s: %s", path, why);
+      break;
     }
     if (!ok) {
       rc = fail(err, LAYA_ERR_FORMAT, path, "malformed header: tensor '%s' has an invalid shape%s", m->key, NULL);
@@ -189,22 +206,49 @@ int st_open(st_file *f, const char *path, laya_error *err) {
     spans[f->n_tensors] = (span){b, en, f->n_tensors};
     f->n_tensors++;
   }
+  /* No two tensors may share a byte. Empty tensors hold no bytes and are left out, so one cannot
+   * sit between two that overlap; the rest, sorted by offset, are compared with the furthest end
+   * seen so far (not only the previous tensor), which finds every overlap. */
   if (!rc && f->n_tensors > 1) {
-    qsort(spans, (size_t)f->n_tensors, sizeof *spans, cmp_span);
-    for (int i = 1; i < f->n_tensors; i++) {
-      if (spans[i].begin < spans[i - 1].end && spans[i].end > spans[i].begin &&
-          spans[i - 1].end > spans[i - 1].begin) {
+    int n = 0;
+    for (int i = 0; i < f->n_tensors; i++)
+      if (spans[i].end > spans[i].begin) spans[n++] = spans[i];
+    qsort(spans, (size_t)n, sizeof *spans, cmp_span);
+    int far = 0; /* the span reaching furthest so far */
+    for (int i = 1; i < n; i++) {
+      if (spans[i].begin < spans[far].end) {
         snprintf(why, sizeof why, "tensors '%s' [%lld, %lld) and '%s' [%lld, %lld) overlap",
-                 f->tensors[spans[i - 1].idx].name, (long long)spans[i - 1].begin,
-                 (long long)spans[i - 1].end, f->tensors[spans[i].idx].name,
+                 f->tensors[spans[far].idx].name, (long long)spans[far].begin,
+                 (long long)spans[far].end, f->tensors[spans[i].idx].name,
                  (long long)spans[i].begin, (long long)spans[i].end);
         rc = laya_err(err, LAYA_ERR_FORMAT, NULL, "%s: malformed header: %s", path, why);
         break;
       }
+      if (spans[i].end > spans[far].end) far = i;
     }
   }
   if (rc) st_close(f);
   return rc;
+}
+
+/* Exponent bits all ones: NaN or an infinity, in each dtype. The first pass only ORs a flag, which
+ * compilers vectorise; the count is taken only for a tensor that has one. */
+#define NONFINITE_SCAN(T, MASK)                                         \
+  do {                                                                  \
+    const T *x = t->data;                                               \
+    T any = 0;                                                          \
+    for (int64_t i = 0; i < t->numel; i++) any |= (T)((x[i] & (MASK)) == (MASK)); \
+    if (!any) return 0;                                                 \
+    int64_t n = 0;                                                      \
+    for (int64_t i = 0; i < t->numel; i++) n += (x[i] & (MASK)) == (MASK); \
+    return n;                                                           \
+  } while (0)
+
+int64_t st_count_nonfinite(const tensor *t) {
+  if (!t || !t->data || t->numel <= 0) return 0;
+  if (t->dtype == DT_F32) NONFINITE_SCAN(uint32_t, 0x7f800000u);
+  if (t->dtype == DT_F16) NONFINITE_SCAN(uint16_t, 0x7c00u);
+  NONFINITE_SCAN(uint16_t, 0x7f80u);
 }
 
 const tensor *st_find(const st_file *f, const char *name) {

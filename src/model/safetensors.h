@@ -7,6 +7,7 @@
 #define LAYA_MODEL_SAFETENSORS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "core/arena.h"
 #include "core/error.h"
@@ -24,6 +25,8 @@ typedef struct st_file {
 /* Map and validate `path`. Errors name the file and the problem; returns 0 or a laya_status. */
 int st_open(st_file *f, const char *path, laya_error *err);
 const tensor *st_find(const st_file *f, const char *name);
+/* How many elements of t are NaN or infinite (read in place; about a memory pass). */
+int64_t st_count_nonfinite(const tensor *t);
 void st_close(st_file *f);
 
 /* Bytes per element of a dtype, and its safetensors spelling. */

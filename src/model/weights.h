@@ -39,6 +39,7 @@ typedef struct encoder_config {
   int local_window;   /* local_attention; a local layer sees keys with |i - j| <= local_window / 2 */
   double global_theta, local_theta;
   double norm_eps;
+  int max_positions;  /* max_position_embeddings (8192 when absent); bounds the checkpoint's max_len */
 } encoder_config;
 
 typedef struct enc_layer_weights {

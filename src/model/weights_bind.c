@@ -19,6 +19,7 @@ typedef struct expect {
 typedef struct expect_list {
   expect *e;
   int n, cap;
+  bool oom; /* an entry could not be added: the list is incomplete and must not be used */
 } expect_list;
 
 static void want(expect_list *l, const tensor **slot, int ndim, int64_t d0, int64_t d1,
@@ -26,7 +27,10 @@ static void want(expect_list *l, const tensor **slot, int ndim, int64_t d0, int6
   if (l->n == l->cap) {
     int cap = l->cap ? l->cap * 2 : 64;
     expect *e = realloc(l->e, sizeof *e * (size_t)cap);
-    if (!e) return;
+    if (!e) {
+      l->oom = true;
+      return;
+    }
     l->e = e;
     l->cap = cap;
   }
@@ -107,6 +111,12 @@ int weights_bind(model_weights *w, const st_file *st, const encoder_config *enc,
   want(&l, &w->act2_b, 1, n_act, 0, "act_head.2.bias", 0);
   static const tensor *temperature_buffer;
   want(&l, &temperature_buffer, 1, 3, 0, "temperature", 0);
+  if (l.oom) { /* never check against a list that silently lost entries */
+    free(l.e);
+    weights_free(w);
+    return laya_err(err, LAYA_ERR_NOMEM, NULL, "%s: out of memory listing the tensors the config expects",
+                    st->path);
+  }
   if (l.n) l.e[l.n - 1].parameter = false;
 
   int rc = 0;

@@ -22,6 +22,7 @@
  * thread prepares and decodes every job of a pass itself (the former design, kept to measure
  * against). The inference thread's time by phase is in /metrics (serve_sched_render). */
 #include <errno.h>
+#include <math.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -200,8 +201,35 @@ static void sum_usage(const json_value *r, long *in, long *out) {
   if (o && o->type == JSON_INT && !o->big) *out += (long)o->i;
 }
 
+/* Does v hold a NaN or an infinity (which the engine writes as Python's json.dumps does, NaN /
+ * Infinity, and which is not JSON)? */
+static bool has_nonfinite(const json_value *v) {
+  if (v->type == JSON_FLOAT) return !isfinite(v->d);
+  if (v->type == JSON_ARRAY)
+    for (uint32_t i = 0; i < v->n; i++)
+      if (has_nonfinite(&v->items[i])) return true;
+  if (v->type == JSON_OBJECT)
+    for (uint32_t i = 0; i < v->n; i++)
+      if (has_nonfinite(&v->members[i].value)) return true;
+  return false;
+}
+
+static void fail_job(serve_job *job, const laya_error *e);
+
 /* Write job->body from its results (an array of n_states engine results, in order). */
 static void finish_job(serve_job *job, json_value *results, arena *a) {
+  /* An answer with NaN (non-finite weights: the load warned) cannot go out as JSON. Python's
+   * laya-serve fails the response with a 500 there; so does this one, with a JSON body. */
+  for (size_t i = 0; i < job->n_states; i++)
+    if (has_nonfinite(&results[i])) {
+      laya_error e;
+      laya_err_clear(&e);
+      laya_err(&e, LAYA_ERR_INTERNAL, NULL,
+               "the answer holds NaN or Infinity, which JSON cannot carry (does the checkpoint have "
+               "non-finite weights? its load warned if so)");
+      fail_job(job, &e);
+      return;
+    }
   sb_reset(&job->body);
   long in = 0, out = 0;
   for (size_t i = 0; i < job->n_states; i++) sum_usage(&results[i], &in, &out);

@@ -53,6 +53,34 @@ int main(void) {
   e = enc_of("{\"hidden_size\": 64, \"num_attention_heads\": 2, \"global_rope_theta\": 9.0,"
              " \"rope_parameters\": {\"full_attention\": {\"rope_type\": \"default\"}}}", &rc, &err);
   CHECK(rc == 0 && e.global_theta == 9.0 && e.local_theta == 10000.0);
+  /* the bounds accept every real encoder: ModernBERT-base/large, mmBERT-small/base, Ettin-1b */
+  static const char *const real[] = {
+      "{\"hidden_size\": 768, \"num_hidden_layers\": 22, \"num_attention_heads\": 12, \"intermediate_size\": 1152,"
+      " \"vocab_size\": 50368, \"max_position_embeddings\": 8192, \"local_attention\": 128}",
+      "{\"hidden_size\": 1024, \"num_hidden_layers\": 28, \"num_attention_heads\": 16, \"intermediate_size\": 2624,"
+      " \"vocab_size\": 50368, \"max_position_embeddings\": 8192}",
+      "{\"hidden_size\": 384, \"num_hidden_layers\": 22, \"num_attention_heads\": 6, \"intermediate_size\": 1152,"
+      " \"vocab_size\": 256000, \"max_position_embeddings\": 8192}",
+      "{\"hidden_size\": 768, \"num_hidden_layers\": 22, \"num_attention_heads\": 12, \"intermediate_size\": 1152,"
+      " \"vocab_size\": 256000, \"max_position_embeddings\": 8192}",
+      "{\"hidden_size\": 1792, \"num_hidden_layers\": 28, \"num_attention_heads\": 28, \"intermediate_size\": 3840,"
+      " \"vocab_size\": 50368, \"max_position_embeddings\": 7999}"};
+  for (size_t i = 0; i < sizeof real / sizeof *real; i++) {
+    e = enc_of(real[i], &rc, &err);
+    CHECK(rc == 0);
+    if (rc) fprintf(stderr, "  real config %zu: %s\n", i, err.message);
+  }
+  CHECK(e.max_positions == 7999 && e.hidden == 1792);
+  e = enc_of("{\"hidden_size\": 64, \"num_attention_heads\": 2}", &rc, &err);
+  CHECK(rc == 0 && e.max_positions == 8192); /* ModernBertConfig's default */
+  /* ... and refuse absurd sizes before anything is sized from them, naming the key */
+  e = enc_of("{\"hidden_size\": 64, \"num_attention_heads\": 2, \"num_hidden_layers\": 10000000}", &rc, &err);
+  CHECK(rc == LAYA_ERR_CONFIG);
+  CHECK_STREQ(err.message, "encoder/config.json: \"num_hidden_layers\" is 10000000, more than the 1024 laya.c "
+                           "accepts (no ModernBERT or mmBERT encoder comes near it)");
+  e = enc_of("{\"hidden_size\": 64, \"num_attention_heads\": 2, \"vocab_size\": 99999999999999999999}", &rc, &err);
+  CHECK(rc == LAYA_ERR_CONFIG);
+  CHECK(strstr(err.message, "\"vocab_size\" must be a positive integer") != NULL);
   /* errors name the file and the key */
   e = enc_of("{\"hidden_size\": 65, \"num_attention_heads\": 2}", &rc, &err);
   CHECK(rc == LAYA_ERR_CONFIG);

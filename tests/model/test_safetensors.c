@@ -114,6 +114,36 @@ int main(void) {
            " \"b\": {\"dtype\": \"F32\", \"shape\": [2], \"data_offsets\": [4, 12]}}", data, 12, -1);
   CHECK(open_err(&err) == LAYA_ERR_FORMAT);
   CHECK(has(err.message, "tensors 'a' [0, 8) and 'b' [4, 12) overlap"));
+  /* an empty tensor between two overlapping ones no longer hides the overlap (issue 18) */
+  write_st("{\"a\": {\"dtype\": \"F32\", \"shape\": [2], \"data_offsets\": [0, 8]},"
+           " \"e\": {\"dtype\": \"F32\", \"shape\": [0], \"data_offsets\": [2, 2]},"
+           " \"b\": {\"dtype\": \"F32\", \"shape\": [2], \"data_offsets\": [4, 12]}}", data, 12, -1);
+  CHECK(open_err(&err) == LAYA_ERR_FORMAT);
+  CHECK(has(err.message, "tensors 'a' [0, 8) and 'b' [4, 12) overlap"));
+  /* several empty tensors anywhere, including at the same offset as data, are fine */
+  write_st("{\"a\": {\"dtype\": \"F32\", \"shape\": [2], \"data_offsets\": [0, 8]},"
+           " \"e\": {\"dtype\": \"F32\", \"shape\": [0, 3], \"data_offsets\": [4, 4]},"
+           " \"z\": {\"dtype\": \"BF16\", \"shape\": [0], \"data_offsets\": [4, 4]},"
+           " \"b\": {\"dtype\": \"F32\", \"shape\": [1], \"data_offsets\": [8, 12]}}", data, 12, -1);
+  CHECK(open_err(&err) == 0);
+  /* an overlap with the tensor reaching furthest, not the previous one */
+  write_st("{\"a\": {\"dtype\": \"F32\", \"shape\": [3], \"data_offsets\": [0, 12]},"
+           " \"b\": {\"dtype\": \"F32\", \"shape\": [0], \"data_offsets\": [0, 0]},"
+           " \"c\": {\"dtype\": \"F32\", \"shape\": [1], \"data_offsets\": [8, 12]}}", data, 12, -1);
+  CHECK(open_err(&err) == LAYA_ERR_FORMAT);
+  CHECK(has(err.message, "tensors 'a' [0, 12) and 'c' [8, 12) overlap"));
+  /* shape products that overflow int64 (UBSan abort, then accepted as 0 bytes, before) */
+  static const char *const huge[] = {"[4294967296, 4294967296]", "[4294967296, 4294967296, 0]",
+                                     "[65536, 65536, 65536, 65536]", "[0, 1125899906842624]",
+                                     "[9223372036854775807, 2]"};
+  for (size_t i = 0; i < sizeof huge / sizeof *huge; i++) {
+    char hdr[256];
+    snprintf(hdr, sizeof hdr, "{\"big\": {\"dtype\": \"F32\", \"shape\": %s, \"data_offsets\": [0, 0]}}", huge[i]);
+    write_st(hdr, data, 0, -1);
+    CHECK(open_err(&err) == LAYA_ERR_FORMAT);
+    CHECK(has(err.message, "tensor 'big' has a shape whose element count is over 2^40"));
+    CHECK(has(err.message, path));
+  }
   write_st("{\"a\": {\"dtype\": \"F32\", \"shape\": [-1], \"data_offsets\": [0, 4]}}", data, 4, -1);
   CHECK(open_err(&err) == LAYA_ERR_FORMAT);
   CHECK(has(err.message, "tensor 'a' has an invalid shape"));
