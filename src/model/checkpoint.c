@@ -164,7 +164,8 @@ void checkpoint_warn_nonfinite(const st_file *st, strbuf *warnings) {
   if (n_bad && warnings)
     sb_printf(warnings,
               "laya: %s: %lld NaN or infinite weight value%s in %d tensor%s: %s%s. Answers computed "
-              "from them may be NaN (laya.c writes those as JSON null, docs/engine.md).\n",
+              "from them may be NaN, written as Python's json.dumps writes it (laya-serve answers 500 "
+              "instead; docs/engine.md).\n",
               st->path, (long long)n_values, n_values > 1 ? "s" : "", n_bad, n_bad > 1 ? "s" : "",
               sb_cstr(&names), n_bad > 5 ? ", ..." : "");
   sb_free(&names);
