@@ -154,6 +154,48 @@ int main(void) {
   CHECK(open_err(&err) == LAYA_ERR_IO);
   CHECK(has(err.message, "cannot open"));
 
+  /* the NaN/Inf scan: one non-finite value at every lane position of every dtype, among the
+   * finite values nearest to it (largest exponents, both signs), is counted once; none of those
+   * finite values alone is */
+  {
+    static const uint16_t bf_fin[] = {0x7f7f, 0xff7f, 0x7f00, 0x0001, 0x8000, 0x3f80, 0x7e80};
+    static const uint16_t bf_bad[] = {0x7f80, 0xff80, 0x7fc0, 0xffc1, 0x7f81};
+    static const uint16_t h_fin[] = {0x7bff, 0xfbff, 0x7800, 0x0001, 0x8000, 0x3c00};
+    static const uint16_t h_bad[] = {0x7c00, 0xfc00, 0x7e00, 0x7c01};
+    static const uint32_t f_fin[] = {0x7f7fffffu, 0xff7fffffu, 0x00000001u, 0x80000000u, 0x3f800000u};
+    static const uint32_t f_bad[] = {0x7f800000u, 0xff800000u, 0x7fc00000u, 0x7f800001u};
+    unsigned char buf[4 * 19 + 8];
+    for (int dt = 0; dt < 3; dt++) {
+      const int es = dt == 0 ? 4 : 2;
+      const int n_fin = dt == 0 ? 5 : dt == 1 ? 6 : 7, n_bad = dt == 0 ? 4 : dt == 1 ? 4 : 5;
+      for (int n = 1; n <= 19; n++) {
+        for (int f = 0; f < n_fin; f++) {
+          for (int i = 0; i < n; i++) {
+            if (es == 4) memcpy(buf + 4 * i, &f_fin[(f + i) % n_fin], 4);
+            else memcpy(buf + 2 * i, dt == 1 ? &h_fin[(f + i) % n_fin] : &bf_fin[(f + i) % n_fin], 2);
+          }
+          tensor t = {.name = "t", .dtype = dt == 0 ? DT_F32 : dt == 1 ? DT_F16 : DT_BF16, .ndim = 1,
+                      .numel = n, .data = buf + (n & 1)};
+          memmove(buf + (n & 1), buf, (size_t)(n * es)); /* odd lengths also read unaligned */
+          CHECK(st_count_nonfinite(&t) == 0);
+          for (int at = 0; at < n; at++) {
+            unsigned char *q = buf + (n & 1) + at * es;
+            unsigned char keep[4];
+            memcpy(keep, q, (size_t)es);
+            int b = (at + f) % n_bad;
+            if (es == 4) memcpy(q, &f_bad[b], 4);
+            else memcpy(q, dt == 1 ? &h_bad[b] : &bf_bad[b], 2);
+            if (st_count_nonfinite(&t) != 1) {
+              fprintf(stderr, "  dtype %d n %d at %d: counted %lld\n", dt, n, at, (long long)st_count_nonfinite(&t));
+              CHECK(false);
+            }
+            memcpy(q, keep, (size_t)es);
+          }
+        }
+      }
+    }
+  }
+
   /* weights_bind: a tiny architecture (d=4, 1 layer, I=2, V=5, no head layers, n_act=2) */
   encoder_config enc = {.hidden = 4, .n_layers = 1, .n_heads = 1, .head_dim = 4, .intermediate = 2,
                         .vocab = 5, .global_every = 3, .local_window = 128, .global_theta = 160000,
