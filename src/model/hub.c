@@ -302,6 +302,8 @@ static int http_do(const hub_http *h, const char *url, bool head, bool follow, l
     hdrs = curl_slist_append(hdrs, auth);
   }
   hdrs = curl_slist_append(hdrs, "User-Agent: laya.c/" LAYA_VERSION);
+  /* the sizes checked are of the bytes as stored, as huggingface_hub asks for them */
+  hdrs = curl_slist_append(hdrs, "Accept-Encoding: identity");
   curl_easy_setopt(c, CURLOPT_URL, url);
   curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
   curl_easy_setopt(c, CURLOPT_NOBODY, head ? 1L : 0L);
