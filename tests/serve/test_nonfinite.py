@@ -1,6 +1,8 @@
 """laya-serve never sends a body that is not JSON (issue 18): a checkpoint with NaN weights makes
 the engine answer NaN (as Python's json.dumps writes it); the server answers 500 with a JSON body
-instead of passing bare NaN on, as Python's laya-serve fails such a response with a 500.
+instead of passing bare NaN on, as Python's laya-serve fails such a response with a 500. And a
+checkpoint whose max_len is 10^9 (which stopped laya-serve with an "out of memory" naming neither
+file nor field) is refused at load with both named.
 
     python3 test_nonfinite.py LAYA_SERVE_BINARY CHECKPOINT_DIR   (tests/fixtures/ckpt/modernbert-tiny)
 """
@@ -84,6 +86,32 @@ def serve(ckpt, body):
             proc.wait()
 
 
+def load_log(ckpt, seconds=60):
+    """laya-serve's stderr until it exits, logs a preload failure, or `seconds` pass."""
+    env = dict(os.environ, LAYA_HOST="127.0.0.1", LAYA_PORT="0", LAYA_SERVE_ALLOW_PORT_0="1",
+               LAYA_EXTRA_MODELS=json.dumps({"english": ckpt}), LAYA_MODELS="english", LAYA_THREADS="1")
+    proc = subprocess.Popen([BIN], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    lines = []
+    done = threading.Event()
+
+    def read():
+        for line in proc.stderr:
+            lines.append(line)
+            if "preload failed" in line or "max_len" in line:
+                done.set()
+        done.set()
+    threading.Thread(target=read, daemon=True).start()
+    done.wait(seconds)
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    return "".join(lines)
+
+
 def main():
     body = {"state": "I was charged twice, please refund me.",
             "questions": {"team": {"type": "choice", "instructions": "Which team?",
@@ -110,6 +138,17 @@ def main():
         check(status == 500, "a NaN answer is a 500, as in Python's laya-serve: %d" % status)
         # (the load warning naming the tensor is in the model's info; tests/model/test_ckpt_bombs)
         check("NaN or Infinity" in log, "the log says why the answer failed: %s" % log[-2000:])
+        # a max_len bomb: refused at load, the file and the field named
+        bomb = os.path.join(tmp, "bomb")
+        shutil.copytree(SRC, bomb)
+        cfg_path = os.path.join(bomb, "rl_agent_config.json")
+        cfg = json.load(open(cfg_path))
+        cfg["max_len"] = 10 ** 9
+        json.dump(cfg, open(cfg_path, "w"))
+        log = load_log(bomb)
+        check("rl_agent_config.json" in log and '"max_len" is 1000000000' in log,
+              "max_len 10^9 refused naming the file and the field: %s" % log[-2000:])
+        check("out of memory" not in log, "no out-of-memory for max_len 10^9: %s" % log[-2000:])
     print("serve/nonfinite: %d failed" % len(failures))
     return 1 if failures else 0
 
