@@ -84,11 +84,9 @@ class MockHub(http.server.BaseHTTPRequestHandler):
                     "siblings": [{"rfilename": p} for p in sorted(self.repos[repo])]
                     + [{"rfilename": "README.md"}, {"rfilename": "other/model.safetensors"}]
                     + [{"rfilename": p} for p in self.extra_names]}
-            if self.huge_list:
-                info["padding"] = "x" * self.huge_list
             body = json.dumps(info).encode()
-            if self.huge_list and self.huge_list_chunked:
-                return self._stream(body)
+            if self.huge_list:  # streamed, so this process never holds the padding itself
+                return self._send_padded(body, self.huge_list, self.huge_list_chunked)
             return self._send(200, body, {"Content-Type": "application/json"}, head)
         if "/resolve/" in path:
             repo, _, rest = path[1:].partition("/resolve/")
@@ -144,6 +142,23 @@ class MockHub(http.server.BaseHTTPRequestHandler):
             self.close_connection = True
             return
         return self._send(code, body, headers, head)
+
+    def _send_padded(self, body, pad, chunked):
+        """`body` (a JSON object) with a "padding" member of `pad` bytes, written piecewise."""
+        head, tail = body[:-1] + b', "padding": "', b'"}'
+        self.send_response(200)
+        if not chunked:
+            self.send_header("Content-Length", str(len(head) + pad + len(tail)))
+        self.end_headers()
+        self.close_connection = True
+        try:
+            self.wfile.write(head)
+            piece = b"x" * 65536
+            for off in range(0, pad, len(piece)):
+                self.wfile.write(piece[: min(len(piece), pad - off)])
+            self.wfile.write(tail)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
 
     def _stream(self, body):
         """A body with no Content-Length, ended by closing: `body`, or zeros for ever."""

@@ -20,6 +20,7 @@ the cache, no `.incomplete` left, and no snapshot that a later offline load woul
 import hashlib
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -139,14 +140,17 @@ def hostile(server, endpoint, files):
         r = run(["org/laya", "-", "-", cache], endpoint, {"HF_HUB_OFFLINE": "1"})
         check(r["rc"] == 1, "the failed download is no snapshot offline: %r" % r)
 
-        # a file list too large to hold: refused, with and without a Content-Length
+        # a file list too large to hold: refused, with and without a Content-Length, before it
+        # takes memory (a 300 MiB list took 3.96 GB): the largest child stays far below 64 MiB
         for chunked in (False, True):
             reset(server)
-            mock_hub.MockHub.huge_list = 9 << 20
+            mock_hub.MockHub.huge_list = 64 << 20
             mock_hub.MockHub.huge_list_chunked = chunked
             r = run(["org/laya", "-", "-", cache], endpoint)
             check(r["rc"] == 1 and "file list for org/laya is larger than" in r.get("ERROR", ""),
                   "huge list (chunked=%s) refused: %r" % (chunked, r))
+        peak_mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        check(peak_mib < 48, "no hub_fetch run held the 64 MiB list: peak RSS %.0f MiB" % peak_mib)
 
         # bytes that differ from what the HEAD described: longer, shorter, same size but other
         tok = files["tokenizer/tokenizer.json"]
