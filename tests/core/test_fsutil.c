@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../check.h"
@@ -40,6 +41,28 @@ int main(void) {
   CHECK(fs_read_file(missing, &len, &err) == NULL);
   CHECK(strcmp(err.kind, "FileNotFoundError") == 0 && strstr(err.message, missing));
   CHECK(fs_read_file(missing, NULL, NULL) == NULL); /* no error slot: still refused, no crash */
+
+  /* a size limit refuses before reading; exactly at the limit is fine */
+  memset(&err, 0, sizeof err);
+  CHECK(fs_read_file_max(file, n - 1, &len, &err) == NULL);
+  CHECK(strstr(err.message, file) && strstr(err.message, "more than the"));
+  got = fs_read_file_max(file, n, &len, &err);
+  CHECK(got && len == n);
+  free(got);
+
+  /* only regular files: a device that never ends and a FIFO with no writer are refused at once */
+  memset(&err, 0, sizeof err);
+  CHECK(fs_read_file("/dev/zero", &len, &err) == NULL);
+  CHECK(strstr(err.message, "/dev/zero") && strstr(err.message, "not a regular file"));
+  char *fifo = fs_join(dir, "fifo");
+  CHECK(mkfifo(fifo, 0600) == 0);
+  alarm(60); /* a read that blocks fails the test rather than hanging it */
+  memset(&err, 0, sizeof err);
+  CHECK(fs_read_file(fifo, &len, &err) == NULL);
+  CHECK(strstr(err.message, fifo) && strstr(err.message, "not a regular file"));
+  alarm(0);
+  unlink(fifo);
+  free(fifo);
 
   unlink(file);
   rmdir(dir);
