@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# bench/cpu/run_xeon.sh: the AMX work's whole device session in one command, for the H200
+# machine's Xeon host (AMX-BF16/INT8, 16 cores, no network; cmake, ninja, python3 with torch /
+# transformers / onnxruntime). Logs and reports go to $OUT (default /tmp/laya-xeon).
+#
+#   bench/cpu/run_xeon.sh test        build, AMX tests, CPU + parity tests (the split-precision
+#                                     fp32 GEMMs too), peak rates, kernel throughput
+#   bench/cpu/run_xeon.sh bench [WHL] the benchmark (bench/cpu/run.py + e2e.py, 8 threads), with
+#                                     Python Laya from its wheel WHL (installed --no-deps)
+#   bench/cpu/run_xeon.sh all [WHL]   both
+set -u
+OUT=${OUT:-/tmp/laya-xeon}
+mkdir -p "$OUT"
+mode=${1:-all}
+whl=${2:-}
+T=${THREADS:-8}
+log() { echo "[$(date -u +%H:%M:%S)] $*" | tee -a "$OUT/steps.log"; }
+
+build() {
+  log "machine"
+  { lscpu; echo; gcc --version | head -1; cmake --version | head -1; python3 --version; nproc; } > "$OUT/machine.txt" 2>&1
+  grep -o 'amx[a-z_0-9]*' /proc/cpuinfo | sort -u | tr '\n' ' ' >> "$OUT/machine.txt"
+  log "configure + build"
+  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DLAYA_CUDA=OFF > "$OUT/cmake.log" 2>&1 || { tail -30 "$OUT/cmake.log"; exit 1; }
+  ninja -C build -j16 > "$OUT/build.log" 2>&1 || { grep -E "error|FAILED" "$OUT/build.log" | head -40; exit 1; }
+  log "built"
+}
+
+tests() {
+  log "test_amx"
+  build/tests/cpu/test_amx > "$OUT/test_amx.log" 2>&1; echo "test_amx rc=$?" | tee -a "$OUT/steps.log"
+  tail -5 "$OUT/test_amx.log"
+  log "peak + bench_kernels"
+  build/bench/cpu/peak > "$OUT/peak.txt" 2>&1; cat "$OUT/peak.txt"
+  build/bench/cpu/bench_kernels > "$OUT/bench_kernels.txt" 2>&1; cat "$OUT/bench_kernels.txt"
+  log "ctest cpu/|parity (not slow)"
+  ctest --test-dir build -R 'cpu/|parity' -LE slow -j8 --timeout 600 > "$OUT/ctest.log" 2>&1
+  tail -25 "$OUT/ctest.log"
+  for v in x3 x6; do
+    log "parity at fp32 with LAYA_AMX_FP32=$v"
+    LAYA_AMX_FP32=$v ctest --test-dir build -R 'parity/.*cpu-fp32' -j4 --timeout 600 --output-on-failure > "$OUT/parity_$v.log" 2>&1
+    grep -E "tests passed|Passed|Failed|max|worst" "$OUT/parity_$v.log" | head -20
+  done
+  log "parity at fp32 on the AVX-512 fp32 GEMM (the default)"
+  ctest --test-dir build -R 'parity/.*cpu-fp32' -j4 --timeout 600 --output-on-failure > "$OUT/parity_avx512.log" 2>&1
+  grep -E "tests passed|Passed|Failed" "$OUT/parity_avx512.log" | head
+}
+
+bench() {
+  if [ -n "$whl" ]; then
+    log "install laya wheel"
+    pip install --no-deps --target /tmp/site "$whl" > "$OUT/pip.log" 2>&1 || tail -5 "$OUT/pip.log"
+    export PYTHONPATH=/tmp/site:${PYTHONPATH:-}
+  fi
+  W=/tmp/laya-bench; mkdir -p $W
+  for m in modernbert-large:large mmbert-base:mmbert; do
+    if [ ! -f $W/ckpt-${m#*:}/model.safetensors ]; then
+      log "random checkpoint ${m%%:*}"
+      python3 tools/make_random_ckpt.py ${m%%:*} $W/ckpt-${m#*:} --no-check > "$OUT/ckpt-${m#*:}.log" 2>&1 || tail -20 "$OUT/ckpt-${m#*:}.log"
+    fi
+  done
+  log "end to end (laya_predict vs Laya's Agent.predict)"
+  python3 bench/cpu/e2e.py --build build --model large=$W/ckpt-large --model mmbert=$W/ckpt-mmbert \
+      --threads $T --reps ${E2E_REPS:-5} --out "$OUT/e2e" > "$OUT/e2e.md" 2> "$OUT/e2e.err"; tail -5 "$OUT/e2e.err"
+  cat "$OUT/e2e.md"
+  log "forward (run.py)"
+  python3 bench/cpu/run.py --build build --work $W/run --model large=$W/ckpt-large --model mmbert=$W/ckpt-mmbert \
+      --threads $T --reps ${REPS:-3} --shapes ${SHAPES:-1x128,1x512,32xmixed} --skip ${SKIP:-cold} \
+      --avx2 fp32 > "$OUT/forward.md" 2> "$OUT/forward.err"; tail -5 "$OUT/forward.err"
+  cp $W/run/results.json "$OUT/forward.json" 2>/dev/null
+  cat "$OUT/forward.md"
+}
+
+case $mode in
+  test) build; tests ;;
+  bench) [ -x build/laya ] || build; bench ;;
+  all) build; tests; bench ;;
+esac
+log "done"
