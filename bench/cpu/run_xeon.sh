@@ -7,7 +7,9 @@
 #                                     fp32 GEMMs too), peak rates, kernel throughput
 #   bench/cpu/run_xeon.sh bench [WHL] the benchmark (bench/cpu/run.py + e2e.py, 8 threads), with
 #                                     Python Laya from its wheel WHL (installed --no-deps)
-#   bench/cpu/run_xeon.sh all [WHL]   both
+#   bench/cpu/run_xeon.sh kern        build, AMX tests, kernel throughput, parity of the fp32 x6 GEMM
+#   bench/cpu/run_xeon.sh all [WHL]   test and bench; steps also combine: kern,bench
+# MODELS=large,mmbert picks the benchmark's models; REPS, E2E_REPS, SHAPES, SKIP, E2E_SKIP its size.
 set -u
 OUT=${OUT:-/tmp/laya-xeon}
 mkdir -p "$OUT"
@@ -33,17 +35,27 @@ build() {
   log "built"
 }
 
-tests() {
+kern() {
   log "test_amx"
-  build/tests/cpu/test_amx > "$OUT/test_amx.log" 2>&1; echo "test_amx rc=$?" | tee -a "$OUT/steps.log"
+  build/tests/cpu/test_amx > "$OUT/test_amx.log" 2>&1; rc=$?; echo "test_amx rc=$rc" | tee -a "$OUT/steps.log"
   tail -5 "$OUT/test_amx.log"
+  [ $rc = 0 ] || { tail -30 "$OUT/test_amx.log"; exit 1; }
+  build/tests/cpu/test_kernels > "$OUT/test_kernels.log" 2>&1; echo "test_kernels rc=$?" | tee -a "$OUT/steps.log"
+  tail -3 "$OUT/test_kernels.log"
   log "peak + bench_kernels"
   build/bench/cpu/peak > "$OUT/peak.txt" 2>&1; cat "$OUT/peak.txt"
   build/bench/cpu/bench_kernels > "$OUT/bench_kernels.txt" 2>&1; cat "$OUT/bench_kernels.txt"
+  log "parity at fp32 with LAYA_AMX_FP32=x6"
+  LAYA_AMX_FP32=x6 ctest --test-dir build -R 'parity/.*cpu-fp32' -j4 --timeout 600 --output-on-failure > "$OUT/parity_x6.log" 2>&1
+  grep -E "tests passed|Passed|Failed" "$OUT/parity_x6.log" | head
+}
+
+tests() {
+  kern
   log "ctest cpu/|parity (not slow)"
   ctest --test-dir build -R 'cpu/|parity' -LE slow -j8 --timeout 600 > "$OUT/ctest.log" 2>&1
   tail -25 "$OUT/ctest.log"
-  for v in x3 x6; do
+  for v in x3; do
     log "parity at fp32 with LAYA_AMX_FP32=$v"
     LAYA_AMX_FP32=$v ctest --test-dir build -R 'parity/.*cpu-fp32' -j4 --timeout 600 --output-on-failure > "$OUT/parity_$v.log" 2>&1
     grep -E "tests passed|Passed|Failed|max|worst" "$OUT/parity_$v.log" | head -20
@@ -60,27 +72,34 @@ bench() {
     export PYTHONPATH=/tmp/site:${PYTHONPATH:-}
   fi
   W=/tmp/laya-bench; mkdir -p $W
+  models=""
   for m in modernbert-large:large mmbert-base:mmbert; do
+    case ",${MODELS:-large,mmbert}," in *",${m#*:},"*) ;; *) continue ;; esac
+    models="$models --model ${m#*:}=$W/ckpt-${m#*:}"
     if [ ! -f $W/ckpt-${m#*:}/model.safetensors ]; then
       log "random checkpoint ${m%%:*}"
       python3 tools/make_random_ckpt.py ${m%%:*} $W/ckpt-${m#*:} --no-check > "$OUT/ckpt-${m#*:}.log" 2>&1 || tail -20 "$OUT/ckpt-${m#*:}.log"
     fi
   done
   log "end to end (laya_predict vs Laya's Agent.predict)"
-  python3 bench/cpu/e2e.py --build build --model large=$W/ckpt-large --model mmbert=$W/ckpt-mmbert \
-      --threads $T --reps ${E2E_REPS:-5} --out "$OUT/e2e" > "$OUT/e2e.md" 2> "$OUT/e2e.err"; tail -5 "$OUT/e2e.err"
+  python3 bench/cpu/e2e.py --build build $models \
+      --threads $T --reps ${E2E_REPS:-5} --out "$OUT/e2e" --skip "${E2E_SKIP:-}" > "$OUT/e2e.md" 2> "$OUT/e2e.err"; tail -5 "$OUT/e2e.err"
   cat "$OUT/e2e.md"
   log "forward (run.py)"
-  python3 bench/cpu/run.py --build build --work $W/run --model large=$W/ckpt-large --model mmbert=$W/ckpt-mmbert \
-      --threads $T --reps ${REPS:-3} --shapes ${SHAPES:-1x128,1x512,32xmixed} --skip ${SKIP:-cold} \
+  python3 bench/cpu/run.py --build build --work $W/run $models \
+      --threads $T --reps ${REPS:-3} --shapes ${SHAPES:-1x128,1x512,32xmixed} --skip ${SKIP:-cold,ort,ort-int8} \
       --avx2 fp32 > "$OUT/forward.md" 2> "$OUT/forward.err"; tail -5 "$OUT/forward.err"
   cp $W/run/results.json "$OUT/forward.json" 2>/dev/null
   cat "$OUT/forward.md"
 }
 
-case $mode in
-  test) build; tests ;;
-  bench) [ -x build/laya ] || build; bench ;;
-  all) build; tests; bench ;;
-esac
+build
+for step in ${mode//,/ }; do
+  case $step in
+    test) tests ;;
+    kern) kern ;;
+    bench) bench ;;
+    all) tests; bench ;;
+  esac
+done
 log "done"
