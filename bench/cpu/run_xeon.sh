@@ -35,6 +35,14 @@ build() {
   log "built"
 }
 
+amx() {
+  log "test_amx + bench_kernels"
+  build/tests/cpu/test_amx > "$OUT/test_amx.log" 2>&1; rc=$?; echo "test_amx rc=$rc" | tee -a "$OUT/steps.log"
+  tail -4 "$OUT/test_amx.log"
+  [ $rc = 0 ] || { tail -30 "$OUT/test_amx.log"; exit 1; }
+  build/bench/cpu/bench_kernels > "$OUT/bench_kernels.txt" 2>&1; grep -E "^amx" "$OUT/bench_kernels.txt"
+}
+
 kern() {
   log "test_amx"
   build/tests/cpu/test_amx > "$OUT/test_amx.log" 2>&1; rc=$?; echo "test_amx rc=$rc" | tee -a "$OUT/steps.log"
@@ -88,7 +96,7 @@ bench() {
   log "forward (run.py)"
   python3 bench/cpu/run.py --build build --work $W/run $models \
       --threads $T --reps ${REPS:-3} --shapes ${SHAPES:-1x128,1x512,32xmixed} --skip ${SKIP:-cold,ort,ort-int8} \
-      --avx2 fp32 > "$OUT/forward.md" 2> "$OUT/forward.err"; tail -5 "$OUT/forward.err"
+      --avx2 "${AVX2-fp32}" > "$OUT/forward.md" 2> "$OUT/forward.err"; tail -5 "$OUT/forward.err"
   cp $W/run/results.json "$OUT/forward.json" 2>/dev/null
   cat "$OUT/forward.md"
 }
@@ -98,6 +106,7 @@ for step in ${mode//,/ }; do
   case $step in
     test) tests ;;
     kern) kern ;;
+    amx) amx ;;
     bench) bench ;;
     all) tests; bench ;;
   esac

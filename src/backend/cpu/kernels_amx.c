@@ -47,8 +47,42 @@ static void amx_copy_part(uint8_t *dst, const uint8_t *src, size_t ld, int nr, i
   for (int r = 0; r < nr; r++) memcpy(dst + 64 * r, src + ld * r, (size_t)nb);
 }
 
-static void *amx_alloc(size_t bytes) {
-  return aligned_alloc(64, (bytes + 63) & ~(size_t)63);
+/* Scratch of the calling thread, kept between calls (grown when a call needs more) and freed when
+ * the thread exits: a fresh allocation per call is an mmap and munmap of up to a few MiB per GEMM
+ * task, whose page faults and TLB shootdowns cost more than the split-precision GEMM itself. Two
+ * slots (the fp32 accumulator buffer of a kernel, the split parts) so one call can hold both. */
+typedef struct amx_scratch {
+  void *p[2];
+  size_t cap[2];
+} amx_scratch;
+static pthread_key_t scratch_key;
+static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
+static int scratch_key_ok;
+static void scratch_free(void *v) {
+  amx_scratch *s = v;
+  free(s->p[0]);
+  free(s->p[1]);
+  free(s);
+}
+static void scratch_init(void) { scratch_key_ok = pthread_key_create(&scratch_key, scratch_free) == 0; }
+static void *amx_scratch_get(int slot, size_t bytes) {
+  pthread_once(&scratch_once, scratch_init);
+  if (!scratch_key_ok) return NULL;
+  amx_scratch *s = pthread_getspecific(scratch_key);
+  if (!s) {
+    s = calloc(1, sizeof *s);
+    if (!s || pthread_setspecific(scratch_key, s)) {
+      free(s);
+      return NULL;
+    }
+  }
+  bytes = (bytes + 63) & ~(size_t)63;
+  if (s->cap[slot] < bytes) {
+    free(s->p[slot]);
+    s->p[slot] = aligned_alloc(64, bytes);
+    s->cap[slot] = s->p[slot] ? bytes : 0;
+  }
+  return s->p[slot];
 }
 
 /* fp32 bits rounded to the nearest bf16 (ties to even), low 16 bits cleared. Inputs are finite. */

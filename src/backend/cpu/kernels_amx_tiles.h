@@ -75,7 +75,7 @@ AMX_ATTR static void AMX_NAME(gemm_bf16)(const gemm_input *x, const packed_matri
   const int kp = w->k_pad;
   const size_t lda = (size_t)x->lda * 2;
   int chunk = amx_chunk_rows(kp * 2);
-  float *cbuf = kp > AMX_KC_BF16 ? amx_alloc(sizeof(float) * (size_t)(chunk / AMX_ROWS) * AMX_ROWS * CPU_NR) : NULL;
+  float *cbuf = kp > AMX_KC_BF16 ? amx_scratch_get(0, sizeof(float) * (size_t)(chunk / AMX_ROWS) * AMX_ROWS * CPU_NR) : NULL;
   if (kp > AMX_KC_BF16 && !cbuf) return; /* no memory: leave the outputs */
   AMX_SETUP();
   float acc[AMX_ROWS * CPU_NR] __attribute__((aligned(64)));
@@ -113,7 +113,6 @@ AMX_ATTR static void AMX_NAME(gemm_bf16)(const gemm_input *x, const packed_matri
       }
     }
   }
-  free(cbuf);
 }
 
 /* int8: u8 activations [M][lda] (q + 128), s8 weights packed [K/4][32][4]; 32-bit sums. */
@@ -123,7 +122,7 @@ AMX_ATTR static void AMX_NAME(gemm_i8)(const gemm_input *x, const packed_matrix 
   const int kp = w->k_pad;
   const size_t lda = (size_t)x->lda;
   int chunk = amx_chunk_rows(kp);
-  int32_t *cbuf = kp > AMX_KC_I8 ? amx_alloc(sizeof(int32_t) * (size_t)(chunk / AMX_ROWS) * AMX_ROWS * CPU_NR) : NULL;
+  int32_t *cbuf = kp > AMX_KC_I8 ? amx_scratch_get(0, sizeof(int32_t) * (size_t)(chunk / AMX_ROWS) * AMX_ROWS * CPU_NR) : NULL;
   if (kp > AMX_KC_I8 && !cbuf) return;
   AMX_SETUP();
   int32_t acc[AMX_ROWS * CPU_NR] __attribute__((aligned(64)));
@@ -161,7 +160,6 @@ AMX_ATTR static void AMX_NAME(gemm_i8)(const gemm_input *x, const packed_matrix 
       }
     }
   }
-  free(cbuf);
 }
 
 /* Split-precision fp32: both operands cut into bf16 parts (hi, mid, lo: x = hi + mid + lo + r,
@@ -183,7 +181,7 @@ AMX_ATTR static void AMX_NAME(gemm_split)(int parts, const gemm_input *x, const 
   if (chunk < AMX_ROWS) chunk = AMX_ROWS;
   int crows = m1 - m0 < chunk ? (m1 - m0 + 31) & ~31 : chunk;
   size_t asz = (size_t)crows * kpp, bsz = (size_t)kpp * CPU_NR, csz = (size_t)crows * CPU_NR;
-  uint16_t *buf = amx_alloc(sizeof(uint16_t) * (asz + bsz) * 3 + sizeof(float) * csz);
+  uint16_t *buf = amx_scratch_get(1, sizeof(uint16_t) * (asz + bsz) * 3 + sizeof(float) * csz);
   if (!buf) return; /* no memory: leave the outputs (the caller sized everything else up front) */
   amx_split_bufs s;
   for (int i = 0; i < 3; i++) {
@@ -236,7 +234,6 @@ AMX_ATTR static void AMX_NAME(gemm_split)(int parts, const gemm_input *x, const 
       }
     }
   }
-  free(buf);
 }
 
 AMX_ATTR static void AMX_NAME(gemm_f32x3)(const gemm_input *x, const packed_matrix *w, int m0, int m1, int p0,
