@@ -65,9 +65,11 @@ static void scratch_free(void *v) {
   free(s);
 }
 static void scratch_init(void) { scratch_key_ok = pthread_key_create(&scratch_key, scratch_free) == 0; }
+static _Thread_local int scratch_fail;
+void cpu_amx_scratch_fail_for_tests(int on) { scratch_fail = on; }
 static void *amx_scratch_get(int slot, size_t bytes) {
   pthread_once(&scratch_once, scratch_init);
-  if (!scratch_key_ok) return NULL;
+  if (!scratch_key_ok || scratch_fail) return NULL;
   amx_scratch *s = pthread_getspecific(scratch_key);
   if (!s) {
     s = calloc(1, sizeof *s);

@@ -33,6 +33,10 @@ const cpu_amx_gemms *cpu_amx_hw(void);
 /* The same tiling over emulated tiles (plain C, scalar epilogues): every machine, for tests. */
 const cpu_amx_gemms *cpu_amx_emu(void);
 
+/* Tests only: while on, the calling thread's GEMM scratch requests fail as if out of memory (the
+ * kernels then take their paths without scratch: one k block; the scalar kernel for split fp32). */
+void cpu_amx_scratch_fail_for_tests(int on);
+
 /* The "amx" kernel table: the AVX-512 table with its bf16 and int8 GEMMs on AMX; its fp32 GEMM is
  * the AVX-512 one unless LAYA_AMX_FP32=x3|x6 picks a split-precision AMX GEMM. NULL where
  * cpu_amx_hw() is NULL or the AVX-512 table is not available. */

@@ -76,7 +76,7 @@ AMX_ATTR static void AMX_NAME(gemm_bf16)(const gemm_input *x, const packed_matri
   const size_t lda = (size_t)x->lda * 2;
   int chunk = amx_chunk_rows(kp * 2);
   float *cbuf = kp > AMX_KC_BF16 ? amx_scratch_get(0, sizeof(float) * (size_t)(chunk / AMX_ROWS) * AMX_ROWS * CPU_NR) : NULL;
-  if (kp > AMX_KC_BF16 && !cbuf) return; /* no memory: leave the outputs */
+  const int kcb = cbuf ? AMX_KC_BF16 : kp; /* no scratch (out of memory): one k block, same sums */
   AMX_SETUP();
   float acc[AMX_ROWS * CPU_NR] __attribute__((aligned(64)));
   uint8_t ta[2][1024] __attribute__((aligned(64))), tb[2][1024] __attribute__((aligned(64)));
@@ -84,8 +84,8 @@ AMX_ATTR static void AMX_NAME(gemm_bf16)(const gemm_input *x, const packed_matri
     int mce = mc + chunk < m1 ? mc + chunk : m1;
     for (int p = p0; p < p1; p++) {
       const uint8_t *b = (const uint8_t *)w->data + (size_t)p * kp * CPU_NR * 2;
-      for (int kc0 = 0; kc0 < kp; kc0 += AMX_KC_BF16) {
-        int kce = kc0 + AMX_KC_BF16 < kp ? kc0 + AMX_KC_BF16 : kp, last = kce == kp;
+      for (int kc0 = 0; kc0 < kp; kc0 += kcb) {
+        int kce = kc0 + kcb < kp ? kc0 + kcb : kp, last = kce == kp;
         for (int m = mc, rb = 0; m < mce; m += AMX_ROWS, rb++) {
           int nr = mce - m < AMX_ROWS ? mce - m : AMX_ROWS;
           int nr0 = nr < 16 ? nr : 16, nr1 = nr - nr0;
@@ -123,7 +123,7 @@ AMX_ATTR static void AMX_NAME(gemm_i8)(const gemm_input *x, const packed_matrix 
   const size_t lda = (size_t)x->lda;
   int chunk = amx_chunk_rows(kp);
   int32_t *cbuf = kp > AMX_KC_I8 ? amx_scratch_get(0, sizeof(int32_t) * (size_t)(chunk / AMX_ROWS) * AMX_ROWS * CPU_NR) : NULL;
-  if (kp > AMX_KC_I8 && !cbuf) return;
+  const int kcb = cbuf ? AMX_KC_I8 : kp;
   AMX_SETUP();
   int32_t acc[AMX_ROWS * CPU_NR] __attribute__((aligned(64)));
   uint8_t ta[2][1024] __attribute__((aligned(64))), tb[2][1024] __attribute__((aligned(64)));
@@ -131,8 +131,8 @@ AMX_ATTR static void AMX_NAME(gemm_i8)(const gemm_input *x, const packed_matrix 
     int mce = mc + chunk < m1 ? mc + chunk : m1;
     for (int p = p0; p < p1; p++) {
       const uint8_t *b = (const uint8_t *)w->data + (size_t)p * kp * CPU_NR;
-      for (int kc0 = 0; kc0 < kp; kc0 += AMX_KC_I8) {
-        int kce = kc0 + AMX_KC_I8 < kp ? kc0 + AMX_KC_I8 : kp, last = kce == kp;
+      for (int kc0 = 0; kc0 < kp; kc0 += kcb) {
+        int kce = kc0 + kcb < kp ? kc0 + kcb : kp, last = kce == kp;
         for (int m = mc, rb = 0; m < mce; m += AMX_ROWS, rb++) {
           int nr = mce - m < AMX_ROWS ? mce - m : AMX_ROWS;
           int nr0 = nr < 16 ? nr : 16, nr1 = nr - nr0;
@@ -182,7 +182,10 @@ AMX_ATTR static void AMX_NAME(gemm_split)(int parts, const gemm_input *x, const 
   int crows = m1 - m0 < chunk ? (m1 - m0 + 31) & ~31 : chunk;
   size_t asz = (size_t)crows * kpp, bsz = (size_t)kpp * CPU_NR, csz = (size_t)crows * CPU_NR;
   uint16_t *buf = amx_scratch_get(1, sizeof(uint16_t) * (asz + bsz) * 3 + sizeof(float) * csz);
-  if (!buf) return; /* no memory: leave the outputs (the caller sized everything else up front) */
+  if (!buf) { /* no scratch (out of memory): the scalar kernel, which needs none */
+    cpu_kernels_scalar.gemm_f32(x, w, m0, m1, p0, p1, e);
+    return;
+  }
   amx_split_bufs s;
   for (int i = 0; i < 3; i++) {
     s.a[i] = buf + asz * i;
