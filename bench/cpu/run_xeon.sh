@@ -9,6 +9,10 @@
 #                                     Python Laya from its wheel WHL (installed --no-deps)
 #   bench/cpu/run_xeon.sh kern        build, AMX tests, kernel throughput, parity of the fp32 x6 GEMM
 #   bench/cpu/run_xeon.sh all [WHL]   test and bench; steps also combine: kern,bench
+# The device copies /work/main's tree: copy this worktree to /work/main/.devrun/<name> (without
+# build/ and .git), add the missing libraries with bench/cpu/xeon_deps.sh /work/main/.devrun/<name>
+# and the Laya wheel (pip download laya==0.4.15 --no-deps -d .../.whl), carry that folder and
+# `cd` into it.
 # MODELS=large,mmbert picks the benchmark's models; REPS, E2E_REPS, SHAPES, SKIP, E2E_SKIP its size.
 set -u
 OUT=${OUT:-/tmp/laya-xeon}
