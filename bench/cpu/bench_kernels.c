@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "backend/cpu/kernels.h"
+#include "backend/cpu/kernels_amx.h"
 
 static double cpu_now(void) {
   struct timespec ts;
@@ -98,21 +99,35 @@ static void bench_attn_bf16(const cpu_kernels *kt, int t, int window) {
 }
 
 int main(int argc, char **argv) {
-  const cpu_kernels *tabs[2];
+  const cpu_kernels *tabs[5];
   int n = 0;
+  /* the AMX table, and two copies of it whose fp32 GEMM is the split-precision one (x3, x6) */
+  static cpu_kernels amx_x3, amx_x6;
+  if (cpu_kernels_by_name("amx")) {
+    tabs[n++] = cpu_kernels_by_name("amx");
+    amx_x3 = amx_x6 = *tabs[0];
+    amx_x3.name = "amx-x3";
+    amx_x3.gemm_f32 = cpu_amx_hw()->f32x3;
+    amx_x6.name = "amx-x6";
+    amx_x6.gemm_f32 = cpu_amx_hw()->f32x6;
+  }
   if (cpu_kernels_by_name("avx512")) tabs[n++] = cpu_kernels_by_name("avx512");
   if (cpu_kernels_by_name("avx2") && getenv("BENCH_AVX2")) tabs[n++] = cpu_kernels_by_name("avx2");
+  int n_main = n;
+  if (amx_x3.name) tabs[n++] = &amx_x3, tabs[n++] = &amx_x6;
   for (int i = 0; i < n; i++) {
+    int fmt0 = 0, fmt1 = i < n_main ? 3 : 1; /* the split copies: their fp32 GEMM only */
     if (argc >= 4) {
       for (int a = 1; a + 2 < argc; a += 3)
-        for (int f = 0; f < 3; f++) bench_gemm(tabs[i], (cpu_wfmt)f, atoi(argv[a]), atoi(argv[a + 1]), atoi(argv[a + 2]), 0);
+        for (int f = fmt0; f < fmt1; f++) bench_gemm(tabs[i], (cpu_wfmt)f, atoi(argv[a]), atoi(argv[a + 1]), atoi(argv[a + 2]), 0);
       continue;
     }
-    for (int f = 0; f < 3; f++) {
+    for (int f = fmt0; f < fmt1; f++) {
       bench_gemm(tabs[i], (cpu_wfmt)f, 128, 3072, 1024, 0);
       bench_gemm(tabs[i], (cpu_wfmt)f, 512, 5248, 1024, 1);
       bench_gemm(tabs[i], (cpu_wfmt)f, 512, 1024, 2624, 0);
     }
+    if (i >= n_main) continue;
     bench_attn(tabs[i], 512, -1);
     bench_attn(tabs[i], 512, 64);
     bench_attn_bf16(tabs[i], 512, -1);

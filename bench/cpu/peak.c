@@ -43,6 +43,30 @@ __attribute__((target(ISA))) static void zero_operands(void) {
   __asm__ volatile("vpxord %%zmm30, %%zmm30, %%zmm30\n vpxord %%zmm31, %%zmm31, %%zmm31" ::: "xmm30", "xmm31");
 }
 
+/* AMX: tdpbf16ps / tdpbusd into four independent 16 x 16 accumulators (16 x 64-byte tiles, the
+ * configuration of kernels_amx_tiles.h); one instruction is 16 x 16 x 32 bf16 or x 64 int8 MACs. */
+#include "backend/cpu/kernels_amx.h"
+typedef struct tcfg {
+  unsigned char palette, start;
+  unsigned char res[14];
+  unsigned short colsb[16];
+  unsigned char rows[16];
+} tcfg;
+#define AMX4(op) op " %%tmm4, %%tmm6, %%tmm0\n" op " %%tmm5, %%tmm6, %%tmm1\n" op " %%tmm4, %%tmm7, %%tmm2\n" op " %%tmm5, %%tmm7, %%tmm3\n"
+static double amx_rate(int int8, long it) {
+  tcfg c = {0};
+  c.palette = 1;
+  for (int t = 0; t < 8; t++) c.colsb[t] = 64, c.rows[t] = 16;
+  __asm__ volatile("ldtilecfg %0" ::"m"(c) : "memory");
+  __asm__ volatile("tilezero %%tmm0\n tilezero %%tmm1\n tilezero %%tmm2\n tilezero %%tmm3\n tilezero %%tmm4\n tilezero %%tmm5\n tilezero %%tmm6\n tilezero %%tmm7" ::: "memory");
+  double t0 = now();
+  if (int8)
+    for (long k = 0; k < it; k++) __asm__ volatile(AMX4("tdpbusd") ::: "memory");
+  else
+    for (long k = 0; k < it; k++) __asm__ volatile(AMX4("tdpbf16ps") ::: "memory");
+  return 4.0 * (double)it / (now() - t0);
+}
+
 int main(int argc, char **argv) {
   long it = argc > 1 ? atol(argv[1]) : 20000000;
   if (!cpu_kernels_by_name("avx512")) {
@@ -54,6 +78,13 @@ int main(int argc, char **argv) {
   printf("vfmadd231ps zmm: %.2f G/s = %6.1f GFLOP/s (32 per instruction)\n", f * 1e-9, 32 * f * 1e-9);
   printf("vdpbf16ps   zmm: %.2f G/s = %6.1f GFLOP/s (64)\n", b * 1e-9, 64 * b * 1e-9);
   printf("vpdpbusd    zmm: %.2f G/s = %6.1f GOP/s (128)\n", v * 1e-9, 128 * v * 1e-9);
+  if (cpu_amx_hw()) {
+    double ab = amx_rate(0, it / 20), ai = amx_rate(1, it / 20);
+    printf("tdpbf16ps   tile: %.3f G/s = %6.1f GFLOP/s (16384 per instruction)\n", ab * 1e-9, 16384 * ab * 1e-9);
+    printf("tdpbusd     tile: %.3f G/s = %6.1f GOP/s (32768)\n", ai * 1e-9, 32768 * ai * 1e-9);
+  } else {
+    printf("no AMX (or the OS refused the tile state)\n");
+  }
   return 0;
 }
 #else

@@ -138,10 +138,10 @@ static void test_model(const char *label, const encoder_config *c, const int *le
   float *lr = malloc(sizeof(float) * Mk), *ar = malloc(sizeof(float) * n_rows * 2);
   CHECK(run(ref, &bb->b, lr, ar) == 0);
 
-  static const char *isas[] = {"scalar", "avx2", "avx512"};
+  static const char *isas[] = {"scalar", "avx2", "avx512", "amx"}; /* amx: AMX CPUs only */
   static const backend_precision precs[] = {PREC_FP32, PREC_BF16, PREC_INT8};
   static const double bound[] = {0.0, 0.02, 0.04};
-  for (int ii = 0; ii < 3; ii++) {
+  for (int ii = 0; ii < 4; ii++) {
     if (!cpu_kernels_by_name(isas[ii])) continue;
     if (ii == 0 && c->hidden > 128) continue; /* the scalar oracle is slow: it runs the small model only */
     setenv("LAYA_CPU_ISA", isas[ii], 1);
@@ -181,7 +181,7 @@ static void test_model(const char *label, const encoder_config *c, const int *le
         CHECK(memcmp(a1, a + 2 * r, sizeof a1) == 0);
       }
       /* thread invariance */
-      if (ii == 2 || (ii == 1 && !cpu_kernels_by_name("avx512"))) {
+      if (ii >= 2 || (ii == 1 && !cpu_kernels_by_name("avx512"))) {
         backend_options o3 = {precs[pi], 3, 0}, o1 = {precs[pi], 1, 0};
         backend *b3 = backend_cpu_create(&rm.w, &o3, &err), *b1 = backend_cpu_create(&rm.w, &o1, &err);
         float *l3 = malloc(sizeof(float) * Mk), *a3 = malloc(sizeof(float) * n_rows * 2);

@@ -367,11 +367,12 @@ static void test_attention(const cpu_kernels **tabs, int n_tabs) {
 }
 
 int main(void) {
-  const cpu_kernels *tabs[2];
+  const cpu_kernels *tabs[3];
   int n = 0;
   const cpu_kernels *k;
   if ((k = cpu_kernels_by_name("avx2"))) tabs[n++] = k;
   if ((k = cpu_kernels_by_name("avx512"))) tabs[n++] = k;
+  if ((k = cpu_kernels_by_name("amx"))) tabs[n++] = k; /* AMX CPUs; tests/cpu/test_amx.c covers the tiling everywhere */
   printf("kernel tables under test: scalar");
   for (int i = 0; i < n; i++) printf(" %s", tabs[i]->name);
   printf("\n");

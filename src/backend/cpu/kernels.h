@@ -114,7 +114,7 @@ static inline size_t attn_bf16_kb_index(int t, int p, int j) { return ((size_t)p
 static inline size_t attn_bf16_vb_index(int dh, int j, int c) { return ((size_t)(j / 2) * dh + c) * 2 + (j & 1); }
 
 typedef struct cpu_kernels {
-  const char *name; /* "scalar", "avx2", "avx512" */
+  const char *name; /* "scalar", "avx2", "avx512", "amx" (kernels_amx.h) */
   int bf16_dot;     /* has bf16 dot products (vdpbf16ps): bf16 / int8 models run attention_bf16 */
   /* y = x W^T over activation rows [m0, m1) and weight panels [p0, p1). */
   void (*gemm_f32)(const gemm_input *x, const packed_matrix *w, int m0, int m1, int p0, int p1,
@@ -156,7 +156,7 @@ typedef struct cpu_isa {
 } cpu_isa;
 cpu_isa cpu_isa_detect(void);
 
-/* The best table this CPU runs, or the one LAYA_CPU_ISA (scalar|avx2|avx512) forces (if usable).
+/* The best table this CPU runs, or the one LAYA_CPU_ISA (scalar|avx2|avx512|amx) forces (if usable).
  * Never NULL. */
 const cpu_kernels *cpu_kernels_select(void);
 /* A table by name if this CPU can run it, else NULL. */

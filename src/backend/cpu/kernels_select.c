@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "backend/cpu/kernels.h"
+#include "backend/cpu/kernels_amx.h"
 #include "core/cpu_features.h"
 
 /* core/cpu_features checks CPUID and XCR0 (and honours LAYA_CPU_DISABLE). */
@@ -23,6 +24,8 @@ const cpu_kernels *cpu_kernels_by_name(const char *name) {
   /* the AVX-512 table uses BF16 and VNNI instructions throughout */
   if (!strcmp(name, "avx512"))
     return isa.avx512_bf16 && isa.avx512_vnni ? cpu_kernels_avx512() : NULL;
+  /* the AVX-512 table with AMX GEMMs (kernels_amx.h): CPUID, XCR0 and the OS's tile permission */
+  if (!strcmp(name, "amx")) return isa.avx512_bf16 && isa.avx512_vnni ? cpu_kernels_amx() : NULL;
   return NULL;
 }
 
@@ -32,7 +35,8 @@ const cpu_kernels *cpu_kernels_select(void) {
     const cpu_kernels *k = cpu_kernels_by_name(force);
     if (k) return k;
   }
-  const cpu_kernels *k = cpu_kernels_by_name("avx512");
+  const cpu_kernels *k = cpu_kernels_by_name("amx");
+  if (!k) k = cpu_kernels_by_name("avx512");
   if (!k) k = cpu_kernels_by_name("avx2");
   return k ? k : &cpu_kernels_scalar;
 }

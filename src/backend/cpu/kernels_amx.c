@@ -1,0 +1,471 @@
+/*
+ * kernels_amx.c: GEMMs on Intel AMX tiles, and the plain-C model of the tile instructions the tests
+ * run them on where the CPU has no AMX (kernels_amx.h). The tiling is kernels_amx_tiles.h,
+ * instantiated twice below.
+ *
+ * Tile instructions are emitted as inline assembly (with "memory" clobbers, so the compiler orders
+ * the buffers the tiles read and write around them; the compilers' intrinsics do not say that);
+ * any assembler from binutils 2.36 / LLVM 12 on knows them. The epilogues of the AMX kernels use
+ * AVX-512 (every AMX CPU has it), compiled with per-function target attributes as in
+ * kernels_avx512.c. The OS hands out the tile data state only on request: the first call of
+ * cpu_amx_hw() asks for it (arch_prctl ARCH_REQ_XCOMP_PERM, through cpu_amx_enable), and each
+ * thread loads the tile configuration (ldtilecfg) before its first tile instruction.
+ *
+ * The emulation follows the pseudo-code of the Intel SDM: tdpbf16ps adds, for each output element
+ * and each k pair in order, the product of the even elements, then of the odd ones, each rounded
+ * to fp32 (nearest even); bf16 inputs and fp32 results that are denormal count as zero (the
+ * instruction ignores MXCSR and flushes both). bf16 x bf16 products are exact in fp32, so the only
+ * roundings are the additions. Whether the hardware rounds after each of the two additions or once
+ * per pair is not documented; tests/cpu/test_amx.c reports how many outputs of the two differ and
+ * holds both to the same bound. tdpbusd's 32-bit sums are exact (wrapping) in both.
+ */
+#include "backend/cpu/kernels_amx.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/cpu/kernels.h"
+#include "core/cpu_features.h"
+
+/* ---- shared by both instantiations ---- */
+
+/* Rows per chunk so that one chunk's activation rows (row_bytes each) stay near 1 MiB of L2 while
+ * every weight panel passes over them; a multiple of 32, at least 32. */
+static int amx_chunk_rows(int row_bytes) {
+  int r = (1024 * 1024) / (row_bytes > 0 ? row_bytes : 1);
+  r = r / 32 * 32;
+  if (r < 32) r = 32;
+  if (r > 384) r = 384;
+  return r;
+}
+
+/* The valid nr x nb bytes of a tile at src (row stride ld) into a zeroed 16 x 64 buffer. */
+static void amx_copy_part(uint8_t *dst, const uint8_t *src, size_t ld, int nr, int nb) {
+  memset(dst, 0, 1024);
+  for (int r = 0; r < nr; r++) memcpy(dst + 64 * r, src + ld * r, (size_t)nb);
+}
+
+/* Scratch of the calling thread, kept between calls (grown when a call needs more) and freed when
+ * the thread exits: a fresh allocation per call is an mmap and munmap of up to a few MiB per GEMM
+ * task, whose page faults and TLB shootdowns cost more than the split-precision GEMM itself. Two
+ * slots (the fp32 accumulator buffer of a kernel, the split parts) so one call can hold both. */
+typedef struct amx_scratch {
+  void *p[2];
+  size_t cap[2];
+} amx_scratch;
+static pthread_key_t scratch_key;
+static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
+static int scratch_key_ok;
+static void scratch_free(void *v) {
+  amx_scratch *s = v;
+  free(s->p[0]);
+  free(s->p[1]);
+  free(s);
+}
+static void scratch_init(void) { scratch_key_ok = pthread_key_create(&scratch_key, scratch_free) == 0; }
+static _Thread_local int scratch_fail;
+void cpu_amx_scratch_fail_for_tests(int on) { scratch_fail = on; }
+static void *amx_scratch_get(int slot, size_t bytes) {
+  pthread_once(&scratch_once, scratch_init);
+  if (!scratch_key_ok || scratch_fail) return NULL;
+  amx_scratch *s = pthread_getspecific(scratch_key);
+  if (!s) {
+    s = calloc(1, sizeof *s);
+    if (!s || pthread_setspecific(scratch_key, s)) {
+      free(s);
+      return NULL;
+    }
+  }
+  bytes = (bytes + 63) & ~(size_t)63;
+  if (s->cap[slot] < bytes) {
+    free(s->p[slot]);
+    s->p[slot] = aligned_alloc(64, bytes);
+    s->cap[slot] = s->p[slot] ? bytes : 0;
+  }
+  return s->p[slot];
+}
+
+/* fp32 bits rounded to the nearest bf16 (ties to even), low 16 bits cleared. Inputs are finite. */
+static inline uint32_t rb_bits(uint32_t u) { return (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u; }
+static inline uint32_t f2u(float f) {
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  return u;
+}
+static inline float u2f(uint32_t u) {
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+/* x = hi + mid + lo + r, each part the nearest bf16 to what the previous ones leave (exact
+ * differences: a part holds x's leading bits). */
+static inline void split3(float x, uint16_t *h, uint16_t *m, uint16_t *l) {
+  uint32_t hb = rb_bits(f2u(x));
+  float r1 = x - u2f(hb);
+  uint32_t mb = rb_bits(f2u(r1));
+  float r2 = r1 - u2f(mb);
+  *h = (uint16_t)(hb >> 16);
+  *m = (uint16_t)(mb >> 16);
+  if (l) *l = (uint16_t)(rb_bits(f2u(r2)) >> 16);
+}
+
+static void split_row_c(const float *src, int n, int npad, uint16_t *hi, uint16_t *mid, uint16_t *lo) {
+  for (int i = 0; i < npad; i++) split3(i < n ? src[i] : 0.0f, hi + i, mid + i, lo ? lo + i : NULL);
+}
+/* fp32 panel [k][32] -> parts in the bf16 panel order [kpp/2][32][2] */
+static void split_panel_c(const float *src, int k, int kpp, uint16_t *hi, uint16_t *mid, uint16_t *lo) {
+  for (int kk = 0; kk < kpp; kk++)
+    for (int c = 0; c < CPU_NR; c++) {
+      size_t o = (size_t)(kk >> 1) * CPU_NR * 2 + (size_t)c * 2 + (kk & 1);
+      split3(kk < k ? src[(size_t)kk * CPU_NR + c] : 0.0f, hi + o, mid + o, lo ? lo + o : NULL);
+    }
+}
+
+/* the split-precision GEMM's buffers: activation parts [rows_pad][kpp], weight parts [kpp/2][32][2] */
+typedef struct amx_split_bufs {
+  uint16_t *a[3];
+  uint16_t *b[3];
+} amx_split_bufs;
+
+/* ---- the emulated tiles ---- */
+
+typedef struct emu_tile {
+  uint8_t d[16][64];
+} emu_tile;
+static _Thread_local emu_tile emu_tmm[8];
+
+static void emu_load(int t, const void *p, size_t stride) {
+  for (int r = 0; r < 16; r++) memcpy(emu_tmm[t].d[r], (const uint8_t *)p + stride * r, 64);
+}
+static void emu_store(int t, void *p, size_t stride) {
+  for (int r = 0; r < 16; r++) memcpy((uint8_t *)p + stride * r, emu_tmm[t].d[r], 64);
+}
+static void emu_zero(int t) { memset(&emu_tmm[t], 0, sizeof(emu_tile)); }
+
+static inline float daz(float x) { return fpclassify(x) == FP_SUBNORMAL ? copysignf(0.0f, x) : x; }
+static inline float bf16_daz(const uint8_t *p) {
+  uint16_t h;
+  memcpy(&h, p, 2);
+  return daz(bf16_to_f32(h));
+}
+
+static void emu_dpbf16(int c, int a, int b) {
+  emu_tile *C = &emu_tmm[c], *A = &emu_tmm[a], *B = &emu_tmm[b];
+  for (int m = 0; m < 16; m++) {
+    float tmp[16];
+    memcpy(tmp, C->d[m], 64);
+    for (int k = 0; k < 16; k++) {
+      float a0 = bf16_daz(A->d[m] + 4 * k), a1 = bf16_daz(A->d[m] + 4 * k + 2);
+      for (int n = 0; n < 16; n++) {
+        float b0 = bf16_daz(B->d[k] + 4 * n), b1 = bf16_daz(B->d[k] + 4 * n + 2);
+        float p0 = a0 * b0, p1 = a1 * b1; /* exact (or flushed / overflowed as the hardware) */
+        tmp[n] = daz(daz(tmp[n] + daz(p0)) + daz(p1));
+      }
+    }
+    memcpy(C->d[m], tmp, 64);
+  }
+}
+
+static void emu_dpbusd(int c, int a, int b) {
+  emu_tile *C = &emu_tmm[c], *A = &emu_tmm[a], *B = &emu_tmm[b];
+  for (int m = 0; m < 16; m++) {
+    uint32_t tmp[16];
+    memcpy(tmp, C->d[m], 64);
+    for (int k = 0; k < 16; k++)
+      for (int n = 0; n < 16; n++) {
+        int32_t s = 0;
+        for (int i = 0; i < 4; i++) s += (int32_t)A->d[m][4 * k + i] * (int32_t)(int8_t)B->d[k][4 * n + i];
+        tmp[n] += (uint32_t)s;
+      }
+    memcpy(C->d[m], tmp, 64);
+  }
+}
+
+static float gelu_erf_c(float x) { return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f)); }
+
+/* The scalar epilogue of one row's 32 panel results (as kernels_scalar.c applies it). */
+static void epi_row_c(const packed_matrix *w, const gemm_epilogue *e, int m, int p, const float *acc) {
+  int outs = w->geglu ? w->n / 2 : w->n, width = w->geglu ? CPU_NR / 2 : CPU_NR;
+  for (int c = 0; c < width; c++) {
+    int o = p * width + c;
+    if (o >= outs) break;
+    float y;
+    if (w->geglu) {
+      y = gelu_erf_c(acc[c]) * acc[c + CPU_NR / 2];
+    } else {
+      y = acc[c] + (w->bias ? w->bias[o] : 0.0f);
+      if (e->act == EPI_GELU) y = gelu_erf_c(y);
+      else if (e->act == EPI_RELU) y = y > 0.0f ? y : 0.0f;
+    }
+    if (e->out_f32) {
+      float *dst = e->out_f32 + (size_t)m * e->ldo + o;
+      *dst = e->residual ? *dst + y : y;
+    } else {
+      e->out_bf16[(size_t)m * e->ldo + o] = f32_to_bf16_rne(y);
+    }
+  }
+}
+/* int8: y = (sum - colsum) * (row scale * column scale), in the AVX-512 kernel's order */
+static void epi_row_i32_c(const gemm_input *x, const packed_matrix *w, const gemm_epilogue *e, int m, int p,
+                          const int32_t *acc) {
+  float y[CPU_NR];
+  int col = p * CPU_NR;
+  for (int c = 0; c < CPU_NR; c++)
+    y[c] = (float)(int32_t)((uint32_t)acc[c] - (uint32_t)w->colsum[col + c]) * (x->row_scale[m] * w->scale[col + c]);
+  epi_row_c(w, e, m, p, y);
+}
+
+#define AMX_NAME(x) x##_emu
+#define AMX_ATTR
+#define AMX_SETUP() ((void)0)
+#define T_ZERO(t) emu_zero(t)
+#define T_LOAD(t, p, s) emu_load(t, p, s)
+#define T_STORE(t, p, s) emu_store(t, p, s)
+#define T_DPBF16(c, a, b) emu_dpbf16(c, a, b)
+#define T_DPBUSD(c, a, b) emu_dpbusd(c, a, b)
+#define AMX_EPI_F32(w, e, m, p, acc) epi_row_c(w, e, m, p, acc)
+#define AMX_EPI_I32(x, w, e, m, p, acc) epi_row_i32_c(x, w, e, m, p, acc)
+#define AMX_SPLIT_ROW split_row_c
+#define AMX_SPLIT_PANEL split_panel_c
+#include "backend/cpu/kernels_amx_tiles.h"
+#undef AMX_NAME
+#undef AMX_ATTR
+#undef AMX_SETUP
+#undef T_ZERO
+#undef T_LOAD
+#undef T_STORE
+#undef T_DPBF16
+#undef T_DPBUSD
+#undef AMX_EPI_F32
+#undef AMX_EPI_I32
+#undef AMX_SPLIT_ROW
+#undef AMX_SPLIT_PANEL
+
+static const cpu_amx_gemms emu_gemms = {"amx-emu", gemm_bf16_emu, gemm_i8_emu, gemm_f32x3_emu, gemm_f32x6_emu};
+const cpu_amx_gemms *cpu_amx_emu(void) { return &emu_gemms; }
+
+/* ---- the AMX instantiation ---- */
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && defined(__linux__)
+#include <immintrin.h>
+
+#define ISA_AMX "avx512f,avx512bw,avx512vl,avx512dq,avx512bf16,fma,avx2"
+#define FN_AMX static __attribute__((target(ISA_AMX)))
+#define INL_AMX static inline __attribute__((target(ISA_AMX), always_inline))
+
+/* palette 1; tiles 0..7 of 16 rows x 64 bytes (the layout of kernels_amx_tiles.h) */
+typedef struct amx_tilecfg {
+  uint8_t palette, start_row;
+  uint8_t reserved[14];
+  uint16_t colsb[16];
+  uint8_t rows[16];
+} amx_tilecfg;
+
+static _Thread_local int amx_configured;
+
+static void amx_setup(void) {
+  if (amx_configured) return;
+  amx_tilecfg cfg;
+  memset(&cfg, 0, sizeof cfg);
+  cfg.palette = 1;
+  for (int t = 0; t < 8; t++) {
+    cfg.colsb[t] = 64;
+    cfg.rows[t] = 16;
+  }
+  __asm__ volatile("ldtilecfg %0" ::"m"(cfg) : "memory");
+  amx_configured = 1;
+}
+
+#define T_ZERO(t) __asm__ volatile("tilezero %%tmm" #t ::: "memory")
+#define T_LOAD(t, p, s) __asm__ volatile("tileloadd (%0,%1,1), %%tmm" #t ::"r"(p), "r"((long)(s)) : "memory")
+#define T_STORE(t, p, s) __asm__ volatile("tilestored %%tmm" #t ", (%0,%1,1)" ::"r"(p), "r"((long)(s)) : "memory")
+#define T_DPBF16(c, a, b) __asm__ volatile("tdpbf16ps %%tmm" #b ", %%tmm" #a ", %%tmm" #c ::: "memory")
+#define T_DPBUSD(c, a, b) __asm__ volatile("tdpbusd %%tmm" #b ", %%tmm" #a ", %%tmm" #c ::: "memory")
+
+/* exp / erf / gelu on 16 fp32 lanes (the approximations of kernels_avx512.c: exp ~2 ulp,
+ * erf Abramowitz-Stegun 7.1.26, |abs err| <= 1.5e-7) */
+INL_AMX __m512 ax_exp(__m512 x) {
+  x = _mm512_max_ps(_mm512_min_ps(x, _mm512_set1_ps(88.3762626647949f)), _mm512_set1_ps(-88.3762626647949f));
+  __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+                                  _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
+  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+  __m512 p = _mm512_set1_ps(1.9875691500E-4f);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507E-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073E-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894E-2f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459E-1f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201E-1f));
+  p = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
+  return _mm512_scalef_ps(p, n);
+}
+INL_AMX __m512 ax_gelu(__m512 x) {
+  __m512 z = _mm512_mul_ps(x, _mm512_set1_ps(0.70710678118654752f));
+  __m512 az = _mm512_abs_ps(z);
+  __m512 t = _mm512_div_ps(_mm512_set1_ps(1.0f), _mm512_fmadd_ps(az, _mm512_set1_ps(0.3275911f), _mm512_set1_ps(1.0f)));
+  __m512 p = _mm512_set1_ps(1.061405429f);
+  p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(-1.453152027f));
+  p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(1.421413741f));
+  p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(-0.284496736f));
+  p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(0.254829592f));
+  p = _mm512_mul_ps(p, t);
+  __m512 erf_abs = _mm512_fnmadd_ps(p, ax_exp(_mm512_mul_ps(_mm512_sub_ps(_mm512_setzero_ps(), az), az)),
+                                    _mm512_set1_ps(1.0f));
+  __m512 erf = _mm512_castsi512_ps(_mm512_or_si512(
+      _mm512_castps_si512(erf_abs), _mm512_and_si512(_mm512_castps_si512(z), _mm512_set1_epi32((int)0x80000000u))));
+  return _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(0.5f), x), _mm512_add_ps(_mm512_set1_ps(1.0f), erf));
+}
+INL_AMX __mmask16 ax_mask(int n) { return n >= 16 ? (__mmask16)0xffff : n <= 0 ? (__mmask16)0 : (__mmask16)((1u << n) - 1); }
+INL_AMX void ax_store_bf16(uint16_t *dst, __m512 y, __mmask16 mk) {
+  _mm256_mask_storeu_epi16(dst, mk, (__m256i)_mm512_cvtneps_pbh(y));
+}
+
+/* The epilogue of kernels_avx512.c for one row's 32 results y0 (columns 0-15), y1 (16-31). */
+INL_AMX void epi_vec(const packed_matrix *w, const gemm_epilogue *e, int m, int p, __m512 y0, __m512 y1) {
+  if (w->geglu) {
+    int o = p * 16;
+    __mmask16 mk = ax_mask(w->n / 2 - o);
+    __m512 y = _mm512_mul_ps(ax_gelu(y0), y1);
+    if (e->out_f32) {
+      float *dst = e->out_f32 + (size_t)m * e->ldo + o;
+      if (e->residual) y = _mm512_add_ps(y, _mm512_maskz_loadu_ps(mk, dst));
+      _mm512_mask_storeu_ps(dst, mk, y);
+    } else {
+      ax_store_bf16(e->out_bf16 + (size_t)m * e->ldo + o, y, mk);
+    }
+    return;
+  }
+  int o = p * 32;
+  __mmask16 mk0 = ax_mask(w->n - o), mk1 = ax_mask(w->n - o - 16);
+  if (w->bias) {
+    y0 = _mm512_add_ps(y0, _mm512_maskz_loadu_ps(mk0, w->bias + o));
+    y1 = _mm512_add_ps(y1, _mm512_maskz_loadu_ps(mk1, w->bias + o + 16));
+  }
+  if (e->act == EPI_GELU) {
+    y0 = ax_gelu(y0);
+    y1 = ax_gelu(y1);
+  } else if (e->act == EPI_RELU) {
+    y0 = _mm512_max_ps(y0, _mm512_setzero_ps());
+    y1 = _mm512_max_ps(y1, _mm512_setzero_ps());
+  }
+  if (e->out_f32) {
+    float *dst = e->out_f32 + (size_t)m * e->ldo + o;
+    if (e->residual) {
+      y0 = _mm512_add_ps(y0, _mm512_maskz_loadu_ps(mk0, dst));
+      y1 = _mm512_add_ps(y1, _mm512_maskz_loadu_ps(mk1, dst + 16));
+    }
+    _mm512_mask_storeu_ps(dst, mk0, y0);
+    _mm512_mask_storeu_ps(dst + 16, mk1, y1);
+  } else {
+    uint16_t *dst = e->out_bf16 + (size_t)m * e->ldo + o;
+    ax_store_bf16(dst, y0, mk0);
+    ax_store_bf16(dst + 16, y1, mk1);
+  }
+}
+INL_AMX void epi_row_hw(const packed_matrix *w, const gemm_epilogue *e, int m, int p, const float *acc) {
+  epi_vec(w, e, m, p, _mm512_load_ps(acc), _mm512_load_ps(acc + 16));
+}
+INL_AMX void epi_row_i32_hw(const gemm_input *x, const packed_matrix *w, const gemm_epilogue *e, int m, int p,
+                            const int32_t *acc) {
+  int col = p * CPU_NR;
+  __m512 rs = _mm512_set1_ps(x->row_scale[m]);
+  __m512 y0 = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_load_si512(acc), _mm512_loadu_si512(w->colsum + col))),
+                            _mm512_mul_ps(rs, _mm512_loadu_ps(w->scale + col)));
+  __m512 y1 = _mm512_mul_ps(
+      _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_load_si512(acc + 16), _mm512_loadu_si512(w->colsum + col + 16))),
+      _mm512_mul_ps(rs, _mm512_loadu_ps(w->scale + col + 16)));
+  epi_vec(w, e, m, p, y0, y1);
+}
+
+/* split3 on 16 lanes: the parts' fp32 bit patterns (low 16 bits zero) */
+INL_AMX __m512i ax_rb(__m512i u) {
+  __m512i r = _mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7fff)),
+                               _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1)));
+  return _mm512_and_si512(r, _mm512_set1_epi32((int)0xffff0000u));
+}
+INL_AMX void ax_split(__m512 x, __m512i *h, __m512i *m, __m512i *l) {
+  *h = ax_rb(_mm512_castps_si512(x));
+  __m512 r1 = _mm512_sub_ps(x, _mm512_castsi512_ps(*h));
+  *m = ax_rb(_mm512_castps_si512(r1));
+  __m512 r2 = _mm512_sub_ps(r1, _mm512_castsi512_ps(*m));
+  *l = ax_rb(_mm512_castps_si512(r2));
+}
+FN_AMX void split_row_hw(const float *src, int n, int npad, uint16_t *hi, uint16_t *mid, uint16_t *lo) {
+  for (int i = 0; i < npad; i += 16) {
+    __mmask16 mk = ax_mask(n - i);
+    __m512i h, m, l;
+    ax_split(_mm512_maskz_loadu_ps(mk, src + i), &h, &m, &l);
+    _mm256_storeu_si256((__m256i *)(hi + i), _mm512_cvtepi32_epi16(_mm512_srli_epi32(h, 16)));
+    _mm256_storeu_si256((__m256i *)(mid + i), _mm512_cvtepi32_epi16(_mm512_srli_epi32(m, 16)));
+    if (lo) _mm256_storeu_si256((__m256i *)(lo + i), _mm512_cvtepi32_epi16(_mm512_srli_epi32(l, 16)));
+  }
+}
+/* pairs (k, k+1) of one column in one 32-bit lane: low half from row k, high half from row k+1 */
+INL_AMX __m512i ax_pair(__m512i even, __m512i odd) { return _mm512_or_si512(_mm512_srli_epi32(even, 16), odd); }
+FN_AMX void split_panel_hw(const float *src, int k, int kpp, uint16_t *hi, uint16_t *mid, uint16_t *lo) {
+  for (int kk = 0; kk < kpp; kk += 2) {
+    for (int half = 0; half < 2; half++) {
+      __m512 x0 = kk < k ? _mm512_loadu_ps(src + (size_t)kk * CPU_NR + 16 * half) : _mm512_setzero_ps();
+      __m512 x1 = kk + 1 < k ? _mm512_loadu_ps(src + (size_t)(kk + 1) * CPU_NR + 16 * half) : _mm512_setzero_ps();
+      __m512i h0, m0, l0, h1, m1, l1;
+      ax_split(x0, &h0, &m0, &l0);
+      ax_split(x1, &h1, &m1, &l1);
+      size_t o = (size_t)(kk >> 1) * CPU_NR * 2 + 32 * half;
+      _mm512_storeu_si512(hi + o, ax_pair(h0, h1));
+      _mm512_storeu_si512(mid + o, ax_pair(m0, m1));
+      if (lo) _mm512_storeu_si512(lo + o, ax_pair(l0, l1));
+    }
+  }
+}
+
+#define AMX_NAME(x) x##_hw
+#define AMX_ATTR __attribute__((target(ISA_AMX)))
+#define AMX_SETUP() amx_setup()
+#define AMX_EPI_F32(w, e, m, p, acc) epi_row_hw(w, e, m, p, acc)
+#define AMX_EPI_I32(x, w, e, m, p, acc) epi_row_i32_hw(x, w, e, m, p, acc)
+#define AMX_SPLIT_ROW split_row_hw
+#define AMX_SPLIT_PANEL split_panel_hw
+#include "backend/cpu/kernels_amx_tiles.h"
+
+static const cpu_amx_gemms hw_gemms = {"amx", gemm_bf16_hw, gemm_i8_hw, gemm_f32x3_hw, gemm_f32x6_hw};
+
+static int hw_ok;
+static pthread_once_t hw_once = PTHREAD_ONCE_INIT;
+static void hw_probe(void) {
+  const cpu_features *f = cpu_features_get();
+  hw_ok = f->amx_tile && f->amx_bf16 && f->amx_int8 && f->avx512f && f->avx512bw && f->avx512vl &&
+          f->avx512dq && f->avx512_bf16 && cpu_amx_enable();
+}
+const cpu_amx_gemms *cpu_amx_hw(void) {
+  pthread_once(&hw_once, hw_probe);
+  return hw_ok ? &hw_gemms : NULL;
+}
+#else
+const cpu_amx_gemms *cpu_amx_hw(void) { return NULL; }
+#endif
+
+/* ---- the "amx" table ---- */
+
+static cpu_kernels amx_table;
+static const cpu_kernels *amx_table_ptr;
+static pthread_once_t table_once = PTHREAD_ONCE_INIT;
+static void table_build(void) {
+  const cpu_amx_gemms *g = cpu_amx_hw();
+  const cpu_kernels *base = cpu_kernels_avx512();
+  const cpu_features *f = cpu_features_get();
+  if (!g || !base || !f->avx512_vnni) return;
+  amx_table = *base;
+  amx_table.name = "amx";
+  amx_table.gemm_bf16 = g->bf16;
+  amx_table.gemm_i8 = g->i8;
+  const char *fp = getenv("LAYA_AMX_FP32");
+  if (fp && !strcmp(fp, "x3")) amx_table.gemm_f32 = g->f32x3;
+  else if (fp && !strcmp(fp, "x6")) amx_table.gemm_f32 = g->f32x6;
+  amx_table_ptr = &amx_table;
+}
+const cpu_kernels *cpu_kernels_amx(void) {
+  pthread_once(&table_once, table_build);
+  return amx_table_ptr;
+}

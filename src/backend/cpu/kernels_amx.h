@@ -1,0 +1,45 @@
+/*
+ * kernels_amx.h: the AMX GEMMs (kernels_amx.c) and their portable model.
+ *
+ * The tiling code of kernels_amx_tiles.h is compiled twice: over the AMX tile instructions
+ * (tileloadd, tilezero, tdpbf16ps, tdpbusd, tilestored) and over a plain-C emulation of the same
+ * instructions (kernels_amx.c, "emulated tiles"), so the tiling, the tails and the reading of the
+ * packed layouts are tested on every machine, and on an AMX CPU the two are held against each other.
+ *
+ * Kernels (each one a gemm slot of kernels.h, same arguments, same packed weights):
+ *   bf16   tdpbf16ps over the packed [K/2][32][2] panels read in place (B tile = 16 pairs x 16
+ *          columns, row stride 128 bytes)
+ *   int8   tdpbusd over the packed [K/4][32][4] panels (u8 activations, colsum compensation)
+ *   f32x3  fp32 = bf16 hi + mid + lo parts of both operands; hi*hi + hi*mid + mid*hi products
+ *          (relative error of one product <= ~3 * 2^-16 + fp32 rounding)
+ *   f32x6  the same plus mid*mid, hi*lo, lo*hi (<= ~12 * 2^-24 + fp32 rounding)
+ */
+#ifndef LAYA_CPU_KERNELS_AMX_H
+#define LAYA_CPU_KERNELS_AMX_H
+
+#include "backend/cpu/kernels.h"
+
+typedef void (*cpu_gemm_fn)(const gemm_input *x, const packed_matrix *w, int m0, int m1, int p0, int p1,
+                            const gemm_epilogue *e);
+
+typedef struct cpu_amx_gemms {
+  const char *name; /* "amx" or "amx-emu" */
+  cpu_gemm_fn bf16, i8, f32x3, f32x6;
+} cpu_amx_gemms;
+
+/* The AMX kernels: NULL unless the compiler built them, CPUID and XCR0 report AMX-BF16/INT8 and
+ * the kernel granted this process the tile data state (arch_prctl ARCH_REQ_XCOMP_PERM, asked once). */
+const cpu_amx_gemms *cpu_amx_hw(void);
+/* The same tiling over emulated tiles (plain C, scalar epilogues): every machine, for tests. */
+const cpu_amx_gemms *cpu_amx_emu(void);
+
+/* Tests only: while on, the calling thread's GEMM scratch requests fail as if out of memory (the
+ * kernels then take their paths without scratch: one k block; the scalar kernel for split fp32). */
+void cpu_amx_scratch_fail_for_tests(int on);
+
+/* The "amx" kernel table: the AVX-512 table with its bf16 and int8 GEMMs on AMX; its fp32 GEMM is
+ * the AVX-512 one unless LAYA_AMX_FP32=x3|x6 picks a split-precision AMX GEMM. NULL where
+ * cpu_amx_hw() is NULL or the AVX-512 table is not available. */
+const cpu_kernels *cpu_kernels_amx(void);
+
+#endif

@@ -1,0 +1,257 @@
+/*
+ * kernels_amx_tiles.h: the AMX GEMMs' tiling, written once over five tile primitives and included
+ * twice by kernels_amx.c: over the AMX instructions and over their plain-C emulation (see
+ * kernels_amx.h). Not a normal header: the includer defines
+ *   AMX_NAME(x)            a name of this instantiation
+ *   AMX_ATTR               function attributes (target ISA) of this instantiation
+ *   AMX_SETUP()            make the tile configuration below current in this thread
+ *   T_ZERO(t) T_LOAD(t, p, stride) T_STORE(t, p, stride) T_DPBF16(c, a, b) T_DPBUSD(c, a, b)
+ *                          the tile operations (t: a constant tile number 0..7)
+ *   AMX_EPI_F32(w, e, m, p, acc)                 epilogue of row m, panel p, 32 fp32 results
+ *   AMX_EPI_I32(x, w, e, m, p, acc)              the same from 32 int32 sums (int8)
+ *   AMX_SPLIT_ROW(src, n, npad, hi, mid, lo)     fp32 row -> bf16 parts (zero to npad)
+ *   AMX_SPLIT_PANEL(src, k, kpp, hi, mid, lo)    fp32 panel [k][32] -> bf16 parts [kpp/2][32][2]
+ *
+ * Tile configuration (palette 1, the same for every kernel): all eight tiles are 16 rows x 64
+ * bytes. tmm0..3: fp32 / int32 accumulators of a 32-row x 32-column block (tmm0 rows 0-15 columns
+ * 0-15, tmm1 rows 0-15 columns 16-31, tmm2 / tmm3 rows 16-31); tmm4 / tmm5: activation rows 0-15 /
+ * 16-31, 32 bf16 or 64 u8 of k; tmm6 / tmm7: the weight panel's columns 0-15 / 16-31, 16 rows of
+ * k pairs (bf16) or quads (int8) read in place from the packed panel (row stride 128 bytes: a
+ * panel row of 32 columns x 4 bytes). A tile that would read past the rows [m0, m1), past k_pad or
+ * past the panel loads from a zero-filled copy of its valid part instead, so the configuration never
+ * changes.
+ */
+
+#define AMX_ROWS 32 /* activation rows per block (two tiles) */
+
+/* Tile t from nr rows of nb bytes at base (row stride ld bytes); whole tiles load in place. */
+#define AMX_LOAD_PART(t, base, ld, nr, nb, tmp)                        \
+  do {                                                                 \
+    if ((nr) == 16 && (nb) == 64) {                                    \
+      T_LOAD(t, (base), (ld));                                         \
+    } else {                                                           \
+      amx_copy_part((tmp), (const uint8_t *)(base), (ld), (nr), (nb)); \
+      T_LOAD(t, (tmp), 64);                                            \
+    }                                                                  \
+  } while (0)
+
+/* The four accumulators of a 32 x 32 block: zeroed, or reloaded from a [32][32] 4-byte buffer
+ * where the previous k block left them; and stored there. */
+#define AMX_C_BEGIN(first, cb)            \
+  do {                                    \
+    if (first) {                          \
+      T_ZERO(0);                          \
+      T_ZERO(1);                          \
+      T_ZERO(2);                          \
+      T_ZERO(3);                          \
+    } else {                              \
+      T_LOAD(0, (cb), 128);               \
+      T_LOAD(1, (cb) + 16, 128);          \
+      T_LOAD(2, (cb) + 16 * CPU_NR, 128); \
+      T_LOAD(3, (cb) + 16 * CPU_NR + 16, 128); \
+    }                                     \
+  } while (0)
+#define AMX_C_END(cb)                       \
+  do {                                      \
+    T_STORE(0, (cb), 128);                  \
+    T_STORE(1, (cb) + 16, 128);             \
+    T_STORE(2, (cb) + 16 * CPU_NR, 128);    \
+    T_STORE(3, (cb) + 16 * CPU_NR + 16, 128); \
+  } while (0)
+
+/* Loop order (both integer and bf16 kernels): row chunk (activations stay in L2) > weight panel >
+ * k block (the panel's slice of KC k values, 16 KiB, stays in L1 while every 32-row block of the
+ * chunk passes over it) > row block > k step. The accumulators of each row block wait in a
+ * buffer between k blocks (fp32 stores and loads: exact), so every output's sum still runs over k
+ * in one fixed order. Within a k step the loads are interleaved with the products so a tile's next
+ * load can start while the products that do not read it run. */
+#define AMX_KC_BF16 256
+#define AMX_KC_I8 512
+
+/* bf16: y = x W^T, x bf16 [M][lda], W packed [K/2][32][2] per panel. */
+AMX_ATTR static void AMX_NAME(gemm_bf16)(const gemm_input *x, const packed_matrix *w, int m0, int m1, int p0,
+                                         int p1, const gemm_epilogue *e) {
+  if (m1 <= m0 || p1 <= p0) return;
+  const int kp = w->k_pad;
+  const size_t lda = (size_t)x->lda * 2;
+  int chunk = amx_chunk_rows(kp * 2);
+  float *cbuf = kp > AMX_KC_BF16 ? amx_scratch_get(0, sizeof(float) * (size_t)(chunk / AMX_ROWS) * AMX_ROWS * CPU_NR) : NULL;
+  const int kcb = cbuf ? AMX_KC_BF16 : kp; /* no scratch (out of memory): one k block, same sums */
+  AMX_SETUP();
+  float acc[AMX_ROWS * CPU_NR] __attribute__((aligned(64)));
+  uint8_t ta[2][1024] __attribute__((aligned(64))), tb[2][1024] __attribute__((aligned(64)));
+  for (int mc = m0; mc < m1; mc += chunk) {
+    int mce = mc + chunk < m1 ? mc + chunk : m1;
+    for (int p = p0; p < p1; p++) {
+      const uint8_t *b = (const uint8_t *)w->data + (size_t)p * kp * CPU_NR * 2;
+      for (int kc0 = 0; kc0 < kp; kc0 += kcb) {
+        int kce = kc0 + kcb < kp ? kc0 + kcb : kp, last = kce == kp;
+        for (int m = mc, rb = 0; m < mce; m += AMX_ROWS, rb++) {
+          int nr = mce - m < AMX_ROWS ? mce - m : AMX_ROWS;
+          int nr0 = nr < 16 ? nr : 16, nr1 = nr - nr0;
+          const uint8_t *a0 = (const uint8_t *)x->a + (size_t)m * lda, *a1 = a0 + 16 * lda;
+          float *cb = cbuf ? cbuf + (size_t)rb * AMX_ROWS * CPU_NR : acc;
+          AMX_C_BEGIN(kc0 == 0, cb);
+          for (int k0 = kc0; k0 < kce; k0 += 32) {
+            int kw = kp - k0 < 32 ? kp - k0 : 32; /* k values of this step (even: k_pad % 4 == 0) */
+            const uint8_t *bk = b + (size_t)(k0 / 2) * 128;
+            AMX_LOAD_PART(4, a0 + (size_t)k0 * 2, lda, nr0, kw * 2, ta[0]);
+            AMX_LOAD_PART(6, bk, 128, kw / 2, 64, tb[0]);
+            T_DPBF16(0, 4, 6);
+            AMX_LOAD_PART(7, bk + 64, 128, kw / 2, 64, tb[1]);
+            T_DPBF16(1, 4, 7);
+            if (nr1) {
+              AMX_LOAD_PART(5, a1 + (size_t)k0 * 2, lda, nr1, kw * 2, ta[1]);
+              T_DPBF16(2, 5, 6);
+              T_DPBF16(3, 5, 7);
+            }
+          }
+          AMX_C_END(last ? acc : cb);
+          if (last)
+            for (int r = 0; r < nr; r++) AMX_EPI_F32(w, e, m + r, p, acc + r * CPU_NR);
+        }
+      }
+    }
+  }
+}
+
+/* int8: u8 activations [M][lda] (q + 128), s8 weights packed [K/4][32][4]; 32-bit sums. */
+AMX_ATTR static void AMX_NAME(gemm_i8)(const gemm_input *x, const packed_matrix *w, int m0, int m1, int p0,
+                                       int p1, const gemm_epilogue *e) {
+  if (m1 <= m0 || p1 <= p0) return;
+  const int kp = w->k_pad;
+  const size_t lda = (size_t)x->lda;
+  int chunk = amx_chunk_rows(kp);
+  int32_t *cbuf = kp > AMX_KC_I8 ? amx_scratch_get(0, sizeof(int32_t) * (size_t)(chunk / AMX_ROWS) * AMX_ROWS * CPU_NR) : NULL;
+  const int kcb = cbuf ? AMX_KC_I8 : kp;
+  AMX_SETUP();
+  int32_t acc[AMX_ROWS * CPU_NR] __attribute__((aligned(64)));
+  uint8_t ta[2][1024] __attribute__((aligned(64))), tb[2][1024] __attribute__((aligned(64)));
+  for (int mc = m0; mc < m1; mc += chunk) {
+    int mce = mc + chunk < m1 ? mc + chunk : m1;
+    for (int p = p0; p < p1; p++) {
+      const uint8_t *b = (const uint8_t *)w->data + (size_t)p * kp * CPU_NR;
+      for (int kc0 = 0; kc0 < kp; kc0 += kcb) {
+        int kce = kc0 + kcb < kp ? kc0 + kcb : kp, last = kce == kp;
+        for (int m = mc, rb = 0; m < mce; m += AMX_ROWS, rb++) {
+          int nr = mce - m < AMX_ROWS ? mce - m : AMX_ROWS;
+          int nr0 = nr < 16 ? nr : 16, nr1 = nr - nr0;
+          const uint8_t *a0 = (const uint8_t *)x->a + (size_t)m * lda, *a1 = a0 + 16 * lda;
+          int32_t *cb = cbuf ? cbuf + (size_t)rb * AMX_ROWS * CPU_NR : acc;
+          AMX_C_BEGIN(kc0 == 0, cb);
+          for (int k0 = kc0; k0 < kce; k0 += 64) {
+            int kw = kp - k0 < 64 ? kp - k0 : 64; /* k values of this step (a multiple of 4) */
+            const uint8_t *bk = b + (size_t)(k0 / 4) * 128;
+            AMX_LOAD_PART(4, a0 + k0, lda, nr0, kw, ta[0]);
+            AMX_LOAD_PART(6, bk, 128, kw / 4, 64, tb[0]);
+            T_DPBUSD(0, 4, 6);
+            AMX_LOAD_PART(7, bk + 64, 128, kw / 4, 64, tb[1]);
+            T_DPBUSD(1, 4, 7);
+            if (nr1) {
+              AMX_LOAD_PART(5, a1 + k0, lda, nr1, kw, ta[1]);
+              T_DPBUSD(2, 5, 6);
+              T_DPBUSD(3, 5, 7);
+            }
+          }
+          AMX_C_END(last ? acc : cb);
+          if (last)
+            for (int r = 0; r < nr; r++) AMX_EPI_I32(x, w, e, m + r, p, acc + r * CPU_NR);
+        }
+      }
+    }
+  }
+}
+
+/* Split-precision fp32: both operands cut into bf16 parts (hi, mid, lo: x = hi + mid + lo + r,
+ * |r| <= 2^-24 |x|), then the products of parts whose order is above the cut, smallest first, all
+ * into the same fp32 accumulators. The activation rows of a chunk and one weight panel at a time
+ * are split into zero-padded buffers (rows to 16, k to 32), so no tile has a tail; k blocks of
+ * 128 (the panel's parts: 16 or 24 KiB) as above. */
+#define AMX_KC_SPLIT 128
+AMX_ATTR static void AMX_NAME(gemm_split)(int parts, const gemm_input *x, const packed_matrix *w, int m0,
+                                          int m1, int p0, int p1, const gemm_epilogue *e) {
+  /* (activation part, weight part) of each product, smallest first */
+  static const int prod6[6][2] = {{2, 0}, {1, 1}, {0, 2}, {1, 0}, {0, 1}, {0, 0}};
+  static const int prod3[3][2] = {{1, 0}, {0, 1}, {0, 0}};
+  const int(*prod)[2] = parts == 6 ? prod6 : prod3;
+  const int np = parts == 6 ? 6 : 3, nplanes = parts == 6 ? 3 : 2;
+  if (m1 <= m0 || p1 <= p0) return;
+  const int kp = w->k_pad, kpp = (kp + 31) & ~31;
+  int chunk = amx_chunk_rows(kpp * 2 * nplanes) / AMX_ROWS * AMX_ROWS;
+  if (chunk < AMX_ROWS) chunk = AMX_ROWS;
+  int crows = m1 - m0 < chunk ? (m1 - m0 + 31) & ~31 : chunk;
+  size_t asz = (size_t)crows * kpp, bsz = (size_t)kpp * CPU_NR, csz = (size_t)crows * CPU_NR;
+  uint16_t *buf = amx_scratch_get(1, sizeof(uint16_t) * (asz + bsz) * 3 + sizeof(float) * csz);
+  if (!buf) { /* no scratch (out of memory): the scalar kernel, which needs none */
+    cpu_kernels_scalar.gemm_f32(x, w, m0, m1, p0, p1, e);
+    return;
+  }
+  amx_split_bufs s;
+  for (int i = 0; i < 3; i++) {
+    s.a[i] = buf + asz * i;
+    s.b[i] = buf + asz * 3 + bsz * i;
+  }
+  float *cbuf = (float *)(void *)(buf + (asz + bsz) * 3);
+  AMX_SETUP();
+  float acc[AMX_ROWS * CPU_NR] __attribute__((aligned(64)));
+  const size_t ldb = (size_t)kpp * 2; /* bytes per split activation row */
+  for (int mc = m0; mc < m1; mc += chunk) {
+    int mce = mc + chunk < m1 ? mc + chunk : m1, rows = mce - mc, rows_pad = (rows + 15) & ~15;
+    for (int r = 0; r < rows_pad; r++) {
+      size_t o = (size_t)r * kpp;
+      if (r < rows)
+        AMX_SPLIT_ROW((const float *)x->a + (size_t)(mc + r) * x->lda, kp, kpp, s.a[0] + o, s.a[1] + o,
+                      nplanes == 3 ? s.a[2] + o : NULL);
+      else
+        for (int i = 0; i < nplanes; i++) memset(s.a[i] + o, 0, sizeof(uint16_t) * kpp);
+    }
+    for (int p = p0; p < p1; p++) {
+      AMX_SPLIT_PANEL((const float *)w->data + (size_t)p * kp * CPU_NR, kp, kpp, s.b[0], s.b[1],
+                      nplanes == 3 ? s.b[2] : NULL);
+      for (int kc0 = 0; kc0 < kpp; kc0 += AMX_KC_SPLIT) {
+        int kce = kc0 + AMX_KC_SPLIT < kpp ? kc0 + AMX_KC_SPLIT : kpp, last = kce == kpp;
+        for (int m = 0; m < rows; m += AMX_ROWS) {
+          int nr = rows - m < AMX_ROWS ? rows - m : AMX_ROWS, nr1 = nr > 16;
+          float *cb = cbuf + (size_t)m * CPU_NR;
+          AMX_C_BEGIN(kc0 == 0, cb);
+          for (int k0 = kc0; k0 < kce; k0 += 32) {
+            for (int q = 0; q < np; q++) {
+              const uint8_t *bk = (const uint8_t *)(s.b[prod[q][1]] + (size_t)k0 * CPU_NR);
+              const uint8_t *ak = (const uint8_t *)(s.a[prod[q][0]] + (size_t)m * kpp + k0);
+              T_LOAD(4, ak, ldb);
+              T_LOAD(6, bk, 128);
+              T_DPBF16(0, 4, 6);
+              T_LOAD(7, bk + 64, 128);
+              T_DPBF16(1, 4, 7);
+              if (nr1) {
+                T_LOAD(5, ak + 16 * ldb, ldb);
+                T_DPBF16(2, 5, 6);
+                T_DPBF16(3, 5, 7);
+              }
+            }
+          }
+          AMX_C_END(last ? acc : cb);
+          if (last)
+            for (int r = 0; r < nr; r++) AMX_EPI_F32(w, e, mc + m + r, p, acc + r * CPU_NR);
+        }
+      }
+    }
+  }
+}
+
+AMX_ATTR static void AMX_NAME(gemm_f32x3)(const gemm_input *x, const packed_matrix *w, int m0, int m1, int p0,
+                                          int p1, const gemm_epilogue *e) {
+  AMX_NAME(gemm_split)(3, x, w, m0, m1, p0, p1, e);
+}
+AMX_ATTR static void AMX_NAME(gemm_f32x6)(const gemm_input *x, const packed_matrix *w, int m0, int m1, int p0,
+                                          int p1, const gemm_epilogue *e) {
+  AMX_NAME(gemm_split)(6, x, w, m0, m1, p0, p1, e);
+}
+
+#undef AMX_LOAD_PART
+#undef AMX_C_BEGIN
+#undef AMX_C_END
+#undef AMX_KC_BF16
+#undef AMX_KC_I8
+#undef AMX_KC_SPLIT
+#undef AMX_ROWS

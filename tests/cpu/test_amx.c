@@ -1,0 +1,277 @@
+/*
+ * test_amx.c: the AMX GEMMs (kernels_amx.h) against a naive double-precision product over the
+ * unpacked weights, on every machine through the emulated tiles and, where the CPU has AMX, on the
+ * tiles themselves; then the two against each other. Shapes cross every tile boundary (rows 1..16,
+ * 17..32, chunk tails; k around the 32 / 64-value tile steps; n around the 16-column tiles and the
+ * 32-column panels), row strides wider than k_pad, and the work split the way the backend splits it.
+ *
+ * Bounds are derived from the arithmetic, per output, from S = sum_k |x_k w_k| (the products the
+ * kernel sees): fp32 accumulation of k products (k + 4) 2^-24 S; the split-precision kernels add the
+ * products they leave out (x3: 3 * 2^-16 S plus the parts' remainders; x6: 12 * 2^-24 S); then the
+ * epilogue (gelu's slope <= 1.13 and its approximation, bf16 output rounding 2^-8 |y|). A tile
+ * read from the wrong place is off by O(|y|) and fails on any machine.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../check.h"
+#include "backend/cpu/kernels.h"
+#include "backend/cpu/kernels_amx.h"
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+static float frand(void) { /* uniform in [-1, 1) */
+  rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+  return (float)((rng >> 40) & 0xffffff) / (float)(1 << 23) - 1.0f;
+}
+
+typedef struct wsrc {
+  const float *w;
+  int k;
+} wsrc;
+static void get_row(void *ctx, int r, float *out) {
+  wsrc *s = ctx;
+  memcpy(out, s->w + (size_t)r * s->k, (size_t)s->k * sizeof(float));
+}
+
+static double gelu_d(double x) { return 0.5 * x * (1.0 + erf(x / sqrt(2.0))); }
+
+enum { K_BF16, K_I8, K_X3, K_X6 };
+static const char *kname[] = {"bf16", "int8", "fp32x3", "fp32x6"};
+
+static cpu_gemm_fn pick(const cpu_amx_gemms *g, int kind) {
+  return kind == K_BF16 ? g->bf16 : kind == K_I8 ? g->i8 : kind == K_X3 ? g->f32x3 : g->f32x6;
+}
+
+static int mismatch_bf16, compared_bf16; /* hw vs emu outputs that differ in any bit (reported) */
+
+/* One case: W [n, k] packed, x [M, k]; each kernel set's output against the naive product and the
+ * derived bound; with two sets (emu, hw) also against each other. */
+static void gemm_case(int kind, int M, int n, int k, int geglu, epi_act act, int use_bias, int residual,
+                      int out16, const cpu_amx_gemms **sets, int n_sets) {
+  cpu_wfmt fmt = kind == K_BF16 ? WF_BF16 : kind == K_I8 ? WF_I8 : WF_F32;
+  int kp = pack_kpad(k), outs = geglu ? n / 2 : n, lda = kp + 4 * (M % 3);
+  float *w = malloc(sizeof(float) * (size_t)n * k), *x = malloc(sizeof(float) * (size_t)M * lda);
+  float *bias = malloc(sizeof(float) * (size_t)(outs + 1));
+  for (size_t i = 0; i < (size_t)n * k; i++) w[i] = frand() / sqrtf((float)k);
+  for (size_t i = 0; i < (size_t)M * lda; i++) x[i] = (int)(i % lda) < k ? 2.0f * frand() : 0.0f;
+  for (int i = 0; i < outs; i++) bias[i] = frand();
+  int np = pack_panels(n, geglu);
+  void *data = aligned_alloc(64, (pack_data_bytes(fmt, n, k, geglu) + 63) & ~(size_t)63);
+  float *scale = malloc(sizeof(float) * np * CPU_NR), *row = malloc(sizeof(float) * k);
+  int32_t *colsum = malloc(sizeof(int32_t) * np * CPU_NR);
+  wsrc src = {w, k};
+  pack_matrix(fmt, n, k, geglu, get_row, &src, data, scale, colsum, row);
+  packed_matrix pm = {n, k, np, kp, geglu, fmt, data, scale, colsum, use_bias && !geglu ? bias : NULL};
+
+  /* activations in the kernel's format (exactly M * lda elements: a read past row M - 1 is out of
+   * bounds for the sanitizer build), and the values the kernel effectively sees */
+  void *a = x;
+  float *rs = malloc(sizeof(float) * M), *xq = malloc(sizeof(float) * (size_t)M * lda);
+  if (fmt == WF_F32) {
+    memcpy(xq, x, sizeof(float) * (size_t)M * lda);
+  } else if (fmt == WF_BF16) {
+    uint16_t *h = malloc(2 * (size_t)M * lda);
+    for (size_t i = 0; i < (size_t)M * lda; i++) {
+      h[i] = f32_to_bf16_rne(x[i]);
+      xq[i] = bf16_to_f32(h[i]);
+    }
+    a = h;
+  } else {
+    uint8_t *q = malloc((size_t)M * lda);
+    for (int m = 0; m < M; m++) {
+      rs[m] = cpu_kernels_scalar.quantize_row(x + (size_t)m * lda, k, lda, q + (size_t)m * lda);
+      for (int c = 0; c < lda; c++) xq[(size_t)m * lda + c] = ((int)q[(size_t)m * lda + c] - 128) * rs[m];
+    }
+    a = q;
+  }
+  gemm_input in = {a, lda, rs};
+
+  /* the weights as stored (bf16-rounded or on the int8 grid) */
+  float *wq = malloc(sizeof(float) * (size_t)n * k);
+  for (int r = 0; r < n; r++) {
+    float inv, s = int8_grid(w + (size_t)r * k, k, &inv);
+    for (int c = 0; c < k; c++) {
+      float v = w[(size_t)r * k + c];
+      if (fmt == WF_BF16) v = bf16_to_f32(f32_to_bf16_rne(v));
+      else if (fmt == WF_I8) v = int8_level(v, inv) * s;
+      wq[(size_t)r * k + c] = v;
+    }
+  }
+  /* per-product error of the kernel's arithmetic beyond fp32 accumulation */
+  double c_prod = kind == K_X3 ? 3.2 * pow(2, -16) : kind == K_X6 ? 12 * pow(2, -24) : kind == K_I8 ? 4 * pow(2, -24) : 0;
+  double c_acc = (k + 4) * pow(2, -24);
+  size_t no = (size_t)M * outs;
+  double *naive = malloc(sizeof(double) * no), *bound = malloc(sizeof(double) * no);
+  float *init = malloc(sizeof(float) * no);
+  for (size_t i = 0; i < no; i++) init[i] = frand();
+  for (int m = 0; m < M; m++)
+    for (int o = 0; o < outs; o++) {
+      const float *xr = xq + (size_t)m * lda;
+      double y, d;
+      if (geglu) {
+        double u = 0, g = 0, su = 0, sg = 0;
+        for (int c = 0; c < k; c++) {
+          u += (double)xr[c] * wq[(size_t)o * k + c];
+          g += (double)xr[c] * wq[(size_t)(o + outs) * k + c];
+          su += fabs((double)xr[c] * wq[(size_t)o * k + c]);
+          sg += fabs((double)xr[c] * wq[(size_t)(o + outs) * k + c]);
+        }
+        double du = (c_prod + c_acc) * su, dg = (c_prod + c_acc) * sg;
+        y = gelu_d(u) * g;
+        d = 1.13 * du * (fabs(g) + dg) + (fabs(gelu_d(u)) + 1.13 * du) * dg + 4e-7 * (fabs(u) + 1) * fabs(g) + 2e-7 * fabs(y);
+      } else {
+        double s = 0;
+        y = use_bias ? bias[o] : 0.0;
+        for (int c = 0; c < k; c++) {
+          y += (double)xr[c] * wq[(size_t)o * k + c];
+          s += fabs((double)xr[c] * wq[(size_t)o * k + c]);
+        }
+        d = (c_prod + c_acc) * s + pow(2, -23) * fabs(y);
+        if (act == EPI_GELU) {
+          d = 1.13 * d + 4e-7 * (fabs(y) + 1);
+          y = gelu_d(y);
+        } else if (act == EPI_RELU) {
+          y = y > 0 ? y : 0;
+        }
+      }
+      if (residual) {
+        y += init[(size_t)m * outs + o];
+        d += pow(2, -23) * fabs(y);
+      }
+      if (out16) d += pow(2, -8) * (fabs(y) + d);
+      naive[(size_t)m * outs + o] = y;
+      bound[(size_t)m * outs + o] = d + 1e-30;
+    }
+
+  float *prev = NULL;
+  for (int si = 0; si < n_sets; si++) {
+    float *out = malloc(sizeof(float) * no);
+    uint16_t *o16 = malloc(2 * no + 2);
+    memcpy(out, init, sizeof(float) * no);
+    gemm_epilogue e = {act, residual, out16 ? NULL : out, out16 ? o16 : NULL, outs};
+    cpu_gemm_fn g = pick(sets[si], kind);
+    int mh = M / 2, ph = np / 2;
+    g(&in, &pm, 0, mh, 0, ph, &e);
+    g(&in, &pm, 0, mh, ph, np, &e);
+    g(&in, &pm, mh, M, 0, np, &e);
+    if (out16)
+      for (size_t i = 0; i < no; i++) out[i] = bf16_to_f32(o16[i]);
+    int bad = 0;
+    double worst = 0;
+    for (size_t i = 0; i < no; i++) {
+      double err = fabs((double)out[i] - naive[i]);
+      double r = err / bound[i];
+      if (!(r <= worst)) worst = r; /* NaN counts */
+      if (!(err <= bound[i])) bad++;
+    }
+    if (bad)
+      fprintf(stderr, "%s %s M=%d n=%d k=%d geglu=%d act=%d bias=%d res=%d out16=%d: %d outputs off, worst err/bound %.3g\n",
+              sets[si]->name, kname[kind], M, n, k, geglu, act, use_bias, residual, out16, bad, worst);
+    CHECK(bad == 0);
+    if (prev) {
+      /* int8 sums are exact integers on both and the epilogue is the same fp32 arithmetic */
+      int diff = 0;
+      for (size_t i = 0; i < no; i++) diff += memcmp(&prev[i], &out[i], 4) != 0;
+      if (kind == K_I8 && act == EPI_NONE && !out16) {
+        if (diff) fprintf(stderr, "int8 M=%d n=%d k=%d: %d outputs differ between emulated and AMX tiles\n", M, n, k, diff);
+        CHECK(diff == 0);
+      } else if (kind == K_BF16 && act == EPI_NONE && !out16) {
+        mismatch_bf16 += diff;
+        compared_bf16 += (int)no;
+      }
+      free(prev);
+    }
+    prev = out;
+    free(o16);
+  }
+  free(prev);
+  free(w), free(x), free(bias), free(data), free(scale), free(row), free(colsum), free(rs), free(xq), free(wq);
+  if (a != x) free(a);
+  free(naive), free(bound), free(init);
+}
+
+static void test_gemm(const cpu_amx_gemms **sets, int n_sets, int quick) {
+  static const int Ms[] = {1, 5, 16, 17, 31, 32, 33, 70, 129};
+  static const int Ns[] = {1, 16, 17, 32, 33, 100};
+  static const int Ks[] = {1, 4, 30, 32, 36, 64, 68, 130, 260};
+  for (int kind = 0; kind < 4; kind++)
+    for (int mi = 0; mi < 9; mi++)
+      for (int ni = 0; ni < 6; ni++)
+        for (int ki = 0; ki < 9; ki++) {
+          int v = (mi + ni + ki + kind) % 5;
+          if (quick && (mi * 7 + ni * 3 + ki) % 3) continue;
+          epi_act act = v == 1 ? EPI_GELU : v == 2 ? EPI_RELU : EPI_NONE;
+          gemm_case(kind, Ms[mi], Ns[ni], Ks[ki], 0, act, v != 3, v == 3, v == 4, sets, n_sets);
+          if (v) /* also the plain product, which the emulated and AMX tiles must agree on */
+            gemm_case(kind, Ms[mi], Ns[ni], Ks[ki], 0, EPI_NONE, 0, 0, 0, sets, n_sets);
+        }
+  /* GeGLU (panels of 16 input + 16 gate columns), a chunk of rows larger than one task's, and
+   * ModernBERT's k (1024 hidden, 2624 intermediate) */
+  static const int Is[] = {1, 15, 16, 17, 40};
+  for (int kind = 0; kind < 4; kind++) {
+    for (int ii = 0; ii < 5; ii++) {
+      gemm_case(kind, Ms[(ii * 2 + kind) % 9], 2 * Is[ii], Ks[(ii * 3 + kind) % 9], 1, EPI_GEGLU, 0, 0, 0, sets, n_sets);
+      gemm_case(kind, 65, 2 * Is[ii], 36, 1, EPI_GEGLU, 0, ii == 2, ii == 3, sets, n_sets);
+    }
+    gemm_case(kind, 200, 40, 1024, 0, EPI_NONE, 1, 0, 0, sets, n_sets);
+    gemm_case(kind, 37, 33, 2624, 0, EPI_GELU, 1, 0, 0, sets, n_sets);
+  }
+}
+
+/* One tile instruction's worth through each set, with values where the order of tdpbf16ps's
+ * additions shows: x = (1, 0 | 2^-24, 2^-24 | 0 ...), w = ones. Added one product at a time as the
+ * SDM's pseudo-code does, each 2^-24 is half an ulp of 1 and rounds away (to even): 1. Adding a
+ * pair's two products exactly first (or the whole sum at once) gives 1 + 2^-23. The emulation must
+ * give 1; the hardware may give either, and the line says which. */
+static void test_order(const cpu_amx_gemms **sets, int n_sets) {
+  int k = 32, n = 16, kp = 32;
+  float w[16 * 32], row[32], sc[32];
+  int32_t cs[32];
+  for (int i = 0; i < n * k; i++) w[i] = 1.0f;
+  uint16_t a[32];
+  for (int i = 0; i < 32; i++) a[i] = 0;
+  a[0] = f32_to_bf16_rne(1.0f);
+  a[2] = a[3] = f32_to_bf16_rne(ldexpf(1.0f, -24));
+  void *data = aligned_alloc(64, pack_data_bytes(WF_BF16, n, k, 0));
+  wsrc src = {w, k};
+  pack_matrix(WF_BF16, n, k, 0, get_row, &src, data, sc, cs, row);
+  packed_matrix pm = {n, k, 1, kp, 0, WF_BF16, data, NULL, NULL, NULL};
+  gemm_input in = {a, kp, NULL};
+  for (int si = 0; si < n_sets; si++) {
+    float out[16];
+    gemm_epilogue e = {EPI_NONE, 0, out, NULL, n};
+    sets[si]->bf16(&in, &pm, 0, 1, 0, 1, &e);
+    printf("%s: tdpbf16ps order probe: 1 + %g ulp (0: products added one at a time, 1: a pair's sum first)\n",
+           sets[si]->name, (double)((out[0] - 1.0f) / ldexpf(1.0f, -23)));
+    if (!strcmp(sets[si]->name, "amx-emu")) CHECK(out[0] == 1.0f);
+    CHECK(out[0] == 1.0f || out[0] == 1.0f + ldexpf(1.0f, -23));
+    for (int c = 1; c < n; c++) CHECK(out[c] == out[0]);
+  }
+  free(data);
+}
+
+int main(int argc, char **argv) {
+  int quick = argc > 1 && !strcmp(argv[1], "--quick");
+  const cpu_amx_gemms *sets[2];
+  int n = 0;
+  sets[n++] = cpu_amx_emu();
+  const cpu_amx_gemms *hw = cpu_amx_hw();
+  if (hw) sets[n++] = hw;
+  printf("AMX GEMMs under test: %s%s\n", sets[0]->name, hw ? " amx (this CPU has AMX)" : " (no AMX on this CPU)");
+  const cpu_kernels *t = cpu_kernels_by_name("amx");
+  CHECK(!!t == !!hw || !cpu_kernels_by_name("avx512"));
+  if (t) CHECK(t->gemm_bf16 == hw->bf16 && t->gemm_i8 == hw->i8);
+  test_order(sets, n);
+  test_gemm(sets, n, quick);
+  /* without scratch (as out of memory): the same results through the kernels' fallback paths */
+  cpu_amx_scratch_fail_for_tests(1);
+  for (int kind = 0; kind < 4; kind++) {
+    gemm_case(kind, 70, 33, 600, 0, EPI_GELU, 1, 0, 0, sets, n);
+    gemm_case(kind, 33, 40, 1100, 1, EPI_GEGLU, 0, 0, 1, sets, n);
+  }
+  cpu_amx_scratch_fail_for_tests(0);
+  if (hw) printf("bf16 plain products: %d of %d outputs differ in some bit between emulated and AMX tiles\n", mismatch_bf16, compared_bf16);
+  return check_summary("cpu/amx");
+}
