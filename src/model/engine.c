@@ -127,12 +127,31 @@ int engine_reserve(laya_model *m, const batch_shape *shape, int workers, laya_er
       rc = err && err->code ? err->code : LAYA_ERR_NOMEM;
       break;
     }
-    rc = m->be->worker_reserve(m->be, ws[n++], shape, err);
+    rc = m->be->worker_reserve(m->be, ws[n], shape, err);
+    /* a reserve that grew the scratch dropped what was warmed for the old one */
+    if (!rc && m->be->worker_warm) rc = m->be->worker_warm(m->be, ws[n], m->ck.cfg.max_len, err);
+    n++;
   }
   if (!rc) m->reserved = *shape; /* workers made later are reserved in pool_take */
   for (int i = 0; i < n; i++) pool_give(m, ws[i]);
   free(ws);
   return rc;
+}
+
+int engine_warm(laya_model *m, laya_error *err) {
+  if (!m->be->worker_warm || !m->be->worker_reserve) return 0;
+  backend_worker *w = m->be->worker_create(m->be, err);
+  if (!w) return err && err->code ? err->code : LAYA_ERR_NOMEM;
+  const int row = m->ck.cfg.max_len > 0 ? m->ck.cfg.max_len : 1;
+  batch_shape s = {ENGINE_WARM_TOKENS > row ? ENGINE_WARM_TOKENS : row, ENGINE_WARM_ROWS, ENGINE_WARM_MARKERS, row};
+  int rc = m->be->worker_reserve(m->be, w, &s, err);
+  if (!rc) rc = m->be->worker_warm(m->be, w, row, err);
+  if (rc) {
+    m->be->worker_destroy(m->be, w);
+    return rc;
+  }
+  pool_give(m, w);
+  return 0;
 }
 
 size_t engine_scratch_bytes(laya_model *m) {
