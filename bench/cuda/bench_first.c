@@ -2,10 +2,11 @@
  * bench_first.c: the first request after laya_open against a warm one, end to end (laya_predict /
  * laya_predict_batch: JSON in, tokenize, forward, decode, JSON out), on any device.
  *
- *   bench_first CKPT [--device cuda] [--reps 100] [--reserve TOKENS] [--label L]
+ *   bench_first CKPT [--device cuda] [--reps 100] [--batch-reps 20] [--reserve TOKENS] [--label L]
  *
  * For each request kind, a fresh laya_open (and laya_reserve(TOKENS, 0, 1) when given, as
- * laya-serve reserves its one inference worker), then the first call, the second, and `reps` more:
+ * laya-serve reserves its one inference worker), then the first call, the second, and `reps` more
+ * (`batch-reps` for batch64):
  *   1q       one state of ~200 tokens, one choice question (4 options)
  *   3q       one state of ~300 tokens, three questions (choice 3, score 4, yes/no)
  *   batch64  predict_batch of 64 states (100..500 tokens) x the three questions, one pass
@@ -63,19 +64,23 @@ int main(int argc, char **argv) {
     return 2;
   }
   const char *dir = argv[1], *device = "cuda", *label = "model";
-  int reps = 100;
+  int reps = 100, batch_reps = 20;
   long reserve = 0;
   for (int i = 2; i + 1 < argc; i += 2) {
     if (!strcmp(argv[i], "--device")) device = argv[i + 1];
     else if (!strcmp(argv[i], "--reps")) reps = atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "--batch-reps")) batch_reps = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--reserve")) reserve = atol(argv[i + 1]);
     else if (!strcmp(argv[i], "--label")) label = argv[i + 1];
   }
   if (reps < 2) reps = 2;
+  if (batch_reps < 2) batch_reps = 2;
+  const int reps_all = reps;
   static char buf[64 * 4096 + 65536], st[4096];
   const char *kinds[3] = {"1q", "3q", "batch64"};
   for (int k = 0; k < 3; k++) {
     int batch = k == 2;
+    reps = batch ? batch_reps : reps_all;
     if (k == 0) {
       text(st, sizeof st, 150, 11);
       snprintf(buf, sizeof buf, "{\"state\": \"%s\", \"questions\": %s}", st, Q1);
