@@ -139,7 +139,8 @@ int engine_reserve(laya_model *m, const batch_shape *shape, int workers, laya_er
 }
 
 int engine_warm(laya_model *m, laya_error *err) {
-  if (!m->be->worker_warm || !m->be->worker_reserve) return 0;
+  const char *off = getenv("LAYA_CUDA_WARMUP"); /* "0": no worker at open, as before the warm-up */
+  if (!m->be->worker_warm || !m->be->worker_reserve || (off && off[0] == '0')) return 0;
   backend_worker *w = m->be->worker_create(m->be, err);
   if (!w) return err && err->code ? err->code : LAYA_ERR_NOMEM;
   const int row = m->ck.cfg.max_len > 0 ? m->ck.cfg.max_len : 1;

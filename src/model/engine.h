@@ -97,7 +97,8 @@ int engine_reserve(laya_model *m, const batch_shape *shape, int workers, laya_er
 /* laya_open's warm-up, for backends with worker_warm (CUDA): one pooled worker with scratch for
  * passes of up to ENGINE_WARM_TOKENS tokens (ENGINE_WARM_ROWS rows, ENGINE_WARM_MARKERS markers),
  * warmed for rows of max_len tokens, so that the first request costs what a later one does. The
- * reserved shape stays unset. 0 when the backend has nothing to warm. */
+ * reserved shape stays unset. 0 when the backend has nothing to warm; LAYA_CUDA_WARMUP=0 skips it
+ * (and the worker: the first request makes it, as without a warm-up). */
 #define ENGINE_WARM_TOKENS 2048
 #define ENGINE_WARM_ROWS 4
 #define ENGINE_WARM_MARKERS 32
