@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/pystr.h"
+#include "model/artifact.h"
 
 const tokenizer *engine_tokenizer(const laya_model *m) { return m->ck.tok; }
 const tokenizer_roles *engine_roles(const laya_model *m) { return &m->ck.roles; }
@@ -41,13 +42,14 @@ int engine_state_room(const laya_model *m, const question *q, int max_len, int h
   return rc;
 }
 
-/* The request that ran out of device memory runs again on the CPU in fp32 (Laya's demotion).
+/* The request that ran out of device memory runs again on the CPU in fp32 (Laya's demotion), or,
+ * for a `laya convert` artifact (which holds one precision), at the artifact's precision.
  * Rare by nature, so its worker is made and freed per call. */
 static int forward_on_cpu(laya_model *m, const packed_batch *b, float *logits, float *act,
                           laya_error *err) {
   pthread_mutex_lock(&m->fallback_mu);
   if (!m->fallback) {
-    backend_options bo = {PREC_FP32, 0, 0};
+    backend_options bo = {m->ck.w.packed ? artifact_precision(m->ck.w.packed) : PREC_FP32, 0, 0};
     m->fallback = backend_cpu_create(&m->ck.w, &bo, err);
   }
   backend *cpu = m->fallback;

@@ -4,7 +4,9 @@
  * checkpoint's values: the fp32 artifact its fp32 values, the bf16 artifact their bf16 rounding
  * (nearest even), vectors exact; the fp32 artifact's tensors through the fp32 reference backend
  * answer bit for bit as the checkpoint's own; an int8 artifact is refused with a message naming
- * int8. Runs on any CPU.
+ * int8. And a device out-of-memory on a model opened from a bf16 artifact is answered on the CPU
+ * at the artifact's precision (the engine's fallback; the device is simulated as in
+ * test_oom_fallback), as the artifact's own CPU model answers. Runs on any CPU.
  *
  *   test_artifact_dense CKPT_DIR
  */
@@ -19,6 +21,7 @@
 #include "laya.h"
 #include "model/artifact_dense.h"
 #include "model/checkpoint.h"
+#include "model/engine.h"
 
 /* Every tensor of the two weight sets, pairwise (a from the checkpoint, b unpacked). */
 #define PAIRS(X)                                                                  \
@@ -109,6 +112,44 @@ static int forward_ref(const model_weights *w, float *logits, float *act) {
   return rc;
 }
 
+static int oom_forward(backend *b, backend_worker *w, const packed_batch *batch, float *logits, float *act,
+                       laya_error *err) {
+  (void)b, (void)w, (void)batch, (void)logits, (void)act;
+  return laya_err(err, LAYA_ERR_DEVICE, NULL, "CUDA out of memory on device 0 (simulated)");
+}
+
+static void oom_fallback_from_artifact(const char *path) {
+  static const char req[] =
+      "{\"state\": \"I was charged twice for my March invoice, please refund one.\", \"questions\": "
+      "{\"team\": {\"type\": \"choice\", \"instructions\": \"Who handles this?\", \"criteria\": "
+      "[\"billing\", \"tech\", \"sales\"]}, \"urgent\": {\"type\": \"noul\", \"instructions\": \"Is this urgent?\"}}}";
+  laya_options opt;
+  laya_options_init(&opt);
+  opt.quiet = 1;
+  opt.device = "cpu";
+  laya_error err;
+  laya_model *m = laya_open(path, &opt, &err);
+  CHECK(m != NULL);
+  if (!m) {
+    fprintf(stderr, "open %s: %s\n", path, err.message);
+    return;
+  }
+  char *want = NULL, *got = NULL;
+  CHECK(laya_predict(m, req, &want, &err) == 0);
+  backend fake = *m->be, *real = m->be;
+  fake.forward = oom_forward;
+  m->be = &fake;
+  int rc = laya_predict(m, req, &got, &err);
+  if (rc) fprintf(stderr, "fallback: %s\n", err.message);
+  CHECK(rc == 0);
+  CHECK(laya_cpu_fallback_count(m) == 1);
+  m->be = real;
+  CHECK_STREQ(got, want); /* the same cpu backend at the same precision */
+  laya_free(want);
+  laya_free(got);
+  laya_close(m);
+}
+
 int main(int argc, char **argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: %s CKPT_DIR\n", argv[0]);
@@ -174,6 +215,7 @@ int main(int argc, char **argv) {
           CHECK(memcmp(ac, ref_ac, sizeof(float) * 2 * (size_t)n_act) == 0);
         }
         artifact_dense_free(&dw);
+        if (p == 1) oom_fallback_from_artifact(path);
       } else {
         fprintf(stderr, "unpack %s: %s\n", precs[p], err.message);
       }
