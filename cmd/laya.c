@@ -1,5 +1,6 @@
 /* laya: the command-line front end. `laya <subcommand> ...` runs a subcommand from src/cli/;
  * anything else is the routing / answering command (src/cli/laya_cli.c). */
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
@@ -15,6 +16,10 @@ static const struct {
 };
 
 int main(int argc, char **argv) {
+  /* The command answers its requests and exits: warming a CUDA model's small-pass buckets at
+   * laya_open (0.6-1.7 s for ModernBERT-large, BENCHMARKS.md "First request after open") costs
+   * more than the one first-call stall (~0.4 s) it would save. An explicit LAYA_CUDA_WARMUP wins. */
+  setenv("LAYA_CUDA_WARMUP", "0", 0);
   for (size_t i = 0; argc > 1 && i < sizeof kSubcommands / sizeof *kSubcommands; i++)
     if (!strcmp(argv[1], kSubcommands[i].name)) return kSubcommands[i].main(argc - 1, argv + 1);
   return cli_laya_main(argc, argv);

@@ -58,6 +58,11 @@ typedef struct backend {
    * every batch within `max`, so that a forward of such a batch allocates nothing and the memory
    * in use stays what it is after this call. A larger batch still grows it. */
   int (*worker_reserve)(struct backend *b, backend_worker *w, const batch_shape *max, laya_error *err);
+  /* Optional (NULL: nothing to warm): make w's first forward of the common batch sizes within its
+   * current scratch cost what a later one does (kernels loaded, GEMM plans made, CUDA graphs
+   * captured), for rows of up to row_len tokens typically. Called at open and after a reserve,
+   * never on the request path; allocates nothing beyond w's scratch. */
+  int (*worker_warm)(struct backend *b, backend_worker *w, int row_len, laya_error *err);
   /* Optional: bytes of scratch w holds now (host and device), for tests and reports. */
   size_t (*worker_bytes)(const struct backend *b, const backend_worker *w);
   /* logits: [markers total], in marker order; act_logits: [n_rows * n_act]. */

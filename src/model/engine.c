@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/pystr.h"
+#include "model/artifact.h"
 
 const tokenizer *engine_tokenizer(const laya_model *m) { return m->ck.tok; }
 const tokenizer_roles *engine_roles(const laya_model *m) { return &m->ck.roles; }
@@ -41,13 +42,14 @@ int engine_state_room(const laya_model *m, const question *q, int max_len, int h
   return rc;
 }
 
-/* The request that ran out of device memory runs again on the CPU in fp32 (Laya's demotion).
+/* The request that ran out of device memory runs again on the CPU in fp32 (Laya's demotion), or,
+ * for a `laya convert` artifact (which holds one precision), at the artifact's precision.
  * Rare by nature, so its worker is made and freed per call. */
 static int forward_on_cpu(laya_model *m, const packed_batch *b, float *logits, float *act,
                           laya_error *err) {
   pthread_mutex_lock(&m->fallback_mu);
   if (!m->fallback) {
-    backend_options bo = {PREC_FP32, 0, 0};
+    backend_options bo = {m->ck.w.packed ? artifact_precision(m->ck.w.packed) : PREC_FP32, 0, 0};
     m->fallback = backend_cpu_create(&m->ck.w, &bo, err);
   }
   backend *cpu = m->fallback;
@@ -127,12 +129,32 @@ int engine_reserve(laya_model *m, const batch_shape *shape, int workers, laya_er
       rc = err && err->code ? err->code : LAYA_ERR_NOMEM;
       break;
     }
-    rc = m->be->worker_reserve(m->be, ws[n++], shape, err);
+    rc = m->be->worker_reserve(m->be, ws[n], shape, err);
+    /* a reserve that grew the scratch dropped what was warmed for the old one */
+    if (!rc && m->be->worker_warm) rc = m->be->worker_warm(m->be, ws[n], m->ck.cfg.max_len, err);
+    n++;
   }
   if (!rc) m->reserved = *shape; /* workers made later are reserved in pool_take */
   for (int i = 0; i < n; i++) pool_give(m, ws[i]);
   free(ws);
   return rc;
+}
+
+int engine_warm(laya_model *m, laya_error *err) {
+  const char *off = getenv("LAYA_CUDA_WARMUP"); /* "0": no worker at open, as before the warm-up */
+  if (!m->be->worker_warm || !m->be->worker_reserve || (off && off[0] == '0')) return 0;
+  backend_worker *w = m->be->worker_create(m->be, err);
+  if (!w) return err && err->code ? err->code : LAYA_ERR_NOMEM;
+  const int row = m->ck.cfg.max_len > 0 ? m->ck.cfg.max_len : 1;
+  batch_shape s = {ENGINE_WARM_TOKENS > row ? ENGINE_WARM_TOKENS : row, ENGINE_WARM_ROWS, ENGINE_WARM_MARKERS, row};
+  int rc = m->be->worker_reserve(m->be, w, &s, err);
+  if (!rc) rc = m->be->worker_warm(m->be, w, row, err);
+  if (rc) {
+    m->be->worker_destroy(m->be, w);
+    return rc;
+  }
+  pool_give(m, w);
+  return 0;
 }
 
 size_t engine_scratch_bytes(laya_model *m) {

@@ -94,6 +94,16 @@ int engine_forward(laya_model *m, const packed_batch *b, float *logits, float *a
  * reserved shape (engine_forward splits larger batches; new workers are reserved when made). */
 int engine_reserve(laya_model *m, const batch_shape *shape, int workers, laya_error *err);
 
+/* laya_open's warm-up, for backends with worker_warm (CUDA): one pooled worker with scratch for
+ * passes of up to ENGINE_WARM_TOKENS tokens (ENGINE_WARM_ROWS rows, ENGINE_WARM_MARKERS markers),
+ * warmed for rows of max_len tokens, so that the first request costs what a later one does. The
+ * reserved shape stays unset. 0 when the backend has nothing to warm; LAYA_CUDA_WARMUP=0 skips it
+ * (and the worker: the first request makes it, as without a warm-up). */
+#define ENGINE_WARM_TOKENS 2048
+#define ENGINE_WARM_ROWS 4
+#define ENGINE_WARM_MARKERS 32
+int engine_warm(laya_model *m, laya_error *err);
+
 /* Bytes of scratch the pooled (idle) workers hold (0 when the backend does not say). */
 size_t engine_scratch_bytes(laya_model *m);
 

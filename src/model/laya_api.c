@@ -9,6 +9,7 @@
 #include "core/pystr.h"
 #include "model/engine.h"
 #include "model/artifact.h"
+#include "model/artifact_dense.h"
 #include "core/fsutil.h"
 #include "model/hub.h"
 #include "model/escalate.h"
@@ -60,6 +61,35 @@ int laya_device_uses_cuda(const char *device) {
   return device_target(device_or_env(device), &id, &count);
 }
 
+/* The CUDA backend from a `laya convert` artifact: its packed weights unpacked to row-major
+ * tensors (model/artifact_dense.h), uploaded, and the host copies freed. A bf16 artifact runs
+ * bf16 (fp16 would round its bf16 weights again: refused, as the CPU refuses a precision the
+ * artifact does not hold); an fp32 artifact runs bf16 or fp16 exactly as the checkpoint would;
+ * int8 is refused. */
+static backend *cuda_from_artifact(laya_model *m, backend_options *bo, const char *prec, laya_error *err) {
+  const artifact *a = m->ck.w.packed;
+  backend_precision ap = artifact_precision(a);
+  if (ap == PREC_INT8) {
+    laya_err(err, LAYA_ERR_UNSUPPORTED, NULL,
+             "%s is an int8 artifact, which the CUDA backend cannot run (it runs bf16 or fp16 weights): "
+             "convert the checkpoint with precision bf16 or fp32 for the GPU, or open the checkpoint directory",
+             artifact_path(a));
+    return NULL;
+  }
+  if (ap == PREC_BF16 && prec && bo->precision == PREC_FP16) {
+    laya_err(err, LAYA_ERR_UNSUPPORTED, NULL,
+             "%s: the artifact holds bf16 weights; convert again with precision fp32 to run fp16 on the GPU",
+             artifact_path(a));
+    return NULL;
+  }
+  if (!prec) bo->precision = PREC_BF16;
+  dense_weights dw;
+  if (artifact_dense_weights(&m->ck.w, &dw, "CUDA backend", err)) return NULL;
+  backend *b = backend_cuda_create(&dw.w, bo, err);
+  artifact_dense_free(&dw); /* the device holds its own copy of every weight */
+  return b;
+}
+
 /* The one place a backend is chosen. */
 static backend *choose_backend(laya_model *m, const laya_options *opt, laya_error *err) {
   const char *dev = device_or_env(opt ? opt->device : NULL);
@@ -83,7 +113,11 @@ static backend *choose_backend(laya_model *m, const laya_options *opt, laya_erro
   }
   if (where == 1) {
     bo.device_id = id;
-    backend *b = backend_cuda_create(&m->ck.w, &bo, err);
+    backend *b;
+    if (m->ck.w.packed) /* an artifact: its weights unpacked for the GPU (cuda_from_artifact) */
+      b = cuda_from_artifact(m, &bo, prec, err);
+    else
+      b = backend_cuda_create(&m->ck.w, &bo, err);
     if (b) {
       snprintf(m->device, sizeof m->device, "cuda:%d", id);
       snprintf(m->precision, sizeof m->precision, "%s", prec ? prec : "default");
@@ -197,6 +231,23 @@ static void build_info(laya_model *m) {
   m->info = sb_steal(&sb);
 }
 
+/* With a warmed backend (CUDA, engine_warm): one small request through the whole path at open, so
+ * the host side's one-time work (the tokenizer's first use, question and decode set-up) is not the
+ * first caller's either. Its answer is dropped; a failure here would fail the same way later, so it
+ * is not reported at open. */
+static void warm_request(laya_model *m) {
+  const char *e = getenv("LAYA_CUDA_WARMUP");
+  if (!m->be->worker_warm || (e && e[0] == '0')) return;
+  static const char req[] =
+      "{\"state\": \"Warm-up: order #48213 arrived on 2024-05-01, caf\\u00e9 \\u4e2d\\u6587, 3 items (x2)!\", "
+      "\"questions\": {\"q\": {\"type\": \"choice\", \"instructions\": \"Which one?\", "
+      "\"criteria\": {\"a\": \"the first\", \"b\": \"the second\"}}}}";
+  char *out = NULL;
+  laya_error err;
+  laya_predict(m, req, &out, &err);
+  laya_free(out);
+}
+
 laya_model *laya_open(const char *path, const laya_options *opt, laya_error *err) {
   laya_err_clear(err);
   if (!path) {
@@ -238,12 +289,14 @@ laya_model *laya_open(const char *path, const laya_options *opt, laya_error *err
     goto fail;
   m->be = choose_backend(m, opt, err);
   if (!m->be) goto fail;
+  if (engine_warm(m, err)) goto fail; /* CUDA: no first-call stall (engine.h) */
   if (m->warnings.len && !(opt && opt->quiet)) fputs(sb_cstr(&m->warnings), stderr);
   build_info(m);
   if (!m->info) {
     laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory");
     goto fail;
   }
+  warm_request(m);
   return m;
 fail:
   laya_close(m);

@@ -13,7 +13,9 @@
  * powers of two) for the grid sizes only; kernels read the real counts from device memory, and
  * attention runs over the packed rows (no padded row is ever attended). The first batch of a
  * bucket runs eagerly (it also loads cuBLASLt's kernels), the second captures a graph, later ones
- * replay it: a 1-row forward is one graph launch plus two copies.
+ * replay it: a 1-row forward is one graph launch plus two copies. worker_warm (called by
+ * laya_open and laya_reserve) runs those first batches of the small-pass buckets before any request
+ * comes ("Warm-up" below).
  *
  * Devices: one backend per device (backend_options.device_id), no global state; every entry point
  * selects its device for the calling thread. A CUDA allocation failure is reported as
@@ -32,7 +34,7 @@
 #define MAX_POS 8192      /* longest row (RoPE tables) */
 #define ACT_HIDDEN_MAX 4096
 #define WS_BYTES ((size_t)32 << 20)
-#define MAX_GRAPHS 48
+#define MAX_GRAPHS 160 /* the warm-up's small-pass buckets (up to 90) and the rest */
 
 /* ---------------------------------------------------------------------------------------------
  * Errors (self-contained: this library links no laya symbol)
@@ -945,6 +947,84 @@ static int cuda_forward(backend *b, backend_worker *w, const packed_batch *pb, f
   return 0;
 }
 
+/* ---------------------------------------------------------------------------------------------
+ * Warm-up (backend.worker_warm): what a bucket's first batches pay once, paid before serving.
+ *
+ * A cold worker's first forward pays CUDA's lazy loading of every kernel it launches (ours and
+ * cuBLASLt's), cuBLASLt's plan for each GEMM shape, and an eager pass; the second batch of the
+ * bucket pays the graph capture. Warming runs synthetic batches through cuda_forward itself (so
+ * exactly what a request would run, eager then captured), for every bucket of the small passes,
+ * where launch overhead dominates: 1, 2 and 4 rows (3 questions of one state are 4 bucketed rows),
+ * with up to 8 option markers a row, and every token bucket up to 2,048 tokens or the rows'
+ * length, within the worker's scratch. Larger passes are GPU-bound, so an eager first pass costs
+ * about what a replay does; for them one eager pass per size class (4,096 and 16,384 tokens, when
+ * the scratch holds them) loads the cuBLASLt kernels the larger GEMMs pick. A graph depends only
+ * on the bucket (kernels read the real counts from device memory), so a synthetic batch captures
+ * the graph of any request in its bucket. LAYA_CUDA_WARMUP=0 turns it off (for comparison). */
+#define WARM_MAX_TOKENS 2048
+
+static int warm_bucket(backend *b, backend_worker *w, int Mp, int Rp, int NMp, int passes, laya_error *err) {
+  if (Mp > w->capM || Rp > w->capR || NMp > w->capNM || Mp < 2 * Rp || NMp / Rp + 1 >= Mp / Rp) return 0;
+  graph_entry *g = find_graph(w, Mp, Rp, NMp);
+  if (g && (g->state == 2 || passes == 1)) return 0;
+  cuda_model *m = w->m;
+  const int per = Mp / Rp, k = NMp / Rp;
+  int32_t *tok = (int32_t *)malloc(sizeof(int32_t) * (size_t)Mp);
+  int32_t *rs = (int32_t *)malloc(sizeof(int32_t) * (size_t)(Rp + 1)), *ms = (int32_t *)malloc(sizeof(int32_t) * (size_t)(Rp + 1));
+  int32_t *qt = (int32_t *)calloc((size_t)Rp, sizeof(int32_t)), *mk = (int32_t *)malloc(sizeof(int32_t) * (size_t)NMp);
+  float *lg = (float *)malloc(sizeof(float) * (size_t)NMp), *ac = (float *)malloc(sizeof(float) * (size_t)Rp * m->n_act);
+  int rc = 0;
+  if (!tok || !rs || !ms || !qt || !mk || !lg || !ac) rc = cu_fail(err, LAYA_ERR_NOMEM, "out of host memory warming the CUDA backend");
+  if (!rc) {
+    for (int t = 0; t < Mp; t++) tok[t] = t % m->V;
+    for (int r = 0; r <= Rp; r++) {
+      rs[r] = r * per;
+      ms[r] = r * k;
+    }
+    for (int r = 0; r < Rp; r++)
+      for (int j = 0; j < k; j++) mk[r * k + j] = 1 + j;
+    packed_batch pb = {Rp, Mp, tok, rs, qt, ms, mk};
+    /* eager (loads kernels and plans), then captured; a bucket already seen once only captures */
+    for (int i = g ? 1 : 0; i < passes && !rc; i++) rc = cuda_forward(b, w, &pb, lg, ac, err);
+  }
+  free(tok);
+  free(rs);
+  free(ms);
+  free(qt);
+  free(mk);
+  free(lg);
+  free(ac);
+  return rc;
+}
+
+static int cuda_worker_warm(backend *b, backend_worker *w, int row_len, laya_error *err) {
+  const char *e = getenv("LAYA_CUDA_WARMUP");
+  if ((e && e[0] == '0') || !w || w->prof) return 0;
+  cuda_model *m = (cuda_model *)b->impl;
+  const int passes = m->use_graphs ? 2 : 1;
+  if (row_len < 64) row_len = 64;
+  int rc = 0;
+  static const int rows[3] = {1, 2, 4};
+  for (int ri = 0; ri < 3 && !rc; ri++) {
+    const int Rp = rows[ri];
+    long top = (long)Rp * row_len;
+    if (top > WARM_MAX_TOKENS) top = WARM_MAX_TOKENS;
+    const int top_bucket = token_bucket((int)top);
+    /* markers: up to 4 and up to 8 a row (one value for a single row: 8 is the smallest bucket) */
+    const int nm_lo = pow2_at_least(4 * Rp, 8), nm_hi = pow2_at_least(8 * Rp, 8);
+    for (int Mp = 64; Mp <= top_bucket && !rc; Mp = token_bucket(Mp + 1)) {
+      rc = warm_bucket(b, w, Mp, Rp, nm_lo, passes, err);
+      if (!rc && nm_hi != nm_lo) rc = warm_bucket(b, w, Mp, Rp, nm_hi, passes, err);
+    }
+  }
+  static const int big[2] = {4096, 16384};
+  for (int i = 0; i < 2 && !rc; i++) {
+    const int Rp = pow2_at_least(big[i] / 512, 1);
+    rc = warm_bucket(b, w, big[i], Rp, pow2_at_least(4 * Rp, 8), 1, err);
+  }
+  return rc;
+}
+
 static void cuda_destroy(backend *b) {
   if (!b) return;
   model_free((cuda_model *)b->impl);
@@ -1017,6 +1097,7 @@ extern "C" backend *backend_cuda_create(const model_weights *w, const backend_op
   b->worker_create = cuda_worker_create;
   b->worker_destroy = cuda_worker_destroy;
   b->worker_reserve = cuda_worker_reserve;
+  b->worker_warm = cuda_worker_warm;
   b->worker_bytes = cuda_worker_bytes;
   b->forward = cuda_forward;
   b->destroy = cuda_destroy;
