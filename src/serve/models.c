@@ -323,6 +323,20 @@ bool serve_models_ready(serve_models *m) {
   return any || !m->cfg->preload;
 }
 
+void serve_models_not_ready(serve_models *m, strbuf *sb) {
+  pthread_mutex_lock(&m->lock);
+  int k = 0;
+  for (int i = 0; i < m->n; i++) {
+    if (!m->cp[i].load_error) continue;
+    sb_puts(sb, k++ ? "," : "{\"status\":\"unavailable\",\"errors\":{");
+    json_dump_string(sb, m->cp[i].name, strlen(m->cp[i].name), false);
+    sb_putc(sb, ':');
+    json_dump_string(sb, m->cp[i].load_error, strlen(m->cp[i].load_error), false);
+  }
+  sb_puts(sb, k ? "}}" : "{\"status\":\"loading\"}");
+  pthread_mutex_unlock(&m->lock);
+}
+
 /* The device a loaded model reports in its info JSON, or NULL. */
 static char *model_device(serve_models *m, void *model) {
   if (!m->eng->info) return NULL;

@@ -77,6 +77,10 @@ void serve_job_free(serve_job *job) {
   free(job);
 }
 
+/* The engine's answers are read keeping repeated keys: labels that render to one JSON key (True
+ * and "true") are two members in Laya's json.dumps and in the C API's text, and stay two. */
+static const json_parse_opts RESULT_OPTS = {0, false, false, true};
+
 static void dump_compact(strbuf *sb, const json_value *v) {
   json_dump_opts o = {NULL, NULL, false, -1};
   json_dump(sb, v, &o);
@@ -139,6 +143,17 @@ int serve_job_from_request(serve_models *models, const serve_request *req, bool 
       job->solo = true; /* states of one batch routed to different checkpoints */
     }
     job->routing_json[i] = r.routing_json;
+    /* a checkpoint this server cannot load is the operator's to fix: say which and how, never
+     * a bare 500 (loading it here, on first use, when it can be) */
+    if (i == 0 || strcmp(r.model, job->model) != 0) {
+      laya_error le;
+      laya_err_clear(&le);
+      if (!serve_models_get(models, r.model, &le)) {
+        serve_reject_set(rej, 503, "checkpoint '%s' is not available on this server: %s", r.model, le.message);
+        serve_job_free(job);
+        return 503;
+      }
+    }
     job->langs[i] = req->lang ? strdup(req->lang) : routed_language(models, r.model, r.routing_json);
     if (i > 0 && !same_str(job->langs[i], job->langs[0])) job->solo = true;
   }
@@ -267,7 +282,7 @@ static json_value *run_batch(serve_models *models, const serve_engine *eng, cons
     laya_free(out);
     return NULL;
   }
-  json_value *v = json_parse(out, strlen(out), a, NULL, e);
+  json_value *v = json_parse(out, strlen(out), a, &RESULT_OPTS, e);
   laya_free(out);
   if (!v || v->type != JSON_ARRAY || v->n != expect) {
     laya_err(e, LAYA_ERR_INTERNAL, NULL, "predict_batch returned %u results for %zu states",
@@ -297,7 +312,7 @@ void serve_job_run_alone(serve_models *models, const serve_engine *eng, serve_jo
       sb_putc(&req, '}');
       char *out = NULL;
       if (!req.oom && eng->predict(eng->ctx, model, req.data, &out, &e) == 0) {
-        results = json_parse(out, strlen(out), &a, NULL, &e);
+        results = json_parse(out, strlen(out), &a, &RESULT_OPTS, &e);
         if (results && results->type != JSON_OBJECT) {
           laya_err(&e, LAYA_ERR_INTERNAL, NULL, "predict returned %s", json_py_type(results));
           results = NULL;
@@ -387,7 +402,7 @@ void serve_job_finish(serve_job *job) {
     laya_error e;
     json_value *v = NULL;
     if (eng->job_result(eng->ctx, job->prep, &out, &e) == 0) {
-      v = json_parse(out, strlen(out), &a, NULL, &e);
+      v = json_parse(out, strlen(out), &a, &RESULT_OPTS, &e);
       if (v && (v->type != JSON_ARRAY || v->n != job->n_states)) {
         laya_err(&e, LAYA_ERR_INTERNAL, NULL, "the engine returned %u results for %zu states",
                  v->type == JSON_ARRAY ? v->n : 0, job->n_states);
@@ -530,7 +545,19 @@ static void *worker(void *arg) {
     }
     pthread_mutex_unlock(&s->mu);
     phase_add(s, PHASE_WAIT, &t);
-    run_group(s, group, n);
+    /* a job whose client left while it was queued is not computed (answered 499, to nobody) */
+    int live = 0;
+    for (int j = 0; j < n; j++) {
+      if (atomic_load(&group[j]->cancelled)) {
+        group[j]->status = 499;
+        laya_err(&group[j]->err, LAYA_ERR_INTERNAL, NULL, "client closed request");
+      } else {
+        serve_job *g = group[live];
+        group[live++] = group[j];
+        if (live - 1 != j) group[j] = g;
+      }
+    }
+    if (live) run_group(s, group, live);
     t = serve_now();
     for (int j = 0; j < n; j++) group[j]->done(group[j], group[j]->done_arg);
   }

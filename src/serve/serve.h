@@ -43,6 +43,11 @@
 #define SERVE_CPU_PASS_TOKENS 16384 /* LAYA_SERVE_PASS_TOKENS's default on the CPU */
 #define SERVE_DEFAULT_BODY_READ_TIMEOUT 10.0
 #define SERVE_DEFAULT_PORT 8000
+/* How deep a state may nest: the engine parses what the server hands it with the JSON parser's
+ * default limit (1000 levels, core/json.h) and the server wraps a state two levels deeper
+ * ({"states": [state]}), so a deeper state would pass here and fail there. Checked once, here. */
+#define SERVE_JSON_DEPTH 1000
+#define SERVE_MAX_STATE_DEPTH (SERVE_JSON_DEPTH - 2)
 
 /* ---- config ---- */
 typedef struct serve_config {
@@ -74,6 +79,15 @@ typedef struct serve_config {
   bool pipeline;           /* LAYA_SERVE_PIPELINE: prepare and decode requests on their own
                               threads, not the inference thread (default 1) */
   int drain_seconds;       /* LAYA_SERVE_DRAIN_SECONDS: SIGTERM waits this long for in-flight */
+  /* connection hardening (laya.c only; docs/serve.md, Connections) */
+  double header_timeout;   /* LAYA_SERVE_HEADER_TIMEOUT: seconds a connection may sit without a
+                              complete request head (idle keep-alive included), default 10 */
+  int max_connections;     /* LAYA_SERVE_MAX_CONNECTIONS: open connections (default 4096, and
+                              below the process's file limit) */
+  int max_connections_per_ip; /* LAYA_SERVE_MAX_CONNECTIONS_PER_IP (0 = no per-address limit) */
+  long max_buffered_bytes; /* LAYA_SERVE_MAX_BUFFERED_MB: request bodies held in memory at once,
+                              admitted or still arriving (default max(256 MiB, 4 x
+                              LAYA_MAX_CONCURRENT x 2 MiB)); past it a body gets 503 */
   bool reserve_passes;     /* not from the environment: laya-serve sets it, so every checkpoint
                               it opens gets its pass scratch up front (serve_engine.reserve) */
 } serve_config;
@@ -120,6 +134,9 @@ void serve_models_health(serve_models *m, strbuf *sb);
 /* JSON array of the loaded checkpoint names. */
 void serve_models_loaded(serve_models *m, strbuf *sb);
 bool serve_models_ready(serve_models *m);
+/* /ready's 503 body while not ready: {"status":"loading"}, or, once a checkpoint failed to load,
+ * {"status":"unavailable","errors":{name: why}}. */
+void serve_models_not_ready(serve_models *m, strbuf *sb);
 /* Whether checkpoint `name` (once loaded) has per-language temperature tables. */
 bool serve_models_has_lang_temps(serve_models *m, const char *name);
 
@@ -246,6 +263,7 @@ struct serve_job {
   serve_job_done_fn done;
   void *done_arg;
   double enqueued_at;
+  atomic_bool cancelled; /* its client left while it was queued: the scheduler skips it (499) */
   serve_job *next;
 };
 
