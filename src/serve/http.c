@@ -41,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -115,6 +116,8 @@ typedef struct req_ctx {
   struct req_ctx *read_prev, *read_next;
   struct req_ctx *wait_prev, *wait_next;
   bool on_reading, on_waiting, expired; /* expired: answered 408 and counted by the watchdog */
+  int gone_ticks; /* watchdog ticks its client has been seen gone while the body is incomplete */
+  bool cut;       /* shut down by the watchdog (its client left mid-body) */
   int fd;
   strbuf body;
   long long held; /* bytes of body counted in srv->buffered */
@@ -390,6 +393,11 @@ static bool client_gone(int fd) {
   return poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
 }
 
+static int unread_bytes(int fd) {
+  int n = 0;
+  return ioctl(fd, FIONREAD, &n) == 0 ? n : -1;
+}
+
 static void *watchdog(void *arg) {
   serve_server *srv = arg;
   while (!atomic_load(&srv->stopping)) {
@@ -399,7 +407,21 @@ static void *watchdog(void *arg) {
     pthread_mutex_lock(&srv->reading_mu);
     for (req_ctx *c = srv->reading, *next; c; c = next) {
       next = c->read_next;
-      if (now - c->started > srv->cfg->body_read_timeout) expire_locked(c);
+      if (now - c->started > srv->cfg->body_read_timeout) {
+        expire_locked(c);
+      } else if (client_gone(c->fd) && unread_bytes(c->fd) == 0) {
+        /* its client closed with the body incomplete (nothing left unread in the socket): the
+         * body will never come. libmicrohttpd may not look at the socket again before its
+         * timeout (it read the last bytes and the end of the stream in one go), so shut it down
+         * here, which wakes it; twice in a row, so a body whose last bytes it is processing is
+         * not cut */
+        if (++c->gone_ticks >= 2 && !c->cut) {
+          c->cut = true;
+          shutdown(c->fd, SHUT_RDWR);
+        }
+      } else {
+        c->gone_ticks = 0;
+      }
     }
     for (req_ctx *c = srv->waiting; c; c = c->wait_next) {
       if (c->job && !atomic_load(&c->job->cancelled) && client_gone(c->fd)) {
