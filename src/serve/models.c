@@ -1,9 +1,12 @@
 /* models.c: the checkpoints a server answers from, their names, and routing.
  *
  * The registry is Laya's: english, multilingual, typed-decisions (with Laya's aliases), plus
- * LAYA_EXTRA_MODELS ({name: local directory}), which may also re-point a built-in name at a
- * local checkpoint. A checkpoint is opened on first use (or at startup with LAYA_PRELOAD) and
- * kept; the library's model is immutable and shared by every worker thread.
+ * LAYA_EXTRA_MODELS ({name: local directory, Hub repo id, or [repo, subfolder]}), which may also
+ * re-point a built-in name. A checkpoint without a local directory is found the way the CLI and
+ * the Router find it (model/hub.h): in the Hugging Face cache Python Laya fills (HF_HOME,
+ * HF_HUB_CACHE), else downloaded (HF_TOKEN; never with HF_HUB_OFFLINE), at LAYA_REVISION, pinned
+ * by LAYA_SHA256_DIGESTS. A checkpoint is opened on first use (or at startup with LAYA_PRELOAD)
+ * and kept; the library's model is immutable and shared by every worker thread.
  *
  * Names, aliases and routing are the router module's (src/router/router.h), configured the way
  * Laya's serve builds its Router: LAYA_EXTRA_MODELS registrations, LAYA_DEFAULT_MODEL,
@@ -14,6 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/stat.h>
+
+#include "model/hub.h"
 #include "router/router.h"
 #include "serve/serve.h"
 
@@ -22,7 +28,10 @@
 typedef struct checkpoint {
   char name[64];
   char repo[512];   /* what routing.repo reports */
-  char *path;       /* local directory, NULL when this server has no copy */
+  char *path;       /* a local directory from LAYA_EXTRA_MODELS, or NULL: then the router entry's
+                       Hub source, found in the Hugging Face cache or downloaded (model/hub.h) */
+  char *commit;     /* the snapshot commit it was loaded from (Hub sources), for /health */
+  char *digests;    /* its LAYA_SHA256_DIGESTS map when that names checkpoints, else NULL */
   void *model;      /* opened engine model */
   char *load_error; /* the last load failure, kept for /health and logs */
   int lang_temps;   /* -1 unknown, 0 none, 1 has per-language temperature tables */
@@ -97,6 +106,50 @@ static bool valid_extra_name(const char *s) {
   return true;
 }
 
+/* LAYA_SHA256_DIGESTS as the Router reads it: a flat {artifact: digest} map is left to the
+ * loader (it applies to every checkpoint); {checkpoint: {artifact: digest}} pins each named
+ * checkpoint with its own map and the others with none. */
+static int load_digests(serve_models *m, char *msg, size_t msg_size) {
+  const char *env = getenv("LAYA_SHA256_DIGESTS");
+  if (!env || !*env) return 0;
+  arena a;
+  arena_init(&a, 4096);
+  laya_error e;
+  json_value *d = json_parse(env, strlen(env), &a, NULL, &e);
+  int rc = 0;
+  bool all_str = true, all_obj = true;
+  for (uint32_t i = 0; d && d->type == JSON_OBJECT && i < d->n; i++) {
+    all_str &= d->members[i].value.type == JSON_STRING;
+    all_obj &= d->members[i].value.type == JSON_OBJECT;
+  }
+  if (d && d->type == JSON_OBJECT && d->n && !all_str) {
+    if (!all_obj) {
+      snprintf(msg, msg_size, "invalid LAYA_SHA256_DIGESTS: either {artifact: digest} for every checkpoint "
+               "or {checkpoint: {artifact: digest}}, not a mix");
+      rc = -1;
+    }
+    for (int i = 0; !rc && i < m->n; i++) m->cp[i].digests = strdup("{}");
+    for (uint32_t i = 0; !rc && i < d->n; i++) {
+      char key[64];
+      json_value name = {.type = JSON_STRING, .s = d->members[i].key, .n = d->members[i].key_len};
+      laya_error rerr;
+      checkpoint *c = router_resolve(&m->rc, &name, key, &rerr) == 0 ? find(m, key) : NULL;
+      if (!c) {
+        snprintf(msg, msg_size, "invalid LAYA_SHA256_DIGESTS: unknown checkpoint '%s'", d->members[i].key);
+        rc = -1;
+        break;
+      }
+      strbuf sb;
+      sb_init(&sb);
+      json_dump(&sb, &d->members[i].value, NULL);
+      free(c->digests);
+      c->digests = sb_steal(&sb);
+    }
+  }
+  arena_free(&a);
+  return rc;
+}
+
 serve_models *serve_models_new(const serve_config *cfg, const serve_engine *eng, char *msg,
                                size_t msg_size) {
   serve_models *m = calloc(1, sizeof *m);
@@ -131,15 +184,13 @@ serve_models *serve_models_new(const serve_config *cfg, const serve_engine *eng,
       const json_member *e = &v->members[i];
       char key[64];
       canonical_name(NULL, e->key, key, sizeof key);
-      const char *src = NULL;
+      const char *src = NULL, *sub = NULL;
       if (e->value.type == JSON_STRING) {
         src = e->value.s;
-      } else if (e->value.type == JSON_ARRAY) {
-        snprintf(msg, msg_size,
-                 "invalid LAYA_EXTRA_MODELS: source for '%s' is a [repo, subfolder] pair; this server "
-                 "serves local checkpoint directories (download it first, or give its path)",
-                 e->key);
-        goto fail;
+      } else if (e->value.type == JSON_ARRAY && e->value.n == 2 && e->value.items[0].type == JSON_STRING &&
+                 e->value.items[1].type == JSON_STRING) {
+        src = e->value.items[0].s;
+        sub = e->value.items[1].s;
       } else {
         snprintf(msg, msg_size,
                  "invalid LAYA_EXTRA_MODELS: source for '%s' must be a repo id, a local path, or a "
@@ -157,11 +208,13 @@ serve_models *serve_models_new(const serve_config *cfg, const serve_engine *eng,
         snprintf(msg, msg_size, "invalid LAYA_EXTRA_MODELS: too many checkpoints");
         goto fail;
       }
-      snprintf(c->repo, sizeof c->repo, "%s", src);
+      snprintf(c->repo, sizeof c->repo, "%s%s%s", src, sub ? "/" : "", sub ? sub : "");
       free(c->path);
-      c->path = strdup(src);
+      /* a directory on this machine is served from there; anything else is a Hub source */
+      struct stat st;
+      c->path = !sub && stat(src, &st) == 0 ? strdup(src) : NULL;
       laya_error rerr;
-      if (router_register(&m->rc, key, src, NULL, &rerr)) {
+      if (router_register(&m->rc, key, src, sub, &rerr)) {
         snprintf(msg, msg_size, "invalid LAYA_EXTRA_MODELS: %s", rerr.message);
         goto fail;
       }
@@ -175,6 +228,10 @@ serve_models *serve_models_new(const serve_config *cfg, const serve_engine *eng,
     }
   }
 
+  if (load_digests(m, msg, msg_size) != 0) {
+    serve_models_free(m);
+    return NULL;
+  }
   if (cfg->default_model) {
     laya_error rerr;
     if (router_set_default(&m->rc, cfg->default_model, &rerr)) {
@@ -195,6 +252,8 @@ void serve_models_free(serve_models *m) {
   for (int i = 0; i < m->n; i++) {
     if (m->cp[i].model && m->eng && m->eng->close) m->eng->close(m->eng->ctx, m->cp[i].model);
     free(m->cp[i].path);
+    free(m->cp[i].commit);
+    free(m->cp[i].digests);
     free(m->cp[i].load_error);
   }
   router_config_free(&m->rc);
@@ -248,29 +307,71 @@ int serve_models_route(const serve_models *m, const json_value *state, const jso
   return 0;
 }
 
-void *serve_models_get(serve_models *m, const char *name, laya_error *err) {
-  pthread_mutex_lock(&m->lock);
-  checkpoint *c = find(m, name);
-  void *model = NULL;
-  if (!c) {
-    laya_err(err, LAYA_ERR_NOT_FOUND, NULL, "no checkpoint named '%s'", name);
-  } else if (c->model) {
-    model = c->model;
-  } else if (!c->path) {
+/* Where checkpoint c is on disk: its LAYA_EXTRA_MODELS directory, or its Hub source in the
+ * Hugging Face cache (downloaded when missing and allowed). offline: look in the cache only. */
+static char *locate(serve_models *m, checkpoint *c, bool offline, char **commit, laya_error *err) {
+  *commit = NULL;
+  if (c->path) return strdup(c->path);
+  const router_entry *e = router_find(&m->rc, c->name);
+  if (!e) {
+    laya_err(err, LAYA_ERR_NOT_FOUND, NULL, "checkpoint '%s' has no source", c->name);
+    return NULL;
+  }
+  hub_options o;
+  hub_options_init(&o);
+  o.sha256_json = c->digests;
+  if (offline) o.offline = 1;
+  char *dir = NULL;
+  laya_error he;
+  laya_err_clear(&he);
+  if (hub_resolve(e->source, e->subfolder, &o, &dir, commit, &he) != 0) {
     laya_err(err, LAYA_ERR_NOT_FOUND, NULL,
-             "checkpoint '%s' has no local copy on this server (set LAYA_EXTRA_MODELS='{\"%s\": "
-             "\"/path/to/checkpoint\"}')",
-             name, name);
-  } else {
-    model = m->eng->open(m->eng->ctx, c->path, m->cfg, err);
+             "checkpoint '%s' (%s) was not found: %s; provide it with LAYA_EXTRA_MODELS='{\"%s\": "
+             "\"/path/to/checkpoint\"}', or put it in the Hugging Face cache (HF_HOME, HF_HUB_CACHE) "
+             "and name it in LAYA_MODELS",
+             c->name, c->repo, he.message, c->name);
+    return NULL;
+  }
+  return dir;
+}
+
+static void *open_locked(serve_models *m, checkpoint *c, laya_error *err) {
+  char *commit = NULL;
+  char *dir = locate(m, c, false, &commit, err);
+  void *model = NULL;
+  if (dir) {
+    model = m->eng->open_pinned && c->digests ? m->eng->open_pinned(m->eng->ctx, dir, c->digests, m->cfg, err)
+                                              : m->eng->open(m->eng->ctx, dir, m->cfg, err);
     if (model && m->cfg->reserve_passes && m->eng->reserve && m->eng->reserve(m->eng->ctx, model, m->cfg, err)) {
       m->eng->close(m->eng->ctx, model);
       model = NULL;
     }
-    c->model = model;
-    free(c->load_error);
-    c->load_error = model ? NULL : strdup(err ? err->message : "load failed");
+    if (!model) {
+      /* name the checkpoint along with the engine's reason */
+      char why[sizeof err->message];
+      snprintf(why, sizeof why, "%s", err->message);
+      laya_err(err, err->code ? err->code : LAYA_ERR_INTERNAL, err->kind[0] ? err->kind : NULL,
+               "checkpoint '%s' at %s could not be loaded: %s", c->name, dir, why);
+    }
   }
+  free(dir);
+  c->model = model;
+  free(c->commit);
+  c->commit = model ? commit : NULL;
+  if (!model) free(commit);
+  free(c->load_error);
+  c->load_error = model ? NULL : strdup(err ? err->message : "load failed");
+  return model;
+}
+
+void *serve_models_get(serve_models *m, const char *name, laya_error *err) {
+  pthread_mutex_lock(&m->lock);
+  checkpoint *c = find(m, name);
+  void *model = NULL;
+  if (!c)
+    laya_err(err, LAYA_ERR_NOT_FOUND, NULL, "no checkpoint named '%s'", name);
+  else
+    model = c->model ? c->model : open_locked(m, c, err);
   pthread_mutex_unlock(&m->lock);
   return model;
 }
@@ -278,9 +379,34 @@ void *serve_models_get(serve_models *m, const char *name, laya_error *err) {
 int serve_models_preload(serve_models *m, laya_error *err) {
   const char *list = m->cfg->models;
   if (!list || !*list) {
-    for (int i = 0; i < m->n; i++)
-      if (m->cp[i].path && !serve_models_get(m, m->cp[i].name, err)) return -1;
-    return 0;
+    /* every checkpoint this machine has: LAYA_EXTRA_MODELS directories and whatever the Hugging
+     * Face cache holds (nothing is downloaded unasked: name a checkpoint in LAYA_MODELS for that) */
+    int loaded = 0;
+    strbuf why;
+    sb_init(&why);
+    for (int i = 0; i < m->n; i++) {
+      checkpoint *c = &m->cp[i];
+      char *commit = NULL;
+      laya_error le;
+      laya_err_clear(&le);
+      char *dir = locate(m, c, true, &commit, &le);
+      free(commit);
+      if (!dir) {
+        sb_printf(&why, "%s%s", why.len ? "; " : "", le.message);
+        continue;
+      }
+      free(dir);
+      if (!serve_models_get(m, c->name, err)) {
+        sb_free(&why);
+        return -1;
+      }
+      loaded++;
+    }
+    if (!loaded)
+      laya_err(err, LAYA_ERR_NOT_FOUND, NULL, "no checkpoint to serve (LAYA_MODELS is unset and none is on this machine): %s",
+               sb_cstr(&why));
+    sb_free(&why);
+    return loaded ? 0 : -1;
   }
   char *copy = strdup(list);
   int rc = 0;
@@ -288,12 +414,20 @@ int serve_models_preload(serve_models *m, laya_error *err) {
     char key[64];
     canonical_name(NULL, tok, key, sizeof key);
     if (!key[0]) continue;
-    if (!find(m, key)) {
+    /* Laya's names, aliases and published Hub ids (convaiinnovations/laya-multilingual) */
+    json_value name = {.type = JSON_STRING, .s = key, .n = (uint32_t)strlen(key)};
+    laya_error rerr;
+    char canon[64];
+    if (!strcmp(key, "convaiinnovations/laya-multilingual")) snprintf(canon, sizeof canon, "multilingual");
+    else if (!strcmp(key, "convaiinnovations/laya-typed-decisions")) snprintf(canon, sizeof canon, "typed-decisions");
+    else if (!strcmp(key, "convaiinnovations/laya")) snprintf(canon, sizeof canon, "english");
+    else if (router_resolve(&m->rc, &name, canon, &rerr) != 0) snprintf(canon, sizeof canon, "%s", key);
+    if (!find(m, canon)) {
       laya_err(err, LAYA_ERR_NOT_FOUND, NULL, "LAYA_MODELS names unknown checkpoint '%s'", tok);
       rc = -1;
       break;
     }
-    if (!serve_models_get(m, key, err)) {
+    if (!serve_models_get(m, canon, err)) {
       rc = -1;
       break;
     }
@@ -317,10 +451,14 @@ void serve_models_loaded(serve_models *m, strbuf *sb) {
 
 bool serve_models_ready(serve_models *m) {
   pthread_mutex_lock(&m->lock);
-  bool any = false;
-  for (int i = 0; i < m->n; i++) any = any || m->cp[i].model != NULL;
+  bool any = false, failed = false;
+  for (int i = 0; i < m->n; i++) {
+    any = any || m->cp[i].model != NULL;
+    failed = failed || m->cp[i].load_error != NULL;
+  }
   pthread_mutex_unlock(&m->lock);
-  return any || !m->cfg->preload;
+  /* loading on first use (LAYA_PRELOAD=0): ready until a load has failed with nothing loaded */
+  return any || (!m->cfg->preload && !failed);
 }
 
 void serve_models_not_ready(serve_models *m, strbuf *sb) {
@@ -369,7 +507,12 @@ void serve_models_health(serve_models *m, strbuf *sb) {
     json_dump_string(&loaded, c->name, strlen(c->name), false);
     sb_puts(&revisions, sep);
     json_dump_string(&revisions, c->name, strlen(c->name), false);
-    sb_puts(&revisions, ": null"); /* local checkpoints have no commit */
+    if (c->commit) { /* a Hub snapshot; a local directory has no commit */
+      sb_puts(&revisions, ": ");
+      json_dump_string(&revisions, c->commit, strlen(c->commit), false);
+    } else {
+      sb_puts(&revisions, ": null");
+    }
     char *dev = model_device(m, c->model);
     if (dev) {
       if (devices.len) sb_puts(&devices, ", ");

@@ -149,7 +149,7 @@ int serve_job_from_request(serve_models *models, const serve_request *req, bool 
       laya_error le;
       laya_err_clear(&le);
       if (!serve_models_get(models, r.model, &le)) {
-        serve_reject_set(rej, 503, "checkpoint '%s' is not available on this server: %s", r.model, le.message);
+        serve_reject_set(rej, 503, "%s", le.message); /* names the checkpoint, the cause, the fix */
         serve_job_free(job);
         return 503;
       }

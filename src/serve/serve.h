@@ -146,6 +146,10 @@ struct serve_engine {
   const char *name;
   /* Open a checkpoint directory. */
   void *(*open)(void *ctx, const char *path, const serve_config *cfg, laya_error *err);
+  /* The same, checking its files against sha256_json ({relpath: hex}) rather than the flat
+   * LAYA_SHA256_DIGESTS; NULL: open is used. */
+  void *(*open_pinned)(void *ctx, const char *path, const char *sha256_json, const serve_config *cfg,
+                       laya_error *err);
   void (*close)(void *ctx, void *model);
   /* laya_reserve for the largest pass this server can form (cfg: LAYA_SERVE_PASS_TOKENS tokens,
    * rows up to LAYA_MAX_TOKEN_BUDGET), or NULL. */

@@ -34,6 +34,8 @@ Starts the real server on 127.0.0.1 with an ephemeral port and the tiny fixture 
   unavailable a request routed to a checkpoint the server cannot load: 503 naming it
   dupkeys     labels rendering to one key stay two members, as json.dumps writes them
   cancel      queued requests whose clients left are not computed
+  hubcache    Laya's checkpoint names from a Hugging Face cache laid out as Python Laya leaves it
+  mcp_hubcache  laya-mcp, the same
 
 Prints "N passed, M failed" and exits 1 on any failure.
 """
@@ -58,6 +60,16 @@ BIN = os.path.abspath(sys.argv[1])
 CKPT = os.path.abspath(sys.argv[2])
 ONLY = set(sys.argv[3:])
 PASSED, FAILED = [], []
+
+
+# No test reaches the network: the Hugging Face cache is an empty folder of this run and
+# downloads are off (tests that want a cache build one and point HF_HOME at it).
+import tempfile  # noqa: E402
+EMPTY_HF_HOME = tempfile.mkdtemp(prefix="laya-serve-hf-")
+HF_ENV = {"HF_HOME": EMPTY_HF_HOME, "HF_HUB_OFFLINE": "1"}
+for _k in ("HF_HUB_CACHE", "HF_ENDPOINT", "HF_TOKEN", "LAYA_REVISION", "LAYA_SHA256_DIGESTS"):
+    os.environ.pop(_k, None)
+os.environ.update(HF_ENV)
 
 
 def extra_models():
@@ -1105,6 +1117,126 @@ def test_cancel():
         check(srv.proc.wait(timeout=60) == 0, "exit code")
     finally:
         srv.__exit__()
+
+
+def hf_cache(home, parts, commits=None):
+    """A Hugging Face cache as huggingface_hub leaves it after Python Laya's download:
+    <home>/hub/models--convaiinnovations--laya/{blobs/<sha256>, refs/<ref>, snapshots/<commit>/...},
+    snapshot files being relative symlinks into blobs/. parts: {subfolder or "": fixture dir};
+    commits: {ref: commit} (default: main only)."""
+    import hashlib
+    import shutil
+    repo = os.path.join(home, "hub", "models--convaiinnovations--laya")
+    blobs = os.path.join(repo, "blobs")
+    os.makedirs(blobs, exist_ok=True)
+    os.makedirs(os.path.join(repo, "refs"), exist_ok=True)
+    commits = commits or {"main": "0123456789abcdef0123456789abcdef01234567"}
+    for ref, commit in commits.items():
+        with open(os.path.join(repo, "refs", ref), "w") as f:
+            f.write(commit)  # huggingface_hub writes the bare hash
+        snap = os.path.join(repo, "snapshots", commit)
+        for sub, src in parts.items():
+            for root, _, files in os.walk(src):
+                for name in files:
+                    if name == "SHA256SUMS":
+                        continue
+                    path = os.path.join(root, name)
+                    data = open(path, "rb").read()
+                    blob = os.path.join(blobs, hashlib.sha256(data).hexdigest())
+                    if not os.path.exists(blob):
+                        shutil.copyfile(path, blob)
+                    dest = os.path.join(snap, sub, os.path.relpath(path, src))
+                    os.makedirs(os.path.dirname(dest), exist_ok=True)
+                    if not os.path.lexists(dest):
+                        os.symlink(os.path.relpath(blob, os.path.dirname(dest)), dest)
+    return repo
+
+
+def start_fails_env(env, expect):
+    e = dict(os.environ, LAYA_HOST="127.0.0.1", LAYA_PORT="0", LAYA_SERVE_ALLOW_PORT_0="1", LAYA_THREADS="1")
+    e.pop("LAYA_EXTRA_MODELS", None)
+    e.pop("LAYA_MODELS", None)
+    e.update({k: v for k, v in env.items() if v is not None})
+    p = subprocess.run([BIN], env=e, capture_output=True, text=True, timeout=60)
+    check(p.returncode != 0 and expect in p.stderr, "%r -> rc %d %r" % (env, p.returncode, p.stderr[-600:]))
+    return p.stderr
+
+
+@test
+def test_hubcache():
+    """Checkpoints by Laya's names from a Hugging Face cache laid out as Python Laya leaves it
+    (HF_HUB_OFFLINE=1): names, aliases and Hub ids in LAYA_MODELS, LAYA_MODELS unset (what the
+    cache has), LAYA_REVISION, LAYA_SHA256_DIGESTS, the same answers as from the directories, and
+    clear startup errors for what the cache lacks."""
+    import hashlib
+    with tempfile.TemporaryDirectory() as home:
+        main, v1 = "0123456789abcdef0123456789abcdef01234567", "89abcdef0123456789abcdef0123456789abcdef"
+        hf_cache(home, {"": os.path.join(CKPT, "modernbert-tiny"), "multilingual": os.path.join(CKPT, "mmbert-tiny")},
+                 {"main": main, "v1": v1})
+        base = dict(LAYA_EXTRA_MODELS=None, HF_HOME=home, HF_HUB_OFFLINE="1")
+        probe = {"state": "I was charged twice for my March invoice, please refund one.", "questions": cases.QS}
+        with Server() as dirs:
+            want = {m: json.loads(dirs.post("/v1/systemone", dict(probe, model=m))[1])["answers"]
+                    for m in ("english", "multilingual")}
+        for models in ("english,multilingual", "EN, ml", "convaiinnovations/laya,convaiinnovations/laya-multilingual", None):
+            with Server(LAYA_MODELS=models, **base) as srv:
+                status, raw, _ = srv.request("GET", "/ready")
+                check(status == 200 and json.loads(raw)["loaded"] == ["english", "multilingual"],
+                      "LAYA_MODELS=%r: /ready %d %r" % (models, status, raw))
+                for m in ("english", "multilingual"):
+                    status, raw, _ = srv.post("/v1/systemone", dict(probe, model=m))
+                    body = json.loads(raw)
+                    check(status == 200 and body["routing"]["model"] == m, "%s: %d %r" % (m, status, raw[:200]))
+                    check(body["answers"] == want[m], "%s from the cache answers differently from its directory" % m)
+                status, raw, _ = srv.request("GET", "/health")
+                check(json.loads(raw)["revisions"] == {"english": main, "multilingual": main}, "revisions %r" % raw)
+        with Server(LAYA_MODELS="english", LAYA_REVISION="v1", **base) as srv:
+            status, raw, _ = srv.request("GET", "/health")
+            check(json.loads(raw)["revisions"] == {"english": v1}, "LAYA_REVISION=v1: %r" % raw)
+        # pinned by digest, per checkpoint
+        sf = open(os.path.join(CKPT, "modernbert-tiny", "model.safetensors"), "rb").read()
+        good = {"english": {"model.safetensors": hashlib.sha256(sf).hexdigest()}}
+        with Server(LAYA_MODELS="english", LAYA_SHA256_DIGESTS=json.dumps(good), **base) as srv:
+            check(srv.request("GET", "/ready")[0] == 200, "good digest")
+        bad = {"english": {"model.safetensors": "0" * 64}}
+        start_fails_env(dict(base, LAYA_MODELS="english", LAYA_SHA256_DIGESTS=json.dumps(bad)), "model.safetensors")
+        # a revision the cache lacks, a checkpoint it lacks: exit 1, naming it and the way out
+        err = start_fails_env(dict(base, LAYA_MODELS="english,typed-decisions"), "checkpoint 'typed-decisions'")
+        check("HF_HUB_OFFLINE" in err and "LAYA_EXTRA_MODELS" in err, "the error says how: %r" % err[-400:])
+        start_fails_env(dict(base, LAYA_MODELS="english", LAYA_REVISION="v9"), "revision v9")
+    with tempfile.TemporaryDirectory() as home:
+        start_fails_env({"HF_HOME": home, "HF_HUB_OFFLINE": "1"}, "no checkpoint to serve")
+        # loading on first use: /ready says why once a load failed
+        with Server(LAYA_EXTRA_MODELS=None, LAYA_MODELS=None, LAYA_PRELOAD="0", HF_HOME=home, HF_HUB_OFFLINE="1") as srv:
+            status, raw, _ = srv.post("/v1/systemone", dict(SIMPLE, model="english"))
+            check(status == 503 and "'english'" in json.loads(raw)["detail"], "lazy english: %d %r" % (status, raw[:200]))
+            status, raw, _ = srv.request("GET", "/ready")
+            body = json.loads(raw)
+            check(status == 503 and body["status"] == "unavailable" and "english" in body["errors"], "/ready %r" % body)
+
+
+@test
+def test_mcp_hubcache():
+    """laya-mcp serves Laya's checkpoints by name from the same cache."""
+    mcp = os.path.join(os.path.dirname(BIN), "laya-mcp")
+    with tempfile.TemporaryDirectory() as home:
+        hf_cache(home, {"": os.path.join(CKPT, "modernbert-tiny"), "multilingual": os.path.join(CKPT, "mmbert-tiny")})
+        env = dict(os.environ, HF_HOME=home, HF_HUB_OFFLINE="1", LAYA_MODELS="english,multilingual", LAYA_THREADS="1")
+        env.pop("LAYA_EXTRA_MODELS", None)
+        msgs = [{"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                 "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
+                {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "laya_status", "arguments": {}}},
+                {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                 "params": {"name": "laya_predict", "arguments": {"state": {"request": "refund please"},
+                                                                   "questions": {"r": cases.NOUL}, "model": "ml"}}}]
+        p = subprocess.run([mcp], input="".join(json.dumps(m) + "\n" for m in msgs), env=env, capture_output=True,
+                           text=True, timeout=120)
+        out = [json.loads(l) for l in p.stdout.splitlines() if l.strip()]
+        check(len(out) == 3, "laya-mcp answered %d of 3: %r" % (len(out), p.stderr[-400:]))
+        status = json.loads(out[1]["result"]["content"][0]["text"])
+        check(status["loaded"] == ["english", "multilingual"], "laya_status %r" % status)
+        pred = out[2]["result"]
+        check(not pred["isError"] and "r" in json.loads(pred["content"][0]["text"])["answers"], "predict %r" % pred)
 
 
 def run_client_script(env_var, script):

@@ -32,7 +32,9 @@ def check(cond, what):
 
 def main():
     extra = {"english": os.path.join(CKPT, "modernbert-tiny"), "multilingual": os.path.join(CKPT, "mmbert-tiny")}
+    import tempfile
     env = dict(os.environ, LAYA_EXTRA_MODELS=json.dumps(extra), LAYA_MODELS="english,multilingual",
+               HF_HOME=tempfile.mkdtemp(prefix="laya-mcp-hf-"), HF_HUB_OFFLINE="1",
                LAYA_BACKEND="cpu-ref", LAYA_THREADS="1")
     p = subprocess.Popen([BIN], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          text=True, encoding="utf-8")
