@@ -98,6 +98,12 @@ static checkpoint *add(serve_models *m, const char *name, const char *repo) {
   return c;
 }
 
+/* org/name: one slash, neither part empty, not a path (./x, ../x, /x, ~/x). */
+static bool hub_id_shaped(const char *s) {
+  const char *slash = strchr(s, '/');
+  return slash && slash != s && slash[1] && !strchr(slash + 1, '/') && s[0] != '.' && s[0] != '~';
+}
+
 static bool valid_extra_name(const char *s) {
   if (!*s || !strcmp(s, "auto")) return false;
   for (; *s; s++)
@@ -210,9 +216,10 @@ serve_models *serve_models_new(const serve_config *cfg, const serve_engine *eng,
       }
       snprintf(c->repo, sizeof c->repo, "%s%s%s", src, sub ? "/" : "", sub ? sub : "");
       free(c->path);
-      /* a directory on this machine is served from there; anything else is a Hub source */
+      /* something on this machine, or shaped like a path, is served from there; an org/name id
+       * (or a [repo, subfolder] pair) is a Hub source */
       struct stat st;
-      c->path = !sub && stat(src, &st) == 0 ? strdup(src) : NULL;
+      c->path = !sub && (stat(src, &st) == 0 || !hub_id_shaped(src)) ? strdup(src) : NULL;
       laya_error rerr;
       if (router_register(&m->rc, key, src, sub, &rerr)) {
         snprintf(msg, msg_size, "invalid LAYA_EXTRA_MODELS: %s", rerr.message);
