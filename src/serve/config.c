@@ -166,6 +166,18 @@ int serve_config_from_env(serve_config *cfg, char *msg, size_t msg_size) {
     if (py_int(v, &t) && t > 0 && t < 4096) cfg->max_loaded = (int)t;
   }
 
+  v = getenv("LAYA_IDLE_UNLOAD_SECONDS");
+  if (v && !is_blank(v)) {
+    char *end;
+    char *t = stripped(v);
+    double d = t ? strtod(t, &end) : NAN;
+    if (t && *end == 0 && isfinite(d))
+      cfg->idle_unload_seconds = d > 0 ? d : 0;
+    else
+      fprintf(stderr, "laya-serve: invalid LAYA_IDLE_UNLOAD_SECONDS '%s'; idle unload disabled\n", v);
+    free(t);
+  }
+
   v = getenv("LAYA_LOG_LEVEL");
   char *level = stripped(v ? v : "info");
   if (level) {

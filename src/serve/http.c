@@ -400,6 +400,7 @@ static int unread_bytes(int fd) {
 
 static void *watchdog(void *arg) {
   serve_server *srv = arg;
+  double last_idle_check = 0;
   while (!atomic_load(&srv->stopping)) {
     struct timespec ts = {0, 50 * 1000 * 1000};
     nanosleep(&ts, NULL);
@@ -440,6 +441,10 @@ static void *watchdog(void *arg) {
       shutdown(cc->fd, SHUT_RDWR);
     }
     pthread_mutex_unlock(&srv->reading_mu);
+    if (srv->cfg->idle_unload_seconds > 0 && now - last_idle_check > 0.25) {
+      last_idle_check = now;
+      serve_models_unload_idle(srv->models, srv->cfg->idle_unload_seconds);
+    }
   }
   return NULL;
 }

@@ -35,6 +35,9 @@ typedef struct checkpoint {
   void *model;      /* opened engine model */
   char *load_error; /* the last load failure, kept for /health and logs */
   int lang_temps;   /* -1 unknown, 0 none, 1 has per-language temperature tables */
+  int refs;         /* requests using the loaded model now (serve_models_acquire) */
+  unsigned long long used; /* LRU clock of its last use */
+  double last_used; /* serve_now() of its last release, for LAYA_IDLE_UNLOAD_SECONDS */
 } checkpoint;
 
 struct serve_models {
@@ -44,6 +47,9 @@ struct serve_models {
   int n;
   router_config rc;
   pthread_mutex_t lock;
+  int max_loaded;   /* LAYA_MAX_LOADED (Laya's Router default 2), raised by preload to hold it */
+  unsigned long long clock;
+  bool ever_loaded;
 };
 
 static const char *const ALIAS_FROM[] = {"en",    "laya",  "default",           "multi",
@@ -165,6 +171,7 @@ serve_models *serve_models_new(const serve_config *cfg, const serve_engine *eng,
   }
   m->cfg = cfg;
   m->eng = eng;
+  m->max_loaded = cfg->max_loaded > 0 ? cfg->max_loaded : 2;
   pthread_mutex_init(&m->lock, NULL);
   router_config_init(&m->rc, false);
   m->rc.auto_task_detection = cfg->auto_task;
@@ -371,16 +378,93 @@ static void *open_locked(serve_models *m, checkpoint *c, laya_error *err) {
   return model;
 }
 
-void *serve_models_get(serve_models *m, const char *name, laya_error *err) {
+static void unload_locked(serve_models *m, checkpoint *c) {
+  m->eng->close(m->eng->ctx, c->model);
+  c->model = NULL;
+  c->lang_temps = -1;
+  free(c->commit);
+  c->commit = NULL;
+}
+
+/* Close least-recently-used checkpoints beyond max_loaded; one in use is never closed (it goes
+ * when its last request releases it, if still beyond the cap). Under lock. */
+static void evict_locked(serve_models *m) {
+  for (;;) {
+    int live = 0;
+    checkpoint *victim = NULL;
+    for (int i = 0; i < m->n; i++) {
+      checkpoint *c = &m->cp[i];
+      if (!c->model) continue;
+      live++;
+      if (c->refs == 0 && (!victim || c->used < victim->used)) victim = c;
+    }
+    if (live <= m->max_loaded || !victim) return;
+    fprintf(stderr, "laya-serve: unloading checkpoint '%s' (LAYA_MAX_LOADED=%d)\n", victim->name, m->max_loaded);
+    unload_locked(m, victim);
+  }
+}
+
+void *serve_models_acquire(serve_models *m, const char *name, laya_error *err) {
   pthread_mutex_lock(&m->lock);
   checkpoint *c = find(m, name);
   void *model = NULL;
-  if (!c)
+  if (!c) {
     laya_err(err, LAYA_ERR_NOT_FOUND, NULL, "no checkpoint named '%s'", name);
-  else
+  } else {
     model = c->model ? c->model : open_locked(m, c, err);
+    if (model) {
+      c->refs++;
+      c->used = ++m->clock;
+      m->ever_loaded = true;
+      evict_locked(m);
+    }
+  }
   pthread_mutex_unlock(&m->lock);
   return model;
+}
+
+void serve_models_release(serve_models *m, void *model) {
+  if (!model) return;
+  pthread_mutex_lock(&m->lock);
+  for (int i = 0; i < m->n; i++) {
+    checkpoint *c = &m->cp[i];
+    if (c->model != model) continue;
+    if (c->refs > 0) c->refs--;
+    c->last_used = serve_now();
+    break;
+  }
+  evict_locked(m);
+  pthread_mutex_unlock(&m->lock);
+}
+
+void *serve_models_get(serve_models *m, const char *name, laya_error *err) {
+  void *model = serve_models_acquire(m, name, err);
+  serve_models_release(m, model);
+  return model;
+}
+
+int serve_models_unload_idle(serve_models *m, double idle_seconds) {
+  if (idle_seconds <= 0) return 0;
+  double now = serve_now();
+  int n = 0;
+  pthread_mutex_lock(&m->lock);
+  for (int i = 0; i < m->n; i++) {
+    checkpoint *c = &m->cp[i];
+    if (!c->model || c->refs > 0 || now - c->last_used < idle_seconds) continue;
+    fprintf(stderr, "laya-serve: unloading checkpoint '%s' (idle %.1fs, LAYA_IDLE_UNLOAD_SECONDS)\n", c->name,
+            now - c->last_used);
+    unload_locked(m, c);
+    n++;
+  }
+  pthread_mutex_unlock(&m->lock);
+  return n;
+}
+
+/* Laya's Router.preload: the cap grows to hold what is preloaded, so it never evicts it. */
+static void raise_cap(serve_models *m, int n) {
+  pthread_mutex_lock(&m->lock);
+  if (n > m->max_loaded) m->max_loaded = n;
+  pthread_mutex_unlock(&m->lock);
 }
 
 int serve_models_preload(serve_models *m, laya_error *err) {
@@ -403,6 +487,7 @@ int serve_models_preload(serve_models *m, laya_error *err) {
         continue;
       }
       free(dir);
+      raise_cap(m, loaded + 1);
       if (!serve_models_get(m, c->name, err)) {
         sb_free(&why);
         return -1;
@@ -416,7 +501,7 @@ int serve_models_preload(serve_models *m, laya_error *err) {
     return loaded ? 0 : -1;
   }
   char *copy = strdup(list);
-  int rc = 0;
+  int rc = 0, count = 0;
   for (char *save = NULL, *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
     char key[64];
     canonical_name(NULL, tok, key, sizeof key);
@@ -434,6 +519,7 @@ int serve_models_preload(serve_models *m, laya_error *err) {
       rc = -1;
       break;
     }
+    raise_cap(m, ++count);
     if (!serve_models_get(m, canon, err)) {
       rc = -1;
       break;
@@ -465,7 +551,7 @@ bool serve_models_ready(serve_models *m) {
   }
   pthread_mutex_unlock(&m->lock);
   /* loading on first use (LAYA_PRELOAD=0): ready until a load has failed with nothing loaded */
-  return any || (!m->cfg->preload && !failed);
+  return any || ((m->ever_loaded || !m->cfg->preload) && !failed);
 }
 
 void serve_models_not_ready(serve_models *m, strbuf *sb) {
@@ -564,9 +650,9 @@ bool serve_models_has_lang_temps(serve_models *m, const char *name) {
   if (!model) return false;
   pthread_mutex_lock(&m->lock);
   checkpoint *c = find(m, name);
-  if (c && c->lang_temps < 0) {
+  if (c && c->model && c->lang_temps < 0) { /* c->model: `model` may have been evicted since */
     c->lang_temps = 0;
-    const char *info = m->eng->info ? m->eng->info(m->eng->ctx, model) : NULL;
+    const char *info = m->eng->info ? m->eng->info(m->eng->ctx, c->model) : NULL;
     if (info) {
       arena a;
       arena_init(&a, 4096);

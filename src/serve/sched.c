@@ -64,6 +64,7 @@ static void phase_add(serve_sched *s, int p, double *t) {
 void serve_job_free(serve_job *job) {
   if (!job) return;
   if (job->prep) job->eng->job_free(job->eng->ctx, job->prep);
+  if (job->prep && job->prep_models) serve_models_release(job->prep_models, job->prep_model);
   free(job->options_json);
   for (size_t i = 0; i < job->n_states; i++) {
     free(job->states_json ? job->states_json[i] : NULL);
@@ -275,10 +276,12 @@ static char *batch_request(const serve_job *job, const size_t *pick, size_t n_pi
 /* Run engine predict_batch and parse its array; NULL with e on failure. */
 static json_value *run_batch(serve_models *models, const serve_engine *eng, const char *model_name,
                              const char *request, size_t expect, arena *a, laya_error *e) {
-  void *model = serve_models_get(models, model_name, e);
+  void *model = serve_models_acquire(models, model_name, e);
   if (!model) return NULL;
   char *out = NULL;
-  if (eng->predict_batch(eng->ctx, model, request, &out, e) != 0) {
+  int rc = eng->predict_batch(eng->ctx, model, request, &out, e);
+  serve_models_release(models, model);
+  if (rc != 0) {
     laya_free(out);
     return NULL;
   }
@@ -300,7 +303,7 @@ void serve_job_run_alone(serve_models *models, const serve_engine *eng, serve_jo
   double t0 = serve_now();
   json_value *results = NULL;
   if (!job->is_batch) {
-    void *model = serve_models_get(models, job->model, &e);
+    void *model = serve_models_acquire(models, job->model, &e);
     if (model) {
       strbuf req;
       sb_init(&req);
@@ -320,6 +323,7 @@ void serve_job_run_alone(serve_models *models, const serve_engine *eng, serve_jo
       }
       laya_free(out);
       sb_free(&req);
+      serve_models_release(models, model);
     }
   } else {
     /* group states by checkpoint (they differ only when routing split the batch) */
@@ -366,7 +370,7 @@ void serve_job_run_alone(serve_models *models, const serve_engine *eng, serve_jo
 static int prepare_job(serve_models *models, const serve_engine *eng, serve_job *job) {
   laya_error e;
   laya_err_clear(&e);
-  void *model = serve_models_get(models, job->model, &e);
+  void *model = serve_models_acquire(models, job->model, &e); /* held until the job is freed */
   char *req = model ? batch_request(job, NULL, 0, job->langs[0]) : NULL;
   if (model && !req) laya_err(&e, LAYA_ERR_NOMEM, NULL, "out of memory");
   void *p = NULL;
@@ -374,7 +378,10 @@ static int prepare_job(serve_models *models, const serve_engine *eng, serve_job 
     job->eng = eng;
     job->prep = p;
     job->prep_model = model;
+    job->prep_models = models;
     job->est_tokens = (size_t)eng->job_tokens(eng->ctx, p); /* exact, for the packing */
+  } else {
+    serve_models_release(models, model);
   }
   free(req);
   if (p) return 0;
@@ -418,6 +425,8 @@ void serve_job_finish(serve_job *job) {
   }
   eng->job_free(eng->ctx, job->prep);
   job->prep = NULL;
+  if (job->prep_models) serve_models_release(job->prep_models, job->prep_model);
+  job->prep_models = NULL;
 }
 
 /* Run one shared pass over jobs[0..n) (prepared, one model). Each job that ran is left for

@@ -66,7 +66,8 @@ typedef struct serve_config {
   char *extra_models;      /* LAYA_EXTRA_MODELS JSON text, NULL when unset */
   char *device;            /* LAYA_DEVICE */
   int threads;             /* LAYA_THREADS (0 = library default) */
-  int max_loaded;          /* LAYA_MAX_LOADED (0 = unset) */
+  int max_loaded;          /* LAYA_MAX_LOADED (0 = unset: 2, as Laya's Router) */
+  double idle_unload_seconds; /* LAYA_IDLE_UNLOAD_SECONDS (0 = off) */
   char *log_level;         /* LAYA_LOG_LEVEL */
   /* ours (laya.c only) */
   bool batching;           /* LAYA_SERVE_BATCHING: pack concurrent requests (default 1) */
@@ -125,8 +126,16 @@ int serve_models_resolve(const serve_models *m, const json_value *name, char *ou
 int serve_models_route(const serve_models *m, const json_value *state, const json_value *questions,
                        const char *model, const json_value *task, const char *lang,
                        const char *lang_guess, serve_route *out, strbuf *msg);
-/* The loaded checkpoint for name, loading it on first use. NULL with err on failure. */
+/* The loaded checkpoint for name, loading it on first use, held for the caller: it is not
+ * closed (LAYA_MAX_LOADED eviction, LAYA_IDLE_UNLOAD_SECONDS) until serve_models_release. NULL
+ * with err on failure. */
+void *serve_models_acquire(serve_models *m, const char *name, laya_error *err);
+void serve_models_release(serve_models *m, void *model);
+/* acquire + release: the model stays valid only while nothing else can evict it (laya-mcp's
+ * one thread, or a check that it loads). */
 void *serve_models_get(serve_models *m, const char *name, laya_error *err);
+/* Close every checkpoint unused for idle_seconds (none in use); how many were closed. */
+int serve_models_unload_idle(serve_models *m, double idle_seconds);
 /* Load every checkpoint LAYA_MODELS names (or every registered one that has a local source). */
 int serve_models_preload(serve_models *m, laya_error *err);
 /* {"loaded": [...], "revisions": {...}, "device":..., ...} members for /health and laya_status. */
@@ -263,6 +272,7 @@ struct serve_job {
   const serve_engine *eng;
   void *prep;
   void *prep_model;
+  serve_models *prep_models; /* prep_model is held (serve_models_acquire) until prep is freed */
   /* plumbing */
   serve_job_done_fn done;
   void *done_arg;

@@ -36,6 +36,7 @@ Starts the real server on 127.0.0.1 with an ephemeral port and the tiny fixture 
   cancel      queued requests whose clients left are not computed
   hubcache    Laya's checkpoint names from a Hugging Face cache laid out as Python Laya leaves it
   mcp_hubcache  laya-mcp, the same
+  lifecycle   LAYA_MAX_LOADED eviction (never under a request in flight), LAYA_IDLE_UNLOAD_SECONDS
 
 Prints "N passed, M failed" and exits 1 on any failure.
 """
@@ -1237,6 +1238,52 @@ def test_mcp_hubcache():
         check(status["loaded"] == ["english", "multilingual"], "laya_status %r" % status)
         pred = out[2]["result"]
         check(not pred["isError"] and "r" in json.loads(pred["content"][0]["text"])["answers"], "predict %r" % pred)
+
+
+def loaded(srv):
+    return json.loads(srv.request("GET", "/health")[1])["loaded"]
+
+
+@test
+def test_lifecycle():
+    """LAYA_MAX_LOADED: least recently used checkpoint unloaded, never one a request is using;
+    LAYA_IDLE_UNLOAD_SECONDS: idle checkpoints unloaded, loaded again on the next request."""
+    probe = {"state": "I was charged twice, please refund one.", "questions": {"r": cases.NOUL}}
+    with Server(LAYA_MODELS="english", LAYA_MAX_LOADED="1") as srv:
+        check(loaded(srv) == ["english"], "preloaded %r" % loaded(srv))
+        for m in ("multilingual", "english", "multilingual"):
+            status, raw, _ = srv.post("/v1/systemone", dict(probe, model=m))
+            check(status == 200 and json.loads(raw)["routing"]["model"] == m, "%s: %d %r" % (m, status, raw[:200]))
+            check(loaded(srv) == [m], "after a request for %s, loaded %r" % (m, loaded(srv)))
+        # english busy with a long request while requests for multilingual keep loading it beside
+        # it: english must never be unloaded under the running request (its answers stay exactly
+        # those it gets alone), and the cap holds again once it is done
+        heavy = []
+        body = dict(heavy_batch(), model="english")
+        t = threading.Thread(target=lambda: heavy.append(srv.post("/v1/systemone/batch", body, timeout=600)))
+        t.start()
+        others = []
+        while not heavy or not others:
+            status, raw, _ = srv.post("/v1/systemone", dict(probe, model="multilingual"))
+            others.append(status)
+        t.join()
+        check(set(others) == {200}, "multilingual beside a running english request: %r" % others)
+        status, raw, _ = heavy[0]
+        check(status == 200, "the english request: %d %r" % (status, raw[:200]))
+        status2, raw2, _ = srv.post("/v1/systemone/batch", body, timeout=600)
+        check(status2 == 200 and json.loads(raw)["results"] == json.loads(raw2)["results"],
+              "the english request's answers differ from the same request alone")
+        check(len(loaded(srv)) == 1, "the cap of 1 after: %r" % loaded(srv))
+        print("     lifecycle: %d multilingual requests while english ran" % len(others))
+    with Server(LAYA_IDLE_UNLOAD_SECONDS="1") as srv:
+        check(loaded(srv) == ["english", "multilingual"], "preloaded %r" % loaded(srv))
+        deadline = time.time() + 15
+        while time.time() < deadline and loaded(srv):
+            time.sleep(0.1)
+        check(loaded(srv) == [], "idle checkpoints still loaded: %r" % loaded(srv))
+        check(srv.request("GET", "/ready")[0] == 200, "ready while idle-unloaded")
+        status, raw, _ = srv.post("/v1/systemone", dict(probe, model="english"))
+        check(status == 200 and loaded(srv) == ["english"], "reloaded on use: %d %r" % (status, loaded(srv)))
 
 
 def run_client_script(env_var, script):
