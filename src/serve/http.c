@@ -781,6 +781,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
   if (*upload_data_size) {
     size_t got = *upload_data_size;
     *upload_data_size = 0;
+    if (ctx->status) return MHD_YES; /* answered before its body (framing): dropped */
+    /* a body past its deadline is answered 408 now (as the watchdog does), and the rest of it
+     * is read and dropped */
+    if (serve_now() - ctx->started > srv->cfg->body_read_timeout) {
+      pthread_mutex_lock(&srv->reading_mu);
+      if (!ctx->expired) expire_locked(ctx);
+      pthread_mutex_unlock(&srv->reading_mu);
+      drop_body(ctx);
+      return MHD_YES;
+    }
     /* a refused request's body is read and dropped (so its answer keeps the connection); a
      * decision body is buffered up to 2 MiB, and dropped past it (413 at its end), or when the
      * bodies held in memory reach LAYA_SERVE_MAX_BUFFERED_MB (503 at its end) */
@@ -800,13 +810,6 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
           drop_body(ctx);
         }
       }
-    }
-    /* a body past its deadline is answered 408 now (as the watchdog does), and the rest of it
-     * is read and dropped */
-    if (serve_now() - ctx->started > srv->cfg->body_read_timeout) {
-      pthread_mutex_lock(&srv->reading_mu);
-      if (!ctx->expired) expire_locked(ctx);
-      pthread_mutex_unlock(&srv->reading_mu);
     }
     return MHD_YES;
   }
@@ -936,6 +939,7 @@ serve_server *serve_server_start(const serve_config *cfg, serve_models *models,
   }
   long max_conns = cfg->max_connections;
   if (max_conns > fd_room - 128) max_conns = fd_room - 128 > 16 ? fd_room - 128 : 16;
+  if (max_conns < 4L * cfg->http_threads) max_conns = 4L * cfg->http_threads; /* split per thread */
   srv->max_connections = (int)max_conns;
   /* idle connections close after this at the latest (the watchdog's header deadline and the
    * body deadline's 408 come first) */

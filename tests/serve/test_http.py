@@ -118,6 +118,10 @@ class Server:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+        # under the sanitizer build, a report in the server's log fails the test
+        bad = [l for l in self.lines if "AddressSanitizer" in l or "runtime error:" in l or "LeakSanitizer" in l]
+        if bad and not exc[0]:
+            raise AssertionError("sanitizer report from laya-serve: %s" % "".join(bad[:5]))
 
     def request(self, method, path, body=None, headers=None, timeout=300):
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
