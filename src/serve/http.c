@@ -984,6 +984,11 @@ void serve_server_drain(serve_server *srv, double max_seconds) {
   serve_sched_stop(srv->sched);
   until = serve_now() + 5.0;
   while (atomic_load(&srv->admitted) > 0 && serve_now() < until) usleep(5000);
+  pthread_mutex_lock(&srv->reading_mu);
+  unsigned long long skipped = srv->jobs_cancelled;
+  pthread_mutex_unlock(&srv->reading_mu);
+  fprintf(stderr, "laya-serve: drained; %llu queued request%s skipped since start (client gone)\n", skipped,
+          skipped == 1 ? "" : "s");
 }
 
 void serve_server_stop(serve_server *srv) {
