@@ -1227,22 +1227,23 @@ def test_mcp_hubcache():
     mcp = os.path.join(os.path.dirname(BIN), "laya-mcp")
     with tempfile.TemporaryDirectory() as home:
         hf_cache(home, {"": os.path.join(CKPT, "modernbert-tiny"), "multilingual": os.path.join(CKPT, "mmbert-tiny")})
-        env = dict(os.environ, HF_HOME=home, HF_HUB_OFFLINE="1", LAYA_MODELS="english,multilingual", LAYA_THREADS="1")
-        env.pop("LAYA_EXTRA_MODELS", None)
-        msgs = [{"jsonrpc": "2.0", "id": 1, "method": "initialize",
-                 "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
-                {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "laya_status", "arguments": {}}},
-                {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
-                 "params": {"name": "laya_predict", "arguments": {"state": {"request": "refund please"},
-                                                                   "questions": {"r": cases.NOUL}, "model": "ml"}}}]
-        p = subprocess.run([mcp], input="".join(json.dumps(m) + "\n" for m in msgs), env=env, capture_output=True,
-                           text=True, timeout=120)
-        out = [json.loads(l) for l in p.stdout.splitlines() if l.strip()]
-        check(len(out) == 3, "laya-mcp answered %d of 3: %r" % (len(out), p.stderr[-400:]))
-        status = json.loads(out[1]["result"]["content"][0]["text"])
-        check(status["loaded"] == ["english", "multilingual"], "laya_status %r" % status)
-        pred = out[2]["result"]
-        check(not pred["isError"] and "r" in json.loads(pred["content"][0]["text"])["answers"], "predict %r" % pred)
+        for models in ("english,multilingual", None):  # unset: Laya's MCP default, the same two
+          env = dict(os.environ, HF_HOME=home, HF_HUB_OFFLINE="1", LAYA_MODELS=models or "", LAYA_THREADS="1")
+          env.pop("LAYA_EXTRA_MODELS", None)
+          msgs = [{"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                   "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
+                  {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "laya_status", "arguments": {}}},
+                  {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                   "params": {"name": "laya_predict", "arguments": {"state": {"request": "refund please"},
+                                                                     "questions": {"r": cases.NOUL}, "model": "ml"}}}]
+          p = subprocess.run([mcp], input="".join(json.dumps(m) + "\n" for m in msgs), env=env, capture_output=True,
+                             text=True, timeout=120)
+          out = [json.loads(l) for l in p.stdout.splitlines() if l.strip()]
+          check(len(out) == 3, "laya-mcp answered %d of 3: %r" % (len(out), p.stderr[-400:]))
+          status = json.loads(out[1]["result"]["content"][0]["text"])
+          check(status["loaded"] == ["english", "multilingual"], "laya_status %r" % status)
+          pred = out[2]["result"]
+          check(not pred["isError"] and "r" in json.loads(pred["content"][0]["text"])["answers"], "predict %r" % pred)
 
 
 def loaded(srv):
