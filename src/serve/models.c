@@ -35,6 +35,7 @@ typedef struct checkpoint {
   void *model;      /* opened engine model */
   char *load_error; /* the last load failure, kept for /health and logs */
   int lang_temps;   /* -1 unknown, 0 none, 1 has per-language temperature tables */
+  bool loading;     /* being built (without the lock): others wait on loaded_cv */
   int refs;         /* requests using the loaded model now (serve_models_acquire) */
   unsigned long long used; /* LRU clock of its last use */
   double last_used; /* serve_now() of its last release, for LAYA_IDLE_UNLOAD_SECONDS */
@@ -47,6 +48,8 @@ struct serve_models {
   int n;
   router_config rc;
   pthread_mutex_t lock;
+  pthread_cond_t loaded_cv; /* a checkpoint finished building */
+  pthread_mutex_t build_mu; /* one build at a time (Laya's build lock) */
   int max_loaded;   /* LAYA_MAX_LOADED (Laya's Router default 2), raised by preload to hold it */
   unsigned long long clock;
   bool ever_loaded;
@@ -173,6 +176,8 @@ serve_models *serve_models_new(const serve_config *cfg, const serve_engine *eng,
   m->eng = eng;
   m->max_loaded = cfg->max_loaded > 0 ? cfg->max_loaded : 2;
   pthread_mutex_init(&m->lock, NULL);
+  pthread_cond_init(&m->loaded_cv, NULL);
+  pthread_mutex_init(&m->build_mu, NULL);
   router_config_init(&m->rc, false);
   m->rc.auto_task_detection = cfg->auto_task;
   add(m, "english", "convaiinnovations/laya");
@@ -272,6 +277,8 @@ void serve_models_free(serve_models *m) {
   }
   router_config_free(&m->rc);
   pthread_mutex_destroy(&m->lock);
+  pthread_cond_destroy(&m->loaded_cv);
+  pthread_mutex_destroy(&m->build_mu);
   free(m);
 }
 
@@ -349,9 +356,12 @@ static char *locate(serve_models *m, checkpoint *c, bool offline, char **commit,
   return dir;
 }
 
-static void *open_locked(serve_models *m, checkpoint *c, laya_error *err) {
-  char *commit = NULL;
-  char *dir = locate(m, c, false, &commit, err);
+/* Find and open checkpoint c, reserving its pass scratch. Called without the registry lock (a
+ * download or a large load takes long, and /health, /ready and the loaded checkpoints must keep
+ * answering meanwhile), under build_mu: one checkpoint is built at a time, as Laya does, to bound
+ * peak memory. *commit: the snapshot it came from. */
+static void *build(serve_models *m, checkpoint *c, char **commit, laya_error *err) {
+  char *dir = locate(m, c, false, commit, err);
   void *model = NULL;
   if (dir) {
     model = m->eng->open_pinned && c->digests ? m->eng->open_pinned(m->eng->ctx, dir, c->digests, m->cfg, err)
@@ -369,12 +379,32 @@ static void *open_locked(serve_models *m, checkpoint *c, laya_error *err) {
     }
   }
   free(dir);
+  if (!model) {
+    free(*commit);
+    *commit = NULL;
+  }
+  return model;
+}
+
+/* c->model, building it when needed; called and returns with the lock held (dropped while
+ * building; a second caller for the same checkpoint waits for the first one's build). */
+static void *load_locked(serve_models *m, checkpoint *c, laya_error *err) {
+  while (c->loading) pthread_cond_wait(&m->loaded_cv, &m->lock);
+  if (c->model) return c->model;
+  c->loading = true;
+  pthread_mutex_unlock(&m->lock);
+  char *commit = NULL;
+  pthread_mutex_lock(&m->build_mu);
+  void *model = build(m, c, &commit, err);
+  pthread_mutex_unlock(&m->build_mu);
+  pthread_mutex_lock(&m->lock);
+  c->loading = false;
   c->model = model;
   free(c->commit);
-  c->commit = model ? commit : NULL;
-  if (!model) free(commit);
+  c->commit = commit;
   free(c->load_error);
   c->load_error = model ? NULL : strdup(err ? err->message : "load failed");
+  pthread_cond_broadcast(&m->loaded_cv);
   return model;
 }
 
@@ -411,7 +441,7 @@ void *serve_models_acquire(serve_models *m, const char *name, laya_error *err) {
   if (!c) {
     laya_err(err, LAYA_ERR_NOT_FOUND, NULL, "no checkpoint named '%s'", name);
   } else {
-    model = c->model ? c->model : open_locked(m, c, err);
+    model = load_locked(m, c, err);
     if (model) {
       c->refs++;
       c->used = ++m->clock;
