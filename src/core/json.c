@@ -16,6 +16,7 @@ typedef struct parser {
   laya_error *err;
   int depth, max_depth;
   bool replace_surrogates;
+  bool keep_duplicates;
   bool failed;
 } parser;
 
@@ -395,7 +396,7 @@ static bool parse_object(parser *ps, json_value *v) {
   }
 done:
   v->type = JSON_OBJECT;
-  v->n = dedup_members(mem.data, (uint32_t)mem.n, ps->a);
+  v->n = ps->keep_duplicates ? (uint32_t)mem.n : dedup_members(mem.data, (uint32_t)mem.n, ps->a);
   if (v->n) {
     v->members = arena_alloc_aligned(ps->a, v->n * sizeof(json_member), 16);
     if (!v->members) goto oom;
@@ -489,6 +490,7 @@ json_value *json_parse(const char *text, size_t len, arena *a, const json_parse_
   ps.err = err;
   ps.max_depth = opts && opts->max_depth > 0 ? opts->max_depth : 1000;
   ps.replace_surrogates = opts && opts->replace_surrogates;
+  ps.keep_duplicates = opts && opts->keep_duplicates;
   /* Python's json.loads accepts a leading UTF-8 BOM only when given bytes; reject like str. */
   json_value *v = arena_alloc(a, sizeof *v);
   if (!v) {

@@ -55,6 +55,9 @@ typedef struct json_parse_opts {
   int max_depth;            /* 0 = 1000 (Python's default recursion limit is about that) */
   bool allow_trailing;      /* accept text after the value (e.g. JSONL handled elsewhere) */
   bool replace_surrogates;  /* lone surrogate escapes become U+FFFD instead of WTF-8 */
+  bool keep_duplicates;     /* keep every member of a repeated key, in order (for re-writing a
+                               text that holds them, e.g. Laya's json.dumps of a dict whose keys
+                               render alike: True and "true"); json_get then finds the last */
 } json_parse_opts;
 
 /* Parse `len` bytes. On error returns NULL and err names the byte offset and what was expected,

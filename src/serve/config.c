@@ -166,6 +166,18 @@ int serve_config_from_env(serve_config *cfg, char *msg, size_t msg_size) {
     if (py_int(v, &t) && t > 0 && t < 4096) cfg->max_loaded = (int)t;
   }
 
+  v = getenv("LAYA_IDLE_UNLOAD_SECONDS");
+  if (v && !is_blank(v)) {
+    char *end;
+    char *t = stripped(v);
+    double d = t ? strtod(t, &end) : NAN;
+    if (t && *end == 0 && isfinite(d))
+      cfg->idle_unload_seconds = d > 0 ? d : 0;
+    else
+      fprintf(stderr, "laya-serve: invalid LAYA_IDLE_UNLOAD_SECONDS '%s'; idle unload disabled\n", v);
+    free(t);
+  }
+
   v = getenv("LAYA_LOG_LEVEL");
   char *level = stripped(v ? v : "info");
   if (level) {
@@ -214,6 +226,26 @@ int serve_config_from_env(serve_config *cfg, char *msg, size_t msg_size) {
   if (cfg->http_threads > 64) cfg->http_threads = 64;
   cfg->pipeline = serve_env_bool("LAYA_SERVE_PIPELINE", true);
   cfg->drain_seconds = env_int_positive("LAYA_SERVE_DRAIN_SECONDS", 30);
+  cfg->header_timeout = 10.0;
+  v = getenv("LAYA_SERVE_HEADER_TIMEOUT");
+  if (v && !is_blank(v)) {
+    char *end;
+    char *t = stripped(v);
+    double d = t ? strtod(t, &end) : NAN;
+    if (t && *end == 0 && d > 0.0 && isfinite(d)) cfg->header_timeout = d;
+    free(t);
+  }
+  cfg->max_connections = env_int_positive("LAYA_SERVE_MAX_CONNECTIONS", 4096);
+  cfg->max_connections_per_ip = 0;
+  v = getenv("LAYA_SERVE_MAX_CONNECTIONS_PER_IP");
+  if (v && *v) {
+    long t;
+    if (py_int(v, &t) && t >= 0 && t <= 1000000) cfg->max_connections_per_ip = (int)t;
+  }
+  long def_buf = 4L * cfg->max_concurrent * (long)SERVE_MAX_BODY_BYTES;
+  if (def_buf < 256L * 1024 * 1024) def_buf = 256L * 1024 * 1024;
+  long mb = env_long_positive_warn("LAYA_SERVE_MAX_BUFFERED_MB", def_buf / (1024 * 1024));
+  cfg->max_buffered_bytes = mb > (1L << 30) ? (1L << 50) : mb * 1024 * 1024;
   return 0;
 }
 

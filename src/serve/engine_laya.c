@@ -43,6 +43,17 @@ static void *eng_open(void *ctx, const char *path, const serve_config *cfg, laya
   opt.quiet = 1;
   return laya_open(path, &opt, err);
 }
+static void *eng_open_pinned(void *ctx, const char *path, const char *sha256_json, const serve_config *cfg,
+                             laya_error *err) {
+  (void)ctx;
+  laya_options opt;
+  laya_options_init(&opt);
+  opt.device = cfg ? cfg->device : NULL;
+  opt.threads = cfg ? cfg->threads : 0;
+  opt.quiet = 1;
+  opt.sha256_json = sha256_json;
+  return laya_open(path, &opt, err);
+}
 static void eng_close(void *ctx, void *model) {
   (void)ctx;
   laya_close(model);
@@ -110,6 +121,7 @@ static void eng_job_free(void *ctx, void *job) {
 }
 const serve_engine serve_engine_laya = {.name = "laya",
                                         .open = eng_open,
+                                        .open_pinned = eng_open_pinned,
                                         .close = eng_close,
                                         .reserve = eng_reserve,
                                         .predict = eng_predict,

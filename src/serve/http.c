@@ -1,29 +1,48 @@
 /* http.c: laya-serve's HTTP surface on libmicrohttpd.
  *
- * Life of a decision request (Laya's order): auth (401) -> admission (503 + Retry-After when
- * LAYA_MAX_CONCURRENT requests are already admitted; checked before any body byte is read) ->
- * Content-Length over 2 MiB (413) -> the body, capped at 2 MiB however it is framed (413) and
- * bounded in time (LAYA_BODY_READ_TIMEOUT) -> validation (validate.c) -> a job for the
- * scheduler. The HTTP thread prepares the job (the engine checks and tokenizes it) before queuing
- * it, and decodes its answer after its pass, so the inference thread only runs passes. The
+ * Life of a decision request: framing (two different Content-Lengths, or Content-Length beside
+ * Transfer-Encoding: 400; a Transfer-Encoding other than chunked: 501; both close the
+ * connection, as the rest of the stream cannot be framed) -> Content-Length over 2 MiB (413,
+ * answered before the body, connection closed) -> the body, capped at 2 MiB however it is framed
+ * (413) and bounded in time (LAYA_BODY_READ_TIMEOUT, 408) -> bearer (401) -> admission (503 +
+ * Retry-After when LAYA_MAX_CONCURRENT requests are already admitted) -> validation
+ * (validate.c) -> a job for the scheduler. A request is admitted only once its body is complete,
+ * so a slow or abandoned upload never holds an admission slot, and the slot is given back just
+ * before its response is queued (a client that reads its answer and asks again at once finds it
+ * free). The HTTP thread prepares the job (the engine checks and tokenizes it) before queuing it,
+ * and decodes its answer after its pass, so the inference thread only runs passes. The
  * connection is suspended while its job waits and runs, so a slow forward pass holds no HTTP
- * thread, and resumed by the inference thread when its pass is done. The admission slot is held
- * until the response is sent, or the connection dies.
+ * thread, and resumed by the inference thread when its pass is done; a client that leaves while
+ * its job waits is noticed (the watchdog polls the suspended sockets) and its job is skipped.
+ *
+ * Every answer but the framing errors and the announced-too-large 413 is queued after the body
+ * is read (a refused request's body is read and dropped), because libmicrohttpd closes a
+ * connection whose response was queued before its body: so GETs, 401/404/405/503 and the rest
+ * keep the keep-alive connection, and pipelined requests behind them are answered.
  *
  * A body still incomplete at LAYA_BODY_READ_TIMEOUT gets Laya's 408 then and there, whether its
  * client went silent or keeps trickling: libmicrohttpd calls us only when bytes arrive and will
  * not queue a response before the request is complete, so a watchdog thread writes the 408 to
  * the socket itself and shuts the connection down (the rest of that body cannot be read as a next
- * request; uvicorn sends the same 408 and drops the socket at its keep-alive timeout).
+ * request; uvicorn sends the same 408 and drops the socket at its keep-alive timeout). The same
+ * watchdog cuts connections that hold no request for LAYA_SERVE_HEADER_TIMEOUT (a request head
+ * sent a byte at a time, or an idle keep-alive), and, while more than half of
+ * LAYA_SERVE_MAX_CONNECTIONS are open, those idle or unfinished for more than a second: slow
+ * clients cannot use up the connections (or the process's file descriptors) that others need.
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <microhttpd.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <poll.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -31,6 +50,29 @@
 #include "serve/http.h"
 
 enum { ROUTE_ONE = 0, ROUTE_BATCH = 1, ROUTE_OTHER = 2 };
+
+/* What a request gets once its body is in (decided from the request head). */
+typedef enum action {
+  ACT_DECIDE,       /* POST /v1/systemone[/batch]: admission, validation, a job */
+  ACT_HEALTH,
+  ACT_READY,
+  ACT_METRICS,
+  ACT_NOT_FOUND,
+  ACT_GET_ONLY,     /* 405, Allow: GET */
+  ACT_POST_ONLY,    /* 405, Allow: POST */
+  ACT_UNAUTHORIZED, /* 401 */
+  ACT_DRAINING,     /* 503 server shutting down */
+  ACT_REDIRECT,     /* 307 to the path without its trailing slash */
+} action;
+
+/* One open connection (libmicrohttpd's socket context), for the header/idle deadline. */
+typedef struct conn_ctx {
+  struct conn_ctx *prev, *next;
+  int fd;
+  double since;    /* when it last started waiting for a request head */
+  bool in_request; /* a request head is complete and its request not yet finished */
+  bool cut;        /* the watchdog shut it down */
+} conn_ctx;
 
 struct serve_server {
   const serve_config *cfg;
@@ -41,14 +83,21 @@ struct serve_server {
   struct MHD_Daemon *d;
   int listen_fd;
   int port;
+  int max_connections; /* LAYA_SERVE_MAX_CONNECTIONS, kept below the file limit */
   atomic_int admitted; /* decision requests holding an admission slot */
   atomic_int arriving; /* admitted, not yet handed to the scheduler */
+  atomic_llong buffered; /* body bytes held by requests (LAYA_SERVE_MAX_BUFFERED_MB) */
   atomic_bool draining;
   char *expected_auth; /* "Bearer <key>" */
   size_t expected_len;
-  /* decision requests still reading their body, for the 408 watchdog */
+  /* guarded by reading_mu: requests still reading their body (the 408), suspended requests
+   * (is their client still there?), and every open connection (the header deadline) */
   pthread_mutex_t reading_mu;
   struct req_ctx *reading;
+  struct req_ctx *waiting;
+  conn_ctx *conns;
+  int n_conns;
+  unsigned long long conns_cut, jobs_cancelled;
   pthread_t watchdog;
   bool watchdog_started;
   atomic_bool stopping;
@@ -57,24 +106,62 @@ struct serve_server {
 typedef struct req_ctx {
   serve_server *srv;
   struct MHD_Connection *conn;
+  conn_ctx *cc;
+  action act;
   int route;
   const char *route_name;
-  bool admitted, arriving, too_large, timed_out;
-  /* on srv->reading while the body is being read (guarded by srv->reading_mu) */
+  bool admitted, arriving, too_large, over_budget, timed_out;
+  /* on srv->reading while the body is being read, on srv->waiting while suspended (guarded by
+   * srv->reading_mu) */
   struct req_ctx *read_prev, *read_next;
-  bool on_reading, expired; /* expired: answered 408 and counted by the watchdog */
+  struct req_ctx *wait_prev, *wait_next;
+  bool on_reading, on_waiting, expired; /* expired: answered 408 and counted by the watchdog */
+  int gone_ticks; /* watchdog ticks its client has been seen gone while the body is incomplete */
+  bool cut;       /* shut down by the watchdog (its client left mid-body) */
   int fd;
   strbuf body;
+  long long held; /* bytes of body counted in srv->buffered */
   double started;
   int status;
   serve_job *job;
   atomic_bool job_done;
 } req_ctx;
 
+/* ---- admission ---- */
+
+static void release_arriving(req_ctx *ctx) {
+  if (ctx->arriving) {
+    ctx->arriving = false;
+    atomic_fetch_sub(&ctx->srv->arriving, 1);
+  }
+}
+
+/* Give the admission slot back (the request is answered, or its connection is gone). */
+static void release_admission(req_ctx *ctx) {
+  release_arriving(ctx);
+  if (ctx->admitted) {
+    ctx->admitted = false;
+    atomic_fetch_sub(&ctx->srv->admitted, 1);
+    serve_metrics_inflight(ctx->srv->metrics, -1);
+  }
+}
+
+static void drop_body(req_ctx *ctx) {
+  sb_free(&ctx->body);
+  if (ctx->held) {
+    atomic_fetch_sub(&ctx->srv->buffered, ctx->held);
+    ctx->held = 0;
+  }
+}
+
 /* ---- responses ---- */
 
 static enum MHD_Result send_body(req_ctx *ctx, int status, const char *ctype, strbuf *body,
                                  const char *const *headers) {
+  /* the slot first: once the response is queued its bytes may reach the client before
+   * libmicrohttpd reports the request finished, and a client that asks again at once must find
+   * the slot free (LAYA_MAX_CONCURRENT clients must never be refused) */
+  release_admission(ctx);
   size_t len = body->len;
   char *data = sb_steal(body);
   struct MHD_Response *r =
@@ -85,8 +172,13 @@ static enum MHD_Result send_body(req_ctx *ctx, int status, const char *ctype, st
     return MHD_NO;
   }
   MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
-  for (int i = 0; headers && headers[i]; i += 2) MHD_add_response_header(r, headers[i], headers[i + 1]);
-  if (atomic_load(&ctx->srv->draining)) MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+  bool closing = false;
+  for (int i = 0; headers && headers[i]; i += 2) {
+    MHD_add_response_header(r, headers[i], headers[i + 1]);
+    closing = closing || !strcmp(headers[i], MHD_HTTP_HEADER_CONNECTION);
+  }
+  if (!closing && atomic_load(&ctx->srv->draining))
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
   enum MHD_Result rc = MHD_queue_response(ctx->conn, (unsigned)status, r);
   if (rc == MHD_YES) ctx->status = status;
   MHD_destroy_response(r);
@@ -109,6 +201,13 @@ static enum MHD_Result send_detail(req_ctx *ctx, int status, const char *detail,
 
 static enum MHD_Result send_detail_s(req_ctx *ctx, int status, const char *detail) {
   return send_detail(ctx, status, detail, strlen(detail), NULL);
+}
+
+/* An answer queued before the body was read: libmicrohttpd closes the connection after it, and
+ * so do we say (the framing errors, where the rest of the stream cannot be read as requests). */
+static enum MHD_Result send_closing(req_ctx *ctx, int status, const char *detail) {
+  const char *const h[] = {MHD_HTTP_HEADER_CONNECTION, "close", NULL};
+  return send_detail(ctx, status, detail, strlen(detail), h);
 }
 
 /* ---- auth ---- */
@@ -168,7 +267,7 @@ static enum MHD_Result ready(req_ctx *ctx) {
     sb_puts(&sb, "{\"status\":\"draining\"}");
   } else if (!serve_models_ready(srv->models)) {
     status = 503;
-    sb_puts(&sb, "{\"status\":\"loading\"}");
+    serve_models_not_ready(srv->models, &sb);
   } else {
     sb_puts(&sb, "{\"status\":\"ready\",\"loaded\":");
     serve_models_loaded(srv->models, &sb);
@@ -186,23 +285,30 @@ static enum MHD_Result metrics(req_ctx *ctx) {
   sb_init(&sb);
   serve_metrics_render(srv->metrics, serve_sched_depth(srv->sched), &sb);
   serve_sched_render(srv->sched, &sb);
+  pthread_mutex_lock(&srv->reading_mu);
+  int conns = srv->n_conns;
+  unsigned long long cut = srv->conns_cut, cancelled = srv->jobs_cancelled;
+  pthread_mutex_unlock(&srv->reading_mu);
   sb_printf(&sb, "# HELP laya_admitted_requests Decision requests holding an admission slot.\n"
                  "# TYPE laya_admitted_requests gauge\nlaya_admitted_requests %d\n"
                  "# HELP laya_admission_limit LAYA_MAX_CONCURRENT.\n"
-                 "# TYPE laya_admission_limit gauge\nlaya_admission_limit %d\n",
-            atomic_load(&srv->admitted), srv->cfg->max_concurrent);
+                 "# TYPE laya_admission_limit gauge\nlaya_admission_limit %d\n"
+                 "# HELP laya_open_connections Open HTTP connections.\n"
+                 "# TYPE laya_open_connections gauge\nlaya_open_connections %d\n"
+                 "# HELP laya_connection_limit LAYA_SERVE_MAX_CONNECTIONS as applied.\n"
+                 "# TYPE laya_connection_limit gauge\nlaya_connection_limit %d\n"
+                 "# HELP laya_connections_cut_total Connections shut down for holding no complete "
+                 "request head in time.\n"
+                 "# TYPE laya_connections_cut_total counter\nlaya_connections_cut_total %llu\n"
+                 "# HELP laya_buffered_body_bytes Request body bytes held in memory.\n"
+                 "# TYPE laya_buffered_body_bytes gauge\nlaya_buffered_body_bytes %lld\n"
+                 "# HELP laya_cancelled_jobs_total Queued requests skipped because their client left.\n"
+                 "# TYPE laya_cancelled_jobs_total counter\nlaya_cancelled_jobs_total %llu\n",
+            atomic_load(&srv->admitted), srv->cfg->max_concurrent, conns, srv->max_connections, cut,
+            (long long)atomic_load(&srv->buffered), cancelled);
   enum MHD_Result rc = send_body(ctx, 200, "text/plain; version=0.0.4; charset=utf-8", &sb, NULL);
   sb_free(&sb);
   return rc;
-}
-
-/* ---- decision routes ---- */
-
-static void release_arriving(req_ctx *ctx) {
-  if (ctx->arriving) {
-    ctx->arriving = false;
-    atomic_fetch_sub(&ctx->srv->arriving, 1);
-  }
 }
 
 /* ---- the body deadline (408) ---- */
@@ -218,10 +324,13 @@ static void reading_remove_locked(req_ctx *ctx) {
   ctx->on_reading = false;
 }
 
+static int conn_fd(struct MHD_Connection *c) {
+  const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+  return ci ? ci->connect_fd : -1;
+}
+
 static void reading_add(req_ctx *ctx) {
-  const union MHD_ConnectionInfo *ci = MHD_get_connection_info(ctx->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-  if (!ci) return;
-  ctx->fd = ci->connect_fd;
+  if (ctx->fd < 0) return;
   serve_server *srv = ctx->srv;
   pthread_mutex_lock(&srv->reading_mu);
   ctx->read_prev = NULL;
@@ -241,6 +350,17 @@ static bool reading_done(req_ctx *ctx) {
   return expired;
 }
 
+static void waiting_remove_locked(req_ctx *ctx) {
+  if (!ctx->on_waiting) return;
+  if (ctx->wait_prev)
+    ctx->wait_prev->wait_next = ctx->wait_next;
+  else
+    ctx->srv->waiting = ctx->wait_next;
+  if (ctx->wait_next) ctx->wait_next->wait_prev = ctx->wait_prev;
+  ctx->wait_prev = ctx->wait_next = NULL;
+  ctx->on_waiting = false;
+}
+
 /* Answer 408 on the socket, end our side of it, and free the admission slot now, as Laya does.
  * The client reads the 408 and the end of the stream; what it still sends is read and dropped
  * until it closes (closing with its bytes unread would reset the connection, and a reset can
@@ -248,16 +368,9 @@ static bool reading_done(req_ctx *ctx) {
 static void expire_locked(req_ctx *ctx) {
   static const char body[] = "{\"detail\":\"request body was not received in time\"}";
   serve_server *srv = ctx->srv;
-  /* the slot first (Laya's admission context unwinds before the 408 is sent): a client that
-   * reads the 408 and asks again at once must find it free */
   ctx->expired = true;
   reading_remove_locked(ctx);
-  release_arriving(ctx);
-  if (ctx->admitted) {
-    ctx->admitted = false;
-    atomic_fetch_sub(&srv->admitted, 1);
-    serve_metrics_inflight(srv->metrics, -1);
-  }
+  release_admission(ctx);
   serve_metrics_request(srv->metrics, ctx->route_name, 408, serve_now() - ctx->started);
   char date[64], head[256];
   time_t now = time(NULL);
@@ -273,8 +386,21 @@ static void expire_locked(req_ctx *ctx) {
   shutdown(ctx->fd, SHUT_WR);
 }
 
+/* Has the client of a suspended request gone (closed, or reset)? libmicrohttpd does not poll a
+ * suspended connection, so it would only find out when the answer is written. */
+static bool client_gone(int fd) {
+  struct pollfd p = {fd, POLLRDHUP, 0};
+  return poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
+}
+
+static int unread_bytes(int fd) {
+  int n = 0;
+  return ioctl(fd, FIONREAD, &n) == 0 ? n : -1;
+}
+
 static void *watchdog(void *arg) {
   serve_server *srv = arg;
+  double last_idle_check = 0;
   while (!atomic_load(&srv->stopping)) {
     struct timespec ts = {0, 50 * 1000 * 1000};
     nanosleep(&ts, NULL);
@@ -282,11 +408,76 @@ static void *watchdog(void *arg) {
     pthread_mutex_lock(&srv->reading_mu);
     for (req_ctx *c = srv->reading, *next; c; c = next) {
       next = c->read_next;
-      if (now - c->started > srv->cfg->body_read_timeout) expire_locked(c);
+      if (now - c->started > srv->cfg->body_read_timeout) {
+        expire_locked(c);
+      } else if (client_gone(c->fd) && unread_bytes(c->fd) == 0) {
+        /* its client closed with the body incomplete (nothing left unread in the socket): the
+         * body will never come. libmicrohttpd may not look at the socket again before its
+         * timeout (it read the last bytes and the end of the stream in one go), so shut it down
+         * here, which wakes it; twice in a row, so a body whose last bytes it is processing is
+         * not cut */
+        if (++c->gone_ticks >= 2 && !c->cut) {
+          c->cut = true;
+          shutdown(c->fd, SHUT_RDWR);
+        }
+      } else {
+        c->gone_ticks = 0;
+      }
+    }
+    for (req_ctx *c = srv->waiting; c; c = c->wait_next) {
+      if (c->job && !atomic_load(&c->job->cancelled) && client_gone(c->fd)) {
+        atomic_store(&c->job->cancelled, true);
+        srv->jobs_cancelled++;
+      }
+    }
+    /* connections without a complete request head: cut at LAYA_SERVE_HEADER_TIMEOUT, or after a
+     * second while more than half of the connection limit is in use */
+    bool pressure = srv->n_conns * 2 > srv->max_connections;
+    double limit = pressure && srv->cfg->header_timeout > 1.0 ? 1.0 : srv->cfg->header_timeout;
+    for (conn_ctx *cc = srv->conns; cc; cc = cc->next) {
+      if (cc->in_request || cc->cut || cc->fd < 0 || now - cc->since <= limit) continue;
+      cc->cut = true;
+      srv->conns_cut++;
+      shutdown(cc->fd, SHUT_RDWR);
     }
     pthread_mutex_unlock(&srv->reading_mu);
+    if (srv->cfg->idle_unload_seconds > 0 && now - last_idle_check > 0.25) {
+      last_idle_check = now;
+      serve_models_unload_idle(srv->models, srv->cfg->idle_unload_seconds);
+    }
   }
   return NULL;
+}
+
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+                          enum MHD_ConnectionNotificationCode code) {
+  serve_server *srv = cls;
+  if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+    conn_ctx *cc = calloc(1, sizeof *cc);
+    *socket_context = cc;
+    if (!cc) return;
+    cc->fd = conn_fd(c);
+    cc->since = serve_now();
+    pthread_mutex_lock(&srv->reading_mu);
+    cc->next = srv->conns;
+    if (srv->conns) srv->conns->prev = cc;
+    srv->conns = cc;
+    srv->n_conns++;
+    pthread_mutex_unlock(&srv->reading_mu);
+  } else if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+    conn_ctx *cc = *socket_context;
+    if (!cc) return;
+    pthread_mutex_lock(&srv->reading_mu);
+    if (cc->prev)
+      cc->prev->next = cc->next;
+    else
+      srv->conns = cc->next;
+    if (cc->next) cc->next->prev = cc->prev;
+    srv->n_conns--;
+    pthread_mutex_unlock(&srv->reading_mu);
+    free(cc);
+    *socket_context = NULL;
+  }
 }
 
 static void job_done(serve_job *job, void *arg) {
@@ -298,6 +489,9 @@ static void job_done(serve_job *job, void *arg) {
 
 /* On the request's own thread: decode its answer (if its pass left that to us), then send it. */
 static enum MHD_Result answer_job(req_ctx *ctx) {
+  pthread_mutex_lock(&ctx->srv->reading_mu);
+  waiting_remove_locked(ctx);
+  pthread_mutex_unlock(&ctx->srv->reading_mu);
   serve_job *job = ctx->job;
   serve_job_finish(job);
   serve_metrics_tokens(ctx->srv->metrics, job->input_tokens);
@@ -308,20 +502,44 @@ static enum MHD_Result answer_job(req_ctx *ctx) {
     const char *const headers[] = {"Server-Timing", timing, "X-Inference-Time-Ms", ms, NULL};
     return send_json(ctx, 200, &job->body, headers);
   }
-  if (job->status == 422) return send_detail(ctx, 422, job->err.message, strlen(job->err.message), NULL);
+  if (job->status == 422 || job->status == 503)
+    return send_detail(ctx, job->status, job->err.message, strlen(job->err.message), NULL);
+  if (job->status == 499) return send_closing(ctx, 499, "client closed request");
   return send_detail_s(ctx, 500, "inference failed");
 }
 
 static enum MHD_Result decide(req_ctx *ctx) {
   serve_server *srv = ctx->srv;
   if (ctx->too_large) {
-    release_arriving(ctx);
+    drop_body(ctx);
     return send_detail_s(ctx, 413, "request body too large");
   }
   if (ctx->timed_out) {
-    release_arriving(ctx);
+    drop_body(ctx);
     return send_detail_s(ctx, 408, "request body was not received in time");
   }
+  if (!authorized(srv, ctx->conn)) {
+    drop_body(ctx);
+    return send_detail_s(ctx, 401, "invalid or missing bearer token");
+  }
+  if (atomic_load(&srv->draining)) {
+    drop_body(ctx);
+    const char *const h[] = {"Retry-After", "1", NULL};
+    return send_detail(ctx, 503, "server shutting down", 20, h);
+  }
+  /* admitted now that the body is complete: a slow or abandoned upload never held a slot */
+  int before = atomic_fetch_add(&srv->admitted, 1);
+  if (before >= srv->cfg->max_concurrent || ctx->over_budget) {
+    atomic_fetch_sub(&srv->admitted, 1);
+    drop_body(ctx);
+    const char *const h[] = {"Retry-After", "1", NULL};
+    return send_detail(ctx, 503, "server busy, try again later", 28, h);
+  }
+  ctx->admitted = true;
+  ctx->arriving = true;
+  atomic_fetch_add(&srv->arriving, 1);
+  serve_metrics_inflight(srv->metrics, 1);
+
   arena a;
   arena_init(&a, 1 << 16);
   serve_request req;
@@ -333,9 +551,8 @@ static enum MHD_Result decide(req_ctx *ctx) {
   serve_job *job = NULL;
   if (rc == 0) rc = serve_job_from_request(srv->models, &req, srv->cfg->jev_strict, &job, &rej);
   arena_free(&a);
-  sb_free(&ctx->body);
+  drop_body(ctx);
   if (rc != 0) {
-    release_arriving(ctx);
     enum MHD_Result r = send_detail(ctx, rej.status, sb_cstr(&rej.detail), rej.detail.len, NULL);
     serve_reject_free(&rej);
     return r;
@@ -346,12 +563,18 @@ static enum MHD_Result decide(req_ctx *ctx) {
   job->done_arg = ctx;
   /* checked and tokenized here, on this thread, while the inference thread runs passes; a
    * request that fails here is answered at once (the scheduler never sees it) */
-  if (serve_sched_prepare(srv->sched, job) != 0) {
-    release_arriving(ctx);
-    return answer_job(ctx);
-  }
+  if (serve_sched_prepare(srv->sched, job) != 0) return answer_job(ctx);
   /* suspend before the job can finish: the worker's resume must find it suspended */
   MHD_suspend_connection(ctx->conn);
+  if (ctx->fd >= 0) {
+    pthread_mutex_lock(&srv->reading_mu);
+    ctx->wait_prev = NULL;
+    ctx->wait_next = srv->waiting;
+    if (srv->waiting) srv->waiting->wait_prev = ctx;
+    srv->waiting = ctx;
+    ctx->on_waiting = true;
+    pthread_mutex_unlock(&srv->reading_mu);
+  }
   serve_sched_submit(srv->sched, job);
   release_arriving(ctx);
   return MHD_YES;
@@ -378,6 +601,123 @@ static bool content_length(const char *s, unsigned long long *out) {
   return true;
 }
 
+/* The framing headers of a request head, all of their copies. */
+typedef struct framing {
+  int n_length, n_te;
+  bool lengths_differ, te_not_chunked;
+  char first_length[64];
+  char te[64];
+} framing;
+
+static bool token_is(const char *v, const char *word) {
+  while (*v == ' ' || *v == '\t') v++;
+  size_t n = strlen(word);
+  if (strncasecmp(v, word, n) != 0) return false;
+  v += n;
+  while (*v == ' ' || *v == '\t') v++;
+  return *v == 0;
+}
+
+static enum MHD_Result framing_header(void *cls, enum MHD_ValueKind kind, const char *key,
+                                      const char *value) {
+  (void)kind;
+  framing *f = cls;
+  if (!key) return MHD_YES;
+  if (!value) value = "";
+  if (!strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH)) {
+    if (f->n_length++ == 0) {
+      snprintf(f->first_length, sizeof f->first_length, "%s", value);
+    } else {
+      unsigned long long a = 0, b = 0;
+      bool pa = content_length(f->first_length, &a), pb = content_length(value, &b);
+      if (!pa || !pb || a != b) f->lengths_differ = true;
+    }
+  } else if (!strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING)) {
+    if (f->n_te++ == 0) snprintf(f->te, sizeof f->te, "%s", value);
+    if (!token_is(value, "chunked") || f->n_te > 1) f->te_not_chunked = true;
+  }
+  return MHD_YES;
+}
+
+/* An answer that needs no body (everything but ACT_DECIDE), once the body is read. */
+static enum MHD_Result answer_action(req_ctx *ctx) {
+  switch (ctx->act) {
+  case ACT_HEALTH:
+    return health(ctx);
+  case ACT_READY:
+    return ready(ctx);
+  case ACT_METRICS:
+    return metrics(ctx);
+  case ACT_GET_ONLY: {
+    const char *const h[] = {"Allow", "GET", NULL};
+    return send_detail(ctx, 405, "Method Not Allowed", 18, h);
+  }
+  case ACT_POST_ONLY: {
+    const char *const h[] = {"Allow", "POST", NULL};
+    return send_detail(ctx, 405, "Method Not Allowed", 18, h);
+  }
+  case ACT_UNAUTHORIZED:
+    return send_detail_s(ctx, 401, "invalid or missing bearer token");
+  case ACT_DRAINING: {
+    const char *const h[] = {"Retry-After", "1", NULL};
+    return send_detail(ctx, 503, "server shutting down", 20, h);
+  }
+  case ACT_DECIDE:   /* decide() */
+  case ACT_REDIRECT: /* redirect(), which needs the URL */
+  case ACT_NOT_FOUND:
+  default:
+    return send_detail(ctx, 404, "Not Found", 9, NULL);
+  }
+}
+
+static enum MHD_Result redirect(req_ctx *ctx, const char *url) {
+  const char *host = MHD_lookup_connection_value(ctx->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
+  strbuf loc, empty;
+  sb_init(&loc);
+  sb_init(&empty);
+  sb_printf(&loc, "http://%s%.*s", host ? host : "localhost", (int)(strlen(url) - 1), url);
+  const char *const h[] = {"Location", sb_cstr(&loc), NULL};
+  enum MHD_Result r = send_body(ctx, 307, "text/plain; charset=utf-8", &empty, h);
+  sb_free(&loc);
+  return r;
+}
+
+/* The action for a request head (method, path, auth and drain state). */
+static action route_of(serve_server *srv, struct MHD_Connection *c, const char *url, const char *method,
+                       req_ctx *ctx) {
+  bool get = !strcmp(method, "GET") || !strcmp(method, "HEAD");
+  bool post = !strcmp(method, "POST");
+  ctx->route = ROUTE_OTHER;
+  ctx->route_name = "other";
+  if (!strcmp(url, "/health")) {
+    ctx->route_name = "/health";
+    return get ? ACT_HEALTH : ACT_GET_ONLY;
+  }
+  if (!strcmp(url, "/ready")) {
+    ctx->route_name = "/ready";
+    return get ? ACT_READY : ACT_GET_ONLY;
+  }
+  if (!strcmp(url, "/metrics")) {
+    ctx->route_name = "/metrics";
+    return get ? ACT_METRICS : ACT_GET_ONLY;
+  }
+  if (!strcmp(url, "/v1/systemone") || !strcmp(url, "/v1/systemone/batch")) {
+    int route = url[13] ? ROUTE_BATCH : ROUTE_ONE;
+    ctx->route_name = route == ROUTE_ONE ? "/v1/systemone" : "/v1/systemone/batch";
+    if (!post) return ACT_POST_ONLY;
+    if (!authorized(srv, c)) return ACT_UNAUTHORIZED;
+    if (atomic_load(&srv->draining)) return ACT_DRAINING;
+    ctx->route = route;
+    return ACT_DECIDE;
+  }
+  /* Starlette's redirect_slashes: a known path with a trailing slash answers 307 to it */
+  static const char *const known[] = {"/health/", "/ready/", "/metrics/", "/v1/systemone/",
+                                      "/v1/systemone/batch/"};
+  for (size_t i = 0; strlen(url) > 1 && i < sizeof known / sizeof *known; i++)
+    if (!strcmp(url, known[i])) return ACT_REDIRECT;
+  return ACT_NOT_FOUND;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
                                   const char *method, const char *version, const char *upload_data,
                                   size_t *upload_data_size, void **con_cls) {
@@ -390,116 +730,101 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     ctx->srv = srv;
     ctx->conn = c;
     ctx->started = serve_now();
+    ctx->fd = conn_fd(c);
     sb_init(&ctx->body);
     *con_cls = ctx;
-    bool get = !strcmp(method, "GET") || !strcmp(method, "HEAD");
-    bool post = !strcmp(method, "POST");
-    ctx->route = ROUTE_OTHER;
-    ctx->route_name = "other";
-    if (!strcmp(url, "/health")) {
-      ctx->route_name = "/health";
-      if (get) return health(ctx);
-    } else if (!strcmp(url, "/ready")) {
-      ctx->route_name = "/ready";
-      if (get) return ready(ctx);
-    } else if (!strcmp(url, "/metrics")) {
-      ctx->route_name = "/metrics";
-      if (get) return metrics(ctx);
-    } else if (!strcmp(url, "/v1/systemone") || !strcmp(url, "/v1/systemone/batch")) {
-      ctx->route = url[13] ? ROUTE_BATCH : ROUTE_ONE;
-      ctx->route_name = ctx->route == ROUTE_ONE ? "/v1/systemone" : "/v1/systemone/batch";
-      /* a request answered here never has its body read (ROUTE_OTHER drops it) */
-      int route = ctx->route;
-      ctx->route = ROUTE_OTHER;
-      if (!post) {
-        const char *const h[] = {"Allow", "POST", NULL};
-        return send_detail(ctx, 405, "Method Not Allowed", 18, h);
-      }
-      if (!authorized(srv, c)) return send_detail_s(ctx, 401, "invalid or missing bearer token");
-      if (atomic_load(&srv->draining)) {
-        const char *const h[] = {"Retry-After", "1", NULL};
-        return send_detail(ctx, 503, "server shutting down", 20, h);
-      }
-      int before = atomic_fetch_add(&srv->admitted, 1);
-      if (before >= srv->cfg->max_concurrent) {
-        atomic_fetch_sub(&srv->admitted, 1);
-        const char *const h[] = {"Retry-After", "1", NULL};
-        return send_detail(ctx, 503, "server busy, try again later", 28, h);
-      }
-      ctx->route = route;
-      ctx->admitted = true;
-      ctx->arriving = true;
-      atomic_fetch_add(&srv->arriving, 1);
-      serve_metrics_inflight(srv->metrics, 1);
-      const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-      unsigned long long n;
-      if (cl && *cl && content_length(cl, &n) && n > SERVE_MAX_BODY_BYTES) {
-        release_arriving(ctx);
-        ctx->route = ROUTE_OTHER;
-        return send_detail_s(ctx, 413, "request body too large");
-      }
-      reading_add(ctx);
-      return MHD_YES;
-    } else {
-      /* Starlette's redirect_slashes: a known path with a trailing slash answers 307 to it */
-      size_t n = strlen(url);
-      static const char *const known[] = {"/health/", "/ready/", "/metrics/", "/v1/systemone/",
-                                          "/v1/systemone/batch/"};
-      for (size_t i = 0; n > 1 && i < sizeof known / sizeof *known; i++) {
-        if (strcmp(url, known[i]) != 0) continue;
-        const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
-        strbuf loc, empty;
-        sb_init(&loc);
-        sb_init(&empty);
-        sb_printf(&loc, "http://%s%.*s", host ? host : "localhost", (int)(n - 1), url);
-        const char *const h[] = {"Location", sb_cstr(&loc), NULL};
-        enum MHD_Result r = send_body(ctx, 307, "text/plain; charset=utf-8", &empty, h);
-        sb_free(&loc);
-        return r;
-      }
-      return send_detail(ctx, 404, "Not Found", 9, NULL);
+    const union MHD_ConnectionInfo *si = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    ctx->cc = si ? si->socket_context : NULL;
+    if (ctx->cc) {
+      pthread_mutex_lock(&srv->reading_mu);
+      ctx->cc->in_request = true;
+      pthread_mutex_unlock(&srv->reading_mu);
     }
-    const char *const h[] = {"Allow", "GET", NULL};
-    return send_detail(ctx, 405, "Method Not Allowed", 18, h);
-  }
-
-  if (ctx->route == ROUTE_OTHER) { /* body of a refused request: drop it */
-    *upload_data_size = 0;
+    ctx->act = route_of(srv, c, url, method, ctx);
+    /* framing a proxy in front could read differently (request smuggling): refused, and the
+     * connection closed, since the rest of its stream has no agreed framing */
+    framing f;
+    memset(&f, 0, sizeof f);
+    MHD_get_connection_values(c, MHD_HEADER_KIND, framing_header, &f);
+    if (f.n_te && f.te_not_chunked) {
+      ctx->route = ROUTE_OTHER;
+      strbuf m;
+      sb_init(&m);
+      sb_puts(&m, "Transfer-Encoding ");
+      py_repr_str(&m, f.te, strlen(f.te));
+      sb_puts(&m, " is not supported; send the body with Content-Length or Transfer-Encoding: chunked");
+      enum MHD_Result r = send_closing(ctx, 501, sb_cstr(&m));
+      sb_free(&m);
+      return r;
+    }
+    if (f.n_te && f.n_length) {
+      ctx->route = ROUTE_OTHER;
+      return send_closing(ctx, 400, "request has both Content-Length and Transfer-Encoding; send one");
+    }
+    if (f.lengths_differ) {
+      ctx->route = ROUTE_OTHER;
+      return send_closing(ctx, 400, "request has Content-Length headers that disagree");
+    }
+    unsigned long long n;
+    if (f.n_length && content_length(f.first_length, &n) && n > SERVE_MAX_BODY_BYTES) {
+      /* announced too large: answered before the body (which is never read), so the connection
+       * closes after it */
+      ctx->route = ROUTE_OTHER;
+      if (ctx->act == ACT_DECIDE) return send_detail_s(ctx, 413, "request body too large");
+      if (ctx->act == ACT_REDIRECT) return redirect(ctx, url);
+      return answer_action(ctx);
+    }
+    reading_add(ctx);
     return MHD_YES;
   }
 
   if (*upload_data_size) {
-    if (!ctx->too_large) {
-      if (ctx->body.len + *upload_data_size > SERVE_MAX_BODY_BYTES) {
-        ctx->too_large = true;
-        sb_free(&ctx->body);
-      } else {
-        sb_append(&ctx->body, upload_data, *upload_data_size);
-        if (ctx->body.oom) ctx->too_large = true;
-      }
-    }
+    size_t got = *upload_data_size;
     *upload_data_size = 0;
-    /* an oversized body is read and dropped (never buffered) and answered 413 at its end; a
-     * body past its deadline is answered 408 now (as the watchdog does), and the rest of it
+    if (ctx->status) return MHD_YES; /* answered before its body (framing): dropped */
+    /* a body past its deadline is answered 408 now (as the watchdog does), and the rest of it
      * is read and dropped */
     if (serve_now() - ctx->started > srv->cfg->body_read_timeout) {
       pthread_mutex_lock(&srv->reading_mu);
       if (!ctx->expired) expire_locked(ctx);
       pthread_mutex_unlock(&srv->reading_mu);
+      drop_body(ctx);
+      return MHD_YES;
+    }
+    /* a refused request's body is read and dropped (so its answer keeps the connection); a
+     * decision body is buffered up to 2 MiB, and dropped past it (413 at its end), or when the
+     * bodies held in memory reach LAYA_SERVE_MAX_BUFFERED_MB (503 at its end) */
+    if (ctx->act == ACT_DECIDE && !ctx->too_large && !ctx->over_budget) {
+      if (ctx->body.len + got > SERVE_MAX_BODY_BYTES) {
+        ctx->too_large = true;
+        drop_body(ctx);
+      } else if (atomic_fetch_add(&srv->buffered, (long long)got) + (long long)got > srv->cfg->max_buffered_bytes) {
+        atomic_fetch_sub(&srv->buffered, (long long)got);
+        ctx->over_budget = true;
+        drop_body(ctx);
+      } else {
+        ctx->held += (long long)got;
+        sb_append(&ctx->body, upload_data, got);
+        if (ctx->body.oom) {
+          ctx->over_budget = true;
+          drop_body(ctx);
+        }
+      }
     }
     return MHD_YES;
   }
 
-  if (!ctx->job && !ctx->status) { /* the body is complete */
-    if (reading_done(ctx)) return MHD_NO;
-    if (serve_now() - ctx->started > srv->cfg->body_read_timeout) ctx->timed_out = true;
-  }
   if (ctx->job) {
     if (!atomic_load(&ctx->job_done)) return MHD_YES;
     return answer_job(ctx);
   }
   if (ctx->status) return MHD_YES; /* already answered */
-  return decide(ctx);
+  /* the body is complete */
+  if (reading_done(ctx)) return MHD_NO;
+  if (serve_now() - ctx->started > srv->cfg->body_read_timeout) ctx->timed_out = true;
+  if (ctx->act == ACT_DECIDE) return decide(ctx);
+  if (ctx->act == ACT_REDIRECT) return redirect(ctx, url);
+  return answer_action(ctx);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
@@ -509,19 +834,33 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
   serve_server *srv = cls;
   req_ctx *ctx = *con_cls;
   if (!ctx) return;
-  reading_done(ctx); /* after this the watchdog no longer sees ctx, and ctx->expired is settled */
-  release_arriving(ctx);
-  if (ctx->admitted) {
-    atomic_fetch_sub(&srv->admitted, 1);
-    serve_metrics_inflight(srv->metrics, -1);
+  /* after this the watchdog no longer sees ctx, and ctx->expired is settled */
+  pthread_mutex_lock(&srv->reading_mu);
+  reading_remove_locked(ctx);
+  waiting_remove_locked(ctx);
+  if (ctx->cc) {
+    ctx->cc->in_request = false;
+    ctx->cc->since = serve_now();
   }
+  pthread_mutex_unlock(&srv->reading_mu);
+  release_admission(ctx);
   if (!ctx->expired)
     serve_metrics_request(srv->metrics, ctx->route_name ? ctx->route_name : "other",
                           ctx->status ? ctx->status : 499, serve_now() - ctx->started);
   serve_job_free(ctx->job);
-  sb_free(&ctx->body);
+  drop_body(ctx);
   free(ctx);
   *con_cls = NULL;
+}
+
+/* libmicrohttpd's own messages, through our prefix (they went to stderr unprefixed). */
+static void mhd_log(void *cls, const char *fmt, va_list ap) {
+  (void)cls;
+  char buf[512];
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  size_t n = strlen(buf);
+  while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r')) buf[--n] = 0;
+  fprintf(stderr, "laya-serve: libmicrohttpd: %s\n", buf);
 }
 
 static int open_listener(const serve_config *cfg, char *msg, size_t msg_size, int *port_out) {
@@ -584,17 +923,40 @@ serve_server *serve_server_start(const serve_config *cfg, serve_models *models,
     serve_server_stop(srv);
     return NULL;
   }
-  /* idle connections close after this; the body deadline's 408 comes first (the watchdog) */
-  unsigned timeout = (unsigned)(cfg->body_read_timeout + 0.999) + 2;
+  /* the file limit bounds the connections: raise it to the hard limit, and keep the connection
+   * limit below it (the checkpoints, the listener and the engine need descriptors too) */
+  struct rlimit rl;
+  long fd_room = 1024;
+  if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+    if (rl.rlim_cur != RLIM_INFINITY && (rl.rlim_max == RLIM_INFINITY || rl.rlim_cur < rl.rlim_max)) {
+      rlim_t want = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > 65536 ? 65536 : rl.rlim_max;
+      if (want > rl.rlim_cur) {
+        struct rlimit nl = {want, rl.rlim_max};
+        if (setrlimit(RLIMIT_NOFILE, &nl) == 0) rl.rlim_cur = want;
+      }
+    }
+    fd_room = rl.rlim_cur == RLIM_INFINITY ? 65536 : (long)rl.rlim_cur;
+  }
+  long max_conns = cfg->max_connections;
+  if (max_conns > fd_room - 128) max_conns = fd_room - 128 > 16 ? fd_room - 128 : 16;
+  if (max_conns < 4L * cfg->http_threads) max_conns = 4L * cfg->http_threads; /* split per thread */
+  srv->max_connections = (int)max_conns;
+  /* idle connections close after this at the latest (the watchdog's header deadline and the
+   * body deadline's 408 come first) */
+  double longest = cfg->body_read_timeout > cfg->header_timeout ? cfg->body_read_timeout : cfg->header_timeout;
+  unsigned timeout = (unsigned)(longest + 0.999) + 2;
   unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
                    MHD_USE_ERROR_LOG;
   srv->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, srv,                          //
                             MHD_OPTION_LISTEN_SOCKET, srv->listen_fd,                        //
                             MHD_OPTION_THREAD_POOL_SIZE, (unsigned)cfg->http_threads,        //
                             MHD_OPTION_CONNECTION_TIMEOUT, timeout,                          //
-                            MHD_OPTION_CONNECTION_LIMIT, 8192u,                              //
+                            MHD_OPTION_CONNECTION_LIMIT, (unsigned)max_conns,                //
+                            MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)cfg->max_connections_per_ip,
                             MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(128 * 1024),        //
                             MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,                  //
+                            MHD_OPTION_NOTIFY_CONNECTION, on_connection, srv,                //
+                            MHD_OPTION_EXTERNAL_LOGGER, mhd_log, srv,                        //
                             MHD_OPTION_END);
   if (!srv->d) {
     snprintf(msg, msg_size, "libmicrohttpd could not start on port %d", srv->port);
@@ -622,6 +984,11 @@ void serve_server_drain(serve_server *srv, double max_seconds) {
   serve_sched_stop(srv->sched);
   until = serve_now() + 5.0;
   while (atomic_load(&srv->admitted) > 0 && serve_now() < until) usleep(5000);
+  pthread_mutex_lock(&srv->reading_mu);
+  unsigned long long skipped = srv->jobs_cancelled;
+  pthread_mutex_unlock(&srv->reading_mu);
+  fprintf(stderr, "laya-serve: drained; %llu queued request%s skipped since start (client gone)\n", skipped,
+          skipped == 1 ? "" : "s");
 }
 
 void serve_server_stop(serve_server *srv) {

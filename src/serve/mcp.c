@@ -53,6 +53,9 @@ static int terr_repr(tool_error *e, const char *code, const char *prefix, const 
 
 static bool is_null(const json_value *v) { return !v || v->type == JSON_NULL; }
 
+/* Engine answers keep repeated keys (labels that render alike), as Laya's json.dumps writes them. */
+static const json_parse_opts RESULT_OPTS = {0, false, false, true};
+
 static bool str_eq(const json_value *v, const char *s) {
   return v && v->type == JSON_STRING && v->n == strlen(s) && !memcmp(v->s, s, v->n);
 }
@@ -82,9 +85,52 @@ static void obj_add(arena *a, json_value *obj, const char *key, const json_value
 
 /* ---- argument validation (Laya's laya/mcp/tools.py rules) ---- */
 
+/* The HTTP server's limits (serve.h), applied before any work: Laya's MCP server has none, and
+ * one call with 10,000 questions or 100,000 options would take gigabytes and minutes. */
+static int validate_state_limits(const json_value *v, bool long_state, tool_error *e) {
+  if (v->type == JSON_OBJECT) {
+    /* json.dumps(state, ensure_ascii=False) as the engine reads it */
+    strbuf sb;
+    sb_init(&sb);
+    json_dump_opts o = {NULL, NULL, false, -1};
+    json_dump(&sb, v, &o);
+    size_t n = utf8_cp_len(sb.data ? sb.data : "", sb.len);
+    sb_free(&sb);
+    if (!long_state && n > SERVE_MAX_STATE_CHARS)
+      return terr(e, "invalid_state", "state too large (%zu > %d chars); laya_predict_long reads long states",
+                  n, SERVE_MAX_STATE_CHARS);
+  }
+  return 0;
+}
+
 static int validate_state(const json_value *v, tool_error *e) {
   if (!v || v->type != JSON_OBJECT || v->n == 0)
     return terr(e, "invalid_state", "state must be a non-empty JSON object");
+  return 0;
+}
+
+/* Counts first, before any question is looked at: 64 questions, 100 choice options, 32 score
+ * levels, 512 options in all. */
+static int check_question_limits(const json_value *q, tool_error *e) {
+  if (q->n > SERVE_MAX_QUESTIONS)
+    return terr(e, "invalid_questions", "too many questions (%u > %d)", q->n, SERVE_MAX_QUESTIONS);
+  long total = 0;
+  for (uint32_t i = 0; i < q->n; i++) {
+    const json_value *spec = &q->members[i].value;
+    const json_value *type = spec->type == JSON_OBJECT ? json_get(spec, "type") : NULL;
+    const json_value *crit = spec->type == JSON_OBJECT ? json_get(spec, "criteria") : NULL;
+    if (!crit || (crit->type != JSON_OBJECT && crit->type != JSON_ARRAY)) continue;
+    if (str_eq(type, "choice") && crit->n > SERVE_MAX_CHOICE_OPTIONS)
+      return terr(e, "invalid_questions", "too many choice options for questions[%s] (%u > %d)", q->members[i].key,
+                  crit->n, SERVE_MAX_CHOICE_OPTIONS);
+    if (str_eq(type, "score") && crit->n > SERVE_MAX_SCORE_LEVELS)
+      return terr(e, "invalid_questions", "too many score levels for questions[%s] (%u > %d)", q->members[i].key,
+                  crit->n, SERVE_MAX_SCORE_LEVELS);
+    if (str_eq(type, "choice") || str_eq(type, "score")) total += crit->n;
+  }
+  if (total > SERVE_MAX_TOTAL_OPTIONS)
+    return terr(e, "invalid_questions", "too many answer options across questions (%ld > %d)", total,
+                SERVE_MAX_TOTAL_OPTIONS);
   return 0;
 }
 
@@ -117,6 +163,7 @@ static json_value *validate_questions(const json_value *q, arena *a, tool_error 
     terr(e, "invalid_questions", "questions must be a non-empty JSON object keyed by question name");
     return NULL;
   }
+  if (check_question_limits(q, e)) return NULL;
   json_value *out = new_value(a, JSON_OBJECT);
   if (!out) return NULL;
   for (uint32_t i = 0; i < q->n; i++) {
@@ -453,7 +500,7 @@ static int run_engine(mcp_server *s, engine_call_fn fn, const char *model, const
   char *res = NULL;
   int rc = m ? fn(s->eng->ctx, m, req->data, &res, le) : -1;
   *ms = (serve_now() - t0) * 1000.0;
-  *result = rc == 0 ? json_parse(res, strlen(res), a, NULL, le) : NULL;
+  *result = rc == 0 ? json_parse(res, strlen(res), a, &RESULT_OPTS, le) : NULL;
   laya_free(res);
   return rc == 0 ? 0 : -1;
 }
@@ -467,12 +514,13 @@ static void request_with_state(strbuf *req, const json_value *state) {
 
 /* The arguments a single-state tool checks first, in Laya's order: state, questions, model. */
 static int state_questions_model(mcp_server *s, const json_value *args, arena *a, const json_value **state,
-                                 json_value **questions, controls *c, tool_error *e) {
+                                 json_value **questions, controls *c, bool long_state, tool_error *e) {
   memset(c, 0, sizeof *c);
   *state = json_get(args, "state");
   if (validate_state(*state, e)) return -1;
   *questions = validate_questions(json_get(args, "questions"), a, e);
   if (!*questions) return -1;
+  if (validate_state_limits(*state, long_state, e)) return -1;
   return validate_model(s, json_get(args, "model"), c->model, sizeof c->model, e);
 }
 
@@ -513,7 +561,7 @@ static int tool_predict(mcp_server *s, const json_value *args, arena *a, json_va
   const json_value *state;
   json_value *questions;
   controls c;
-  if (state_questions_model(s, args, a, &state, &questions, &c, e)) return -1;
+  if (state_questions_model(s, args, a, &state, &questions, &c, false, e)) return -1;
   const json_value *task = json_get(args, "task");
   if (validate_task(s, task, e)) return -1;
   c.task = is_null(task) ? NULL : task;
@@ -535,7 +583,7 @@ static int tool_route(mcp_server *s, const json_value *args, arena *a, json_valu
   const json_value *state;
   json_value *questions;
   controls c;
-  if (state_questions_model(s, args, a, &state, &questions, &c, e)) return -1;
+  if (state_questions_model(s, args, a, &state, &questions, &c, false, e)) return -1;
   const json_value *task = json_get(args, "task"), *guess = json_get(args, "lang_guess"),
                    *lang = json_get(args, "lang");
   if (validate_task(s, task, e)) return -1;
@@ -561,6 +609,7 @@ static int validate_batch_item(mcp_server *s, const json_value *item, uint32_t i
   if (validate_state(json_get(item, "state"), e)) return -1;
   *questions = validate_questions(json_get(item, "questions"), a, e);
   if (!*questions) return -1;
+  if (validate_state_limits(json_get(item, "state"), false, e)) return -1;
   const json_value *model = json_get(item, "model");
   if (model && !is_null(model)) {
     tool_error inner = {{0}, {0}};
@@ -625,6 +674,8 @@ static int validate_requests(mcp_server *s, const json_value *args, arena *a, co
     return terr(e, "invalid_request",
                 "requests must be a non-empty array of {state, questions, model?, task?, lang?, lang_guess?, "
                 "max_len?, head_max_len?} objects");
+  if (reqs->n > SERVE_MAX_BATCH_STATES)
+    return terr(e, "invalid_request", "too many requests in batch (%u > %d)", reqs->n, SERVE_MAX_BATCH_STATES);
   controls *cs = arena_alloc(a, reqs->n * sizeof *cs);
   json_value **qs = arena_alloc(a, reqs->n * sizeof *qs);
   for (uint32_t i = 0; i < reqs->n; i++)
@@ -751,7 +802,7 @@ static int tool_predict_batch(mcp_server *s, const json_value *args, arena *a, j
       engine_failure(&le, e);
       rc = -1;
     } else {
-      json_value *v = json_parse(res, strlen(res), a, NULL, &le);
+      json_value *v = json_parse(res, strlen(res), a, &RESULT_OPTS, &le);
       if (!v || v->type != JSON_ARRAY || v->n != k) {
         terr(e, "internal_error", "predict_batch returned %u results for %u requests", v && v->type == JSON_ARRAY ? v->n : 0, k);
         rc = -1;
@@ -803,7 +854,7 @@ static int tool_predict_long(mcp_server *s, const json_value *args, arena *a, js
   const json_value *state;
   json_value *questions;
   controls c;
-  if (state_questions_model(s, args, a, &state, &questions, &c, e)) return -1;
+  if (state_questions_model(s, args, a, &state, &questions, &c, true, e)) return -1;
   const json_value *task = json_get(args, "task"), *lang = json_get(args, "lang");
   if (validate_task(s, task, e)) return -1;
   if (validate_lang_kind(lang, "lang", e)) return -1;
@@ -1240,11 +1291,35 @@ void mcp_handle_line(mcp_server *s, const char *line, size_t len) {
   arena_free(&a);
 }
 
+/* One message a line, at most SERVE_MAX_BODY_BYTES (the HTTP server's body cap): a longer line is
+ * read to its end without being kept and answered with a JSON-RPC error. */
 int mcp_run(mcp_server *s, FILE *in) {
-  char *line = NULL;
-  size_t cap = 0;
-  ssize_t n;
-  while ((n = getline(&line, &cap, in)) >= 0) mcp_handle_line(s, line, (size_t)n);
-  free(line);
+  strbuf line;
+  sb_init(&line);
+  bool over = false;
+  char buf[65536];
+  for (;;) {
+    if (!fgets(buf, sizeof buf, in)) break;
+    size_t n = strlen(buf);
+    bool end = n && buf[n - 1] == '\n';
+    if (!over) {
+      if (line.len + n > SERVE_MAX_BODY_BYTES + 2) {
+        over = true;
+        sb_free(&line);
+      } else {
+        sb_append(&line, buf, n);
+      }
+    }
+    if (!end && !feof(in)) continue;
+    if (over)
+      reply_error(s, NULL, -32600, "Invalid Request: message larger than 2097152 bytes");
+    else
+      mcp_handle_line(s, line.data ? line.data : "", line.len);
+    sb_reset(&line);
+    over = false;
+  }
+  if (over) reply_error(s, NULL, -32600, "Invalid Request: message larger than 2097152 bytes");
+  else if (line.len) mcp_handle_line(s, line.data, line.len);
+  sb_free(&line);
   return 0;
 }

@@ -35,6 +35,12 @@ int main(int argc, char **argv) {
     fprintf(stderr, "[laya-mcp] %s\n", msg);
     return 1;
   }
+  /* Laya's MCP server preloads english and multilingual when LAYA_MODELS is empty (laya-serve:
+   * every checkpoint); typed-decisions stays lazy */
+  if (!cfg.models || !*cfg.models) {
+    free(cfg.models);
+    cfg.models = strdup("english,multilingual");
+  }
   serve_models *models = serve_models_new(&cfg, &serve_engine_laya, msg, sizeof msg);
   if (!models) {
     fprintf(stderr, "[laya-mcp] %s\n", msg);

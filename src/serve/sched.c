@@ -65,6 +65,7 @@ static void phase_add(serve_sched *s, int p, double *t) {
 void serve_job_free(serve_job *job) {
   if (!job) return;
   if (job->prep) job->eng->job_free(job->eng->ctx, job->prep);
+  if (job->prep && job->prep_models) serve_models_release(job->prep_models, job->prep_model);
   free(job->options_json);
   for (size_t i = 0; i < job->n_states; i++) {
     free(job->states_json ? job->states_json[i] : NULL);
@@ -77,6 +78,10 @@ void serve_job_free(serve_job *job) {
   sb_free(&job->body);
   free(job);
 }
+
+/* The engine's answers are read keeping repeated keys: labels that render to one JSON key (True
+ * and "true") are two members in Laya's json.dumps and in the C API's text, and stay two. */
+static const json_parse_opts RESULT_OPTS = {0, false, false, true};
 
 static void dump_compact(strbuf *sb, const json_value *v) {
   json_dump_opts o = {NULL, NULL, false, -1};
@@ -140,6 +145,17 @@ int serve_job_from_request(serve_models *models, const serve_request *req, bool 
       job->solo = true; /* states of one batch routed to different checkpoints */
     }
     job->routing_json[i] = r.routing_json;
+    /* a checkpoint this server cannot load is the operator's to fix: say which and how, never
+     * a bare 500 (loading it here, on first use, when it can be) */
+    if (i == 0 || strcmp(r.model, job->model) != 0) {
+      laya_error le;
+      laya_err_clear(&le);
+      if (!serve_models_get(models, r.model, &le)) {
+        serve_reject_set(rej, 503, "%s", le.message); /* names the checkpoint, the cause, the fix */
+        serve_job_free(job);
+        return 503;
+      }
+    }
     job->langs[i] = req->lang ? strdup(req->lang) : routed_language(models, r.model, r.routing_json);
     if (i > 0 && !same_str(job->langs[i], job->langs[0])) job->solo = true;
   }
@@ -288,14 +304,16 @@ static char *batch_request(const serve_job *job, const size_t *pick, size_t n_pi
 /* Run engine predict_batch and parse its array; NULL with e on failure. */
 static json_value *run_batch(serve_models *models, const serve_engine *eng, const char *model_name,
                              const char *request, size_t expect, arena *a, laya_error *e) {
-  void *model = serve_models_get(models, model_name, e);
+  void *model = serve_models_acquire(models, model_name, e);
   if (!model) return NULL;
   char *out = NULL;
-  if (eng->predict_batch(eng->ctx, model, request, &out, e) != 0) {
+  int rc = eng->predict_batch(eng->ctx, model, request, &out, e);
+  serve_models_release(models, model);
+  if (rc != 0) {
     laya_free(out);
     return NULL;
   }
-  json_value *v = json_parse(out, strlen(out), a, NULL, e);
+  json_value *v = json_parse(out, strlen(out), a, &RESULT_OPTS, e);
   laya_free(out);
   if (!v || v->type != JSON_ARRAY || v->n != expect) {
     laya_err(e, LAYA_ERR_INTERNAL, NULL, "predict_batch returned %u results for %zu states",
@@ -313,7 +331,7 @@ void serve_job_run_alone(serve_models *models, const serve_engine *eng, serve_jo
   double t0 = serve_now();
   json_value *results = NULL;
   if (!job->is_batch) {
-    void *model = serve_models_get(models, job->model, &e);
+    void *model = serve_models_acquire(models, job->model, &e);
     if (model) {
       strbuf req;
       sb_init(&req);
@@ -325,7 +343,7 @@ void serve_job_run_alone(serve_models *models, const serve_engine *eng, serve_jo
       sb_putc(&req, '}');
       char *out = NULL;
       if (!req.oom && eng->predict(eng->ctx, model, req.data, &out, &e) == 0) {
-        results = json_parse(out, strlen(out), &a, NULL, &e);
+        results = json_parse(out, strlen(out), &a, &RESULT_OPTS, &e);
         if (results && results->type != JSON_OBJECT) {
           laya_err(&e, LAYA_ERR_INTERNAL, NULL, "predict returned %s", json_py_type(results));
           results = NULL;
@@ -333,6 +351,7 @@ void serve_job_run_alone(serve_models *models, const serve_engine *eng, serve_jo
       }
       laya_free(out);
       sb_free(&req);
+      serve_models_release(models, model);
     }
   } else {
     /* group states by checkpoint (they differ only when routing split the batch) */
@@ -379,7 +398,7 @@ void serve_job_run_alone(serve_models *models, const serve_engine *eng, serve_jo
 static int prepare_job(serve_models *models, const serve_engine *eng, serve_job *job) {
   laya_error e;
   laya_err_clear(&e);
-  void *model = serve_models_get(models, job->model, &e);
+  void *model = serve_models_acquire(models, job->model, &e); /* held until the job is freed */
   char *req = model ? batch_request(job, NULL, 0, job->langs[0]) : NULL;
   if (model && !req) laya_err(&e, LAYA_ERR_NOMEM, NULL, "out of memory");
   void *p = NULL;
@@ -387,7 +406,10 @@ static int prepare_job(serve_models *models, const serve_engine *eng, serve_job 
     job->eng = eng;
     job->prep = p;
     job->prep_model = model;
+    job->prep_models = models;
     job->est_tokens = (size_t)eng->job_tokens(eng->ctx, p); /* exact, for the packing */
+  } else {
+    serve_models_release(models, model);
   }
   free(req);
   if (p) return 0;
@@ -415,7 +437,7 @@ void serve_job_finish(serve_job *job) {
     laya_error e;
     json_value *v = NULL;
     if (eng->job_result(eng->ctx, job->prep, &out, &e) == 0) {
-      v = json_parse(out, strlen(out), &a, NULL, &e);
+      v = json_parse(out, strlen(out), &a, &RESULT_OPTS, &e);
       if (v && (v->type != JSON_ARRAY || v->n != job->n_states)) {
         laya_err(&e, LAYA_ERR_INTERNAL, NULL, "the engine returned %u results for %zu states",
                  v->type == JSON_ARRAY ? v->n : 0, job->n_states);
@@ -431,6 +453,8 @@ void serve_job_finish(serve_job *job) {
   }
   eng->job_free(eng->ctx, job->prep);
   job->prep = NULL;
+  if (job->prep_models) serve_models_release(job->prep_models, job->prep_model);
+  job->prep_models = NULL;
 }
 
 /* Run one shared pass over jobs[0..n) (prepared, one model). Each job that ran is left for
@@ -558,7 +582,19 @@ static void *worker(void *arg) {
     }
     pthread_mutex_unlock(&s->mu);
     phase_add(s, PHASE_WAIT, &t);
-    run_group(s, group, n);
+    /* a job whose client left while it was queued is not computed (answered 499, to nobody) */
+    int live = 0;
+    for (int j = 0; j < n; j++) {
+      if (atomic_load(&group[j]->cancelled)) {
+        group[j]->status = 499;
+        laya_err(&group[j]->err, LAYA_ERR_INTERNAL, NULL, "client closed request");
+      } else {
+        serve_job *g = group[live];
+        group[live++] = group[j];
+        if (live - 1 != j) group[j] = g;
+      }
+    }
+    if (live) run_group(s, group, live);
     t = serve_now();
     for (int j = 0; j < n; j++) group[j]->done(group[j], group[j]->done_arg);
   }

@@ -43,6 +43,11 @@
 #define SERVE_CPU_PASS_TOKENS 16384 /* LAYA_SERVE_PASS_TOKENS's default on the CPU */
 #define SERVE_DEFAULT_BODY_READ_TIMEOUT 10.0
 #define SERVE_DEFAULT_PORT 8000
+/* How deep a state may nest: the engine parses what the server hands it with the JSON parser's
+ * default limit (1000 levels, core/json.h) and the server wraps a state two levels deeper
+ * ({"states": [state]}), so a deeper state would pass here and fail there. Checked once, here. */
+#define SERVE_JSON_DEPTH 1000
+#define SERVE_MAX_STATE_DEPTH (SERVE_JSON_DEPTH - 2)
 
 /* ---- config ---- */
 typedef struct serve_config {
@@ -61,7 +66,8 @@ typedef struct serve_config {
   char *extra_models;      /* LAYA_EXTRA_MODELS JSON text, NULL when unset */
   char *device;            /* LAYA_DEVICE */
   int threads;             /* LAYA_THREADS (0 = library default) */
-  int max_loaded;          /* LAYA_MAX_LOADED (0 = unset) */
+  int max_loaded;          /* LAYA_MAX_LOADED (0 = unset: 2, as Laya's Router) */
+  double idle_unload_seconds; /* LAYA_IDLE_UNLOAD_SECONDS (0 = off) */
   char *log_level;         /* LAYA_LOG_LEVEL */
   /* ours (laya.c only) */
   bool batching;           /* LAYA_SERVE_BATCHING: pack concurrent requests (default 1) */
@@ -74,6 +80,15 @@ typedef struct serve_config {
   bool pipeline;           /* LAYA_SERVE_PIPELINE: prepare and decode requests on their own
                               threads, not the inference thread (default 1) */
   int drain_seconds;       /* LAYA_SERVE_DRAIN_SECONDS: SIGTERM waits this long for in-flight */
+  /* connection hardening (laya.c only; docs/serve.md, Connections) */
+  double header_timeout;   /* LAYA_SERVE_HEADER_TIMEOUT: seconds a connection may sit without a
+                              complete request head (idle keep-alive included), default 10 */
+  int max_connections;     /* LAYA_SERVE_MAX_CONNECTIONS: open connections (default 4096, and
+                              below the process's file limit) */
+  int max_connections_per_ip; /* LAYA_SERVE_MAX_CONNECTIONS_PER_IP (0 = no per-address limit) */
+  long max_buffered_bytes; /* LAYA_SERVE_MAX_BUFFERED_MB: request bodies held in memory at once,
+                              admitted or still arriving (default max(256 MiB, 4 x
+                              LAYA_MAX_CONCURRENT x 2 MiB)); past it a body gets 503 */
   bool reserve_passes;     /* not from the environment: laya-serve sets it, so every checkpoint
                               it opens gets its pass scratch up front (serve_engine.reserve) */
 } serve_config;
@@ -111,8 +126,16 @@ int serve_models_resolve(const serve_models *m, const json_value *name, char *ou
 int serve_models_route(const serve_models *m, const json_value *state, const json_value *questions,
                        const char *model, const json_value *task, const char *lang,
                        const char *lang_guess, serve_route *out, strbuf *msg);
-/* The loaded checkpoint for name, loading it on first use. NULL with err on failure. */
+/* The loaded checkpoint for name, loading it on first use, held for the caller: it is not
+ * closed (LAYA_MAX_LOADED eviction, LAYA_IDLE_UNLOAD_SECONDS) until serve_models_release. NULL
+ * with err on failure. */
+void *serve_models_acquire(serve_models *m, const char *name, laya_error *err);
+void serve_models_release(serve_models *m, void *model);
+/* acquire + release: the model stays valid only while nothing else can evict it (laya-mcp's
+ * one thread, or a check that it loads). */
 void *serve_models_get(serve_models *m, const char *name, laya_error *err);
+/* Close every checkpoint unused for idle_seconds (none in use); how many were closed. */
+int serve_models_unload_idle(serve_models *m, double idle_seconds);
 /* Load every checkpoint LAYA_MODELS names (or every registered one that has a local source). */
 int serve_models_preload(serve_models *m, laya_error *err);
 /* {"loaded": [...], "revisions": {...}, "device":..., ...} members for /health and laya_status. */
@@ -120,6 +143,9 @@ void serve_models_health(serve_models *m, strbuf *sb);
 /* JSON array of the loaded checkpoint names. */
 void serve_models_loaded(serve_models *m, strbuf *sb);
 bool serve_models_ready(serve_models *m);
+/* /ready's 503 body while not ready: {"status":"loading"}, or, once a checkpoint failed to load,
+ * {"status":"unavailable","errors":{name: why}}. */
+void serve_models_not_ready(serve_models *m, strbuf *sb);
 /* Whether checkpoint `name` (once loaded) has per-language temperature tables. */
 bool serve_models_has_lang_temps(serve_models *m, const char *name);
 
@@ -129,6 +155,10 @@ struct serve_engine {
   const char *name;
   /* Open a checkpoint directory. */
   void *(*open)(void *ctx, const char *path, const serve_config *cfg, laya_error *err);
+  /* The same, checking its files against sha256_json ({relpath: hex}) rather than the flat
+   * LAYA_SHA256_DIGESTS; NULL: open is used. */
+  void *(*open_pinned)(void *ctx, const char *path, const char *sha256_json, const serve_config *cfg,
+                       laya_error *err);
   void (*close)(void *ctx, void *model);
   /* laya_reserve for the largest pass this server can form (cfg: LAYA_SERVE_PASS_TOKENS tokens,
    * rows up to LAYA_MAX_TOKEN_BUDGET), or NULL. */
@@ -242,10 +272,12 @@ struct serve_job {
   const serve_engine *eng;
   void *prep;
   void *prep_model;
+  serve_models *prep_models; /* prep_model is held (serve_models_acquire) until prep is freed */
   /* plumbing */
   serve_job_done_fn done;
   void *done_arg;
   double enqueued_at;
+  atomic_bool cancelled; /* its client left while it was queued: the scheduler skips it (499) */
   serve_job *next;
 };
 

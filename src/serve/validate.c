@@ -88,6 +88,17 @@ static size_t state_length(const json_value *state) {
   return n;
 }
 
+/* Nesting depth of v (a scalar is 0, [] is 1), stopping once past limit. */
+static int json_depth(const json_value *v, int limit) {
+  if (v->type != JSON_ARRAY && v->type != JSON_OBJECT) return 0;
+  int deepest = 0;
+  for (uint32_t i = 0; i < v->n && deepest <= limit; i++) {
+    int d = json_depth(v->type == JSON_ARRAY ? &v->items[i] : &v->members[i].value, limit);
+    if (d > deepest) deepest = d;
+  }
+  return deepest + 1;
+}
+
 /* Laya's _check_request_limits (400/413/422). */
 static int check_request_limits(const json_value *state, const json_value *questions,
                                 serve_reject *rej) {
@@ -139,6 +150,9 @@ static int check_request_limits(const json_value *state, const json_value *quest
   if (total > SERVE_MAX_TOTAL_OPTIONS)
     return serve_reject_set(rej, 413, "too many answer options across questions (%ld > %d)", total,
                             SERVE_MAX_TOTAL_OPTIONS);
+  int depth = json_depth(state, SERVE_MAX_STATE_DEPTH);
+  if (depth > SERVE_MAX_STATE_DEPTH)
+    return serve_reject_set(rej, 400, "state nests too deep (more than %d levels)", SERVE_MAX_STATE_DEPTH);
   size_t len = state_length(state);
   if (len > SERVE_MAX_STATE_CHARS)
     return serve_reject_set(rej, 413, "state too large (%zu > %d chars)", len, SERVE_MAX_STATE_CHARS);
@@ -347,7 +361,7 @@ int serve_validate(const char *body, size_t len, serve_route_kind kind, const se
     len -= 3;
   }
   laya_error perr;
-  json_parse_opts po = {0, false, false};
+  json_parse_opts po = {SERVE_JSON_DEPTH, false, false, false};
   json_value *root = json_parse(body, len, a, &po, &perr);
   if (!root || has_huge_int(root)) return serve_reject_set(rej, 400, "request body must be valid JSON");
   req->body = root;

@@ -10,7 +10,8 @@ Starts the real server on 127.0.0.1 with an ephemeral port and the tiny fixture 
               (fixtures/python_cases.json, recorded by record_python.py): status, body
               (numbers within 2e-4), content type, timing headers; plain and LAYA_JEV_STRICT
   auth        bearer check, /health liveness-only without the key, /metrics behind the key
-  admission   LAYA_MAX_CONCURRENT slots taken by slow uploads: 503 + Retry-After: 1, freed after
+  admission   slow uploads hold no slot; slots taken by admitted work: 503 + Retry-After: 1 on
+              the same keep-alive connection
   bodies      Content-Length over 2 MiB refused before the body, chunked over 2 MiB, malformed
   slow        a client that stops sending, and one that trickles: Laya's 408 at
               LAYA_BODY_READ_TIMEOUT, the connection closed and the slot released
@@ -23,6 +24,19 @@ Starts the real server on 127.0.0.1 with an ephemeral port and the tiny fixture 
   drain       SIGTERM with requests in flight: every one is answered, then exit 0
   routes      404, 405, /ready, /metrics text, HEAD /health, keep-alive reuse
   config      LAYA_PORT / LAYA_DEFAULT_MODEL / LAYA_EXTRA_MODELS refusals at startup
+  framing     two Content-Lengths, Content-Length with chunked (400), other Transfer-Encodings (501)
+  pipeline    GETs and early refusals keep the connection; pipelined requests all answered
+  aborted     uploads abandoned mid-body hold neither slots nor connections
+  underlimit  16 clients against LAYA_MAX_CONCURRENT=16: no 503
+  overload    64 keep-alive clients against 4 slots: 503s keep the connection
+  slowloris   300 slow request heads: cut, while normal requests are answered
+  nesting     the state nesting limit, named, at the edge
+  unavailable a request routed to a checkpoint the server cannot load: 503 naming it
+  dupkeys     labels rendering to one key stay two members, as json.dumps writes them
+  cancel      queued requests whose clients left are not computed
+  hubcache    Laya's checkpoint names from a Hugging Face cache laid out as Python Laya leaves it
+  mcp_hubcache  laya-mcp, the same
+  lifecycle   LAYA_MAX_LOADED eviction (never under a request in flight), LAYA_IDLE_UNLOAD_SECONDS
 
 Prints "N passed, M failed" and exits 1 on any failure.
 """
@@ -47,6 +61,16 @@ BIN = os.path.abspath(sys.argv[1])
 CKPT = os.path.abspath(sys.argv[2])
 ONLY = set(sys.argv[3:])
 PASSED, FAILED = [], []
+
+
+# No test reaches the network: the Hugging Face cache is an empty folder of this run and
+# downloads are off (tests that want a cache build one and point HF_HOME at it).
+import tempfile  # noqa: E402
+EMPTY_HF_HOME = tempfile.mkdtemp(prefix="laya-serve-hf-")
+HF_ENV = {"HF_HOME": EMPTY_HF_HOME, "HF_HUB_OFFLINE": "1"}
+for _k in ("HF_HUB_CACHE", "HF_ENDPOINT", "HF_TOKEN", "LAYA_REVISION", "LAYA_SHA256_DIGESTS"):
+    os.environ.pop(_k, None)
+os.environ.update(HF_ENV)
 
 
 def extra_models():
@@ -94,6 +118,10 @@ class Server:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+        # under the sanitizer build, a report in the server's log fails the test
+        bad = [l for l in self.lines if "AddressSanitizer" in l or "runtime error:" in l or "LeakSanitizer" in l]
+        if bad and not exc[0]:
+            raise AssertionError("sanitizer report from laya-serve: %s" % "".join(bad[:5]))
 
     def request(self, method, path, body=None, headers=None, timeout=300):
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
@@ -237,27 +265,6 @@ def slow_upload(port, total=1000, sent=10):
     s.sendall(b"POST /v1/systemone HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
               b"Content-Length: %d\r\n\r\n" % total + b"{" * sent)
     return s
-
-
-@test
-def test_admission():
-    with Server(LAYA_MAX_CONCURRENT="2", LAYA_BODY_READ_TIMEOUT="30") as srv:
-        held = [slow_upload(srv.port), slow_upload(srv.port)]
-        time.sleep(0.3)
-        for path in ("/v1/systemone", "/v1/systemone/batch"):
-            status, raw, hdrs = srv.post(path, SIMPLE)
-            check(status == 503 and json.loads(raw) == {"detail": "server busy, try again later"}
-                  and hdrs.get("retry-after") == "1", "busy: %d %r %r" % (status, raw, hdrs))
-        status, _, _ = srv.request("GET", "/health")
-        check(status == 200, "health stays open while busy")
-        check(srv.metrics()["laya_admitted_requests"] == 2, "two slots held")
-        for s in held:
-            s.close()
-        deadline = time.time() + 5
-        while time.time() < deadline and srv.metrics()["laya_admitted_requests"] != 0:
-            time.sleep(0.05)
-        status, raw, _ = srv.post("/v1/systemone", SIMPLE)
-        check(status == 200, "slot freed after the clients left: %d %r" % (status, raw[:100]))
 
 
 @test
@@ -696,6 +703,593 @@ def test_config():
         check(status == 200, "budget fallback 8192: %d %r" % (status, raw[:120]))
         status, raw, _ = srv.post("/v1/systemone", {"state": "12345", "questions": {"refund": cases.NOUL}})
         check(json.loads(raw)["routing"]["model"] == "english", "LAYA_DEFAULT_MODEL=EN: %r" % raw[-200:])
+
+
+# ---- hardening (issue 18): framing, keep-alive, admission, slow clients, limits ----
+
+def read_responses(s, n, timeout):
+    """Parse up to n HTTP/1.1 responses (Content-Length framed) from s; stops early when the
+    server closes. Returns [(status, headers, body)] and whether the server closed."""
+    s.settimeout(timeout)
+    buf, out, closed = b"", [], False
+    deadline = time.time() + timeout
+    while len(out) < n and time.time() < deadline:
+        while b"\r\n\r\n" in buf and len(out) < n:
+            head, rest = buf.split(b"\r\n\r\n", 1)
+            lines = head.decode("latin-1").split("\r\n")
+            hdrs = {k.strip().lower(): v.strip() for k, v in (l.split(":", 1) for l in lines[1:] if ":" in l)}
+            length = int(hdrs.get("content-length", "0"))
+            if len(rest) < length:
+                break
+            out.append((int(lines[0].split()[1]), hdrs, rest[:length]))
+            buf = rest[length:]
+        if len(out) >= n:
+            break
+        try:
+            chunk = s.recv(65536)
+        except OSError:
+            break
+        if not chunk:
+            closed = True
+            break
+        buf += chunk
+    return out, closed
+
+
+def raw_request(method, path, body=b"", headers=()):
+    h = "%s %s HTTP/1.1\r\nHost: x\r\n" % (method, path)
+    for k, v in headers:
+        h += "%s: %s\r\n" % (k, v)
+    if body or method == "POST":
+        h += "Content-Length: %d\r\n" % len(body)
+    return h.encode() + b"\r\n" + body
+
+
+@test
+def test_framing():
+    """Framing a proxy could read differently (request smuggling) is refused and the connection
+    closed; a Transfer-Encoding other than chunked gets 501 at once, not a 408 later."""
+    body = json.dumps(SIMPLE).encode()
+    with Server(LAYA_BODY_READ_TIMEOUT="10") as srv:
+        tries = [
+            ("two Content-Lengths", b"POST /v1/systemone HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n"
+             b"Content-Length: 5\r\n\r\n" % len(body) + body, 400, "Content-Length headers that disagree"),
+            ("Content-Length and chunked", b"POST /v1/systemone HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n"
+             b"Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 400, "both Content-Length and Transfer-Encoding"),
+            ("gzip", b"POST /v1/systemone HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\nabc", 501,
+             "Transfer-Encoding 'gzip' is not supported"),
+            ("chunked, gzip", b"POST /v1/systemone HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n"
+             b"0\r\n\r\n", 501, "is not supported"),
+        ]
+        for what, data, status, text in tries:
+            s = socket.create_connection(("127.0.0.1", srv.port))
+            t0 = time.time()
+            s.sendall(data + raw_request("GET", "/health"))  # a request smuggled behind it
+            got, closed = read_responses(s, 2, 5)
+            s.close()
+            took = time.time() - t0
+            check(len(got) == 1 and got[0][0] == status and text in json.loads(got[0][2])["detail"],
+                  "%s: %r" % (what, got))
+            check(got[0][1].get("connection") == "close" and closed, "%s: the connection stays open" % what)
+            check(took < 2, "%s answered after %.1fs" % (what, took))
+        # the same Content-Length twice is one length (RFC 9110), and is answered
+        s = socket.create_connection(("127.0.0.1", srv.port))
+        s.sendall(b"POST /v1/systemone HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\nContent-Length: %d\r\n\r\n"
+                  % (len(body), len(body)) + body)
+        got, _ = read_responses(s, 1, 30)
+        s.close()
+        check(got and got[0][0] == 200, "repeated equal Content-Length: %r" % got[:1])
+
+
+@test
+def test_pipeline():
+    """GETs and early refusals keep the keep-alive connection: pipelined requests behind them are
+    all answered, in order."""
+    body = json.dumps(SIMPLE).encode()
+    with Server(LAYA_API_KEY="k") as srv:
+        auth = (("Authorization", "Bearer k"),)
+        groups = [
+            ("GET /health", [raw_request("GET", "/health")] * 3, [200] * 3),
+            ("GET /ready, /metrics, /nope", [raw_request("GET", "/ready"), raw_request("GET", "/metrics", headers=auth),
+                                             raw_request("GET", "/nope")], [200, 200, 404]),
+            ("404 with a body", [raw_request("POST", "/nope", b"{}")] * 3, [404] * 3),
+            ("405", [raw_request("GET", "/v1/systemone"), raw_request("POST", "/health", b"{}"),
+                     raw_request("GET", "/health")], [405, 405, 200]),
+            ("401 with a body", [raw_request("POST", "/v1/systemone", body)] * 2 +
+             [raw_request("POST", "/v1/systemone", body, auth)], [401, 401, 200]),
+            ("400 then 200", [raw_request("POST", "/v1/systemone", b"{", auth),
+                              raw_request("POST", "/v1/systemone/batch", json.dumps({"states": ["a"], "questions": {}}).encode(), auth),
+                              raw_request("POST", "/v1/systemone", body, auth)], [400, 200, 200]),
+            ("413 while streaming, then GET", [b"POST /v1/systemone HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\n"
+                                               b"Transfer-Encoding: chunked\r\n\r\n" +
+                                               (b"%x\r\n" % 65536 + b" " * 65536 + b"\r\n") * 40 + b"0\r\n\r\n",
+                                               raw_request("GET", "/health")], [413, 200]),
+        ]
+        for what, reqs, want in groups:
+            s = socket.create_connection(("127.0.0.1", srv.port))
+            s.sendall(b"".join(reqs))
+            got, closed = read_responses(s, len(want), 30)
+            s.close()
+            check([g[0] for g in got] == want, "%s: statuses %r, want %r (closed=%s)" % (what, [g[0] for g in got], want, closed))
+            check(all(g[1].get("connection") != "close" for g in got), "%s: Connection: close" % what)
+
+
+def heavy_batch():
+    """A batch request that keeps the one inference thread busy for a while (tiny checkpoint, one
+    thread): 64 long states, answered in several passes."""
+    return {"states": [("order %d was charged twice, please refund it. " % i) * 300 for i in range(16)],
+            "questions": cases.QS, "max_len": 1024}
+
+
+def start_heavy(srv, out):
+    def run():
+        try:
+            out.append(srv.post("/v1/systemone/batch", heavy_batch(), timeout=600)[0])
+        except Exception as e:  # noqa: BLE001
+            out.append(repr(e))
+    t = threading.Thread(target=run)
+    t.start()
+    return t
+
+
+def wait_metric(srv, name, cond, timeout):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        v = srv.metrics().get(name, 0)
+        if cond(v):
+            return v
+        time.sleep(0.02)
+    return srv.metrics().get(name, 0)
+
+
+@test
+def test_admission():
+    """Slow uploads hold no admission slot (a request is admitted once its body is in); when every
+    slot is taken by admitted work, 503 + Retry-After: 1, on the same keep-alive connection."""
+    with Server(LAYA_MAX_CONCURRENT="1", LAYA_BODY_READ_TIMEOUT="30") as srv:
+        held = [slow_upload(srv.port) for _ in range(4)]
+        time.sleep(0.3)
+        status, raw, _ = srv.post("/v1/systemone", SIMPLE)
+        check(status == 200, "four slow uploads against one slot: %d %r" % (status, raw[:100]))
+        check(srv.metrics()["laya_admitted_requests"] == 0, "slow uploads hold slots")
+        heavy = []
+        t = start_heavy(srv, heavy)
+        check(wait_metric(srv, "laya_admitted_requests", lambda v: v == 1, 60) == 1, "the heavy request was not admitted")
+        conn = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=30)
+        conn.connect()
+        sock = conn.sock
+        busy = 0
+        for path in ("/v1/systemone", "/v1/systemone/batch", "/v1/systemone"):
+            body = SIMPLE if path == "/v1/systemone" else {"states": ["a"], "questions": {}}
+            conn.request("POST", path, body=json.dumps(body), headers={"Content-Type": "application/json"})
+            r = conn.getresponse()
+            raw = r.read()
+            if not heavy:  # the heavy request still holds the slot
+                check(r.status == 503 and json.loads(raw) == {"detail": "server busy, try again later"}
+                      and r.getheader("Retry-After") == "1", "busy: %d %r" % (r.status, raw))
+                busy += 1
+            check(conn.sock is sock and r.getheader("Connection") != "close", "a 503 closed the connection")
+        conn.close()
+        check(busy > 0, "the heavy request finished before any probe")
+        status, _, _ = srv.request("GET", "/health")
+        check(status == 200, "health stays open while busy")
+        t.join()
+        check(heavy == [200], "heavy request: %r" % heavy)
+        for s in held:
+            s.close()
+        status, raw, _ = srv.post("/v1/systemone", SIMPLE)
+        check(status == 200, "slot free again: %d %r" % (status, raw[:100]))
+
+
+@test
+def test_aborted():
+    """Clients that send a head and part of a body, then close, hold nothing: N such clients
+    against LAYA_MAX_CONCURRENT=N, and then N real clients at once are all answered."""
+    n = 16
+    with Server(LAYA_MAX_CONCURRENT=str(n), LAYA_BODY_READ_TIMEOUT="30") as srv:
+        base = srv.metrics()["laya_open_connections"]
+        for _ in range(n):
+            slow_upload(srv.port).close()
+        got, errors = post_concurrently(srv, [("/v1/systemone", dict(SIMPLE, state="refund %d" % i)) for i in range(n)], n)
+        check(not errors and len(got) == n, "after %d aborted uploads: %r" % (n, errors[:3]))
+        # their connections are gone well before the body deadline
+        left = wait_metric(srv, "laya_open_connections", lambda v: v <= base + 1, 5)
+        check(left <= base + 1, "aborted connections still open: %d" % left)
+
+
+@test
+def test_underlimit():
+    """N clients against LAYA_MAX_CONCURRENT=N are never refused, asking again as soon as they read
+    each answer, on keep-alive and on fresh connections."""
+    n, per = 16, 8
+    with Server(LAYA_MAX_CONCURRENT=str(n)) as srv:
+        refused, other, ok = [], [], [0]
+        lock = threading.Lock()
+
+        def client(i):
+            conn = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=120)
+            for k in range(per):
+                if k % 3 == 2:  # every third on a new connection
+                    conn.close()
+                    conn = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=120)
+                conn.request("POST", "/v1/systemone", body=json.dumps(dict(SIMPLE, state="refund %d %d" % (i, k))),
+                             headers={"Content-Type": "application/json"})
+                r = conn.getresponse()
+                raw = r.read()
+                with lock:
+                    if r.status == 503:
+                        refused.append(raw)
+                    elif r.status != 200:
+                        other.append((r.status, raw[:100]))
+                    else:
+                        ok[0] += 1
+            conn.close()
+
+        for _ in range(2):
+            threads = [threading.Thread(target=client, args=(i,)) for i in range(n)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+        check(not refused and not other, "%d refused, others %r (of %d)" % (len(refused), other[:3], 2 * n * per))
+        check(ok[0] == 2 * n * per, "%d answers" % ok[0])
+
+
+@test
+def test_overload():
+    """64 keep-alive clients against 4 slots: refusals (503) keep their connection, nothing else
+    fails, and some requests are answered."""
+    with Server(LAYA_MAX_CONCURRENT="4") as srv:
+        stats = {"ok": 0, "busy": 0, "reconnects": 0, "other": []}
+        lock = threading.Lock()
+
+        def client(i):
+            conn = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=120)
+            conn.connect()
+            sock = conn.sock
+            for k in range(6):
+                conn.request("POST", "/v1/systemone", body=json.dumps(dict(SIMPLE, state="refund %d %d" % (i, k))),
+                             headers={"Content-Type": "application/json"})
+                r = conn.getresponse()
+                r.read()
+                with lock:
+                    if r.status == 200:
+                        stats["ok"] += 1
+                    elif r.status == 503:
+                        stats["busy"] += 1
+                    else:
+                        stats["other"].append(r.status)
+                    if conn.sock is not sock:
+                        stats["reconnects"] += 1
+                        sock = conn.sock
+            conn.close()
+
+        threads = [threading.Thread(target=client, args=(i,)) for i in range(64)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        check(not stats["other"] and stats["reconnects"] == 0, "overload: %r" % stats)
+        check(stats["ok"] > 0 and stats["ok"] + stats["busy"] == 64 * 6, "overload counts: %r" % stats)
+        print("     overload: %d answered, %d refused (503), %d reconnects" % (stats["ok"], stats["busy"], stats["reconnects"]))
+
+
+@test
+def test_slowloris():
+    """300 connections sending their request heads a byte at a time (re-opened when cut) do not
+    starve other clients: every normal request is answered, the slow ones are cut, and the
+    server's descriptors stay bounded."""
+    limit = 128
+    with Server(LAYA_SERVE_MAX_CONNECTIONS=str(limit), LAYA_SERVE_HEADER_TIMEOUT="3") as srv:
+        stop = threading.Event()
+        opened = [0]
+
+        def attacker():
+            head = b"GET /health HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"a" * 200
+            socks = []
+            while not stop.is_set():
+                while len(socks) < 300 and not stop.is_set():
+                    try:
+                        s = socket.create_connection(("127.0.0.1", srv.port), timeout=2)
+                        s.setblocking(False)
+                        socks.append([s, 0])
+                        opened[0] += 1
+                    except OSError:
+                        break
+                for item in list(socks):
+                    s, i = item
+                    try:
+                        s.send(head[i % len(head):i % len(head) + 1])
+                        item[1] += 1
+                        if s.recv(1) == b"":
+                            raise OSError("closed")
+                    except BlockingIOError:
+                        pass
+                    except OSError:
+                        s.close()
+                        socks.remove(item)
+                time.sleep(0.3)
+            for s, _ in socks:
+                s.close()
+
+        a = threading.Thread(target=attacker)
+        a.start()
+        failures, answered, max_fds = [], 0, 0
+        t_end = time.time() + 10
+        time.sleep(1)
+        while time.time() < t_end:
+            try:
+                status, raw, _ = srv.request("GET", "/health", timeout=10)
+                status2, raw2, _ = srv.post("/v1/systemone", SIMPLE, timeout=10)
+                if status != 200 or status2 != 200:
+                    failures.append((status, status2, raw2[:80]))
+                else:
+                    answered += 2
+            except Exception as e:  # noqa: BLE001
+                failures.append(repr(e))
+            max_fds = max(max_fds, len(os.listdir("/proc/%d/fd" % srv.proc.pid)))
+            time.sleep(0.2)
+        stop.set()
+        a.join()
+        m = srv.metrics()
+        print("     slowloris: %d slow connections opened, %d cut, %d normal requests answered, max %d fds"
+              % (opened[0], m["laya_connections_cut_total"], answered, max_fds))
+        check(not failures, "normal requests failed under slowloris: %r" % failures[:5])
+        check(answered >= 4, "only %d normal requests answered" % answered)
+        check(m["laya_connections_cut_total"] >= 100, "slow connections cut: %r" % m["laya_connections_cut_total"])
+        check(max_fds <= limit + 128, "server descriptors %d over the connection limit %d" % (max_fds, limit))
+
+
+@test
+def test_nesting():
+    """One state nesting limit, at the edge, named (the engine never meets a deeper state)."""
+    with Server() as srv:
+        deepest = 998
+        for depth, want in ((deepest, 200), (deepest + 1, 400)):
+            body = ('{"state": ' + "[" * depth + "]" * depth + ', "questions": {"r": {"type": "noul", "instructions": "Refund?"}}}').encode()
+            status, raw, _ = srv.request("POST", "/v1/systemone", body)
+            check(status == want, "state %d deep: %d %r" % (depth, status, raw[:200]))
+            if want == 400:
+                check(json.loads(raw) == {"detail": "state nests too deep (more than %d levels)" % deepest}, "detail %r" % raw)
+            body = ('{"states": [' + "[" * depth + "]" * depth + '], "questions": {}}').encode()
+            status, raw, _ = srv.request("POST", "/v1/systemone/batch", body)
+            check(status == want, "batch state %d deep: %d %r" % (depth, status, raw[:200]))
+
+
+@test
+def test_unavailable():
+    """A request routed to a checkpoint this server cannot load is a 503 naming it and how to
+    provide it, not a bare 500."""
+    import tempfile
+    with tempfile.TemporaryDirectory() as home:
+        with Server(LAYA_EXTRA_MODELS=json.dumps({"english": os.path.join(CKPT, "modernbert-tiny")}),
+                    LAYA_MODELS="english", HF_HOME=home, HF_HUB_CACHE=None, HF_HUB_OFFLINE="1") as srv:
+            status, raw, _ = srv.post("/v1/systemone", {"state": "12345", "questions": {"r": cases.NOUL}})
+            detail = json.loads(raw).get("detail", "")
+            check(status == 503 and "'multilingual'" in detail and "LAYA_EXTRA_MODELS" in detail,
+                  "routed to multilingual: %d %r" % (status, raw[:300]))
+            status, raw, _ = srv.post("/v1/systemone", {"state": "refund please", "questions": {"r": cases.NOUL},
+                                                        "model": "english"})
+            check(status == 200, "english still answers: %d %r" % (status, raw[:200]))
+
+
+@test
+def test_dupkeys():
+    """Labels that render to one JSON key (True and "true") stay two members, as Python's
+    json.dumps writes the dict Laya builds from them."""
+    labels = [True, False, "True", "False", "true"]
+    expect = [k for k, _ in json.loads(json.dumps({lab: 0 for lab in labels}), object_pairs_hook=lambda p: p)]
+    q = {"q": {"type": "choice", "instructions": "Which?", "criteria": labels}}
+    with Server() as srv:
+        for path, body in (("/v1/systemone", {"state": "refund please", "questions": q}),
+                           ("/v1/systemone/batch", {"states": ["refund please"], "questions": q})):
+            status, raw, _ = srv.request("POST", path, json.dumps(body).encode())
+            check(status == 200, "%s: %d %r" % (path, status, raw[:200]))
+            doc = json.loads(raw, object_pairs_hook=lambda p: p)
+            res = dict(doc)["results"][0] if path.endswith("batch") else doc
+            ans = dict(dict(dict(res)["answers"])["q"])
+            probs = ans["probabilities"]
+            check([k for k, _ in probs] == expect, "%s: keys %r, want %r" % (path, [k for k, _ in probs], expect))
+            check(abs(sum(v for _, v in probs) - 1) < 2e-3, "%s: probabilities %r" % (path, probs))
+
+
+@test
+def test_cancel():
+    """Requests whose clients left while queued are not computed; SIGTERM then still answers the
+    running request, computes none of them, and exits 0."""
+    srv = Server(LAYA_MAX_CONCURRENT="64")
+    srv.__enter__()
+    try:
+        heavy = []
+        t = start_heavy(srv, heavy)
+        check(wait_metric(srv, "laya_admitted_requests", lambda v: v == 1, 60) == 1, "heavy not admitted")
+        before = srv.metrics()["laya_batch_requests_sum"]
+        body = json.dumps({"state": "where is my parcel?", "questions": cases.QS}).encode()
+        for _ in range(8):
+            s = socket.create_connection(("127.0.0.1", srv.port))
+            s.sendall(raw_request("POST", "/v1/systemone", body))
+            s.close()
+        cancelled = wait_metric(srv, "laya_cancelled_jobs_total", lambda v: v >= 8, 30)
+        m = srv.metrics()
+        still = not heavy
+        check(cancelled == 8, "%d of 8 gone clients noticed" % cancelled)
+        srv.proc.send_signal(signal.SIGTERM)
+        t.join()
+        check(heavy == [200], "the running request during the drain: %r" % heavy)
+        check(srv.proc.wait(timeout=120) == 0, "exit code")
+        if still:  # noticed while the heavy request still ran: none of them was computed
+            check(m["laya_batch_requests_sum"] == before, "computed for gone clients before SIGTERM")
+        time.sleep(0.2)
+        check(any("drained; 8 queued requests skipped" in l for l in srv.lines), "drain log: %r" % srv.lines[-3:])
+    finally:
+        srv.__exit__()
+
+
+def hf_cache(home, parts, commits=None):
+    """A Hugging Face cache as huggingface_hub leaves it after Python Laya's download:
+    <home>/hub/models--convaiinnovations--laya/{blobs/<sha256>, refs/<ref>, snapshots/<commit>/...},
+    snapshot files being relative symlinks into blobs/. parts: {subfolder or "": fixture dir};
+    commits: {ref: commit} (default: main only)."""
+    import hashlib
+    import shutil
+    repo = os.path.join(home, "hub", "models--convaiinnovations--laya")
+    blobs = os.path.join(repo, "blobs")
+    os.makedirs(blobs, exist_ok=True)
+    os.makedirs(os.path.join(repo, "refs"), exist_ok=True)
+    commits = commits or {"main": "0123456789abcdef0123456789abcdef01234567"}
+    for ref, commit in commits.items():
+        with open(os.path.join(repo, "refs", ref), "w") as f:
+            f.write(commit)  # huggingface_hub writes the bare hash
+        snap = os.path.join(repo, "snapshots", commit)
+        for sub, src in parts.items():
+            for root, _, files in os.walk(src):
+                for name in files:
+                    if name == "SHA256SUMS":
+                        continue
+                    path = os.path.join(root, name)
+                    data = open(path, "rb").read()
+                    blob = os.path.join(blobs, hashlib.sha256(data).hexdigest())
+                    if not os.path.exists(blob):
+                        shutil.copyfile(path, blob)
+                    dest = os.path.join(snap, sub, os.path.relpath(path, src))
+                    os.makedirs(os.path.dirname(dest), exist_ok=True)
+                    if not os.path.lexists(dest):
+                        os.symlink(os.path.relpath(blob, os.path.dirname(dest)), dest)
+    return repo
+
+
+def start_fails_env(env, expect):
+    e = dict(os.environ, LAYA_HOST="127.0.0.1", LAYA_PORT="0", LAYA_SERVE_ALLOW_PORT_0="1", LAYA_THREADS="1")
+    e.pop("LAYA_EXTRA_MODELS", None)
+    e.pop("LAYA_MODELS", None)
+    e.update({k: v for k, v in env.items() if v is not None})
+    p = subprocess.run([BIN], env=e, capture_output=True, text=True, timeout=60)
+    check(p.returncode != 0 and expect in p.stderr, "%r -> rc %d %r" % (env, p.returncode, p.stderr[-600:]))
+    return p.stderr
+
+
+@test
+def test_hubcache():
+    """Checkpoints by Laya's names from a Hugging Face cache laid out as Python Laya leaves it
+    (HF_HUB_OFFLINE=1): names, aliases and Hub ids in LAYA_MODELS, LAYA_MODELS unset (what the
+    cache has), LAYA_REVISION, LAYA_SHA256_DIGESTS, the same answers as from the directories, and
+    clear startup errors for what the cache lacks."""
+    import hashlib
+    with tempfile.TemporaryDirectory() as home:
+        main, v1 = "0123456789abcdef0123456789abcdef01234567", "89abcdef0123456789abcdef0123456789abcdef"
+        hf_cache(home, {"": os.path.join(CKPT, "modernbert-tiny"), "multilingual": os.path.join(CKPT, "mmbert-tiny")},
+                 {"main": main, "v1": v1})
+        base = dict(LAYA_EXTRA_MODELS=None, HF_HOME=home, HF_HUB_OFFLINE="1")
+        probe = {"state": "I was charged twice for my March invoice, please refund one.", "questions": cases.QS}
+        with Server() as dirs:
+            want = {m: json.loads(dirs.post("/v1/systemone", dict(probe, model=m))[1])["answers"]
+                    for m in ("english", "multilingual")}
+        for models in ("english,multilingual", "EN, ml", "convaiinnovations/laya,convaiinnovations/laya-multilingual", None):
+            with Server(LAYA_MODELS=models, **base) as srv:
+                status, raw, _ = srv.request("GET", "/ready")
+                check(status == 200 and json.loads(raw)["loaded"] == ["english", "multilingual"],
+                      "LAYA_MODELS=%r: /ready %d %r" % (models, status, raw))
+                for m in ("english", "multilingual"):
+                    status, raw, _ = srv.post("/v1/systemone", dict(probe, model=m))
+                    body = json.loads(raw)
+                    check(status == 200 and body["routing"]["model"] == m, "%s: %d %r" % (m, status, raw[:200]))
+                    check(body["answers"] == want[m], "%s from the cache answers differently from its directory" % m)
+                status, raw, _ = srv.request("GET", "/health")
+                check(json.loads(raw)["revisions"] == {"english": main, "multilingual": main}, "revisions %r" % raw)
+        with Server(LAYA_MODELS="english", LAYA_REVISION="v1", **base) as srv:
+            status, raw, _ = srv.request("GET", "/health")
+            check(json.loads(raw)["revisions"] == {"english": v1}, "LAYA_REVISION=v1: %r" % raw)
+        # pinned by digest, per checkpoint
+        sf = open(os.path.join(CKPT, "modernbert-tiny", "model.safetensors"), "rb").read()
+        good = {"english": {"model.safetensors": hashlib.sha256(sf).hexdigest()}}
+        with Server(LAYA_MODELS="english", LAYA_SHA256_DIGESTS=json.dumps(good), **base) as srv:
+            check(srv.request("GET", "/ready")[0] == 200, "good digest")
+        bad = {"english": {"model.safetensors": "0" * 64}}
+        start_fails_env(dict(base, LAYA_MODELS="english", LAYA_SHA256_DIGESTS=json.dumps(bad)), "model.safetensors")
+        # a revision the cache lacks, a checkpoint it lacks: exit 1, naming it and the way out
+        err = start_fails_env(dict(base, LAYA_MODELS="english,typed-decisions"), "checkpoint 'typed-decisions'")
+        check("HF_HUB_OFFLINE" in err and "LAYA_EXTRA_MODELS" in err, "the error says how: %r" % err[-400:])
+        start_fails_env(dict(base, LAYA_MODELS="english", LAYA_REVISION="v9"), "revision v9")
+    with tempfile.TemporaryDirectory() as home:
+        start_fails_env({"HF_HOME": home, "HF_HUB_OFFLINE": "1"}, "no checkpoint to serve")
+        # loading on first use: /ready says why once a load failed
+        with Server(LAYA_EXTRA_MODELS=None, LAYA_MODELS=None, LAYA_PRELOAD="0", HF_HOME=home, HF_HUB_OFFLINE="1") as srv:
+            status, raw, _ = srv.post("/v1/systemone", dict(SIMPLE, model="english"))
+            check(status == 503 and "'english'" in json.loads(raw)["detail"], "lazy english: %d %r" % (status, raw[:200]))
+            status, raw, _ = srv.request("GET", "/ready")
+            body = json.loads(raw)
+            check(status == 503 and body["status"] == "unavailable" and "english" in body["errors"], "/ready %r" % body)
+
+
+@test
+def test_mcp_hubcache():
+    """laya-mcp serves Laya's checkpoints by name from the same cache."""
+    mcp = os.path.join(os.path.dirname(BIN), "laya-mcp")
+    with tempfile.TemporaryDirectory() as home:
+        hf_cache(home, {"": os.path.join(CKPT, "modernbert-tiny"), "multilingual": os.path.join(CKPT, "mmbert-tiny")})
+        for models in ("english,multilingual", None):  # unset: Laya's MCP default, the same two
+          env = dict(os.environ, HF_HOME=home, HF_HUB_OFFLINE="1", LAYA_MODELS=models or "", LAYA_THREADS="1")
+          env.pop("LAYA_EXTRA_MODELS", None)
+          msgs = [{"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                   "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
+                  {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "laya_status", "arguments": {}}},
+                  {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                   "params": {"name": "laya_predict", "arguments": {"state": {"request": "refund please"},
+                                                                     "questions": {"r": cases.NOUL}, "model": "ml"}}}]
+          p = subprocess.run([mcp], input="".join(json.dumps(m) + "\n" for m in msgs), env=env, capture_output=True,
+                             text=True, timeout=120)
+          out = [json.loads(l) for l in p.stdout.splitlines() if l.strip()]
+          check(len(out) == 3, "laya-mcp answered %d of 3: %r" % (len(out), p.stderr[-400:]))
+          status = json.loads(out[1]["result"]["content"][0]["text"])
+          check(status["loaded"] == ["english", "multilingual"], "laya_status %r" % status)
+          pred = out[2]["result"]
+          check(not pred["isError"] and "r" in json.loads(pred["content"][0]["text"])["answers"], "predict %r" % pred)
+
+
+def loaded(srv):
+    return json.loads(srv.request("GET", "/health")[1])["loaded"]
+
+
+@test
+def test_lifecycle():
+    """LAYA_MAX_LOADED: least recently used checkpoint unloaded, never one a request is using;
+    LAYA_IDLE_UNLOAD_SECONDS: idle checkpoints unloaded, loaded again on the next request."""
+    probe = {"state": "I was charged twice, please refund one.", "questions": {"r": cases.NOUL}}
+    with Server(LAYA_MODELS="english", LAYA_MAX_LOADED="1") as srv:
+        check(loaded(srv) == ["english"], "preloaded %r" % loaded(srv))
+        for m in ("multilingual", "english", "multilingual"):
+            status, raw, _ = srv.post("/v1/systemone", dict(probe, model=m))
+            check(status == 200 and json.loads(raw)["routing"]["model"] == m, "%s: %d %r" % (m, status, raw[:200]))
+            check(loaded(srv) == [m], "after a request for %s, loaded %r" % (m, loaded(srv)))
+        # english busy with a long request while requests for multilingual keep loading it beside
+        # it: english must never be unloaded under the running request (its answers stay exactly
+        # those it gets alone), and the cap holds again once it is done
+        heavy = []
+        body = dict(heavy_batch(), model="english")
+        t = threading.Thread(target=lambda: heavy.append(srv.post("/v1/systemone/batch", body, timeout=600)))
+        t.start()
+        others = []
+        while not heavy or not others:
+            status, raw, _ = srv.post("/v1/systemone", dict(probe, model="multilingual"))
+            others.append(status)
+        t.join()
+        check(set(others) == {200}, "multilingual beside a running english request: %r" % others)
+        status, raw, _ = heavy[0]
+        check(status == 200, "the english request: %d %r" % (status, raw[:200]))
+        status2, raw2, _ = srv.post("/v1/systemone/batch", body, timeout=600)
+        check(status2 == 200 and json.loads(raw)["results"] == json.loads(raw2)["results"],
+              "the english request's answers differ from the same request alone")
+        check(len(loaded(srv)) == 1, "the cap of 1 after: %r" % loaded(srv))
+        print("     lifecycle: %d multilingual requests while english ran" % len(others))
+    with Server(LAYA_IDLE_UNLOAD_SECONDS="1") as srv:
+        check(loaded(srv) == ["english", "multilingual"], "preloaded %r" % loaded(srv))
+        deadline = time.time() + 15
+        while time.time() < deadline and loaded(srv):
+            time.sleep(0.1)
+        check(loaded(srv) == [], "idle checkpoints still loaded: %r" % loaded(srv))
+        check(srv.request("GET", "/ready")[0] == 200, "ready while idle-unloaded")
+        status, raw, _ = srv.post("/v1/systemone", dict(probe, model="english"))
+        check(status == 200 and loaded(srv) == ["english"], "reloaded on use: %d %r" % (status, loaded(srv)))
 
 
 def run_client_script(env_var, script):

@@ -32,7 +32,9 @@ def check(cond, what):
 
 def main():
     extra = {"english": os.path.join(CKPT, "modernbert-tiny"), "multilingual": os.path.join(CKPT, "mmbert-tiny")}
+    import tempfile
     env = dict(os.environ, LAYA_EXTRA_MODELS=json.dumps(extra), LAYA_MODELS="english,multilingual",
+               HF_HOME=tempfile.mkdtemp(prefix="laya-mcp-hf-"), HF_HUB_OFFLINE="1",
                LAYA_BACKEND="cpu-ref", LAYA_THREADS="1")
     p = subprocess.Popen([BIN], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          text=True, encoding="utf-8")
@@ -113,6 +115,44 @@ def main():
     check(not r["isError"] and st["loaded"] == ["english", "multilingual"] and st["device"] == "cpu", "status %r" % st)
     r = rpc("tools/call", {"name": "nope", "arguments": {}})["result"]
     check(r["isError"] and "Unknown tool" in r["content"][0]["text"], "unknown tool")
+    # the HTTP server's limits, before any work (Laya's MCP server has none: 10,000 questions took
+    # gigabytes and minutes); Laya's error codes
+    import time
+    noul = {"type": "noul", "instructions": "Refund?"}
+    st = {"request": "refund please"}
+    limits = [
+        ("laya_predict", {"state": st, "questions": {"q%d" % i: noul for i in range(10000)}},
+         "invalid_questions", "too many questions (10000 > 64)"),
+        ("laya_predict", {"state": st, "questions": {"q": {"type": "choice", "instructions": "Pick",
+                                                           "criteria": {"o%d" % i: "x" for i in range(100000)}}}},
+         "invalid_questions", "too many choice options for questions[q] (100000 > 100)"),
+        ("laya_predict", {"state": st, "questions": {"q": {"type": "score", "instructions": "How much?",
+                                                           "criteria": ["l%d" % i for i in range(33)]}}},
+         "invalid_questions", "too many score levels for questions[q] (33 > 32)"),
+        ("laya_route", {"state": st, "questions": {"q%d" % i: {"type": "choice", "instructions": "Pick",
+                                                                "criteria": {"o%d" % k: "x" for k in range(90)}}
+                                                   for i in range(6)}},
+         "invalid_questions", "too many answer options across questions (540 > 512)"),
+        ("laya_predict", {"state": {"request": "x" * 50001}, "questions": {"q": noul}},
+         "invalid_state", "state too large (%d > 50000 chars); laya_predict_long reads long states"
+         % len(json.dumps({"request": "x" * 50001}, ensure_ascii=False))),
+        ("laya_predict_batch", {"requests": [{"state": st, "questions": {"q": noul}}] * 65},
+         "invalid_request", "too many requests in batch (65 > 64)"),
+    ]
+    for tool, args, code, msg in limits:
+        t0 = time.time()
+        r = rpc("tools/call", {"name": tool, "arguments": args})["result"]
+        took = time.time() - t0
+        text = r["content"][0]["text"]
+        payload = json.loads(text.split(": ", 1)[1]) if r["isError"] else {}
+        check(r["isError"] and payload == {"error": code, "message": msg}, "%s limit: %s" % (tool, text[:300]))
+        check(took < 10, "%s limit answered after %.1fs" % (tool, took))
+    # a message over 2 MiB is read to its end, not kept, and refused; the next one is answered
+    p.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 999, "method": "ping", "params": {"pad": "x" * (3 << 20)}}) + "\n")
+    p.stdin.flush()
+    big = json.loads(p.stdout.readline())
+    check(big.get("error", {}).get("code") == -32600 and "2097152" in big["error"]["message"], "big message: %r" % big)
+    check(rpc("ping")["result"] == {}, "ping after a big message")
     if not ERRORS_ONLY:
         r = rpc("tools/call", {"name": "laya_preset", "arguments": {"preset": "router", "state": {"x": "Write a haiku about rain"}}})["result"]
         body = json.loads(r["content"][0]["text"])
@@ -120,7 +160,7 @@ def main():
     p.stdin.close()
     check(p.wait(timeout=30) == 0, "exit code at EOF")
     check(replayed >= 30, "replayed only %d calls" % replayed)
-    total = replayed + 20
+    total = replayed + 35
     print("%d passed, %d failed" % (total - len(failures), len(failures)))
     sys.exit(1 if failures else 0)
 

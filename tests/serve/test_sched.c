@@ -383,6 +383,33 @@ static void run_cases(serve_models *models, serve_config *cfg, bool pipeline) {
     serve_job_free(jobs[i]);
   }
   serve_sched_free(s);
+
+  /* 8. jobs whose clients left while queued (the HTTP layer marks them) are not computed: they
+   * get 499, the others their answers; batching on */
+  cfg->batching = true;
+  reset_counts();
+  s = serve_sched_new(cfg, models, &fake, NULL);
+  serve_sched_set_arriving(s, &arriving);
+  for (int i = 0; i < 8; i++) {
+    snprintf(body, sizeof body, "{\"state\": \"c%d\", %s}", i, QS);
+    jobs[i] = make_job(models, cfg, body, SERVE_ONE);
+    if (i % 2) atomic_store(&jobs[i]->cancelled, true);
+  }
+  run_all(s, jobs, 8, &arriving);
+  /* pipelined, all were prepared on arrival (before they were marked); serial, the inference
+   * thread prepares only the live ones */
+  CHECK(atomic_load(&prepares) == (pipeline ? 8 : 4));
+  CHECK(atomic_load(&max_jobs) == 4 && atomic_load(&passes) >= 1); /* only the live four ran */
+  for (int i = 0; i < 8; i++) {
+    char want[32];
+    snprintf(want, sizeof want, "\"state\":\"c%d\"", i);
+    if (i % 2)
+      CHECK(jobs[i]->status == 499 && jobs[i]->body.len == 0);
+    else
+      CHECK(jobs[i]->status == 0 && jobs[i]->body.data && strstr(jobs[i]->body.data, want));
+    serve_job_free(jobs[i]);
+  }
+  serve_sched_free(s);
 }
 
 int main(void) {
