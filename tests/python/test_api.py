@@ -1,0 +1,166 @@
+#!/usr/bin/env python3
+"""python/api: the rest of laya_c's Laya API against Laya's recordings, and its own contracts.
+
+  test_api.py FIXTURES
+
+1. tests/fixtures/surfaces/decide.jsonl and predict_long.jsonl (recorded from the real laya
+   0.4.15 by tools/ref/) through laya_c.Agent.decide / decide_batch / predict_long, called with the
+   recorded keyword arguments: results equal Laya's under tests/parity's rule (a
+   `return_details=True` result is a DecisionResult whose fields, in order, are Laya's), errors
+   raise the recorded class and message (SchemaError is laya_c.SchemaError, a ValueError).
+2. A pydantic model is accepted by decide as Laya accepts it (its JSON schema).
+3. laya_c.load on a path, Router over a local checkpoint (predict carries "routing", preload /
+   loaded / unload), hooks refused with NotImplementedError, a closed Agent raises.
+"""
+import dataclasses
+import json
+import os
+import sys
+from typing import Literal
+
+import laya_c
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from compare import compare  # noqa: E402
+
+failures = []
+
+
+def check(ok, what):
+    print("%s %s" % ("ok  " if ok else "FAIL", what))
+    if not ok:
+        failures.append(what)
+
+
+def replay(fixtures):
+    agents = {}
+    counts = {}
+    for fname in ("decide.jsonl", "predict_long.jsonl"):
+        with open(os.path.join(fixtures, "surfaces", fname)) as f:
+            rows = [json.loads(line) for line in f if line.strip()]
+        for i, row in enumerate(rows):
+            ck = row["checkpoint"]
+            if ck not in agents:
+                agents[ck] = laya_c.Agent(os.path.join(fixtures, "ckpt", ck), quiet=True)
+            a = agents[ck]
+            req = dict(row["request"])
+            try:
+                if row["call"] == "decide":
+                    got = a.decide(req.pop("state"), **req) if "state" in req else a.decide(**req)
+                elif row["call"] == "decide_batch":
+                    got = a.decide_batch(req.pop("states"), **req)
+                else:
+                    got = a.predict_long(**req)
+                err = None
+            except Exception as e:  # noqa: BLE001
+                got, err = None, e
+            key = "%s %s" % (row["call"], "error" if "error" in row else "result")
+            n_ok, n_all = counts.get(key, (0, 0))
+            if "error" in row:
+                w = row["error"]
+                ok = err is not None and type(err).__name__ == w["kind"] and str(err) == w["message"]
+                if not ok:
+                    print("FAIL %s #%d: want %s: %s, got %r" % (fname, i, w["kind"], w["message"],
+                                                             err if err is not None else got))
+            elif err is not None:
+                ok = False
+                print("FAIL %s #%d: raised %s: %s" % (fname, i, type(err).__name__, err))
+            else:
+                if isinstance(got, laya_c.DecisionResult):
+                    got = dataclasses.asdict(got)
+                diffs, _ = compare(got, row["result"])
+                ok = not diffs
+                if diffs:
+                    print("FAIL %s #%d:\n    %s" % (fname, i, "\n    ".join(diffs[:5])))
+            counts[key] = (n_ok + ok, n_all + 1)
+    for key, (n_ok, n_all) in sorted(counts.items()):
+        check(n_ok == n_all, "Laya's recorded %s: %d/%d" % (key, n_ok, n_all))
+    for a in agents.values():
+        a.close()
+
+
+def pydantic_schema(fixtures):
+    try:
+        import pydantic
+    except ImportError:
+        check(False, "pydantic is installed in the test venv")
+        return
+    a = laya_c.Agent(os.path.join(fixtures, "ckpt", "modernbert-tiny"), quiet=True)
+
+    class Ticket(pydantic.BaseModel):
+        intent: Literal["refund", "help", "other"]
+        urgent: bool
+        anger: pydantic.conint(ge=1, le=4)
+
+    state = {"request": "I was charged twice, please refund me by Friday"}
+    by_model = a.decide(state, Ticket, return_details=True)
+    by_schema = a.decide(state, Ticket.model_json_schema(), return_details=True)
+    check(isinstance(by_model, laya_c.DecisionResult) and by_model == by_schema
+          and set(by_model.values) == {"intent", "urgent", "anger"}
+          and by_model.values["intent"] in ("refund", "help", "other") and 1 <= by_model.values["anger"] <= 4,
+          "decide(state, <pydantic model>) == decide(state, model.model_json_schema()): %s" % by_model.values)
+    batch = a.decide_batch([state, state], Ticket)
+    check(batch == [by_model.values, by_model.values], "decide_batch with a pydantic model")
+    a.close()
+
+
+def contracts(fixtures):
+    path = os.path.join(fixtures, "ckpt", "modernbert-tiny")
+    q = {"urgent": {"type": "noul", "instructions": "Is this urgent?"}}
+    with laya_c.load(path, quiet=True) as a:
+        one = a.predict("refund please", q)
+        check(list(one) == ["model", "answers", "usage"] and 0 <= one["answers"]["urgent"]["noul"] <= 1,
+              "load(path).predict returns Laya's dict")
+        check(a.predict_batch(["refund please"], q) == [one], "predict_batch([s]) == [predict(s)]")
+        ids = a.tokenize("refund please")
+        check(isinstance(ids, list) and ids and all(isinstance(i, int) for i in ids), "tokenize -> ids")
+        check(isinstance(a.warmup(), float), "warmup() -> seconds")
+        try:
+            a.predict("x", q, hooks=[object()])
+            check(False, "hooks= raises NotImplementedError")
+        except NotImplementedError:
+            check(True, "hooks= raises NotImplementedError")
+    try:
+        a.predict("x", q)
+        check(False, "a closed Agent raises")
+    except RuntimeError as e:
+        check("closed" in str(e), "a closed Agent raises RuntimeError: %s" % e)
+
+    r = laya_c.Router(models={"english": path, "mine": path}, default="english", max_loaded=1)
+    check(r.loaded == [], "Router loads nothing up front")
+    res = r.predict("refund please", q, model="mine")
+    check(list(res) == ["model", "answers", "usage", "routing"] and res["routing"]["model"] == "mine"
+          and res["answers"] == one["answers"], "Router.predict(model=...) answers with 'routing'")
+    check(r.loaded == ["mine"], "loaded after a predict: %s" % r.loaded)
+    r.preload(["english", "mine"])
+    check(sorted(r.loaded) == ["english", "mine"] and r.max_loaded == 2,
+          "preload raises max_loaded to hold both: %s, %d" % (r.loaded, r.max_loaded))
+    r.unload("mine")
+    check(r.loaded == ["english"], "unload(name) frees that one: %s" % r.loaded)
+    b = r.predict_batch([{"state": "refund please", "questions": q, "model": "mine"},
+                         {"state": "refund please", "questions": q, "model": "english"}])
+    check([x["routing"]["model"] for x in b] == ["mine", "english"] and b[0]["answers"] == one["answers"],
+          "Router.predict_batch routes each request")
+    d = r.route("Mein Konto wurde zweimal belastet")
+    check(isinstance(d, laya_c.RouteDecision) and d.model == "multilingual", "route -> RouteDecision")
+    try:
+        r.route("x", model="nonexistent-model")
+        check(False, "an unknown model raises ValueError")
+    except ValueError as e:
+        check("unknown model" in str(e) or "nonexistent" in str(e), "an unknown model raises ValueError: %s" % e)
+    with r:
+        pass
+    check(r.loaded == [], "leaving the Router's with-block unloads everything")
+
+
+def main():
+    fixtures = sys.argv[1]
+    replay(fixtures)
+    pydantic_schema(fixtures)
+    contracts(fixtures)
+    print("python/api: %d failed" % len(failures))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
