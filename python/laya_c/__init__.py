@@ -357,10 +357,9 @@ class Agent:
         reopened with it (weights are memory-mapped, so this is cheap); calls already running on
         other threads finish on the previous calibration."""
         with self._lock:
-            new = self._open_handle(path)
-            old, self._h = self._h, new
+            self._h = self._open_handle(path)
             self.calibration = path
-        old.close()
+        # the previous model closes when the last call holding it returns (its refcount ends)
 
     def fit_temperatures(self, records, compute_ece=False, seed=0):
         raise NotImplementedError("laya_c does not fit temperatures in-process; run "
@@ -481,8 +480,8 @@ class Router:
         for name in reload:
             _call(new, _R_PREDICT, {"state": "", "questions": {}, "model": name})
         with self._lock:
-            old, self._h, self._cfg = self._h, new, cfg
-        old.close()  # after the calls in flight on it
+            self._h, self._cfg = new, cfg
+        # the previous router (and its checkpoints) closes when the last call holding it returns
 
     def preload(self, names: Optional[List[str]] = None):
         """Load checkpoints now so no request pays a load; max_loaded grows to hold them all."""

@@ -126,6 +126,22 @@ def contracts(fixtures):
     except RuntimeError as e:
         check("closed" in str(e), "a closed Agent raises RuntimeError: %s" % e)
 
+    # calibration: Agent(calibration=f) == load_calibration(f) on an uncalibrated Agent, != before
+    import tempfile
+    cal = os.path.join(tempfile.mkdtemp(prefix="laya-c-cal-"), "calibration.json")
+    with open(cal, "w") as f:
+        json.dump({"temperature": [2.0, 0.8, 1.5], "temperature_by_options": {}}, f)
+    qc = {"team": {"type": "choice", "instructions": "Who?", "criteria": ["billing", "tech", "sales"]}}
+    plain = laya_c.Agent(path, quiet=True)
+    before = plain.predict("refund please", qc)
+    plain.load_calibration(cal)
+    after = plain.predict("refund please", qc)
+    with laya_c.Agent(path, calibration=cal, quiet=True) as calibrated:
+        direct = calibrated.predict("refund please", qc)
+    check(after == direct and after["answers"]["team"]["probabilities"] != before["answers"]["team"]["probabilities"],
+          "load_calibration(f) == Agent(calibration=f), and it moves the probabilities")
+    plain.close()
+
     r = laya_c.Router(models={"english": path, "mine": path}, default="english", max_loaded=1)
     check(r.loaded == [], "Router loads nothing up front")
     res = r.predict("refund please", q, model="mine")
