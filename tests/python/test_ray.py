@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """python/ray: examples/ray_score.py on a real local Ray cluster (GCS, raylet and separate worker
-processes, started by ray.init) scores 1,200 requests with one laya_c.Agent per actor, and every
+processes, started by ray.init) scores 1,000 requests with one laya_c.Agent per actor, and every
 result equals the single-process Agent.predict_batch result for the same state, byte for byte.
 
   test_ray.py FIXTURES EXAMPLES_DIR
@@ -8,7 +8,7 @@ result equals the single-process Agent.predict_batch result for the same state, 
 The states are the string and dict states of Laya's recorded requests
 (tests/fixtures/parity/modernbert-tiny), each made distinct with a ticket number. Checked: every id
 answered exactly once, by at least two worker processes other than the driver, and the answers
-equal the driver's own predict_batch over all 1,200 states in one call (on the CPU backends a
+equal the driver's own predict_batch over all 1,000 states in one call (on the CPU backends a
 row's answer does not depend on the pass it is packed in, so the batch split cannot move a bit).
 """
 import json
@@ -19,7 +19,7 @@ import time
 
 import laya_c
 
-N = 1200
+N = 1000
 WORKERS = 2
 
 
