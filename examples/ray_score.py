@@ -27,10 +27,10 @@ import os
 class LayaScorer:
     """One per Ray actor: a laya_c.Agent, loaded once, answering batches of JSONL lines."""
 
-    def __init__(self, model, questions, threads=1, precision=None, predict_kwargs=None):
+    def __init__(self, model, questions, threads=1, precision=None, device=None, predict_kwargs=None):
         import laya_c  # imported in the worker process
 
-        self.agent = laya_c.Agent(model, threads=threads, precision=precision, quiet=True)
+        self.agent = laya_c.Agent(model, device=device, threads=threads, precision=precision, quiet=True)
         self.questions = questions
         self.kwargs = predict_kwargs or {}
 
@@ -42,7 +42,7 @@ class LayaScorer:
                 "worker_pid": [os.getpid()] * len(rows)}
 
 
-def score(input_path, model, questions, workers=2, batch_size=64, threads=1, precision=None,
+def score(input_path, model, questions, workers=2, batch_size=64, threads=1, precision=None, device=None,
           predict_kwargs=None):
     """The Ray Dataset of {"id", "result", "worker_pid"} rows (lazy: write or take it)."""
     import ray
@@ -50,7 +50,8 @@ def score(input_path, model, questions, workers=2, batch_size=64, threads=1, pre
     ds = ray.data.read_text(input_path)
     return ds.map_batches(LayaScorer, batch_size=batch_size, concurrency=workers, num_cpus=threads,
                           fn_constructor_kwargs={"model": model, "questions": questions, "threads": threads,
-                                                 "precision": precision, "predict_kwargs": predict_kwargs})
+                                                 "precision": precision, "device": device,
+                                                 "predict_kwargs": predict_kwargs})
 
 
 def main():
@@ -63,6 +64,7 @@ def main():
     ap.add_argument("--batch-size", type=int, default=64, help="lines per predict_batch call")
     ap.add_argument("--threads", type=int, default=1, help="CPU threads per worker")
     ap.add_argument("--precision", default=None, help="fp32, bf16, int8 (default: the backend's)")
+    ap.add_argument("--device", default=None, help="cpu, cuda, cuda:N, auto (default: as laya.Agent)")
     ap.add_argument("--address", default=None, help="Ray cluster address (default: start a local one)")
     args = ap.parse_args()
     import ray
@@ -71,7 +73,7 @@ def main():
     with open(args.questions) as f:
         questions = json.load(f)
     ds = score(os.path.abspath(args.input), args.model, questions, args.workers, args.batch_size, args.threads,
-               args.precision)
+               args.precision, args.device)
     ds.drop_columns(["worker_pid"]).write_json(os.path.abspath(args.output))
     print("scored %s -> %s" % (args.input, args.output))
 

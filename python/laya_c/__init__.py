@@ -196,8 +196,8 @@ class Agent:
     def _resolve(self, path, subfolder, revision, token, pins):
         if not subfolder:
             return path
-        if _looks_local(path) or _os.path.isdir(path):
-            return _os.path.join(path, subfolder)
+        if _os.path.isdir(_os.path.expanduser(path)):
+            return _os.path.join(_os.path.expanduser(path), subfolder)
         found = _cached_snapshot(path, subfolder, revision)
         if found is None:
             # Not cached yet: let the engine's Hub client fetch it through a one-checkpoint Router

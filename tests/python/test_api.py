@@ -9,7 +9,8 @@
    `return_details=True` result is a DecisionResult whose fields, in order, are Laya's), errors
    raise the recorded class and message (SchemaError is laya_c.SchemaError, a ValueError).
 2. A pydantic model is accepted by decide as Laya accepts it (its JSON schema).
-3. laya_c.load on a path, Router over a local checkpoint (predict carries "routing", preload /
+3. laya_c.load on a path and, from an offline HF cache, of a name ("english") and an alias ("ml",
+   a subfolder), Router over a local checkpoint (predict carries "routing", preload /
    loaded / unload), hooks refused with NotImplementedError, a closed Agent raises.
 """
 import dataclasses
@@ -41,7 +42,7 @@ def replay(fixtures):
         for i, row in enumerate(rows):
             ck = row["checkpoint"]
             if ck not in agents:
-                agents[ck] = laya_c.Agent(os.path.join(fixtures, "ckpt", ck), quiet=True)
+                agents[ck] = laya_c.Agent(os.path.join(fixtures, "ckpt", ck), device="cpu", quiet=True)
             a = agents[ck]
             req = dict(row["request"])
             try:
@@ -85,7 +86,7 @@ def pydantic_schema(fixtures):
     except ImportError:
         check(False, "pydantic is installed in the test venv")
         return
-    a = laya_c.Agent(os.path.join(fixtures, "ckpt", "modernbert-tiny"), quiet=True)
+    a = laya_c.Agent(os.path.join(fixtures, "ckpt", "modernbert-tiny"), device="cpu", quiet=True)
 
     class Ticket(pydantic.BaseModel):
         intent: Literal["refund", "help", "other"]
@@ -132,11 +133,11 @@ def contracts(fixtures):
     with open(cal, "w") as f:
         json.dump({"temperature": [2.0, 0.8, 1.5], "temperature_by_options": {}}, f)
     qc = {"team": {"type": "choice", "instructions": "Who?", "criteria": ["billing", "tech", "sales"]}}
-    plain = laya_c.Agent(path, quiet=True)
+    plain = laya_c.Agent(path, device="cpu", quiet=True)
     before = plain.predict("refund please", qc)
     plain.load_calibration(cal)
     after = plain.predict("refund please", qc)
-    with laya_c.Agent(path, calibration=cal, quiet=True) as calibrated:
+    with laya_c.Agent(path, device="cpu", calibration=cal, quiet=True) as calibrated:
         direct = calibrated.predict("refund please", qc)
     check(after == direct and after["answers"]["team"]["probabilities"] != before["answers"]["team"]["probabilities"],
           "load_calibration(f) == Agent(calibration=f), and it moves the probabilities")
@@ -169,11 +170,56 @@ def contracts(fixtures):
     check(r.loaded == [], "leaving the Router's with-block unloads everything")
 
 
+def hub_cache(fixtures):
+    """load() of Laya's names and aliases, and Agent(repo id[, subfolder]), from a Hugging Face
+    cache laid out as huggingface_hub writes it (refs/main -> snapshots/<sha>/, files as
+    symlinks), offline: "english" is the repo root, "ml" its multilingual/ subfolder."""
+    import tempfile
+    cache = tempfile.mkdtemp(prefix="laya-c-hf-")
+    sha = "0123456789abcdef0123456789abcdef01234567"
+    repo = os.path.join(cache, "models--convaiinnovations--laya")
+    snap = os.path.join(repo, "snapshots", sha)
+    os.makedirs(os.path.join(repo, "refs"))
+    os.makedirs(snap)
+    with open(os.path.join(repo, "refs", "main"), "w") as f:
+        f.write(sha)
+    root_ck = os.path.abspath(os.path.join(fixtures, "ckpt", "modernbert-tiny"))
+    for name in os.listdir(root_ck):
+        os.symlink(os.path.join(root_ck, name), os.path.join(snap, name))
+    os.symlink(os.path.abspath(os.path.join(fixtures, "ckpt", "mmbert-tiny")), os.path.join(snap, "multilingual"))
+    old = {k: os.environ.get(k) for k in ("HF_HUB_CACHE", "HF_HUB_OFFLINE")}
+    os.environ.update(HF_HUB_CACHE=cache, HF_HUB_OFFLINE="1")
+    q = {"urgent": {"type": "noul", "instructions": "Is this urgent?"}}
+    try:
+        by_path = {ck: laya_c.Agent(os.path.join(fixtures, "ckpt", ck), device="cpu", quiet=True).predict("refund", q)
+                   for ck in ("modernbert-tiny", "mmbert-tiny")}
+        en = laya_c.load("english", device="cpu", quiet=True)
+        ml = laya_c.load("ml", device="cpu", quiet=True)
+        sub = laya_c.Agent("convaiinnovations/laya", device="cpu", subfolder="multilingual", quiet=True)
+        check(en.predict("refund", q) == by_path["modernbert-tiny"] and en.info["path"].startswith(cache),
+              "load('english') reads the repo root from the HF cache: %s" % en.info["path"])
+        check(ml.predict("refund", q) == by_path["mmbert-tiny"] and sub.predict("refund", q) == by_path["mmbert-tiny"],
+              "load('ml') and Agent(repo, subfolder='multilingual') read the subfolder from the HF cache")
+        try:
+            laya_c.Agent("convaiinnovations/not-cached", device="cpu", quiet=True)
+            check(False, "an uncached repo offline raises")
+        except Exception as e:  # noqa: BLE001
+            check(isinstance(e, OSError) or "offline" in str(e).lower() or "cache" in str(e).lower(),
+                  "an uncached repo offline raises %s: %.120s" % (type(e).__name__, e))
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
 def main():
     fixtures = sys.argv[1]
     replay(fixtures)
     pydantic_schema(fixtures)
     contracts(fixtures)
+    hub_cache(fixtures)
     print("python/api: %d failed" % len(failures))
     return 1 if failures else 0
 

@@ -59,7 +59,7 @@ def main():
             if key not in agents:
                 with warnings.catch_warnings(record=True) as caught:
                     warnings.simplefilter("always")
-                    agents[key] = laya_c.Agent(ckpt_dir, lang_temperatures=lt)
+                    agents[key] = laya_c.Agent(ckpt_dir, device="cpu", lang_temperatures=lt)
                 messages = [str(w.message) for w in caught]
                 if key in recorded_warnings:
                     warn_checked += 1

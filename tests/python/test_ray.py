@@ -60,14 +60,14 @@ def main():
     t_init = time.perf_counter() - t0
     try:
         t0 = time.perf_counter()
-        rows = ray_score.score(src, ckpt, questions, workers=WORKERS, batch_size=50).take_all()
+        rows = ray_score.score(src, ckpt, questions, workers=WORKERS, batch_size=50, device="cpu").take_all()
         t_score = time.perf_counter() - t0
         nodes = len(ray.nodes())
     finally:
         ray.shutdown()
 
     t0 = time.perf_counter()
-    single = laya_c.Agent(ckpt, threads=1, quiet=True).predict_batch(states, questions)
+    single = laya_c.Agent(ckpt, device="cpu", threads=1, quiet=True).predict_batch(states, questions)
     t_single = time.perf_counter() - t0
 
     ids = sorted(int(r["id"]) for r in rows)

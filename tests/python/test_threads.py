@@ -39,7 +39,7 @@ def main():
         cases = [json.loads(line) for line in f if line.strip()]
     # every third request keeps the run short on 2 cores; still ~100 requests, a third of them errors
     cases = [c for c in cases if c["agent"]["lang_temperatures"] is None][::3]
-    agent = laya_c.Agent(ckpt_dir, quiet=True)
+    agent = laya_c.Agent(ckpt_dir, device="cpu", quiet=True)
     t0 = time.perf_counter()
     expected = [answer(agent, c) for c in cases]
     single_s = time.perf_counter() - t0
@@ -72,7 +72,7 @@ def main():
           % (len(cases), n_err, N_THREADS, len(mismatches), single_s, N_THREADS, threaded_s))
 
     # -- the GIL is released during the call --
-    one = laya_c.Agent(ckpt_dir, threads=1, quiet=True)
+    one = laya_c.Agent(ckpt_dir, device="cpu", threads=1, quiet=True)
     q = {"intent": {"type": "choice", "instructions": "What does the customer want?",
                     "criteria": ["refund", "replacement", "information"]},
          "urgent": {"type": "noul", "instructions": "Is this urgent?"}}
