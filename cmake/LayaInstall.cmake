@@ -8,8 +8,11 @@ include(CMakePackageConfigHelpers)
 # whole, so the engine is compiled once. Only the public API (laya_*) is exported.
 add_library(laya_shared SHARED ${CMAKE_CURRENT_LIST_DIR}/shared_stub.c)
 target_link_libraries(laya_shared PRIVATE -Wl,--whole-archive laya -Wl,--no-whole-archive)
-target_link_options(laya_shared PRIVATE -Wl,--version-script=${CMAKE_CURRENT_LIST_DIR}/laya.map
-                    -Wl,--no-undefined)
+target_link_options(laya_shared PRIVATE -Wl,--version-script=${CMAKE_CURRENT_LIST_DIR}/laya.map)
+if(NOT LAYA_SANITIZE)
+  # every dependency on the link line (clang's sanitizer runtime is the executable's, so not there)
+  target_link_options(laya_shared PRIVATE -Wl,--no-undefined)
+endif()
 set_property(TARGET laya_shared APPEND PROPERTY LINK_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/laya.map)
 target_include_directories(laya_shared INTERFACE $<BUILD_INTERFACE:${CMAKE_SOURCE_DIR}/include>
                            $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
