@@ -735,10 +735,12 @@ static void dump_rec(strbuf *sb, const json_value *v, const json_dump_opts *o, i
   }
 }
 
-void json_dump(strbuf *sb, const json_value *v, const json_dump_opts *opts) {
+void json_dump(strbuf *sb, const json_value *v, const json_dump_opts *opts) { json_dump_level(sb, v, opts, 0); }
+
+void json_dump_level(strbuf *sb, const json_value *v, const json_dump_opts *opts, int level) {
   json_dump_opts o = {NULL, NULL, false, -1};
   if (opts) o = *opts;
-  dump_rec(sb, v, &o, 0);
+  dump_rec(sb, v, &o, level);
 }
 
 int json_call(const char *where, const void *self, const char *request_json, json_call_fn fn,

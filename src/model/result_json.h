@@ -1,0 +1,67 @@
+/*
+ * result_json.h: the only writer of result JSON (typed.h's values to text).
+ *
+ * Styles are json.dumps's: RJ_PY is its default spacing (", " and ": ", what laya_predict and the
+ * other public functions return, byte for byte with Python Laya), RJ_COMPACT its
+ * separators=(",", ":") (what a FastAPI server sends), RJ_INDENT2 its indent=2. Numbers are
+ * Python's float repr of the values the answers hold (see py_float_json); keys are written in
+ * Laya's order, and two labels that render to the same JSON key are both written, as json.dumps
+ * writes a dict holding True and "true".
+ */
+#ifndef LAYA_MODEL_RESULT_JSON_H
+#define LAYA_MODEL_RESULT_JSON_H
+
+#include <stdbool.h>
+
+#include "core/strbuf.h"
+#include "model/typed.h"
+
+typedef struct rj_style {
+  const char *item_sep, *key_sep;
+  int indent; /* < 0: one line */
+} rj_style;
+
+extern const rj_style RJ_PY, RJ_COMPACT, RJ_INDENT2;
+
+/* A writer: the emitter state behind every rj_* function (separators, indentation). */
+typedef struct rj {
+  strbuf *sb;
+  const rj_style *st;
+  int depth;
+  bool first[64]; /* per open container: nothing written in it yet */
+} rj;
+
+void rj_init(rj *w, strbuf *sb, const rj_style *st);
+void rj_obj(rj *w);                               /* { */
+void rj_arr(rj *w);                               /* [ */
+void rj_end_obj(rj *w);                           /* } */
+void rj_end_arr(rj *w);                           /* ] */
+void rj_key(rj *w, const char *k, size_t n);      /* the next member's key */
+void rj_item(rj *w);                              /* the next array item */
+void rj_num(rj *w, double x);                     /* Python float repr (NaN, Infinity) */
+void rj_int(rj *w, long long x);
+void rj_bool(rj *w, bool b);
+void rj_null(rj *w);
+void rj_str(rj *w, const char *s, size_t n);
+void rj_value(rj *w, const json_value *v);        /* a parsed value, in the writer's style */
+/* Already-written JSON in RJ_PY style (a RouteDecision), spliced as is. */
+void rj_raw(rj *w, const char *json);
+
+/* The pieces of a result, for the surfaces that compose their own objects (decide, the server). */
+void rj_answer(rj *w, const answer *a);
+void rj_answers(rj *w, const state_result *r);    /* {qid: answer, ...} */
+void rj_probabilities(rj *w, const answer *a);    /* the answer's "probabilities" object */
+void rj_usage(rj *w, const state_result *r);
+
+/* Laya's result dict of one state; with routing (RJ_PY text, NULL = none) "routing" last. */
+void rj_state(rj *w, const state_result *r, const char *routing);
+/* predict_batch's list. */
+void rj_states(rj *w, const state_result *r, long n);
+/* predict_long's dict (answers with their "window", usage with "windows"); routing as above. */
+void rj_long(rj *w, const long_result *l, const char *routing);
+
+/* Convenience: the whole result as text in one style (appended to sb). */
+void rj_write_state(strbuf *sb, const rj_style *st, const state_result *r, const char *routing);
+void rj_write_states(strbuf *sb, const rj_style *st, const state_result *r, long n);
+
+#endif
