@@ -316,7 +316,7 @@ int cli_calibrate_main(int argc, char **argv) {
     } else {
       printf("records            %zu (%zu skipped: options cut by the token budget)\n", n, skipped);
       for (int i = 0; i < fit.n_seen; i++) printf("  %-16s %zu\n", fit.seen[i], fit.seen_n[i]);
-      static const char *const names[3] = {"choice", "score", "noul"};
+      const char *const *names = question_type_names;
       for (int i = 0; i < 3; i++)
         printf("temperature %-6s %.4f -> %.4f\n", names[i], before.temperature[i], fit.temperature[i]);
       for (int i = 0; i < fit.n_buckets; i++) printf("temperature %-10s %.4f\n", fit.bucket[i], fit.bucket_t[i]);

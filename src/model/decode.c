@@ -109,7 +109,7 @@ int conf_gate_parse(conf_gate *g, const json_value *v, arena *a, laya_error *err
       rc = laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory");
       goto done;
     }
-    static const char *const types[3] = {"choice", "score", "noul"};
+    const char *const *types = question_type_names;
     static const char *const sizes[4] = {"2", "3-5", "6-10", "11+"};
     for (uint32_t i = 0; i < v->n; i++) {
       const json_member *m = &v->members[i];
