@@ -1,6 +1,7 @@
 /* result_json.c: typed results to JSON text, the one writer (result_json.h). */
 #include "model/result_json.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -314,4 +315,143 @@ void rj_write_states(strbuf *sb, const rj_style *st, const state_result *r, long
   rj w;
   rj_init(&w, sb, st);
   rj_states(&w, r, n);
+}
+
+/* ---- the server's body (FastAPI's compact JSON) ---- */
+
+void rj_raw_respaced(rj *w, const char *json) {
+  /* json.dumps's default separators outside strings become the writer's */
+  bool in_str = false;
+  for (const char *p = json; *p; p++) {
+    char c = *p;
+    if (in_str) {
+      sb_putc(w->sb, c);
+      if (c == '\\' && p[1]) sb_putc(w->sb, *++p);
+      else if (c == '"') in_str = false;
+    } else if ((c == ',' || c == ':') && p[1] == ' ') {
+      sb_puts(w->sb, c == ',' ? w->st->item_sep : w->st->key_sep);
+      p++;
+    } else {
+      if (c == '"') in_str = true;
+      sb_putc(w->sb, c);
+    }
+  }
+}
+
+bool rj_jev_confidence(const answer *a, double *out) {
+  const int qt = a->q->type;
+  const int n = a->k;
+  if ((qt != QT_CHOICE && qt != QT_SCORE) || n == 0) return false;
+  for (int i = 0; i < n; i++)
+    if (!isfinite(a->prob[i]) || a->prob[i] < 0.0) return false;
+  if (n == 1) {
+    *out = 1.0;
+    return true;
+  }
+  double total = 0.0;
+  for (int i = 0; i < n; i++) total += a->prob[i];
+  double pm = total != 0.0 ? a->prob[0] / total : 1.0 / (double)n;
+  if (qt == QT_CHOICE) {
+    for (int i = 1; i < n; i++) {
+      double p = total != 0.0 ? a->prob[i] / total : 1.0 / (double)n;
+      if (p > pm) pm = p;
+    }
+    *out = (pm - 1.0 / (double)n) / (1.0 - 1.0 / (double)n);
+    return true;
+  }
+  /* score: the levels are in order already (keys "0".."k-1") */
+  int mode = 0;
+  for (int i = 1; i < n; i++) {
+    double p = total != 0.0 ? a->prob[i] / total : 1.0 / (double)n;
+    if (p > pm) {
+      pm = p;
+      mode = i;
+    }
+  }
+  double spread = 0.0, center = (double)(n - 1) / 2.0, uniform = 0.0;
+  for (int i = 0; i < n; i++) {
+    double p = total != 0.0 ? a->prob[i] / total : 1.0 / (double)n;
+    spread += p * fabs((double)i - (double)mode);
+    uniform += fabs((double)i - center);
+  }
+  uniform /= (double)n;
+  double c = 1.0 - spread / uniform;
+  *out = c > 0.0 ? c : 0.0;
+  return true;
+}
+
+/* The strict Jev contract's answer: type and value, confidence and probabilities (and a score's
+ * legend); noul: type and noul. */
+static void strict_answer(rj *w, const answer *a) {
+  const question *q = a->q;
+  rj_obj(w);
+  key(w, "type");
+  rj_str(w, q->type_name, strlen(q->type_name));
+  if (q->type == QT_NOUL) {
+    key(w, "noul");
+    rj_num(w, a->noul);
+    rj_end_obj(w);
+    return;
+  }
+  if (q->type == QT_CHOICE) {
+    key(w, "choice");
+    rj_value(w, q->label[a->top]);
+  } else {
+    key(w, "score");
+    rj_num(w, a->score);
+  }
+  key(w, "confidence");
+  rj_num(w, a->confidence);
+  key(w, "probabilities");
+  rj_probabilities(w, a);
+  if (q->type == QT_SCORE) {
+    key(w, "legend");
+    rj_obj(w);
+    for (int i = 0; i < q->n_opts; i++) {
+      level_key(w, i);
+      rj_str(w, q->legend[i], q->legend_len[i]);
+    }
+    rj_end_obj(w);
+  }
+  rj_end_obj(w);
+}
+
+void rj_served(rj *w, const state_result *r, const char *routing, bool strict) {
+  rj_obj(w);
+  key(w, "model");
+  rj_str(w, "laya-rl-agent", 13);
+  key(w, "answers");
+  rj_obj(w);
+  for (int j = 0; j < r->n; j++) {
+    const answer *a = &r->answers[j];
+    rj_key(w, a->q->qid, a->q->qid_len);
+    if (strict) {
+      strict_answer(w, a);
+      continue;
+    }
+    answer_members(w, a);
+    double c;
+    if (rj_jev_confidence(a, &c)) {
+      key(w, "x_jev_confidence");
+      rj_num(w, py_round4(c));
+    }
+    rj_end_obj(w);
+  }
+  rj_end_obj(w);
+  key(w, "usage");
+  if (strict) {
+    rj_obj(w);
+    key(w, "input_tokens");
+    rj_int(w, r->input_tokens);
+    key(w, "output_tokens");
+    rj_int(w, 0);
+    rj_end_obj(w);
+  } else {
+    rj_usage(w, r);
+    if (routing) {
+      key(w, "routing");
+      rj_raw_respaced(w, routing);
+    }
+  }
+  rj_end_obj(w);
 }

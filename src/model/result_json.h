@@ -60,6 +60,19 @@ void rj_states(rj *w, const state_result *r, long n);
 /* predict_long's dict (answers with their "window", usage with "windows"); routing as above. */
 void rj_long(rj *w, const long_result *l, const char *routing);
 
+/* The body Laya's server sends for one result (write it with RJ_COMPACT, as FastAPI does): the
+ * result with "x_jev_confidence" on each choice and score answer and "routing" last (a
+ * RouteDecision written in RJ_PY text, respaced to the writer's separators; NULL = none), or,
+ * strict, the strict Jev projection ({model, answers: {type, value, confidence, probabilities,
+ * legend}, usage: {input_tokens, output_tokens}}). */
+void rj_served(rj *w, const state_result *r, const char *routing, bool strict);
+/* x_jev_confidence of a choice or score answer (false for noul, or probabilities it cannot use):
+ * choice the normalised top probability's lift over uniform, score 1 - spread around the mode
+ * relative to a uniform spread. */
+bool rj_jev_confidence(const answer *a, double *out);
+/* JSON text in json.dumps's default spacing, spliced with the writer's separators. */
+void rj_raw_respaced(rj *w, const char *json);
+
 /* Convenience: the whole result as text in one style (appended to sb). */
 void rj_write_state(strbuf *sb, const rj_style *st, const state_result *r, const char *routing);
 void rj_write_states(strbuf *sb, const rj_style *st, const state_result *r, long n);

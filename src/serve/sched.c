@@ -28,6 +28,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "model/typed.h"
 #include "serve/serve.h"
 
 enum { PHASE_WAIT, PHASE_PREPARE, PHASE_PASS, PHASE_DECODE, PHASE_HANDOFF, N_PHASES };
@@ -373,6 +374,25 @@ int serve_sched_prepare(serve_sched *s, serve_job *job) {
   return prepare_job(s->models, s->eng, job);
 }
 
+/* Write job->body from its typed results (the same body finish_job writes, without a parse). */
+static void finish_job_typed(serve_job *job, const state_result *r) {
+  sb_reset(&job->body);
+  long in = 0;
+  for (size_t i = 0; i < job->n_states; i++) in += r[i].input_tokens;
+  job->input_tokens = in;
+  if (!job->is_batch) {
+    serve_write_result(&r[0], job->routing_json[0], job->strict, &job->body);
+  } else {
+    sb_puts(&job->body, "{\"results\":[");
+    for (size_t i = 0; i < job->n_states; i++) {
+      if (i) sb_putc(&job->body, ',');
+      serve_write_result(&r[i], job->routing_json[i], job->strict, &job->body);
+    }
+    sb_printf(&job->body, "],\"total_usage\":{\"input_tokens\":%ld,\"output_tokens\":0}}", in);
+  }
+  job->status = job->body.oom ? 500 : 0;
+}
+
 void serve_job_finish(serve_job *job) {
   if (!job->prep) return;
   const serve_engine *eng = job->eng;
@@ -380,7 +400,21 @@ void serve_job_finish(serve_job *job) {
    * fails the job otherwise, so status 0 is "its outputs are waiting to be decoded". Should a
    * prepared job ever get here unrun, laya_job_result refuses it ("the job has not run"): a 500,
    * never another job's answer. */
-  if (job->status == 0) {
+  if (job->status == 0 && eng->job_results) {
+    arena a;
+    arena_init(&a, 1 << 14);
+    const state_result *r = NULL;
+    long n = 0;
+    laya_error e;
+    int rc = eng->job_results(eng->ctx, job->prep, &a, &r, &n, &e);
+    if (!rc && n != (long)job->n_states)
+      rc = laya_err(&e, LAYA_ERR_INTERNAL, NULL, "the engine returned %ld results for %zu states", n, job->n_states);
+    if (!rc)
+      finish_job_typed(job, r);
+    else
+      fail_job(job, &e);
+    arena_free(&a);
+  } else if (job->status == 0) {
     arena a;
     arena_init(&a, 1 << 14);
     char *out = NULL;

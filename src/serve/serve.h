@@ -124,6 +124,7 @@ bool serve_models_ready(serve_models *m);
 bool serve_models_has_lang_temps(serve_models *m, const char *name);
 
 /* ---- the inference engine, as a table (production: the laya library) ---- */
+struct state_result; /* model/typed.h */
 struct serve_engine {
   void *ctx;
   const char *name;
@@ -156,6 +157,10 @@ struct serve_engine {
   int (*jobs_run)(void *ctx, void *model, void *const *jobs, int n, laya_error *err);
   int (*job_result)(void *ctx, void *job, char **result_json, laya_error *err);
   void (*job_free)(void *ctx, void *job);
+  /* The job's results as values (model/typed.h), allocated from a, or NULL: then the server
+   * parses job_result's text. */
+  int (*job_results)(void *ctx, void *job, arena *a, const struct state_result **out, long *n,
+                     laya_error *err);
 };
 /* The real library (engine_laya.c). */
 extern const serve_engine serve_engine_laya;
@@ -209,6 +214,8 @@ void serve_finish_result(json_value *result, const char *routing_json, bool stri
                          strbuf *out);
 /* Jev's own confidence for a choice/score answer; false when it has none. */
 bool serve_jev_confidence(const json_value *answer, double *out);
+/* serve_finish_result from a typed result (model/typed.h): the same body, written once. */
+void serve_write_result(const struct state_result *r, const char *routing_json, bool strict, strbuf *out);
 /* {"detail": "..."} as FastAPI writes it. */
 void serve_detail_json(strbuf *sb, const char *detail, size_t n);
 
