@@ -87,6 +87,8 @@ typedef struct json_dump_opts {
 } json_dump_opts;
 
 void json_dump(strbuf *sb, const json_value *v, const json_dump_opts *opts);
+/* A deep copy of v in a (strings, lexemes, items and members); false when out of memory. */
+bool json_copy(json_value *dst, const json_value *v, arena *a);
 /* json_dump of a value nested `level` containers deep (its indentation with indent >= 0). */
 void json_dump_level(strbuf *sb, const json_value *v, const json_dump_opts *opts, int level);
 /* A Python str written as a JSON string literal (with the quotes). */

@@ -555,22 +555,10 @@ void laya_job_free(laya_job *job) {
   free(job);
 }
 
-int laya_job_prepare(laya_model *m, const char *request_json, laya_job **out, laya_error *err) {
-  laya_err_clear(err);
-  if (out) *out = NULL;
-  if (!m || !request_json || !out)
-    return laya_err(err, LAYA_ERR_VALUE, NULL, "laya_job_prepare: model, request and job must not be NULL");
-  laya_job *job = calloc(1, sizeof *job);
-  if (!job) return laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory");
-  job->m = m;
-  arena_init(&job->a, 1 << 14);
+/* The job of request value req (parsed into the job's arena, or the caller's, which then outlives it). */
+static int job_prepare(laya_model *m, laya_job *job, const json_value *req, laya_job **out, laya_error *err) {
   const json_value *states = NULL, *questions = NULL;
   int rc;
-  json_value *req = json_parse(request_json, strlen(request_json), &job->a, NULL, err);
-  if (!req) {
-    rc = err && err->code ? err->code : LAYA_ERR_FORMAT;
-    goto fail;
-  }
   if ((rc = engine_parse_request(req, true, &job->c, &states, &questions, err))) goto fail;
   if (states->type == JSON_ARRAY && job->c.batch_size > 0 && job->c.batch_size < (long)states->n) {
     rc = laya_err(err, LAYA_ERR_UNSUPPORTED, NULL,
@@ -615,6 +603,40 @@ int laya_job_prepare(laya_model *m, const char *request_json, laya_job **out, la
 fail:
   laya_job_free(job);
   return rc;
+}
+
+static laya_job *job_new(laya_model *m, laya_error *err) {
+  laya_job *job = calloc(1, sizeof *job);
+  if (!job) {
+    laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory");
+    return NULL;
+  }
+  job->m = m;
+  arena_init(&job->a, 1 << 14);
+  return job;
+}
+
+int laya_job_prepare(laya_model *m, const char *request_json, laya_job **out, laya_error *err) {
+  laya_err_clear(err);
+  if (out) *out = NULL;
+  if (!m || !request_json || !out)
+    return laya_err(err, LAYA_ERR_VALUE, NULL, "laya_job_prepare: model, request and job must not be NULL");
+  laya_job *job = job_new(m, err);
+  if (!job) return LAYA_ERR_NOMEM;
+  json_value *req = json_parse(request_json, strlen(request_json), &job->a, NULL, err);
+  if (!req) {
+    int rc = err && err->code ? err->code : LAYA_ERR_FORMAT;
+    laya_job_free(job);
+    return rc;
+  }
+  return job_prepare(m, job, req, out, err);
+}
+
+int engine_job_prepare_value(laya_model *m, const json_value *req, laya_job **out, laya_error *err) {
+  laya_err_clear(err);
+  *out = NULL;
+  laya_job *job = job_new(m, err);
+  return job ? job_prepare(m, job, req, out, err) : LAYA_ERR_NOMEM;
 }
 
 long laya_job_tokens(const laya_job *job) { return job ? job->tokens : 0; }

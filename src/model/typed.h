@@ -81,6 +81,10 @@ int engine_run_request(struct laya_model *m, const json_value *req, bool batch, 
 /* predict_long over a parsed request object. */
 int engine_run_long(struct laya_model *m, const json_value *req, arena *a, long_result *out, laya_error *err);
 
+/* laya_job_prepare of a request value (predict_batch's keys): nothing is parsed. The job points
+ * into req, which must outlive it. */
+int engine_job_prepare_value(struct laya_model *m, const json_value *req, struct laya_job **out, laya_error *err);
+
 /* A prepared job's results (after laya_jobs_run), decoded into a. */
 int engine_job_results(const struct laya_job *job, arena *a, state_result **out, long *n_out, laya_error *err);
 

@@ -109,6 +109,13 @@ static void eng_job_free(void *ctx, void *job) {
   (void)ctx;
   laya_job_free(job);
 }
+static int eng_job_prepare_value(void *ctx, void *model, const json_value *req, void **job, laya_error *err) {
+  (void)ctx;
+  laya_job *j = NULL;
+  int rc = engine_job_prepare_value(model, req, &j, err);
+  *job = j;
+  return rc;
+}
 static int eng_job_results(void *ctx, void *job, arena *a, const state_result **out, long *n, laya_error *err) {
   (void)ctx;
   state_result *r = NULL;
@@ -131,5 +138,6 @@ const serve_engine serve_engine_laya = {.name = "laya",
                                         .jobs_run = eng_jobs_run,
                                         .job_result = eng_job_result,
                                         .job_free = eng_job_free,
-                                        .job_results = eng_job_results};
+                                        .job_results = eng_job_results,
+                                        .job_prepare_value = eng_job_prepare_value};
 #endif

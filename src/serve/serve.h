@@ -161,6 +161,8 @@ struct serve_engine {
    * parses job_result's text. */
   int (*job_results)(void *ctx, void *job, arena *a, const struct state_result **out, long *n,
                      laya_error *err);
+  /* job_prepare of the request as a value (nothing parsed; the value outlives the job), or NULL. */
+  int (*job_prepare_value)(void *ctx, void *model, const json_value *request, void **job, laya_error *err);
 };
 /* The real library (engine_laya.c). */
 extern const serve_engine serve_engine_laya;
@@ -227,6 +229,9 @@ struct serve_job {
   /* input (owned by the job) */
   char model[64];
   char *options_json;    /* `"questions": {...}, "max_len": N, ...` (no braces) */
+  arena values;          /* `request` and what it points to */
+  json_value *request;   /* the same predict_batch request as a value: "states", the options, and
+                            room for "lang" (NULL when out of memory: the text is used) */
   char **states_json;    /* one JSON text per state */
   size_t n_states;
   bool is_batch;         /* came from /v1/systemone/batch (results are a list) */
