@@ -27,32 +27,7 @@
 #include "core/pystr.h"
 #include "model/engine.h"
 #include "model/questions.h"
-
-typedef struct capture {
-  laya_model *m;
-  int rows;
-  int *k;
-  float **logits;
-} capture;
-
-/* The engine's testing seam: run the real forward pass and keep each row's option logits. */
-static int capture_forward(void *ctx, const packed_batch *b, float *logits, float *act, laya_error *err) {
-  capture *c = ctx;
-  int rc = engine_forward(c->m, b, logits, act, err);
-  if (rc) return rc;
-  c->k = calloc((size_t)b->n_rows, sizeof(int));
-  c->logits = calloc((size_t)b->n_rows, sizeof(float *));
-  if (!c->k || !c->logits) return laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory");
-  c->rows = b->n_rows;
-  for (int r = 0; r < b->n_rows; r++) {
-    int k = b->marker_start[r + 1] - b->marker_start[r];
-    c->k[r] = k;
-    c->logits[r] = malloc(sizeof(float) * (size_t)(k ? k : 1));
-    if (!c->logits[r]) return laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory");
-    memcpy(c->logits[r], logits + b->marker_start[r], sizeof(float) * (size_t)k);
-  }
-  return 0;
-}
+#include "model/typed.h"
 
 static bool grow_records(cal_record **recs, size_t *cap) {
   cal_record *r = realloc(*recs, *cap * 2 * sizeof *r);
@@ -60,15 +35,6 @@ static bool grow_records(cal_record **recs, size_t *cap) {
   *recs = r;
   *cap *= 2;
   return true;
-}
-
-static void capture_free(capture *c) {
-  for (int r = 0; r < c->rows; r++) free(c->logits[r]);
-  free(c->logits);
-  free(c->k);
-  c->rows = 0;
-  c->k = NULL;
-  c->logits = NULL;
 }
 
 /* Target vector of question q (option order), from an eval-style label or a gold distribution.
@@ -236,24 +202,24 @@ int cli_calibrate_main(int argc, char **argv) {
         rc = 2;
         break;
       }
-      capture c = {m, 0, NULL, NULL};
+      /* every question's row, answered: its raw option logits are in the answer */
       engine_call call;
       memset(&call, 0, sizeof call);
-      call.forward_override = capture_forward;
-      call.override_ctx = &c;
       json_value states = {.type = JSON_ARRAY, .n = 1, .items = (json_value *)state};
-      strbuf res;
-      sb_init(&res);
-      if (engine_predict_batch(m, &states, qs, &call, &res, &err)) {
+      arena ra;
+      arena_init(&ra, 1 << 14);
+      state_result *res = NULL;
+      long nres = 0;
+      if (engine_run(m, &states, qs, &call, &ra, &res, &nres, &err)) {
         fprintf(stderr, "laya calibrate: %s:%zu: %s\n", data, lineno, err.message);
-        sb_free(&res);
-        capture_free(&c);
+        arena_free(&ra);
         rc = 2;
         break;
       }
-      sb_free(&res);
-      for (int j = 0; j < nq && j < c.rows; j++) {
-        float *t = calloc((size_t)(q[j].n_opts > c.k[j] ? q[j].n_opts : c.k[j]) + 1, sizeof(float));
+      const int rows = nres == 1 ? res[0].n : 0;
+      for (int j = 0; j < nq && j < rows; j++) {
+        const answer *an = &res[0].answers[j];
+        float *t = calloc((size_t)(q[j].n_opts > an->k ? q[j].n_opts : an->k) + 1, sizeof(float));
         if (!t || (n == cap && !grow_records(&recs, &cap))) {
           free(t);
           fprintf(stderr, "laya calibrate: %s:%zu: out of memory\n", data, lineno);
@@ -269,23 +235,30 @@ int cli_calibrate_main(int argc, char **argv) {
         /* options the budget cut leave fewer markers; a target that no longer sums to 1 is unusable */
         double sum = 0;
         bool neg = false;
-        for (int i = 0; i < c.k[j]; i++) {
+        for (int i = 0; i < an->k; i++) {
           sum += t[i];
           neg |= t[i] < 0;
         }
-        if (neg || fabs(sum - 1.0) > 1e-5 + 1e-6 || c.k[j] < 1) {
+        if (neg || fabs(sum - 1.0) > 1e-5 + 1e-6 || an->k < 1) {
           skipped++;
           free(t);
           continue;
         }
+        float *lg = malloc(sizeof(float) * (size_t)an->k);
+        if (!lg) {
+          free(t);
+          fprintf(stderr, "laya calibrate: %s:%zu: out of memory\n", data, lineno);
+          rc = 2;
+          break;
+        }
+        memcpy(lg, an->logits, sizeof(float) * (size_t)an->k);
         recs[n].qtype = q[j].type;
-        recs[n].k = c.k[j];
-        recs[n].logits = c.logits[j];
-        c.logits[j] = NULL;
+        recs[n].k = an->k;
+        recs[n].logits = lg;
         recs[n].target = t;
         n++;
       }
-      capture_free(&c);
+      arena_free(&ra);
     }
     p = nl ? nl + 1 : end;
   }
@@ -343,7 +316,7 @@ int cli_calibrate_main(int argc, char **argv) {
     } else {
       printf("records            %zu (%zu skipped: options cut by the token budget)\n", n, skipped);
       for (int i = 0; i < fit.n_seen; i++) printf("  %-16s %zu\n", fit.seen[i], fit.seen_n[i]);
-      static const char *const names[3] = {"choice", "score", "noul"};
+      const char *const *names = question_type_names;
       for (int i = 0; i < 3; i++)
         printf("temperature %-6s %.4f -> %.4f\n", names[i], before.temperature[i], fit.temperature[i]);
       for (int i = 0; i < fit.n_buckets; i++) printf("temperature %-10s %.4f\n", fit.bucket[i], fit.bucket_t[i]);

@@ -10,8 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/questions.h"
+
 void cal_bucket(int qtype, int k, char out[24]) {
-  static const char *const names[3] = {"choice", "score", "noul"};
+  const char *const *names = question_type_names;
   const char *size = k <= 2 ? "2" : k <= 5 ? "3-5" : k <= 10 ? "6-10" : "11+";
   snprintf(out, 24, "%s:%s", names[qtype < 0 || qtype > 2 ? 0 : qtype], size);
 }

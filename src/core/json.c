@@ -737,10 +737,34 @@ static void dump_rec(strbuf *sb, const json_value *v, const json_dump_opts *o, i
   }
 }
 
-void json_dump(strbuf *sb, const json_value *v, const json_dump_opts *opts) {
+bool json_copy(json_value *dst, const json_value *v, arena *a) {
+  *dst = *v;
+  if ((v->type == JSON_STRING || json_is_number(v)) && v->s) {
+    size_t n = v->type == JSON_STRING ? v->n : strlen(v->s);
+    if (!(dst->s = arena_strndup(a, v->s, n))) return false;
+  }
+  if (v->type == JSON_ARRAY && v->n) {
+    if (!(dst->items = arena_alloc(a, sizeof(json_value) * v->n))) return false;
+    for (uint32_t i = 0; i < v->n; i++)
+      if (!json_copy(&dst->items[i], &v->items[i], a)) return false;
+  }
+  if (v->type == JSON_OBJECT && v->n) {
+    if (!(dst->members = arena_alloc(a, sizeof(json_member) * v->n))) return false;
+    for (uint32_t i = 0; i < v->n; i++) {
+      dst->members[i].key_len = v->members[i].key_len;
+      if (!(dst->members[i].key = arena_strndup(a, v->members[i].key, v->members[i].key_len))) return false;
+      if (!json_copy(&dst->members[i].value, &v->members[i].value, a)) return false;
+    }
+  }
+  return true;
+}
+
+void json_dump(strbuf *sb, const json_value *v, const json_dump_opts *opts) { json_dump_level(sb, v, opts, 0); }
+
+void json_dump_level(strbuf *sb, const json_value *v, const json_dump_opts *opts, int level) {
   json_dump_opts o = {NULL, NULL, false, -1};
   if (opts) o = *opts;
-  dump_rec(sb, v, &o, 0);
+  dump_rec(sb, v, &o, level);
 }
 
 int json_call(const char *where, const void *self, const char *request_json, json_call_fn fn,

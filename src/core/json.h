@@ -90,6 +90,10 @@ typedef struct json_dump_opts {
 } json_dump_opts;
 
 void json_dump(strbuf *sb, const json_value *v, const json_dump_opts *opts);
+/* A deep copy of v in a (strings, lexemes, items and members); false when out of memory. */
+bool json_copy(json_value *dst, const json_value *v, arena *a);
+/* json_dump of a value nested `level` containers deep (its indentation with indent >= 0). */
+void json_dump_level(strbuf *sb, const json_value *v, const json_dump_opts *opts, int level);
 /* A Python str written as a JSON string literal (with the quotes). */
 void json_dump_string(strbuf *sb, const char *s, size_t n, bool ensure_ascii);
 /* Python float repr: "1.5", "1e+16", "1e-05", "-0.0", "nan" (json.dumps writes NaN/Infinity). */

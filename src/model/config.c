@@ -7,12 +7,11 @@
 
 #include "core/pystr.h"
 #include "core/fsutil.h"
-
-static const char *const qtype_names[3] = {"choice", "score", "noul"};
+#include "model/questions.h"
 
 void temp_bucket_name(int qt, int k, char out[16]) {
   const char *size = k <= 2 ? "2" : k <= 5 ? "3-5" : k <= 10 ? "6-10" : "11+";
-  snprintf(out, 16, "%s:%s", qtype_names[qt], size);
+  snprintf(out, 16, "%s:%s", question_type_names[qt], size);
 }
 
 double temp_lookup(const temp_table *tt, int qt, int k) {

@@ -19,6 +19,9 @@
 #include "core/strbuf.h"
 #include "laya.h"
 #include "model/decide.h"
+#include "model/engine.h"
+#include "model/result_json.h"
+#include "model/typed.h"
 
 enum { MAX_PROPERTIES = 32, MAX_OPTIONS = 32, MAX_SCORE_LEVELS = 10 };
 enum { F_CHOICE, F_SCORE, F_NOUL };
@@ -26,7 +29,7 @@ enum { F_CHOICE, F_SCORE, F_NOUL };
 typedef struct field {
   const char *name;
   int kind;
-  char *question; /* JSON of the question (malloc'd) */
+  json_value *question; /* the question handed to predict (in the call's arena) */
   int n_opts;
   char **labels;                /* choice: str(value) */
   const json_value **values;    /* choice: the enum values */
@@ -40,7 +43,6 @@ typedef struct plan {
 
 static void plan_free(plan *p) {
   for (int i = 0; i < p->n; i++) {
-    free(p->f[i].question);
     for (int k = 0; k < p->f[i].n_opts; k++) free(p->f[i].labels[k]);
     free(p->f[i].labels);
     free(p->f[i].values);
@@ -75,28 +77,56 @@ static json_value *merge(arena *a, const json_value *base, const char *drop_base
   return o;
 }
 
-static void q_instructions(strbuf *q, const json_value *description, const char *fallback) {
-  sb_puts(q, "\"instructions\": ");
-  if (json_truthy(description)) json_dump(q, description, NULL);
-  else json_dump_string(q, fallback, strlen(fallback), false);
+/* ---- the questions handed to predict, built as values ---- */
+
+static json_value *jv_new(arena *a, json_type t, uint32_t n) {
+  json_value *v = arena_alloc(a, sizeof *v);
+  if (!v) return NULL;
+  memset(v, 0, sizeof *v);
+  v->type = t;
+  if (t == JSON_OBJECT && n) v->members = arena_alloc(a, sizeof(json_member) * n);
+  if (t == JSON_ARRAY && n) v->items = arena_alloc(a, sizeof(json_value) * n);
+  if (n && !v->members && !v->items) return NULL;
+  return v;
 }
 
-static int noul_field(field *f, const char *name, const json_value *description) {
+static void jv_put(json_value *o, const char *k, json_value v) {
+  json_member *m = &o->members[o->n++];
+  m->key = k;
+  m->key_len = (uint32_t)strlen(k);
+  m->value = v;
+}
+
+static json_value jv_str(arena *a, const char *s) {
+  size_t n = strlen(s);
+  char *c = arena_strndup(a, s, n);
+  json_value v = json_string_n(c ? c : "", c ? n : 0);
+  return v;
+}
+
+/* {"type": t, "instructions": description or the fallback, [criteria]} */
+static json_value *question_value(arena *a, const char *type, const json_value *description, const char *fallback,
+                                  const json_value *criteria) {
+  json_value *q = jv_new(a, JSON_OBJECT, 3);
+  if (!q) return NULL;
+  jv_put(q, "type", json_string(type));
+  jv_put(q, "instructions", json_truthy(description) ? *description : jv_str(a, fallback));
+  if (criteria) jv_put(q, "criteria", *criteria);
+  return q;
+}
+
+static int noul_field(field *f, const char *name, const json_value *description, arena *a) {
   f->kind = F_NOUL;
-  strbuf q, fb;
-  sb_init(&q);
+  strbuf fb;
   sb_init(&fb);
   sb_printf(&fb, "Is `%s` true?", name);
-  sb_puts(&q, "{\"type\": \"noul\", ");
-  q_instructions(&q, description, fb.data);
-  sb_putc(&q, '}');
-  f->question = sb_steal(&q);
+  f->question = question_value(a, "noul", description, sb_cstr(&fb), NULL);
   sb_free(&fb);
   return 0;
 }
 
 static int enum_field(field *f, const char *path, const char *name, const json_value *values,
-                      const json_value *description, laya_error *err) {
+                      const json_value *description, arena *a, laya_error *err) {
   strbuf m;
   sb_init(&m);
   int rc = 0;
@@ -122,7 +152,7 @@ static int enum_field(field *f, const char *path, const char *name, const json_v
   }
   if (all_bool && seen_t && seen_f) {
     sb_free(&m);
-    return noul_field(f, name, description);
+    return noul_field(f, name, description, a);
   }
   f->kind = F_CHOICE;
   f->labels = calloc(values->n, sizeof(char *));
@@ -149,20 +179,12 @@ static int enum_field(field *f, const char *path, const char *name, const json_v
         sb_free(&m);
         return rc;
       }
-  strbuf q, fb;
-  sb_init(&q);
+  strbuf fb;
   sb_init(&fb);
   sb_printf(&fb, "What is `%s`?", name);
-  sb_puts(&q, "{\"type\": \"choice\", ");
-  q_instructions(&q, description, fb.data);
-  sb_puts(&q, ", \"criteria\": {");
-  for (int i = 0; i < f->n_opts; i++) {
-    if (i) sb_puts(&q, ", ");
-    json_dump_string(&q, f->labels[i], strlen(f->labels[i]), false);
-    sb_puts(&q, ": null");
-  }
-  sb_puts(&q, "}}");
-  f->question = sb_steal(&q);
+  json_value *crit = jv_new(a, JSON_OBJECT, (uint32_t)f->n_opts);
+  for (int i = 0; crit && i < f->n_opts; i++) jv_put(crit, arena_strndup(a, f->labels[i], strlen(f->labels[i])), (json_value){0});
+  f->question = crit ? question_value(a, "choice", description, sb_cstr(&fb), crit) : NULL;
   sb_free(&fb);
   sb_free(&m);
   return 0;
@@ -171,7 +193,7 @@ static int enum_field(field *f, const char *path, const char *name, const json_v
 static bool plain_int(const json_value *v) { return v && v->type == JSON_INT && !v->big; }
 
 static int score_field(field *f, const char *path, const char *name, const json_value *prop,
-                       const json_value *description, laya_error *err) {
+                       const json_value *description, arena *a, laya_error *err) {
   const json_value *lo = json_get(prop, "minimum"), *hi = json_get(prop, "maximum");
   strbuf m;
   sb_init(&m);
@@ -199,16 +221,16 @@ static int score_field(field *f, const char *path, const char *name, const json_
   }
   f->kind = F_SCORE;
   f->minimum = lo->i;
-  strbuf q, fb;
-  sb_init(&q);
+  strbuf fb;
   sb_init(&fb);
   sb_printf(&fb, "Score `%s` from %lld to %lld", name, (long long)lo->i, (long long)hi->i);
-  sb_puts(&q, "{\"type\": \"score\", ");
-  q_instructions(&q, description, fb.data);
-  sb_puts(&q, ", \"criteria\": [");
-  for (long long v = lo->i; v <= hi->i; v++) sb_printf(&q, "%s\"%lld\"", v > lo->i ? ", " : "", v);
-  sb_puts(&q, "]}");
-  f->question = sb_steal(&q);
+  json_value *crit = jv_new(a, JSON_ARRAY, (uint32_t)(hi->i - lo->i + 1));
+  for (long long v = lo->i; crit && v <= hi->i; v++) {
+    char b[24];
+    snprintf(b, sizeof b, "%lld", v);
+    crit->items[crit->n++] = jv_str(a, b);
+  }
+  f->question = crit ? question_value(a, "score", description, sb_cstr(&fb), crit) : NULL;
   sb_free(&fb);
   sb_free(&m);
   return 0;
@@ -325,12 +347,12 @@ static int plan_field(field *f, const char *path, const char *name, const json_v
     json_value one = {.type = JSON_ARRAY, .n = 1, .items = (json_value *)c};
     json_value *arr = arena_alloc(a, sizeof *arr);
     *arr = one;
-    rc = enum_field(f, path, name, arr, description, err);
+    rc = enum_field(f, path, name, arr, description, a, err);
     goto out;
   }
   const json_value *e = json_get(prop, "enum");
   if (e) {
-    rc = enum_field(f, path, name, e, description, err);
+    rc = enum_field(f, path, name, e, description, a, err);
     goto out;
   }
   const json_value *jt = json_get(prop, "type");
@@ -355,12 +377,12 @@ static int plan_field(field *f, const char *path, const char *name, const json_v
     if (nonstr) jtype = NULL;
   }
   if (jtype && !strcmp(jtype, "boolean")) {
-    rc = noul_field(f, name, description);
+    rc = noul_field(f, name, description, a);
   } else if (jtype && !strcmp(jtype, "string")) {
     sb_printf(&m, "%s: a free string cannot be a fixed option set; use 'enum' or a boolean", path);
     rc = schema_error(err, m.data);
   } else if (jtype && (!strcmp(jtype, "integer") || !strcmp(jtype, "number"))) {
-    rc = score_field(f, path, name, prop, description, err);
+    rc = score_field(f, path, name, prop, description, a, err);
   } else if (jtype && !strcmp(jtype, "array")) {
     sb_printf(&m, "%s: arrays are not supported; ask one field per element", path);
     rc = schema_error(err, m.data);
@@ -419,113 +441,112 @@ static int plan_schema(const json_value *schema, arena *a, plan *p, laya_error *
 
 /* ---------------------------------------------------------------- projection */
 
-static double num(const json_value *v, double dflt) { return v && json_is_number(v) ? v->d : dflt; }
+/* The schema's values from one state's answers (answers are in the plan's field order). */
+/* A RouteDecision (the Router's), written last in the object being written; NULL: none. */
+static void routing_last(rj *w, const char *routing) {
+  if (!routing) return;
+  rj_key(w, "routing", 7);
+  rj_raw(w, routing);
+}
 
-static void project(strbuf *out, const json_value *answers, const plan *p) {
-  sb_putc(out, '{');
-  bool first = true;
-  for (int i = 0; i < p->n; i++) {
+/* The schema's values (p) or, with no schema, the answers themselves. */
+static void values(rj *w, const state_result *r, const plan *p, const char *routing_tail) {
+  if (!p) {
+    rj_obj(w);
+    for (int i = 0; i < r->n; i++) {
+      rj_key(w, r->answers[i].q->qid, r->answers[i].q->qid_len);
+      rj_answer(w, &r->answers[i]);
+    }
+    routing_last(w, routing_tail);
+    rj_end_obj(w);
+    return;
+  }
+  rj_obj(w);
+  for (int i = 0; i < p->n && i < r->n; i++) {
     const field *f = &p->f[i];
-    const json_value *ans = json_get(answers, f->name);
-    if (!ans || ans->type == JSON_NULL) continue;
-    if (!first) sb_puts(out, ", ");
-    first = false;
-    json_dump_string(out, f->name, strlen(f->name), false);
-    sb_puts(out, ": ");
-    const json_value *low = json_get(ans, "low_confidence");
-    if (json_truthy(low)) {
-      sb_puts(out, "null");
+    const answer *ans = &r->answers[i];
+    rj_key(w, f->name, strlen(f->name));
+    if (ans->gate == GATE_ABSTAINED) {
+      rj_null(w);
     } else if (f->kind == F_NOUL) {
-      sb_puts(out, num(json_get(ans, "noul"), 0.0) >= 0.5 ? "true" : "false");
+      rj_bool(w, ans->noul >= 0.5);
     } else if (f->kind == F_SCORE) {
-      const json_value *probs = json_get(ans, "probabilities");
       long long idx = 0;
-      if (probs && probs->type == JSON_OBJECT && probs->n) {
+      if (ans->k) {
         double best = -INFINITY;
-        for (uint32_t k = 0; k < probs->n; k++) {
-          char key[24];
-          snprintf(key, sizeof key, "%u", k);
-          double v = num(json_get(probs, key), 0.0);
-          if (v > best) {
-            best = v;
+        for (int k = 0; k < ans->k; k++)
+          if (ans->prob[k] > best) {
+            best = ans->prob[k];
             idx = k;
           }
-        }
       } else {
-        idx = (long long)nearbyint(num(json_get(ans, "score"), 0.0));
+        idx = (long long)nearbyint(ans->score);
       }
-      sb_printf(out, "%lld", f->minimum + idx);
+      rj_int(w, f->minimum + idx);
     } else {
       strbuf label;
       sb_init(&label);
-      py_str_json(&label, json_get(ans, "choice") ? json_get(ans, "choice") : &(json_value){0});
+      py_str_json(&label, ans->q->label[ans->top]);
       const json_value *val = NULL;
       for (int k = 0; k < f->n_opts && !val; k++)
         if (!strcmp(f->labels[k], label.data ? label.data : "")) val = f->values[k];
-      if (val) json_dump(out, val, NULL);
-      else json_dump_string(out, label.data ? label.data : "", label.len, false);
+      if (val) rj_value(w, val);
+      else rj_str(w, label.data ? label.data : "", label.len);
       sb_free(&label);
     }
   }
-  sb_putc(out, '}');
+  routing_last(w, routing_tail);
+  rj_end_obj(w);
 }
 
-static void put_float(strbuf *sb, double x) {
-  char b[32];
-  py_float_json(x, b);
-  sb_puts(sb, b);
-}
-
-/* DecisionResult as JSON, in the dataclass's field order. */
-static void details(strbuf *out, const char *values, const json_value *result,
-                    const char *routing_json) {
-  const json_value *answers = json_get(result, "answers");
-  sb_printf(out, "{\"values\": %s, \"confidence\": {", values);
-  for (uint32_t i = 0; answers && i < answers->n; i++) {
-    if (i) sb_puts(out, ", ");
-    json_dump_string(out, answers->members[i].key, answers->members[i].key_len, false);
-    sb_puts(out, ": ");
-    put_float(out, num(json_get(&answers->members[i].value, "confidence"), 0.0));
+/* DecisionResult, in the dataclass's field order. */
+static void details(rj *w, const state_result *r, const plan *p, const char *routing_json,
+                    const char *routing_tail) {
+  rj_obj(w);
+  rj_key(w, "values", 6);
+  values(w, r, p, NULL);
+  rj_key(w, "confidence", 10);
+  rj_obj(w);
+  for (int i = 0; i < r->n; i++) {
+    rj_key(w, r->answers[i].q->qid, r->answers[i].q->qid_len);
+    rj_num(w, r->answers[i].confidence);
   }
-  sb_puts(out, "}, \"probabilities\": {");
-  for (uint32_t i = 0; answers && i < answers->n; i++) {
-    const json_value *a = &answers->members[i].value;
-    if (i) sb_puts(out, ", ");
-    json_dump_string(out, answers->members[i].key, answers->members[i].key_len, false);
-    sb_puts(out, ": ");
-    const json_value *t = json_get(a, "type");
-    if (t && t->type == JSON_STRING && !strcmp(t->s, "noul")) {
-      double pt = num(json_get(a, "noul"), 0.0);
-      sb_puts(out, "{\"false\": ");
-      put_float(out, py_round4(1.0 - pt));
-      sb_puts(out, ", \"true\": ");
-      put_float(out, py_round4(pt));
-      sb_putc(out, '}');
+  rj_end_obj(w);
+  rj_key(w, "probabilities", 13);
+  rj_obj(w);
+  for (int i = 0; i < r->n; i++) {
+    const answer *a = &r->answers[i];
+    rj_key(w, a->q->qid, a->q->qid_len);
+    if (a->q->type == QT_NOUL) {
+      rj_obj(w);
+      rj_key(w, "false", 5);
+      rj_num(w, py_round4(1.0 - a->noul));
+      rj_key(w, "true", 4);
+      rj_num(w, py_round4(a->noul));
+      rj_end_obj(w);
     } else {
-      const json_value *pr = json_get(a, "probabilities");
-      if (pr && pr->type == JSON_OBJECT) json_dump(out, pr, NULL);
-      else sb_puts(out, "{}");
+      rj_probabilities(w, a);
     }
   }
-  sb_puts(out, "}, \"answers\": ");
-  if (answers) json_dump(out, answers, NULL);
-  else sb_puts(out, "{}");
-  sb_puts(out, ", \"usage\": ");
-  const json_value *usage = json_get(result, "usage");
-  if (usage) json_dump(out, usage, NULL);
-  else sb_puts(out, "null");
-  sb_puts(out, ", \"routing\": ");
-  sb_puts(out, routing_json ? routing_json : "null");
-  sb_puts(out, ", \"answer_confidence\": {");
-  for (uint32_t i = 0; answers && i < answers->n; i++) {
-    if (i) sb_puts(out, ", ");
-    json_dump_string(out, answers->members[i].key, answers->members[i].key_len, false);
-    sb_puts(out, ": ");
-    const json_value *c = json_get(&answers->members[i].value, "answer_confidence");
-    if (c && json_is_number(c) && isfinite(c->d)) put_float(out, c->d);
-    else sb_puts(out, "null");
+  rj_end_obj(w);
+  rj_key(w, "answers", 7);
+  rj_answers(w, r);
+  rj_key(w, "usage", 5);
+  rj_usage(w, r);
+  rj_key(w, "routing", 7);
+  if (routing_json) rj_raw(w, routing_json);
+  else rj_null(w);
+  rj_key(w, "answer_confidence", 17);
+  rj_obj(w);
+  for (int i = 0; i < r->n; i++) {
+    rj_key(w, r->answers[i].q->qid, r->answers[i].q->qid_len);
+    double c = r->answers[i].answer_confidence;
+    if (isfinite(c)) rj_num(w, c);
+    else rj_null(w);
   }
-  sb_puts(out, "}}");
+  rj_end_obj(w);
+  routing_last(w, routing_tail);
+  rj_end_obj(w);
 }
 
 /* ---------------------------------------------------------------- entry points */
@@ -534,7 +555,7 @@ static const char *const kDecideKeys[] = {"state", "states", "schema", "question
                                           NULL};
 
 int decide_run(laya_model *m, const json_value *req, bool batch, const char *routing_json,
-               strbuf *out, laya_error *err) {
+               const char *routing_tail, strbuf *out, laya_error *err) {
   const char *fn = batch ? "decide_batch()" : "decide()";
   if (req->type != JSON_OBJECT)
     return laya_type_error(err, "%s argument after ** must be a mapping, not %s", fn, json_py_type(req));
@@ -561,77 +582,55 @@ int decide_run(laya_model *m, const json_value *req, bool batch, const char *rou
     return rc;
   }
   arena a;
-  arena_init(&a, 1 << 12);
+  arena_init(&a, 1 << 14);
   plan p = {0};
   int rc = 0;
-  strbuf preq;
-  sb_init(&preq);
   if (schema && (rc = plan_schema(schema, &a, &p, err))) goto done;
-  /* the predict request: state(s), the planned questions, and every other key passed through */
-  sb_printf(&preq, "{\"%s\": ", batch ? "states" : "state");
-  json_dump(&preq, states, NULL);
-  sb_puts(&preq, ", \"questions\": ");
-  if (schema) {
-    sb_putc(&preq, '{');
-    for (int i = 0; i < p.n; i++) {
-      if (i) sb_puts(&preq, ", ");
-      json_dump_string(&preq, p.f[i].name, strlen(p.f[i].name), false);
-      sb_puts(&preq, ": ");
-      sb_puts(&preq, p.f[i].question);
-    }
-    sb_putc(&preq, '}');
-  } else {
-    json_dump(&preq, questions, NULL);
+  /* the predict request as a value: state(s), the planned questions, every other key passed through */
+  json_value *preq = jv_new(&a, JSON_OBJECT, req->n + 2);
+  json_value *qs = schema ? jv_new(&a, JSON_OBJECT, (uint32_t)p.n) : NULL;
+  bool ok = preq && (!schema || qs);
+  for (int i = 0; ok && i < p.n; i++) {
+    ok = p.f[i].question != NULL;
+    if (ok) jv_put(qs, p.f[i].name, *p.f[i].question);
   }
+  if (!ok) {
+    rc = laya_err(err, LAYA_ERR_NOMEM, NULL, "%s: out of memory", fn);
+    goto done;
+  }
+  jv_put(preq, batch ? "states" : "state", *states);
+  jv_put(preq, "questions", schema ? *qs : *questions);
   for (uint32_t i = 0; i < req->n; i++) {
     bool skip = false;
     for (int k = 0; kDecideKeys[k]; k++) skip |= !strcmp(req->members[i].key, kDecideKeys[k]);
-    if (skip) continue;
-    sb_puts(&preq, ", ");
-    json_dump_string(&preq, req->members[i].key, req->members[i].key_len, false);
-    sb_puts(&preq, ": ");
-    json_dump(&preq, &req->members[i].value, NULL);
+    if (!skip) preq->members[preq->n++] = req->members[i];
   }
-  sb_putc(&preq, '}');
-  char *res = NULL;
-  rc = batch ? laya_predict_batch(m, preq.data, &res, err) : laya_predict(m, preq.data, &res, err);
-  if (rc) goto done;
-  json_value *rv = json_parse(res, strlen(res), &a, NULL, err);
-  free(res);
-  if (!rv) {
-    rc = LAYA_ERR_INTERNAL;
-    goto done;
-  }
+  state_result *res = NULL;
+  long nres = 0;
+  if ((rc = engine_run_request(m, preq, batch, &a, &res, &nres, err))) goto done;
   bool want_details = json_truthy(json_get(req, "return_details"));
-  size_t nres = batch ? rv->n : 1;
-  if (batch) sb_putc(out, '[');
-  for (size_t i = 0; i < nres; i++) {
-    const json_value *one = batch ? &rv->items[i] : rv;
-    const json_value *answers = json_get(one, "answers");
-    strbuf values;
-    sb_init(&values);
-    if (schema) project(&values, answers, &p);
-    else if (answers) json_dump(&values, answers, NULL);
-    else sb_puts(&values, "{}");
-    if (i) sb_puts(out, ", ");
-    if (want_details) details(out, values.data, one, routing_json);
-    else sb_puts(out, values.data);
-    sb_free(&values);
+  rj w;
+  rj_init(&w, out, &RJ_PY);
+  if (batch) rj_arr(&w);
+  for (long i = 0; i < nres; i++) {
+    if (batch) rj_item(&w);
+    const char *tail = batch ? NULL : routing_tail;
+    if (want_details) details(&w, &res[i], schema ? &p : NULL, routing_json, tail);
+    else values(&w, &res[i], schema ? &p : NULL, tail);
   }
-  if (batch) sb_putc(out, ']');
+  if (batch) rj_end_arr(&w);
 done:
-  sb_free(&preq);
   plan_free(&p);
   arena_free(&a);
   return rc;
 }
 
 static int decide_one(void *m, const json_value *req, strbuf *out, laya_error *err) {
-  return decide_run(m, req, false, NULL, out, err);
+  return decide_run(m, req, false, NULL, NULL, out, err);
 }
 
 static int decide_many(void *m, const json_value *req, strbuf *out, laya_error *err) {
-  return decide_run(m, req, true, NULL, out, err);
+  return decide_run(m, req, true, NULL, NULL, out, err);
 }
 
 int laya_decide(laya_model *m, const char *request_json, char **result_json, laya_error *err) {

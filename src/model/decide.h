@@ -9,8 +9,9 @@
 #include "laya.h"
 
 /* req: {"state"|"states", "schema"|"questions", "return_details"?, "min_confidence"?, ...predict
- * options}. Appends the values (or the DecisionResult with routing_json as "routing") to out. */
+ * options}. Appends the values (or the DecisionResult with routing_json as "routing") to out;
+ * routing_tail (not batch): a RouteDecision written as the result object's last "routing". */
 int decide_run(laya_model *m, const json_value *req, bool batch, const char *routing_json,
-               strbuf *out, laya_error *err);
+               const char *routing_tail, strbuf *out, laya_error *err);
 
 #endif

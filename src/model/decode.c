@@ -89,12 +89,6 @@ static double entropy_confidence(const float *p, int k, float *scratch) {
   return score < 0.0 ? 0.0 : (score > 1.0 ? 1.0 : score);
 }
 
-static void put_num(strbuf *sb, double x) {
-  char buf[32];
-  py_float_json(x, buf);
-  sb_puts(sb, buf);
-}
-
 static void bucket_of(int qt, int k, char out[16]) { temp_bucket_name(qt, k, out); }
 
 int conf_gate_parse(conf_gate *g, const json_value *v, arena *a, laya_error *err) {
@@ -115,7 +109,7 @@ int conf_gate_parse(conf_gate *g, const json_value *v, arena *a, laya_error *err
       rc = laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory");
       goto done;
     }
-    static const char *const types[3] = {"choice", "score", "noul"};
+    const char *const *types = question_type_names;
     static const char *const sizes[4] = {"2", "3-5", "6-10", "11+"};
     for (uint32_t i = 0; i < v->n; i++) {
       const json_member *m = &v->members[i];
@@ -170,16 +164,24 @@ static double gate_threshold(const conf_gate *g, int qt, int k) {
   return 0.0;
 }
 
-void decode_answer(strbuf *out, const question *q, const float *logits, int k, const float *act,
-                   int n_act, const decode_opts *o) {
+int decode_answer(answer *out, const question *q, const float *logits, int k, const float *act,
+                  int n_act, const decode_opts *o, arena *a) {
   float stack_p[64], stack_s[64], stack_c[64];
   float *slot = k <= 64 ? stack_p : malloc(sizeof(float) * (size_t)k);
   float *p = k <= 64 ? stack_c : malloc(sizeof(float) * (size_t)k);
   float *scratch = k <= 64 ? stack_s : malloc(sizeof(float) * (size_t)k);
-  if (!slot || !p || !scratch) {
-    out->oom = true;
+  memset(out, 0, sizeof *out);
+  out->q = q;
+  out->k = k;
+  out->prob = arena_alloc(a, sizeof(double) * (size_t)(k ? k : 1));
+  float *kept = arena_alloc(a, sizeof(float) * (size_t)(k ? k : 1));
+  int rc = 0;
+  if (!slot || !p || !scratch || !out->prob || !kept) {
+    rc = -1;
     goto done;
   }
+  memcpy(kept, logits, sizeof(float) * (size_t)k);
+  out->logits = kept;
   const int qt = q->type;
   const double T = temp_lookup(o->tt, qt, k);
   np_softmax_f32(logits, k, T, slot);
@@ -188,6 +190,7 @@ void decode_answer(strbuf *out, const question *q, const float *logits, int k, c
     for (int s = 0; s < k; s++) p[q->order[s]] = slot[s];
   else
     memcpy(p, slot, sizeof(float) * (size_t)k);
+  for (int i = 0; i < k; i++) out->prob[i] = py_round4((double)p[i]);
 
   double ans_raw = 1.0;
   if (k >= 1) {
@@ -211,12 +214,9 @@ void decode_answer(strbuf *out, const question *q, const float *logits, int k, c
         break;
       }
   }
-  const double ans_conf = py_round4(ans_raw);
+  out->answer_confidence = py_round4(ans_raw);
+  out->act_probability = py_round4((double)act_probability_f32(act, n_act));
 
-  const double act_p = (double)act_probability_f32(act, n_act);
-
-  double conf_h = 0.0;
-  sb_putc(out, '{');
   if (qt == QT_CHOICE) {
     int arg = 0;
     for (int i = 1; i < k; i++)
@@ -226,77 +226,36 @@ void decode_answer(strbuf *out, const question *q, const float *logits, int k, c
         arg = i;
         break;
       }
-    json_dump_opts jo = {NULL, NULL, false, -1};
-    sb_puts(out, "\"type\": \"choice\", \"choice\": ");
-    json_dump(out, q->label[arg], &jo);
-    sb_puts(out, ", \"probabilities\": {");
-    strbuf key;
-    sb_init(&key);
-    for (int i = 0; i < k; i++) {
-      if (i) sb_puts(out, ", ");
-      sb_reset(&key);
-      label_json_key(&key, q->label[i]);
-      json_dump_string(out, sb_cstr(&key), key.len, false);
-      sb_puts(out, ": ");
-      put_num(out, py_round4((double)p[i]));
-    }
-    sb_free(&key);
-    conf_h = py_round4(entropy_confidence(p, k, scratch));
-    sb_puts(out, "}, \"confidence\": ");
-    put_num(out, conf_h);
+    out->top = arg;
+    out->confidence = py_round4(entropy_confidence(p, k, scratch));
   } else if (qt == QT_SCORE) {
-    double *terms = malloc(sizeof(double) * (size_t)(k ? k : 1));
+    double stack_t[64];
+    double *terms = k <= 64 ? stack_t : malloc(sizeof(double) * (size_t)k);
     if (!terms) {
-      out->oom = true;
+      rc = -1;
       goto done;
     }
     for (int i = 0; i < k; i++) terms[i] = (double)i * (double)p[i];
-    double exp_score = np_pairwise_sum_f64(terms, k);
-    free(terms);
-    sb_puts(out, "\"type\": \"score\", \"score\": ");
-    put_num(out, py_round4(exp_score));
-    sb_puts(out, ", \"legend\": {");
-    for (int i = 0; i < q->n_opts; i++) {
-      sb_printf(out, "%s\"%d\": ", i ? ", " : "", i);
-      json_dump_string(out, q->legend[i], q->legend_len[i], false);
-    }
-    sb_puts(out, "}, \"probabilities\": {");
-    for (int i = 0; i < k; i++) {
-      sb_printf(out, "%s\"%d\": ", i ? ", " : "", i);
-      put_num(out, py_round4((double)p[i]));
-    }
-    conf_h = py_round4(entropy_confidence(p, k, scratch));
-    sb_puts(out, "}, \"confidence\": ");
-    put_num(out, conf_h);
+    out->score = py_round4(np_pairwise_sum_f64(terms, k));
+    if (k > 64) free(terms);
+    out->confidence = py_round4(entropy_confidence(p, k, scratch));
   } else {
     double p1 = k > 1 ? (double)p[1] : NAN;
-    sb_puts(out, "\"type\": \"noul\", \"noul\": ");
-    put_num(out, py_round4(p1));
-    conf_h = py_round4(p1 > 1.0 - p1 ? p1 : 1.0 - p1);
-    sb_puts(out, ", \"confidence\": ");
-    put_num(out, conf_h);
+    out->noul = py_round4(p1);
+    out->confidence = py_round4(p1 > 1.0 - p1 ? p1 : 1.0 - p1);
   }
-  sb_puts(out, ", \"answer_confidence\": ");
-  put_num(out, ans_conf);
-  sb_puts(out, ", \"action\": {\"act_probability\": ");
-  put_num(out, py_round4(act_p));
-  sb_putc(out, '}');
   if (o->gate && o->gate->mode) {
+    const double ans_conf = out->answer_confidence, conf_h = out->confidence;
     bool usable = isfinite(ans_conf) || isfinite(conf_h);
     double conf = isfinite(ans_conf) ? ans_conf : conf_h;
-    double thr = gate_threshold(o->gate, qt, k);
-    bool low = usable && conf < thr;
-    if (low) sb_puts(out, ", \"low_confidence\": true");
-    sb_puts(out, low ? ", \"abstention\": \"abstained\"" : usable ? ", \"abstention\": \"passed\""
-                                                                : ", \"abstention\": \"unevaluated\"");
-    sb_puts(out, ", \"abstention_threshold\": ");
-    put_num(out, thr);
+    out->threshold = gate_threshold(o->gate, qt, k);
+    out->gate = !usable ? GATE_UNEVALUATED : conf < out->threshold ? GATE_ABSTAINED : GATE_PASSED;
   }
-  sb_putc(out, '}');
 done:
   if (k > 64) {
     free(slot);
     free(p);
     free(scratch);
   }
+  return rc;
 }

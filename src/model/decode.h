@@ -14,6 +14,7 @@
 #include "model/checkpoint.h"
 #include "model/config.h"
 #include "model/questions.h"
+#include "model/typed.h"
 
 /* min_confidence: none, one threshold, or a per-bucket map (Laya's check_min_confidence). */
 typedef struct conf_gate {
@@ -35,10 +36,11 @@ typedef struct decode_opts {
   const conf_gate *gate;
 } decode_opts;
 
-/* Write the answer object of question q. logits: the row's k option logits in slot order;
- * act: the row's n_act act-head logits. */
-void decode_answer(strbuf *out, const question *q, const float *logits, int k, const float *act,
-                   int n_act, const decode_opts *o);
+/* The answer of question q from one row. logits: the row's k option logits in slot order
+ * (kept in the answer); act: the row's n_act act-head logits. The answer's arrays come from a;
+ * -1 when out of memory. result_json.h writes it. */
+int decode_answer(answer *out, const question *q, const float *logits, int k, const float *act,
+                  int n_act, const decode_opts *o, arena *a);
 
 /* NumPy's pairwise summation, float32 and float64. */
 float np_pairwise_sum_f32(const float *a, long n);

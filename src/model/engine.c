@@ -8,6 +8,8 @@
 
 #include "core/pystr.h"
 #include "model/artifact.h"
+#include "model/result_json.h"
+#include "model/typed.h"
 
 const tokenizer *engine_tokenizer(const laya_model *m) { return m->ck.tok; }
 const tokenizer_roles *engine_roles(const laya_model *m) { return &m->ck.roles; }
@@ -222,7 +224,8 @@ typedef struct call_ctx {
   conf_gate gate;
   decode_opts dopt;
   const engine_call *call;
-  char **results; /* per state, malloc'd JSON */
+  state_result *results; /* per state */
+  arena *out;            /* where the results are allocated */
   int n_act;
 } call_ctx;
 
@@ -237,63 +240,40 @@ typedef struct pass_part {
   laya_job *job;
 } pass_part;
 
-/* Append one state's result (its rows r0 .. r0+nq of the logits) to sb. */
-static void decode_state(const call_ctx *cx, const enc_state *e, const float *logits, const float *act,
-                         const int32_t *mstart, int r0, strbuf *sb) {
+/* One state's result from its rows r0 .. r0+nq of the logits, allocated from a. */
+static int decode_state(const call_ctx *cx, const enc_state *e, const float *logits, const float *act,
+                        const int32_t *mstart, int r0, arena *a, state_result *out, laya_error *err) {
+  memset(out, 0, sizeof *out);
+  out->answers = arena_alloc(a, sizeof(answer) * (size_t)(cx->nq ? cx->nq : 1));
+  if (!out->answers) return laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory writing results");
+  out->n = cx->nq;
+  out->full_usage = true;
+  out->state_tokens = (long)e->ids.n;
   int r = r0;
-  sb_puts(sb, "{\"model\": \"laya-rl-agent\", \"answers\": {");
-  long input_tokens = 0;
-  int dropped = 0;
   for (int j = 0; j < cx->nq; j++, r++) {
-    const question *q = &cx->qs[j];
-    if (j) sb_puts(sb, ", ");
-    json_dump_string(sb, q->qid, q->qid_len, false);
-    sb_puts(sb, ": ");
-    decode_answer(sb, q, logits + mstart[r], mstart[r + 1] - mstart[r], act + (long)r * cx->n_act,
-                  cx->n_act, &cx->dopt);
-    input_tokens += e->plan[j].len;
-    if (e->plan[j].dropped > dropped) dropped = e->plan[j].dropped;
-  }
-  sb_printf(sb,
-            "}, \"usage\": {\"input_tokens\": %ld, \"output_tokens\": 0, \"state_tokens\": %zu, "
-            "\"state_tokens_dropped\": %d, \"truncated\": %s, \"truncated_questions\": [",
-            input_tokens, e->ids.n, dropped, dropped > 0 ? "true" : "false");
-  bool first = true;
-  for (int j = 0; j < cx->nq; j++)
-    if (e->plan[j].dropped > 0) {
-      if (!first) sb_puts(sb, ", ");
-      first = false;
-      json_dump_string(sb, cx->qs[j].qid, cx->qs[j].qid_len, false);
-    }
-  sb_putc(sb, ']');
-  first = true;
-  for (int j = 0; j < cx->nq; j++) {
+    answer *an = &out->answers[j];
+    if (decode_answer(an, &cx->qs[j], logits + mstart[r], mstart[r + 1] - mstart[r], act + (long)r * cx->n_act,
+                      cx->n_act, &cx->dopt, a))
+      return laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory writing results");
     const head_ids *h = &cx->heads[j];
-    if (h->options_distinct >= h->options) continue;
-    sb_puts(sb, first ? ", \"options\": {" : ", ");
-    first = false;
-    json_dump_string(sb, cx->qs[j].qid, cx->qs[j].qid_len, false);
-    sb_printf(sb, ": {\"total\": %d, \"distinct\": %d, \"tokens_per_option\": ", h->options,
-              h->options_distinct);
-    if (h->tokens_per_option < 0)
-      sb_puts(sb, "null}");
-    else
-      sb_printf(sb, "%d}", h->tokens_per_option);
+    an->truncated = e->plan[j].dropped > 0;
+    an->options_total = h->options;
+    an->options_distinct = h->options_distinct;
+    an->tokens_per_option = h->tokens_per_option;
+    out->input_tokens += e->plan[j].len;
+    if (e->plan[j].dropped > out->state_tokens_dropped) out->state_tokens_dropped = e->plan[j].dropped;
   }
-  if (!first) sb_putc(sb, '}');
-  sb_puts(sb, "}}");
+  return 0;
 }
 
-/* Write the results of one part's states from its rows' logits (rows r0.. of the pass). */
+/* Decode the results of one part's states from its rows' logits (rows r0.. of the pass). */
 static int decode_part(const pass_part *p, const float *logits, const float *act, const int32_t *mstart,
-                       int r0, strbuf *sb, laya_error *err) {
+                       int r0, laya_error *err) {
   call_ctx *cx = p->cx;
   for (int s = 0; s < p->g; s++) {
-    sb_reset(sb);
-    decode_state(cx, &p->es[p->idx[s]], logits, act, mstart, r0 + s * cx->nq, sb);
-    if (sb->oom) return laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory writing results");
-    free(cx->results[p->idx[s]]);
-    cx->results[p->idx[s]] = sb_steal(sb);
+    int rc = decode_state(cx, &p->es[p->idx[s]], logits, act, mstart, r0 + s * cx->nq, cx->out,
+                          &cx->results[p->idx[s]], err);
+    if (rc) return rc;
   }
   return 0;
 }
@@ -326,8 +306,6 @@ static int run_pass(laya_model *m, const pass_part *parts, int n_parts, laya_err
   int32_t *markers = malloc(sizeof(int32_t) * (size_t)(n_mark ? n_mark : 1));
   float *logits = malloc(sizeof(float) * (size_t)(n_mark ? n_mark : 1));
   float *act = malloc(sizeof(float) * (size_t)(rows * n_act + 1));
-  strbuf sb;
-  sb_init(&sb);
   int rc = 0;
   if (!tokens || !row_start || !qtype || !mstart || !markers || !logits || !act) {
     rc = laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory packing %d rows", rows);
@@ -365,11 +343,10 @@ static int run_pass(laya_model *m, const pass_part *parts, int n_parts, laya_err
     if (parts[p].job)
       job_keep_rows(parts[p].job, logits, act, mstart, r);
     else
-      rc = decode_part(&parts[p], logits, act, mstart, r, &sb, err);
+      rc = decode_part(&parts[p], logits, act, mstart, r, err);
     r += parts[p].g * parts[p].cx->nq;
   }
 done:
-  sb_free(&sb);
   free(tokens);
   free(row_start);
   free(qtype);
@@ -380,20 +357,12 @@ done:
   return rc;
 }
 
-static void empty_results(strbuf *out, long n) {
-  sb_putc(out, '[');
-  for (long i = 0; i < n; i++)
-    sb_puts(out, i ? ", {\"model\": \"laya-rl-agent\", \"answers\": {}, \"usage\": {\"input_tokens\": 0, \"output_tokens\": 0}}"
-                   : "{\"model\": \"laya-rl-agent\", \"answers\": {}, \"usage\": {\"input_tokens\": 0, \"output_tokens\": 0}}");
-  sb_putc(out, ']');
-}
-
 /* Laya's checks of a predict_batch call, in Laya's order, and everything its rows need: the
  * prepared questions, their heads, the confidence gate and the decoding options. *trivial is set
- * (with the result array in `out`) when the call needs no forward pass: no states, no questions. */
+ * when the call needs no forward pass (no states, or no questions: every result is Laya's empty
+ * one, cx->results zeroed for the states). */
 static int call_setup(laya_model *m, const json_value *states, const json_value *questions,
-                      const engine_call *c, arena *a, call_ctx *cx, bool *trivial, strbuf *out,
-                      laya_error *err) {
+                      const engine_call *c, arena *a, call_ctx *cx, bool *trivial, laya_error *err) {
   int rc;
   memset(cx, 0, sizeof *cx);
   *trivial = false;
@@ -409,13 +378,11 @@ static int call_setup(laya_model *m, const json_value *states, const json_value 
   for (long i = 0; i < n; i++)
     if (states->items[i].type == JSON_NULL)
       return laya_type_error(err, "state must not be None; pass a string, dict, or list");
-  if (n == 0) {
-    sb_puts(out, "[]");
-    *trivial = true;
-    return 0;
-  }
-  if (questions->n == 0) {
-    empty_results(out, n);
+  cx->out = a;
+  cx->results = arena_alloc(a, sizeof(state_result) * (size_t)(n ? n : 1));
+  if (!cx->results) return laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory");
+  memset(cx->results, 0, sizeof(state_result) * (size_t)(n ? n : 1));
+  if (n == 0 || questions->n == 0) {
     *trivial = true;
     return 0;
   }
@@ -500,37 +467,26 @@ static void enc_states_free(enc_state *es, long n) {
   free(es);
 }
 
-/* Append the JSON array of results[0..n). */
-static int write_results(char *const *results, long n, strbuf *out, laya_error *err) {
-  sb_putc(out, '[');
-  for (long i = 0; i < n; i++) {
-    if (i) sb_puts(out, ", ");
-    sb_puts(out, results[i]);
-  }
-  sb_putc(out, ']');
-  return out->oom ? laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory writing results") : 0;
-}
-
-int engine_predict_batch(laya_model *m, const json_value *states, const json_value *questions,
-                         const engine_call *c, strbuf *out, laya_error *err) {
-  arena a;
-  arena_init(&a, 1 << 16);
+int engine_run(laya_model *m, const json_value *states, const json_value *questions, const engine_call *c,
+               arena *a, state_result **out, long *n_out, laya_error *err) {
   call_ctx cx;
   enc_state *es = NULL;
   int *order = NULL;
   long n = 0, window = 0;
   bool trivial;
-  int rc = call_setup(m, states, questions, c, &a, &cx, &trivial, out, err);
-  if (rc || trivial) goto done;
+  *out = NULL;
+  *n_out = 0;
+  int rc = call_setup(m, states, questions, c, a, &cx, &trivial, err);
+  if (rc) return rc;
   n = states->n;
+  if (trivial) goto done;
   long chunk = c && c->batch_size > 0 ? c->batch_size : n;
   bool reorder = c && c->sort_by_length && 1 < chunk && chunk < n;
   window = reorder ? chunk * 8 : chunk;
   if (window > n) window = n;
-  es = enc_states_new(window, cx.nq, &a);
+  es = enc_states_new(window, cx.nq, a);
   order = malloc(sizeof(int) * (size_t)window);
-  cx.results = calloc((size_t)n, sizeof(char *));
-  if (!es || !order || !cx.results) {
+  if (!es || !order) {
     rc = laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory");
     goto done;
   }
@@ -544,7 +500,7 @@ int engine_predict_batch(laya_model *m, const json_value *states, const json_val
           order[k] = order[k - 1];
           order[k - 1] = x;
         }
-    char **base = cx.results;
+    state_result *base = cx.results;
     cx.results = base + start; /* order[] is relative to the window */
     for (long off = 0; off < part && !rc; off += chunk) {
       long g = part - off < chunk ? part - off : chunk;
@@ -553,13 +509,27 @@ int engine_predict_batch(laya_model *m, const json_value *states, const json_val
     }
     cx.results = base;
   }
-  if (!rc) rc = write_results(cx.results, n, out, err);
 done:
   enc_states_free(es, window);
-  if (cx.results)
-    for (long i = 0; i < n; i++) free(cx.results[i]);
-  free(cx.results);
   free(order);
+  if (!rc) {
+    *out = cx.results;
+    *n_out = n;
+  }
+  return rc;
+}
+
+int engine_predict_batch(laya_model *m, const json_value *states, const json_value *questions,
+                         const engine_call *c, strbuf *out, laya_error *err) {
+  arena a;
+  arena_init(&a, 1 << 16);
+  state_result *r;
+  long n;
+  int rc = engine_run(m, states, questions, c, &a, &r, &n, err);
+  if (!rc) {
+    rj_write_states(out, &RJ_PY, r, n);
+    if (out->oom) rc = laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory writing results");
+  }
   arena_free(&a);
   return rc;
 }
@@ -586,8 +556,8 @@ struct laya_job {
   float *act;      /* [rows * n_act] */
   int32_t *mstart; /* [rows + 1]: row r's logits are logits[mstart[r] .. mstart[r+1]) */
   bool ran;
-  strbuf trivial;  /* the result when no pass is needed (no states or no questions) */
-  bool is_trivial;
+  bool is_trivial; /* no pass needed (no states or no questions): n_results empty results */
+  long n_results;
 };
 
 /* Copy the job's rows (rows r0.. of the pass) out of the pass's buffers. */
@@ -603,42 +573,24 @@ void laya_job_free(laya_job *job) {
   if (!job) return;
   enc_states_free(job->es, job->n);
   free(job->order);
-  sb_free(&job->trivial);
   arena_free(&job->a);
   free(job);
 }
 
-int laya_job_prepare(laya_model *m, const char *request_json, laya_job **out, laya_error *err) {
-  laya_err_clear(err);
-  if (out) *out = NULL;
-  if (!m || !request_json || !out)
-    return laya_err(err, LAYA_ERR_VALUE, NULL, "laya_job_prepare: model, request and job must not be NULL");
-  laya_job *job = calloc(1, sizeof *job);
-  if (!job) return laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory");
-  job->m = m;
-  arena_init(&job->a, 1 << 14);
-  sb_init(&job->trivial);
+/* The job of request value req (parsed into the job's arena, or the caller's, which then outlives it). */
+static int job_prepare(laya_model *m, laya_job *job, const json_value *req, laya_job **out, laya_error *err) {
   const json_value *states = NULL, *questions = NULL;
   int rc;
-  json_value *req = json_parse(request_json, strlen(request_json), &job->a, NULL, err);
-  if (!req) {
-    rc = err && err->code ? err->code : LAYA_ERR_FORMAT;
-    goto fail;
-  }
   if ((rc = engine_parse_request(req, true, &job->c, &states, &questions, err))) goto fail;
   if (states->type == JSON_ARRAY && job->c.batch_size > 0 && job->c.batch_size < (long)states->n) {
     rc = laya_err(err, LAYA_ERR_UNSUPPORTED, NULL,
                   "laya_job_prepare: a request split by batch_size runs with laya_predict_batch");
     goto fail;
   }
-  if ((rc = call_setup(m, states, questions, &job->c, &job->a, &job->cx, &job->is_trivial, &job->trivial, err)))
-    goto fail;
+  if ((rc = call_setup(m, states, questions, &job->c, &job->a, &job->cx, &job->is_trivial, err))) goto fail;
+  job->n_results = states->n;
+  job->cx.results = NULL; /* each laya_job_result decodes into its own arena */
   if (job->is_trivial) {
-    sb_cstr(&job->trivial);
-    if (job->trivial.oom) {
-      rc = laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory");
-      goto fail;
-    }
     *out = job;
     return 0;
   }
@@ -675,6 +627,40 @@ fail:
   return rc;
 }
 
+static laya_job *job_new(laya_model *m, laya_error *err) {
+  laya_job *job = calloc(1, sizeof *job);
+  if (!job) {
+    laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory");
+    return NULL;
+  }
+  job->m = m;
+  arena_init(&job->a, 1 << 14);
+  return job;
+}
+
+int laya_job_prepare(laya_model *m, const char *request_json, laya_job **out, laya_error *err) {
+  laya_err_clear(err);
+  if (out) *out = NULL;
+  if (!m || !request_json || !out)
+    return laya_err(err, LAYA_ERR_VALUE, NULL, "laya_job_prepare: model, request and job must not be NULL");
+  laya_job *job = job_new(m, err);
+  if (!job) return LAYA_ERR_NOMEM;
+  json_value *req = json_parse(request_json, strlen(request_json), &job->a, NULL, err);
+  if (!req) {
+    int rc = err && err->code ? err->code : LAYA_ERR_FORMAT;
+    laya_job_free(job);
+    return rc;
+  }
+  return job_prepare(m, job, req, out, err);
+}
+
+int engine_job_prepare_value(laya_model *m, const json_value *req, laya_job **out, laya_error *err) {
+  laya_err_clear(err);
+  *out = NULL;
+  laya_job *job = job_new(m, err);
+  return job ? job_prepare(m, job, req, out, err) : LAYA_ERR_NOMEM;
+}
+
 long laya_job_tokens(const laya_job *job) { return job ? job->tokens : 0; }
 
 int laya_jobs_run(laya_model *m, laya_job *const *jobs, int n_jobs, laya_error *err) {
@@ -699,28 +685,41 @@ int laya_jobs_run(laya_model *m, laya_job *const *jobs, int n_jobs, laya_error *
   return rc;
 }
 
+int engine_job_results(const laya_job *job, arena *a, state_result **out, long *n_out, laya_error *err) {
+  *out = NULL;
+  *n_out = 0;
+  if (!job->is_trivial && !job->ran) return laya_err(err, LAYA_ERR_VALUE, NULL, "laya_job_result: the job has not run");
+  long n = job->n_results;
+  state_result *r = arena_alloc(a, sizeof(state_result) * (size_t)(n ? n : 1));
+  if (!r) return laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory writing results");
+  memset(r, 0, sizeof(state_result) * (size_t)(n ? n : 1));
+  for (long s = 0; s < job->n && !job->is_trivial; s++) {
+    int rc = decode_state(&job->cx, &job->es[s], job->logits, job->act, job->mstart, (int)s * job->cx.nq, a, &r[s], err);
+    if (rc) return rc;
+  }
+  *out = r;
+  *n_out = n;
+  return 0;
+}
+
 int laya_job_result(const laya_job *job, char **result_json, laya_error *err) {
   laya_err_clear(err);
   if (result_json) *result_json = NULL;
   if (!job || !result_json)
     return laya_err(err, LAYA_ERR_VALUE, NULL, "laya_job_result: job and result must not be NULL");
-  if (job->is_trivial) {
-    *result_json = strdup(job->trivial.data);
-    return *result_json ? 0 : laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory");
-  }
-  if (!job->ran) return laya_err(err, LAYA_ERR_VALUE, NULL, "laya_job_result: the job has not run");
+  arena a;
+  arena_init(&a, 1 << 14);
+  state_result *r;
+  long n;
+  int rc = engine_job_results(job, &a, &r, &n, err);
   strbuf out;
   sb_init(&out);
-  sb_putc(&out, '[');
-  for (long s = 0; s < job->n; s++) {
-    if (s) sb_puts(&out, ", ");
-    decode_state(&job->cx, &job->es[s], job->logits, job->act, job->mstart, (int)s * job->cx.nq, &out);
+  if (!rc) {
+    rj_write_states(&out, &RJ_PY, r, n);
+    if (out.oom) rc = laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory writing results");
   }
-  sb_putc(&out, ']');
-  if (out.oom) {
-    sb_free(&out);
-    return laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory writing results");
-  }
-  *result_json = sb_steal(&out);
-  return 0;
+  arena_free(&a);
+  if (!rc) *result_json = sb_steal(&out);
+  sb_free(&out);
+  return rc;
 }

@@ -2,7 +2,8 @@
  * engine.h: the loaded model and the prediction pipeline, for the public API (laya_api.c) and
  * for the surfaces built on it (predict_long, decide).
  *
- *   request -> engine_predict_batch(states, questions, opts) -> JSON array of results
+ *   request -> engine_run(states, questions, opts) -> typed results (typed.h) -> result_json.h
+ *   (engine_predict_batch: the same, written as predict_batch's JSON array)
  *
  * A laya_model is immutable after laya_open; every function here may run concurrently on one
  * model. Per-call memory lives in the call; backend scratch comes from a mutex-guarded pool.
@@ -64,7 +65,8 @@ typedef struct engine_call {
 } engine_call;
 
 /* Laya's predict_batch: `states` must be a JSON array, `questions` an object (Laya's TypeErrors
- * otherwise). Appends the JSON array of per-state results to out. */
+ * otherwise). Appends the JSON array of per-state results to out (engine_run, written with
+ * RJ_PY; for the tests that replay recorded rows). */
 int engine_predict_batch(laya_model *m, const json_value *states, const json_value *questions,
                          const engine_call *c, strbuf *out, laya_error *err);
 

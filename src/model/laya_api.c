@@ -8,6 +8,8 @@
 
 #include "core/pystr.h"
 #include "model/engine.h"
+#include "model/result_json.h"
+#include "model/typed.h"
 #include "model/artifact.h"
 #include "model/artifact_dense.h"
 #include "core/fsutil.h"
@@ -408,6 +410,19 @@ int engine_parse_request(const json_value *req, bool batch, engine_call *c, cons
   return 0;
 }
 
+int engine_run_request(laya_model *m, const json_value *req, bool batch, arena *a, state_result **out,
+                       long *n_out, laya_error *err) {
+  engine_call c;
+  const json_value *states = NULL, *questions = NULL;
+  int rc = engine_parse_request(req, batch, &c, &states, &questions, err);
+  if (rc) return rc;
+  if (batch) return engine_run(m, states, questions, &c, a, out, n_out, err);
+  /* predict(state) is predict_batch([state])[0] */
+  json_value one = {.type = JSON_ARRAY, .n = 1, .items = (json_value *)states};
+  return engine_run(m, &one, questions, &c, a, out, n_out, err);
+}
+
+/* The public predict / predict_batch: parse once, run typed, write once. */
 static int run_request(laya_model *m, const char *request_json, bool batch, char **result_json,
                        laya_error *err) {
   laya_err_clear(err);
@@ -419,29 +434,17 @@ static int run_request(laya_model *m, const char *request_json, bool batch, char
   strbuf out;
   sb_init(&out);
   int rc;
+  state_result *r = NULL;
+  long n = 0;
   json_value *req = json_parse(request_json, strlen(request_json), &a, NULL, err);
   if (!req) {
     rc = err ? err->code : LAYA_ERR_FORMAT;
     goto done;
   }
-  engine_call c;
-  const json_value *states = NULL, *questions = NULL;
-  if ((rc = engine_parse_request(req, batch, &c, &states, &questions, err))) goto done;
-  if (batch) {
-    rc = engine_predict_batch(m, states, questions, &c, &out, err);
-  } else {
-    /* predict(state) is predict_batch([state])[0] */
-    json_value one = {.type = JSON_ARRAY, .n = 1, .items = (json_value *)states};
-    strbuf arr;
-    sb_init(&arr);
-    rc = engine_predict_batch(m, &one, questions, &c, &arr, err);
-    if (!rc) {
-      /* strip the enclosing [ ] of a one-element array */
-      sb_append(&out, arr.data + 1, arr.len - 2);
-    }
-    sb_free(&arr);
-  }
-  if (!rc && out.oom) rc = laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory");
+  if ((rc = engine_run_request(m, req, batch, &a, &r, &n, err))) goto done;
+  if (batch) rj_write_states(&out, &RJ_PY, r, n);
+  else rj_write_state(&out, &RJ_PY, &r[0], NULL);
+  if (out.oom) rc = laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory");
   if (!rc) *result_json = sb_steal(&out);
 done:
   sb_free(&out);

@@ -20,6 +20,8 @@
 #include "laya.h"
 #include "model/engine.h"
 #include "model/questions.h"
+#include "model/result_json.h"
+#include "model/typed.h"
 
 /* Window size and stride for these questions (Laya's window_budget). */
 static int window_budget(laya_model *m, question *qs, int nq, int max_len, int head_max_len,
@@ -85,42 +87,7 @@ static int int_arg(const json_value *req, const char *key, long *out, laya_error
   return laya_type_error(err, "predict_long: %s must be an int, got %s", key, json_py_type(v));
 }
 
-/* One usage value as a number: bool counts as int, as Python sums it. */
-typedef struct usage_acc {
-  const char *key;
-  int kind; /* 0 number, 1 dict (merged), 2 other (last wins) */
-  bool is_float;
-  long long i;
-  double d;
-  const json_value *last;          /* kind 2 */
-  const json_value *dicts[256];    /* kind 1: merged in order */
-  int ndicts;
-} usage_acc;
-
-static void write_merged(strbuf *sb, usage_acc *u) {
-  /* {**prev, **val}: keys in first-seen order, last value wins */
-  sb_putc(sb, '{');
-  const char *keys[512];
-  const json_value *vals[512];
-  int nk = 0;
-  for (int d = 0; d < u->ndicts; d++)
-    for (uint32_t k = 0; k < u->dicts[d]->n; k++) {
-      const char *key = u->dicts[d]->members[k].key;
-      int j = 0;
-      while (j < nk && strcmp(keys[j], key)) j++;
-      if (j == nk && nk < 512) keys[nk++] = key;
-      if (j < 512) vals[j] = &u->dicts[d]->members[k].value;
-    }
-  for (int j = 0; j < nk; j++) {
-    if (j) sb_puts(sb, ", ");
-    json_dump_string(sb, keys[j], strlen(keys[j]), false);
-    sb_puts(sb, ": ");
-    json_dump(sb, vals[j], NULL);
-  }
-  sb_putc(sb, '}');
-}
-
-static int scan(laya_model *m, const json_value *req, strbuf *out, laya_error *err) {
+int engine_run_long(laya_model *m, const json_value *req, arena *a, long_result *out, laya_error *err) {
   static const char *const keys[] = {"state", "questions", "window", "stride", "aggregate",
                                      "batch_size", "lang", NULL};
   if (req->type != JSON_OBJECT)
@@ -156,16 +123,12 @@ static int scan(laya_model *m, const json_value *req, strbuf *out, laya_error *e
     call.lang = lang->s;
     call.lang_len = lang->n;
   }
-  arena a;
-  arena_init(&a, 1 << 14);
   long *starts = NULL;
   question *qs = NULL;
   int nq = 0;
   ids_vec ids = {0};
-  strbuf res, st;
-  sb_init(&res);
-  sb_init(&st);
-  if ((rc = questions_prepare(questions, &a, &qs, &nq, err))) goto done;
+  memset(out, 0, sizeof *out);
+  if ((rc = questions_prepare(questions, a, &qs, &nq, err))) goto done;
   int max_len = engine_max_len(m, NULL), head_max_len = engine_head_max_len(m, NULL);
   long budget = 0, step = 1, room = 0;
   if ((rc = window_budget(m, qs, nq, max_len, head_max_len, window, stride, &budget, &step, &room, err)))
@@ -182,8 +145,8 @@ static int scan(laya_model *m, const json_value *req, strbuf *out, laya_error *e
     nwin = 1;
   } else {
     long cap = n / (step > 0 ? step : 1) + 2;
-    starts = calloc((size_t)cap, sizeof(long));
-    states.items = arena_alloc(&a, (size_t)cap * sizeof(json_value));
+    starts = arena_alloc(a, (size_t)cap * sizeof(long));
+    states.items = arena_alloc(a, (size_t)cap * sizeof(json_value));
     if (!starts || !states.items) {
       rc = laya_err(err, LAYA_ERR_NOMEM, NULL, "predict_long: out of memory for %ld windows", cap);
       goto done;
@@ -194,8 +157,9 @@ static int scan(laya_model *m, const json_value *req, strbuf *out, laya_error *e
       size_t tl = 0;
       if ((rc = tokenizer_decode(engine_tokenizer(m), ids.ids + i, (size_t)len, &text, &tl, err))) goto done;
       json_value *w = &states.items[nwin];
+      memset(w, 0, sizeof *w);
       w->type = JSON_STRING;
-      w->s = arena_strndup(&a, text, tl);
+      w->s = arena_strndup(a, text, tl);
       w->n = (uint32_t)tl;
       free(text);
       starts[nwin++] = i;
@@ -206,150 +170,75 @@ static int scan(laya_model *m, const json_value *req, strbuf *out, laya_error *e
     long cfg_budget = max_len - head_max_len - 8 > 64 ? max_len - head_max_len - 8 : 64;
     call.batch_size = window_batch_cap(nwin, budget, cfg_budget, batch_size);
   }
-  if ((rc = engine_predict_batch(m, &states, questions, &call, &res, err))) goto done;
-  json_value *results = json_parse(res.data, res.len, &a, NULL, err);
-  if (!results || results->type != JSON_ARRAY || (long)results->n != nwin) {
+  state_result *results = NULL;
+  long nres = 0;
+  if ((rc = engine_run(m, &states, questions, &call, a, &results, &nres, err))) goto done;
+  if (nres != nwin) {
     rc = laya_err(err, LAYA_ERR_INTERNAL, NULL, "predict_long: predict_batch returned an unexpected result");
     goto done;
   }
+  out->windows = nwin;
+  out->single = single;
   if (single) {
-    /* the one result, with usage["windows"] = 1 appended */
-    const json_value *r = &results->items[0];
-    sb_putc(out, '{');
-    for (uint32_t k = 0; k < r->n; k++) {
-      if (k) sb_puts(out, ", ");
-      json_dump_string(out, r->members[k].key, r->members[k].key_len, false);
-      sb_puts(out, ": ");
-      const json_value *v = &r->members[k].value;
-      if (!strcmp(r->members[k].key, "usage") && v->type == JSON_OBJECT) {
-        strbuf u;
-        sb_init(&u);
-        json_dump(&u, v, NULL);
-        u.len--; /* drop '}' */
-        sb_append(out, u.data, u.len);
-        sb_puts(out, v->n ? ", \"windows\": 1}" : "\"windows\": 1}");
-        sb_free(&u);
-      } else {
-        json_dump(out, v, NULL);
-      }
-    }
-    sb_putc(out, '}');
+    out->r = results[0];
     goto done;
   }
-  /* aggregate per question, in the caller's question order */
-  sb_puts(out, "{\"model\": \"laya-rl-agent\", \"answers\": {");
-  for (int q = 0; q < nq; q++) {
+  /* per question, in the caller's question order, the deciding window: noul the highest P(true),
+   * choice and score the highest answer_confidence (the first of equals; NaN never wins) */
+  state_result *r = &out->r;
+  const state_result *r0 = &results[0];
+  r->n = r0->n;
+  r->full_usage = r0->full_usage;
+  r->answers = arena_alloc(a, sizeof(answer) * (size_t)(r->n ? r->n : 1));
+  out->win_index = arena_alloc(a, sizeof(long) * (size_t)(r->n ? r->n : 1) * 3);
+  if (!r->answers || !out->win_index) {
+    rc = laya_err(err, LAYA_ERR_NOMEM, NULL, "predict_long: out of memory");
+    goto done;
+  }
+  out->win_start = out->win_index + r->n;
+  out->win_end = out->win_start + r->n;
+  for (int q = 0; q < r->n; q++) {
     long best = -1;
     double bv = -INFINITY;
     for (long w = 0; w < nwin; w++) {
-      const json_value *ans = json_get(json_get(&results->items[w], "answers"), qs[q].qid);
-      const json_value *v = json_get(ans, qs[q].type == QT_NOUL ? "noul" : "answer_confidence");
-      double d = v && json_is_number(v) ? v->d : (v && v->type == JSON_BOOL ? v->b : NAN);
+      const answer *an = &results[w].answers[q];
+      double d = an->q->type == QT_NOUL ? an->noul : an->answer_confidence;
       if (best < 0 || d > bv) {
         best = w;
         bv = d;
       }
     }
-    const json_value *ans = json_get(json_get(&results->items[best], "answers"), qs[q].qid);
-    if (q) sb_puts(out, ", ");
-    json_dump_string(out, qs[q].qid, qs[q].qid_len, false);
-    sb_puts(out, ": ");
-    strbuf one;
-    sb_init(&one);
-    json_dump(&one, ans, NULL);
-    if (one.len >= 2) {
-      one.len--;
-      sb_append(out, one.data, one.len);
-      long end = starts[best] + budget < n ? starts[best] + budget : n;
-      sb_printf(out, "%s\"window\": {\"index\": %ld, \"token_start\": %ld, \"token_end\": %ld, \"count\": %ld}}",
-                ans->n ? ", " : "", best, starts[best], end, nwin);
-    } else {
-      sb_puts(out, "null");
-    }
-    sb_free(&one);
+    r->answers[q] = results[best].answers[q];
+    out->win_index[q] = best;
+    out->win_start[q] = starts[best];
+    out->win_end[q] = starts[best] + budget < n ? starts[best] + budget : n;
   }
-  sb_puts(out, "}, \"usage\": {");
-  /* sum numbers, merge dicts, last value otherwise; keys in first-seen order */
-  usage_acc *acc = calloc(64, sizeof(usage_acc));
-  int nacc = 0;
-  for (long w = 0; w < nwin && acc; w++) {
-    const json_value *u = json_get(&results->items[w], "usage");
-    for (uint32_t k = 0; u && u->type == JSON_OBJECT && k < u->n; k++) {
-      const json_value *v = &u->members[k].value;
-      int j = 0;
-      while (j < nacc && strcmp(acc[j].key, u->members[k].key)) j++;
-      if (j == nacc) {
-        if (nacc == 64) continue;
-        acc[nacc].key = u->members[k].key;
-        nacc++;
-      }
-      usage_acc *x = &acc[j];
-      if (json_is_number(v) || v->type == JSON_BOOL) {
-        if (x->kind != 0) {
-          x->kind = 0;
-          x->is_float = false;
-          x->i = 0;
-          x->d = 0;
-        }
-        if (v->type == JSON_FLOAT) {
-          if (!x->is_float) x->d = (double)x->i;
-          x->is_float = true;
-          x->d += v->d;
-        } else {
-          long long add = v->type == JSON_BOOL ? v->b : v->i;
-          if (x->is_float) x->d += (double)add;
-          else x->i += add;
-        }
-      } else if (v->type == JSON_OBJECT && x->kind == 1) {
-        if (x->ndicts < 256) x->dicts[x->ndicts++] = v;
-      } else {
-        x->kind = v->type == JSON_OBJECT ? 1 : 2;
-        x->ndicts = 0;
-        if (v->type == JSON_OBJECT) x->dicts[x->ndicts++] = v;
-        x->last = v;
-      }
-    }
+  /* usage: Laya sums the windows' numbers */
+  for (long w = 0; w < nwin; w++) {
+    r->input_tokens += results[w].input_tokens;
+    r->state_tokens += results[w].state_tokens;
+    r->state_tokens_dropped += results[w].state_tokens_dropped;
+    out->truncated_sum += results[w].state_tokens_dropped > 0;
   }
-  bool wrote_output = false;
-  for (int j = 0; acc && j < nacc; j++) {
-    if (j) sb_puts(out, ", ");
-    json_dump_string(out, acc[j].key, strlen(acc[j].key), false);
-    sb_puts(out, ": ");
-    if (!strcmp(acc[j].key, "output_tokens")) {
-      sb_puts(out, "0");
-      wrote_output = true;
-    } else if (acc[j].kind == 0) {
-      if (acc[j].is_float) {
-        char b[32];
-        py_float_json(acc[j].d, b);
-        sb_puts(out, b);
-      } else {
-        sb_printf(out, "%lld", acc[j].i);
-      }
-    } else if (acc[j].kind == 1) {
-      write_merged(out, &acc[j]);
-    } else {
-      json_dump(out, acc[j].last, NULL);
-    }
-  }
-  if (!wrote_output) sb_printf(out, "%s\"output_tokens\": 0", nacc ? ", " : "");
-  sb_printf(out, ", \"windows\": %ld}}", nwin);
-  free(acc);
-  free(starts);
-  starts = NULL;
+  out->last = &results[nwin - 1];
 done:
-  free(starts);
   ids_vec_free(&ids);
-  sb_free(&res);
-  sb_free(&st);
-  arena_free(&a);
   return rc;
 }
 
 static int scan_call(void *m, const json_value *req, strbuf *out, laya_error *err) {
-  return scan(m, req, out, err);
+  arena a;
+  arena_init(&a, 1 << 14);
+  long_result l;
+  int rc = engine_run_long(m, req, &a, &l, err);
+  if (!rc) {
+    rj w;
+    rj_init(&w, out, &RJ_PY);
+    rj_long(&w, &l, NULL);
+  }
+  arena_free(&a);
+  return rc;
 }
-
 int laya_predict_long(laya_model *m, const char *request_json, char **result_json, laya_error *err) {
   return json_call("laya_predict_long", m, request_json, scan_call, m, result_json, err);
 }

@@ -8,7 +8,7 @@
 
 #include "core/pystr.h"
 
-static const char *const type_names[3] = {"choice", "score", "noul"};
+const char *const question_type_names[QT_COUNT] = {"choice", "score", "noul"};
 
 void render_criterion(strbuf *sb, const json_value *v) {
   if (v->type == JSON_STRING) {
@@ -135,7 +135,7 @@ static int check_question(const char *qid, size_t qid_len, const json_value *q, 
   int type = -1;
   if (t && t->type == JSON_STRING)
     for (int i = 0; i < 3; i++)
-      if (strcmp(t->s, type_names[i]) == 0 && strlen(type_names[i]) == t->n) type = i;
+      if (strcmp(t->s, question_type_names[i]) == 0 && strlen(question_type_names[i]) == t->n) type = i;
   if (type < 0) {
     tmp = repr_of(t);
     rc = verr(&c, "unknown type %s; use one of ['choice', 'noul', 'score']", tmp);
@@ -315,8 +315,8 @@ static int normalise(const char *qid, size_t qid_len, const json_value *q, arena
   out->qid_len = qid_len;
   const json_value *t = json_get(q, "type");
   for (int i = 0; i < 3; i++)
-    if (strcmp(t->s, type_names[i]) == 0) out->type = i;
-  out->type_name = type_names[out->type];
+    if (strcmp(t->s, question_type_names[i]) == 0) out->type = i;
+  out->type_name = question_type_names[out->type];
   const json_value *ins = json_get(q, "instructions");
   strbuf sb;
   sb_init(&sb);

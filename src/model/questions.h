@@ -12,7 +12,10 @@
 #include "core/error.h"
 #include "core/json.h"
 
-enum { QT_CHOICE = 0, QT_SCORE = 1, QT_NOUL = 2 };
+enum { QT_CHOICE = 0, QT_SCORE = 1, QT_NOUL = 2, QT_COUNT = 3 };
+
+/* The one table of question type names, indexed by QT_*: "choice", "score", "noul". */
+extern const char *const question_type_names[QT_COUNT];
 
 typedef struct question {
   const char *qid;

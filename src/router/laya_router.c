@@ -17,7 +17,11 @@
 #include "core/pystr.h"
 #include "core/strbuf.h"
 #include "laya.h"
+#include "model/decide.h"
+#include "model/engine.h"
 #include "model/hub.h"
+#include "model/result_json.h"
+#include "model/typed.h"
 #include "router/router.h"
 
 typedef struct pool_entry {
@@ -338,7 +342,7 @@ char *laya_router_info(laya_router *r) {
 static const char *const kRouteKeys[] = {"model", "task", "lang", "lang_guess", "explain", NULL};
 
 static int route_request(laya_router *r, const json_value *req, int index, strbuf *decision,
-                         char chosen[64], laya_error *err) {
+                         char chosen[64], char language[32], laya_error *err) {
   char where[32] = "";
   if (index >= 0) snprintf(where, sizeof where, "request %d ", index);
   if (req->type != JSON_OBJECT)
@@ -348,9 +352,9 @@ static int route_request(laya_router *r, const json_value *req, int index, strbu
   if (state->type == JSON_NULL)
     return laya_type_error(err, "%s'state' must not be None; pass a string, dict, or list", where);
   const json_value *ex = json_get(req, "explain");
-  return router_route_ex(&r->cfg, state, json_get(req, "questions"), json_get(req, "model"),
-                         json_get(req, "task"), json_get(req, "lang"), json_get(req, "lang_guess"),
-                         ex && ex->type == JSON_BOOL && ex->b, decision, chosen, err);
+  return router_route_detect(&r->cfg, state, json_get(req, "questions"), json_get(req, "model"),
+                             json_get(req, "task"), json_get(req, "lang"), json_get(req, "lang_guess"),
+                             ex && ex->type == JSON_BOOL && ex->b, decision, chosen, language, err);
 }
 
 /* What a batch checks of each request before routing it (Laya names the request's index). */
@@ -365,7 +369,7 @@ static int check_batch_item(const json_value *q, uint32_t i, laya_error *err) {
 
 static int route_one(void *r, const json_value *req, strbuf *out, laya_error *err) {
   char chosen[64];
-  return route_request(r, req, -1, out, chosen, err);
+  return route_request(r, req, -1, out, chosen, NULL, err);
 }
 
 int laya_route(laya_router *r, const char *request_json, char **decision_json, laya_error *err) {
@@ -382,7 +386,7 @@ static int route_many(void *r, const json_value *reqs, strbuf *out, laya_error *
     if ((rc = check_batch_item(q, i, err))) break;
     if (i) sb_puts(out, ", ");
     char chosen[64];
-    rc = route_request(r, q, (int)i, out, chosen, err);
+    rc = route_request(r, q, (int)i, out, chosen, NULL, err);
   }
   sb_putc(out, ']');
   return rc;
@@ -413,59 +417,50 @@ static laya_model *model_for(laya_router *r, const char *name, laya_error *err) 
   return m;
 }
 
-/* The model-level request: the router's keys removed, "lang" set to the effective language. */
-static void model_request(const json_value *req, const char *lang, strbuf *out) {
-  sb_putc(out, '{');
-  bool first = true;
+/* The model-level request as a value: the router's keys removed, "lang" set to the effective
+ * language (the request's members are shared, not copied). NULL when out of memory. */
+static json_value *model_request(const json_value *req, const char *lang, arena *a) {
+  json_value *o = arena_alloc(a, sizeof *o);
+  json_member *mm = arena_alloc(a, sizeof(json_member) * (req->n + 1));
+  if (!o || !mm) return NULL;
+  memset(o, 0, sizeof *o);
+  o->type = JSON_OBJECT;
+  o->members = mm;
   for (uint32_t i = 0; i < req->n; i++) {
-    const char *k = req->members[i].key;
     bool skip = false;
-    for (int j = 0; kRouteKeys[j]; j++) skip |= !strcmp(k, kRouteKeys[j]);
-    if (skip) continue;
-    if (!first) sb_puts(out, ", ");
-    first = false;
-    json_dump_string(out, k, req->members[i].key_len, false);
-    sb_puts(out, ": ");
-    json_dump(out, &req->members[i].value, NULL);
+    for (int j = 0; kRouteKeys[j]; j++) skip |= !strcmp(req->members[i].key, kRouteKeys[j]);
+    if (!skip) mm[o->n++] = req->members[i];
   }
   if (lang) {
-    if (!first) sb_puts(out, ", ");
-    sb_puts(out, "\"lang\": ");
-    json_dump_string(out, lang, strlen(lang), false);
+    mm[o->n].key = "lang";
+    mm[o->n].key_len = 4;
+    mm[o->n++].value = json_string(lang);
   }
-  sb_putc(out, '}');
+  return o;
 }
 
-/* Insert `, "routing": <decision>` before the closing brace of a JSON object. */
-static void put_with_routing(strbuf *out, const char *result, const char *decision) {
-  size_t n = strlen(result);
-  while (n && result[n - 1] != '}') n--;
-  if (!n) {
-    sb_puts(out, result);
-    return;
-  }
-  sb_append(out, result, n - 1);
-  bool empty = true;
-  for (size_t i = 1; i + 1 < n; i++)
-    if (result[i] != ' ' && result[i] != '\n') empty = false;
-  sb_puts(out, empty ? "\"routing\": " : ", \"routing\": ");
-  sb_puts(out, decision);
-  sb_putc(out, '}');
+/* The effective language: an explicit string "lang", else the one routing detected. */
+static const char *effective_lang(const json_value *req, const char *detected) {
+  const json_value *lang = json_get(req, "lang");
+  if (lang && lang->type == JSON_STRING) return lang->s;
+  return detected && *detected ? detected : NULL;
 }
 
-typedef int (*model_call)(laya_model *, const char *, char **, laya_error *);
 typedef struct routed {
   laya_router *r;
-  model_call call;
+  int call; /* CALL_* */
 } routed;
+enum { CALL_PREDICT, CALL_LONG, CALL_DECIDE };
 
+/* One routed call: route, borrow the model, run the model-level call typed, and write its result
+ * with the RouteDecision as "routing" (last). */
 static int routed_run(void *ctx, const json_value *req, strbuf *out, laya_error *err) {
   laya_router *r = ((routed *)ctx)->r;
-  strbuf dec, mreq;
+  const int call = ((routed *)ctx)->call;
+  strbuf dec;
   sb_init(&dec);
-  sb_init(&mreq);
-  char chosen[64];
-  int rc = route_request(r, req, -1, &dec, chosen, err);
+  char chosen[64], detected[32];
+  int rc = route_request(r, req, -1, &dec, chosen, detected, err);
   laya_model *m = NULL;
   if (!rc) {
     m = model_for(r, chosen, err);
@@ -474,44 +469,51 @@ static int routed_run(void *ctx, const json_value *req, strbuf *out, laya_error 
   if (!rc) {
     /* explicit lang, else the detected language (per-language temperatures) */
     arena a;
-    arena_init(&a, 1 << 12);
-    const json_value *lang = json_get(req, "lang");
-    const char *eff = lang && lang->type == JSON_STRING ? lang->s : NULL;
-    json_value *d = json_parse(dec.data, dec.len, &a, NULL, NULL);
-    const json_value *det = d ? json_get(d, "detection") : NULL;
-    const json_value *dl = det ? json_get(det, "language") : NULL;
-    if (!eff && dl && dl->type == JSON_STRING) eff = dl->s;
-    model_request(req, eff, &mreq);
-    char *res = NULL;
-    rc = ((routed *)ctx)->call(m, sb_cstr(&mreq), &res, err);
+    arena_init(&a, 1 << 14);
+    const json_value *mreq = model_request(req, effective_lang(req, detected), &a);
+    if (!mreq) {
+      rc = laya_err(err, LAYA_ERR_NOMEM, "MemoryError", "out of memory");
+    } else if (call == CALL_DECIDE) {
+      rc = decide_run(m, mreq, false, NULL, sb_cstr(&dec), out, err);
+    } else {
+      rj w;
+      rj_init(&w, out, &RJ_PY);
+      if (call == CALL_PREDICT) {
+        state_result *res;
+        long n;
+        rc = engine_run_request(m, mreq, false, &a, &res, &n, err);
+        if (!rc) rj_state(&w, &res[0], sb_cstr(&dec));
+      } else {
+        long_result l;
+        rc = engine_run_long(m, mreq, &a, &l, err);
+        if (!rc) rj_long(&w, &l, sb_cstr(&dec));
+      }
+    }
     release(r, m);
-    if (!rc) put_with_routing(out, res, sb_cstr(&dec));
-    free(res);
     arena_free(&a);
   }
   sb_free(&dec);
-  sb_free(&mreq);
   return rc;
 }
 
-static int routed_call(laya_router *r, const char *request_json, model_call call, char **result_json,
+static int routed_call(laya_router *r, const char *request_json, int call, char **result_json,
                        laya_error *err) {
   routed ctx = {r, call};
   return json_call("laya_router", r, request_json, routed_run, &ctx, result_json, err);
 }
 
 int laya_router_predict(laya_router *r, const char *request_json, char **result_json, laya_error *err) {
-  return routed_call(r, request_json, laya_predict, result_json, err);
+  return routed_call(r, request_json, CALL_PREDICT, result_json, err);
 }
 
 int laya_router_predict_long(laya_router *r, const char *request_json, char **result_json,
                              laya_error *err) {
-  return routed_call(r, request_json, laya_predict_long, result_json, err);
+  return routed_call(r, request_json, CALL_LONG, result_json, err);
 }
 
-/* decide through the router always returns the details form, so the routing block has a home. */
+/* decide through the router: decide's result with "routing" last. */
 int laya_router_decide(laya_router *r, const char *request_json, char **result_json, laya_error *err) {
-  return routed_call(r, request_json, laya_decide, result_json, err);
+  return routed_call(r, request_json, CALL_DECIDE, result_json, err);
 }
 
 /* predict_batch: route everything first (nothing loads before every request is valid), then one
@@ -531,8 +533,9 @@ static int predict_batch_run(void *ctx, const json_value *req, strbuf *out, laya
   char **keys = calloc(n ? n : 1, sizeof(char *));
   char **results = calloc(n ? n : 1, sizeof(char *));
   const char **langs = calloc(n ? n : 1, sizeof(char *));
+  char (*detected)[32] = calloc(n ? n : 1, 32);
   bool *done = calloc(n ? n : 1, sizeof(bool));
-  if (!decs || !models || !keys || !results || !langs || !done)
+  if (!decs || !models || !keys || !results || !langs || !detected || !done)
     rc = laya_err(err, LAYA_ERR_NOMEM, NULL, "laya_router_predict_batch: out of memory");
   for (uint32_t i = 0; !rc && i < n; i++) {
     const json_value *q = &reqs->items[i];
@@ -540,15 +543,11 @@ static int predict_batch_run(void *ctx, const json_value *req, strbuf *out, laya
     const json_value *qs = q->type == JSON_OBJECT ? json_get(q, "questions") : NULL;
     strbuf d;
     sb_init(&d);
-    rc = route_request(r, q, (int)i, &d, models[i], err);
+    rc = route_request(r, q, (int)i, &d, models[i], detected[i], err);
     decs[i] = sb_steal(&d);
     if (!rc && !decs[i]) rc = laya_err(err, LAYA_ERR_NOMEM, NULL, "laya_router_predict_batch: out of memory");
     if (rc) break;
-    const json_value *lang = json_get(q, "lang");
-    const char *eff = lang && lang->type == JSON_STRING ? lang->s : NULL;
-    json_value *dv = json_parse(decs[i], strlen(decs[i]), &a, NULL, NULL);
-    const json_value *dl = dv ? json_get(json_get(dv, "detection"), "language") : NULL;
-    if (!eff && dl && dl->type == JSON_STRING) eff = dl->s;
+    const char *eff = effective_lang(q, detected[i]);
     langs[i] = eff;
     strbuf k;
     sb_init(&k);
@@ -571,14 +570,14 @@ static int predict_batch_run(void *ctx, const json_value *req, strbuf *out, laya
       rc = err && err->code ? err->code : LAYA_ERR_IO;
       break;
     }
-    /* this group: every request with the same key */
-    strbuf b;
-    sb_init(&b);
+    /* this group: every request with the same key, as one predict_batch request value */
     const json_value *q0 = &reqs->items[i];
-    sb_puts(&b, "{\"states\": [");
     uint32_t *members = calloc(n, sizeof(uint32_t));
-    if (!members) {
-      sb_free(&b);
+    json_value *states = arena_alloc(&a, sizeof *states), *breq = arena_alloc(&a, sizeof *breq);
+    json_value *items = arena_alloc(&a, sizeof(json_value) * n);
+    json_member *mm = arena_alloc(&a, sizeof(json_member) * 8);
+    if (!members || !states || !breq || !items || !mm) {
+      free(members);
       release(r, m);
       rc = laya_err(err, LAYA_ERR_NOMEM, NULL, "laya_router_predict_batch: out of memory");
       break;
@@ -586,57 +585,38 @@ static int predict_batch_run(void *ctx, const json_value *req, strbuf *out, laya
     uint32_t k = 0;
     for (uint32_t j = i; j < n; j++) {
       if (done[j] || strcmp(keys[j], keys[i])) continue;
-      if (k) sb_puts(&b, ", ");
-      json_dump(&b, json_get(&reqs->items[j], "state"), NULL);
+      items[k] = *json_get(&reqs->items[j], "state");
       members[k++] = j;
       done[j] = true;
     }
-    sb_puts(&b, "], \"questions\": ");
-    json_dump(&b, json_get(q0, "questions"), NULL);
-    const char *pass[] = {"max_len", "head_max_len"};
+    *states = (json_value){.type = JSON_ARRAY, .n = k, .items = items};
+    *breq = (json_value){.type = JSON_OBJECT, .members = mm};
+    mm[breq->n++] = (json_member){"states", 6, *states};
+    mm[breq->n++] = (json_member){"questions", 9, *json_get(q0, "questions")};
+    static const char *const pass[] = {"max_len", "head_max_len"};
     for (int p = 0; p < 2; p++) {
       const json_value *v = json_get(q0, pass[p]);
-      if (v) {
-        sb_printf(&b, ", \"%s\": ", pass[p]);
-        json_dump(&b, v, NULL);
-      }
+      if (v) mm[breq->n++] = (json_member){pass[p], (uint32_t)strlen(pass[p]), *v};
     }
-    const char *top[] = {"batch_size", "sort_by_length", "min_confidence"};
+    static const char *const top[] = {"batch_size", "sort_by_length", "min_confidence"};
     for (int p = 0; p < 3; p++) {
       const json_value *v = json_get(req, top[p]);
-      if (v) {
-        sb_printf(&b, ", \"%s\": ", top[p]);
-        json_dump(&b, v, NULL);
-      }
+      if (v) mm[breq->n++] = (json_member){top[p], (uint32_t)strlen(top[p]), *v};
     }
-    if (langs[i]) {
-      sb_puts(&b, ", \"lang\": ");
-      json_dump_string(&b, langs[i], strlen(langs[i]), false);
-    }
-    sb_putc(&b, '}');
-    char *res = NULL;
-    rc = laya_predict_batch(m, b.data, &res, err);
+    if (langs[i]) mm[breq->n++] = (json_member){"lang", 4, json_string(langs[i])};
+    state_result *res = NULL;
+    long got = 0;
+    rc = engine_run_request(m, breq, true, &a, &res, &got, err);
     release(r, m);
-    sb_free(&b);
-    if (!rc) {
-      json_value *arr = json_parse(res, strlen(res), &a, NULL, err);
-      if (!arr || arr->type != JSON_ARRAY || arr->n != k) {
-        rc = laya_err(err, LAYA_ERR_INTERNAL, NULL, "predict_batch returned %s results",
-                      arr ? "the wrong number of" : "unreadable");
-      } else {
-        for (uint32_t t = 0; t < k; t++) {
-          strbuf item, one;
-          sb_init(&item);
-          sb_init(&one);
-          json_dump(&item, &arr->items[t], NULL);
-          put_with_routing(&one, sb_cstr(&item), decs[members[t]]);
-          sb_free(&item);
-          if (one.oom) rc = laya_err(err, LAYA_ERR_NOMEM, NULL, "laya_router_predict_batch: out of memory");
-          results[members[t]] = sb_steal(&one);
-        }
-      }
+    if (!rc && got != (long)k)
+      rc = laya_err(err, LAYA_ERR_INTERNAL, NULL, "predict_batch returned the wrong number of results");
+    for (uint32_t t = 0; !rc && t < k; t++) {
+      strbuf one;
+      sb_init(&one);
+      rj_write_state(&one, &RJ_PY, &res[t], decs[members[t]]);
+      if (one.oom) rc = laya_err(err, LAYA_ERR_NOMEM, NULL, "laya_router_predict_batch: out of memory");
+      results[members[t]] = sb_steal(&one);
     }
-    free(res);
     free(members);
   }
   if (!rc) {
@@ -657,6 +637,7 @@ static int predict_batch_run(void *ctx, const json_value *req, strbuf *out, laya
   free(keys);
   free(results);
   free(langs);
+  free(detected);
   free(done);
   arena_free(&a);
   return rc;

@@ -306,6 +306,14 @@ int router_route_ex(const router_config *cfg, const json_value *state, const jso
                     const json_value *model, const json_value *task, const json_value *lang,
                     const json_value *lang_guess, bool explain, strbuf *out, char chosen[64],
                     laya_error *err) {
+  return router_route_detect(cfg, state, questions, model, task, lang, lang_guess, explain, out, chosen, NULL, err);
+}
+
+int router_route_detect(const router_config *cfg, const json_value *state, const json_value *questions,
+                        const json_value *model, const json_value *task, const json_value *lang,
+                        const json_value *lang_guess, bool explain, strbuf *out, char chosen[64],
+                        char language[32], laya_error *err) {
+  if (language) language[0] = 0;
   if (questions && questions->type != JSON_NULL && questions->type != JSON_OBJECT)
     return laya_type_error(err, "questions must be a dict of question id -> definition, got %s",
                            json_py_type(questions));
@@ -418,6 +426,7 @@ int router_route_ex(const router_config *cfg, const json_value *state, const jso
     sb_puts(&reason, "English Latin text");
   }
   decision(out, cfg, chosen, reason.data ? reason.data : "", &det, explain ? &diag : NULL, workflow);
+  if (language && det.language) snprintf(language, 32, "%s", det.language);
   lang_detection_free(&det);
   if (explain) lang_diag_free(&diag);
 done:

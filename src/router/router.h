@@ -67,4 +67,11 @@ int router_route_ex(const router_config *cfg, const json_value *state, const jso
                     const json_value *lang_guess, bool explain, strbuf *decision_json,
                     char chosen[64], laya_error *err);
 
+/* router_route_ex that also gives the language its detection named ("" when it ran none or
+ * named none), for the per-language temperatures of the call it routes. */
+int router_route_detect(const router_config *cfg, const json_value *state, const json_value *questions,
+                        const json_value *model, const json_value *task, const json_value *lang,
+                        const json_value *lang_guess, bool explain, strbuf *decision_json,
+                        char chosen[64], char language[32], laya_error *err);
+
 #endif

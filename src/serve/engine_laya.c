@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/typed.h"
 #include "serve/serve.h"
 
 #ifdef LAYA_SERVE_NO_ENGINE
@@ -119,6 +120,20 @@ static void eng_job_free(void *ctx, void *job) {
   (void)ctx;
   laya_job_free(job);
 }
+static int eng_job_prepare_value(void *ctx, void *model, const json_value *req, void **job, laya_error *err) {
+  (void)ctx;
+  laya_job *j = NULL;
+  int rc = engine_job_prepare_value(model, req, &j, err);
+  *job = j;
+  return rc;
+}
+static int eng_job_results(void *ctx, void *job, arena *a, const state_result **out, long *n, laya_error *err) {
+  (void)ctx;
+  state_result *r = NULL;
+  int rc = engine_job_results(job, a, &r, n, err);
+  *out = r;
+  return rc;
+}
 const serve_engine serve_engine_laya = {.name = "laya",
                                         .open = eng_open,
                                         .open_pinned = eng_open_pinned,
@@ -134,5 +149,7 @@ const serve_engine serve_engine_laya = {.name = "laya",
                                         .job_tokens = eng_job_tokens,
                                         .jobs_run = eng_jobs_run,
                                         .job_result = eng_job_result,
-                                        .job_free = eng_job_free};
+                                        .job_free = eng_job_free,
+                                        .job_results = eng_job_results,
+                                        .job_prepare_value = eng_job_prepare_value};
 #endif

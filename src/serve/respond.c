@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/result_json.h"
 #include "serve/serve.h"
 
 static bool str_eq(const json_value *v, const char *s) {
@@ -203,6 +204,12 @@ void serve_finish_result(json_value *result, const char *routing_json, bool stri
   }
   json_dump_opts o = {",", ":", false, -1};
   json_dump(out, result, &o);
+}
+
+void serve_write_result(const struct state_result *r, const char *routing_json, bool strict, strbuf *out) {
+  rj w;
+  rj_init(&w, out, &RJ_COMPACT);
+  rj_served(&w, r, routing_json, strict);
 }
 
 void serve_detail_json(strbuf *sb, const char *detail, size_t n) {

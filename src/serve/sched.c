@@ -29,6 +29,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "model/typed.h"
 #include "serve/serve.h"
 
 enum { PHASE_WAIT, PHASE_PREPARE, PHASE_PASS, PHASE_DECODE, PHASE_HANDOFF, N_PHASES };
@@ -67,6 +68,7 @@ void serve_job_free(serve_job *job) {
   if (job->prep) job->eng->job_free(job->eng->ctx, job->prep);
   if (job->prep && job->prep_models) serve_models_release(job->prep_models, job->prep_model);
   free(job->options_json);
+  arena_free(&job->values);
   for (size_t i = 0; i < job->n_states; i++) {
     free(job->states_json ? job->states_json[i] : NULL);
     free(job->routing_json ? job->routing_json[i] : NULL);
@@ -86,6 +88,51 @@ static const json_parse_opts RESULT_OPTS = {0, false, false, true};
 static void dump_compact(strbuf *sb, const json_value *v) {
   json_dump_opts o = {NULL, NULL, false, -1};
   json_dump(sb, v, &o);
+}
+
+/* An int member value (with its lexeme, as a parse would give it). */
+static void int_member(json_member *m, const char *key, long x, arena *a) {
+  char b[24];
+  int n = snprintf(b, sizeof b, "%ld", x);
+  m->key = key;
+  m->key_len = (uint32_t)strlen(key);
+  memset(&m->value, 0, sizeof m->value);
+  m->value.type = JSON_INT;
+  m->value.i = x;
+  m->value.d = (double)x;
+  m->value.s = arena_strndup(a, b, (size_t)n);
+  m->value.n = (uint32_t)n;
+}
+
+/* The job's predict_batch request as a value in the job's own arena, in the text's key order
+ * ("states", "questions", "max_len", "head_max_len", "min_confidence", "batch_size",
+ * "sort_by_length"; "lang" is added when the job is prepared). NULL when out of memory. */
+static json_value *request_value(serve_job *job, const serve_request *req) {
+  arena *a = &job->values;
+  json_value *r = arena_alloc(a, sizeof *r), *states = arena_alloc(a, sizeof *states);
+  json_member *m = arena_alloc(a, sizeof(json_member) * 9);
+  json_value *items = arena_alloc(a, sizeof(json_value) * job->n_states);
+  if (!r || !states || !m || !items) return NULL;
+  for (size_t i = 0; i < job->n_states; i++)
+    if (!json_copy(&items[i], job->is_batch ? &req->states->items[i] : req->state, a)) return NULL;
+  *states = (json_value){.type = JSON_ARRAY, .n = (uint32_t)job->n_states, .items = items};
+  *r = (json_value){.type = JSON_OBJECT, .members = m};
+  m[r->n++] = (json_member){"states", 6, *states};
+  m[r->n] = (json_member){"questions", 9, {0}};
+  if (!json_copy(&m[r->n++].value, req->questions, a)) return NULL;
+  if (req->max_len) int_member(&m[r->n++], "max_len", req->max_len, a);
+  if (req->head_max_len) int_member(&m[r->n++], "head_max_len", req->head_max_len, a);
+  if (req->min_confidence) {
+    m[r->n] = (json_member){"min_confidence", 14, {0}};
+    if (!json_copy(&m[r->n++].value, req->min_confidence, a)) return NULL;
+  }
+  if (req->kind == SERVE_BATCH && req->batch_size) int_member(&m[r->n++], "batch_size", req->batch_size, a);
+  if (req->kind == SERVE_BATCH && req->sort_by_length) {
+    m[r->n] = (json_member){"sort_by_length", 14, {0}};
+    m[r->n].value.type = JSON_BOOL;
+    m[r->n++].value.b = true;
+  }
+  return r;
 }
 
 static bool same_str(const char *a, const char *b) { return (!a && !b) || (a && b && !strcmp(a, b)); }
@@ -182,6 +229,8 @@ int serve_job_from_request(serve_models *models, const serve_request *req, bool 
     }
   }
   job->options_json = sb_steal(&o);
+  arena_init(&job->values, 1 << 12);
+  job->request = request_value(job, req);
   long width = req->max_len ? req->max_len : SERVE_BATCH_ROW_TOKENS_ASSUMED;
   /* a state's rows are at most `width` tokens; a short state is about a token per 3 bytes
    * plus the question head */
@@ -399,9 +448,31 @@ static int prepare_job(serve_models *models, const serve_engine *eng, serve_job 
   laya_error e;
   laya_err_clear(&e);
   void *model = serve_models_acquire(models, job->model, &e); /* held until the job is freed */
+  void *p = NULL;
+  if (model && eng->job_prepare_value && job->request) {
+    /* the request as a value: "lang" (the last member's room) when the job reads one */
+    json_value *r = job->request;
+    if (job->langs[0] && strcmp(r->members[r->n - 1].key, "lang") != 0) {
+      json_member *l = &r->members[r->n++];
+      *l = (json_member){"lang", 4, json_string(job->langs[0])};
+    }
+    int rc = eng->job_prepare_value(eng->ctx, model, r, &p, &e);
+    if (rc) p = NULL;
+    if (!rc) {
+      job->eng = eng;
+      job->prep = p;
+      job->prep_model = model;
+      job->prep_models = models;
+      job->est_tokens = (size_t)eng->job_tokens(eng->ctx, p);
+      return 0;
+    }
+    serve_models_release(models, model);
+    job->batch_requests = 1;
+    fail_job(job, &e);
+    return job->status;
+  }
   char *req = model ? batch_request(job, NULL, 0, job->langs[0]) : NULL;
   if (model && !req) laya_err(&e, LAYA_ERR_NOMEM, NULL, "out of memory");
-  void *p = NULL;
   if (req && eng->job_prepare(eng->ctx, model, req, &p, &e) == 0) {
     job->eng = eng;
     job->prep = p;
@@ -423,6 +494,25 @@ int serve_sched_prepare(serve_sched *s, serve_job *job) {
   return prepare_job(s->models, s->eng, job);
 }
 
+/* Write job->body from its typed results (the same body finish_job writes, without a parse). */
+static void finish_job_typed(serve_job *job, const state_result *r) {
+  sb_reset(&job->body);
+  long in = 0;
+  for (size_t i = 0; i < job->n_states; i++) in += r[i].input_tokens;
+  job->input_tokens = in;
+  if (!job->is_batch) {
+    serve_write_result(&r[0], job->routing_json[0], job->strict, &job->body);
+  } else {
+    sb_puts(&job->body, "{\"results\":[");
+    for (size_t i = 0; i < job->n_states; i++) {
+      if (i) sb_putc(&job->body, ',');
+      serve_write_result(&r[i], job->routing_json[i], job->strict, &job->body);
+    }
+    sb_printf(&job->body, "],\"total_usage\":{\"input_tokens\":%ld,\"output_tokens\":0}}", in);
+  }
+  job->status = job->body.oom ? 500 : 0;
+}
+
 void serve_job_finish(serve_job *job) {
   if (!job->prep) return;
   const serve_engine *eng = job->eng;
@@ -430,7 +520,21 @@ void serve_job_finish(serve_job *job) {
    * fails the job otherwise, so status 0 is "its outputs are waiting to be decoded". Should a
    * prepared job ever get here unrun, laya_job_result refuses it ("the job has not run"): a 500,
    * never another job's answer. */
-  if (job->status == 0) {
+  if (job->status == 0 && eng->job_results) {
+    arena a;
+    arena_init(&a, 1 << 14);
+    const state_result *r = NULL;
+    long n = 0;
+    laya_error e;
+    int rc = eng->job_results(eng->ctx, job->prep, &a, &r, &n, &e);
+    if (!rc && n != (long)job->n_states)
+      rc = laya_err(&e, LAYA_ERR_INTERNAL, NULL, "the engine returned %ld results for %zu states", n, job->n_states);
+    if (!rc)
+      finish_job_typed(job, r);
+    else
+      fail_job(job, &e);
+    arena_free(&a);
+  } else if (job->status == 0) {
     arena a;
     arena_init(&a, 1 << 14);
     char *out = NULL;

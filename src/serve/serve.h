@@ -150,6 +150,7 @@ void serve_models_not_ready(serve_models *m, strbuf *sb);
 bool serve_models_has_lang_temps(serve_models *m, const char *name);
 
 /* ---- the inference engine, as a table (production: the laya library) ---- */
+struct state_result; /* model/typed.h */
 struct serve_engine {
   void *ctx;
   const char *name;
@@ -186,6 +187,12 @@ struct serve_engine {
   int (*jobs_run)(void *ctx, void *model, void *const *jobs, int n, laya_error *err);
   int (*job_result)(void *ctx, void *job, char **result_json, laya_error *err);
   void (*job_free)(void *ctx, void *job);
+  /* The job's results as values (model/typed.h), allocated from a, or NULL: then the server
+   * parses job_result's text. */
+  int (*job_results)(void *ctx, void *job, arena *a, const struct state_result **out, long *n,
+                     laya_error *err);
+  /* job_prepare of the request as a value (nothing parsed; the value outlives the job), or NULL. */
+  int (*job_prepare_value)(void *ctx, void *model, const json_value *request, void **job, laya_error *err);
 };
 /* The real library (engine_laya.c). */
 extern const serve_engine serve_engine_laya;
@@ -239,6 +246,8 @@ void serve_finish_result(json_value *result, const char *routing_json, bool stri
                          strbuf *out);
 /* Jev's own confidence for a choice/score answer; false when it has none. */
 bool serve_jev_confidence(const json_value *answer, double *out);
+/* serve_finish_result from a typed result (model/typed.h): the same body, written once. */
+void serve_write_result(const struct state_result *r, const char *routing_json, bool strict, strbuf *out);
 /* {"detail": "..."} as FastAPI writes it. */
 void serve_detail_json(strbuf *sb, const char *detail, size_t n);
 
@@ -250,6 +259,9 @@ struct serve_job {
   /* input (owned by the job) */
   char model[64];
   char *options_json;    /* `"questions": {...}, "max_len": N, ...` (no braces) */
+  arena values;          /* `request` and what it points to */
+  json_value *request;   /* the same predict_batch request as a value: "states", the options, and
+                            room for "lang" (NULL when out of memory: the text is used) */
   char **states_json;    /* one JSON text per state */
   size_t n_states;
   bool is_batch;         /* came from /v1/systemone/batch (results are a list) */

@@ -1,0 +1,91 @@
+/*
+ * typed.h: the engine's results as values, and the typed entry points the repository's own
+ * surfaces call (decide, predict_long, the Router, `laya calibrate`). Internal: include/laya.h
+ * stays JSON in, JSON out; its functions are parse once, a typed call, write once
+ * (result_json.h is the only writer of result JSON).
+ *
+ *   json_value request -> engine_parse_request -> engine_run -> state_result[] -> rj_* -> text
+ *
+ * Every number an answer holds is the one Laya's result dict holds (already rounded with
+ * round(x, 4) where Laya rounds), so a surface that reads an answer decides exactly as one that
+ * read Laya's dict. Results live in the arena the caller passes (with the prepared questions
+ * they point to) and are freed with it.
+ */
+#ifndef LAYA_MODEL_TYPED_H
+#define LAYA_MODEL_TYPED_H
+
+#include <stdbool.h>
+
+#include "core/arena.h"
+#include "core/error.h"
+#include "core/json.h"
+#include "model/questions.h"
+
+struct laya_model;
+struct engine_call;
+struct laya_job;
+
+/* The min_confidence gate's verdict on one answer. */
+typedef enum answer_gate { GATE_NONE = 0, GATE_PASSED, GATE_ABSTAINED, GATE_UNEVALUATED } answer_gate;
+
+/* One question's answer for one state. */
+typedef struct answer {
+  const question *q;        /* qid, type, labels and legend (option order) */
+  int k;                    /* options the row scored (its markers) */
+  int top;                  /* choice: the chosen option's index into q->label */
+  double *prob;             /* [k] round(p, 4) in option order (score: level order) */
+  double score;             /* score: round(expected level, 4) */
+  double noul;              /* noul: round(P(true), 4); NaN when the row has fewer than 2 markers */
+  double confidence;        /* round(1 - H/ln k, 4); noul: round(max(p, 1 - p), 4) */
+  double answer_confidence; /* round(max p, 4), binned by the calibration when it has a bin table */
+  double act_probability;   /* round(P(act), 4) */
+  answer_gate gate;         /* GATE_NONE: no min_confidence in the call */
+  double threshold;         /* the gate's threshold (when gate != GATE_NONE) */
+  const float *logits;      /* [k] the row's raw option logits, in slot order as the pass gave them */
+  /* usage facts of this question's row and head */
+  bool truncated;           /* the row dropped state tokens */
+  int options_total, options_distinct, tokens_per_option; /* tokens_per_option -1 = None */
+} answer;
+
+/* One state's result: its answers in the call's question order, and its usage. */
+typedef struct state_result {
+  int n;                 /* answers; 0 with !full_usage: Laya's empty result (no questions) */
+  answer *answers;
+  bool full_usage;       /* usage has state_tokens .. truncated_questions (and options) */
+  long input_tokens;
+  long state_tokens;
+  int state_tokens_dropped;
+} state_result;
+
+/* predict_long's result: one state's answers, each from its deciding window, and the usage
+ * summed over the windows. */
+typedef struct long_result {
+  state_result r;        /* single: the one result as is; else the chosen answers, summed usage */
+  bool single;           /* the state fitted in one call (no window blocks) */
+  long windows;
+  long *win_index, *win_start, *win_end; /* [r.n], when !single */
+  long truncated_sum;    /* !single: windows that dropped tokens (Python's sum of bools) */
+  long last_truncated;   /* !single: which window's truncated_questions usage keeps (the last) */
+  state_result *last;    /* !single: that window's result */
+} long_result;
+
+/* predict_batch over parsed values: n_states results (in input order) in *out, allocated from a. */
+int engine_run(struct laya_model *m, const json_value *states, const json_value *questions,
+               const struct engine_call *c, arena *a, state_result **out, long *n_out, laya_error *err);
+
+/* A request object bound (predict: {"state", ...}, batch: {"states", ...}) and run. For predict
+ * *out is one result. */
+int engine_run_request(struct laya_model *m, const json_value *req, bool batch, arena *a,
+                       state_result **out, long *n_out, laya_error *err);
+
+/* predict_long over a parsed request object. */
+int engine_run_long(struct laya_model *m, const json_value *req, arena *a, long_result *out, laya_error *err);
+
+/* laya_job_prepare of a request value (predict_batch's keys): nothing is parsed. The job points
+ * into req, which must outlive it. */
+int engine_job_prepare_value(struct laya_model *m, const json_value *req, struct laya_job **out, laya_error *err);
+
+/* A prepared job's results (after laya_jobs_run), decoded into a. */
+int engine_job_results(const struct laya_job *job, arena *a, state_result **out, long *n_out, laya_error *err);
+
+#endif
