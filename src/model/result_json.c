@@ -155,6 +155,23 @@ static void answer_members(rj *w, const answer *a) {
   }
 }
 
+static bool answer_finite(const answer *a) {
+  const question *q = a->q;
+  if (q->type != QT_NOUL)
+    for (int i = 0; i < a->k; i++)
+      if (!isfinite(a->prob[i])) return false;
+  if (q->type == QT_SCORE && !isfinite(a->score)) return false;
+  if (q->type == QT_NOUL && !isfinite(a->noul)) return false;
+  if (a->gate != GATE_NONE && !isfinite(a->threshold)) return false;
+  return isfinite(a->confidence) && isfinite(a->answer_confidence) && isfinite(a->act_probability);
+}
+
+bool rj_state_finite(const state_result *r) {
+  for (int i = 0; i < r->n; i++)
+    if (!answer_finite(&r->answers[i])) return false;
+  return true;
+}
+
 void rj_answer(rj *w, const answer *a) {
   answer_members(w, a);
   rj_end_obj(w);

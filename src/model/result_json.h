@@ -50,6 +50,9 @@ void rj_raw(rj *w, const char *json);
 /* The pieces of a result, for the surfaces that compose their own objects (decide, the server). */
 void rj_answer(rj *w, const answer *a);
 void rj_answers(rj *w, const state_result *r);    /* {qid: answer, ...} */
+/* Are all the numbers rj_state would write for r finite (no NaN / Infinity, which strict JSON
+ * cannot carry: a checkpoint with non-finite weights gives such answers)? */
+bool rj_state_finite(const state_result *r);
 void rj_probabilities(rj *w, const answer *a);    /* the answer's "probabilities" object */
 void rj_usage(rj *w, const state_result *r);
 

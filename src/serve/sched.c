@@ -29,6 +29,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "model/result_json.h"
 #include "model/typed.h"
 #include "serve/serve.h"
 
@@ -281,6 +282,12 @@ static bool has_nonfinite(const json_value *v) {
 
 static void fail_job(serve_job *job, const laya_error *e);
 
+/* An answer with NaN (non-finite weights: the load warned) cannot go out as JSON. Python's
+ * laya-serve fails the response with a 500 there; so does this one, with a JSON body. */
+#define NONFINITE_MESSAGE                                                                          \
+  "the answer holds NaN or Infinity, which JSON cannot carry (does the checkpoint have "           \
+  "non-finite weights? its load warned if so)"
+
 /* Write job->body from its results (an array of n_states engine results, in order). */
 static void finish_job(serve_job *job, json_value *results, arena *a) {
   /* An answer with NaN (non-finite weights: the load warned) cannot go out as JSON. Python's
@@ -289,9 +296,7 @@ static void finish_job(serve_job *job, json_value *results, arena *a) {
     if (has_nonfinite(&results[i])) {
       laya_error e;
       laya_err_clear(&e);
-      laya_err(&e, LAYA_ERR_INTERNAL, NULL,
-               "the answer holds NaN or Infinity, which JSON cannot carry (does the checkpoint have "
-               "non-finite weights? its load warned if so)");
+      laya_err(&e, LAYA_ERR_INTERNAL, NULL, NONFINITE_MESSAGE);
       fail_job(job, &e);
       return;
     }
@@ -496,6 +501,14 @@ int serve_sched_prepare(serve_sched *s, serve_job *job) {
 
 /* Write job->body from its typed results (the same body finish_job writes, without a parse). */
 static void finish_job_typed(serve_job *job, const state_result *r) {
+  for (size_t i = 0; i < job->n_states; i++)
+    if (!rj_state_finite(&r[i])) {
+      laya_error e;
+      laya_err_clear(&e);
+      laya_err(&e, LAYA_ERR_INTERNAL, NULL, NONFINITE_MESSAGE);
+      fail_job(job, &e);
+      return;
+    }
   sb_reset(&job->body);
   long in = 0;
   for (size_t i = 0; i < job->n_states; i++) in += r[i].input_tokens;

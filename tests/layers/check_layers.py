@@ -37,6 +37,12 @@ DEBTS = {
         "the same cycle from the model side: model/ writes the CPU backend's packed layout",
     ("src/serve/mcp_main.c", "cli/presets.h"):
         "the question presets live in cli/; they belong in a folder both may include (issue 13 item 8)",
+    ("src/model/artifact_dense.c", "backend/cpu/kernels.h"):
+        "the CUDA path unpacks the CPU backend's packed layout: part of the artifact cycle above "
+        "(issue 13 item 5: the artifact's unpacking belongs to backend/cpu/)",
+    ("src/serve/models.c", "model/hub.h"):
+        "the servers resolve checkpoint names through the Hub cache directly; the resolver belongs "
+        "behind the router's interface, which serve/ may include",
 }
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
