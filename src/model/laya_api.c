@@ -95,8 +95,8 @@ static backend *choose_backend(laya_model *m, const laya_options *opt, laya_erro
     if (!count) sb_puts(&m->warnings, "Warning: CUDA requested but not available. Falling back to CPU.\n");
     else sb_printf(&m->warnings, "Warning: CUDA device %s not found (%d visible). Falling back to CPU.\n", dev, count);
   }
-  /* CPU: the fast backend (bf16 where the CPU has AVX-512 BF16, else fp32, unless a precision is
-   * named); LAYA_BACKEND=cpu-ref selects the plain fp32 reference (parity fixtures use it). */
+  /* CPU: the fast backend (fp32, Laya-exact, unless a precision is named); LAYA_BACKEND=cpu-ref
+   * selects the plain fp32 reference. */
   const char *forced = getenv("LAYA_BACKEND");
   snprintf(m->device, sizeof m->device, "cpu");
   if (forced && strcmp(forced, "cpu-ref") == 0) {
