@@ -43,19 +43,21 @@
  *   h:qkv h:o h:1 h:2    the same four for the decision-head layers (in_proj, out_proj, linear1/2)
  *   a8       the activation sites above round to the per-row int8 grid (quantize_row) instead
  *   attn     attention in bf16 (q, k, v and the probabilities; what bf16 models run) in fp32 models
+ *   head16   the decision-head matrices and their inputs round to bf16 even with w8 / a8 (what an
+ *            int8 model keeps in bf16 by default, INT8_KEEP_BF16)
  *   layer:N  encoder activation rounding only in layer N */
 enum {
   STUDY_WROUND = 1u << 0,
   STUDY_A_QKV = 1u << 1, STUDY_A_O = 1u << 2, STUDY_A_I = 1u << 3, STUDY_A_OM = 1u << 4,
   STUDY_H_QKV = 1u << 5, STUDY_H_O = 1u << 6, STUDY_H_1 = 1u << 7, STUDY_H_2 = 1u << 8,
-  STUDY_W8 = 1u << 9, STUDY_A8 = 1u << 10, STUDY_ATTN = 1u << 11,
+  STUDY_W8 = 1u << 9, STUDY_A8 = 1u << 10, STUDY_ATTN = 1u << 11, STUDY_HEAD16 = 1u << 12,
 };
 
 static void study_parse(cpu_model *m) {
   static const struct { const char *name; unsigned bit; } items[] = {
       {"wround", STUDY_WROUND}, {"a:qkv", STUDY_A_QKV}, {"a:o", STUDY_A_O}, {"a:i", STUDY_A_I},
       {"a:om", STUDY_A_OM}, {"h:qkv", STUDY_H_QKV}, {"h:o", STUDY_H_O}, {"h:1", STUDY_H_1}, {"h:2", STUDY_H_2},
-      {"w8", STUDY_W8}, {"a8", STUDY_A8}, {"attn", STUDY_ATTN}};
+      {"w8", STUDY_W8}, {"a8", STUDY_A8}, {"attn", STUDY_ATTN}, {"head16", STUDY_HEAD16}};
   m->study = 0;
   m->study_layer = -1;
   const char *e = getenv("LAYA_CPU_STUDY");
@@ -252,7 +254,8 @@ static int load_linear(load_ctx *L, packed_matrix *pm, const char *name, const t
     }
     /* study "wround" / "w8": encoder and head matrices packed fp32 with bf16 / int8-rounded values */
     int studied = fmt == WF_F32 && (!strncmp(name, "enc.", 4) || !strncmp(name, "head.", 5));
-    tensor_rows tr = {t, k, !studied ? 0 : (m->study & STUDY_WROUND) ? 16 : (m->study & STUDY_W8) ? 8 : 0};
+    int head16 = studied && !strncmp(name, "head.", 5) && (m->study & STUDY_HEAD16);
+    tensor_rows tr = {t, k, !studied ? 0 : (m->study & STUDY_WROUND) || head16 ? 16 : (m->study & STUDY_W8) ? 8 : 0};
     pack_matrix(fmt, n, k, geglu, get_tensor_row, &tr, data, scale, colsum, row);
     free(row);
     pm->data = data;
@@ -721,7 +724,7 @@ static void study_round(fwd *f, unsigned bit, int layer, cpu_wfmt fmt, void *buf
   if (layer >= 0 && m->study_layer >= 0 && layer != m->study_layer) return;
   for (int r = 0; r < rows; r++) {
     float *x = (float *)buf + (size_t)r * ld;
-    if (m->study & STUDY_A8) {
+    if ((m->study & STUDY_A8) && !(layer < 0 && (m->study & STUDY_HEAD16))) {
       study_round_int8(x, n);
     } else {
       for (int c = 0; c < n; c++) x[c] = bf16_to_f32(f32_to_bf16_rne(x[c]));
