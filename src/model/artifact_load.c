@@ -155,12 +155,13 @@ int laya_convert(const char *checkpoint_dir, const char *out_path, const laya_op
   laya_err_clear(err);
   if (!checkpoint_dir || !out_path) return laya_err(err, LAYA_ERR_VALUE, NULL, "laya_convert: a path is NULL");
   backend_options bo = {backend_cpu_default_precision(), opt ? opt->threads : 0, 0};
-  const char *prec = opt ? opt->precision : NULL;
+  const char *prec = opt ? opt->precision : NULL, *from = "precision";
+  if (!prec && getenv("LAYA_PRECISION") && *getenv("LAYA_PRECISION")) prec = getenv("LAYA_PRECISION"), from = "LAYA_PRECISION";
   if (prec) {
     if (!strcmp(prec, "fp32")) bo.precision = PREC_FP32;
     else if (!strcmp(prec, "bf16")) bo.precision = PREC_BF16;
     else if (!strcmp(prec, "int8")) bo.precision = PREC_INT8;
-    else return laya_err(err, LAYA_ERR_VALUE, NULL, "precision must be fp32, bf16 or int8 for an artifact, got '%s'", prec);
+    else return laya_err(err, LAYA_ERR_VALUE, NULL, "%s must be fp32, bf16 or int8 for an artifact, got '%s'", from, prec);
   }
   if (artifact_is_artifact(checkpoint_dir))
     return laya_err(err, LAYA_ERR_VALUE, NULL, "%s is already an artifact; convert the checkpoint directory", checkpoint_dir);

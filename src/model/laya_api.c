@@ -12,6 +12,7 @@
 #include "core/fsutil.h"
 #include "model/hub.h"
 #include "model/escalate.h"
+#include "backend/cpu/kernels.h"
 
 void laya_options_init(laya_options *opt) {
   if (opt) memset(opt, 0, sizeof *opt);
@@ -64,14 +65,21 @@ int laya_device_uses_cuda(const char *device) {
 static backend *choose_backend(laya_model *m, const laya_options *opt, laya_error *err) {
   const char *dev = device_or_env(opt ? opt->device : NULL);
   backend_options bo = {PREC_FP32, opt ? opt->threads : 0, 0};
+  /* the caller's choice, else LAYA_PRECISION (servers and CLI pass theirs that way), else the
+   * backend's default (fp32 on the CPU) */
   const char *prec = opt && opt->precision ? opt->precision : NULL;
+  const char *from = "precision";
+  if (!prec) {
+    const char *e = getenv("LAYA_PRECISION");
+    if (e && *e) prec = e, from = "LAYA_PRECISION";
+  }
   if (prec) {
     if (strcmp(prec, "fp32") == 0) bo.precision = PREC_FP32;
     else if (strcmp(prec, "bf16") == 0) bo.precision = PREC_BF16;
     else if (strcmp(prec, "fp16") == 0) bo.precision = PREC_FP16;
     else if (strcmp(prec, "int8") == 0) bo.precision = PREC_INT8;
     else {
-      laya_err(err, LAYA_ERR_VALUE, NULL, "precision must be fp32, bf16, fp16 or int8, got '%s'", prec);
+      laya_err(err, LAYA_ERR_VALUE, NULL, "%s must be fp32, bf16, fp16 or int8, got '%s'", from, prec);
       return NULL;
     }
   }
@@ -102,7 +110,7 @@ static backend *choose_backend(laya_model *m, const laya_options *opt, laya_erro
   if (forced && strcmp(forced, "cpu-ref") == 0) {
     if (bo.precision != PREC_FP32) {
       laya_err(err, LAYA_ERR_UNSUPPORTED, NULL,
-               "precision '%s' is not available on the CPU reference backend (fp32 only)", prec);
+               "%s '%s' is not available on the CPU reference backend (fp32 only)", from, prec);
       return NULL;
     }
     snprintf(m->precision, sizeof m->precision, "fp32");
@@ -191,9 +199,12 @@ static void build_info(laya_model *m) {
     json_dump_string(&sb, w, l, false);
     w += l + (nl ? 1 : 0);
   }
-  sb_printf(&sb, "], \"backend\": \"%s\", \"device\": \"%s\", \"precision\": \"%s\", "
+  /* the fast CPU backend's kernel table (chosen at create as cpu_kernels_select chooses now) */
+  const char *isa = m->be && !strcmp(m->device, "cpu") && strcmp(m->be->name, "cpu-ref") ? cpu_kernels_select()->name : NULL;
+  sb_printf(&sb, "], \"backend\": \"%s\", \"device\": \"%s\", \"precision\": \"%s\", \"cpu_isa\": %s%s%s, "
                  "\"laya_version\": \"%s\", \"compat_version\": \"%s\"}",
-            m->be ? m->be->name : "none", m->device, m->precision, LAYA_VERSION, LAYA_COMPAT_VERSION);
+            m->be ? m->be->name : "none", m->device, m->precision, isa ? "\"" : "", isa ? isa : "null", isa ? "\"" : "",
+            LAYA_VERSION, LAYA_COMPAT_VERSION);
   m->info = sb_steal(&sb);
 }
 
