@@ -13,6 +13,7 @@
 #include "model/hub.h"
 #include "model/escalate.h"
 #include "backend/cpu/kernels.h"
+#include "model/pack_cache.h"
 
 void laya_options_init(laya_options *opt) {
   if (opt) memset(opt, 0, sizeof *opt);
@@ -130,7 +131,7 @@ static backend *choose_backend(laya_model *m, const laya_options *opt, laya_erro
              "(open the checkpoint directory, or turn escalation off)", m->ck.dir, backend_precision_name(bo.precision));
     return NULL;
   }
-  backend *low = backend_cpu_create(&m->ck.w, &bo, err);
+  backend *low = pack_cache_cpu_backend(&m->ck, &bo, m->pack_cache, sizeof m->pack_cache, err);
   if (!low || !escalate) return low;
   return escalating_backend(m, low, &bo, err);
 }
@@ -201,7 +202,12 @@ static void build_info(laya_model *m) {
   }
   /* the fast CPU backend's kernel table (chosen at create as cpu_kernels_select chooses now) */
   const char *isa = m->be && !strcmp(m->device, "cpu") && strcmp(m->be->name, "cpu-ref") ? cpu_kernels_select()->name : NULL;
-  sb_printf(&sb, "], \"backend\": \"%s\", \"device\": \"%s\", \"precision\": \"%s\", \"cpu_isa\": %s%s%s, "
+  sb_puts(&sb, "], \"pack_cache\": ");
+  if (m->pack_cache[0])
+    json_dump_string(&sb, m->pack_cache, strlen(m->pack_cache), false);
+  else
+    sb_puts(&sb, "null");
+  sb_printf(&sb, ", \"backend\": \"%s\", \"device\": \"%s\", \"precision\": \"%s\", \"cpu_isa\": %s%s%s, "
                  "\"laya_version\": \"%s\", \"compat_version\": \"%s\"}",
             m->be ? m->be->name : "none", m->device, m->precision, isa ? "\"" : "", isa ? isa : "null", isa ? "\"" : "",
             LAYA_VERSION, LAYA_COMPAT_VERSION);
