@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -145,6 +146,29 @@ static backend *from_entry(const char *path, const checkpoint *ck, const backend
   return b;
 }
 
+/* The entry written in the background after a miss, so the open returns once the weights are
+ * packed; the backend joins the writer when it is destroyed (laya_close), before its arrays go.
+ * A process that exits without closing the model leaves only a temp file (never a partial entry). */
+typedef struct bg_writer {
+  pthread_t th;
+  char entry[PATH_MAX + 128], ckdir[PATH_MAX], weights_hex[65];
+  const model_weights *w;
+  const backend *b;
+} bg_writer;
+
+static void *bg_write(void *arg) {
+  bg_writer *g = arg;
+  laya_error e;
+  (void)artifact_write(g->entry, g->ckdir, g->w, g->b, g->weights_hex, &e); /* a failure: the next open packs again */
+  return NULL;
+}
+
+static void bg_join(void *arg) {
+  bg_writer *g = arg;
+  pthread_join(g->th, NULL);
+  free(g);
+}
+
 backend *pack_cache_cpu_backend(const checkpoint *ck, const backend_options *bo, char *status, size_t cap,
                                 laya_error *err) {
   const char *off = getenv("LAYA_PACK_CACHE");
@@ -186,15 +210,31 @@ backend *pack_cache_cpu_backend(const checkpoint *ck, const backend_options *bo,
   }
   backend *b = backend_cpu_create(&ck->w, bo, err);
   if (!b) return NULL;
-  laya_error we;
   if (mkdirs(dir) != 0) {
     snprintf(status, cap, "miss (not stored: cannot create %s: %s)", dir, strerror(errno));
-  } else if (artifact_write(entry, ck->dir, &ck->w, b, weights_hex, &we) != 0) {
-    snprintf(status, cap, "miss (not stored: %s)", we.message);
-  } else if (why[0]) {
-    snprintf(status, cap, "rebuilt (%s)", why);
-  } else {
-    snprintf(status, cap, "miss");
+    return b;
   }
+  bg_writer *g = calloc(1, sizeof *g);
+  const char *sync = getenv("LAYA_PACK_CACHE");
+  int background = g && !(sync && !strcmp(sync, "sync"));
+  if (g) {
+    put_str(g->entry, sizeof g->entry, entry);
+    put_str(g->ckdir, sizeof g->ckdir, ck->dir);
+    memcpy(g->weights_hex, weights_hex, 65);
+    g->w = &ck->w;
+    g->b = b;
+  }
+  if (background && pthread_create(&g->th, NULL, bg_write, g) == 0) {
+    if (backend_cpu_adopt(b, bg_join, g) != 0) bg_join(g); /* cannot happen: b is a fresh "cpu" backend */
+  } else {
+    laya_error we;
+    free(g);
+    if (artifact_write(entry, ck->dir, &ck->w, b, weights_hex, &we) != 0) {
+      snprintf(status, cap, "miss (not stored: %s)", we.message);
+      return b;
+    }
+  }
+  if (why[0]) snprintf(status, cap, "rebuilt (%s)", why);
+  else snprintf(status, cap, "miss");
   return b;
 }

@@ -14,7 +14,9 @@
  *              the file is a blob of a Hub cache (named by its SHA-256), else computed once and
  *              memoised in digests/ under the file's device, inode, size and change times, so a
  *              changed file is hashed again.
- *   writing    a temp file in the same directory, renamed over the entry when complete: concurrent
+ *   writing    after a miss, on a background thread (the open returns once the weights are packed;
+ *              laya_close waits for it; LAYA_PACK_CACHE=sync writes before returning), to a temp
+ *              file in the same directory renamed over the entry when complete: concurrent
  *              processes each write their own and the last rename wins; readers see a whole file.
  *   reading    artifact_open verifies every checksum; a corrupt, truncated or mismatching entry is
  *              never used: the weights are packed again and the entry replaced.
@@ -29,7 +31,8 @@
 #include "model/checkpoint.h"
 
 /* A "cpu" backend for checkpoint ck (a directory, not an artifact) at bo, from the cache when it
- * holds this checkpoint, else packed and stored. status gets "hit", "miss" (packed, stored),
+ * holds this checkpoint, else packed and stored. ck must outlive the backend (the background
+ * writer reads its weights and directory). status gets "hit", "miss" (packed, being stored),
  * "rebuilt (why)" (an entry was unusable), "off" or "miss (not stored: why)". NULL + err only
  * when the backend itself cannot be made. */
 backend *pack_cache_cpu_backend(const checkpoint *ck, const backend_options *bo, char *status, size_t cap,

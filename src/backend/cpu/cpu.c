@@ -112,6 +112,7 @@ static int register_blob(cpu_model *m, const char *name, const void *data, size_
 
 static void cpu_model_free(cpu_model *m) {
   if (!m) return;
+  if (m->release) m->release(m->release_ctx); /* first: it may still read the arrays (pack cache writer) */
   if (m->pool) cpu_pool_destroy(m->pool);
   if (m->rope[0]) pthread_mutex_destroy(&m->rope_mu);
   for (int i = 0; i < m->n_owned; i++) free(m->owned[i]);
@@ -119,7 +120,6 @@ static void cpu_model_free(cpu_model *m) {
   free(m->blobs);
   free(m->layers);
   free(m->head);
-  if (m->release) m->release(m->release_ctx);
   free(m);
 }
 
