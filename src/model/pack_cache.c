@@ -180,10 +180,13 @@ backend *pack_cache_cpu_backend(const checkpoint *ck, const backend_options *bo,
     return backend_cpu_create(&ck->w, bo, err);
   }
   /* the key: what the packed bytes depend on */
-  static const char *const srcs[] = {"model.safetensors", "encoder/config.json", "rl_agent_config.json"};
+  /* (rl_agent_config.json matters only through the head's depth and the act head's size, which
+   * go in as numbers: a calibration rewriting its temperatures keeps the entry) */
+  static const char *const srcs[] = {"model.safetensors", "encoder/config.json"};
   char key_text[1024], weights_hex[65] = "";
-  int n = snprintf(key_text, sizeof key_text, "laya.c packed weights\nformat %d %s\nprecision %s\n", ARTIFACT_VERSION,
-                   ARTIFACT_KERNEL_LAYOUT, backend_precision_name(bo->precision));
+  int n = snprintf(key_text, sizeof key_text, "laya.c packed weights\nformat %d %s\nprecision %s\nhead_layers %d n_act %d\n",
+                   ARTIFACT_VERSION, ARTIFACT_KERNEL_LAYOUT, backend_precision_name(bo->precision), ck->w.head_layers,
+                   ck->w.n_act);
   for (size_t i = 0; i < sizeof srcs / sizeof *srcs; i++) {
     char path[PATH_MAX], hex[65];
     snprintf(path, sizeof path, "%s/%s", ck->dir, srcs[i]);

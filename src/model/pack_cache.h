@@ -8,9 +8,10 @@
  *
  *   directory  LAYA_CACHE_DIR, else $XDG_CACHE_HOME/laya-c, else ~/.cache/laya-c; files under
  *              packed/. LAYA_PACK_CACHE=0 turns the cache off.
- *   key        SHA-256 of: the packing format (artifact version, kernel layout), the precision, and
- *              the SHA-256 of model.safetensors, encoder/config.json and rl_agent_config.json (what
- *              the packed bytes depend on). The weights' digest is the Hugging Face blob name when
+ *   key        SHA-256 of: the packing format (artifact version, kernel layout), the precision, the
+ *              decision head's depth and act count, and the SHA-256 of model.safetensors and
+ *              encoder/config.json (what the packed bytes depend on; a calibration that rewrites
+ *              rl_agent_config.json's temperatures keeps the entry). The weights' digest is the Hugging Face blob name when
  *              the file is a blob of a Hub cache (named by its SHA-256), else computed once and
  *              memoised in digests/ under the file's device, inode, size and change times, so a
  *              changed file is hashed again.

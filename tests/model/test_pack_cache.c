@@ -2,7 +2,8 @@
  * test_pack_cache.c: the fast CPU backend's pack cache (model/pack_cache.h), through laya_open.
  *   - with an empty cache the first open packs and stores ("miss"), the second maps the entry
  *     ("hit", in the model info) and both answer byte for byte like an open with the cache off;
- *   - each precision has its own entry; a changed source file is a new key ("miss");
+ *   - each precision has its own entry; a changed encoder config is a new key ("miss"), rewritten
+ *     temperatures are not (the same weights: "hit");
  *   - a corrupted (one flipped byte) or truncated entry is never used: the open reports "rebuilt"
  *     naming the failed check, answers the same, and the next open hits again;
  *   - LAYA_PACK_CACHE=0 writes nothing ("off");
@@ -147,6 +148,16 @@ int main(int argc, char **argv) {
   char *d1 = answer(copy, NULL);
   CHECK(!strcmp(status, "miss") && same(d1, ref));
   CHECK(entry(cache, "-fp32.laya", ent, sizeof ent) == 2);
+  /* the entry is content-addressed: another directory with the same weights and encoder config,
+   * whose rl_agent_config.json temperatures were rewritten (as calibrate does), maps it */
+  char copy2[1200];
+  snprintf(copy2, sizeof copy2, "%s/ckpt-copy2", cache);
+  snprintf(cmd, sizeof cmd, "cp -r '%s' '%s' && sed -i 's/1.6369030475616455/1.25/' '%s/rl_agent_config.json'", dir, copy2,
+           copy2);
+  CHECK(system(cmd) == 0);
+  char *d2 = answer(copy2, NULL);
+  CHECK(!strcmp(status, "hit") && d2 != NULL);
+  free(d2);
 
   /* concurrent processes on an empty cache */
   snprintf(cmd, sizeof cmd, "rm -rf '%s/packed' '%s/digests'", cache, cache);
