@@ -16,6 +16,7 @@
 #include "core/arena.h"
 #include "core/fsutil.h"
 #include "core/hash64.h"
+#include "core/threadpool.h"
 #include "core/json.h"
 #include "core/sha256.h"
 #include "core/strbuf.h"
@@ -112,6 +113,60 @@ static int read_entries(artifact *a, const json_value *obj, const char *what, ui
   return 0;
 }
 
+/* The entries' checksums, checked on threadpool_default_threads() threads, each taking a run of
+ * entries of about equal bytes. Returns the first (lowest offset) failing entry's index, or -1. */
+typedef struct verify_ctx {
+  const artifact *a;
+  const art_entry **all;
+  int *cut;  /* [k + 1] entry index where chunk c starts */
+  int *first_bad; /* per chunk */
+} verify_ctx;
+
+static void verify_chunk(void *ctx, int begin, int end, int thread) {
+  (void)thread;
+  verify_ctx *v = ctx;
+  for (int c = begin; c < end; c++) {
+    v->first_bad[c] = -1;
+    for (int i = v->cut[c]; i < v->cut[c + 1]; i++) {
+      const art_entry *e = v->all[i];
+      if (hash64(v->a->map + e->off, (size_t)e->bytes, 0) != e->hash) {
+        v->first_bad[c] = i;
+        break;
+      }
+    }
+  }
+}
+
+static int verify_hashes(const artifact *a, const art_entry **all, int n) {
+  uint64_t total = 0;
+  for (int i = 0; i < n; i++) total += all[i]->bytes;
+  int k = threadpool_default_threads();
+  if (k > 16) k = 16;
+  if (total < (64u << 20) || k < 1) k = 1; /* small files: not worth the threads */
+  int *cut = malloc(sizeof(int) * (size_t)(2 * k + 1));
+  laya_error terr;
+  threadpool *tp = k > 1 ? threadpool_create(k, &terr) : NULL;
+  if (!cut || (k > 1 && !tp)) k = 1;
+  int one[3];
+  if (!cut) cut = one;
+  int *first_bad = cut + k + 1;
+  uint64_t acc = 0;
+  int c = 1;
+  cut[0] = 0;
+  for (int i = 0; i < n && c < k; i++) {
+    acc += all[i]->bytes;
+    if (acc >= total / (uint64_t)k * (uint64_t)c) cut[c++] = i + 1;
+  }
+  while (c <= k) cut[c++] = n;
+  verify_ctx v = {a, all, cut, first_bad};
+  parallel_for(tp, k, verify_chunk, &v);
+  int bad = -1;
+  for (int j = 0; j < k && bad < 0; j++) bad = first_bad[j];
+  if (tp) threadpool_destroy(tp);
+  if (cut != one) free(cut);
+  return bad;
+}
+
 static int by_offset(const void *x, const void *y) {
   const art_entry *a = *(const art_entry *const *)x, *b = *(const art_entry *const *)y;
   return a->off < b->off ? -1 : a->off > b->off ? 1 : a->bytes < b->bytes ? -1 : a->bytes > b->bytes;
@@ -137,12 +192,12 @@ static int check_entries(artifact *a, laya_error *err) {
                     (unsigned long long)prev->off, (unsigned long long)prev->bytes);
     if (e->off + e->bytes > end) end = e->off + e->bytes, prev = e;
   }
-  for (int i = 0; i < n && !rc; i++) {
-    const art_entry *e = all[i];
-    if (hash64(a->map + e->off, (size_t)e->bytes, 0) != e->hash)
-      rc = laya_err(err, LAYA_ERR_FORMAT, NULL,
-                    "%s: artifact %s %s (bytes %llu to %llu) does not match its checksum: the file is corrupt (convert again)",
-                    a->path, e->what, e->name, (unsigned long long)e->off, (unsigned long long)(e->off + e->bytes));
+  int bad = rc ? -1 : verify_hashes(a, all, n);
+  if (bad >= 0) {
+    const art_entry *e = all[bad];
+    rc = laya_err(err, LAYA_ERR_FORMAT, NULL,
+                  "%s: artifact %s %s (bytes %llu to %llu) does not match its checksum: the file is corrupt (convert again)",
+                  a->path, e->what, e->name, (unsigned long long)e->off, (unsigned long long)(e->off + e->bytes));
   }
   free(all);
   return rc;
