@@ -9,6 +9,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <strings.h>
 
 #include "backend/backend.h"
 #include "backend/cpu/kernels.h"
@@ -29,10 +30,11 @@ void cli_print_version(FILE *f) {
     if (cpu_kernels_by_name(tables[i])) fprintf(f, "%s%s", n++ ? " " : "", tables[i]);
   const char *force = getenv("LAYA_CPU_ISA");
   fprintf(f, " (in use: %s%s)\n", cpu_kernels_select()->name, force && *force ? ", from LAYA_CPU_ISA" : "");
-  const char *env = getenv("LAYA_PRECISION");
+  const char *env = getenv("LAYA_PRECISION"), *amp = getenv("LAYA_CPU_AMP");
+  int amp16 = amp && (!strcasecmp(amp, "bf16") || !strcasecmp(amp, "bfloat16"));
   fprintf(f, "cpu precision: %s (%s); fp32 is the default on every CPU (Laya's numbers), bf16 and int8 are opt-in\n",
-          env && *env ? env : backend_precision_name(backend_cpu_default_precision()),
-          env && *env ? "from LAYA_PRECISION or --precision" : "default");
+          env && *env ? env : amp16 ? "bf16" : backend_precision_name(backend_cpu_default_precision()),
+          env && *env ? "from LAYA_PRECISION or --precision" : amp16 ? "from LAYA_CPU_AMP" : "default");
   int count = 0;
   fprintf(f, "cuda: %s", backend_cuda_available(&count) ? "" : "not available\n");
   if (count > 0) fprintf(f, "%d device%s\n", count, count > 1 ? "s" : "");

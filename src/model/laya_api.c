@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "core/pystr.h"
@@ -120,6 +121,13 @@ static backend *choose_backend(laya_model *m, const laya_options *opt, laya_erro
   if (forced && *forced && strcmp(forced, "cpu") != 0) {
     laya_err(err, LAYA_ERR_VALUE, NULL, "LAYA_BACKEND must be cpu or cpu-ref, got '%s'", forced);
     return NULL;
+  }
+  /* Laya's own switch for CPU bf16 (LAYA_CPU_AMP=bf16|bfloat16, any case; anything else ignored, as
+   * Laya does) when nothing above named a precision */
+  const char *amp = getenv("LAYA_CPU_AMP");
+  if (!prec && amp && (!strcasecmp(amp, "bf16") || !strcasecmp(amp, "bfloat16"))) {
+    prec = "bf16";
+    bo.precision = PREC_BF16;
   }
   if (!prec) /* an artifact holds one precision; a checkpoint gets the CPU's default */
     bo.precision = m->ck.w.packed ? artifact_precision(m->ck.w.packed) : backend_cpu_default_precision();

@@ -20,7 +20,7 @@ import tempfile
 BIN, FIX, CKPT = sys.argv[1], sys.argv[2], sys.argv[3]
 MODEL = os.path.join(CKPT, "modernbert-tiny")
 base_env = {k: v for k, v in os.environ.items()
-            if k not in ("LAYA_PRECISION", "LAYA_BACKEND", "LAYA_DEVICE", "LAYA_ESCALATE")}
+            if k not in ("LAYA_PRECISION", "LAYA_BACKEND", "LAYA_DEVICE", "LAYA_ESCALATE", "LAYA_CPU_AMP")}
 failures, checks = [], 0
 
 

@@ -5,6 +5,7 @@
  *   - the option wins over the variable;
  *   - an invalid LAYA_PRECISION (or option) is refused with a message naming the variable (or
  *     "precision") and the value; an empty LAYA_PRECISION counts as unset;
+ *   - Laya's LAYA_CPU_AMP=bf16 selects bf16 on the CPU when nothing else names a precision;
  *   - LAYA_BACKEND=cpu-ref with LAYA_PRECISION=bf16 is refused naming LAYA_PRECISION.
  */
 #include <stdio.h>
@@ -53,6 +54,7 @@ int main(int argc, char **argv) {
   unsetenv("LAYA_PRECISION");
   unsetenv("LAYA_DEVICE");
   unsetenv("LAYA_ESCALATE");
+  unsetenv("LAYA_CPU_AMP");
   laya_error err;
 
   laya_model *def = open_at(dir, NULL, &err);
@@ -85,6 +87,24 @@ int main(int argc, char **argv) {
   laya_model *badopt = open_at(dir, "fp64", &err);
   CHECK(badopt == NULL);
   CHECK_STREQ(err.message, "precision must be fp32, bf16, fp16 or int8, got 'fp64'");
+
+  /* Laya's LAYA_CPU_AMP=bf16 (any case) selects bf16 on the CPU when nothing else names a precision;
+   * other values are ignored, as Laya ignores them; LAYA_PRECISION wins over it */
+  unsetenv("LAYA_PRECISION");
+  setenv("LAYA_CPU_AMP", "BFloat16", 1);
+  laya_model *amp = open_at(dir, NULL, &err);
+  CHECK(amp && info_has(amp, "\"precision\": \"bf16\""));
+  laya_close(amp);
+  setenv("LAYA_CPU_AMP", "fp16", 1);
+  amp = open_at(dir, NULL, &err);
+  CHECK(amp && info_has(amp, "\"precision\": \"fp32\""));
+  laya_close(amp);
+  setenv("LAYA_CPU_AMP", "bf16", 1);
+  setenv("LAYA_PRECISION", "int8", 1);
+  amp = open_at(dir, NULL, &err);
+  CHECK(amp && info_has(amp, "\"precision\": \"int8\""));
+  laya_close(amp);
+  unsetenv("LAYA_CPU_AMP");
 
   setenv("LAYA_PRECISION", "", 1); /* empty: unset */
   laya_model *empty = open_at(dir, NULL, &err);
