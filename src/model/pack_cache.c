@@ -2,6 +2,7 @@
 #include "model/pack_cache.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -10,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "backend/cpu/cpu_model.h"
@@ -102,6 +104,23 @@ static int file_sha256(const char *cache, const char *path, char hex[65]) {
 }
 
 static void release_artifact(void *a) { artifact_close(a); }
+
+/* Temp files a writer left when its process died mid-write (a write takes seconds; one an hour old
+ * has no writer any more): removed before a new entry is written, so they do not pile up. */
+static void sweep_stale(const char *dir) {
+  DIR *d = opendir(dir);
+  if (!d) return;
+  time_t now = time(NULL);
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    if (!strstr(e->d_name, ".laya.tmp-")) continue;
+    char p[PATH_MAX + 300];
+    struct stat st;
+    snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+    if (lstat(p, &st) == 0 && S_ISREG(st.st_mode) && now - st.st_mtime > 3600) unlink(p);
+  }
+  closedir(d);
+}
 
 /* dst = s (cut to cap - 1 bytes). */
 static void put_str(char *dst, size_t cap, const char *s) {
@@ -217,6 +236,7 @@ backend *pack_cache_cpu_backend(const checkpoint *ck, const backend_options *bo,
     snprintf(status, cap, "miss (not stored: cannot create %s: %s)", dir, strerror(errno));
     return b;
   }
+  sweep_stale(dir);
   bg_writer *g = calloc(1, sizeof *g);
   const char *sync = getenv("LAYA_PACK_CACHE");
   int background = g && !(sync && !strcmp(sync, "sync"));

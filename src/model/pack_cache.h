@@ -19,6 +19,7 @@
  *              laya_close waits for it; LAYA_PACK_CACHE=sync writes before returning), to a temp
  *              file in the same directory renamed over the entry when complete: concurrent
  *              processes each write their own and the last rename wins; readers see a whole file.
+ *              Temp files over an hour old (their writer died) are removed before a write.
  *   reading    artifact_open verifies every checksum; a corrupt, truncated or mismatching entry is
  *              never used: the weights are packed again and the entry replaced.
  * Packing-study settings (LAYA_CPU_STUDY, LAYA_CPU_FP32_LAYERS, LAYA_CPU_INT8_BF16) bypass the cache.

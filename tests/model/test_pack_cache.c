@@ -95,7 +95,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   const char *dir = argv[1];
-  char cache[1024], cmd[3000], ent[1400], ent2[1400];
+  char cache[1024], cmd[6000], ent[1400], ent2[1400];
   snprintf(cache, sizeof cache, "%s/laya-pack-cache-test-%d", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (int)getpid());
   setenv("LAYA_CACHE_DIR", cache, 1);
   unsetenv("LAYA_PRECISION");
@@ -158,6 +158,17 @@ int main(int argc, char **argv) {
   char *d2 = answer(copy2, NULL);
   CHECK(!strcmp(status, "hit") && d2 != NULL);
   free(d2);
+
+  /* a dead writer's temp file: one over an hour old is swept by the next write, a fresh one kept */
+  char stale[1500], fresh[1500];
+  snprintf(stale, sizeof stale, "%s/packed/dead.laya.tmp-AAAAAA", cache);
+  snprintf(fresh, sizeof fresh, "%s/packed/live.laya.tmp-BBBBBB", cache);
+  snprintf(cmd, sizeof cmd, "echo x > '%s' && touch -d '2 hours ago' '%s' && echo y > '%s'", stale, stale, fresh);
+  CHECK(system(cmd) == 0);
+  char *s1 = answer(dir, "int8"); /* a miss: writes, so sweeps */
+  CHECK(!strcmp(status, "miss") && s1 != NULL);
+  free(s1);
+  CHECK(access(stale, F_OK) != 0 && access(fresh, F_OK) == 0);
 
   /* concurrent processes on an empty cache */
   snprintf(cmd, sizeof cmd, "rm -rf '%s/packed' '%s/digests'", cache, cache);
