@@ -26,6 +26,7 @@ typedef struct batch_buf {
 } batch_buf;
 
 static uint64_t trng = 99;
+static char caller_isa[32]; /* LAYA_CPU_ISA as the test was started with ("" = unset) */
 static int irand(int n) { return (int)(rm_next(&trng) % (uint64_t)n); }
 
 static void make_batch(batch_buf *bb, const int *lens, int n_rows, int vocab) {
@@ -201,7 +202,9 @@ static void test_model(const char *label, const encoder_config *c, const int *le
       be->destroy(be);
     }
   }
-  unsetenv("LAYA_CPU_ISA");
+  /* back to the caller's table choice (cpu/forward_avx2 runs the checkpoint part on AVX2) */
+  if (caller_isa[0]) setenv("LAYA_CPU_ISA", caller_isa, 1);
+  else unsetenv("LAYA_CPU_ISA");
   free(lr), free(ar), free(bb), free(one);
   ref->destroy(ref);
   random_model_free(&rm);
@@ -307,6 +310,7 @@ static void test_checkpoint(const char *dir) {
 }
 
 int main(int argc, char **argv) {
+  if (getenv("LAYA_CPU_ISA")) snprintf(caller_isa, sizeof caller_isa, "%s", getenv("LAYA_CPU_ISA"));
   for (int i = 1; i < argc; i++) test_checkpoint(argv[i]);
 
   encoder_config small = random_small_config(); /* dh 32, window 8, d not a multiple of 32 * 3 */
