@@ -76,8 +76,8 @@ typedef struct backend {
 backend *backend_cpu_ref_create(const model_weights *w, const backend_options *o, laya_error *err);
 backend *backend_cpu_create(const model_weights *w, const backend_options *o, laya_error *err);
 backend *backend_cuda_create(const model_weights *w, const backend_options *o, laya_error *err);
-/* The fast CPU backend's precision when the caller names none: bf16 where the CPU has AVX-512
- * BF16, fp32 otherwise. (backend/cpu/cpu.c) */
+/* The fast CPU backend's precision when the caller names none: fp32 on every CPU (Laya-exact;
+ * bf16 / int8 are opt-in). (backend/cpu/cpu.c) */
 backend_precision backend_cpu_default_precision(void);
 /* "fp32", "bf16", "fp16", "int8". */
 const char *backend_precision_name(backend_precision p);

@@ -22,6 +22,7 @@
 #include "cli/cli.h"
 #include "cli/cli_args.h"
 #include "cli/cli_util.h"
+#include "cli/precision.h"
 #include "core/error.h"
 #include "core/json.h"
 #include "core/pystr.h"
@@ -126,13 +127,14 @@ static void put_buckets(strbuf *sb, const cal_result *r) {
 }
 
 int cli_calibrate_main(int argc, char **argv) {
-  const char *model = NULL, *data = NULL, *out = NULL;
+  const char *model = NULL, *data = NULL, *out = NULL, *precision = NULL;
   bool write_config = false, as_json = false;
   bool help = false;
   const arg_spec opts[] = {{"-h", ARG_FLAG, &help, NULL},          {"--help", ARG_FLAG, &help, NULL},
                            {"--model", ARG_STR, &model, NULL},      {"--data", ARG_STR, &data, NULL},
                            {"--out", ARG_STR, &out, NULL},          {"--write-config", ARG_FLAG, &write_config, NULL},
-                           {"--json", ARG_FLAG, &as_json, NULL}};
+                           {"--json", ARG_FLAG, &as_json, NULL},
+                           {"--precision", ARG_CHOICE, &precision, cli_precisions}};
   arg_result r;
   int bad = cli_args_parse(argc, argv, 1, opts, sizeof opts / sizeof opts[0], &r);
   char msg[600] = "";
@@ -140,7 +142,8 @@ int cli_calibrate_main(int argc, char **argv) {
   else if (r.n_positional) snprintf(msg, sizeof msg, "unrecognized arguments: %s", r.positional[0]);
   cli_args_free(opts, sizeof opts / sizeof opts[0], &r);
   if (help) {
-    printf("usage: laya calibrate --model DIR --data FILE [--out FILE] [--write-config] [--json]\n\n"
+    printf("usage: laya calibrate --model DIR --data FILE [--out FILE] [--write-config] [--json]\n"
+           "                      [--precision fp32|bf16|int8|fp16]\n\n"
            "Fit temperatures (per question type, and per option-count bucket with >= %d\n"
            "records) on labelled JSONL: {\"state\", \"questions\", \"expected\": {qid: label|bool|level}}\n"
            "or {..., \"gold\": {qid: {\"probabilities\": {...}}}}. --out writes Laya's calibration\n"
@@ -160,6 +163,7 @@ int cli_calibrate_main(int argc, char **argv) {
   laya_options opt;
   laya_options_init(&opt);
   opt.quiet = 1;
+  opt.precision = precision; /* NULL: LAYA_PRECISION, else the default */
   laya_error err = {0};
   laya_model *m = laya_open(model, &opt, &err);
   if (!m) {

@@ -5,8 +5,8 @@
  *
  *   laya convert CKPT OUT [--precision fp32|bf16|int8] [--threads N]
  *
- * The precision defaults to the CPU backend's default here (bf16 on AVX-512 BF16 CPUs, else
- * fp32). `laya --model OUT ...` and laya_open(OUT) load the artifact.
+ * The precision defaults to the CPU backend's default (fp32 on every CPU; LAYA_PRECISION when set).
+ * `laya --model OUT ...` and laya_open(OUT) load the artifact.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,8 +22,8 @@
 static const char kUsage[] =
     "usage: laya convert CKPT OUT [--precision fp32|bf16|int8] [--threads N]\n"
     "  CKPT is a Laya checkpoint directory (rl_agent_config.json, model.safetensors, encoder/,\n"
-    "  tokenizer/); OUT is the artifact file to write. The default precision is bf16 on CPUs with\n"
-    "  AVX-512 BF16, else fp32.\n";
+    "  tokenizer/); OUT is the artifact file to write. The default precision is fp32 (Laya's CPU\n"
+    "  numbers); bf16 and int8 are faster and move answers by up to their measured bounds.\n";
 
 static int usage_error(const char *msg) {
   fprintf(stderr, "laya convert: %s\n%s", msg, kUsage);

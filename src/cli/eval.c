@@ -20,6 +20,7 @@
 #include "cli/cli_args.h"
 #include "cli/cli_util.h"
 #include "cli/predict.h"
+#include "cli/precision.h"
 #include "core/error.h"
 #include "core/json.h"
 #include "core/pystr.h"
@@ -404,7 +405,7 @@ static int cmp_group(const void *a, const void *b) {
 static int usage(void) {
   fprintf(stderr,
           "usage: laya eval validate DATASET\n"
-          "       laya eval run DATASET [--model NAME|DIR] [--device DEV] [--batch-size N]\n"
+          "       laya eval run DATASET [--model NAME|DIR] [--device DEV] [--precision P] [--batch-size N]\n"
           "                 [--sort-by-length] [--on-error fail|skip] [--min-confidence P]\n"
           "                 [--min-accuracy F] [--max-ece F] [--min METRIC=V]... [--max METRIC=V]...\n"
           "                 [--slice language|model|qid|tag]... [--json OUT]\n");
@@ -426,7 +427,7 @@ static double now_ms(void) {
 }
 
 static int cmd_run(int argc, char **argv) {
-  const char *dataset = NULL, *model = NULL, *device = NULL, *json_out = NULL, *on_error = "fail";
+  const char *dataset = NULL, *model = NULL, *device = NULL, *json_out = NULL, *on_error = "fail", *precision = NULL;
   long long batch_size = 0;
   bool sort_by_length = false;
   double min_acc = NAN, max_ece = NAN, min_conf = -1;
@@ -441,6 +442,7 @@ static int cmd_run(int argc, char **argv) {
   arg_list min_l = {0}, max_l = {0}, slice_l = {0};
   const arg_spec opts[] = {
       {"--model", ARG_STR, &model, NULL},           {"--device", ARG_STR, &device, NULL},
+      {"--precision", ARG_CHOICE, &precision, cli_precisions},
       {"--json", ARG_STR, &json_out, NULL},         {"--on-error", ARG_CHOICE, &on_error, on_error_choices},
       {"--batch-size", ARG_INT, &batch_size, NULL}, {"--sort-by-length", ARG_FLAG, &sort_by_length, NULL},
       {"--min-accuracy", ARG_STR, &min_acc_s, NULL}, {"--max-ece", ARG_STR, &max_ece_s, NULL},
@@ -514,6 +516,7 @@ static int cmd_run(int argc, char **argv) {
       ov.model = &model_v;
     }
   }
+  cli_use_precision(precision);
   cli_engine *eng = cli_engine_new(device, 2, &err);
   if (!eng) {
     router_config_free(&cfg);

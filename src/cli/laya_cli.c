@@ -21,12 +21,14 @@
 #include "core/pystr.h"
 #include "router/router.h"
 #include "core/utf8.h"
+#include "cli/precision.h"
 
 typedef struct args {
   char **text;
   int ntext;
   bool predict, json, sort_by_length, long_doc, help, version, explain;
   const char *model, *lang, *lang_guess, *task, *preset, *questions, *device, *batch, *schema;
+  const char *precision;
   long long max_len, head_max_len, batch_size, window, stride, max_loaded;
   double min_confidence;
   char model_name[64];
@@ -37,8 +39,8 @@ static const char kUsage[] =
     "usage: laya [-h] [--predict] [--model NAME|DIR] [--lang LANG] [--lang-guess CODE]\n"
     "            [--task TASK] [--preset NAME] [--questions FILE] [--schema FILE] [--long]\n"
     "            [--window N] [--stride N] [--max-len N] [--head-max-len N]\n"
-    "            [--min-confidence P] [--device DEV] [--json] [--explain] [--batch FILE]\n"
-    "            [--batch-size N] [--sort-by-length] [text ...]\n"
+    "            [--min-confidence P] [--device DEV] [--precision P] [--json] [--explain]\n"
+    "            [--batch FILE] [--batch-size N] [--sort-by-length] [text ...]\n"
     "       laya eval {run,validate} ...\n"
     "       laya calibrate ...\n"
     "       laya tokenize ...\n"
@@ -64,7 +66,8 @@ static const char kHelp[] =
     "\n"
     "options:\n"
     "  -h, --help            show this help and exit\n"
-    "  --version             print the laya.c version and the Laya version it matches\n"
+    "  --version             print the laya.c version, the Laya version it matches, the CPU\n"
+    "                        kernel tables and the precision models open with\n"
     "  --predict             answer the router questions (difficulty, domain, needs_tools,\n"
     "                        is_sensitive) instead of only routing\n"
     "  --model NAME|DIR      pin a checkpoint: english, multilingual, typed-decisions or an\n"
@@ -89,6 +92,9 @@ static const char kHelp[] =
     "  --min-confidence P    mark answers whose confidence is below P (0..1) as\n"
     "                        low-confidence; needs an answering mode\n"
     "  --device DEV          cpu, cuda, cuda:N or auto (default: LAYA_DEVICE or cpu)\n"
+    "  --precision P         fp32, bf16, int8 (CPU) or fp16 (CUDA); default: LAYA_PRECISION,\n"
+    "                        else fp32 on the CPU (Laya's numbers; bf16 / int8 are faster and\n"
+    "                        move probabilities by up to a few hundredths)\n"
     "  --json                print JSON (JSONL in --batch mode)\n"
     "  --explain             routing only: add the detector's diagnostic (stage, reason, and\n"
     "                        the field and line that decided) to the decision\n"
@@ -150,6 +156,7 @@ static int parse_args(int argc, char **argv, args *a) {
       {"--lang-guess", ARG_STR, &a->lang_guess, NULL},   {"--task", ARG_STR, &a->task, NULL},
       {"--preset", ARG_STR, &a->preset, NULL},           {"--questions", ARG_STR, &a->questions, NULL},
       {"--device", ARG_STR, &a->device, NULL},           {"--batch", ARG_STR, &a->batch, NULL},
+      {"--precision", ARG_CHOICE, &a->precision, cli_precisions},
       {"--schema", ARG_STR, &a->schema, NULL},           {"--max-len", ARG_INT, &a->max_len, NULL},
       {"--head-max-len", ARG_INT, &a->head_max_len, NULL}, {"--batch-size", ARG_INT, &a->batch_size, NULL},
       {"--window", ARG_INT, &a->window, NULL},           {"--stride", ARG_INT, &a->stride, NULL},
@@ -658,8 +665,9 @@ int cli_laya_main(int argc, char **argv) {
     free(a.text);
     return 0;
   }
+  cli_use_precision(a.precision);
   if (a.version) {
-    printf("laya.c %s (answers as Laya %s)\n", LAYA_VERSION, LAYA_COMPAT_VERSION);
+    cli_print_version(stdout);
     free(a.text);
     return 0;
   }

@@ -15,6 +15,8 @@
 #include "backend/cpu/cpu_model.h"
 #include "core/arena.h"
 #include "core/fsutil.h"
+#include "core/hash64.h"
+#include "core/threadpool.h"
 #include "core/json.h"
 #include "core/sha256.h"
 #include "core/strbuf.h"
@@ -24,7 +26,8 @@
 
 typedef struct art_entry {
   const char *name;
-  uint64_t off, bytes;
+  const char *what; /* "array" / "file" */
+  uint64_t off, bytes, hash;
 } art_entry;
 
 struct artifact {
@@ -75,7 +78,7 @@ static backend_precision parse_precision(const char *s, int *ok) {
   return PREC_FP32;
 }
 
-/* {name: [offset, bytes]} -> entries, each checked against the data region. */
+/* {name: [offset, bytes, "hash64 hex"]} -> entries, each checked against the data region. */
 static int read_entries(artifact *a, const json_value *obj, const char *what, uint64_t lo, uint64_t hi,
                         art_entry **out, int *n, laya_error *err) {
   if (!obj || obj->type != JSON_OBJECT)
@@ -86,9 +89,14 @@ static int read_entries(artifact *a, const json_value *obj, const char *what, ui
   for (uint32_t i = 0; i < obj->n; i++) {
     const json_member *mb = &obj->members[i];
     const json_value *v = &mb->value;
-    if (v->type != JSON_ARRAY || v->n != 2 || v->items[0].type != JSON_INT || v->items[1].type != JSON_INT ||
-        v->items[0].big || v->items[1].big || v->items[0].i < 0 || v->items[1].i < 0)
-      return laya_err(err, LAYA_ERR_FORMAT, NULL, "%s: artifact %s entry %s is not [offset, bytes]", a->path, what, mb->key);
+    char *end = NULL;
+    unsigned long long h = 0;
+    if (v->type == JSON_ARRAY && v->n == 3 && v->items[2].type == JSON_STRING && strlen(v->items[2].s) == 16)
+      h = strtoull(v->items[2].s, &end, 16);
+    if (v->type != JSON_ARRAY || v->n != 3 || v->items[0].type != JSON_INT || v->items[1].type != JSON_INT ||
+        v->items[0].big || v->items[1].big || v->items[0].i < 0 || v->items[1].i < 0 || !end || *end)
+      return laya_err(err, LAYA_ERR_FORMAT, NULL, "%s: artifact %s entry %s is not [offset, bytes, checksum]", a->path,
+                      what, mb->key);
     uint64_t off = (uint64_t)v->items[0].i, bytes = (uint64_t)v->items[1].i;
     if (off < lo || off > hi || bytes > hi - off)
       return laya_err(err, LAYA_ERR_FORMAT, NULL, "%s: artifact %s entry %s [%llu, +%llu) lies outside the data (file truncated?)",
@@ -97,10 +105,102 @@ static int read_entries(artifact *a, const json_value *obj, const char *what, ui
       return laya_err(err, LAYA_ERR_FORMAT, NULL, "%s: artifact %s entry %s at offset %llu is not %d-byte aligned", a->path,
                       what, mb->key, (unsigned long long)off, ALIGN);
     (*out)[i].name = mb->key;
+    (*out)[i].what = what;
     (*out)[i].off = off;
     (*out)[i].bytes = bytes;
+    (*out)[i].hash = (uint64_t)h;
   }
   return 0;
+}
+
+/* The entries' checksums, checked on threadpool_default_threads() threads, each taking a run of
+ * entries of about equal bytes. Returns the first (lowest offset) failing entry's index, or -1. */
+typedef struct verify_ctx {
+  const artifact *a;
+  const art_entry **all;
+  int *cut;  /* [k + 1] entry index where chunk c starts */
+  int *first_bad; /* per chunk */
+} verify_ctx;
+
+static void verify_chunk(void *ctx, int begin, int end, int thread) {
+  (void)thread;
+  verify_ctx *v = ctx;
+  for (int c = begin; c < end; c++) {
+    v->first_bad[c] = -1;
+    for (int i = v->cut[c]; i < v->cut[c + 1]; i++) {
+      const art_entry *e = v->all[i];
+      if (hash64(v->a->map + e->off, (size_t)e->bytes, 0) != e->hash) {
+        v->first_bad[c] = i;
+        break;
+      }
+    }
+  }
+}
+
+static int verify_hashes(const artifact *a, const art_entry **all, int n) {
+  uint64_t total = 0;
+  for (int i = 0; i < n; i++) total += all[i]->bytes;
+  int k = threadpool_default_threads();
+  if (k > 16) k = 16;
+  if (total < (64u << 20) || k < 1) k = 1; /* small files: not worth the threads */
+  int *cut = malloc(sizeof(int) * (size_t)(2 * k + 1));
+  laya_error terr;
+  threadpool *tp = k > 1 ? threadpool_create(k, &terr) : NULL;
+  if (!cut || (k > 1 && !tp)) k = 1;
+  int one[3];
+  if (!cut) cut = one;
+  int *first_bad = cut + k + 1;
+  uint64_t acc = 0;
+  int c = 1;
+  cut[0] = 0;
+  for (int i = 0; i < n && c < k; i++) {
+    acc += all[i]->bytes;
+    if (acc >= total / (uint64_t)k * (uint64_t)c) cut[c++] = i + 1;
+  }
+  while (c <= k) cut[c++] = n;
+  verify_ctx v = {a, all, cut, first_bad};
+  parallel_for(tp, k, verify_chunk, &v);
+  int bad = -1;
+  for (int j = 0; j < k && bad < 0; j++) bad = first_bad[j];
+  if (tp) threadpool_destroy(tp);
+  if (cut != one) free(cut);
+  return bad;
+}
+
+static int by_offset(const void *x, const void *y) {
+  const art_entry *a = *(const art_entry *const *)x, *b = *(const art_entry *const *)y;
+  return a->off < b->off ? -1 : a->off > b->off ? 1 : a->bytes < b->bytes ? -1 : a->bytes > b->bytes;
+}
+
+/* No two entries (arrays and files together) share a byte, and every entry's bytes hash to the
+ * checksum the writer recorded. Reads every byte once (the mapping is then resident). */
+static int check_entries(artifact *a, laya_error *err) {
+  int n = a->n_arrays + a->n_files;
+  const art_entry **all = malloc((size_t)(n ? n : 1) * sizeof *all);
+  if (!all) return laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory");
+  for (int i = 0; i < a->n_arrays; i++) all[i] = &a->arrays[i];
+  for (int i = 0; i < a->n_files; i++) all[a->n_arrays + i] = &a->files[i];
+  qsort(all, (size_t)n, sizeof *all, by_offset);
+  int rc = 0;
+  uint64_t end = 0;
+  const art_entry *prev = NULL;
+  for (int i = 0; i < n && !rc; i++) { /* the layout first, then the bytes */
+    const art_entry *e = all[i];
+    if (prev && e->off < end)
+      rc = laya_err(err, LAYA_ERR_FORMAT, NULL, "%s: artifact %s %s [%llu, +%llu) overlaps %s %s [%llu, +%llu)", a->path,
+                    e->what, e->name, (unsigned long long)e->off, (unsigned long long)e->bytes, prev->what, prev->name,
+                    (unsigned long long)prev->off, (unsigned long long)prev->bytes);
+    if (e->off + e->bytes > end) end = e->off + e->bytes, prev = e;
+  }
+  int bad = rc ? -1 : verify_hashes(a, all, n);
+  if (bad >= 0) {
+    const art_entry *e = all[bad];
+    rc = laya_err(err, LAYA_ERR_FORMAT, NULL,
+                  "%s: artifact %s %s (bytes %llu to %llu) does not match its checksum: the file is corrupt (convert again)",
+                  a->path, e->what, e->name, (unsigned long long)e->off, (unsigned long long)(e->off + e->bytes));
+  }
+  free(all);
+  return rc;
 }
 
 static int cfg_int(artifact *a, const json_value *cfg, const char *key, int *out, laya_error *err) {
@@ -158,11 +258,21 @@ artifact *artifact_open(const char *path, laya_error *err) {
              path, version, ARTIFACT_VERSION);
     goto fail;
   }
+  if (hash64(h, HEADER_BYTES - 8, 0) != rd64(h + 56)) {
+    laya_err(err, LAYA_ERR_FORMAT, NULL, "%s: artifact header (bytes 0 to 56) does not match its checksum: the file is corrupt",
+             path);
+    goto fail;
+  }
   uint64_t idx_off = rd64(h + 16), idx_bytes = rd64(h + 24), file_bytes = rd64(h + 32), data_off = rd64(h + 40);
   if (file_bytes != a->size || idx_off > a->size || idx_bytes > a->size - idx_off || data_off < HEADER_BYTES ||
       data_off > idx_off) {
     laya_err(err, LAYA_ERR_FORMAT, NULL, "%s: artifact header does not match the file (%zu bytes, header says %llu; truncated?)",
              path, a->size, (unsigned long long)file_bytes);
+    goto fail;
+  }
+  if (hash64(a->map + idx_off, (size_t)idx_bytes, 0) != rd64(h + 48)) {
+    laya_err(err, LAYA_ERR_FORMAT, NULL, "%s: artifact index (bytes %llu to %llu) does not match its checksum: the file is corrupt",
+             path, (unsigned long long)idx_off, (unsigned long long)(idx_off + idx_bytes));
     goto fail;
   }
   a->index = json_parse((const char *)a->map + idx_off, (size_t)idx_bytes, &a->ar, NULL, err);
@@ -190,6 +300,9 @@ artifact *artifact_open(const char *path, laya_error *err) {
   if (read_entries(a, json_get(a->index, "arrays"), "arrays", data_off, idx_off, &a->arrays, &a->n_arrays, err) ||
       read_entries(a, json_get(a->index, "files"), "files", data_off, idx_off, &a->files, &a->n_files, err))
     goto fail;
+  for (int i = 0; i < a->n_arrays; i++) a->arrays[i].what = "array";
+  for (int i = 0; i < a->n_files; i++) a->files[i].what = "file";
+  if (check_entries(a, err)) goto fail;
   a->sources = json_get(a->index, "sources");
   const json_value *cfg = json_get(a->index, "config");
   encoder_config *c = &a->enc;
@@ -212,6 +325,10 @@ artifact *artifact_open(const char *path, laya_error *err) {
   const void *tdata = artifact_blob(a, "tok_embeddings", &tbytes);
   if (!tdt || tdt->type != JSON_STRING || !tdata) {
     laya_err(err, LAYA_ERR_FORMAT, NULL, "%s: artifact has no tok_embeddings", path);
+    goto fail;
+  }
+  if (strcmp(tdt->s, "F32") && strcmp(tdt->s, "BF16") && strcmp(tdt->s, "F16")) {
+    laya_err(err, LAYA_ERR_FORMAT, NULL, "%s: artifact tok_embeddings.dtype is '%s', not F32, BF16 or F16", path, tdt->s);
     goto fail;
   }
   a->tok.name = "encoder.embeddings.tok_embeddings.weight";
@@ -323,7 +440,8 @@ static int put_entry(writer *wr, strbuf *list, int *count, const char *name, con
   if (put(wr, data, n)) return -1;
   sb_puts(list, *count ? ", " : "");
   json_dump_string(list, name, strlen(name), false);
-  sb_printf(list, ": [%llu, %llu]", (unsigned long long)off, (unsigned long long)n);
+  sb_printf(list, ": [%llu, %llu, \"%016llx\"]", (unsigned long long)off, (unsigned long long)n,
+            (unsigned long long)hash64(data, n, 0));
   (*count)++;
   return 0;
 }
@@ -360,15 +478,17 @@ static int list_files(const char *root, const char *rel, strbuf *names, int *n, 
 }
 
 int artifact_write(const char *out_path, const char *ckpt_dir, const model_weights *w, const backend *b,
-                   laya_error *err) {
+                   const char *weights_sha256, laya_error *err) {
   const cpu_model *m = backend_cpu_model(b);
   if (!m) return laya_err(err, LAYA_ERR_INTERNAL, NULL, "artifact_write needs the cpu backend");
   const tensor *tok = w->tok_embeddings;
   if (!tok || !tok->data) return laya_err(err, LAYA_ERR_FORMAT, NULL, "%s: no token embeddings to store", ckpt_dir);
   backend_precision prec = m->fmt == WF_BF16 ? PREC_BF16 : m->fmt == WF_I8 ? PREC_INT8 : PREC_FP32;
 
+  /* a private temp file beside the output, renamed over it when complete: concurrent writers of
+   * one path never share a temp file, and readers see the old file or the whole new one */
   char tmp[4096];
-  snprintf(tmp, sizeof tmp, "%s.tmp", out_path);
+  snprintf(tmp, sizeof tmp, "%s.tmp-XXXXXX", out_path);
   writer wr;
   memset(&wr, 0, sizeof wr);
   sb_init(&wr.arrays);
@@ -378,9 +498,15 @@ int artifact_write(const char *out_path, const char *ckpt_dir, const model_weigh
   sb_init(&sources);
   sb_init(&idx);
   int n_names = 0, rc = 0;
-  wr.f = fopen(tmp, "wb");
+  int fd = mkstemp(tmp);
+  if (fd >= 0) {
+    (void)fchmod(fd, 0644);
+    wr.f = fdopen(fd, "wb");
+    if (!wr.f) close(fd);
+  }
   if (!wr.f) {
-    rc = laya_err(err, LAYA_ERR_IO, NULL, "%s: cannot create: %s", tmp, strerror(errno));
+    if (fd < 0) tmp[0] = 0; /* nothing to remove */
+    rc = laya_err(err, LAYA_ERR_IO, NULL, "%s: cannot create a temporary file beside it: %s", out_path, strerror(errno));
     goto done;
   }
   unsigned char header[HEADER_BYTES] = {0};
@@ -421,7 +547,8 @@ int artifact_write(const char *out_path, const char *ckpt_dir, const model_weigh
   {
     char full[4096], hex[65];
     snprintf(full, sizeof full, "%s/model.safetensors", ckpt_dir);
-    if (sha256_file_hex(full, hex) == 0) {
+    if (weights_sha256 && strlen(weights_sha256) == 64) snprintf(hex, sizeof hex, "%s", weights_sha256);
+    if ((weights_sha256 && strlen(weights_sha256) == 64) || sha256_file_hex(full, hex) == 0) {
       sb_puts(&sources, n_src++ ? ", " : "");
       sb_printf(&sources, "\"model.safetensors\": \"%s\"", hex);
     }
@@ -452,6 +579,8 @@ int artifact_write(const char *out_path, const char *ckpt_dir, const model_weigh
   wr64(header + 24, idx.len);
   wr64(header + 32, wr.pos);
   wr64(header + 40, data_off);
+  wr64(header + 48, hash64(idx.data, idx.len, 0));
+  wr64(header + 56, hash64(header, HEADER_BYTES - 8, 0));
   if (fseek(wr.f, 0, SEEK_SET) != 0 || fwrite(header, 1, HEADER_BYTES, wr.f) != HEADER_BYTES) goto io_fail;
   if (fclose(wr.f) != 0) {
     wr.f = NULL;
@@ -467,7 +596,7 @@ io_fail:
   rc = laya_err(err, LAYA_ERR_IO, NULL, "%s: write failed: %s", tmp, strerror(errno));
 done:
   if (wr.f) fclose(wr.f);
-  if (rc) remove(tmp);
+  if (rc && tmp[0]) remove(tmp);
   sb_free(&wr.arrays);
   sb_free(&wr.files);
   sb_free(&names);

@@ -3,15 +3,20 @@
  *
  * The file is memory-mapped and used in place; loading converts nothing. Layout (little-endian):
  *   [0, 64)   header: magic "LAYAPAK\0", u32 format version, u32 reserved, u64 index offset,
- *             u64 index bytes, u64 file bytes, u64 data offset, 16 bytes reserved (zero)
+ *             u64 index bytes, u64 file bytes, u64 data offset, u64 hash64 of the index bytes,
+ *             u64 hash64 of header bytes [0, 56) (core/hash64.h)
  *   data      named arrays, each 64-byte aligned: the cpu backend's packed weights for one
  *             precision (names from backend/cpu/cpu_model.h), the token embedding table as stored
  *             in the checkpoint, and the checkpoint's small files verbatim (configs, tokenizer)
  *   index     JSON: {"format", "version", "precision", "kernel_layout", "producer",
  *             "config": {encoder and head sizes}, "sources": {relpath: sha256 hex},
- *             "tok_embeddings": {"dtype", "shape"}, "files": {relpath: [offset, bytes]},
- *             "arrays": {name: [offset, bytes]}}
- * A reader refuses another major format version or kernel layout with an error naming both.
+ *             "tok_embeddings": {"dtype", "shape"}, "files": {relpath: [offset, bytes, hash64 hex]},
+ *             "arrays": {name: [offset, bytes, hash64 hex]}}
+ * A reader refuses another format version or kernel layout with an error naming both, and checks
+ * at open, before anything is used: the header's and the index's checksums, every entry inside the
+ * data, no two entries overlapping, every entry's bytes against its checksum (one pass over the
+ * file, several GB/s), the embedding dtype. Errors name the artifact file and the field. Opening
+ * writes nothing (no temporary files).
  */
 #ifndef LAYA_MODEL_ARTIFACT_H
 #define LAYA_MODEL_ARTIFACT_H
@@ -22,7 +27,7 @@
 #include "model/weights.h"
 
 #define ARTIFACT_MAGIC "LAYAPAK"
-#define ARTIFACT_VERSION 1
+#define ARTIFACT_VERSION 2 /* 2: checksums of the header, the index and every entry */
 #define ARTIFACT_KERNEL_LAYOUT "panel32-v1" /* kernels.h packed layout */
 
 typedef struct artifact artifact;
@@ -63,8 +68,10 @@ int checkpoint_open_artifact(struct checkpoint *ck, const char *path, const char
                              struct strbuf *warnings, laya_error *err);
 
 /* Write an artifact: the "cpu" backend b (created at the wanted precision from checkpoint dir
- * ckpt_dir, whose weights are w) plus the checkpoint's small files and their SHA-256. */
+ * ckpt_dir, whose weights are w) plus the checkpoint's small files and their SHA-256 (that of
+ * model.safetensors is weights_sha256 when the caller has it, else computed). Written to a temp
+ * file beside out_path and renamed over it. */
 int artifact_write(const char *out_path, const char *ckpt_dir, const model_weights *w, const backend *b,
-                   laya_error *err);
+                   const char *weights_sha256, laya_error *err);
 
 #endif

@@ -17,34 +17,6 @@
 #include "model/checkpoint.h"
 #include "model/config.h"
 
-/* agent_config_load reads a path: give it the stored rl_agent_config.json in a private temp file. */
-static char *temp_copy(const char *data, size_t len, laya_error *err) {
-  const char *dir = getenv("TMPDIR");
-  char *path = malloc(4096);
-  if (!path) return NULL;
-  snprintf(path, 4096, "%s/laya-artifact-XXXXXX", dir && *dir ? dir : "/tmp");
-  int fd = mkstemp(path);
-  if (fd < 0) {
-    laya_err(err, LAYA_ERR_IO, NULL, "cannot create a temporary file in %s", dir && *dir ? dir : "/tmp");
-    free(path);
-    return NULL;
-  }
-  size_t off = 0;
-  while (off < len) {
-    ssize_t k = write(fd, data + off, len - off);
-    if (k <= 0) break;
-    off += (size_t)k;
-  }
-  close(fd);
-  if (off != len) {
-    unlink(path);
-    free(path);
-    laya_err(err, LAYA_ERR_IO, NULL, "cannot write a temporary file");
-    return NULL;
-  }
-  return path;
-}
-
 /* Requested digests ({relpath: hex}) against the digests recorded at convert time. */
 static int check_digests(const artifact *a, const char *sha256_json, laya_error *err) {
   const char *text = sha256_json ? sha256_json : getenv("LAYA_SHA256_DIGESTS");
@@ -84,7 +56,8 @@ int checkpoint_open_artifact(checkpoint *ck, const char *path, const char *sha25
   ck->dir = strdup(path);
   if (!ck->model_id || !ck->dir) return laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory");
   int rc = 0;
-  char *tmp = NULL;
+  char cfg_name[4200]; /* messages about the stored config name the artifact, never a temp file */
+  snprintf(cfg_name, sizeof cfg_name, "%s:rl_agent_config.json", path);
   artifact *a = artifact_open(path, err);
   if (!a) {
     rc = err ? err->code : LAYA_ERR_FORMAT;
@@ -97,11 +70,7 @@ int checkpoint_open_artifact(checkpoint *ck, const char *path, const char *sha25
     rc = laya_err(err, LAYA_ERR_FORMAT, NULL, "%s: the artifact holds no rl_agent_config.json", path);
     goto fail;
   }
-  if (!(tmp = temp_copy(cfg, n, err))) {
-    rc = LAYA_ERR_IO;
-    goto fail;
-  }
-  if ((rc = agent_config_load(&ck->cfg, tmp, path, warnings, err))) goto fail;
+  if ((rc = agent_config_parse(&ck->cfg, cfg, n, cfg_name, path, warnings, err))) goto fail;
   size_t tn = 0, cn = 0;
   const char *tj = artifact_file(a, "tokenizer/tokenizer.json", &tn);
   const char *tc = artifact_file(a, "tokenizer/tokenizer_config.json", &cn);
@@ -127,21 +96,23 @@ int checkpoint_open_artifact(checkpoint *ck, const char *path, const char *sha25
     rc = laya_err(err, LAYA_ERR_FORMAT, NULL, "%s: the packed weights do not match the stored configs", path);
     goto fail;
   }
+  /* the decision head's heads follow from the width (weights_bind.c); a packed count that does not
+   * would run the head with the wrong split */
+  int want_heads = enc.hidden / 64 > 1 ? enc.hidden / 64 : 1;
+  if (ck->w.head_heads != want_heads) {
+    rc = laya_err(err, LAYA_ERR_FORMAT, NULL, "%s: artifact config.head_heads is %d, the stored configs give %d", path,
+                  ck->w.head_heads, want_heads);
+    goto fail;
+  }
   if (tokenizer_vocab_size(ck->tok) > enc.vocab) {
     rc = laya_err(err, LAYA_ERR_CONFIG, NULL, "%s: vocab_size %d is smaller than the tokenizer's %d ids", path, enc.vocab,
                   tokenizer_vocab_size(ck->tok));
     goto fail;
   }
   ck->w.enc = enc; /* every field as the loader parses it */
-  if ((rc = agent_config_install_temperatures(&ck->cfg, tmp, path, warnings, err))) goto fail;
-  unlink(tmp);
-  free(tmp);
+  if ((rc = agent_config_install_temperatures(&ck->cfg, cfg_name, path, warnings, err))) goto fail;
   return 0;
 fail:
-  if (tmp) {
-    unlink(tmp);
-    free(tmp);
-  }
   if (ck->w.packed) {
     artifact_weights_free(&ck->w);
     ck->w.packed = NULL;
@@ -155,12 +126,13 @@ int laya_convert(const char *checkpoint_dir, const char *out_path, const laya_op
   laya_err_clear(err);
   if (!checkpoint_dir || !out_path) return laya_err(err, LAYA_ERR_VALUE, NULL, "laya_convert: a path is NULL");
   backend_options bo = {backend_cpu_default_precision(), opt ? opt->threads : 0, 0};
-  const char *prec = opt ? opt->precision : NULL;
+  const char *prec = opt ? opt->precision : NULL, *from = "precision";
+  if (!prec && getenv("LAYA_PRECISION") && *getenv("LAYA_PRECISION")) prec = getenv("LAYA_PRECISION"), from = "LAYA_PRECISION";
   if (prec) {
     if (!strcmp(prec, "fp32")) bo.precision = PREC_FP32;
     else if (!strcmp(prec, "bf16")) bo.precision = PREC_BF16;
     else if (!strcmp(prec, "int8")) bo.precision = PREC_INT8;
-    else return laya_err(err, LAYA_ERR_VALUE, NULL, "precision must be fp32, bf16 or int8 for an artifact, got '%s'", prec);
+    else return laya_err(err, LAYA_ERR_VALUE, NULL, "%s must be fp32, bf16 or int8 for an artifact, got '%s'", from, prec);
   }
   if (artifact_is_artifact(checkpoint_dir))
     return laya_err(err, LAYA_ERR_VALUE, NULL, "%s is already an artifact; convert the checkpoint directory", checkpoint_dir);
@@ -175,7 +147,7 @@ int laya_convert(const char *checkpoint_dir, const char *out_path, const laya_op
     checkpoint_close(&ck);
     return err ? err->code : LAYA_ERR_INTERNAL;
   }
-  rc = artifact_write(out_path, checkpoint_dir, &ck.w, b, err);
+  rc = artifact_write(out_path, checkpoint_dir, &ck.w, b, NULL, err);
   b->destroy(b);
   checkpoint_close(&ck);
   return rc;

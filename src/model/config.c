@@ -142,16 +142,26 @@ static json_value *default_temperature(arena *a) {
 
 int agent_config_load(agent_config *c, const char *path, const char *model_id, strbuf *warnings,
                       laya_error *err) {
+  size_t len;
+  char *text = fs_read_file_max(path, FS_MAX_CONFIG_BYTES, &len, err);
+  if (!text) {
+    memset(c, 0, sizeof *c);
+    arena_init(&c->mem, 1 << 14);
+    return err ? err->code : LAYA_ERR_IO;
+  }
+  int rc = agent_config_parse(c, text, len, path, model_id, warnings, err);
+  free(text);
+  return rc;
+}
+
+int agent_config_parse(agent_config *c, const char *text, size_t len, const char *path, const char *model_id,
+                       strbuf *warnings, laya_error *err) {
   (void)warnings;
   (void)model_id;
   memset(c, 0, sizeof *c);
   arena_init(&c->mem, 1 << 14);
-  size_t len;
-  char *text = fs_read_file_max(path, FS_MAX_CONFIG_BYTES, &len, err);
-  if (!text) return err ? err->code : LAYA_ERR_IO;
   laya_error jerr;
   json_value *root = json_parse(text, len, &c->mem, NULL, &jerr);
-  free(text);
   if (!root) return laya_err(err, LAYA_ERR_FORMAT, jerr.kind, "%s: %s", path, jerr.message);
   if (root->type != JSON_OBJECT)
     return laya_err(err, LAYA_ERR_CONFIG, NULL, "%s: expected a JSON object, got %s", path,

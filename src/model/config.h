@@ -57,6 +57,10 @@ typedef struct agent_config {
  * entries are appended to `warnings` (one line each). */
 int agent_config_load(agent_config *c, const char *path, const char *model_id, strbuf *warnings,
                       laya_error *err);
+/* The same from the file's text already in memory (e.g. stored in an artifact); `path` names it in
+ * messages. The text need not be NUL-terminated and is not kept. */
+int agent_config_parse(agent_config *c, const char *text, size_t len, const char *path, const char *model_id,
+                       strbuf *warnings, laya_error *err);
 /* Validate and clamp the checkpoint temperatures (Laya does this after the weights load). */
 int agent_config_install_temperatures(agent_config *c, const char *path, const char *model_id,
                                       strbuf *warnings, laya_error *err);

@@ -33,6 +33,7 @@ struct laya_model {
   backend *be;
   char device[32];
   char precision[16];
+  char pack_cache[640]; /* model/pack_cache.h status of the fast CPU backend's weights ("" otherwise) */
   pthread_mutex_t pool_mu;
   /* laya_reserve's shape (zero: none): every pooled worker is ready for it, and engine_forward
    * runs a larger batch in parts within it, so the scratch in use never grows */

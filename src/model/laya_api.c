@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "core/pystr.h"
@@ -15,6 +16,8 @@
 #include "core/fsutil.h"
 #include "model/hub.h"
 #include "model/escalate.h"
+#include "backend/cpu/kernels.h"
+#include "model/pack_cache.h"
 
 void laya_options_init(laya_options *opt) {
   if (opt) memset(opt, 0, sizeof *opt);
@@ -96,14 +99,21 @@ static backend *cuda_from_artifact(laya_model *m, backend_options *bo, const cha
 static backend *choose_backend(laya_model *m, const laya_options *opt, laya_error *err) {
   const char *dev = device_or_env(opt ? opt->device : NULL);
   backend_options bo = {PREC_FP32, opt ? opt->threads : 0, 0};
+  /* the caller's choice, else LAYA_PRECISION (servers and CLI pass theirs that way), else the
+   * backend's default (fp32 on the CPU) */
   const char *prec = opt && opt->precision ? opt->precision : NULL;
+  const char *from = "precision";
+  if (!prec) {
+    const char *e = getenv("LAYA_PRECISION");
+    if (e && *e) prec = e, from = "LAYA_PRECISION";
+  }
   if (prec) {
     if (strcmp(prec, "fp32") == 0) bo.precision = PREC_FP32;
     else if (strcmp(prec, "bf16") == 0) bo.precision = PREC_BF16;
     else if (strcmp(prec, "fp16") == 0) bo.precision = PREC_FP16;
     else if (strcmp(prec, "int8") == 0) bo.precision = PREC_INT8;
     else {
-      laya_err(err, LAYA_ERR_VALUE, NULL, "precision must be fp32, bf16, fp16 or int8, got '%s'", prec);
+      laya_err(err, LAYA_ERR_VALUE, NULL, "%s must be fp32, bf16, fp16 or int8, got '%s'", from, prec);
       return NULL;
     }
   }
@@ -131,14 +141,14 @@ static backend *choose_backend(laya_model *m, const laya_options *opt, laya_erro
     if (!count) sb_puts(&m->warnings, "Warning: CUDA requested but not available. Falling back to CPU.\n");
     else sb_printf(&m->warnings, "Warning: CUDA device %s not found (%d visible). Falling back to CPU.\n", dev, count);
   }
-  /* CPU: the fast backend (bf16 where the CPU has AVX-512 BF16, else fp32, unless a precision is
-   * named); LAYA_BACKEND=cpu-ref selects the plain fp32 reference (parity fixtures use it). */
+  /* CPU: the fast backend (fp32, Laya-exact, unless a precision is named); LAYA_BACKEND=cpu-ref
+   * selects the plain fp32 reference. */
   const char *forced = getenv("LAYA_BACKEND");
   snprintf(m->device, sizeof m->device, "cpu");
   if (forced && strcmp(forced, "cpu-ref") == 0) {
     if (bo.precision != PREC_FP32) {
       laya_err(err, LAYA_ERR_UNSUPPORTED, NULL,
-               "precision '%s' is not available on the CPU reference backend (fp32 only)", prec);
+               "%s '%s' is not available on the CPU reference backend (fp32 only)", from, prec);
       return NULL;
     }
     snprintf(m->precision, sizeof m->precision, "fp32");
@@ -147,6 +157,13 @@ static backend *choose_backend(laya_model *m, const laya_options *opt, laya_erro
   if (forced && *forced && strcmp(forced, "cpu") != 0) {
     laya_err(err, LAYA_ERR_VALUE, NULL, "LAYA_BACKEND must be cpu or cpu-ref, got '%s'", forced);
     return NULL;
+  }
+  /* Laya's own switch for CPU bf16 (LAYA_CPU_AMP=bf16|bfloat16, any case; anything else ignored, as
+   * Laya does) when nothing above named a precision */
+  const char *amp = getenv("LAYA_CPU_AMP");
+  if (!prec && amp && (!strcasecmp(amp, "bf16") || !strcasecmp(amp, "bfloat16"))) {
+    prec = "bf16";
+    bo.precision = PREC_BF16;
   }
   if (!prec) /* an artifact holds one precision; a checkpoint gets the CPU's default */
     bo.precision = m->ck.w.packed ? artifact_precision(m->ck.w.packed) : backend_cpu_default_precision();
@@ -158,7 +175,7 @@ static backend *choose_backend(laya_model *m, const laya_options *opt, laya_erro
              "(open the checkpoint directory, or turn escalation off)", m->ck.dir, backend_precision_name(bo.precision));
     return NULL;
   }
-  backend *low = backend_cpu_create(&m->ck.w, &bo, err);
+  backend *low = pack_cache_cpu_backend(&m->ck, &bo, m->pack_cache, sizeof m->pack_cache, err);
   if (!low || !escalate) return low;
   return escalating_backend(m, low, &bo, err);
 }
@@ -227,9 +244,17 @@ static void build_info(laya_model *m) {
     json_dump_string(&sb, w, l, false);
     w += l + (nl ? 1 : 0);
   }
-  sb_printf(&sb, "], \"backend\": \"%s\", \"device\": \"%s\", \"precision\": \"%s\", "
+  /* the fast CPU backend's kernel table (chosen at create as cpu_kernels_select chooses now) */
+  const char *isa = m->be && !strcmp(m->device, "cpu") && strcmp(m->be->name, "cpu-ref") ? cpu_kernels_select()->name : NULL;
+  sb_puts(&sb, "], \"pack_cache\": ");
+  if (m->pack_cache[0])
+    json_dump_string(&sb, m->pack_cache, strlen(m->pack_cache), false);
+  else
+    sb_puts(&sb, "null");
+  sb_printf(&sb, ", \"backend\": \"%s\", \"device\": \"%s\", \"precision\": \"%s\", \"cpu_isa\": %s%s%s, "
                  "\"laya_version\": \"%s\", \"compat_version\": \"%s\"}",
-            m->be ? m->be->name : "none", m->device, m->precision, LAYA_VERSION, LAYA_COMPAT_VERSION);
+            m->be ? m->be->name : "none", m->device, m->precision, isa ? "\"" : "", isa ? isa : "null", isa ? "\"" : "",
+            LAYA_VERSION, LAYA_COMPAT_VERSION);
   m->info = sb_steal(&sb);
 }
 

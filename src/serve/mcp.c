@@ -1039,8 +1039,8 @@ static int tool_status(mcp_server *s, const json_value *args, arena *a, json_val
   /* Laya's key order: device facts, then loaded, then router flags */
   json_value *o = new_value(a, JSON_OBJECT);
   static const char *const order[] = {"device", "device_is_preference", "checkpoint_devices", "loaded",
-                                      "cpu_fallbacks", "router_preload", "router_ready", "engine",
-                                      "package_versions"};
+                                      "cpu_fallbacks", "precision", "checkpoint_precisions", "router_preload",
+                                      "router_ready", "engine", "package_versions"};
   for (size_t i = 0; i < sizeof order / sizeof *order; i++) {
     const json_value *x = json_get(v, order[i]);
     if (x) obj_add(a, o, order[i], x);

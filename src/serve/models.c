@@ -599,23 +599,27 @@ void serve_models_not_ready(serve_models *m, strbuf *sb) {
 }
 
 /* The device a loaded model reports in its info JSON, or NULL. */
-static char *model_device(serve_models *m, void *model) {
-  if (!m->eng->info) return NULL;
-  const char *info = m->eng->info(m->eng->ctx, model);
+/* A string field of a model's info ("device", "precision"), malloc'd, or NULL. */
+static char *model_info_str(serve_models *m, void *model, const char *key) {
+  const char *info = m->eng->info ? m->eng->info(m->eng->ctx, model) : NULL;
   if (!info) return NULL;
   arena a;
   arena_init(&a, 4096);
   laya_error e;
   json_value *v = json_parse(info, strlen(info), &a, NULL, &e);
-  const json_value *d = v ? json_get(v, "device") : NULL;
+  const json_value *d = v ? json_get(v, key) : NULL;
   char *out = (d && d->type == JSON_STRING) ? strdup(d->s) : NULL;
   arena_free(&a);
   return out;
 }
 
+static char *model_device(serve_models *m, void *model) { return model_info_str(m, model, "device"); }
+
 void serve_models_health(serve_models *m, strbuf *sb) {
   pthread_mutex_lock(&m->lock);
-  strbuf loaded, revisions, devices, fallbacks;
+  strbuf loaded, revisions, devices, fallbacks, precisions;
+  sb_init(&precisions);
+  char *first_precision = NULL;
   sb_init(&loaded);
   sb_init(&revisions);
   sb_init(&devices);
@@ -647,6 +651,18 @@ void serve_models_health(serve_models *m, strbuf *sb) {
       else
         free(dev);
     }
+    /* the precision each checkpoint runs at (LAYA_PRECISION, else the backend's default) */
+    char *prec = model_info_str(m, c->model, "precision");
+    if (prec) {
+      if (precisions.len) sb_puts(&precisions, ", ");
+      json_dump_string(&precisions, c->name, strlen(c->name), false);
+      sb_puts(&precisions, ": ");
+      json_dump_string(&precisions, prec, strlen(prec), false);
+      if (!first_precision)
+        first_precision = prec;
+      else
+        free(prec);
+    }
     sb_puts(&fallbacks, sep);
     json_dump_string(&fallbacks, c->name, strlen(c->name), false);
     long fb = m->eng->cpu_fallbacks ? m->eng->cpu_fallbacks(m->eng->ctx, c->model) : 0;
@@ -666,6 +682,14 @@ void serve_models_health(serve_models *m, strbuf *sb) {
   }
   sb_printf(sb, ", \"device_is_preference\": %s, \"checkpoint_devices\": {%s}, \"cpu_fallbacks\": {%s}",
             first_device ? "false" : "true", sb_cstr(&devices), sb_cstr(&fallbacks));
+  /* precision: the first loaded checkpoint's; before any loads, what they will open with */
+  const char *env_prec = getenv("LAYA_PRECISION");
+  const char *prec = first_precision ? first_precision : env_prec && *env_prec ? env_prec : "default";
+  sb_puts(sb, ", \"precision\": ");
+  json_dump_string(sb, prec, strlen(prec), false);
+  sb_printf(sb, ", \"checkpoint_precisions\": {%s}", sb_cstr(&precisions));
+  free(first_precision);
+  sb_free(&precisions);
   free(first_device);
   sb_free(&loaded);
   sb_free(&revisions);

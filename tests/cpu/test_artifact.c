@@ -5,7 +5,11 @@
  *   - the "cpu" backend gives bit-identical logits from the artifact and from the checkpoint at the
  *     same precision (the packed bytes are the same);
  *   - laya_open accepts the artifact and answers exactly as the checkpoint does;
- *   - truncated, foreign and wrong-version files are refused with an error saying so.
+ *   - truncated, foreign and wrong-version files are refused with an error saying so;
+ *   - integrity (format 2): a flipped bit in the header, the index, a packed array or a stored file,
+ *     a changed head_heads (checksums recomputed, so only the config check can see it), overlapping
+ *     arrays and an unknown embedding dtype are each refused with an error naming the artifact file
+ *     and the field; opening needs no writable TMPDIR.
  *   test_artifact FIXTURES_DIR   (uses FIXTURES_DIR/ckpt/modernbert-tiny)
  */
 #include <stdio.h>
@@ -16,6 +20,7 @@
 #include "../check.h"
 #include "backend/backend.h"
 #include "ckpt_weights.h"
+#include "core/hash64.h"
 #include "core/sha256.h"
 #include "laya.h"
 #include "model/artifact.h"
@@ -66,6 +71,93 @@ static int copy_prefix(const char *src, const char *dst, long n, long patch_at, 
   fclose(f);
   fclose(g);
   return 0;
+}
+
+static unsigned char *slurp(const char *path, long *n) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  *n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  unsigned char *b = malloc((size_t)*n + 1);
+  if (b && fread(b, 1, (size_t)*n, f) != (size_t)*n) {
+    free(b);
+    b = NULL;
+  }
+  fclose(f);
+  return b;
+}
+
+static uint64_t get64(const unsigned char *p) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; i--) v = (v << 8) | p[i];
+  return v;
+}
+static void put64(unsigned char *p, uint64_t v) {
+  for (int i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+
+/* dst = src with the first `from` in its index replaced by `to`, the header's sizes and both
+ * checksums recomputed: a consistent file whose content is wrong. 0 when `from` was found. */
+static int rewrite_index(const char *src, const char *dst, const char *from, const char *to) {
+  long n = 0;
+  unsigned char *b = slurp(src, &n);
+  if (!b) return -1;
+  uint64_t io = get64(b + 16), il = get64(b + 24);
+  b[n] = 0;
+  char *idx = (char *)b + io, *hit = strstr(idx, from);
+  if (!hit || (uint64_t)(hit - idx) >= il) {
+    free(b);
+    return -1;
+  }
+  size_t pre = (size_t)(hit - idx), fl = strlen(from), tl = strlen(to);
+  size_t nl = il - fl + tl;
+  unsigned char *o = malloc(io + nl);
+  memcpy(o, b, io);
+  memcpy(o + io, idx, pre);
+  memcpy(o + io + pre, to, tl);
+  memcpy(o + io + pre + tl, hit + fl, il - pre - fl);
+  put64(o + 24, nl);
+  put64(o + 32, io + nl);
+  put64(o + 48, hash64(o + io, nl, 0));
+  put64(o + 56, hash64(o, 56, 0));
+  FILE *g = fopen(dst, "wb");
+  fwrite(o, 1, io + nl, g);
+  fclose(g);
+  free(o);
+  free(b);
+  return 0;
+}
+
+/* The offset text of entry `name` in the index ("\"name\": [" followed by digits), into buf. */
+static int entry_offset(const char *path, const char *name, char *buf, size_t cap) {
+  long n = 0;
+  unsigned char *b = slurp(path, &n);
+  if (!b) return -1;
+  b[n] = 0;
+  char key[128];
+  snprintf(key, sizeof key, "\"%s\": [", name);
+  char *hit = strstr((char *)b + get64(b + 16), key);
+  int rc = -1;
+  if (hit) {
+    hit += strlen(key);
+    size_t l = strspn(hit, "0123456789");
+    if (l && l < cap) {
+      memcpy(buf, hit, l);
+      buf[l] = 0;
+      rc = 0;
+    }
+  }
+  free(b);
+  return rc;
+}
+
+static void expect_refused_named(const char *path, const char *needle) {
+  expect_refused(path, needle);
+  laya_error err;
+  artifact *a = artifact_open(path, &err);
+  CHECK(a == NULL && strstr(err.message, path) == err.message); /* the message starts with the file */
+  if (a) artifact_close(a);
 }
 
 int main(int argc, char **argv) {
@@ -145,9 +237,71 @@ int main(int argc, char **argv) {
   expect_refused(bad, "truncated");
   copy_prefix(out, bad, size, 0, "NOTLAYA", 8);
   expect_refused(bad, "bad magic");
-  char v2[4] = {2, 0, 0, 0};
-  copy_prefix(out, bad, size, 8, v2, 4);
-  expect_refused(bad, "version 2");
+  char v1[4] = {1, 0, 0, 0};
+  copy_prefix(out, bad, size, 8, v1, 4);
+  expect_refused(bad, "version 1, this build reads version 2");
+  /* integrity: one flipped bit anywhere is refused, naming the file and what failed */
+  {
+    long n = 0;
+    unsigned char *orig = slurp(out, &n);
+    CHECK(orig != NULL);
+    uint64_t io = orig ? get64(orig + 16) : 0;
+    char off_data[32] = "", off_file[32] = "", off_wo[32] = "", off_qkv[32] = "";
+    CHECK(entry_offset(out, "enc.0.wqkv.data", off_data, sizeof off_data) == 0);
+    CHECK(entry_offset(out, "tokenizer/tokenizer.json", off_file, sizeof off_file) == 0);
+    struct { long at; const char *needle; } flips[] = {
+        {41, "header (bytes 0 to 56) does not match its checksum"},
+        {(long)io + 20, "index (bytes"},
+        {atol(off_data) + 1000, "array enc.0.wqkv.data (bytes"},
+        {atol(off_file) + 10, "file tokenizer/tokenizer.json (bytes"},
+    };
+    for (size_t i = 0; orig && i < sizeof flips / sizeof *flips; i++) {
+      char byte = (char)(orig[flips[i].at] ^ 0x10);
+      copy_prefix(out, bad, size, flips[i].at, &byte, 1);
+      expect_refused_named(bad, flips[i].needle);
+    }
+    /* consistent files with a wrong field: only the field checks can see these */
+    const char *hh = orig ? strstr((const char *)orig + io, "\"head_heads\": ") : NULL;
+    CHECK(hh != NULL);
+    if (hh) {
+      char from[64], to[64];
+      int heads = atoi(hh + 14);
+      snprintf(from, sizeof from, "\"head_heads\": %d", heads);
+      snprintf(to, sizeof to, "\"head_heads\": %d", heads * 2);
+      CHECK(rewrite_index(out, bad, from, to) == 0);
+      laya_options o;
+      laya_options_init(&o);
+      o.quiet = 1;
+      CHECK(laya_open(bad, &o, &err) == NULL);
+      CHECK(strstr(err.message, bad) == err.message && strstr(err.message, "config.head_heads") != NULL);
+    }
+    CHECK(entry_offset(out, "enc.0.wo.data", off_wo, sizeof off_wo) == 0);
+    CHECK(entry_offset(out, "enc.0.wqkv.data", off_qkv, sizeof off_qkv) == 0);
+    char from[96], to[96];
+    snprintf(from, sizeof from, "\"enc.0.wo.data\": [%s,", off_wo);
+    snprintf(to, sizeof to, "\"enc.0.wo.data\": [%s,", off_qkv);
+    CHECK(rewrite_index(out, bad, from, to) == 0);
+    expect_refused_named(bad, "overlaps");
+    CHECK(rewrite_index(out, bad, "\"tok_embeddings\": {\"dtype\": \"F16\"", "\"tok_embeddings\": {\"dtype\": \"Q4\"") == 0);
+    expect_refused_named(bad, "tok_embeddings.dtype is 'Q4'");
+    free(orig);
+  }
+  /* opening writes nothing: no TMPDIR needed */
+  {
+    const char *old_tmp = getenv("TMPDIR");
+    char *saved = old_tmp ? strdup(old_tmp) : NULL;
+    setenv("TMPDIR", "/nonexistent/laya-no-tmp", 1);
+    laya_options o;
+    laya_options_init(&o);
+    o.quiet = 1;
+    laya_model *m = laya_open(out, &o, &err);
+    if (!m) fprintf(stderr, "laya_open without TMPDIR: %s\n", err.message);
+    CHECK(m != NULL);
+    laya_close(m);
+    if (saved) setenv("TMPDIR", saved, 1);
+    else unsetenv("TMPDIR");
+    free(saved);
+  }
   copy_prefix(out, bad, 40, -1, NULL, 0);
   expect_refused(bad, "shorter than");
   expect_refused("/nonexistent/artifact.laya", "cannot open");

@@ -14,7 +14,9 @@
 
 #include "../check.h"
 #include "backend/backend.h"
+#include "backend/cpu/cpu_model.h"
 #include "backend/cpu/kernels.h"
+#include "model/escalate.h"
 #include "random_model.h"
 #include "ckpt_weights.h"
 
@@ -24,6 +26,7 @@ typedef struct batch_buf {
 } batch_buf;
 
 static uint64_t trng = 99;
+static char caller_isa[32]; /* LAYA_CPU_ISA as the test was started with ("" = unset) */
 static int irand(int n) { return (int)(rm_next(&trng) % (uint64_t)n); }
 
 static void make_batch(batch_buf *bb, const int *lens, int n_rows, int vocab) {
@@ -199,7 +202,9 @@ static void test_model(const char *label, const encoder_config *c, const int *le
       be->destroy(be);
     }
   }
-  unsetenv("LAYA_CPU_ISA");
+  /* back to the caller's table choice (cpu/forward_avx2 runs the checkpoint part on AVX2) */
+  if (caller_isa[0]) setenv("LAYA_CPU_ISA", caller_isa, 1);
+  else unsetenv("LAYA_CPU_ISA");
   free(lr), free(ar), free(bb), free(one);
   ref->destroy(ref);
   random_model_free(&rm);
@@ -235,8 +240,16 @@ static void test_errors(void) {
 }
 
 /* The tiny fixture checkpoints (tests/fixtures/ckpt/NAME, written by tools/ref from the real laya):
- * the fast fp32 path matches cpu-ref to float noise; bf16 and int8 stay within the bounds measured
- * on them (their logits span ~40, so small logit errors move near-tied options: see BENCHMARKS.md). */
+ * the fast fp32 path matches cpu-ref to float noise (1e-4, same top options); bf16 and int8 logit
+ * errors stay within 2x (+ fp32 noise) those of an fp32 model emulating the same roundings on the
+ * same kernel table (LAYA_CPU_STUDY; tests/cpu/test_cpu_accuracy.c says why that holds on every
+ * ISA), and their option probabilities within what that logit bound allows. Their logits span ~40,
+ * so small logit errors move near-tied options: top options are not required to stay. */
+static double max_logit_err(const float *l, const float *lr, int n) {
+  double e = 0;
+  for (int i = 0; i < n; i++) e = isnan(l[i]) ? INFINITY : fmax(e, fabs((double)l[i] - lr[i]));
+  return e;
+}
 static void test_checkpoint(const char *dir) {
   laya_error err;
   ckpt_weights cw;
@@ -253,7 +266,7 @@ static void test_checkpoint(const char *dir) {
   backend *ref = backend_cpu_ref_create(&cw.w, &o, &err);
   CHECK(ref && run(ref, &bb->b, lr, ar) == 0);
   static const backend_precision precs[] = {PREC_FP32, PREC_BF16, PREC_INT8};
-  static const double bound[] = {1e-4, 0.15, 0.35};
+  int Mk = bb->marker_start[8], na = 8 * cw.w.n_act;
   for (int pi = 0; pi < 3; pi++) {
     o.precision = precs[pi];
     backend *be = backend_cpu_create(&cw.w, &o, &err);
@@ -261,8 +274,34 @@ static void test_checkpoint(const char *dir) {
     int same = 0;
     double dp = max_dp(bb, l, lr, &same), adp = act_dp(8, cw.w.n_act, a, ar);
     printf("%s %s: max |dp| %.3g (act %.3g), argmax %d/8\n", dir, pi == 0 ? "fp32" : pi == 1 ? "bf16" : "int8", dp, adp, same);
-    CHECK(dp <= bound[pi] && adp <= bound[pi]);
-    CHECK(same >= (pi == 0 ? 8 : 7));
+    if (pi == 0) {
+      CHECK(dp <= 1e-4 && adp <= 1e-4);
+      CHECK(same == 8);
+    } else if (be) {
+      char study[160];
+      snprintf(study, sizeof study, "%s%s",
+               pi == 1 ? "wround,a:qkv,a:o,a:i,a:om,h:qkv,h:o,h:1,h:2" : "w8,a8,a:qkv,a:o,a:i,a:om,h:qkv,h:o,h:1,h:2,head16",
+               backend_cpu_model(be)->attn_bf16 ? ",attn" : "");
+      setenv("LAYA_CPU_STUDY", study, 1);
+      backend_options eo = {PREC_FP32, 2, 0};
+      backend *em = backend_cpu_create(&cw.w, &eo, &err);
+      unsetenv("LAYA_CPU_STUDY");
+      float le[64], ae[16];
+      CHECK(em && run(em, &bb->b, le, ae) == 0);
+      double ex = max_logit_err(l, lr, Mk), ee = max_logit_err(le, lr, Mk);
+      double ax = max_logit_err(a, ar, na), ae_ = max_logit_err(ae, ar, na);
+      printf("  logit error %.4g (emulation %.4g), act %.4g (emulation %.4g)\n", ex, ee, ax, ae_);
+      CHECK(ee > 0);
+      CHECK(ex <= 2 * ee + 1e-4);
+      CHECK(ax <= 2 * ae_ + 1e-4);
+      double pb = 0;
+      for (int r = 0; r < 8; r++) {
+        int m0 = bb->marker_start[r], k = bb->marker_start[r + 1] - m0;
+        pb = fmax(pb, escalate_prob_bound(lr + m0, k, 2 * ee + 1e-4, 1.0));
+      }
+      CHECK(dp <= pb + 1e-6);
+      if (em) em->destroy(em);
+    }
     if (be) be->destroy(be);
   }
   if (ref) ref->destroy(ref);
@@ -271,6 +310,7 @@ static void test_checkpoint(const char *dir) {
 }
 
 int main(int argc, char **argv) {
+  if (getenv("LAYA_CPU_ISA")) snprintf(caller_isa, sizeof caller_isa, "%s", getenv("LAYA_CPU_ISA"));
   for (int i = 1; i < argc; i++) test_checkpoint(argv[i]);
 
   encoder_config small = random_small_config(); /* dh 32, window 8, d not a multiple of 32 * 3 */

@@ -13,7 +13,11 @@
  *        `test_parity <fixtures> <ckpt> --threads 8`    8 threads on one model, results must
  *                                                       equal the single-threaded ones
  *        `... --precision fp32`                         open the models at that precision
- * The backend is the process's choice (LAYA_BACKEND: cpu-ref, or cpu for the fast one).
+ *        `... --expect cpu:fp32`                        every model opened must report this
+ *                                                       backend and precision in its info (the
+ *                                                       default-path test: no precision given)
+ * The backend is the process's choice (LAYA_BACKEND: cpu-ref, or cpu for the fast one; unset: the
+ * library's default).
  */
 #include <math.h>
 #include <pthread.h>
@@ -43,6 +47,18 @@ static model_slot slots[16];
 static int n_slots;
 static const char *ckpt_dir;
 static const char *precision; /* --precision: the backend precision to open models with */
+static const char *expect;    /* --expect BACKEND:PRECISION */
+static int expect_failed;
+
+/* 1 when the info of m names backend:precision as --expect asks. */
+static int info_matches(const laya_model *m) {
+  char want_be[32], want_prec[32], b[64], p[64];
+  if (sscanf(expect, "%31[^:]:%31s", want_be, want_prec) != 2) return 0;
+  snprintf(b, sizeof b, "\"backend\": \"%s\"", want_be);
+  snprintf(p, sizeof p, "\"precision\": \"%s\"", want_prec);
+  const char *info = laya_model_info(m);
+  return info && strstr(info, b) && strstr(info, p);
+}
 
 static laya_model *model_for(const json_value *agent, laya_error *err) {
   strbuf key;
@@ -61,6 +77,10 @@ static laya_model *model_for(const json_value *agent, laya_error *err) {
   o.lang_temperatures_json = *k ? k : NULL;
   o.precision = precision;
   laya_model *m = laya_open(ckpt_dir, &o, err);
+  if (m && expect && !info_matches(m)) {
+    printf("FAIL model info does not report %s: %s\n", expect, laya_model_info(m));
+    expect_failed++;
+  }
   if (m && n_slots < 16) {
     slots[n_slots].key = sb_steal(&key);
     slots[n_slots++].m = m;
@@ -108,7 +128,7 @@ static void *worker(void *arg) {
 int main(int argc, char **argv) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   if (argc < 3) {
-    fprintf(stderr, "usage: %s <fixtures-dir> <ckpt> [--threads N] [--precision P]\n", argv[0]);
+    fprintf(stderr, "usage: %s <fixtures-dir> <ckpt> [--threads N] [--precision P] [--expect BACKEND:PREC]\n", argv[0]);
     return 2;
   }
   int threads = 0;
@@ -117,6 +137,8 @@ int main(int argc, char **argv) {
       threads = atoi(argv[i + 1]);
     else if (strcmp(argv[i], "--precision") == 0)
       precision = argv[i + 1];
+    else if (strcmp(argv[i], "--expect") == 0)
+      expect = argv[i + 1];
   }
   char path[4096], dir[4096];
   snprintf(dir, sizeof dir, "%s/ckpt/%s", argv[1], argv[2]);
@@ -260,6 +282,8 @@ int main(int argc, char **argv) {
          batch_checked, other_api ? "" : "");
   if (other_api) printf("  (%d cases of other APIs belong to other suites)\n", other_api);
   if (st.cases == 0) rc = 1;
+  if (expect) printf("models opened reporting %s: %d of %d\n", expect, n_slots - expect_failed, n_slots);
+  if (expect && (expect_failed || n_slots == 0)) rc = 1;
   if (threads > 0) {
     pthread_t th[64];
     job jobs[64];

@@ -1290,6 +1290,29 @@ def test_lifecycle():
         check(srv.request("GET", "/ready")[0] == 200, "ready while idle-unloaded")
         status, raw, _ = srv.post("/v1/systemone", dict(probe, model="english"))
         check(status == 200 and loaded(srv) == ["english"], "reloaded on use: %d %r" % (status, loaded(srv)))
+@test
+def test_precision():
+    """/health reports the precision the checkpoints run at: fp32 by default (LAYA_PRECISION unset),
+    LAYA_PRECISION when set (the answers then differ from fp32's); an invalid LAYA_PRECISION stops a
+    preloading server with a message naming the variable."""
+    answers = {}
+    for prec in (None, "bf16"):
+        with Server(LAYA_PRECISION=prec, LAYA_BACKEND=None, LAYA_DEVICE=None) as srv:
+            status, raw, _ = srv.request("GET", "/health")
+            h = json.loads(raw)
+            want = prec or "fp32"
+            check(status == 200 and h.get("precision") == want
+                  and h.get("checkpoint_precisions") == {"english": want, "multilingual": want},
+                  "health precision %s: %r" % (want, h))
+            status, raw, _ = srv.post("/v1/systemone", SIMPLE)
+            check(status == 200, "answer at %s: %d" % (want, status))
+            answers[want] = json.loads(raw).get("answers")
+    check(answers["fp32"] != answers["bf16"], "bf16 answers differ from fp32 (LAYA_PRECISION took effect)")
+    e = dict(os.environ, LAYA_EXTRA_MODELS=extra_models(), LAYA_PRELOAD="1", LAYA_MODELS="english",
+             LAYA_PRECISION="fast", LAYA_HOST="127.0.0.1", LAYA_PORT="0", LAYA_SERVE_ALLOW_PORT_0="1")
+    p = subprocess.run([BIN], env=e, capture_output=True, text=True, timeout=60)
+    check(p.returncode != 0 and "LAYA_PRECISION must be fp32, bf16, fp16 or int8, got 'fast'" in p.stderr,
+          "invalid LAYA_PRECISION: rc %d %r" % (p.returncode, p.stderr[-300:]))
 
 
 def run_client_script(env_var, script):

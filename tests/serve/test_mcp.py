@@ -36,6 +36,20 @@ def main():
     env = dict(os.environ, LAYA_EXTRA_MODELS=json.dumps(extra), LAYA_MODELS="english,multilingual",
                HF_HOME=tempfile.mkdtemp(prefix="laya-mcp-hf-"), HF_HUB_OFFLINE="1",
                LAYA_BACKEND="cpu-ref", LAYA_THREADS="1")
+    env.pop("LAYA_PRECISION", None)
+    # LAYA_PRECISION reaches the models laya-mcp opens, and its status reports it
+    benv = dict(env, LAYA_PRECISION="bf16")
+    benv.pop("LAYA_BACKEND")
+    call = [{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18",
+             "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "laya_status", "arguments": {}}}]
+    q = subprocess.run([BIN], env=benv, input="".join(json.dumps(c) + "\n" for c in call), capture_output=True,
+                       text=True, timeout=120)
+    last = [json.loads(x) for x in q.stdout.splitlines() if x.strip()][-1]
+    bst = json.loads(last["result"]["content"][0]["text"])
+    check(bst.get("precision") == "bf16" and bst.get("checkpoint_precisions") == {"english": "bf16", "multilingual": "bf16"},
+          "LAYA_PRECISION=bf16 status %r" % bst)
     p = subprocess.Popen([BIN], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          text=True, encoding="utf-8")
     next_id = [0]
@@ -113,6 +127,9 @@ def main():
     r = rpc("tools/call", {"name": "laya_status", "arguments": {}})["result"]
     st = json.loads(r["content"][0]["text"])
     check(not r["isError"] and st["loaded"] == ["english", "multilingual"] and st["device"] == "cpu", "status %r" % st)
+    # the precision the checkpoints run at (this run: the fp32 reference backend)
+    check(st.get("precision") == "fp32" and st.get("checkpoint_precisions") == {"english": "fp32", "multilingual": "fp32"},
+          "status precision %r" % st)
     r = rpc("tools/call", {"name": "nope", "arguments": {}})["result"]
     check(r["isError"] and "Unknown tool" in r["content"][0]["text"], "unknown tool")
     # the HTTP server's limits, before any work (Laya's MCP server has none: 10,000 questions took

@@ -43,19 +43,21 @@
  *   h:qkv h:o h:1 h:2    the same four for the decision-head layers (in_proj, out_proj, linear1/2)
  *   a8       the activation sites above round to the per-row int8 grid (quantize_row) instead
  *   attn     attention in bf16 (q, k, v and the probabilities; what bf16 models run) in fp32 models
+ *   head16   the decision-head matrices and their inputs round to bf16 even with w8 / a8 (what an
+ *            int8 model keeps in bf16 by default, INT8_KEEP_BF16)
  *   layer:N  encoder activation rounding only in layer N */
 enum {
   STUDY_WROUND = 1u << 0,
   STUDY_A_QKV = 1u << 1, STUDY_A_O = 1u << 2, STUDY_A_I = 1u << 3, STUDY_A_OM = 1u << 4,
   STUDY_H_QKV = 1u << 5, STUDY_H_O = 1u << 6, STUDY_H_1 = 1u << 7, STUDY_H_2 = 1u << 8,
-  STUDY_W8 = 1u << 9, STUDY_A8 = 1u << 10, STUDY_ATTN = 1u << 11,
+  STUDY_W8 = 1u << 9, STUDY_A8 = 1u << 10, STUDY_ATTN = 1u << 11, STUDY_HEAD16 = 1u << 12,
 };
 
 static void study_parse(cpu_model *m) {
   static const struct { const char *name; unsigned bit; } items[] = {
       {"wround", STUDY_WROUND}, {"a:qkv", STUDY_A_QKV}, {"a:o", STUDY_A_O}, {"a:i", STUDY_A_I},
       {"a:om", STUDY_A_OM}, {"h:qkv", STUDY_H_QKV}, {"h:o", STUDY_H_O}, {"h:1", STUDY_H_1}, {"h:2", STUDY_H_2},
-      {"w8", STUDY_W8}, {"a8", STUDY_A8}, {"attn", STUDY_ATTN}};
+      {"w8", STUDY_W8}, {"a8", STUDY_A8}, {"attn", STUDY_ATTN}, {"head16", STUDY_HEAD16}};
   m->study = 0;
   m->study_layer = -1;
   const char *e = getenv("LAYA_CPU_STUDY");
@@ -110,6 +112,7 @@ static int register_blob(cpu_model *m, const char *name, const void *data, size_
 
 static void cpu_model_free(cpu_model *m) {
   if (!m) return;
+  if (m->release) m->release(m->release_ctx); /* first: it may still read the arrays (pack cache writer) */
   if (m->pool) cpu_pool_destroy(m->pool);
   if (m->rope[0]) pthread_mutex_destroy(&m->rope_mu);
   for (int i = 0; i < m->n_owned; i++) free(m->owned[i]);
@@ -122,10 +125,28 @@ static void cpu_model_free(cpu_model *m) {
 
 static size_t fmt_elem(cpu_wfmt f) { return f == WF_F32 ? 4 : f == WF_BF16 ? 2 : 1; }
 
+typedef struct tensor_rows {
+  const tensor *t;
+  int k;
+  int round_to;   /* study: 16 / 8: the values a bf16 / int8 pack would hold, kept in fp32 */
+} tensor_rows;
+
+/* A matrix to pack (load_linear records them; pack_all packs them on the pool, in parallel). */
+typedef struct pack_job {
+  cpu_wfmt fmt;
+  int n, k, geglu;
+  tensor_rows tr;
+  void *data;
+  float *scale;
+  int32_t *colsum;
+} pack_job;
+
 typedef struct load_ctx {
   cpu_model *m;
   const artifact *art; /* non-NULL: take named arrays from here */
   laya_error *err;
+  pack_job *jobs;
+  int n_jobs, cap_jobs, max_k;
 } load_ctx;
 
 /* An array of `bytes` from the artifact (checked size), or NULL with err set. */
@@ -175,12 +196,6 @@ static const float *load_vec(load_ctx *L, const char *name, const tensor *t, int
   }
   return v;
 }
-
-typedef struct tensor_rows {
-  const tensor *t;
-  int k;
-  int round_to;   /* study: 16 / 8: the values a bf16 / int8 pack would hold, kept in fp32 */
-} tensor_rows;
 
 /* LAYA_CPU_STUDY's int8 rounding of n values in place, kept in fp32: the grid of pack.c's weight
  * columns and of quantize_row's tokens (kernels.h int8_grid / int8_level), times its scale. */
@@ -245,16 +260,21 @@ static int load_linear(load_ctx *L, packed_matrix *pm, const char *name, const t
     void *data = alloc_owned(m, data_bytes);
     float *scale = fmt == WF_I8 ? alloc_owned(m, cols * sizeof(float)) : NULL;
     int32_t *colsum = fmt == WF_I8 ? alloc_owned(m, cols * sizeof(int32_t)) : NULL;
-    float *row = malloc((size_t)k * sizeof(float));
-    if (!data || !row || (fmt == WF_I8 && (!scale || !colsum))) {
-      free(row);
-      return laya_err(L->err, LAYA_ERR_NOMEM, NULL, "cpu backend: out of memory packing %s", name);
+    if (L->n_jobs == L->cap_jobs) {
+      int cap = L->cap_jobs ? 2 * L->cap_jobs : 128;
+      pack_job *j = realloc(L->jobs, (size_t)cap * sizeof *j);
+      if (!j) return laya_err(L->err, LAYA_ERR_NOMEM, NULL, "cpu backend: out of memory packing %s", name);
+      L->jobs = j;
+      L->cap_jobs = cap;
     }
+    if (!data || (fmt == WF_I8 && (!scale || !colsum)))
+      return laya_err(L->err, LAYA_ERR_NOMEM, NULL, "cpu backend: out of memory packing %s", name);
     /* study "wround" / "w8": encoder and head matrices packed fp32 with bf16 / int8-rounded values */
     int studied = fmt == WF_F32 && (!strncmp(name, "enc.", 4) || !strncmp(name, "head.", 5));
-    tensor_rows tr = {t, k, !studied ? 0 : (m->study & STUDY_WROUND) ? 16 : (m->study & STUDY_W8) ? 8 : 0};
-    pack_matrix(fmt, n, k, geglu, get_tensor_row, &tr, data, scale, colsum, row);
-    free(row);
+    int head16 = studied && !strncmp(name, "head.", 5) && (m->study & STUDY_HEAD16);
+    tensor_rows tr = {t, k, !studied ? 0 : (m->study & STUDY_WROUND) || head16 ? 16 : (m->study & STUDY_W8) ? 8 : 0};
+    L->jobs[L->n_jobs++] = (pack_job){fmt, n, k, geglu, tr, data, scale, colsum};
+    if (k > L->max_k) L->max_k = k;
     pm->data = data;
     pm->scale = scale;
     pm->colsum = colsum;
@@ -271,6 +291,31 @@ static int load_linear(load_ctx *L, packed_matrix *pm, const char *name, const t
     snprintf(nm, sizeof nm, "%s.bias", name);
     if (!(pm->bias = load_vec(L, nm, bias, n))) return -1;
   }
+  return 0;
+}
+
+/* Pack every recorded matrix, one task per matrix on the pool (each writes only its own arrays,
+ * so the bytes are the same whatever the thread count or order). */
+typedef struct pack_all_ctx {
+  const load_ctx *L;
+  float *rows; /* per thread: max_k floats */
+} pack_all_ctx;
+
+static void pack_task(void *ctx, int task, int thread) {
+  pack_all_ctx *c = ctx;
+  const pack_job *j = &c->L->jobs[task];
+  tensor_rows tr = j->tr;
+  pack_matrix(j->fmt, j->n, j->k, j->geglu, get_tensor_row, &tr, j->data, j->scale, j->colsum,
+              c->rows + (size_t)thread * c->L->max_k);
+}
+
+static int pack_all(load_ctx *L) {
+  if (!L->n_jobs) return 0;
+  int threads = cpu_pool_threads(L->m->pool);
+  pack_all_ctx c = {L, malloc((size_t)threads * L->max_k * sizeof(float))};
+  if (!c.rows) return laya_err(L->err, LAYA_ERR_NOMEM, NULL, "cpu backend: out of memory packing weights");
+  cpu_pool_run(L->m->pool, L->n_jobs, pack_task, &c);
+  free(c.rows);
   return 0;
 }
 
@@ -406,6 +451,7 @@ static cpu_model *cpu_model_create(const model_weights *w, const backend_options
     laya_err(err, LAYA_ERR_NOMEM, NULL, "cpu backend: out of memory");
     return NULL;
   }
+  load_ctx L = {m, art, err, NULL, 0, 0, 0};
   const encoder_config *c = &w->enc;
   int d = c->hidden, I = c->intermediate;
   m->enc = *c;
@@ -443,7 +489,12 @@ static cpu_model *cpu_model_create(const model_weights *w, const backend_options
     m->act_hidden = (int)w->act1_w->shape[0];
   }
 
-  load_ctx L = {m, art, err};
+  int threads = o && o->threads > 0 ? o->threads : cpu_default_threads();
+  m->pool = cpu_pool_create(threads);
+  if (!m->pool) {
+    laya_err(err, LAYA_ERR_NOMEM, NULL, "cpu backend: cannot start %d threads", threads);
+    goto fail;
+  }
   char nm[48];
 #define VEC(dst, name, t, n) \
   if (!((dst) = load_vec(&L, (name), (t), (n)))) goto fail
@@ -496,14 +547,11 @@ static cpu_model *cpu_model_create(const model_weights *w, const backend_options
 #undef VEC
 #undef LIN
 
-  int threads = o && o->threads > 0 ? o->threads : cpu_default_threads();
-  m->pool = cpu_pool_create(threads);
-  if (!m->pool) {
-    laya_err(err, LAYA_ERR_NOMEM, NULL, "cpu backend: cannot start %d threads", threads);
-    goto fail;
-  }
+  if (pack_all(&L)) goto fail;
+  free(L.jobs);
   return m;
 fail:
+  free(L.jobs);
   cpu_model_free(m);
   return NULL;
 }
@@ -721,7 +769,7 @@ static void study_round(fwd *f, unsigned bit, int layer, cpu_wfmt fmt, void *buf
   if (layer >= 0 && m->study_layer >= 0 && layer != m->study_layer) return;
   for (int r = 0; r < rows; r++) {
     float *x = (float *)buf + (size_t)r * ld;
-    if (m->study & STUDY_A8) {
+    if ((m->study & STUDY_A8) && !(layer < 0 && (m->study & STUDY_HEAD16))) {
       study_round_int8(x, n);
     } else {
       for (int c = 0; c < n; c++) x[c] = bf16_to_f32(f32_to_bf16_rne(x[c]));
@@ -1146,9 +1194,18 @@ const cpu_model *backend_cpu_model(const backend *b) {
   return b && b->name && !strcmp(b->name, "cpu") ? b->impl : NULL;
 }
 
-backend_precision backend_cpu_default_precision(void) {
-  return cpu_isa_detect().avx512_bf16 ? PREC_BF16 : PREC_FP32;
+int backend_cpu_adopt(backend *b, void (*release)(void *ctx), void *ctx) {
+  cpu_model *m = b && b->name && !strcmp(b->name, "cpu") ? b->impl : NULL;
+  if (!m || m->release) return -1;
+  m->release = release;
+  m->release_ctx = ctx;
+  return 0;
 }
+
+/* fp32 on every CPU: the fast backend's fp32 answers are Laya's CPU answers (the parity suites'
+ * 1e-4 rule, tests/parity `-cpu-default`); bf16 and int8 are opt-in (laya_options.precision,
+ * LAYA_PRECISION, --precision) because they move answers by up to their measured bounds. */
+backend_precision backend_cpu_default_precision(void) { return PREC_FP32; }
 
 const char *backend_precision_name(backend_precision p) {
   switch (p) {

@@ -1,0 +1,46 @@
+/*
+ * pack_cache.h: the fast CPU backend's packed weights, kept between processes.
+ *
+ * Packing a checkpoint's weights for the "cpu" backend (fp32 panels, bf16, int8 with scales) is
+ * the cost of opening a checkpoint directory. The first open packs them (in parallel, on the
+ * backend's threads) and stores them as a `laya convert` artifact (model/artifact.h) in the cache
+ * directory; later opens map that file and pack nothing.
+ *
+ *   directory  LAYA_CACHE_DIR, else $XDG_CACHE_HOME/laya-c, else ~/.cache/laya-c; files under
+ *              packed/. LAYA_PACK_CACHE=0 turns the cache off.
+ *   key        SHA-256 of: the packing format (artifact version, kernel layout), the precision, the
+ *              decision head's depth and act count, and the SHA-256 of model.safetensors and
+ *              encoder/config.json (what the packed bytes depend on; a calibration that rewrites
+ *              rl_agent_config.json's temperatures keeps the entry). The weights' digest is the Hugging Face blob name when
+ *              the file is a blob of a Hub cache (named by its SHA-256), else computed once and
+ *              memoised in digests/ under the file's device, inode, size and change times, so a
+ *              changed file is hashed again.
+ *   writing    after a miss, on a background thread (the open returns once the weights are packed;
+ *              laya_close waits for it; LAYA_PACK_CACHE=sync writes before returning), to a temp
+ *              file in the same directory renamed over the entry when complete: concurrent
+ *              processes each write their own and the last rename wins; readers see a whole file.
+ *              Temp files over an hour old (their writer died) are removed before a write.
+ *   reading    artifact_open verifies every checksum; a corrupt, truncated or mismatching entry is
+ *              never used: the weights are packed again and the entry replaced.
+ * Packing-study settings (LAYA_CPU_STUDY, LAYA_CPU_FP32_LAYERS, LAYA_CPU_INT8_BF16) bypass the cache.
+ */
+#ifndef LAYA_MODEL_PACK_CACHE_H
+#define LAYA_MODEL_PACK_CACHE_H
+
+#include <stddef.h>
+
+#include "backend/backend.h"
+#include "model/checkpoint.h"
+
+/* A "cpu" backend for checkpoint ck (a directory, not an artifact) at bo, from the cache when it
+ * holds this checkpoint, else packed and stored. ck must outlive the backend (the background
+ * writer reads its weights and directory). status gets "hit", "miss" (packed, being stored),
+ * "rebuilt (why)" (an entry was unusable), "off" or "miss (not stored: why)". NULL + err only
+ * when the backend itself cannot be made. */
+backend *pack_cache_cpu_backend(const checkpoint *ck, const backend_options *bo, char *status, size_t cap,
+                                laya_error *err);
+
+/* The cache directory as above (malloc'd), or NULL when none can be named. */
+char *pack_cache_dir(void);
+
+#endif
