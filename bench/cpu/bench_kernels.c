@@ -3,7 +3,7 @@
  * thread CPU time (CLOCK_THREAD_CPUTIME_ID) so that a busy shared machine distorts it less.
  *   bench_kernels [M N K ...]   (default: ModernBERT-large shapes at 128 and 512 tokens)
  * An N written with a trailing g (5248g) is a GeGLU weight (N = 2I). BENCH_AVX2=1 adds the AVX2
- * table, BENCH_AVX2=only runs it alone; BENCH_FMT=fp32|bf16|int8 runs one weight format; a line
+ * table, BENCH_AVX2=only runs it alone; BENCH_REPS=N takes the best of N GEMM runs (3); BENCH_FMT=fp32|bf16|int8 runs one weight format; a line
  * also gives the share of BENCH_PEAK GFLOP/s (bench/cpu/peak: the zmm FMA rate, or the ymm one for
  * the AVX2 table) when set as AVX512_PEAK,AVX2_PEAK.
  */
@@ -61,7 +61,8 @@ static void bench_gemm(const cpu_kernels *kt, cpu_wfmt fmt, int M, int N, int K,
   void (*g)(const gemm_input *, const packed_matrix *, int, int, int, int, const gemm_epilogue *) =
       fmt == WF_F32 ? kt->gemm_f32 : fmt == WF_BF16 ? kt->gemm_bf16 : kt->gemm_i8;
   double best = 1e30;
-  for (int r = 0; r < 3; r++) {
+  int reps = getenv("BENCH_REPS") ? atoi(getenv("BENCH_REPS")) : 3;
+  for (int r = 0; r < reps; r++) {
     double t = cpu_now();
     g(&in, &pm, 0, M, 0, np, &e);
     t = cpu_now() - t;

@@ -196,37 +196,38 @@ GEMM_AVX2(f32)
 GEMM_AVX2(bf16)
 
 /* fp32 on copied activations (kernels_avx512.c's scheme, BLIS's 6x16 tile): each tile's MR2 rows
- * are copied once per call as [k][mr] into a per-thread buffer, so both half-panel passes read the
- * tile as one stream (from L1: 6 x K floats) beside the weight stream, instead of mr rows lda apart
- * (which alias in L1 when lda is a multiple of 1 KiB). The same FMA order per output as mk_f32_avx2:
- * k from 0 to K-1 on one accumulator. */
+ * are copied once per call into a per-thread buffer as [k / 8][mr][8] (8-float slices), so both
+ * half-panel passes broadcast from consecutive cache lines (the tile, 6 x K floats, stays in L1)
+ * beside the weight stream, instead of from mr rows lda apart (which alias in L1 when lda is a
+ * multiple of 1 KiB). The same FMA order per output as mk_f32_avx2: k from 0 to K-1 on one
+ * accumulator. */
 #define PF2 1024 /* floats ahead (32 k rows of the panel) that the weight stream is prefetched */
 
+/* rows [0, mr) x k of a (row stride lda) -> dst[k / 8][mr][8] (the last slice k % 8 wide) */
 INL void pack_tile_f32_avx2(const int mr, const float *a, int lda, int k, float *dst) {
   int kk = 0;
-  for (; kk + 8 <= k; kk += 8) {
-    float t[MR2 * 8];
+  for (; kk + 8 <= k; kk += 8, dst += 8 * mr)
 #pragma GCC unroll 6
-    for (int r = 0; r < mr; r++) _mm256_storeu_ps(t + 8 * r, _mm256_loadu_ps(a + (size_t)r * lda + kk));
-    for (int j = 0; j < 8; j++)
-#pragma GCC unroll 6
-      for (int r = 0; r < mr; r++) dst[(size_t)(kk + j) * mr + r] = t[8 * r + j];
-  }
-  for (; kk < k; kk++)
-    for (int r = 0; r < mr; r++) dst[(size_t)kk * mr + r] = a[(size_t)r * lda + kk];
+    for (int r = 0; r < mr; r++) _mm256_storeu_ps(dst + 8 * r, _mm256_loadu_ps(a + (size_t)r * lda + kk));
+  if (kk < k)
+    for (int r = 0; r < mr; r++)
+      for (int j = 0; j < 8; j++) dst[8 * r + j] = kk + j < k ? a[(size_t)r * lda + kk + j] : 0.0f;
 }
 
-/* c[2r..2r+1] += ap[k][r] * b[k][0..15]; b rows 32 floats apart */
+/* c[2r..2r+1] += a[r][k] * b[k][0..15] over the copied tile; b rows 32 floats apart */
 INL void mkp_f32_avx2(const int mr, const float *ap, const float *b, int nk, __m256 *c) {
-  for (int k = 0; k < nk; k++) {
-    _mm_prefetch((const char *)(b + (size_t)k * 32 + PF2), _MM_HINT_T0);
-    __m256 b0 = _mm256_loadu_ps(b + (size_t)k * 32), b1 = _mm256_loadu_ps(b + (size_t)k * 32 + 8);
-    const float *ak = ap + (size_t)k * mr;
+  for (int k0 = 0; k0 < nk; k0 += 8, ap += 8 * mr) {
+    int nj = nk - k0 < 8 ? nk - k0 : 8;
+    const float *bk = b + (size_t)k0 * 32;
+    for (int j = 0; j < nj; j++, bk += 32) {
+      _mm_prefetch((const char *)(bk + PF2), _MM_HINT_T0);
+      __m256 b0 = _mm256_loadu_ps(bk), b1 = _mm256_loadu_ps(bk + 8);
 #pragma GCC unroll 6
-    for (int r = 0; r < mr; r++) {
-      __m256 av = _mm256_broadcast_ss(ak + r);
-      c[2 * r] = _mm256_fmadd_ps(av, b0, c[2 * r]);
-      c[2 * r + 1] = _mm256_fmadd_ps(av, b1, c[2 * r + 1]);
+      for (int r = 0; r < mr; r++) {
+        __m256 av = _mm256_broadcast_ss(ap + 8 * r + j);
+        c[2 * r] = _mm256_fmadd_ps(av, b0, c[2 * r]);
+        c[2 * r + 1] = _mm256_fmadd_ps(av, b1, c[2 * r + 1]);
+      }
     }
   }
 }
@@ -260,16 +261,17 @@ static const tile2p_fn tile2p_f32_tab[MR2 + 1] = {NULL, tile2p_f32_1, tile2p_f32
 static const pack2_fn pack2_f32_tab[MR2 + 1] = {NULL, pack2_f32_1, pack2_f32_2, pack2_f32_3,
                                                 pack2_f32_4, pack2_f32_5, pack2_f32_6};
 
-/* Rows in chunks whose copy (chunk x k floats) stays near 256 KiB of L2 beside the weight panel;
+/* Rows in chunks whose copy (chunk x k floats) stays near 512 KiB of L2 beside the weight panel;
  * per chunk: copy its tiles (ceil(rows / MR2) of them, of nearly equal height), then every panel
  * over every tile. Returns 0 (nothing done) when the buffer cannot be had. */
 static int gemm_f32_packed_avx2(const gemm_input *x, const packed_matrix *w, int m0, int m1, int p0, int p1,
                                 const gemm_epilogue *e) {
-  int k = w->k, chunk = (256 * 1024) / (w->k_pad * 4) / MR2 * MR2;
+  int k = w->k, chunk = (512 * 1024) / (w->k_pad * 4) / MR2 * MR2;
   if (chunk < MR2) chunk = MR2;
   if (chunk > 32 * MR2) chunk = 32 * MR2;
   if (chunk > m1 - m0) chunk = m1 - m0;
-  float *buf = cpu_thread_scratch((size_t)chunk * k);
+  int k8 = (k + 7) & ~7; /* floats per copied row */
+  float *buf = cpu_thread_scratch((size_t)chunk * k8);
   if (!buf) return 0;
   for (int mc = m0; mc < m1; mc += chunk) {
     int mce = mc + chunk < m1 ? mc + chunk : m1;
@@ -278,9 +280,9 @@ static int gemm_f32_packed_avx2(const gemm_input *x, const packed_matrix *w, int
     for (int t = 0; t < n_t; t++) tm[t + 1] = tm[t] + (mce - tm[t] + (n_t - t) - 1) / (n_t - t);
     for (int t = 0; t < n_t; t++)
       pack2_f32_tab[tm[t + 1] - tm[t]]((const float *)x->a + (size_t)tm[t] * x->lda, x->lda, k,
-                                       buf + (size_t)(tm[t] - mc) * k);
+                                       buf + (size_t)(tm[t] - mc) * k8);
     for (int p = p0; p < p1; p++)
-      for (int t = 0; t < n_t; t++) tile2p_f32_tab[tm[t + 1] - tm[t]](buf + (size_t)(tm[t] - mc) * k, w, tm[t], p, e);
+      for (int t = 0; t < n_t; t++) tile2p_f32_tab[tm[t + 1] - tm[t]](buf + (size_t)(tm[t] - mc) * k8, w, tm[t], p, e);
   }
   return 1;
 }

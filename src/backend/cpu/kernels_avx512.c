@@ -159,45 +159,44 @@ INL void mk_f32(const int mr, const float *a, int lda, const float *b, int k, __
   }
 
 /* fp32 on copied activations (what BLIS and oneDNN do): each tile's rows are copied once per
- * call as [k][mr] into a per-thread buffer, so the microkernel reads two streams (the tile, the
- * weight panel) instead of mr rows lda apart, which alias in L1 when lda is a multiple of 1 KiB
- * (ModernBERT's 1024 / 3072) and outrun the prefetchers. Same FMA order per output as mk_f32: k
- * from 0 to K-1 on one accumulator. MRF rows x 32 columns: 2 MRF zmm accumulators, the panel's
- * two vectors, and the broadcast folded into the FMA. */
+ * call into a per-thread buffer as [k / 16][mr][16] (16-float slices of the rows, slice by slice),
+ * so the microkernel broadcasts from mr consecutive cache lines per 16 k instead of mr rows lda
+ * apart, which alias in the same L1 sets when lda is a multiple of 1 KiB (ModernBERT's 1024 /
+ * 2624 -> 4 KiB / 10 KiB strides) and outrun the prefetchers. The copy is plain 64-byte moves.
+ * Same FMA order per output as mk_f32: k from 0 to K-1 on one accumulator. MRF rows x 32 columns:
+ * 2 MRF zmm accumulators, the panel's two vectors and one broadcast. */
 #define MRF 14
 #define PF_B 2048 /* floats ahead (64 k rows of the panel) that the weight stream is prefetched */
 
-/* rows [0, mr) x k of a (row stride lda) -> dst[k][mr] */
+/* rows [0, mr) x k of a (row stride lda) -> dst[k / 16][mr][16] (the last slice k % 16 wide) */
 INL void pack_tile_f32(const int mr, const float *a, int lda, int k, float *dst) {
   int kk = 0;
-  for (; kk + 16 <= k; kk += 16) {
-    __m512 v[MRF];
+  for (; kk + 16 <= k; kk += 16, dst += 16 * mr)
 #pragma GCC unroll 14
-    for (int r = 0; r < mr; r++) v[r] = _mm512_loadu_ps(a + (size_t)r * lda + kk);
-    float t[MRF * 16];
+    for (int r = 0; r < mr; r++) _mm512_storeu_ps(dst + 16 * r, _mm512_loadu_ps(a + (size_t)r * lda + kk));
+  if (kk < k) {
+    __mmask16 mk = tail_mask(k - kk);
 #pragma GCC unroll 14
-    for (int r = 0; r < mr; r++) _mm512_storeu_ps(t + 16 * r, v[r]);
-    for (int j = 0; j < 16; j++)
-#pragma GCC unroll 14
-      for (int r = 0; r < mr; r++) dst[(size_t)(kk + j) * mr + r] = t[16 * r + j];
+    for (int r = 0; r < mr; r++) _mm512_storeu_ps(dst + 16 * r, _mm512_maskz_loadu_ps(mk, a + (size_t)r * lda + kk));
   }
-  for (; kk < k; kk++)
-    for (int r = 0; r < mr; r++) dst[(size_t)kk * mr + r] = a[(size_t)r * lda + kk];
 }
 
 INL void mkp_f32(const int mr, const float *ap, const float *b, int k, __m512 *c) {
 #pragma GCC unroll 14
   for (int r = 0; r < mr; r++) c[2 * r] = c[2 * r + 1] = _mm512_setzero_ps();
-  for (int kk = 0; kk < k; kk++) {
-    _mm_prefetch((const char *)(b + (size_t)kk * 32 + PF_B), _MM_HINT_T0);
-    _mm_prefetch((const char *)(b + (size_t)kk * 32 + PF_B + 16), _MM_HINT_T0);
-    __m512 b0 = _mm512_load_ps(b + (size_t)kk * 32), b1 = _mm512_load_ps(b + (size_t)kk * 32 + 16);
-    const float *ak = ap + (size_t)kk * mr;
+  for (int k0 = 0; k0 < k; k0 += 16, ap += 16 * mr) {
+    int nj = k - k0 < 16 ? k - k0 : 16;
+    const float *bk = b + (size_t)k0 * 32;
+    for (int j = 0; j < nj; j++, bk += 32) {
+      _mm_prefetch((const char *)(bk + PF_B), _MM_HINT_T0);
+      _mm_prefetch((const char *)(bk + PF_B + 16), _MM_HINT_T0);
+      __m512 b0 = _mm512_load_ps(bk), b1 = _mm512_load_ps(bk + 16);
 #pragma GCC unroll 14
-    for (int r = 0; r < mr; r++) {
-      __m512 av = _mm512_set1_ps(ak[r]);
-      c[2 * r] = _mm512_fmadd_ps(av, b0, c[2 * r]);
-      c[2 * r + 1] = _mm512_fmadd_ps(av, b1, c[2 * r + 1]);
+      for (int r = 0; r < mr; r++) {
+        __m512 av = _mm512_set1_ps(ap[16 * r + j]);
+        c[2 * r] = _mm512_fmadd_ps(av, b0, c[2 * r]);
+        c[2 * r + 1] = _mm512_fmadd_ps(av, b1, c[2 * r + 1]);
+      }
     }
   }
 }
@@ -231,7 +230,8 @@ static int gemm_f32_packed(const gemm_input *x, const packed_matrix *w, int m0, 
   if (chunk < MRF) chunk = MRF;
   if (chunk > 16 * MRF) chunk = 16 * MRF;
   if (chunk > m1 - m0) chunk = m1 - m0;
-  float *buf = cpu_thread_scratch((size_t)chunk * k);
+  int k16 = (k + 15) & ~15; /* floats per copied row */
+  float *buf = cpu_thread_scratch((size_t)chunk * k16);
   if (!buf) return 0;
   for (int mc = m0; mc < m1; mc += chunk) {
     int mce = mc + chunk < m1 ? mc + chunk : m1;
@@ -241,9 +241,9 @@ static int gemm_f32_packed(const gemm_input *x, const packed_matrix *w, int m0, 
     tm[0] = mc;
     for (int t = 0; t < n_t; t++) tm[t + 1] = tm[t] + (mce - tm[t] + (n_t - t) - 1) / (n_t - t);
     for (int t = 0; t < n_t; t++)
-      packt_f32[tm[t + 1] - tm[t]]((const float *)x->a + (size_t)tm[t] * x->lda, x->lda, k, buf + (size_t)(tm[t] - mc) * k);
+      packt_f32[tm[t + 1] - tm[t]]((const float *)x->a + (size_t)tm[t] * x->lda, x->lda, k, buf + (size_t)(tm[t] - mc) * k16);
     for (int p = p0; p < p1; p++)
-      for (int t = 0; t < n_t; t++) tilep_f32[tm[t + 1] - tm[t]](buf + (size_t)(tm[t] - mc) * k, w, tm[t], p, e);
+      for (int t = 0; t < n_t; t++) tilep_f32[tm[t + 1] - tm[t]](buf + (size_t)(tm[t] - mc) * k16, w, tm[t], p, e);
   }
   return 1;
 }
