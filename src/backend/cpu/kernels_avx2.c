@@ -269,7 +269,10 @@ static int gemm_f32_packed_avx2(const gemm_input *x, const packed_matrix *w, int
   int k = w->k, chunk = (512 * 1024) / (w->k_pad * 4) / MR2 * MR2;
   if (chunk < MR2) chunk = MR2;
   if (chunk > 32 * MR2) chunk = 32 * MR2;
-  if (chunk > m1 - m0) chunk = m1 - m0;
+  { /* chunks of equal size (128 rows at most 126 a chunk: 2 x 64, not 126 + a 2-row chunk) */
+    int n_c = (m1 - m0 + chunk - 1) / chunk;
+    chunk = (m1 - m0 + n_c - 1) / n_c;
+  }
   int k8 = (k + 7) & ~7; /* floats per copied row */
   float *buf = cpu_thread_scratch((size_t)chunk * k8);
   if (!buf) return 0;

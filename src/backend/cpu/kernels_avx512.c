@@ -229,14 +229,17 @@ static int gemm_f32_packed(const gemm_input *x, const packed_matrix *w, int m0, 
   int k = w->k, chunk = (512 * 1024) / (w->k_pad * 4) / MRF * MRF;
   if (chunk < MRF) chunk = MRF;
   if (chunk > 16 * MRF) chunk = 16 * MRF;
-  if (chunk > m1 - m0) chunk = m1 - m0;
+  { /* chunks of equal size (128 rows at most 126 a chunk: 2 x 64, not 126 + a 2-row chunk) */
+    int n_c = (m1 - m0 + chunk - 1) / chunk;
+    chunk = (m1 - m0 + n_c - 1) / n_c;
+  }
   int k16 = (k + 15) & ~15; /* floats per copied row */
   float *buf = cpu_thread_scratch((size_t)chunk * k16);
   if (!buf) return 0;
   for (int mc = m0; mc < m1; mc += chunk) {
     int mce = mc + chunk < m1 ? mc + chunk : m1;
-    /* the chunk's rows in ceil(rows / MRF) tiles of nearly equal height (128 rows: 8 x 13 + 2 x 12,
-     * not 9 x 14 + a 2-row tile that would run at a fraction of the FMA rate) */
+    /* the chunk's rows in ceil(rows / MRF) tiles of nearly equal height (64 rows: 4 x 13 + 12, not
+     * 4 x 14 + an 8-row tile that runs at a fraction of the FMA rate) */
     int n_t = (mce - mc + MRF - 1) / MRF, tm[MRF * 16 + 1];
     tm[0] = mc;
     for (int t = 0; t < n_t; t++) tm[t + 1] = tm[t] + (mce - tm[t] + (n_t - t) - 1) / (n_t - t);
