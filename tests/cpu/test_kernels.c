@@ -185,7 +185,7 @@ static void test_gemm(const cpu_kernels **tabs, int n_tabs) {
   for (int f = 0; f < 3; f++)
     for (int mi = 1; mi <= 7; mi++) gemm_case((cpu_wfmt)f, mi, 33, mi % 2 ? 257 : 601, 0, EPI_NONE, 1, mi == 3, mi == 5, tabs, n_tabs);
   /* rows over several of the fp32 GEMMs' activation-copy chunks (k_pad 2052: at most 56 rows per
-   * chunk on AVX-512, 60 on AVX2), k not a multiple of their 8 / 16-float copy steps */
+   * chunk on AVX-512), k not a multiple of its 16-float copy step */
   gemm_case(WF_F32, 131, 65, 2050, 0, EPI_GELU, 1, 0, 0, tabs, n_tabs);
   gemm_case(WF_F32, 61, 33, 2050, 0, EPI_NONE, 0, 1, 0, tabs, n_tabs);
   gemm_case(WF_F32, 59, 100, 2050, 0, EPI_RELU, 1, 0, 1, tabs, n_tabs);
@@ -200,11 +200,11 @@ static void test_gemm(const cpu_kernels **tabs, int n_tabs) {
       }
 }
 
-/* The fp32 GEMMs copy activation rows in chunks (of ~256-512 KiB) and tiles of nearly equal height
- * that depend on how many rows a call gets; a row's outputs must not: every row of an M-row call
+/* The AVX-512 fp32 GEMM copies activation rows in chunks (of ~512 KiB) and tiles of nearly equal
+ * height that depend on how many rows a call gets; a row's outputs must not: every row of an M-row call
  * equals, bit for bit, the same row computed alone and inside a call that starts elsewhere (the
  * backend's batch invariance rests on it). Shapes span several chunks (k_pad 2052: at most 56 rows
- * per chunk on AVX-512, 60 on AVX2) with k not a multiple of the 8 / 16-float copy steps. */
+ * per chunk on AVX-512) with k not a multiple of its 16-float copy step. Every table is checked. */
 static void test_gemm_row_invariance(const cpu_kernels **tabs, int n_tabs) {
   const int M = 131, n = 65, k = 2050, kp = pack_kpad(k);
   float *w = malloc(sizeof(float) * (size_t)n * k), *x = malloc(sizeof(float) * (size_t)M * kp);

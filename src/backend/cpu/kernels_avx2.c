@@ -195,107 +195,6 @@ TILE_AVX2(bf16, uint16_t, w->k_pad / 2, 32)
 GEMM_AVX2(f32)
 GEMM_AVX2(bf16)
 
-/* fp32 on copied activations (kernels_avx512.c's scheme, BLIS's 6x16 tile): each tile's MR2 rows
- * are copied once per call into a per-thread buffer as [k / 8][mr][8] (8-float slices), so both
- * half-panel passes broadcast from consecutive cache lines (the tile, 6 x K floats, stays in L1)
- * beside the weight stream, instead of from mr rows lda apart (which alias in L1 when lda is a
- * multiple of 1 KiB). The same FMA order per output as mk_f32_avx2: k from 0 to K-1 on one
- * accumulator. */
-#define PF2 1024 /* floats ahead (32 k rows of the panel) that the weight stream is prefetched */
-
-/* rows [0, mr) x k of a (row stride lda) -> dst[k / 8][mr][8] (the last slice k % 8 wide) */
-INL void pack_tile_f32_avx2(const int mr, const float *a, int lda, int k, float *dst) {
-  int kk = 0;
-  for (; kk + 8 <= k; kk += 8, dst += 8 * mr)
-#pragma GCC unroll 6
-    for (int r = 0; r < mr; r++) _mm256_storeu_ps(dst + 8 * r, _mm256_loadu_ps(a + (size_t)r * lda + kk));
-  if (kk < k)
-    for (int r = 0; r < mr; r++)
-      for (int j = 0; j < 8; j++) dst[8 * r + j] = kk + j < k ? a[(size_t)r * lda + kk + j] : 0.0f;
-}
-
-/* c[2r..2r+1] += a[r][k] * b[k][0..15] over the copied tile; b rows 32 floats apart */
-INL void mkp_f32_avx2(const int mr, const float *ap, const float *b, int nk, __m256 *c) {
-  for (int k0 = 0; k0 < nk; k0 += 8, ap += 8 * mr) {
-    int nj = nk - k0 < 8 ? nk - k0 : 8;
-    const float *bk = b + (size_t)k0 * 32;
-    for (int j = 0; j < nj; j++, bk += 32) {
-      _mm_prefetch((const char *)(bk + PF2), _MM_HINT_T0);
-      __m256 b0 = _mm256_loadu_ps(bk), b1 = _mm256_loadu_ps(bk + 8);
-#pragma GCC unroll 6
-      for (int r = 0; r < mr; r++) {
-        __m256 av = _mm256_broadcast_ss(ap + 8 * r + j);
-        c[2 * r] = _mm256_fmadd_ps(av, b0, c[2 * r]);
-        c[2 * r + 1] = _mm256_fmadd_ps(av, b1, c[2 * r + 1]);
-      }
-    }
-  }
-}
-
-INL void tile2p_f32(const int mr, const float *ap, const packed_matrix *w, int m, int p, const gemm_epilogue *e) {
-  const float *b = (const float *)w->data + (size_t)p * w->k_pad * CPU_NR;
-  __m256 c[2 * MR2], y[4 * MR2];
-  zero_acc(mr, c);
-  mkp_f32_avx2(mr, ap, b, w->k, c);
-#pragma GCC unroll 6
-  for (int r = 0; r < mr; r++) y[4 * r] = c[2 * r], y[4 * r + 1] = c[2 * r + 1];
-  zero_acc(mr, c);
-  mkp_f32_avx2(mr, ap, b + 16, w->k, c);
-#pragma GCC unroll 6
-  for (int r = 0; r < mr; r++) {
-    y[4 * r + 2] = c[2 * r], y[4 * r + 3] = c[2 * r + 1];
-    epilogue_row8(w, e, m + r, p, y + 4 * r);
-  }
-}
-
-#define TILE2P(N)                                                                                   \
-  FN void tile2p_f32_##N(const float *ap, const packed_matrix *w, int m, int p, const gemm_epilogue *e) { \
-    tile2p_f32(N, ap, w, m, p, e);                                                                  \
-  }                                                                                                 \
-  FN void pack2_f32_##N(const float *a, int lda, int k, float *dst) { pack_tile_f32_avx2(N, a, lda, k, dst); }
-TILE2P(1) TILE2P(2) TILE2P(3) TILE2P(4) TILE2P(5) TILE2P(6)
-typedef void (*tile2p_fn)(const float *, const packed_matrix *, int, int, const gemm_epilogue *);
-typedef void (*pack2_fn)(const float *, int, int, float *);
-static const tile2p_fn tile2p_f32_tab[MR2 + 1] = {NULL, tile2p_f32_1, tile2p_f32_2, tile2p_f32_3,
-                                                  tile2p_f32_4, tile2p_f32_5, tile2p_f32_6};
-static const pack2_fn pack2_f32_tab[MR2 + 1] = {NULL, pack2_f32_1, pack2_f32_2, pack2_f32_3,
-                                                pack2_f32_4, pack2_f32_5, pack2_f32_6};
-
-/* Rows in chunks whose copy (chunk x k floats) stays near 512 KiB of L2 beside the weight panel;
- * per chunk: copy its tiles (ceil(rows / MR2) of them, of nearly equal height), then every panel
- * over every tile. Returns 0 (nothing done) when the buffer cannot be had. */
-static int gemm_f32_packed_avx2(const gemm_input *x, const packed_matrix *w, int m0, int m1, int p0, int p1,
-                                const gemm_epilogue *e) {
-  int k = w->k, chunk = (512 * 1024) / (w->k_pad * 4) / MR2 * MR2;
-  if (chunk < MR2) chunk = MR2;
-  if (chunk > 32 * MR2) chunk = 32 * MR2;
-  { /* chunks of equal size (128 rows at most 126 a chunk: 2 x 64, not 126 + a 2-row chunk) */
-    int n_c = (m1 - m0 + chunk - 1) / chunk;
-    chunk = (m1 - m0 + n_c - 1) / n_c;
-  }
-  int k8 = (k + 7) & ~7; /* floats per copied row */
-  float *buf = cpu_thread_scratch((size_t)chunk * k8);
-  if (!buf) return 0;
-  for (int mc = m0; mc < m1; mc += chunk) {
-    int mce = mc + chunk < m1 ? mc + chunk : m1;
-    int n_t = (mce - mc + MR2 - 1) / MR2, tm[32 + 1];
-    tm[0] = mc;
-    for (int t = 0; t < n_t; t++) tm[t + 1] = tm[t] + (mce - tm[t] + (n_t - t) - 1) / (n_t - t);
-    for (int t = 0; t < n_t; t++)
-      pack2_f32_tab[tm[t + 1] - tm[t]]((const float *)x->a + (size_t)tm[t] * x->lda, x->lda, k,
-                                       buf + (size_t)(tm[t] - mc) * k8);
-    for (int p = p0; p < p1; p++)
-      for (int t = 0; t < n_t; t++) tile2p_f32_tab[tm[t + 1] - tm[t]](buf + (size_t)(tm[t] - mc) * k8, w, tm[t], p, e);
-  }
-  return 1;
-}
-
-static void gemm_f32_avx2p(const gemm_input *x, const packed_matrix *w, int m0, int m1, int p0, int p1,
-                           const gemm_epilogue *e) {
-  if (m1 <= m0 || p1 <= p0 || gemm_f32_packed_avx2(x, w, m0, m1, p0, p1, e)) return;
-  gemm_f32_avx2(x, w, m0, m1, p0, p1, e);
-}
-
 /* int8: each 32-bit lane of the packed panel holds one column's 4 k values; widen to 16 bits and
  * multiply-add pairs, keeping two partial sums per column until the end. */
 FN void gemm_i8_avx2(const gemm_input *x, const packed_matrix *w, int m0, int m1, int p0, int p1,
@@ -575,7 +474,7 @@ const cpu_kernels *cpu_kernels_avx2(void) {
   if (!table.name) {
     cpu_kernels t = cpu_kernels_scalar;
     t.name = "avx2";
-    t.gemm_f32 = gemm_f32_avx2p;
+    t.gemm_f32 = gemm_f32_avx2;
     t.gemm_bf16 = gemm_bf16_avx2;
     t.gemm_i8 = gemm_i8_avx2;
     t.layernorm = layernorm_avx2;
