@@ -3,9 +3,10 @@
  * attributes so the binary still runs on any x86-64; the table is only handed out when CPUID says
  * the CPU and OS support all of them.
  *
- * GEMM microkernel: MR (<= 12) activation rows x one 32-column panel, 24 zmm accumulators; the
- * activation element (fp32), pair (bf16) or quad (u8) of each row is broadcast and multiplied
- * into the panel's two vectors with FMA / vdpbf16ps / vpdpbusd. Rows are walked in chunks that
+ * GEMM microkernel: MR (<= 12; fp32: MRF <= 14, on copied activation tiles) activation rows x one
+ * 32-column panel, 2 MR zmm accumulators; the activation element (fp32), pair (bf16) or quad (u8)
+ * of each row is broadcast and multiplied into the panel's two vectors with FMA / vdpbf16ps /
+ * vpdpbusd. Rows are walked in chunks that
  * stay in L2 while each weight panel streams from L2 once per chunk row-tile. Every output's
  * reduction runs over k in one fixed order, so a row's result does not depend on its batch mates
  * or on how the work was split.

@@ -1,4 +1,5 @@
-/* kernels_scratch.c: the per-thread buffer the SIMD fp32 GEMMs copy activation tiles into. */
+/* kernels_scratch.c: the per-thread buffer the AVX-512 fp32 GEMM copies activation tiles into
+ * (cpu_thread_scratch, kernels.h). */
 #include <pthread.h>
 #include <stdlib.h>
 
