@@ -2,6 +2,10 @@
  * bench_kernels.c: single-thread GEMM and attention throughput of each kernel table, timed in
  * thread CPU time (CLOCK_THREAD_CPUTIME_ID) so that a busy shared machine distorts it less.
  *   bench_kernels [M N K ...]   (default: ModernBERT-large shapes at 128 and 512 tokens)
+ * An N written with a trailing g (5248g) is a GeGLU weight (N = 2I). BENCH_AVX2=1 adds the AVX2
+ * table, BENCH_AVX2=only runs it alone; BENCH_REPS=N takes the best of N GEMM runs (3); BENCH_FMT=fp32|bf16|int8 runs one weight format; a line
+ * also gives the share of BENCH_PEAK GFLOP/s (bench/cpu/peak: the zmm FMA rate, or the ymm one for
+ * the AVX2 table) when set as AVX512_PEAK,AVX2_PEAK.
  */
 #include <math.h>
 #include <stdio.h>
@@ -26,7 +30,18 @@ static void row_fn(void *ctx, int r, float *out) {
   for (int i = 0; i < s->k; i++) out[i] = (float)((r * 31 + i * 17) % 97 - 48) / 97.0f;
 }
 
+static double peak_of(const cpu_kernels *kt) {
+  const char *p = getenv("BENCH_PEAK");
+  if (!p) return 0;
+  double a = atof(p), b = 0;
+  const char *c = strchr(p, ',');
+  if (c) b = atof(c + 1);
+  return strcmp(kt->name, "avx2") ? a : b;
+}
+
 static void bench_gemm(const cpu_kernels *kt, cpu_wfmt fmt, int M, int N, int K, int geglu) {
+  const char *only = getenv("BENCH_FMT");
+  if (only && strcmp(only, fmt == WF_F32 ? "fp32" : fmt == WF_BF16 ? "bf16" : "int8")) return;
   int kp = pack_kpad(K), np = pack_panels(N, geglu);
   void *data = aligned_alloc(64, (pack_data_bytes(fmt, N, K, geglu) + 63) & ~(size_t)63);
   float *scale = malloc(4 * np * CPU_NR), *row = malloc(4 * K);
@@ -47,15 +62,19 @@ static void bench_gemm(const cpu_kernels *kt, cpu_wfmt fmt, int M, int N, int K,
   void (*g)(const gemm_input *, const packed_matrix *, int, int, int, int, const gemm_epilogue *) =
       fmt == WF_F32 ? kt->gemm_f32 : fmt == WF_BF16 ? kt->gemm_bf16 : kt->gemm_i8;
   double best = 1e30;
-  for (int r = 0; r < 3; r++) {
+  int reps = getenv("BENCH_REPS") ? atoi(getenv("BENCH_REPS")) : 3;
+  for (int r = 0; r < reps; r++) {
     double t = cpu_now();
     g(&in, &pm, 0, M, 0, np, &e);
     t = cpu_now() - t;
     if (t < best) best = t;
   }
-  printf("%-7s %-5s M=%-5d N=%-5d K=%-5d %s: %8.2f ms  %6.1f GFLOP/s\n", kt->name,
+  double gf = 2.0 * M * N * K / best * 1e-9, pk = peak_of(kt);
+  printf("%-7s %-5s M=%-5d N=%-5d K=%-5d %s: %8.2f ms  %6.1f GFLOP/s", kt->name,
          fmt == WF_F32 ? "fp32" : fmt == WF_BF16 ? "bf16" : "int8", M, N, K, geglu ? "geglu" : "     ",
-         best * 1e3, 2.0 * M * N * K / best * 1e-9);
+         best * 1e3, gf);
+  if (pk > 0 && fmt == WF_F32) printf("  %3.0f%% of %.1f", 100.0 * gf / pk, pk);
+  printf("\n");
   free(data), free(scale), free(row), free(colsum), free(a), free(rs), free(out);
 }
 
@@ -101,9 +120,11 @@ static void bench_attn_bf16(const cpu_kernels *kt, int t, int window) {
 int main(int argc, char **argv) {
   const cpu_kernels *tabs[5];
   int n = 0;
+  const char *a2 = getenv("BENCH_AVX2");
+  int only_avx2 = a2 && !strcmp(a2, "only");
   /* the AMX table, and two copies of it whose fp32 GEMM is the split-precision one (x3, x6) */
   static cpu_kernels amx_x3, amx_x6;
-  if (cpu_kernels_by_name("amx")) {
+  if (!only_avx2 && cpu_kernels_by_name("amx")) {
     tabs[n++] = cpu_kernels_by_name("amx");
     amx_x3 = amx_x6 = *tabs[0];
     amx_x3.name = "amx-x3";
@@ -111,7 +132,7 @@ int main(int argc, char **argv) {
     amx_x6.name = "amx-x6";
     amx_x6.gemm_f32 = cpu_amx_hw()->f32x6;
   }
-  if (cpu_kernels_by_name("avx512")) tabs[n++] = cpu_kernels_by_name("avx512");
+  if (!only_avx2 && cpu_kernels_by_name("avx512")) tabs[n++] = cpu_kernels_by_name("avx512");
   if (cpu_kernels_by_name("avx2") && getenv("BENCH_AVX2")) tabs[n++] = cpu_kernels_by_name("avx2");
   int n_main = n;
   if (amx_x3.name) tabs[n++] = &amx_x3, tabs[n++] = &amx_x6;
@@ -119,7 +140,8 @@ int main(int argc, char **argv) {
     int fmt0 = 0, fmt1 = i < n_main ? 3 : 1; /* the split copies: their fp32 GEMM only */
     if (argc >= 4) {
       for (int a = 1; a + 2 < argc; a += 3)
-        for (int f = fmt0; f < fmt1; f++) bench_gemm(tabs[i], (cpu_wfmt)f, atoi(argv[a]), atoi(argv[a + 1]), atoi(argv[a + 2]), 0);
+        for (int f = fmt0; f < fmt1; f++)
+          bench_gemm(tabs[i], (cpu_wfmt)f, atoi(argv[a]), atoi(argv[a + 1]), atoi(argv[a + 2]), strchr(argv[a + 1], 'g') != NULL);
       continue;
     }
     for (int f = fmt0; f < fmt1; f++) {

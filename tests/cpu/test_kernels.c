@@ -184,6 +184,12 @@ static void test_gemm(const cpu_kernels **tabs, int n_tabs) {
    * its 6-row tiles */
   for (int f = 0; f < 3; f++)
     for (int mi = 1; mi <= 7; mi++) gemm_case((cpu_wfmt)f, mi, 33, mi % 2 ? 257 : 601, 0, EPI_NONE, 1, mi == 3, mi == 5, tabs, n_tabs);
+  /* rows over several of the fp32 GEMMs' activation-copy chunks (k_pad 2052: at most 56 rows per
+   * chunk on AVX-512), k not a multiple of its 16-float copy step */
+  gemm_case(WF_F32, 131, 65, 2050, 0, EPI_GELU, 1, 0, 0, tabs, n_tabs);
+  gemm_case(WF_F32, 61, 33, 2050, 0, EPI_NONE, 0, 1, 0, tabs, n_tabs);
+  gemm_case(WF_F32, 59, 100, 2050, 0, EPI_RELU, 1, 0, 1, tabs, n_tabs);
+  gemm_case(WF_F32, 100, 2 * 17, 2050, 1, EPI_GEGLU, 0, 0, 0, tabs, n_tabs);
   /* GeGLU: n = 2I with I around the 16-column half panel */
   static const int Is[] = {1, 15, 16, 17, 40};
   for (int f = 0; f < 3; f++)
@@ -192,6 +198,43 @@ static void test_gemm(const cpu_kernels **tabs, int n_tabs) {
         gemm_case((cpu_wfmt)f, Ms[(ii + ki) % 7], 2 * Is[ii], Ks[ki], 1, EPI_GEGLU, 0, 0, 0, tabs, n_tabs);
         gemm_case((cpu_wfmt)f, 65, 2 * Is[ii], Ks[ki], 1, EPI_GEGLU, 0, 0, 1, tabs, n_tabs);
       }
+}
+
+/* The AVX-512 fp32 GEMM copies activation rows in chunks (of ~512 KiB) and tiles of nearly equal
+ * height that depend on how many rows a call gets; a row's outputs must not: every row of an M-row call
+ * equals, bit for bit, the same row computed alone and inside a call that starts elsewhere (the
+ * backend's batch invariance rests on it). Shapes span several chunks (k_pad 2052: at most 56 rows
+ * per chunk on AVX-512) with k not a multiple of its 16-float copy step. Every table is checked. */
+static void test_gemm_row_invariance(const cpu_kernels **tabs, int n_tabs) {
+  const int M = 131, n = 65, k = 2050, kp = pack_kpad(k);
+  float *w = malloc(sizeof(float) * (size_t)n * k), *x = malloc(sizeof(float) * (size_t)M * kp);
+  for (size_t i = 0; i < (size_t)n * k; i++) w[i] = frand() / sqrtf((float)k);
+  for (size_t i = 0; i < (size_t)M * kp; i++) x[i] = (i % kp) < (size_t)k ? 2.0f * frand() : 0.0f;
+  int np = pack_panels(n, 0);
+  float *data = aligned_alloc(64, (pack_data_bytes(WF_F32, n, k, 0) + 63) & ~(size_t)63), *row = malloc(sizeof(float) * k);
+  wsrc src = {w, k};
+  pack_matrix(WF_F32, n, k, 0, get_row, &src, data, NULL, NULL, row);
+  packed_matrix pm = {n, k, np, kp, 0, WF_F32, data, NULL, NULL, NULL};
+  gemm_input in = {x, kp, NULL};
+  float *all = malloc(sizeof(float) * (size_t)M * n), *part = malloc(sizeof(float) * (size_t)M * n);
+  for (int t = -1; t < n_tabs; t++) {
+    const cpu_kernels *kt = t < 0 ? &cpu_kernels_scalar : tabs[t];
+    gemm_epilogue e = {EPI_NONE, 0, all, NULL, n};
+    kt->gemm_f32(&in, &pm, 0, M, 0, np, &e);
+    e.out_f32 = part;
+    static const int starts[] = {0, 1, 5, 13, 14, 29, 30, 55, 56, 57, 60, 61, 130};
+    for (int si = 0; si < 13; si++) {
+      int m = starts[si];
+      memset(part, 0, sizeof(float) * (size_t)M * n);
+      kt->gemm_f32(&in, &pm, m, m + 1, 0, np, &e); /* alone */
+      int same = !memcmp(part + (size_t)m * n, all + (size_t)m * n, sizeof(float) * n);
+      kt->gemm_f32(&in, &pm, m, M, 0, np, &e); /* rows m.. in one call */
+      same &= !memcmp(part + (size_t)m * n, all + (size_t)m * n, sizeof(float) * (size_t)(M - m) * n);
+      if (!same) fprintf(stderr, "%s fp32 GEMM: row %d differs with its batch mates\n", kt->name, m);
+      CHECK(same);
+    }
+  }
+  free(w), free(x), free(data), free(row), free(all), free(part);
 }
 
 static void test_rows(const cpu_kernels **tabs, int n_tabs) {
@@ -378,6 +421,7 @@ int main(void) {
   printf("\n");
   CHECK(cpu_kernels_select() != NULL);
   test_gemm(tabs, n);
+  test_gemm_row_invariance(tabs, n);
   test_rows(tabs, n);
   test_attention(tabs, n);
   return check_summary("cpu/kernels");

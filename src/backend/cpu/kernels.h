@@ -164,6 +164,11 @@ const cpu_kernels *cpu_kernels_by_name(const char *name);
 
 /* ---- helpers shared by the kernel files ---- */
 
+/* A 64-byte aligned buffer of at least `floats` floats owned by the calling thread (freed when it
+ * exits), valid until that thread's next call; NULL when memory is short (callers fall back to
+ * kernels that need none). The AVX-512 fp32 GEMM copies activation tiles into it (kernels_scratch.c). */
+float *cpu_thread_scratch(size_t floats);
+
 static inline uint16_t f32_to_bf16_rne(float f) {
   union { float f; uint32_t u; } v = {f};
   if ((v.u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((v.u >> 16) | 0x40); /* quiet NaN */

@@ -3,9 +3,10 @@
  * attributes so the binary still runs on any x86-64; the table is only handed out when CPUID says
  * the CPU and OS support all of them.
  *
- * GEMM microkernel: MR (<= 12) activation rows x one 32-column panel, 24 zmm accumulators; the
- * activation element (fp32), pair (bf16) or quad (u8) of each row is broadcast and multiplied
- * into the panel's two vectors with FMA / vdpbf16ps / vpdpbusd. Rows are walked in chunks that
+ * GEMM microkernel: MR (<= 12; fp32: MRF <= 14, on copied activation tiles) activation rows x one
+ * 32-column panel, 2 MR zmm accumulators; the activation element (fp32), pair (bf16) or quad (u8)
+ * of each row is broadcast and multiplied into the panel's two vectors with FMA / vdpbf16ps /
+ * vpdpbusd. Rows are walked in chunks that
  * stay in L2 while each weight panel streams from L2 once per chunk row-tile. Every output's
  * reduction runs over k in one fixed order, so a row's result does not depend on its batch mates
  * or on how the work was split.
@@ -158,6 +159,99 @@ INL void mk_f32(const int mr, const float *a, int lda, const float *b, int k, __
     for (int r = 0; r < N; r++) epilogue_row(w, e, m + r, p, c[2 * r], c[2 * r + 1]);     \
   }
 
+/* fp32 on copied activations (what BLIS and oneDNN do): each tile's rows are copied once per
+ * call into a per-thread buffer as [k / 16][mr][16] (16-float slices of the rows, slice by slice),
+ * so the microkernel broadcasts from mr consecutive cache lines per 16 k instead of mr rows lda
+ * apart, which alias in the same L1 sets when lda is a multiple of 1 KiB (ModernBERT's 1024 /
+ * 2624 -> 4 KiB / 10 KiB strides) and outrun the prefetchers. The copy is plain 64-byte moves.
+ * Same FMA order per output as mk_f32: k from 0 to K-1 on one accumulator. MRF rows x 32 columns:
+ * 2 MRF zmm accumulators, the panel's two vectors and one broadcast. */
+#define MRF 14
+#define PF_B 2048 /* floats ahead (64 k rows of the panel) that the weight stream is prefetched */
+
+/* rows [0, mr) x k of a (row stride lda) -> dst[k / 16][mr][16] (the last slice k % 16 wide) */
+INL void pack_tile_f32(const int mr, const float *a, int lda, int k, float *dst) {
+  int kk = 0;
+  for (; kk + 16 <= k; kk += 16, dst += 16 * mr)
+#pragma GCC unroll 14
+    for (int r = 0; r < mr; r++) _mm512_storeu_ps(dst + 16 * r, _mm512_loadu_ps(a + (size_t)r * lda + kk));
+  if (kk < k) {
+    __mmask16 mk = tail_mask(k - kk);
+#pragma GCC unroll 14
+    for (int r = 0; r < mr; r++) _mm512_storeu_ps(dst + 16 * r, _mm512_maskz_loadu_ps(mk, a + (size_t)r * lda + kk));
+  }
+}
+
+INL void mkp_f32(const int mr, const float *ap, const float *b, int k, __m512 *c) {
+#pragma GCC unroll 14
+  for (int r = 0; r < mr; r++) c[2 * r] = c[2 * r + 1] = _mm512_setzero_ps();
+  for (int k0 = 0; k0 < k; k0 += 16, ap += 16 * mr) {
+    int nj = k - k0 < 16 ? k - k0 : 16;
+    const float *bk = b + (size_t)k0 * 32;
+    for (int j = 0; j < nj; j++, bk += 32) {
+      _mm_prefetch((const char *)(bk + PF_B), _MM_HINT_T0);
+      _mm_prefetch((const char *)(bk + PF_B + 16), _MM_HINT_T0);
+      __m512 b0 = _mm512_load_ps(bk), b1 = _mm512_load_ps(bk + 16);
+#pragma GCC unroll 14
+      for (int r = 0; r < mr; r++) {
+        __m512 av = _mm512_set1_ps(ap[16 * r + j]);
+        c[2 * r] = _mm512_fmadd_ps(av, b0, c[2 * r]);
+        c[2 * r + 1] = _mm512_fmadd_ps(av, b1, c[2 * r + 1]);
+      }
+    }
+  }
+}
+
+#define TILEP_F32(N)                                                                    \
+  FN void tilep_f32_##N(const float *ap, const packed_matrix *w, int m, int p,            \
+                        const gemm_epilogue *e) {                                         \
+    __m512 c[2 * MRF];                                                                    \
+    const float *b = (const float *)w->data + (size_t)p * w->k_pad * CPU_NR;              \
+    mkp_f32(N, ap, b, w->k, c);                                                           \
+    for (int r = 0; r < N; r++) epilogue_row(w, e, m + r, p, c[2 * r], c[2 * r + 1]);     \
+  }                                                                                       \
+  FN void packt_f32_##N(const float *a, int lda, int k, float *dst) { pack_tile_f32(N, a, lda, k, dst); }
+#define ALL_TILESF(T) T(1) T(2) T(3) T(4) T(5) T(6) T(7) T(8) T(9) T(10) T(11) T(12) T(13) T(14)
+ALL_TILESF(TILEP_F32)
+typedef void (*tilep_fn)(const float *, const packed_matrix *, int, int, const gemm_epilogue *);
+typedef void (*packt_fn)(const float *, int, int, float *);
+static const tilep_fn tilep_f32[MRF + 1] = {NULL, tilep_f32_1, tilep_f32_2, tilep_f32_3, tilep_f32_4,
+                                            tilep_f32_5, tilep_f32_6, tilep_f32_7, tilep_f32_8, tilep_f32_9,
+                                            tilep_f32_10, tilep_f32_11, tilep_f32_12, tilep_f32_13, tilep_f32_14};
+static const packt_fn packt_f32[MRF + 1] = {NULL, packt_f32_1, packt_f32_2, packt_f32_3, packt_f32_4,
+                                            packt_f32_5, packt_f32_6, packt_f32_7, packt_f32_8, packt_f32_9,
+                                            packt_f32_10, packt_f32_11, packt_f32_12, packt_f32_13, packt_f32_14};
+
+/* Rows in chunks whose copy (chunk x k floats) stays near 512 KiB of L2 beside the weight panel;
+ * per chunk: copy its tiles, then every panel over every tile. Returns 0 (nothing done) when the
+ * buffer cannot be had. */
+static int gemm_f32_packed(const gemm_input *x, const packed_matrix *w, int m0, int m1, int p0, int p1,
+                           const gemm_epilogue *e) {
+  int k = w->k, chunk = (512 * 1024) / (w->k_pad * 4) / MRF * MRF;
+  if (chunk < MRF) chunk = MRF;
+  if (chunk > 16 * MRF) chunk = 16 * MRF;
+  { /* chunks of equal size (128 rows at most 126 a chunk: 2 x 64, not 126 + a 2-row chunk) */
+    int n_c = (m1 - m0 + chunk - 1) / chunk;
+    chunk = (m1 - m0 + n_c - 1) / n_c;
+  }
+  int k16 = (k + 15) & ~15; /* floats per copied row */
+  float *buf = cpu_thread_scratch((size_t)chunk * k16);
+  if (!buf) return 0;
+  for (int mc = m0; mc < m1; mc += chunk) {
+    int mce = mc + chunk < m1 ? mc + chunk : m1;
+    /* the chunk's rows in ceil(rows / MRF) tiles of nearly equal height (64 rows: 4 x 13 + 12, not
+     * 4 x 14 + an 8-row tile that runs at a fraction of the FMA rate) */
+    int n_t = (mce - mc + MRF - 1) / MRF, tm[MRF * 16 + 1];
+    tm[0] = mc;
+    for (int t = 0; t < n_t; t++) tm[t + 1] = tm[t] + (mce - tm[t] + (n_t - t) - 1) / (n_t - t);
+    for (int t = 0; t < n_t; t++)
+      packt_f32[tm[t + 1] - tm[t]]((const float *)x->a + (size_t)tm[t] * x->lda, x->lda, k, buf + (size_t)(tm[t] - mc) * k16);
+    for (int p = p0; p < p1; p++)
+      for (int t = 0; t < n_t; t++) tilep_f32[tm[t + 1] - tm[t]](buf + (size_t)(tm[t] - mc) * k16, w, tm[t], p, e);
+  }
+  return 1;
+}
+
 /* ---- bf16 ---- */
 
 INL void mk_bf16(const int mr, const uint16_t *a, int lda, const uint16_t *b, int kp2, __m512 *c) {
@@ -268,6 +362,7 @@ static void gemm_driver(const tile_fn *tiles, int elem, const gemm_input *x, con
 
 static void gemm_f32_avx512(const gemm_input *x, const packed_matrix *w, int m0, int m1, int p0,
                             int p1, const gemm_epilogue *e) {
+  if (m1 <= m0 || p1 <= p0 || gemm_f32_packed(x, w, m0, m1, p0, p1, e)) return;
   gemm_driver(tile_f32_tiles, 4, x, w, m0, m1, p0, p1, e);
 }
 static void gemm_bf16_avx512(const gemm_input *x, const packed_matrix *w, int m0, int m1, int p0,
