@@ -83,6 +83,15 @@ backend_precision backend_cpu_default_precision(void);
 const char *backend_precision_name(backend_precision p);
 /* The kernel set the "cpu" backend b runs ("avx512", "avx2", "scalar"); NULL for other backends. */
 const char *backend_cpu_isa(const backend *b);
+/* The kernel set a "cpu" backend created now would run (CPUID, or LAYA_CPU_ISA when usable). */
+const char *backend_cpu_isa_selected(void);
+/* 1 when this CPU and build can run the kernel set of that name ("amx", "avx512", "avx2",
+ * "scalar"). */
+int backend_cpu_isa_usable(const char *name);
+/* Make the "cpu" backend b call release(ctx) when it is destroyed, before it frees anything (the
+ * pack cache hands it the artifact its weights are mapped from, or its background writer to
+ * join). 0, or -1 when b is not a "cpu" backend or already has a release. */
+int backend_cpu_adopt(backend *b, void (*release)(void *ctx), void *ctx);
 /* 1 if the CUDA backend was compiled in and a device is present. */
 int backend_cuda_available(int *device_count);
 /* 1 when err comes from a CUDA allocation failure (code LAYA_ERR_DEVICE, "out of memory" in the

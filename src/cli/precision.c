@@ -12,7 +12,6 @@
 #include <strings.h>
 
 #include "backend/backend.h"
-#include "backend/cpu/kernels.h"
 #include "laya.h"
 
 const char *const cli_precisions[] = {"fp32", "bf16", "int8", "fp16", NULL};
@@ -23,13 +22,13 @@ void cli_use_precision(const char *p) {
 
 void cli_print_version(FILE *f) {
   fprintf(f, "laya.c %s (answers as Laya %s)\n", LAYA_VERSION, LAYA_COMPAT_VERSION);
-  static const char *const tables[] = {"avx512", "avx2", "scalar"};
+  static const char *const tables[] = {"amx", "avx512", "avx2", "scalar"};
   fprintf(f, "cpu kernel tables: ");
   int n = 0;
   for (size_t i = 0; i < sizeof tables / sizeof *tables; i++)
-    if (cpu_kernels_by_name(tables[i])) fprintf(f, "%s%s", n++ ? " " : "", tables[i]);
+    if (backend_cpu_isa_usable(tables[i])) fprintf(f, "%s%s", n++ ? " " : "", tables[i]);
   const char *force = getenv("LAYA_CPU_ISA");
-  fprintf(f, " (in use: %s%s)\n", cpu_kernels_select()->name, force && *force ? ", from LAYA_CPU_ISA" : "");
+  fprintf(f, " (in use: %s%s)\n", backend_cpu_isa_selected(), force && *force ? ", from LAYA_CPU_ISA" : "");
   const char *env = getenv("LAYA_PRECISION"), *amp = getenv("LAYA_CPU_AMP");
   int amp16 = amp && (!strcasecmp(amp, "bf16") || !strcasecmp(amp, "bfloat16"));
   fprintf(f, "cpu precision: %s (%s); fp32 is the default on every CPU (Laya's numbers), bf16 and int8 are opt-in\n",

@@ -16,7 +16,6 @@
 #include "core/fsutil.h"
 #include "model/hub.h"
 #include "model/escalate.h"
-#include "backend/cpu/kernels.h"
 #include "model/pack_cache.h"
 
 void laya_options_init(laya_options *opt) {
@@ -245,7 +244,7 @@ static void build_info(laya_model *m) {
     w += l + (nl ? 1 : 0);
   }
   /* the fast CPU backend's kernel table (chosen at create as cpu_kernels_select chooses now) */
-  const char *isa = m->be && !strcmp(m->device, "cpu") && strcmp(m->be->name, "cpu-ref") ? cpu_kernels_select()->name : NULL;
+  const char *isa = m->be && !strcmp(m->device, "cpu") && strcmp(m->be->name, "cpu-ref") ? backend_cpu_isa_selected() : NULL;
   sb_puts(&sb, "], \"pack_cache\": ");
   if (m->pack_cache[0])
     json_dump_string(&sb, m->pack_cache, strlen(m->pack_cache), false);

@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "backend/cpu/cpu_model.h"
+#include "backend/backend.h"
 #include "core/sha256.h"
 #include "model/artifact.h"
 

@@ -69,9 +69,5 @@ typedef struct cpu_model {
 
 /* Blob lookup for the artifact writer: the model's named arrays, in registration order. */
 const cpu_model *backend_cpu_model(const backend *b);
-/* Make the "cpu" backend b call release(ctx) when it is destroyed, before it frees anything (the
- * pack cache hands it the artifact its weights are mapped from, or its background writer to
- * join). 0, or -1 when b is not a "cpu" backend or already has a release. */
-int backend_cpu_adopt(backend *b, void (*release)(void *ctx), void *ctx);
 
 #endif

@@ -40,3 +40,7 @@ const cpu_kernels *cpu_kernels_select(void) {
   if (!k) k = cpu_kernels_by_name("avx2");
   return k ? k : &cpu_kernels_scalar;
 }
+
+const char *backend_cpu_isa_selected(void) { return cpu_kernels_select()->name; }
+
+int backend_cpu_isa_usable(const char *name) { return cpu_kernels_by_name(name) != NULL; }
