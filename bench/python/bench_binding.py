@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Python binding benchmarks (BENCHMARKS.md, "Python binding").
 
-  python bench/python/bench_binding.py CKPT [--laya-python VENV_PYTHON] [--rounds 7]
+  python bench/python/bench_binding.py CKPT [--laya-python VENV_PYTHON] [--rounds 7] [--states 256]
 
 1. Call overhead, laya_c vs the C API, on a 1x128 request (one state of 128 tokens, one choice
    question): the C API's time per call is laya_predict called n times in C
@@ -42,7 +42,7 @@ def state_of(agent, n_tokens, seed):
             return text
 
 
-def bench_laya_c(ckpt, rounds):
+def bench_laya_c(ckpt, rounds, n_states):
     import laya_c
     from laya_c import _native
 
@@ -88,7 +88,7 @@ def bench_laya_c(ckpt, rounds):
     out["batch"] = {}
     for precision in ("fp32", None):
         a = laya_c.Agent(ckpt, quiet=True, precision=precision)
-        states = [state_of(a, 128, s) for s in range(256)]
+        states = [state_of(a, 128, s) for s in range(n_states)]
         a.predict_batch(states[:8], Q3)
         times = []
         for _ in range(rounds):
@@ -100,7 +100,7 @@ def bench_laya_c(ckpt, rounds):
     return out
 
 
-def bench_laya_python(ckpt, rounds):
+def bench_laya_python(ckpt, rounds, n_states):
     import torch
     import laya
 
@@ -112,7 +112,7 @@ def bench_laya_python(ckpt, rounds):
         def tokenize(self, text):
             return tok(text, add_special_tokens=False)["input_ids"]
 
-    states = [state_of(T(), 128, s) for s in range(256)]
+    states = [state_of(T(), 128, s) for s in range(n_states)]
     a.predict_batch(states[:8], Q3)
     times = []
     for _ in range(rounds):
@@ -129,11 +129,13 @@ def main():
     ap.add_argument("--laya-python", default=None)
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--side", default="laya_c", choices=["laya_c", "laya"])
+    # full-size checkpoints: fewer states keep a round to seconds on a small machine
+    ap.add_argument("--states", type=int, default=256)
     args = ap.parse_args()
     if args.side == "laya":
-        print(json.dumps(bench_laya_python(args.ckpt, args.rounds)))
+        print(json.dumps(bench_laya_python(args.ckpt, args.rounds, args.states)))
         return 0
-    res = bench_laya_c(args.ckpt, args.rounds)
+    res = bench_laya_c(args.ckpt, args.rounds, args.states)
     over = res["laya_c_us"] - res["capi_us"]
     print("1x128 request (%d input tokens), one thread, median of %d rounds x 50 calls:" %
           (res["tokens_1x128"], args.rounds))
@@ -143,12 +145,13 @@ def main():
           (over, 100 * over / res["capi_us"]))
     print("  binding's own work  %8.1f us/call = %.2f%% (json.dumps + extension call + json.loads, "
           "measured alone)" % (res["own_us"], 100 * res["own_us"] / res["capi_us"]))
-    print("predict_batch, 256 states x ~128 tokens x 3 questions, all cores, states/s (median of %d):" % args.rounds)
+    print("predict_batch, %d states x ~128 tokens x 3 questions, all cores, states/s (median of %d):" %
+          (args.states, args.rounds))
     for k, v in res["batch"].items():
         print("  laya_c %-22s %8.1f" % (k, v))
     if args.laya_python:
         p = subprocess.run([args.laya_python, os.path.abspath(__file__), args.ckpt, "--side", "laya", "--rounds",
-                            str(args.rounds)], stdout=subprocess.PIPE, text=True, check=True)
+                            str(args.rounds), "--states", str(args.states)], stdout=subprocess.PIPE, text=True, check=True)
         lp = json.loads(p.stdout.strip().splitlines()[-1])
         for k, v in lp["batch"].items():
             print("  laya   %-22s %8.1f (torch threads %d)" % (k, v, lp["torch_threads"]))
