@@ -42,11 +42,13 @@ def state_of(agent, n_tokens, seed):
             return text
 
 
-def bench_laya_c(ckpt, rounds, n_states):
+def bench_laya_c(ckpt, rounds, n_states, overhead=True):
     import laya_c
     from laya_c import _native
 
-    out = {}
+    out = {"batch": {}}
+    if not overhead:
+        return bench_batch(laya_c, ckpt, rounds, n_states, out)
     agent = laya_c.Agent(ckpt, quiet=True, threads=1)
     state = state_of(agent, 128, 1)
     req = json.dumps({"state": state, "questions": Q1})
@@ -85,8 +87,11 @@ def bench_laya_c(ckpt, rounds, n_states):
     out["capi_spread"] = (max(capi) - min(capi)) / statistics.median(capi)
     out["laya_c_spread"] = (max(py) - min(py)) / statistics.median(py)
     agent.close()
-    out["batch"] = {}
-    for precision in ("fp32", None):
+    return bench_batch(laya_c, ckpt, rounds, n_states, out)
+
+
+def bench_batch(laya_c, ckpt, rounds, n_states, out):
+    for precision in ("fp32", "bf16"):  # fp32 is the default
         a = laya_c.Agent(ckpt, quiet=True, precision=precision)
         states = [state_of(a, 128, s) for s in range(n_states)]
         a.predict_batch(states[:8], Q3)
@@ -95,7 +100,7 @@ def bench_laya_c(ckpt, rounds, n_states):
             t = time.perf_counter()
             a.predict_batch(states, Q3)
             times.append(time.perf_counter() - t)
-        out["batch"][a.precision + ("" if precision else " (default)")] = len(states) / statistics.median(times)
+        out["batch"][a.precision + (" (default)" if precision == "fp32" else "")] = len(states) / statistics.median(times)
         a.close()
     return out
 
@@ -131,11 +136,19 @@ def main():
     ap.add_argument("--side", default="laya_c", choices=["laya_c", "laya"])
     # full-size checkpoints: fewer states keep a round to seconds on a small machine
     ap.add_argument("--states", type=int, default=256)
+    ap.add_argument("--batch-only", action="store_true", help="only the predict_batch throughput")
     args = ap.parse_args()
     if args.side == "laya":
         print(json.dumps(bench_laya_python(args.ckpt, args.rounds, args.states)))
         return 0
-    res = bench_laya_c(args.ckpt, args.rounds, args.states)
+    res = bench_laya_c(args.ckpt, args.rounds, args.states, not args.batch_only)
+    if not args.batch_only:
+        print_overhead(res, args)
+    print_batch(res, args)
+    return 0
+
+
+def print_overhead(res, args):
     over = res["laya_c_us"] - res["capi_us"]
     print("1x128 request (%d input tokens), one thread, median of %d rounds x 50 calls:" %
           (res["tokens_1x128"], args.rounds))
@@ -145,6 +158,9 @@ def main():
           (over, 100 * over / res["capi_us"]))
     print("  binding's own work  %8.1f us/call = %.2f%% (json.dumps + extension call + json.loads, "
           "measured alone)" % (res["own_us"], 100 * res["own_us"] / res["capi_us"]))
+
+
+def print_batch(res, args):
     print("predict_batch, %d states x ~128 tokens x 3 questions, all cores, states/s (median of %d):" %
           (args.states, args.rounds))
     for k, v in res["batch"].items():
@@ -157,7 +173,6 @@ def main():
             print("  laya   %-22s %8.1f (torch threads %d)" % (k, v, lp["torch_threads"]))
             for k2, v2 in res["batch"].items():
                 print("    laya_c %s / laya: %.2fx" % (k2, v2 / v))
-    return 0
 
 
 if __name__ == "__main__":
