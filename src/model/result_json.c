@@ -106,6 +106,17 @@ void rj_probabilities(rj *w, const answer *a) {
   rj_end_obj(w);
 }
 
+/* A score question's "legend" member: {"0": text, ...} in level order. */
+static void legend(rj *w, const question *q) {
+  key(w, "legend");
+  rj_obj(w);
+  for (int i = 0; i < q->n_opts; i++) {
+    level_key(w, i);
+    rj_str(w, q->legend[i], q->legend_len[i]);
+  }
+  rj_end_obj(w);
+}
+
 /* The answer's members, in Laya's key order (the object is left open). */
 static void answer_members(rj *w, const answer *a) {
   const question *q = a->q;
@@ -120,13 +131,7 @@ static void answer_members(rj *w, const answer *a) {
   } else if (q->type == QT_SCORE) {
     key(w, "score");
     rj_num(w, a->score);
-    key(w, "legend");
-    rj_obj(w);
-    for (int i = 0; i < q->n_opts; i++) {
-      level_key(w, i);
-      rj_str(w, q->legend[i], q->legend_len[i]);
-    }
-    rj_end_obj(w);
+    legend(w, q);
     key(w, "probabilities");
     rj_probabilities(w, a);
   } else {
@@ -422,13 +427,7 @@ static void strict_answer(rj *w, const answer *a) {
   key(w, "probabilities");
   rj_probabilities(w, a);
   if (q->type == QT_SCORE) {
-    key(w, "legend");
-    rj_obj(w);
-    for (int i = 0; i < q->n_opts; i++) {
-      level_key(w, i);
-      rj_str(w, q->legend[i], q->legend_len[i]);
-    }
-    rj_end_obj(w);
+    legend(w, q);
   }
   rj_end_obj(w);
 }
