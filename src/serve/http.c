@@ -480,6 +480,19 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
   }
 }
 
+/* The scheduler's last look before a pass computes the job (the watchdog looks every 50 ms). */
+static bool job_client_gone(serve_job *job, void *arg) {
+  req_ctx *ctx = arg;
+  serve_server *srv = ctx->srv;
+  pthread_mutex_lock(&srv->reading_mu);
+  if (!atomic_load(&job->cancelled) && ctx->fd >= 0 && client_gone(ctx->fd)) {
+    atomic_store(&job->cancelled, true);
+    srv->jobs_cancelled++;
+  }
+  pthread_mutex_unlock(&srv->reading_mu);
+  return atomic_load(&job->cancelled);
+}
+
 static void job_done(serve_job *job, void *arg) {
   (void)job;
   req_ctx *ctx = arg;
@@ -561,6 +574,7 @@ static enum MHD_Result decide(req_ctx *ctx) {
   ctx->job = job;
   job->done = job_done;
   job->done_arg = ctx;
+  job->client_gone = job_client_gone;
   /* checked and tokenized here, on this thread, while the inference thread runs passes; a
    * request that fails here is answered at once (the scheduler never sees it) */
   if (serve_sched_prepare(srv->sched, job) != 0) return answer_job(ctx);

@@ -702,7 +702,8 @@ static void *worker(void *arg) {
     /* a job whose client left while it was queued is not computed (answered 499, to nobody) */
     int live = 0;
     for (int j = 0; j < n; j++) {
-      if (atomic_load(&group[j]->cancelled)) {
+      serve_job *gj = group[j];
+      if (atomic_load(&gj->cancelled) || (gj->client_gone && gj->client_gone(gj, gj->done_arg))) {
         group[j]->status = 499;
         laya_err(&group[j]->err, LAYA_ERR_INTERNAL, NULL, "client closed request");
       } else {

@@ -288,6 +288,10 @@ struct serve_job {
   /* plumbing */
   serve_job_done_fn done;
   void *done_arg;
+  /* optional: has its client gone? Asked (with done_arg) just before a pass takes the job, so a
+   * client that left is noticed however recently, not only at the watchdog's next tick; it
+   * marks the job cancelled itself when it says yes */
+  bool (*client_gone)(serve_job *job, void *arg);
   double enqueued_at;
   atomic_bool cancelled; /* its client left while it was queued: the scheduler skips it (499) */
   serve_job *next;

@@ -1105,15 +1105,14 @@ def test_cancel():
         check(wait_metric(srv, "laya_admitted_requests", lambda v: v == 1, 60) == 1, "heavy not admitted")
         before = srv.metrics()["laya_batch_requests_sum"]
         body = json.dumps({"state": "where is my parcel?", "questions": cases.QS}).encode()
-        for k in range(8):
+        # each client leaves right after sending: its end of stream is in the socket before the
+        # server has read the request, so the scheduler's look before a pass always sees it (the
+        # heavy request is answered in several passes, and queued requests can be taken between
+        # them, sooner than the watchdog's next tick)
+        for _ in range(8):
             s = socket.create_connection(("127.0.0.1", srv.port))
             s.sendall(raw_request("POST", "/v1/systemone", body))
-            # leave once the server holds the request (admitted, so queued behind the heavy one):
-            # a client that closes before its request is read is a connection dropped, not a
-            # queued request cancelled, and which one happens would depend on the machine's load
-            admitted = wait_metric(srv, "laya_admitted_requests", lambda v, k=k: v >= 2 + k, 30)
             s.close()
-            check(admitted >= 2 + k, "gone client %d never admitted (%r)" % (k, admitted))
         cancelled = wait_metric(srv, "laya_cancelled_jobs_total", lambda v: v >= 8, 30)
         m = srv.metrics()
         still = not heavy
