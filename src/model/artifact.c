@@ -1,5 +1,6 @@
 /* artifact.c: writer and memory-mapped reader of `laya convert` artifacts (format in artifact.h). */
 #include "model/artifact.h"
+#include "model/config.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -319,6 +320,32 @@ artifact *artifact_open(const char *path, laya_error *err) {
       cfg_int(a, cfg, "head_heads", &a->head_heads, err) || cfg_int(a, cfg, "n_act", &a->n_act, err) ||
       cfg_int(a, cfg, "act_hidden", &a->act_hidden, err))
     goto fail;
+  if (c->n_layers < 0 || c->n_layers > ENC_MAX_LAYERS) {
+    laya_err(err, LAYA_ERR_FORMAT, NULL, "%s: artifact config.n_layers %d is out of range", path, c->n_layers);
+    goto fail;
+  }
+  /* the per-layer attention pattern (artifacts written before it had only the interval) */
+  c->layer_pattern = false;
+  const json_value *gl = json_get(cfg, "global_layers");
+  if (gl) {
+    if (gl->type != JSON_ARRAY) {
+      laya_err(err, LAYA_ERR_FORMAT, NULL, "%s: artifact config.global_layers is not a list", path);
+      goto fail;
+    }
+    memset(c->global_layers, 0, sizeof c->global_layers);
+    for (unsigned i = 0; i < gl->n; i++) {
+      const json_value *x = &gl->items[i];
+      if (x->type != JSON_INT || x->big || x->i < 0 || x->i >= c->n_layers) {
+        laya_err(err, LAYA_ERR_FORMAT, NULL, "%s: artifact config.global_layers[%u] is not a layer index", path, i);
+        goto fail;
+      }
+      c->global_layers[x->i >> 6] |= (uint64_t)1 << (x->i & 63);
+    }
+    c->layer_pattern = true;
+  } else if (c->global_every <= 0) {
+    laya_err(err, LAYA_ERR_FORMAT, NULL, "%s: artifact config has neither global_layers nor a positive global_every", path);
+    goto fail;
+  }
   const json_value *te = json_get(a->index, "tok_embeddings");
   const json_value *tdt = te ? json_get(te, "dtype") : NULL;
   size_t tbytes = 0;
@@ -493,10 +520,11 @@ int artifact_write(const char *out_path, const char *ckpt_dir, const model_weigh
   memset(&wr, 0, sizeof wr);
   sb_init(&wr.arrays);
   sb_init(&wr.files);
-  strbuf names, sources, idx;
+  strbuf names, sources, idx, layers;
   sb_init(&names);
   sb_init(&sources);
   sb_init(&idx);
+  sb_init(&layers);
   int n_names = 0, rc = 0;
   int fd = mkstemp(tmp);
   if (fd >= 0) {
@@ -556,6 +584,8 @@ int artifact_write(const char *out_path, const char *ckpt_dir, const model_weigh
   if (pad(&wr)) goto io_fail;
   uint64_t idx_off = wr.pos;
   const encoder_config *c = &m->enc;
+  for (int i = 0; i < c->n_layers; i++)
+    if (enc_layer_global(c, i)) sb_printf(&layers, "%s%d", layers.len ? ", " : "", i);
   char g[32], l[32], e[32];
   py_float_repr(c->global_theta, g);
   py_float_repr(c->local_theta, l);
@@ -563,12 +593,12 @@ int artifact_write(const char *out_path, const char *ckpt_dir, const model_weigh
   sb_printf(&idx,
             "{\"format\": \"laya-artifact\", \"version\": %d, \"precision\": \"%s\", \"kernel_layout\": \"%s\", "
             "\"producer\": \"laya.c %s\", \"config\": {\"hidden\": %d, \"n_layers\": %d, \"n_heads\": %d, "
-            "\"head_dim\": %d, \"intermediate\": %d, \"vocab\": %d, \"global_every\": %d, \"local_window\": %d, "
+            "\"head_dim\": %d, \"intermediate\": %d, \"vocab\": %d, \"global_every\": %d, \"global_layers\": [%s], \"local_window\": %d, "
             "\"global_theta\": %s, \"local_theta\": %s, \"norm_eps\": %s, \"head_layers\": %d, \"head_heads\": %d, "
             "\"n_act\": %d, \"act_hidden\": %d}, \"sources\": {%s}, \"tok_embeddings\": {\"dtype\": \"%s\", "
             "\"shape\": [%d, %d]}, \"files\": {%s}, \"arrays\": {%s}}",
             ARTIFACT_VERSION, backend_precision_name(prec), ARTIFACT_KERNEL_LAYOUT, LAYA_VERSION, c->hidden, c->n_layers,
-            c->n_heads, c->head_dim, c->intermediate, c->vocab, c->global_every, c->local_window, g, l, e,
+            c->n_heads, c->head_dim, c->intermediate, c->vocab, c->global_every, sb_cstr(&layers), c->local_window, g, l, e,
             m->head_layers, m->head_heads, m->n_act, m->act_hidden, sb_cstr(&sources),
             tok->dtype == DT_F32 ? "F32" : tok->dtype == DT_BF16 ? "BF16" : "F16", c->vocab, c->hidden,
             sb_cstr(&wr.files), sb_cstr(&wr.arrays));
@@ -602,5 +632,6 @@ done:
   sb_free(&names);
   sb_free(&sources);
   sb_free(&idx);
+  sb_free(&layers);
   return rc;
 }

@@ -9,6 +9,9 @@
 #include "core/fsutil.h"
 #include "model/questions.h"
 
+_Static_assert(ENC_MAX_LAYERS <= 64 * (int)(sizeof ((encoder_config *)0)->global_layers / sizeof(uint64_t)),
+               "encoder_config.global_layers holds a bit per layer");
+
 void temp_bucket_name(int qt, int k, char out[16]) {
   const char *size = k <= 2 ? "2" : k <= 5 ? "3-5" : k <= 10 ? "6-10" : "11+";
   snprintf(out, 16, "%s:%s", question_type_names[qt], size);
@@ -484,30 +487,36 @@ int encoder_config_parse(encoder_config *ec, const char *text, size_t len, const
       goto done;
     }
   }
-  /* transformers 5 may store the attention pattern as layer_types instead of an interval. */
+  /* The attention pattern: every global_attn_every_n_layers-th layer from 0, unless transformers
+   * 5's layer_types lists it per layer (any pattern: transformers' ModernBERT reads the list, so
+   * full attention at layers 0, 3 and 4 is as valid as every third layer). */
+  ec->layer_pattern = false;
   v = json_get(root, "layer_types");
-  if (v && v->type == JSON_ARRAY) {
-    if ((int)v->n != ec->n_layers) {
-      rc = laya_err(err, LAYA_ERR_CONFIG, NULL,
-                    "%s: \"layer_types\" has %u entries for %d layers", path, v->n, ec->n_layers);
+  if (v && v->type != JSON_NULL) {
+    if (v->type != JSON_ARRAY || (int)v->n != ec->n_layers) {
+      rc = laya_err(err, LAYA_ERR_CONFIG, NULL, "%s: \"layer_types\" must list %d layer types (one per layer)", path,
+                    ec->n_layers);
       goto done;
     }
-    int every = ec->n_layers;
-    for (int i = 1; i < ec->n_layers; i++)
-      if (v->items[i].type == JSON_STRING && strcmp(v->items[i].s, "full_attention") == 0) {
-        every = i;
-        break;
-      }
+    for (size_t w = 0; w < sizeof ec->global_layers / sizeof ec->global_layers[0]; w++) ec->global_layers[w] = 0;
     for (int i = 0; i < ec->n_layers; i++) {
       const json_value *t = &v->items[i];
-      const char *want = i % every == 0 ? "full_attention" : "sliding_attention";
-      if (t->type != JSON_STRING || strcmp(t->s, want) != 0) {
+      bool full = t->type == JSON_STRING && strcmp(t->s, "full_attention") == 0;
+      if (!full && !(t->type == JSON_STRING && strcmp(t->s, "sliding_attention") == 0)) {
         rc = laya_err(err, LAYA_ERR_UNSUPPORTED, NULL,
-                      "%s: \"layer_types\" is not a global-every-N pattern (layer %d)", path, i);
+                      "%s: \"layer_types\"[%d] must be \"full_attention\" or \"sliding_attention\"", path, i);
         goto done;
       }
+      if (full) ec->global_layers[i >> 6] |= (uint64_t)1 << (i & 63);
     }
-    ec->global_every = every;
+    ec->layer_pattern = true;
+    /* report the interval when the list is one (model info, artifacts of older readers) */
+    ec->global_every = 0;
+    for (int every = 1; every <= ec->n_layers && !ec->global_every; every++) {
+      bool same = true;
+      for (int i = 0; i < ec->n_layers && same; i++) same = enc_layer_global(ec, i) == (i % every == 0);
+      if (same) ec->global_every = every;
+    }
   }
   /* RoPE bases: 5.x rope_parameters per layer type (a non-dict entry falls back to the flat
    * rope_theta), else the 4.x global/local keys, else 160000 / 10000. */

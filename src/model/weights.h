@@ -35,12 +35,21 @@ typedef struct encoder_config {
   int head_dim;       /* hidden / n_heads */
   int intermediate;   /* I: Wi is [2I, d] */
   int vocab;          /* embedding rows */
-  int global_every;   /* global_attn_every_n_layers: layer i is global iff i % global_every == 0 */
+  int global_every;   /* global_attn_every_n_layers: layer i is global iff i % global_every == 0,
+                       * unless layer_pattern (then 0 when the pattern is no interval) */
+  bool layer_pattern; /* global_layers says which layers are global (transformers 5 layer_types) */
+  uint64_t global_layers[1024 / 64]; /* bit l: layer l attends globally (ENC_MAX_LAYERS bits) */
   int local_window;   /* local_attention; a local layer sees keys with |i - j| <= local_window / 2 */
   double global_theta, local_theta;
   double norm_eps;
   int max_positions;  /* max_position_embeddings (8192 when absent); bounds the checkpoint's max_len */
 } encoder_config;
+
+/* Does layer l attend to the whole sequence (else to its local window)? */
+static inline int enc_layer_global(const encoder_config *c, int l) {
+  if (c->layer_pattern) return (int)((c->global_layers[l >> 6] >> (l & 63)) & 1u);
+  return c->global_every > 0 && l % c->global_every == 0;
+}
 
 typedef struct enc_layer_weights {
   const tensor *attn_norm; /* NULL for layer 0 (Identity) */

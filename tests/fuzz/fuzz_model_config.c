@@ -26,7 +26,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
           ec.n_heads < 1 || ec.head_dim * ec.n_heads != ec.hidden || ec.head_dim % 2 ||
           ec.intermediate < 1 || ec.intermediate > ENC_MAX_INTERMEDIATE || ec.vocab < 1 ||
           ec.vocab > ENC_MAX_VOCAB || ec.max_positions < 1 || ec.max_positions > ENC_MAX_POSITIONS ||
-          ec.global_every < 1 || !(ec.norm_eps > 0) || !(ec.global_theta > 0) || !(ec.local_theta > 0))
+          (!ec.layer_pattern && ec.global_every < 1) || !(ec.norm_eps > 0) || !(ec.global_theta > 0) || !(ec.local_theta > 0))
         abort();
     }
     return 0;

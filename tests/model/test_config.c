@@ -92,7 +92,15 @@ int main(void) {
   CHECK(rc == LAYA_ERR_UNSUPPORTED);
   e = enc_of("{\"hidden_size\": 64, \"num_attention_heads\": 2, \"num_hidden_layers\": 3,"
              " \"layer_types\": [\"full_attention\", \"full_attention\", \"sliding_attention\"]}", &rc, &err);
-  CHECK(rc == LAYA_ERR_UNSUPPORTED);
+  /* any per-layer pattern transformers reads, not only every-N (then no interval to report) */
+  CHECK(rc == 0 && e.layer_pattern && e.global_every == 0 && enc_layer_global(&e, 0) && enc_layer_global(&e, 1) &&
+        !enc_layer_global(&e, 2));
+  e = enc_of("{\"hidden_size\": 64, \"num_attention_heads\": 2, \"num_hidden_layers\": 2,"
+             " \"layer_types\": [\"full_attention\", \"chunked_attention\"]}", &rc, &err);
+  CHECK(rc == LAYA_ERR_UNSUPPORTED && strstr(err.message, "\"layer_types\"[1]"));
+  e = enc_of("{\"hidden_size\": 64, \"num_attention_heads\": 2, \"num_hidden_layers\": 2,"
+             " \"layer_types\": [\"full_attention\"]}", &rc, &err);
+  CHECK(rc == LAYA_ERR_CONFIG && strstr(err.message, "must list 2 layer types"));
   e = enc_of("{\"hidden_size\": 64,", &rc, &err);
   CHECK(rc == LAYA_ERR_FORMAT && strstr(err.message, "encoder/config.json: invalid JSON at byte") == err.message);
   (void)e;

@@ -46,6 +46,7 @@ typedef struct model_slot {
 static model_slot slots[16];
 static int n_slots;
 static const char *ckpt_dir;
+static const char *model_path; /* --model: open this instead of <fixtures>/ckpt/<ckpt> */
 static const char *precision; /* --precision: the backend precision to open models with */
 static const char *expect;    /* --expect BACKEND:PRECISION */
 static int expect_failed;
@@ -128,7 +129,7 @@ static void *worker(void *arg) {
 int main(int argc, char **argv) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   if (argc < 3) {
-    fprintf(stderr, "usage: %s <fixtures-dir> <ckpt> [--threads N] [--precision P] [--expect BACKEND:PREC]\n", argv[0]);
+    fprintf(stderr, "usage: %s <fixtures-dir> <ckpt> [--threads N] [--precision P] [--expect BACKEND:PREC] [--model PATH]\n", argv[0]);
     return 2;
   }
   int threads = 0;
@@ -139,9 +140,12 @@ int main(int argc, char **argv) {
       precision = argv[i + 1];
     else if (strcmp(argv[i], "--expect") == 0)
       expect = argv[i + 1];
+    else if (strcmp(argv[i], "--model") == 0) /* e.g. a `laya convert` artifact of <ckpt> */
+      model_path = argv[i + 1];
   }
   char path[4096], dir[4096];
   snprintf(dir, sizeof dir, "%s/ckpt/%s", argv[1], argv[2]);
+  if (model_path) snprintf(dir, sizeof dir, "%s", model_path);
   ckpt_dir = dir;
   snprintf(path, sizeof path, "%s/parity/%s/cases.jsonl", argv[1], argv[2]);
   size_t len;

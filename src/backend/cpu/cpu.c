@@ -329,7 +329,7 @@ static int check_config(const model_weights *w, laya_error *err) {
     bad = "head_dim must be hidden_size / num_attention_heads, even and at most 256";
   else if (c->intermediate <= 0) bad = "intermediate_size must be positive";
   else if (c->vocab <= 0) bad = "vocab_size must be positive";
-  else if (c->global_every <= 0) bad = "global_attn_every_n_layers must be positive";
+  else if (!c->layer_pattern && c->global_every <= 0) bad = "global_attn_every_n_layers must be positive";
   else if (c->local_window < 0) bad = "local_attention must not be negative";
   else if (!(c->global_theta > 0) || !(c->local_theta > 0)) bad = "rope thetas must be positive";
   else if (!(c->norm_eps > 0)) bad = "norm_eps must be positive";
@@ -1069,7 +1069,7 @@ static void encoder_layer(fwd *f, int l) {
   const cpu_enc_layer *L = &m->layers[l];
   cpu_scratch *s = &f->s;
   int d = m->enc.hidden, T = f->T;
-  int global = l % m->enc.global_every == 0;
+  int global = enc_layer_global(&m->enc, l);
   if (L->attn_norm)
     norm_rows(f, L->wqkv.fmt, s->x, d, T, d, L->attn_norm, NULL, (float)m->enc.norm_eps, s->act, s->act_scale, s->kd);
   else

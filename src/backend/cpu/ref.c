@@ -115,7 +115,7 @@ static int check_config(const model_weights *w, laya_error *err) {
   else if (c->head_dim != c->hidden / c->n_heads || c->head_dim % 2 != 0) bad = "head_dim must be hidden_size / num_attention_heads and even";
   else if (c->intermediate <= 0) bad = "intermediate_size must be positive";
   else if (c->vocab <= 0) bad = "vocab_size must be positive";
-  else if (c->global_every <= 0) bad = "global_attn_every_n_layers must be positive";
+  else if (!c->layer_pattern && c->global_every <= 0) bad = "global_attn_every_n_layers must be positive";
   else if (c->local_window < 0) bad = "local_attention must not be negative";
   else if (!(c->global_theta > 0) || !(c->local_theta > 0)) bad = "rope thetas must be positive";
   else if (!(c->norm_eps > 0)) bad = "norm_eps must be positive";
@@ -386,7 +386,7 @@ static void encoder(const ref_model *m, const packed_batch *bt, const ref_scratc
 
   for (int l = 0; l < c->n_layers; l++) {
     const ref_enc_layer *L = &m->layers[l];
-    int global = l % c->global_every == 0;
+    int global = enc_layer_global(c, l);
 
     /* attention block: x = x + Wo(attn(rope(Wqkv(attn_norm(x))))) */
     const float *in = x;

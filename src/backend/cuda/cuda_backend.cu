@@ -89,7 +89,8 @@ struct cuda_model {
   int head_half16, head_dt16; /* the decision head's 16-bit type (see LAYA_CUDA_HEAD_FP16) */
   int att_g, att_l;           /* attention kernel variants: global layers and head, local layers */
   int tile_q, tile_ql;        /* their queries per tile */
-  int d, n_layers, H, hd, I, V, global_every, window;
+  int d, n_layers, H, hd, I, V, window;
+  unsigned char layer_global[1024]; /* enc_layer_global of each layer */
   float eps;
   int head_layers, head_heads, n_act, act_hidden, ld_act;
   void *arena;
@@ -265,7 +266,7 @@ static int model_load(cuda_model *m, const model_weights *w, laya_error *err) {
   m->hd = c->head_dim;
   m->I = c->intermediate;
   m->V = c->vocab;
-  m->global_every = c->global_every > 0 ? c->global_every : 1;
+  for (int l = 0; l < c->n_layers && l < (int)sizeof m->layer_global; l++) m->layer_global[l] = (unsigned char)enc_layer_global(c, l);
   m->window = c->local_window / 2;
   m->eps = (float)c->norm_eps;
   m->head_layers = w->head_layers;
@@ -628,7 +629,7 @@ static int enqueue_forward(backend_worker *w, int Mp, int Rp, int NMp, laya_erro
   prof_mark(w, P_EMBED);
   for (int l = 0; l < m->n_layers; l++) {
     const dev_layer *L = &m->layers[l];
-    const bool global = l % m->global_every == 0;
+    const bool global = m->layer_global[l] != 0;
     const float2 *rope = global ? m->rope_global : m->rope_local;
     GEMM(Mp, 3 * d, d, w->y, d, L->wqkv, T16, qkv, 3 * d, T16, 0, EPI_NONE, NULL, "Wqkv");
     prof_mark(w, P_QKV);

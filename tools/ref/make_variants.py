@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""Encoder-architecture variants of the fixture checkpoints, and what the real laya==0.4.15 answers
+on them.
+
+A variant is a fixture checkpoint whose encoder/config.json says something laya.c must read
+beyond the common ModernBERT layout (its weights and tokenizer are the base checkpoint's, linked):
+
+  modernbert-tiny-layers   transformers 5 `layer_types` with full attention at layers 0, 3 and 4
+                           (no global-every-N interval), and a 16-token local window so the
+                           pattern changes the answers of every state longer than 8 tokens
+
+For each variant it writes tests/fixtures/ckpt/<variant>/ and, by running laya on every 6th
+parity request of the base checkpoint (tools/ref/parity_cases.py), the same fixture files as
+gen_parity.py: tests/fixtures/parity/<variant>/{cases.jsonl,rows.jsonl,meta.json}.
+
+Usage: make_variants.py            (with the reference venv of tools/ref/setup.sh)
+Deterministic like gen_parity.py (one torch thread, PYTHONHASHSEED=0).
+"""
+import json
+import os
+import shutil
+import sys
+import warnings
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import corpus  # noqa: E402
+import gen_parity  # noqa: E402
+import parity_cases  # noqa: E402
+
+REPO = os.path.dirname(os.path.dirname(HERE))
+CKPT = os.path.join(REPO, "tests", "fixtures", "ckpt")
+PARITY = os.path.join(REPO, "tests", "fixtures", "parity")
+EVERY = 6  # every 6th base parity request: ~50 per variant, seconds to replay
+
+
+def layers_config(cfg):
+    n = cfg["num_hidden_layers"]
+    full = {0, 3, 4}
+    cfg = dict(cfg)
+    cfg.pop("global_attn_every_n_layers", None)
+    cfg["layer_types"] = ["full_attention" if i in full else "sliding_attention" for i in range(n)]
+    cfg["local_attention"] = 16
+    return cfg
+
+
+VARIANTS = {"modernbert-tiny-layers": ("modernbert-tiny", layers_config)}
+
+
+def make_checkpoint(name, base, edit):
+    src, d = os.path.join(CKPT, base), os.path.join(CKPT, name)
+    if os.path.lexists(d):
+        shutil.rmtree(d)
+    os.makedirs(os.path.join(d, "encoder"))
+    # the weights, head config and tokenizer are the base's: relative links, no second copy
+    for rel in ("model.safetensors", "rl_agent_config.json", "tokenizer"):
+        os.symlink(os.path.join("..", base, rel), os.path.join(d, rel))
+    with open(os.path.join(src, "encoder", "config.json")) as f:
+        cfg = edit(json.load(f))
+    with open(os.path.join(d, "encoder", "config.json"), "w") as f:
+        json.dump(cfg, f, indent=2)
+        f.write("\n")
+    return d
+
+
+def main():
+    corpus.pin_hash_seed()
+    import torch
+    torch.set_num_threads(1)
+    torch.manual_seed(0)
+    torch.use_deterministic_algorithms(True)
+    import laya
+
+    for name, (base, edit) in VARIANTS.items():
+        d = make_checkpoint(name, base, edit)
+        cases = parity_cases.build(base)[::EVERY]
+        out = os.path.join(PARITY, name)
+        os.makedirs(out, exist_ok=True)
+        agents = {}
+        meta = {"generator": "tools/ref/make_variants.py", "base": base, "every": EVERY, "device": "cpu",
+                "precision": "fp32", "torch_threads": 1, "versions": gen_parity.versions(),
+                "load_warnings": [], "case_warnings": {}}
+        n_err = 0
+        with open(os.path.join(out, "cases.jsonl"), "w", encoding="utf-8") as fc, \
+                open(os.path.join(out, "rows.jsonl"), "w", encoding="utf-8") as fr:
+            for case in cases:
+                lt = case["agent"]["lang_temperatures"]
+                key = gen_parity.dumps(lt)
+                if key not in agents:
+                    with warnings.catch_warnings(record=True) as caught:
+                        warnings.simplefilter("always")
+                        agents[key] = gen_parity.Recorder(laya.Agent(d, device="cpu", lang_temperatures=lt))
+                    meta["load_warnings"].append({"lang_temperatures": lt,
+                                                  "warnings": [str(w.message) for w in caught]})
+                rec = agents[key]
+                line = {"id": case["id"], "api": case["api"], "agent": case["agent"], "request": case["request"]}
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
+                    try:
+                        line["result"] = rec.run(case["api"], json.loads(case["request"]))
+                    except Exception as e:  # every laya failure is part of the fixture
+                        line["error"] = {"kind": type(e).__name__, "message": str(e)}
+                if caught:
+                    meta["case_warnings"][case["id"]] = [str(w.message) for w in caught]
+                if "error" in line:
+                    n_err += 1
+                else:
+                    fr.write(gen_parity.dumps({"id": case["id"], "rows": rec.rows}) + "\n")
+                fc.write(gen_parity.dumps(line) + "\n")
+        with open(os.path.join(out, "meta.json"), "w", encoding="utf-8") as f:
+            json.dump(meta, f, ensure_ascii=False, indent=2)
+            f.write("\n")
+        print("%s: %d cases (%d errors)" % (name, len(cases), n_err))
+
+
+if __name__ == "__main__":
+    main()
