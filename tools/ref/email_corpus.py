@@ -485,3 +485,60 @@ def edge_cases():
         ("surrogate", {"body": "abc \ud800 def\n\nThanks,\nAnn"}),
     ]
     return cases
+
+
+# Pieces that each sit on one rule's edge, for fragment_cases().
+FRAGMENTS = [
+    "On Mon, 3 Mar 2026, Ann <a@x.com> wrote:", "Em 3 de mar. de 2026, Ana escreveu:",
+    "El 3 de marzo de 2026, Ana escribió:", "Le 3 mars 2026, Ann a écrit :", "-----Original Message-----",
+    "--- Mensagem encaminhada ---", "________", "From: a@b.c", "De : Marie <m@x.fr>", "De: Maria",
+    "Enviado: hoje", "Envoyé le : lundi", "Sent: now", "Date: 3 Mar 2026", "Fecha: 2026", "x@y.com> wrote:",
+    "ann@x.fr> a écrit :", "Thanks,", "Best regards, Ann", "Thanks, john", "Regards, Łukasz",
+    "Atenciosamente,", "Att", "Un saludo", "Merci d'avance.", "Bien à vous", "--", "Sent from my iPhone",
+    "Enviado do meu celular", "Envoyé depuis mon iPad", "Get Outlook for Android",
+    "Sent from my Android using Foo.bar", "This email is confidential and intended solely for the addressee.",
+    "If you received this message in error, delete it.", "Esta mensagem é confidencial.",
+    "Antes de imprimir, pense no meio ambiente.", "Ce message est confidentiel.", "uniquement au destinataire",
+    "Please refund me.", "I need help!", "Why? Because.", "> quoted", ">> deep", "", "", "  ", "\t", "ǅemal",
+    "İ", "ı", "ſ", "K", "é", "\u0301", "\u00a0", "\u2028", "\u3000", "山田", "²", "A.", "b",
+    "CONFIDENTIAL and may be privileged", "thank you so much", "Warmest wishes Ann", "Cheers & regards",
+    "enviada desde mi móvil", "Sent from my iPhone 15 Pro Max", "\\n", "\r\n", "\r", "e-mail", "Email",
+    "message", "MESSAGE IS CONFIDENTIAL, INTENDED", "\x85", "\x1c", "\x0b", "\x0c", "ÉTÉ", "ÇA", "SAUDAÇÕES",
+    "OBRIGADO PELA ATENÇÃO", "ÚNICAMENTE destinatario", "recibió este correo hoy por error",
+]
+# Characters a mutation may drop in: rule letters' case partners, marks, spaces, digits of
+# other scripts, caseless and titlecase letters.
+MUTATIONS = list("aeiouAEIOU .,;:!?-_@<>\n\t\r\\") + [
+    "\u0301", "\u0130", "\u0131", "\u017f", "\u212a", "\u00a0", "\u2028", "\u01c5", "\u00b2", "\u5c71",
+    "\U0001F600", "\u00e9", "\u00c9", "\u0663", "\u203f", "\u0903"]
+
+
+def fragment_cases(n=800, seed=20261203):
+    """[(id, kwargs)]: bodies glued from FRAGMENTS, some mutated, under varied budgets."""
+    rng = random.Random(seed)
+
+    def mutate(s):
+        s = list(s)
+        for _ in range(rng.randint(0, 4)):
+            if s:
+                s[rng.randrange(len(s))] = rng.choice(MUTATIONS)
+        return "".join(s)
+
+    out = []
+    for k in range(n):
+        parts = []
+        for _ in range(rng.randint(0, 25)):
+            f = rng.choice(FRAGMENTS)
+            if rng.random() < 0.2 and f:
+                i = rng.randrange(len(f) + 1)
+                f = f[:i] + rng.choice(FRAGMENTS) + f[i:]
+            if rng.random() < 0.1:
+                f = f.upper()
+            elif rng.random() < 0.1:
+                f = f.lower()
+            parts.append(mutate(f) if rng.random() < 0.5 else f)
+        kw = {"body": rng.choice(["\n", "\n", " ", "\n\n", "\r\n", ". ", "\n \n"]).join(parts)}
+        if rng.random() < 0.2:
+            kw["max_chars"] = rng.choice([0, 1, 5, 30, 100, -2, -20])
+        out.append(("frag-%04d" % k, kw))
+    return out
