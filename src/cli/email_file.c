@@ -354,8 +354,13 @@ int cli_email_file_state(const char *content, size_t len, int64_t max_chars, con
   sb_init(&subject);
   sb_init(&sender);
   const char *s = header_get(&h, "Subject"), *fr = header_get(&h, "From");
-  if (s) decode_header(s, &subject);
-  if (fr) decode_header(fr, &sender);
+  /* header bytes outside encoded words are taken as UTF-8, invalid ones becoming U+FFFD */
+  strbuf raw;
+  sb_init(&raw);
+  if (s) decode_header(s, &raw), to_utf8(raw.data ? raw.data : "", raw.len, CS_UTF8, &subject);
+  sb_reset(&raw);
+  if (fr) decode_header(fr, &raw), to_utf8(raw.data ? raw.data : "", raw.len, CS_UTF8, &sender);
+  sb_free(&raw);
   if (!rc) {
     /* email_state(subject, body, sender=From, max_chars=...) */
     json_value req, num;

@@ -27,6 +27,7 @@
 
 #include "core/email_tables.h"
 #include "core/pystr.h"
+#include "core/utf8.h"
 #include "laya.h"
 
 /* ------------------------------------------------------------------ character classes */
@@ -906,6 +907,14 @@ int laya_clean_email_text(const char *body, size_t len, long long max_chars, cha
   if (out_len) *out_len = 0;
   if ((!body && len) || !out)
     return laya_err(err, LAYA_ERR_VALUE, NULL, "laya_clean_email_text: body and out must not be NULL");
+  for (size_t i = 0; i < len;) {
+    int k = utf8_seq_len((const unsigned char *)body + i, len - i);
+    if (!k)
+      return laya_err(err, LAYA_ERR_VALUE, "UnicodeDecodeError",
+                      "laya_clean_email_text: the body is not UTF-8 (invalid byte 0x%02X at byte %zu)",
+                      (unsigned char)body[i], i);
+    i += (size_t)k;
+  }
   strbuf sb;
   sb_init(&sb);
   int rc = email_clean(body ? body : "", len, (int64_t)max_chars, &sb, err);
