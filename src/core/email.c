@@ -265,6 +265,12 @@ static const struct {
          true},
 };
 
+/* The non-ASCII code points IGNORECASE matches an ASCII letter with (U+0130, U+0131, U+017F,
+ * U+212A), from the fold table: folded to that letter, with ASCII case, by fold_ascii(). */
+static uint32_t g_fold_cp[16];
+static char g_fold_to[16];
+static int g_fold_n;
+
 static regex_t *g_rx[RX_COUNT];
 static int g_rx_status; /* 0 ok, else the rule that failed to compile + 1 */
 static pthread_once_t g_rx_once = PTHREAD_ONCE_INIT;
@@ -272,6 +278,11 @@ static pthread_once_t g_rx_once = PTHREAD_ONCE_INIT;
 static void compile_rules(void) {
   OnigEncoding enc = ONIG_ENCODING_UTF8;
   onig_initialize(&enc, 1);
+  for (size_t i = 0; i < em_fold_count && g_fold_n < 16; i++)
+    if (em_fold[i][0] >= 'a' && em_fold[i][0] <= 'z' && em_fold[i][1] >= 0x80) {
+      g_fold_cp[g_fold_n] = em_fold[i][1];
+      g_fold_to[g_fold_n++] = (char)em_fold[i][0];
+    }
   for (int r = 0; r < RX_COUNT; r++) {
     strbuf sb;
     sb_init(&sb);
@@ -290,11 +301,65 @@ static void compile_rules(void) {
 
 typedef struct matcher {
   OnigMatchParam *mp;
-  int failed; /* an Oniguruma error code (never expected: no match limits are set) */
+  int failed;   /* an Oniguruma error code (never expected: no match limits are set) */
+  strbuf fold;  /* scratch for may_hold_disclaimer */
 } matcher;
+
+/* Prefilters: cheap necessary conditions tried before Oniguruma runs, so they change no answer.
+ * A line rule can only match when the first character after the leading whitespace is one its
+ * alternatives open with (a letter compared as IGNORECASE compares it); NULL: no such test. */
+static const char *const kFirst[RX_COUNT] = {
+    [RX_Q_EN] = "o",      [RX_Q_PT] = "e",         [RX_Q_ES] = "e",      [RX_Q_FR] = "l",
+    [RX_Q_BANNER] = "-",  [RX_Q_BANNER2] = "-",    [RX_Q_RULE] = "_",    [RX_Q_FROM] = "f",
+    [RX_Q_DE] = "d",      [RX_ATTR_HEAD] = "elo",  [RX_HDR_NAME] = "df", [RX_HDR_NEXT] = "defs",
+    [RX_SIGN_HEAD] = "bckmrstw", [RX_SIGN_DASH] = "-", [RX_SIGN_ROM] = "abcgmosu", [RX_DEVICE] = "egos",
+};
+
+static uint32_t fold_ascii(uint32_t cp) {
+  if (cp < 0x80) return cp >= 'A' && cp <= 'Z' ? cp + 32 : cp;
+  for (int i = 0; i < g_fold_n; i++)
+    if (g_fold_cp[i] == cp) return (uint32_t)g_fold_to[i];
+  return cp;
+}
+
+static bool first_char_allows(int r, const char *s, size_t n) {
+  if (!kFirst[r]) return true;
+  for (size_t i = 0; i < n;) {
+    uint32_t cp;
+    i = next_cp(s, n, i, &cp);
+    if (is_space(cp)) continue;
+    cp = fold_ascii(cp);
+    return cp < 0x80 && strchr(kFirst[r], (int)cp) != NULL;
+  }
+  return false;
+}
+
+/* Every disclaimer alternative spells one of these (ASCII, after fold_ascii): "confiden" for
+ * confidential / confidencia / confidentiel, "destinat" for destinatário / destinataire, ... */
+static const char *const kDisclaimerWords[] = {
+    "confiden", "privil", "sigilos", "destinat", "pessoa", "persona", "entidad", " por e",
+    "received this", "antes de imprimir", "par erreur", NULL};
+
+static bool may_hold_disclaimer(const char *s, size_t n, strbuf *tmp) {
+  sb_reset(tmp);
+  for (size_t i = 0; i < n;) {
+    uint32_t cp;
+    size_t j = next_cp(s, n, i, &cp);
+    uint32_t f = fold_ascii(cp);
+    if (f < 0x80) sb_putc(tmp, (char)f);
+    else sb_append(tmp, s + i, j - i);
+    i = j;
+  }
+  const char *t = tmp->data ? tmp->data : "";
+  for (int k = 0; kDisclaimerWords[k]; k++)
+    if (memmem(t, tmp->len, kDisclaimerWords[k], strlen(kDisclaimerWords[k]))) return true;
+  return tmp->oom; /* out of memory: let the pattern decide */
+}
 
 /* Python's pattern.match(s): the length of the match in bytes, or -1. */
 static long rx_match(matcher *m, int r, const char *s, size_t n) {
+  if (!first_char_allows(r, s, n)) return -1;
+  if (r == RX_ATTR_TAIL && !memchr(s, '@', n)) return -1;
   const OnigUChar *p = (const OnigUChar *)s;
   int rc = onig_match_with_param(g_rx[r], p, p + n, p, NULL, ONIG_OPTION_NONE, m->mp);
   if (rc >= 0) return rc;
@@ -304,6 +369,7 @@ static long rx_match(matcher *m, int r, const char *s, size_t n) {
 
 /* Python's bool(pattern.search(s)). */
 static bool rx_search(matcher *m, int r, const char *s, size_t n) {
+  if (r == RX_DISCLAIMER && !may_hold_disclaimer(s, n, &m->fold)) return false;
   const OnigUChar *p = (const OnigUChar *)s;
   int rc = onig_search_with_param(g_rx[r], p, p + n, p, p + n, NULL, ONIG_OPTION_NONE, m->mp);
   if (rc >= 0) return true;
@@ -572,7 +638,8 @@ int email_clean(const char *body, size_t n, int64_t max_chars, strbuf *out, laya
   sb_init(&tmp);
   sb_init(&joined);
   spans src = {0}, lines = {0}, paras = {0};
-  matcher m = {onig_new_match_param(), 0};
+  matcher m = {onig_new_match_param(), 0, {0}};
+  sb_init(&m.fold);
   if (!m.mp) {
     rc = laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory");
     goto done;
@@ -708,6 +775,7 @@ int email_clean(const char *body, size_t n, int64_t max_chars, strbuf *out, laya
   }
 done:
   if (m.mp) onig_free_match_param(m.mp);
+  sb_free(&m.fold);
   free(src.v);
   free(lines.v);
   free(paras.v);

@@ -542,3 +542,23 @@ def fragment_cases(n=800, seed=20261203):
             kw["max_chars"] = rng.choice([0, 1, 5, 30, 100, -2, -20])
         out.append(("frag-%04d" % k, kw))
     return out
+
+
+def fold_cases():
+    """[(id, kwargs)]: the corpus's rule phrases with a letter swapped for a code point Python's
+    IGNORECASE matches it with (long s, Kelvin sign, dotless and dotted i), in three positions."""
+    subs = [("s", "\u017f"), ("k", "\u212a"), ("i", "\u0131"), ("I", "\u0130"), ("S", "\u017f"), ("K", "\u212a")]
+    phrases = [f for f in FRAGMENTS if f.strip()]
+    for lang in sorted(L):
+        for k in ("disclaimer", "closing", "device", "attrib", "banner"):
+            phrases += [x for x in L[lang][k] if "{" not in x]
+    out, k = [], 0
+    for f in phrases:
+        for a, b in subs:
+            if a not in f:
+                continue
+            g = f.replace(a, b)
+            for body in ("Hello\nplease help\n\n" + g + "\nmore text", "a\nb\nc\nd\n" + g, "Please refund. " + g):
+                out.append(("fold-%04d" % k, {"body": body}))
+                k += 1
+    return out

@@ -59,6 +59,8 @@ def main():
         rows.append(("edge-" + cid, "clean_email_body", kwargs))
     for cid, kwargs in email_corpus.fragment_cases():
         rows.append((cid, "clean_email_body", kwargs))
+    for cid, kwargs in email_corpus.fold_cases():
+        rows.append((cid, "clean_email_body", kwargs))
     state_edges = [
         ("state-min", {"subject": "  Hi  ", "body": "Please refund.\n\nThanks,\nAnn"}),
         ("state-none", {"subject": None, "body": None}),
