@@ -169,6 +169,19 @@ long laya_cpu_fallback_count(laya_model *m);
 /* Tokenize with the model's tokenizer (add_special_tokens=False). ids_json receives "[1, 2]". */
 int laya_tokenize(laya_model *m, const char *text, size_t len, char **ids_json, laya_error *err);
 
+/* Email cleaning, as Python Laya's laya.email (no model needed; thread-safe).
+ * laya_clean_email: clean_email_body(**request): {"body": str, "max_chars": 3000} -> a JSON
+ *   string: quoted history (reply headers of English, Portuguese, Spanish and French clients,
+ *   `>` lines), sign-offs, device footers and disclaimers removed, cut to max_chars characters.
+ * laya_email_state: email_state(**request): {"subject", "body", "sender", "clean", "max_chars",
+ *   ...extra} -> the state object {"subject", "body", "from", ...extra} to send to laya_predict.
+ * laya_clean_email_text: the cleaner on raw UTF-8 bytes (refused, naming the byte, when they are
+ *   not UTF-8); *out (malloc'd, NUL-terminated) gets the cleaned text and *out_len its length. */
+int laya_clean_email(const char *request_json, char **result_json, laya_error *err);
+int laya_email_state(const char *request_json, char **state_json, laya_error *err);
+int laya_clean_email_text(const char *body, size_t len, long long max_chars, char **out, size_t *out_len,
+                          laya_error *err);
+
 /* Free a string returned by this library. */
 void laya_free(void *p);
 

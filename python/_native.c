@@ -390,7 +390,24 @@ static PyObject *bench_capi_predict(PyObject *Py_UNUSED(mod), PyObject *args) {
   return PyFloat_FromDouble((double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
 }
 
+/* email(op, request_json) -> result_json; op 0 laya_clean_email, 1 laya_email_state (no model). */
+static PyObject *email(PyObject *Py_UNUSED(mod), PyObject *args) {
+  int op;
+  const char *req;
+  if (!PyArg_ParseTuple(args, "is", &op, &req)) return NULL;
+  if (op != 0 && op != 1) return PyErr_Format(PyExc_ValueError, "unknown email op %d", op);
+  char *out = NULL;
+  laya_error err;
+  int rc;
+  Py_BEGIN_ALLOW_THREADS
+  rc = op == 0 ? laya_clean_email(req, &out, &err) : laya_email_state(req, &out, &err);
+  Py_END_ALLOW_THREADS
+  if (rc) return raise_laya(&err);
+  return result_str(out);
+}
+
 static PyMethodDef module_methods[] = {
+    {"email", email, METH_VARARGS, "email(op, request_json) -> result_json; op: 0 clean_email_body, 1 email_state"},
     {"open_model", open_model, METH_VARARGS,
      "open_model(path, device, precision, threads, sha256_json, lang_temperatures_json, calibration_path, "
      "quiet, escalate) -> Model"},

@@ -34,7 +34,7 @@ LAYA_VERSION = _native.LAYA_VERSION  # the C library's version
 COMPAT_VERSION = _native.LAYA_COMPAT_VERSION  # the Python Laya release whose answers it gives
 
 __all__ = ["Agent", "RLAgent", "load", "Router", "RouteDecision", "DecisionResult", "LayaError",
-           "SchemaError", "EvalError", "BUILTIN_MODELS"]
+           "SchemaError", "EvalError", "BUILTIN_MODELS", "clean_email_body", "email_state"]
 
 # Laya's built-in checkpoint names (laya.router.DEFAULT_MODELS); aliases resolve in the engine.
 BUILTIN_MODELS = ("english", "multilingual", "typed-decisions")
@@ -54,6 +54,27 @@ def _dumps(obj):
 def _call(handle, op, request):
     try:
         out = handle.call(op, _dumps(request))
+    except _native.Error as e:
+        raise exception_for(e) from None
+    return _json.loads(out)
+
+
+def clean_email_body(body, max_chars=3000):
+    """Laya's clean_email_body, run by laya.c (laya_clean_email): quoted history, sign-offs,
+    device footers and disclaimers removed, the text cut to max_chars characters."""
+    try:
+        out = _native.email(0, _dumps({"body": body, "max_chars": max_chars}))
+    except _native.Error as e:
+        raise exception_for(e) from None
+    return _json.loads(out)
+
+
+def email_state(subject, body, sender=None, clean=True, max_chars=3000, **extra):
+    """Laya's email_state, run by laya.c (laya_email_state): {"subject", "body", "from", ...extra}."""
+    request = {"subject": subject, "body": body, "sender": sender, "clean": clean, "max_chars": max_chars}
+    request.update(extra)
+    try:
+        out = _native.email(1, _dumps(request))
     except _native.Error as e:
         raise exception_for(e) from None
     return _json.loads(out)

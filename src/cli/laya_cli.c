@@ -16,6 +16,8 @@
 #include "cli/cli_util.h"
 #include "cli/predict.h"
 #include "cli/presets.h"
+#include "cli/email_file.h"
+#include "core/email.h"
 #include "cli/questions_file.h"
 #include "core/error.h"
 #include "core/pystr.h"
@@ -31,6 +33,8 @@ typedef struct args {
   const char *precision;
   long long max_len, head_max_len, batch_size, window, stride, max_loaded;
   double min_confidence;
+  const char *email, *email_state; /* --email FILE, --email-state FILE (src/cli/email_file.c) */
+  long long email_max_chars;
   char model_name[64];
   bool model_auto;
 } args;
@@ -101,6 +105,11 @@ static const char kHelp[] =
     "  --batch FILE          one request per non-blank line of FILE ('-' = stdin)\n"
     "  --batch-size N        states per forward pass in --batch mode\n"
     "  --sort-by-length      with --batch-size, batch states of similar length together\n"
+    "  --email FILE          answer an email file ('-' = stdin; .eml or a plain body) with the\n"
+    "                        email preset (or --preset / --questions) on the state Laya's\n"
+    "                        email_state builds: cleaned body, subject, from\n"
+    "  --email-state FILE    print that state as JSON and exit (no model)\n"
+    "  --email-max-chars N   email_state's max_chars: the cleaned body's length cap (3000)\n"
     "\n"
     "Subcommands:\n"
     "  laya eval run DATASET [--model M] [--min-accuracy F] [--max-ece F] [--json OUT]\n"
@@ -145,6 +154,7 @@ static int parse_args(int argc, char **argv, args *a) {
   a->max_len = a->head_max_len = a->batch_size = a->window = a->stride = -1;
   a->max_loaded = 2;
   a->min_confidence = -1;
+  a->email_max_chars = EMAIL_DEFAULT_MAX_CHARS;
   const char *min_conf = NULL;
   const arg_spec opts[] = {
       {"--predict", ARG_FLAG, &a->predict, NULL},        {"--json", ARG_FLAG, &a->json, NULL},
@@ -161,6 +171,8 @@ static int parse_args(int argc, char **argv, args *a) {
       {"--head-max-len", ARG_INT, &a->head_max_len, NULL}, {"--batch-size", ARG_INT, &a->batch_size, NULL},
       {"--window", ARG_INT, &a->window, NULL},           {"--stride", ARG_INT, &a->stride, NULL},
       {"--max-loaded", ARG_INT, &a->max_loaded, NULL},
+      {"--email", ARG_STR, &a->email, NULL},             {"--email-state", ARG_STR, &a->email_state, NULL},
+      {"--email-max-chars", ARG_INT, &a->email_max_chars, NULL},
       {"--min-confidence", ARG_STR, &min_conf, NULL}};
   arg_result r;
   int bad = cli_args_parse(argc, argv, 1, opts, sizeof opts / sizeof opts[0], &r);
@@ -179,6 +191,7 @@ static int parse_args(int argc, char **argv, args *a) {
     }
     a->min_confidence = d;
   }
+  if (a->email && !a->preset && !a->questions && !a->schema) a->preset = "email";
   if (a->preset && !cli_preset_find(a->preset))
     return usage_error("argument --preset: invalid choice: '%s' (choose from 'email', 'guard', "
                        "'moderation', 'router', 'triage')%s",
@@ -620,6 +633,48 @@ static int run_batch(run_ctx *c, char **lines, size_t n) {
 }
 
 
+/* --email / --email-state: the state email_state builds from the file, printed or answered. */
+static int run_email(run_ctx *c) {
+  const char *path = c->a->email_state ? c->a->email_state : c->a->email;
+  size_t len;
+  char *content = cli_read_file(path, &len);
+  if (!content) {
+    fprintf(stderr, "laya: could not read %s ([Errno %d] %s: '%s').\n", path, errno, strerror(errno), path);
+    return 2;
+  }
+  strbuf st;
+  sb_init(&st);
+  laya_error err = {0};
+  int rc = cli_email_file_state(content, len, (int64_t)c->a->email_max_chars, strcmp(path, "-") ? path : "<stdin>",
+                                &st, &err);
+  free(content);
+  if (rc) {
+    sb_free(&st);
+    return fail(&err);
+  }
+  if (c->a->email_state) {
+    printf("%s\n", sb_cstr(&st));
+    sb_free(&st);
+    return 0;
+  }
+  call_ctx k;
+  rc = call_begin(c, &k, 1 << 14);
+  if (!rc) {
+    json_value *state = cli_parse(st.data, st.len, &k.ar, &k.err);
+    char *result = NULL;
+    if (!state || cli_engine_answer(c->engine, &c->cfg, k.call, state, k.qs, &k.ov, &result, &k.err)) {
+      rc = fail(&k.err);
+    } else {
+      json_value *rv = cli_parse(result, strlen(result), &k.ar, &k.err);
+      if (!rv) rc = fail(&k.err);
+      else print_answer(c->a, k.call, rv, 2, result);
+    }
+    free(result);
+  }
+  sb_free(&st);
+  return call_end(&k, rc);
+}
+
 static int interactive(run_ctx *c) {
   printf("Laya interactive mode. Type a request and press Enter; Ctrl-D or 'quit' to exit.\n");
   int code = 0;
@@ -693,6 +748,13 @@ int cli_laya_main(int argc, char **argv) {
   } else if ((a.window >= 0 || a.stride >= 0) && !a.long_doc) {
     fprintf(stderr, "laya: --window and --stride size the windows of --long; add --long.\n");
     rc = 2;
+  } else if (a.email || a.email_state) {
+    if ((text && *text) || a.batch || (a.email && a.email_state)) {
+      fprintf(stderr, "laya: --email / --email-state read the email from FILE; pass no text, --batch or the other one.\n");
+      rc = 2;
+    } else {
+      rc = run_email(&c);
+    }
   } else if (a.batch) {
     if (text && *text) {
       fprintf(stderr, "laya: pass either a text or --batch FILE, not both.\n");

@@ -3,9 +3,10 @@
 #   tests/fixtures/tokenizers/{modernbert-mini,mmbert-mini}/
 #   tests/fixtures/ckpt/{modernbert-tiny,mmbert-tiny}/      (+ SHA256SUMS)
 #   tests/fixtures/parity/{<ckpt>/cases.jsonl,<ckpt>/rows.jsonl,meta.json}
+#   tests/fixtures/email/cases.jsonl and src/core/email_tables.c  (email cleaning)
 # Every step is deterministic: on the same versions a re-run leaves `git status` clean.
 #
-# Usage: tools/ref/regen.sh [tokenizers|checkpoints|parity|all]   (default all)
+# Usage: tools/ref/regen.sh [tokenizers|checkpoints|parity|email|all]   (default all)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
@@ -19,7 +20,9 @@ case "$what" in
   tokenizers|all) "$py" "$here/make_tokenizers.py" ;;&
   checkpoints|all) "$py" "$here/make_checkpoints.py"
                    for d in tests/fixtures/ckpt/*/; do (cd "$d" && sha256sum --quiet -c SHA256SUMS); done ;;&
-  parity|all) "$py" "$here/gen_parity.py" ;;
-  tokenizers|checkpoints) ;;
-  *) echo "usage: $0 [tokenizers|checkpoints|parity|all]" >&2; exit 2 ;;
+  parity|all) "$py" "$here/gen_parity.py" ;;&
+  email|all) "$py" "$here/email_tables.py" src/core/email_tables.c
+             "$py" "$here/gen_email.py" ;;
+  tokenizers|checkpoints|parity) ;;
+  *) echo "usage: $0 [tokenizers|checkpoints|parity|email|all]" >&2; exit 2 ;;
 esac
