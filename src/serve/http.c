@@ -48,6 +48,7 @@
 #include <unistd.h>
 
 #include "serve/http.h"
+#include "serve/log.h"
 
 enum { ROUTE_ONE = 0, ROUTE_BATCH = 1, ROUTE_OTHER = 2 };
 
@@ -123,6 +124,10 @@ typedef struct req_ctx {
   long long held; /* bytes of body counted in srv->buffered */
   double started;
   int status;
+  unsigned long long bytes; /* response body bytes queued */
+  char request_id[SERVE_REQUEST_ID_MAX + 1]; /* X-Request-Id: the client's (when sane) or ours */
+  char method[16];
+  char *path;
   serve_job *job;
   atomic_bool job_done;
 } req_ctx;
@@ -172,6 +177,7 @@ static enum MHD_Result send_body(req_ctx *ctx, int status, const char *ctype, st
     return MHD_NO;
   }
   MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
+  MHD_add_response_header(r, "X-Request-Id", ctx->request_id);
   bool closing = false;
   for (int i = 0; headers && headers[i]; i += 2) {
     MHD_add_response_header(r, headers[i], headers[i + 1]);
@@ -180,7 +186,10 @@ static enum MHD_Result send_body(req_ctx *ctx, int status, const char *ctype, st
   if (!closing && atomic_load(&ctx->srv->draining))
     MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
   enum MHD_Result rc = MHD_queue_response(ctx->conn, (unsigned)status, r);
-  if (rc == MHD_YES) ctx->status = status;
+  if (rc == MHD_YES) {
+    ctx->status = status;
+    ctx->bytes = len;
+  }
   MHD_destroy_response(r);
   return rc;
 }
@@ -372,15 +381,17 @@ static void expire_locked(req_ctx *ctx) {
   reading_remove_locked(ctx);
   release_admission(ctx);
   serve_metrics_request(srv->metrics, ctx->route_name, 408, serve_now() - ctx->started);
-  char date[64], head[256];
+  char date[64];
   time_t now = time(NULL);
   struct tm tm;
   gmtime_r(&now, &tm);
   strftime(date, sizeof date, "%a, %d %b %Y %H:%M:%S GMT", &tm);
+  char head[512];
   int n = snprintf(head, sizeof head,
                    "HTTP/1.1 408 Request Timeout\r\nDate: %s\r\nContent-Type: application/json\r\n"
-                   "Content-Length: %zu\r\nConnection: close\r\n\r\n",
-                   date, sizeof body - 1);
+                   "X-Request-Id: %s\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n",
+                   date, ctx->request_id, sizeof body - 1);
+  ctx->bytes = sizeof body - 1;
   (void)!send(ctx->fd, head, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
   (void)!send(ctx->fd, body, sizeof body - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
   shutdown(ctx->fd, SHUT_WR);
@@ -733,6 +744,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     ctx->fd = conn_fd(c);
     sb_init(&ctx->body);
     *con_cls = ctx;
+    serve_request_id(MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Request-Id"), ctx->request_id);
+    snprintf(ctx->method, sizeof ctx->method, "%s", method);
+    ctx->path = strndup(url, 2048);
     const union MHD_ConnectionInfo *si = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
     ctx->cc = si ? si->socket_context : NULL;
     if (ctx->cc) {
@@ -829,7 +843,6 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
                          enum MHD_RequestTerminationCode toe) {
-  (void)c;
   (void)toe;
   serve_server *srv = cls;
   req_ctx *ctx = *con_cls;
@@ -844,23 +857,39 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
   }
   pthread_mutex_unlock(&srv->reading_mu);
   release_admission(ctx);
+  double took = serve_now() - ctx->started;
+  int status = ctx->expired ? 408 : ctx->status ? ctx->status : 499;
   if (!ctx->expired)
-    serve_metrics_request(srv->metrics, ctx->route_name ? ctx->route_name : "other",
-                          ctx->status ? ctx->status : 499, serve_now() - ctx->started);
+    serve_metrics_request(srv->metrics, ctx->route_name ? ctx->route_name : "other", status, took);
+  if (serve_log_enabled(SERVE_LOG_INFO)) {
+    char addr[INET6_ADDRSTRLEN + 8] = "";
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    if (ci && ci->client_addr) {
+      const struct sockaddr *sa = ci->client_addr;
+      if (sa->sa_family == AF_INET)
+        inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, addr, sizeof addr);
+      else if (sa->sa_family == AF_INET6)
+        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, addr, sizeof addr);
+    }
+    serve_access a = {ctx->request_id, ctx->method, ctx->path ? ctx->path : "", status, took, ctx->bytes,
+                      ctx->job && ctx->job->model[0] ? ctx->job->model : NULL, addr[0] ? addr : NULL};
+    serve_log_access(&a);
+  }
   serve_job_free(ctx->job);
   drop_body(ctx);
+  free(ctx->path);
   free(ctx);
   *con_cls = NULL;
 }
 
-/* libmicrohttpd's own messages, through our prefix (they went to stderr unprefixed). */
+/* libmicrohttpd's own messages, through the logger (they went to stderr unprefixed). */
 static void mhd_log(void *cls, const char *fmt, va_list ap) {
   (void)cls;
   char buf[512];
   vsnprintf(buf, sizeof buf, fmt, ap);
   size_t n = strlen(buf);
   while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r')) buf[--n] = 0;
-  fprintf(stderr, "laya-serve: libmicrohttpd: %s\n", buf);
+  serve_log(SERVE_LOG_WARNING, "libmicrohttpd: %s", buf);
 }
 
 static int open_listener(const serve_config *cfg, char *msg, size_t msg_size, int *port_out) {
@@ -948,6 +977,7 @@ serve_server *serve_server_start(const serve_config *cfg, serve_models *models,
   unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
                    MHD_USE_ERROR_LOG;
   srv->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, srv,                          //
+                            MHD_OPTION_EXTERNAL_LOGGER, mhd_log, srv, /* first: covers the rest */
                             MHD_OPTION_LISTEN_SOCKET, srv->listen_fd,                        //
                             MHD_OPTION_THREAD_POOL_SIZE, (unsigned)cfg->http_threads,        //
                             MHD_OPTION_CONNECTION_TIMEOUT, timeout,                          //
@@ -956,7 +986,6 @@ serve_server *serve_server_start(const serve_config *cfg, serve_models *models,
                             MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(128 * 1024),        //
                             MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,                  //
                             MHD_OPTION_NOTIFY_CONNECTION, on_connection, srv,                //
-                            MHD_OPTION_EXTERNAL_LOGGER, mhd_log, srv,                        //
                             MHD_OPTION_END);
   if (!srv->d) {
     snprintf(msg, msg_size, "libmicrohttpd could not start on port %d", srv->port);
@@ -987,8 +1016,8 @@ void serve_server_drain(serve_server *srv, double max_seconds) {
   pthread_mutex_lock(&srv->reading_mu);
   unsigned long long skipped = srv->jobs_cancelled;
   pthread_mutex_unlock(&srv->reading_mu);
-  fprintf(stderr, "laya-serve: drained; %llu queued request%s skipped since start (client gone)\n", skipped,
-          skipped == 1 ? "" : "s");
+  serve_log(SERVE_LOG_INFO, "drained; %llu queued request%s skipped since start (client gone)", skipped,
+            skipped == 1 ? "" : "s");
 }
 
 void serve_server_stop(serve_server *srv) {

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "serve/log.h"
 #include "serve/mcp.h"
 #ifdef LAYA_MCP_HAVE_PRESETS
 #include "cli/presets.h"
@@ -31,8 +32,9 @@ int main(int argc, char **argv) {
   signal(SIGPIPE, SIG_IGN);
   char msg[2048] = "";
   serve_config cfg;
+  serve_log_program("laya-mcp");
   if (serve_config_from_env(&cfg, msg, sizeof msg) != 0) {
-    fprintf(stderr, "[laya-mcp] %s\n", msg);
+    serve_log(SERVE_LOG_CRITICAL, "%s", msg);
     return 1;
   }
   /* Laya's MCP server preloads english and multilingual when LAYA_MODELS is empty (laya-serve:
@@ -43,7 +45,7 @@ int main(int argc, char **argv) {
   }
   serve_models *models = serve_models_new(&cfg, &serve_engine_laya, msg, sizeof msg);
   if (!models) {
-    fprintf(stderr, "[laya-mcp] %s\n", msg);
+    serve_log(SERVE_LOG_CRITICAL, "%s", msg);
     serve_config_free(&cfg);
     return 1;
   }
@@ -51,7 +53,7 @@ int main(int argc, char **argv) {
     laya_error err;
     laya_err_clear(&err);
     if (serve_models_preload(models, &err) != 0)
-      fprintf(stderr, "[laya-mcp] preload failed (will retry on demand): %s\n", err.message);
+      serve_log(SERVE_LOG_WARNING, "preload failed (will retry on demand): %s", err.message);
   }
   mcp_server s = {&cfg, models, &serve_engine_laya, stdout, preset_questions};
   int rc = mcp_run(&s, stdin);

@@ -31,6 +31,7 @@
 
 #include "model/result_json.h"
 #include "model/typed.h"
+#include "serve/log.h"
 #include "serve/serve.h"
 
 enum { PHASE_WAIT, PHASE_PREPARE, PHASE_PASS, PHASE_DECODE, PHASE_HANDOFF, N_PHASES };
@@ -256,7 +257,7 @@ static void fail_job(serve_job *job, const laya_error *e) {
   job->status = error_status(e);
   job->err = *e;
   if (job->status == 500)
-    fprintf(stderr, "laya-serve: inference failed for model=%s: %s\n", job->model, e->message);
+    serve_log(SERVE_LOG_ERROR, "inference failed for model=%s: %s", job->model, e->message);
 }
 
 static void sum_usage(const json_value *r, long *in, long *out) {

@@ -37,6 +37,7 @@ Starts the real server on 127.0.0.1 with an ephemeral port and the tiny fixture 
   hubcache    Laya's checkpoint names from a Hugging Face cache laid out as Python Laya leaves it
   mcp_hubcache  laya-mcp, the same
   lifecycle   LAYA_MAX_LOADED eviction (never under a request in flight), LAYA_IDLE_UNLOAD_SECONDS
+  logs        JSON-lines and text logs, access lines, X-Request-Id, LAYA_LOG_LEVEL, one logger
 
 Prints "N passed, M failed" and exits 1 on any failure.
 """
@@ -102,7 +103,8 @@ class Server:
             m = re.search(r"listening on http://[^:]+:(\d+)", line)
             if m:
                 self.port = int(m.group(1))
-                threading.Thread(target=self._drain_stderr, daemon=True).start()
+                self.drainer = threading.Thread(target=self._drain_stderr, daemon=True)
+                self.drainer.start()
                 return self
         raise RuntimeError("laya-serve did not start")
 
@@ -118,6 +120,8 @@ class Server:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+        if getattr(self, "drainer", None):
+            self.drainer.join(timeout=5)  # the last lines it wrote before exiting
         # under the sanitizer build, a report in the server's log fails the test
         bad = [l for l in self.lines if "AddressSanitizer" in l or "runtime error:" in l or "LeakSanitizer" in l]
         if bad and not exc[0]:
@@ -1318,6 +1322,152 @@ def test_precision():
     p = subprocess.run([BIN], env=e, capture_output=True, text=True, timeout=60)
     check(p.returncode != 0 and "LAYA_PRECISION must be fp32, bf16, fp16 or int8, got 'fast'" in p.stderr,
           "invalid LAYA_PRECISION: rc %d %r" % (p.returncode, p.stderr[-300:]))
+
+
+# ---- operations (issue 18): logs, OpenAPI, metrics, root path ----
+
+ISO_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
+GENERATED_ID = re.compile(r"[0-9a-f]{32}$")
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def raw_get(port, path_bytes, extra=b""):
+    """A GET with a request target http.client would refuse to send; returns the response head."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=10)
+    try:
+        try:
+            s.sendall(b"GET " + path_bytes + b" HTTP/1.1\r\nHost: x\r\n" + extra + b"Connection: close\r\n\r\n")
+        except OSError:
+            pass  # refused before the whole head was sent: its answer is still there to read
+        return read_response(s, 10)
+    finally:
+        s.close()
+
+
+@test
+def test_logs():
+    """One logger: JSON lines (LAYA_LOG_FORMAT=json) or prefixed text; an access line per request
+    with its id, method, path, status, duration, bytes and checkpoint; X-Request-Id honoured when
+    sane and returned on every answer; LAYA_LOG_LEVEL filters (warning: no access or info lines);
+    config warnings, checkpoint load warnings and libmicrohttpd's messages go through it."""
+    sent = {}
+    with Server(LAYA_LOG_FORMAT="json", LAYA_MAX_TOKEN_BUDGET="lots") as srv:
+        status, raw, h = srv.request("GET", "/health", headers={"X-Request-Id": "client-id.1:a_b"})
+        check(status == 200 and h.get("x-request-id") == "client-id.1:a_b", "sane id not echoed: %r" % h)
+        sent["client-id.1:a_b"] = ("GET", "/health", 200, len(raw), None)
+        ids = set()
+        for bad in ("a" * 129, "has space", "semi;colon", "<script>", "\u00e9t\u00e9", ""):
+            status, raw, h = srv.request("GET", "/ready", headers={"X-Request-Id": bad})
+            rid = h.get("x-request-id", "")
+            check(status == 200 and GENERATED_ID.match(rid), "id %r not replaced: %r" % (bad, rid))
+            ids.add(rid)
+            sent[rid] = ("GET", "/ready", 200, len(raw), None)
+        status, raw, h = srv.post("/v1/systemone", SIMPLE)
+        check(status == 200 and GENERATED_ID.match(h.get("x-request-id", "")), "decision id %r" % h)
+        ids.add(h["x-request-id"])
+        sent[h["x-request-id"]] = ("POST", "/v1/systemone", 200, len(raw), json.loads(raw)["routing"]["model"])
+        status, raw, h = srv.request("POST", "/v1/systemone", b"{not json", {"X-Request-Id": "bad-body"})
+        check(status == 400 and h.get("x-request-id") == "bad-body", "400 id %r" % h)
+        sent["bad-body"] = ("POST", "/v1/systemone", 400, len(raw), None)
+        status, raw, h = srv.request("DELETE", "/metrics", headers={"X-Request-Id": "r405"})
+        check(status == 405 and h.get("x-request-id") == "r405", "405 id %r" % h)
+        sent["r405"] = ("DELETE", "/metrics", 405, len(raw), None)
+        check(len(ids) == 7, "generated ids repeat: %r" % ids)
+        # a path that would forge a log line once decoded; a head libmicrohttpd refuses itself
+        head = raw_get(srv.port, b"/nowhere%0A%7B%22forged%22%3A1%7D", b"X-Request-Id: forge\r\n")
+        check(head.startswith(b"HTTP/1.1 404") and b"X-Request-Id: forge" in head, "404 head %r" % head[:200])
+        sent["forge"] = ("GET", '/nowhere\n{"forged":1}', 404, len(b'{"detail":"Not Found"}'), None)
+        head = raw_get(srv.port, b"/health", b"X-Big: " + b"a" * 140000 + b"\r\n")
+        check(head.startswith(b"HTTP/1.1 431"), "oversized head %r" % head[:100])
+    records = []
+    for line in srv.lines:
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            raise AssertionError("not a JSON line: %r" % line)
+        check(isinstance(rec, dict) and ISO_TIME.match(rec.get("time", "")) and
+              rec.get("level") in ("trace", "debug", "info", "warning", "error", "critical") and
+              rec.get("logger") in ("laya-serve", "laya-serve.access") and isinstance(rec.get("message"), str),
+              "malformed record %r" % rec)
+        records.append(rec)
+    access = {r["request_id"]: r for r in records if r["logger"] == "laya-serve.access"}
+    check(len(access) == len([r for r in records if r["logger"] == "laya-serve.access"]), "duplicate access ids")
+    for rid, (method, path, status, nbytes, model) in sent.items():
+        a = access.get(rid)
+        check(a is not None, "no access line for %s: %r" % (rid, list(access)))
+        got = (a["method"], a["path"], a["status"], a["bytes"], a["model"])
+        check(got == (method, path, status, nbytes, model), "access %s: %r, sent %r" % (rid, got, (method, path, status, nbytes, model)))
+        check(isinstance(a["duration_ms"], float) and 0 <= a["duration_ms"] < 60000 and a["client"] == "127.0.0.1",
+              "access %s: %r" % (rid, a))
+        check(a["level"] == "info", "access level %r" % a)
+    def has(level, text):
+        return any(r["level"] == level and text in r["message"] for r in records)
+    check(has("warning", "invalid LAYA_MAX_TOKEN_BUDGET 'lots'; falling back to 8192"), "config warning")
+    check(has("warning", "checkpoint 'english': this checkpoint ships invalid temperatures"), "load warning")
+    check(has("warning", "libmicrohttpd: "), "libmicrohttpd's message")
+    for text in ("loaded [\"english\", \"multilingual\"]", "listening on http://127.0.0.1:", "SIGTERM received",
+                 "drained;", "stopped"):
+        check(has("info", text), "no info line %r" % text)
+
+    # text: every line prefixed, the access line as key=value pairs
+    with Server() as srv:
+        status, raw, h = srv.request("GET", "/health", headers={"X-Request-Id": "text-1"})
+    check(all(l.startswith("laya-serve: ") for l in srv.lines), "unprefixed: %r" % [l for l in srv.lines if not l.startswith("laya-serve: ")])
+    pat = re.compile(r'laya-serve: access time=\S+Z request_id=text-1 method=GET path="/health" status=200 '
+                     r'duration_ms=[0-9.]+ bytes=%d model=- client=127\.0\.0\.1\n$' % len(raw))
+    check(any(pat.match(l) for l in srv.lines), "text access line: %r" % [l for l in srv.lines if "access" in l])
+
+    # LAYA_LOG_LEVEL=warning (case and padding as Laya reads them): warnings only
+    port = free_port()
+    env = dict(os.environ, LAYA_HOST="127.0.0.1", LAYA_PORT=str(port), LAYA_EXTRA_MODELS=extra_models(),
+               LAYA_MODELS="english", LAYA_THREADS="1", LAYA_LOG_LEVEL=" WARNING ", LAYA_MAX_BATCH_TOKENS="x")
+    p = subprocess.Popen([BIN], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline, up = time.time() + 60, False
+        while time.time() < deadline and not up and p.poll() is None:
+            try:
+                c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+                c.request("GET", "/ready")
+                up = c.getresponse().status == 200
+                c.close()
+            except OSError:
+                time.sleep(0.1)
+        check(up, "server with LAYA_LOG_LEVEL=warning did not come up")
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        c.request("POST", "/v1/systemone", body=json.dumps(SIMPLE))
+        check(c.getresponse().status == 200, "decision at level warning")
+        c.close()
+    finally:
+        p.send_signal(signal.SIGTERM)
+        err = p.communicate(timeout=30)[1]
+    lines = err.splitlines()
+    check(p.returncode == 0, "exit %r" % p.returncode)
+    check(any(l.startswith("laya-serve: warning: invalid LAYA_MAX_BATCH_TOKENS 'x'") for l in lines), "warning: %r" % lines)
+    check(not any("access" in l or "listening" in l or "stopped" in l for l in lines), "info at warning: %r" % lines)
+    check(all(l.startswith("laya-serve: ") for l in lines), "unprefixed at warning: %r" % lines)
+
+    def refused(env, expect):
+        e = dict(os.environ, LAYA_EXTRA_MODELS=extra_models(), LAYA_PRELOAD="0")
+        e.update(env)
+        q = subprocess.run([BIN], env=e, capture_output=True, text=True, timeout=30)
+        check(q.returncode == 1 and q.stderr.startswith("laya-serve: ") and expect in q.stderr,
+              "%r -> rc %d %r" % (env, q.returncode, q.stderr))
+    refused({"LAYA_LOG_LEVEL": "verbose"},
+            "invalid LAYA_LOG_LEVEL 'verbose': must be one of critical, debug, error, info, trace, warning")
+    refused({"LAYA_LOG_FORMAT": "xml"}, "invalid LAYA_LOG_FORMAT 'xml': must be one of json, text")
+    # a refusal after the format is known is a JSON line too
+    e = dict(os.environ, LAYA_EXTRA_MODELS=extra_models(), LAYA_PRELOAD="0", LAYA_LOG_FORMAT="json", LAYA_PORT="99999")
+    q = subprocess.run([BIN], env=e, capture_output=True, text=True, timeout=30)
+    rec = json.loads(q.stderr.strip().splitlines()[-1])
+    check(q.returncode == 1 and rec["level"] == "critical" and rec["message"].startswith("invalid LAYA_PORT '99999'"),
+          "JSON refusal %r" % q.stderr)
 
 
 def run_client_script(env_var, script):
