@@ -64,7 +64,13 @@ typedef enum action {
   ACT_UNAUTHORIZED, /* 401 */
   ACT_DRAINING,     /* 503 server shutting down */
   ACT_REDIRECT,     /* 307 to the path without its trailing slash */
+  ACT_OPENAPI,      /* GET /openapi.json */
+  ACT_DOCS,         /* GET /docs */
 } action;
+
+/* src/serve/openapi.json and docs.html, compiled in (src/serve/CMakeLists.txt) */
+extern const unsigned char serve_asset_openapi_json[], serve_asset_docs_html[];
+extern const unsigned long serve_asset_openapi_json_len, serve_asset_docs_html_len;
 
 /* One open connection (libmicrohttpd's socket context), for the header/idle deadline. */
 typedef struct conn_ctx {
@@ -89,6 +95,7 @@ struct serve_server {
   atomic_int arriving; /* admitted, not yet handed to the scheduler */
   atomic_llong buffered; /* body bytes held by requests (LAYA_SERVE_MAX_BUFFERED_MB) */
   atomic_bool draining;
+  char *openapi;       /* /openapi.json as served (version and servers filled in) */
   char *expected_auth; /* "Bearer <key>" */
   size_t expected_len;
   /* guarded by reading_mu: requests still reading their body (the 408), suspended requests
@@ -316,6 +323,69 @@ static enum MHD_Result metrics(req_ctx *ctx) {
             atomic_load(&srv->admitted), srv->cfg->max_concurrent, conns, srv->max_connections, cut,
             (long long)atomic_load(&srv->buffered), cancelled);
   enum MHD_Result rc = send_body(ctx, 200, "text/plain; version=0.0.4; charset=utf-8", &sb, NULL);
+  sb_free(&sb);
+  return rc;
+}
+
+/* ---- the API's description ---- */
+
+/* The served /openapi.json: the compiled-in document with this build's version and, behind
+ * LAYA_ROOT_PATH, FastAPI's "servers": [{"url": root_path}], written compactly. */
+static char *build_openapi(const serve_config *cfg) {
+  strbuf src, out;
+  sb_init(&src);
+  sb_init(&out);
+  const char *t = (const char *)serve_asset_openapi_json, *end = t + serve_asset_openapi_json_len;
+  const char *mark = "@LAYA_VERSION@";
+  for (const char *hit; (hit = strstr(t, mark)) && hit < end; t = hit + strlen(mark)) {
+    sb_append(&src, t, (size_t)(hit - t));
+    sb_puts(&src, LAYA_VERSION);
+  }
+  sb_append(&src, t, (size_t)(end - t));
+  arena a;
+  arena_init(&a, 1 << 16);
+  laya_error e;
+  json_value *v = json_parse(src.data, src.len, &a, NULL, &e);
+  if (!v || v->type != JSON_OBJECT) {
+    serve_log(SERVE_LOG_ERROR, "the compiled-in openapi.json does not parse: %s", e.message);
+    arena_free(&a);
+    sb_free(&src);
+    return NULL;
+  }
+  json_dump_opts o = {",", ":", false, -1};
+  sb_putc(&out, '{');
+  for (uint32_t i = 0; i < v->n; i++) {
+    const json_member *m = &v->members[i];
+    if (i) sb_putc(&out, ',');
+    json_dump_string(&out, m->key, m->key_len, false);
+    sb_putc(&out, ':');
+    json_dump(&out, &m->value, &o);
+    if (!strcmp(m->key, "info") && cfg->root_path) {
+      sb_puts(&out, ",\"servers\":[{\"url\":");
+      json_dump_string(&out, cfg->root_path, strlen(cfg->root_path), false);
+      sb_puts(&out, "}]");
+    }
+  }
+  sb_putc(&out, '}');
+  arena_free(&a);
+  sb_free(&src);
+  return sb_steal(&out);
+}
+
+static enum MHD_Result openapi(req_ctx *ctx) {
+  strbuf sb;
+  sb_init(&sb);
+  sb_puts(&sb, ctx->srv->openapi ? ctx->srv->openapi : "{}");
+  enum MHD_Result rc = send_json(ctx, ctx->srv->openapi ? 200 : 500, &sb, NULL);
+  sb_free(&sb);
+  return rc;
+}
+
+static enum MHD_Result docs(req_ctx *ctx) {
+  strbuf sb;
+  sb_init(&sb);
+  sb_append(&sb, (const char *)serve_asset_docs_html, serve_asset_docs_html_len);
+  enum MHD_Result rc = send_body(ctx, 200, "text/html; charset=utf-8", &sb, NULL);
   sb_free(&sb);
   return rc;
 }
@@ -659,6 +729,10 @@ static enum MHD_Result answer_action(req_ctx *ctx) {
     return ready(ctx);
   case ACT_METRICS:
     return metrics(ctx);
+  case ACT_OPENAPI:
+    return openapi(ctx);
+  case ACT_DOCS:
+    return docs(ctx);
   case ACT_GET_ONLY: {
     const char *const h[] = {"Allow", "GET", NULL};
     return send_detail(ctx, 405, "Method Not Allowed", 18, h);
@@ -712,6 +786,15 @@ static action route_of(serve_server *srv, struct MHD_Connection *c, const char *
     ctx->route_name = "/metrics";
     return get ? ACT_METRICS : ACT_GET_ONLY;
   }
+  /* as Laya's: no API description on a server with a key (it could not be authenticated) */
+  if (!srv->cfg->api_key && !strcmp(url, "/openapi.json")) {
+    ctx->route_name = "/openapi.json";
+    return get ? ACT_OPENAPI : ACT_GET_ONLY;
+  }
+  if (!srv->cfg->api_key && !strcmp(url, "/docs")) {
+    ctx->route_name = "/docs";
+    return get ? ACT_DOCS : ACT_GET_ONLY;
+  }
   if (!strcmp(url, "/v1/systemone") || !strcmp(url, "/v1/systemone/batch")) {
     int route = url[13] ? ROUTE_BATCH : ROUTE_ONE;
     ctx->route_name = route == ROUTE_ONE ? "/v1/systemone" : "/v1/systemone/batch";
@@ -723,9 +806,9 @@ static action route_of(serve_server *srv, struct MHD_Connection *c, const char *
   }
   /* Starlette's redirect_slashes: a known path with a trailing slash answers 307 to it */
   static const char *const known[] = {"/health/", "/ready/", "/metrics/", "/v1/systemone/",
-                                      "/v1/systemone/batch/"};
+                                      "/v1/systemone/batch/", "/openapi.json/", "/docs/"};
   for (size_t i = 0; strlen(url) > 1 && i < sizeof known / sizeof *known; i++)
-    if (!strcmp(url, known[i])) return ACT_REDIRECT;
+    if (!strcmp(url, known[i]) && (i < 5 || !srv->cfg->api_key)) return ACT_REDIRECT;
   return ACT_NOT_FOUND;
 }
 
@@ -945,6 +1028,7 @@ serve_server *serve_server_start(const serve_config *cfg, serve_models *models,
     srv->expected_len = n + 7;
   }
   pthread_mutex_init(&srv->reading_mu, NULL);
+  srv->openapi = build_openapi(cfg);
   srv->sched = serve_sched_new(cfg, models, eng, srv->metrics);
   serve_sched_set_arriving(srv->sched, &srv->arriving);
   srv->listen_fd = open_listener(cfg, msg, msg_size, &srv->port);
@@ -1034,5 +1118,6 @@ void serve_server_stop(serve_server *srv) {
   serve_metrics_free(srv->metrics);
   pthread_mutex_destroy(&srv->reading_mu);
   free(srv->expected_auth);
+  free(srv->openapi);
   free(srv);
 }

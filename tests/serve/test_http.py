@@ -38,6 +38,7 @@ Starts the real server on 127.0.0.1 with an ephemeral port and the tiny fixture 
   mcp_hubcache  laya-mcp, the same
   lifecycle   LAYA_MAX_LOADED eviction (never under a request in flight), LAYA_IDLE_UNLOAD_SECONDS
   logs        JSON-lines and text logs, access lines, X-Request-Id, LAYA_LOG_LEVEL, one logger
+  openapi     /openapi.json valid, complete and true to the live server; /docs self-contained
 
 Prints "N passed, M failed" and exits 1 on any failure.
 """
@@ -1468,6 +1469,116 @@ def test_logs():
     rec = json.loads(q.stderr.strip().splitlines()[-1])
     check(q.returncode == 1 and rec["level"] == "critical" and rec["message"].startswith("invalid LAYA_PORT '99999'"),
           "JSON refusal %r" % q.stderr)
+
+
+def documented_endpoints():
+    """(METHOD, path) of docs/serve.md's Endpoints table."""
+    with open(os.path.join(HERE, "..", "..", "docs", "serve.md"), encoding="utf-8") as f:
+        text = f.read()
+    table = text.split("## Endpoints", 1)[1].split("\n## ", 1)[0]
+    return set(re.findall(r"^\| `(GET|POST) (/[^ `]*)` \|", table, re.M))
+
+
+def check_answer(srv, doc, method, path, body=None, headers=None, want=None):
+    """One request; its status must be documented for the operation, its content type and body
+    must match that response's schema, and it must carry X-Request-Id. Returns (status, value)."""
+    import schema_check
+    op = doc["paths"][path][method.lower()]
+    status, raw, hdrs = srv.request(method, path, body, headers)
+    what = "%s %s -> %d %r" % (method, path, status, raw[:160])
+    check(want is None or status == want, what + " (wanted %s)" % want)
+    resp = op["responses"].get(str(status))
+    check(resp is not None, what + ": status not documented")
+    check(GENERATED_ID.match(hdrs.get("x-request-id", "")) or (headers or {}).get("X-Request-Id") == hdrs.get("x-request-id"),
+          what + ": no X-Request-Id")
+    for name in resp.get("headers", {}):
+        if name in ("Server-Timing", "X-Inference-Time-Ms", "X-Request-Id"):
+            check(name.lower() in hdrs, what + ": documented header %s missing" % name)
+    ctype = hdrs.get("content-type", "").split(";")[0]
+    check(ctype in resp.get("content", {}), what + ": content type %r, documented %r" % (ctype, list(resp.get("content", {}))))
+    schema = resp["content"][ctype]["schema"]
+    value = raw.decode("utf-8")
+    if ctype == "application/json":
+        value = json.loads(raw)
+    errs = schema_check.validate(value, schema, doc)
+    check(not errs, what + ": body does not match its schema: %s" % errs[:3])
+    return status, value
+
+
+@test
+def test_openapi():
+    """/openapi.json is valid OpenAPI 3.1 (structure, refs, examples match their schemas), names this
+    build's version, describes exactly the routes the server answers (and docs/serve.md lists), with
+    Laya's operation ids; each operation answers as documented (status, content type, schema,
+    headers), for its examples and for every recorded parity case; /docs is a self-contained page;
+    neither is served with LAYA_API_KEY set, as Laya."""
+    import schema_check
+    version = subprocess.run([BIN, "--version"], capture_output=True, text=True).stdout.split()[1]
+    with Server() as srv:
+        status, raw, hdrs = srv.request("GET", "/openapi.json")
+        check(status == 200 and hdrs["content-type"] == "application/json", "openapi %d %r" % (status, hdrs))
+        doc = json.loads(raw)
+        problems = schema_check.check_document(doc)
+        check(not problems, "document problems: %s" % problems[:5])
+        check(doc["info"]["title"] == "laya-serve" and doc["info"]["version"] == version and "servers" not in doc,
+              "info %r" % doc["info"])
+        ops = {(m.upper(), p) for p, item in doc["paths"].items() for m in item}
+        check(ops == documented_endpoints(), "openapi %r vs docs/serve.md %r" % (sorted(ops), sorted(documented_endpoints())))
+        # Laya's operation ids for its three routes (a client generated from Laya's schema keeps its names)
+        for path, method, oid in (("/health", "get", "health_health_get"),
+                                  ("/v1/systemone", "post", "systemone_v1_systemone_post"),
+                                  ("/v1/systemone/batch", "post", "systemone_batch_v1_systemone_batch_post")):
+            check(doc["paths"][path][method]["operationId"] == oid, "operationId of %s %s" % (method, path))
+        # every documented operation answers as documented; other methods get 405, HEAD as GET
+        for method, path in sorted(ops):
+            op = doc["paths"][path][method.lower()]
+            if method == "GET":
+                check_answer(srv, doc, "GET", path, want=200)
+                status, raw, _ = srv.request("HEAD", path)
+                check(status == 200 and raw == b"", "HEAD %s %d" % (path, status))
+            else:
+                for name, ex in op["requestBody"]["content"]["application/json"]["examples"].items():
+                    check_answer(srv, doc, method, path, json.dumps(ex["value"]).encode(), {"X-Request-Id": "ex-" + name}, want=200)
+            for other in ("GET", "POST", "PUT", "DELETE", "PATCH"):
+                if (other, path) not in ops:
+                    status, _, h = srv.request(other, path, b"{}" if other != "GET" else None)
+                    check(status == 405, "%s %s answered %d, not 405" % (other, path, status))
+        for path in ("/", "/redoc", "/v1", "/openapi", "/docs.html", "/v1/systemone/batch/x"):
+            status, _, _ = srv.request("GET", path)
+            check(status == 404, "undocumented %s answered %d" % (path, status))
+        # every recorded parity case: its status is documented and its answer matches the schema
+        seen, wrong = set(), []
+        for name, path, body, headers in cases.cases():
+            try:
+                status, value = check_answer(srv, doc, "POST", path, cases.encode(body), headers)
+            except AssertionError as e:
+                wrong.append("case %s: %s" % (name, e))
+                continue
+            seen.add(status)
+            if status == 200 and isinstance(body, dict):
+                req_schema = doc["paths"][path]["post"]["requestBody"]["content"]["application/json"]["schema"]
+                errs = schema_check.validate(body, req_schema, doc)
+                if errs:
+                    wrong.append("case %s was answered 200 but does not match the request schema: %s" % (name, errs[:3]))
+        check(not wrong, "%d cases disagree with the document:\n  %s" % (len(wrong), "\n  ".join(wrong)))
+        check({200, 400, 413, 422} <= seen, "cases reached only %r" % sorted(seen))
+        status, raw, hdrs = srv.request("GET", "/docs")
+        page = raw.decode()
+        check(status == 200 and hdrs["content-type"].startswith("text/html"), "docs %d %r" % (status, hdrs))
+        check('fetch("openapi.json")' in page and "<script src" not in page and "<link" not in page
+              and not re.search(r"""(src|href)=["']?(https?:)?//""", page), "docs page is not self-contained")
+        status, _, hdrs = srv.request("GET", "/docs/")
+        check(status == 307 and hdrs["location"].endswith("/docs"), "/docs/ %d %r" % (status, hdrs))
+    with Server(LAYA_JEV_STRICT="1") as srv:
+        for path in ("/v1/systemone", "/v1/systemone/batch"):
+            for ex in doc["paths"][path]["post"]["requestBody"]["content"]["application/json"]["examples"].values():
+                check_answer(srv, doc, "POST", path, json.dumps(ex["value"]).encode(), want=200)
+    with Server(LAYA_API_KEY="k") as srv:
+        for path in ("/openapi.json", "/docs"):
+            status, _, _ = srv.request("GET", path, headers={"Authorization": "Bearer k"})
+            check(status == 404, "%s with a key: %d" % (path, status))
+        check_answer(srv, doc, "POST", "/v1/systemone", json.dumps(SIMPLE).encode(), want=401)
+        check_answer(srv, doc, "GET", "/metrics", want=401)
 
 
 def run_client_script(env_var, script):
