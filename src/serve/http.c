@@ -301,6 +301,7 @@ static enum MHD_Result metrics(req_ctx *ctx) {
   sb_init(&sb);
   serve_metrics_render(srv->metrics, serve_sched_depth(srv->sched), &sb);
   serve_sched_render(srv->sched, &sb);
+  serve_metrics_render_process(srv->metrics, srv->models, &sb);
   pthread_mutex_lock(&srv->reading_mu);
   int conns = srv->n_conns;
   unsigned long long cut = srv->conns_cut, cancelled = srv->jobs_cancelled;
@@ -576,6 +577,8 @@ static enum MHD_Result answer_job(req_ctx *ctx) {
   serve_job *job = ctx->job;
   serve_job_finish(job);
   serve_metrics_tokens(ctx->srv->metrics, job->input_tokens);
+  serve_metrics_checkpoint_request(ctx->srv->metrics, job->model, job->status ? job->status : 200,
+                                   (long)job->n_states, job->input_tokens);
   if (job->status == 0) {
     char ms[64], timing[80];
     snprintf(ms, sizeof ms, "%.2f", job->infer_ms);

@@ -593,6 +593,22 @@ void serve_models_loaded(serve_models *m, strbuf *sb) {
   pthread_mutex_unlock(&m->lock);
 }
 
+void serve_models_infos(serve_models *m, strbuf *sb) {
+  pthread_mutex_lock(&m->lock);
+  sb_putc(sb, '{');
+  int k = 0;
+  for (int i = 0; i < m->n; i++) {
+    if (!m->cp[i].model) continue;
+    const char *info = m->eng->info ? m->eng->info(m->eng->ctx, m->cp[i].model) : NULL;
+    if (k++) sb_putc(sb, ',');
+    json_dump_string(sb, m->cp[i].name, strlen(m->cp[i].name), false);
+    sb_putc(sb, ':');
+    sb_puts(sb, info && *info ? info : "{}");
+  }
+  sb_putc(sb, '}');
+  pthread_mutex_unlock(&m->lock);
+}
+
 bool serve_models_ready(serve_models *m) {
   pthread_mutex_lock(&m->lock);
   bool any = false, failed = false;

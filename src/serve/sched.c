@@ -591,7 +591,7 @@ static void run_pass(serve_sched *s, serve_job **jobs, int n) {
   }
   int states = 0;
   for (int j = 0; j < n; j++) states += (int)jobs[j]->n_states;
-  serve_metrics_batch(s->metrics, n, states, ms / 1000.0);
+  serve_metrics_batch(s->metrics, jobs[0]->model, n, states, ms / 1000.0);
   for (int j = 0; j < n; j++) {
     jobs[j]->infer_ms = ms;
     jobs[j]->batch_requests = n;
@@ -610,7 +610,7 @@ static void run_group(serve_sched *s, serve_job **jobs, int n) {
   if (!prepared && (n == 1 || !eng->job_prepare)) { /* one request, or no job API: each alone */
     for (int j = 0; j < n; j++) {
       serve_job_run_alone(s->models, eng, jobs[j]);
-      serve_metrics_batch(s->metrics, 1, (int)jobs[j]->n_states, jobs[j]->infer_ms / 1000.0);
+      serve_metrics_batch(s->metrics, jobs[j]->model, 1, (int)jobs[j]->n_states, jobs[j]->infer_ms / 1000.0);
     }
     phase_add(s, PHASE_PASS, &t);
     return;

@@ -145,6 +145,8 @@ int serve_models_preload(serve_models *m, laya_error *err);
 void serve_models_health(serve_models *m, strbuf *sb);
 /* JSON array of the loaded checkpoint names. */
 void serve_models_loaded(serve_models *m, strbuf *sb);
+/* {name: laya_model_info JSON} of the loaded checkpoints (/metrics). */
+void serve_models_infos(serve_models *m, strbuf *sb);
 bool serve_models_ready(serve_models *m);
 /* /ready's 503 body while not ready: {"status":"loading"}, or, once a checkpoint failed to load,
  * {"status":"unavailable","errors":{name: why}}. */
@@ -331,7 +333,12 @@ int serve_job_from_request(serve_models *models, const serve_request *req, bool 
 serve_metrics *serve_metrics_new(void);
 void serve_metrics_free(serve_metrics *m);
 void serve_metrics_request(serve_metrics *m, const char *route, int status, double seconds);
-void serve_metrics_batch(serve_metrics *m, int requests, int states, double seconds);
+/* One forward pass of checkpoint `model` (NULL: not known) over `requests` requests. */
+void serve_metrics_batch(serve_metrics *m, const char *model, int requests, int states, double seconds);
+/* A decision request that checkpoint `model` answered (status 200) or failed. */
+void serve_metrics_checkpoint_request(serve_metrics *m, const char *model, int status, long states, long tokens);
+/* Process metrics (Prometheus client names), build info and the loaded checkpoints' info. */
+void serve_metrics_render_process(serve_metrics *m, serve_models *models, strbuf *sb);
 void serve_metrics_tokens(serve_metrics *m, long tokens);
 void serve_metrics_inflight(serve_metrics *m, int delta);
 void serve_metrics_render(serve_metrics *m, size_t queue_depth, strbuf *sb);

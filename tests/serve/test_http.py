@@ -39,6 +39,7 @@ Starts the real server on 127.0.0.1 with an ephemeral port and the tiny fixture 
   lifecycle   LAYA_MAX_LOADED eviction (never under a request in flight), LAYA_IDLE_UNLOAD_SECONDS
   logs        JSON-lines and text logs, access lines, X-Request-Id, LAYA_LOG_LEVEL, one logger
   openapi     /openapi.json valid, complete and true to the live server; /docs self-contained
+  metrics     /metrics under a strict text-format parser: per checkpoint, process, build info
 
 Prints "N passed, M failed" and exits 1 on any failure.
 """
@@ -1579,6 +1580,104 @@ def test_openapi():
             check(status == 404, "%s with a key: %d" % (path, status))
         check_answer(srv, doc, "POST", "/v1/systemone", json.dumps(SIMPLE).encode(), want=401)
         check_answer(srv, doc, "GET", "/metrics", want=401)
+
+
+def proc_status(pid):
+    out = {}
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            k, _, v = line.partition(":")
+            out[k] = v.strip()
+    return out
+
+
+@test
+def test_metrics():
+    """/metrics parses under a strict reading of the Prometheus text format (tests/serve/prom_text.py,
+    itself checked to refuse malformed text); per-checkpoint requests, passes, states and input
+    tokens equal what the answers say; process metrics (Prometheus client names) agree with /proc;
+    laya_build_info and laya_checkpoint_info name this build and the loaded checkpoints."""
+    import prom_text
+    for bad in ('a 1\na 2\n', 'a{x="1"} 1', '# TYPE a counter\na 1\n# TYPE a counter\n', 'a 1\nb 1\na 2\n',
+                'a{x="\\q"} 1\n', 'a{x="1",x="2"} 1\n', 'a x\n', '# TYPE h histogram\nh_bucket{le="1"} 2\n'
+                'h_bucket{le="+Inf"} 1\nh_sum 1\nh_count 1\n', '# TYPE h histogram\nh_bucket{le="1"} 1\nh_sum 1\nh_count 1\n',
+                '# TYPE c counter\nc -1\n', '1a 1\n'):
+        try:
+            prom_text.parse(bad)
+        except ValueError:
+            continue
+        raise AssertionError("the parser accepted %r" % bad)
+    version, compat = re.match(r"laya-serve (\S+) \(Laya (\S+) compatible\)",
+                               subprocess.run([BIN, "--version"], capture_output=True, text=True).stdout).groups()
+    t_start = time.time()
+    with Server(LAYA_PRECISION=None, LAYA_DEVICE=None) as srv:
+        tokens = {"english": 0, "multilingual": 0}
+        for i in range(3):
+            status, raw, _ = srv.post("/v1/systemone", {"state": "refund please %d" % i, "questions": cases.QS, "model": "english"})
+            check(status == 200, "english %d" % status)
+            tokens["english"] += json.loads(raw)["usage"]["input_tokens"]
+        status, raw, _ = srv.post("/v1/systemone/batch", {"states": ["eins", "zwei"], "questions": {"refund": cases.NOUL},
+                                                          "model": "multilingual"})
+        check(status == 200, "batch %d" % status)
+        tokens["multilingual"] = json.loads(raw)["total_usage"]["input_tokens"]
+        status, raw, _ = srv.post("/v1/systemone", {"state": "x", "questions": {"q": {"type": "bogus"}}, "model": "english"})
+        check(status >= 400, "a refused request %d" % status)
+        health = json.loads(srv.request("GET", "/health")[1])
+        status, raw, hdrs = srv.request("GET", "/metrics")
+        check(hdrs["content-type"] == "text/plain; version=0.0.4; charset=utf-8", "content type %r" % hdrs["content-type"])
+        pid = srv.proc.pid
+        st = proc_status(pid)
+        fds = len(os.listdir("/proc/%d/fd" % pid))
+        with open("/proc/%d/limits" % pid) as f:
+            max_files = int(next(l for l in f if l.startswith("Max open files")).split()[3])
+        t_now = time.time()
+    fams = prom_text.parse(raw.decode())
+
+    def one(name, **labels):
+        fam = fams.get(name)
+        check(fam is not None, "no metric family %s" % name)
+        got = [v for n, l, v in fam["samples"] if n == name and all(l.get(k) == v2 for k, v2 in labels.items())]
+        check(len(got) == 1, "%s%r: %d samples" % (name, labels, len(got)))
+        return got[0]
+
+    for name, kind in (("laya_checkpoint_requests_total", "counter"), ("laya_checkpoint_passes_total", "counter"),
+                       ("laya_checkpoint_states_total", "counter"), ("laya_checkpoint_input_tokens_total", "counter"),
+                       ("laya_checkpoint_forward_seconds_total", "counter"), ("process_cpu_seconds_total", "counter"),
+                       ("process_resident_memory_bytes", "gauge"), ("process_open_fds", "gauge"),
+                       ("process_max_fds", "gauge"), ("process_threads", "gauge"),
+                       ("process_start_time_seconds", "gauge"), ("laya_build_info", "gauge"),
+                       ("laya_checkpoint_info", "gauge"), ("laya_request_duration_seconds", "histogram")):
+        check(fams.get(name, {}).get("type") == kind and fams[name]["help"], "%s: %r" % (name, fams.get(name)))
+    check(one("laya_checkpoint_requests_total", model="english", status="200") == 3, "english requests")
+    check(one("laya_checkpoint_requests_total", model="multilingual", status="200") == 1, "multilingual requests")
+    check(one("laya_checkpoint_states_total", model="english") == 3, "english states")
+    check(one("laya_checkpoint_states_total", model="multilingual") == 2, "multilingual states")
+    for m in ("english", "multilingual"):
+        check(one("laya_checkpoint_input_tokens_total", model=m) == tokens[m], "%s tokens" % m)
+        check(one("laya_checkpoint_forward_seconds_total", model=m) > 0, "%s forward time" % m)
+    check(1 <= one("laya_checkpoint_passes_total", model="english") <= 3, "english passes")
+    check(one("laya_checkpoint_pass_requests_total", model="english") == 3, "english pass requests")
+    check(one("laya_checkpoint_passes_total", model="multilingual") == 1, "multilingual passes")
+    check(one("laya_requests_total", route="/v1/systemone", status="200") == 3, "route counter")
+    rss = one("process_resident_memory_bytes")
+    vmrss = int(st["VmRSS"].split()[0]) * 1024
+    check(0.8 * vmrss <= rss <= 1.25 * vmrss, "RSS %d vs /proc %d" % (rss, vmrss))
+    check(abs(one("process_open_fds") - fds) <= 3, "fds %d vs /proc %d" % (one("process_open_fds"), fds))
+    check(abs(one("process_threads") - int(st["Threads"])) <= 2, "threads %d vs %s" % (one("process_threads"), st["Threads"]))
+    check(one("process_max_fds") == max_files, "max fds %d vs %d" % (one("process_max_fds"), max_files))
+    check(t_start - 2 <= one("process_start_time_seconds") <= t_now, "start time %f not in [%f, %f]" % (one("process_start_time_seconds"), t_start, t_now))
+    check(0 < one("laya_uptime_seconds") <= t_now - t_start + 1, "uptime")
+    check(0 < one("process_cpu_seconds_total") <= (t_now - t_start + 1) * os.cpu_count(), "cpu seconds")
+    check(one("process_virtual_memory_bytes") >= rss, "virtual memory")
+    build = [l for n, l, v in fams["laya_build_info"]["samples"] if v == 1]
+    check(len(build) == 1 and build[0]["version"] == version and build[0]["compat_version"] == compat and
+          build[0]["precision"] == "default" and build[0]["backend"] == "cpu" and build[0]["cpu_simd"],
+          "build info %r" % build)
+    infos = {l["model"]: l for n, l, v in fams["laya_checkpoint_info"]["samples"]}
+    check(set(infos) == set(health["loaded"]) and one("laya_checkpoints_loaded") == len(health["loaded"]), "checkpoint info %r" % infos)
+    for m, l in infos.items():
+        check(l["precision"] == health["checkpoint_precisions"][m] and l["device"] == health["checkpoint_devices"][m]
+              and l["backend"], "checkpoint info %s %r vs %r" % (m, l, health))
 
 
 def run_client_script(env_var, script):
