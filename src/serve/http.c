@@ -773,10 +773,19 @@ static enum MHD_Result redirect(req_ctx *ctx, const char *url) {
 /* The action for a request head (method, path, auth and drain state). */
 static action route_of(serve_server *srv, struct MHD_Connection *c, const char *url, const char *method,
                        req_ctx *ctx) {
+  /* LAYA_ROOT_PATH as Starlette reads FastAPI's root_path: a path under the prefix is routed
+   * without it, any other path as it is (so both /laya/health and /health answer; /laya alone
+   * and /layahealth do not) */
   bool get = !strcmp(method, "GET") || !strcmp(method, "HEAD");
   bool post = !strcmp(method, "POST");
   ctx->route = ROUTE_OTHER;
   ctx->route_name = "other";
+  const char *root = srv->cfg->root_path;
+  size_t rn = root ? strlen(root) : 0;
+  if (rn && !strncmp(url, root, rn)) {
+    if (url[rn] == 0) return ACT_NOT_FOUND;
+    if (url[rn] == '/') url += rn;
+  }
   if (!strcmp(url, "/health")) {
     ctx->route_name = "/health";
     return get ? ACT_HEALTH : ACT_GET_ONLY;

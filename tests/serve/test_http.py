@@ -40,6 +40,7 @@ Starts the real server on 127.0.0.1 with an ephemeral port and the tiny fixture 
   logs        JSON-lines and text logs, access lines, X-Request-Id, LAYA_LOG_LEVEL, one logger
   openapi     /openapi.json valid, complete and true to the live server; /docs self-contained
   metrics     /metrics under a strict text-format parser: per checkpoint, process, build info
+  rootpath    LAYA_ROOT_PATH replayed from what Python laya-serve answered
 
 Prints "N passed, M failed" and exits 1 on any failure.
 """
@@ -1678,6 +1679,37 @@ def test_metrics():
     for m, l in infos.items():
         check(l["precision"] == health["checkpoint_precisions"][m] and l["device"] == health["checkpoint_devices"][m]
               and l["backend"], "checkpoint info %s %r vs %r" % (m, l, health))
+
+
+@test
+def test_rootpath():
+    """LAYA_ROOT_PATH as Python laya-serve (FastAPI's root_path) treats it, replayed from
+    fixtures/python_root_path.json (record_root_path.py): paths under the prefix and without it
+    answer, the prefix alone and look-alikes do not, redirects keep the prefix, /openapi.json names
+    it in servers; /ready and /metrics (ours only) answer under it too."""
+    with open(os.path.join(HERE, "fixtures", "python_root_path.json")) as f:
+        rec = json.load(f)
+    with Server(LAYA_ROOT_PATH=rec["root_path"] + "/") as srv:  # a trailing slash is dropped
+        check(any(re.search(r"listening on http://127\.0\.0\.1:\d+/laya ", l) for l in srv.lines), "listening line")
+        for r in rec["requests"]:
+            path, body = r["path"], None
+            if r["method"] == "POST":  # the bodies record_root_path.py sent
+                body = json.dumps({"states": ["a", "b"], "questions": {"refund": cases.NOUL}} if "batch" in path
+                                  else {"state": "refund please", "questions": {"refund": cases.NOUL}})
+            status, raw, hdrs = srv.request(r["method"], path, body.encode() if body else None, {"Host": "example:81"})
+            want = r["status"]
+            if path in ("/ready", "/laya/ready"):
+                want = 200  # ours only (Laya has no /ready)
+            check(status == want and hdrs.get("location") == r["location"],
+                  "%s %s: %d %r, Laya %d %r" % (r["method"], path, status, hdrs.get("location"), r["status"], r["location"]))
+            if "servers" in r:
+                check(json.loads(raw).get("servers") == r["servers"], "servers %r" % raw[:200])
+        for path in ("/laya/ready", "/laya/metrics", "/metrics"):
+            check(srv.request("GET", path)[0] == 200, path)
+    with Server() as srv:
+        status, raw, _ = srv.request("GET", "/openapi.json")
+        check("servers" not in json.loads(raw), "servers without a root path")
+        check(srv.request("GET", "/laya/health")[0] == 404, "no prefix without LAYA_ROOT_PATH")
 
 
 def run_client_script(env_var, script):
