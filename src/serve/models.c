@@ -381,7 +381,8 @@ static void log_load_warnings(serve_models *m, checkpoint *c, void *model) {
  * answering meanwhile), under build_mu: one checkpoint is built at a time, as Laya does, to bound
  * peak memory. *commit: the snapshot it came from. */
 static void *build(serve_models *m, checkpoint *c, char **commit, laya_error *err) {
-  char *dir = locate(m, c, false, commit, err);
+  *commit = NULL;
+  char *dir = m->eng->open_by_name ? strdup(c->name) : locate(m, c, false, commit, err);
   void *model = NULL;
   if (dir) {
     model = m->eng->open_pinned && c->digests ? m->eng->open_pinned(m->eng->ctx, dir, c->digests, m->cfg, err)

@@ -198,6 +198,9 @@ struct serve_engine {
                      laya_error *err);
   /* job_prepare of the request as a value (nothing parsed; the value outlives the job), or NULL. */
   int (*job_prepare_value)(void *ctx, void *model, const json_value *request, void **job, laya_error *err);
+  /* open takes the checkpoint's name, not a directory (nothing is looked up on this machine:
+   * laya-mcp's remote mode, mcp_remote.c) */
+  bool open_by_name;
 };
 /* The real library (engine_laya.c). */
 extern const serve_engine serve_engine_laya;
