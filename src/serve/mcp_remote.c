@@ -215,7 +215,11 @@ static int http_call(mcp_remote *r, const char *path, const char *body, arena *a
   curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
   curl_easy_setopt(c, CURLOPT_HEADERDATA, &rep);
   curl_easy_setopt(c, CURLOPT_ERRORBUFFER, cerr);
+#if LIBCURL_VERSION_NUM >= 0x075500
   curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+#else
+  curl_easy_setopt(c, CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+#endif
   if (body) {
     curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
     curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
