@@ -330,19 +330,28 @@ static enum MHD_Result metrics(req_ctx *ctx) {
 
 /* ---- the API's description ---- */
 
-/* The served /openapi.json: the compiled-in document with this build's version and, behind
- * LAYA_ROOT_PATH, FastAPI's "servers": [{"url": root_path}], written compactly. */
-static char *build_openapi(const serve_config *cfg) {
-  strbuf src, out;
-  sb_init(&src);
-  sb_init(&out);
-  const char *t = (const char *)serve_asset_openapi_json, *end = t + serve_asset_openapi_json_len;
-  const char *mark = "@LAYA_VERSION@";
-  for (const char *hit; (hit = strstr(t, mark)) && hit < end; t = hit + strlen(mark)) {
-    sb_append(&src, t, (size_t)(hit - t));
-    sb_puts(&src, LAYA_VERSION);
+/* text with every `mark` replaced by `with` */
+static void substitute(strbuf *out, const char *t, const char *mark, const char *with) {
+  for (const char *hit; (hit = strstr(t, mark)); t = hit + strlen(mark)) {
+    sb_append(out, t, (size_t)(hit - t));
+    sb_puts(out, with);
   }
-  sb_append(&src, t, (size_t)(end - t));
+  sb_puts(out, t);
+}
+
+/* The served /openapi.json: the compiled-in template (src/serve/openapi.json) with this build's
+ * version, this server's LAYA_MAX_TOKEN_BUDGET and, behind LAYA_ROOT_PATH, FastAPI's "servers":
+ * [{"url": root_path}], written compactly. */
+static char *build_openapi(const serve_config *cfg) {
+  strbuf src, tmp, out;
+  sb_init(&src);
+  sb_init(&tmp);
+  sb_init(&out);
+  char budget[32];
+  snprintf(budget, sizeof budget, "%ld", cfg->max_token_budget);
+  substitute(&tmp, (const char *)serve_asset_openapi_json, "@LAYA_VERSION@", LAYA_VERSION);
+  substitute(&src, sb_cstr(&tmp), "\"@MAX_TOKEN_BUDGET@\"", budget);
+  sb_free(&tmp);
   arena a;
   arena_init(&a, 1 << 16);
   laya_error e;

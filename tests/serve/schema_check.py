@@ -10,7 +10,7 @@ import re
 ANNOTATIONS = {"title", "description", "examples", "default", "deprecated", "readOnly", "writeOnly"}
 KEYWORDS = {"$ref", "type", "properties", "required", "additionalProperties", "items", "minItems",
             "maxItems", "minProperties", "maxProperties", "enum", "const", "anyOf", "oneOf", "allOf",
-            "not", "minimum", "maximum", "minLength", "maxLength", "pattern"} | ANNOTATIONS
+            "not", "minimum", "maximum", "minLength", "maxLength", "pattern", "propertyNames"} | ANNOTATIONS
 
 TYPES = {
     "object": lambda v: isinstance(v, dict),
@@ -82,6 +82,9 @@ def validate(v, schema, root, path="$"):
             errs.append("%s: fewer than %d members" % (path, schema["minProperties"]))
         if "maxProperties" in schema and len(v) > schema["maxProperties"]:
             errs.append("%s: more than %d members" % (path, schema["maxProperties"]))
+        if "propertyNames" in schema:
+            for k in v:
+                errs += validate(k, schema["propertyNames"], root, "%s(key %r)" % (path, k))
         props = schema.get("properties", {})
         for k, item in v.items():
             if k in props:
@@ -118,7 +121,7 @@ def walk_schema(schema, root, path, problems):
         for t in schema["type"] if isinstance(schema["type"], list) else [schema["type"]]:
             if t not in TYPES:
                 problems.append("%s: unknown type %r" % (path, t))
-    for k in ("items", "additionalProperties", "not"):
+    for k in ("items", "additionalProperties", "not", "propertyNames"):
         if k in schema:
             walk_schema(schema[k], root, path + "/" + k, problems)
     for k, sub in schema.get("properties", {}).items():
