@@ -53,6 +53,7 @@ int main(int argc, char **argv) {
   serve_log_program("laya-serve");
   if (serve_config_from_env(&cfg, msg, sizeof msg) != 0) {
     serve_log(SERVE_LOG_CRITICAL, "%s", msg);
+    serve_config_free(&cfg);
     return 1;
   }
   /* every checkpoint gets the scratch of the largest pass this server can form when it opens

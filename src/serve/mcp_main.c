@@ -41,6 +41,7 @@ int main(int argc, char **argv) {
   serve_log_program("laya-mcp");
   if (serve_config_from_env(&cfg, msg, sizeof msg) != 0) {
     serve_log(SERVE_LOG_CRITICAL, "%s", msg);
+    serve_config_free(&cfg);
     return 1;
   }
   /* Laya's MCP server preloads english and multilingual when LAYA_MODELS is empty (laya-serve:
