@@ -185,6 +185,12 @@ int laya_clean_email_text(const char *body, size_t len, long long max_chars, cha
 /* Free a string returned by this library. */
 void laya_free(void *p);
 
+/* Where the library's own messages go (a download's progress, a device out-of-memory fallback):
+ * by default a line "laya: <message>" on stderr; a server routes them to its logger. fn gets the
+ * message without prefix or newline; NULL restores the default. Set it before opening models. */
+typedef void (*laya_message_fn)(void *user, const char *message);
+void laya_set_message_handler(laya_message_fn fn, void *user);
+
 /* Convert a checkpoint to a single-file, memory-mappable artifact with packed weights. */
 int laya_convert(const char *checkpoint_dir, const char *out_path, const laya_options *opt,
                  laya_error *err);

@@ -38,3 +38,23 @@ void laya_err_prefix(laya_error *err, const char *fmt, ...) {
   memcpy(err->message + h + 2, old, o);
   err->message[h + 2 + o] = 0;
 }
+
+static laya_message_fn message_fn;
+static void *message_user;
+
+void laya_set_message_handler(laya_message_fn fn, void *user) {
+  message_user = user;
+  message_fn = fn;
+}
+
+void laya_message(const char *fmt, ...) {
+  char buf[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  if (message_fn)
+    message_fn(message_user, buf);
+  else
+    fprintf(stderr, "laya: %s\n", buf);
+}

@@ -8,6 +8,9 @@
 #define LAYA_PRINTF(a, b) __attribute__((format(printf, a, b)))
 #else
 #define LAYA_PRINTF(a, b)
+/* A library message (laya_set_message_handler): "laya: <text>" on stderr by default. */
+void laya_message(const char *fmt, ...) LAYA_PRINTF(1, 2);
+
 #endif
 
 /* Set err (if non-NULL) and return code. kind may be NULL (no Python counterpart). */
@@ -18,5 +21,8 @@ int laya_err(laya_error *err, int code, const char *kind, const char *fmt, ...) 
 void laya_err_clear(laya_error *err);
 /* Prefix an existing message: "<prefix>: <old message>" (for adding a file name or context). */
 void laya_err_prefix(laya_error *err, const char *fmt, ...) LAYA_PRINTF(2, 3);
+
+/* A library message (laya_set_message_handler): "laya: <text>" on stderr by default. */
+void laya_message(const char *fmt, ...) LAYA_PRINTF(1, 2);
 
 #endif

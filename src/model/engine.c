@@ -58,7 +58,7 @@ static int forward_on_cpu(laya_model *m, const packed_batch *b, float *logits, f
   if (cpu) m->fallback_count++;
   pthread_mutex_unlock(&m->fallback_mu);
   if (!cpu) return err && err->code ? err->code : LAYA_ERR_NOMEM;
-  fprintf(stderr, "laya: device out of memory during inference; running this request on the CPU\n");
+  laya_message("device out of memory during inference; running this request on the CPU");
   laya_err_clear(err);
   backend_worker *w = cpu->worker_create(cpu, err);
   if (!w) return err && err->code ? err->code : LAYA_ERR_NOMEM;

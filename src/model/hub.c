@@ -629,7 +629,7 @@ static int fetch_file(const hub_http *h, const char *repo, const char *repo_dir,
     }
   }
   if (!rc) rc = link_blob(repo_dir, commit, path, etag, err);
-  if (!rc && !quiet) fprintf(stderr, "laya: fetched %s/%s\n", repo, path);
+  if (!rc && !quiet) laya_message("fetched %s/%s", repo, path);
 out:
   free(blob);
   free(part);

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "serve/log.h"
 #include "serve/serve.h"
 
 double serve_now(void) {
@@ -97,11 +98,11 @@ static long env_long_positive_warn(const char *name, long def) {
   long v;
   if (!raw || !*raw) return def;
   if (!py_int(raw, &v)) {
-    fprintf(stderr, "laya-serve: invalid %s '%s'; falling back to %ld\n", name, raw, def);
+    serve_log(SERVE_LOG_WARNING, "invalid %s '%s'; falling back to %ld", name, raw, def);
     return def;
   }
   if (v <= 0) {
-    fprintf(stderr, "laya-serve: %s must be positive (got %ld); falling back to %ld\n", name, v, def);
+    serve_log(SERVE_LOG_WARNING, "%s must be positive (got %ld); falling back to %ld", name, v, def);
     return def;
   }
   return v;
@@ -113,8 +114,61 @@ int serve_config_from_env(serve_config *cfg, char *msg, size_t msg_size) {
   memset(cfg, 0, sizeof *cfg);
   const char *v;
 
+  v = getenv("LAYA_LOG_LEVEL");
+  char *level = stripped(v ? v : "info");
+  if (level) {
+    for (char *p = level; *p; p++) *p = (char)tolower((unsigned char)*p);
+    if (!*level) {
+      free(level);
+      level = strdup("info");
+    }
+  }
+  bool known = false;
+  for (size_t i = 0; level && i < sizeof LOG_LEVELS / sizeof *LOG_LEVELS; i++)
+    if (!strcmp(level, LOG_LEVELS[i])) known = true;
+  if (!known) {
+    char *shown = stripped(v ? v : "");
+    snprintf(msg, msg_size,
+             "invalid LAYA_LOG_LEVEL '%s': must be one of critical, debug, error, info, trace, warning",
+             shown ? shown : "");
+    free(shown);
+    free(level);
+    return -1;
+  }
+  cfg->log_level = level;
+
+  /* LAYA_LOG_FORMAT: ours (Laya logs through uvicorn's text format only) */
+  v = getenv("LAYA_LOG_FORMAT");
+  char *format = stripped(v && !is_blank(v) ? v : "text");
+  if (format)
+    for (char *p = format; *p; p++) *p = (char)tolower((unsigned char)*p);
+  if (!format || (strcmp(format, "text") && strcmp(format, "json"))) {
+    snprintf(msg, msg_size, "invalid LAYA_LOG_FORMAT '%s': must be one of json, text", format ? format : "");
+    free(format);
+    free(cfg->log_level);
+    cfg->log_level = NULL;
+    return -1;
+  }
+  cfg->log_format = format;
+  /* from here on every message goes through the logger, at this level and in this format */
+  serve_log_setup(cfg->log_level, cfg->log_format);
+
   v = getenv("LAYA_HOST");
   cfg->host = strdup(v ? v : "0.0.0.0");
+
+  /* LAYA_ROOT_PATH as FastAPI's root_path: served under that prefix and without it, and named in
+   * /openapi.json's servers. A value without a leading slash gets one; trailing slashes go. */
+  v = getenv("LAYA_ROOT_PATH");
+  if (v && !is_blank(v)) {
+    char *t = stripped(v);
+    size_t n = t ? strlen(t) : 0;
+    while (n > 0 && t[n - 1] == '/') t[--n] = 0;
+    if (t && n > 0) {
+      cfg->root_path = malloc(n + 2);
+      if (cfg->root_path) snprintf(cfg->root_path, n + 2, "%s%s", t[0] == '/' ? "" : "/", t);
+    }
+    free(t);
+  }
 
   cfg->port = SERVE_DEFAULT_PORT;
   v = getenv("LAYA_PORT");
@@ -174,32 +228,10 @@ int serve_config_from_env(serve_config *cfg, char *msg, size_t msg_size) {
     if (t && *end == 0 && isfinite(d))
       cfg->idle_unload_seconds = d > 0 ? d : 0;
     else
-      fprintf(stderr, "laya-serve: invalid LAYA_IDLE_UNLOAD_SECONDS '%s'; idle unload disabled\n", v);
+      serve_log(SERVE_LOG_WARNING, "invalid LAYA_IDLE_UNLOAD_SECONDS '%s'; idle unload disabled", v);
     free(t);
   }
 
-  v = getenv("LAYA_LOG_LEVEL");
-  char *level = stripped(v ? v : "info");
-  if (level) {
-    for (char *p = level; *p; p++) *p = (char)tolower((unsigned char)*p);
-    if (!*level) {
-      free(level);
-      level = strdup("info");
-    }
-  }
-  bool known = false;
-  for (size_t i = 0; level && i < sizeof LOG_LEVELS / sizeof *LOG_LEVELS; i++)
-    if (!strcmp(level, LOG_LEVELS[i])) known = true;
-  if (!known) {
-    char *shown = stripped(v ? v : "");
-    snprintf(msg, msg_size,
-             "invalid LAYA_LOG_LEVEL '%s': must be one of critical, debug, error, info, trace, warning",
-             shown ? shown : "");
-    free(shown);
-    free(level);
-    return -1;
-  }
-  cfg->log_level = level;
 
   cfg->batching = serve_env_bool("LAYA_SERVE_BATCHING", true);
   cfg->batch_wait_us = 1000;
@@ -257,5 +289,7 @@ void serve_config_free(serve_config *cfg) {
   free(cfg->extra_models);
   free(cfg->device);
   free(cfg->log_level);
+  free(cfg->log_format);
+  free(cfg->root_path);
   memset(cfg, 0, sizeof *cfg);
 }

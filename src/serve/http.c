@@ -48,6 +48,7 @@
 #include <unistd.h>
 
 #include "serve/http.h"
+#include "serve/log.h"
 
 enum { ROUTE_ONE = 0, ROUTE_BATCH = 1, ROUTE_OTHER = 2 };
 
@@ -63,7 +64,13 @@ typedef enum action {
   ACT_UNAUTHORIZED, /* 401 */
   ACT_DRAINING,     /* 503 server shutting down */
   ACT_REDIRECT,     /* 307 to the path without its trailing slash */
+  ACT_OPENAPI,      /* GET /openapi.json */
+  ACT_DOCS,         /* GET /docs */
 } action;
+
+/* src/serve/openapi.json and docs.html, compiled in (src/serve/CMakeLists.txt) */
+extern const unsigned char serve_asset_openapi_json[], serve_asset_docs_html[];
+extern const unsigned long serve_asset_openapi_json_len, serve_asset_docs_html_len;
 
 /* One open connection (libmicrohttpd's socket context), for the header/idle deadline. */
 typedef struct conn_ctx {
@@ -88,6 +95,7 @@ struct serve_server {
   atomic_int arriving; /* admitted, not yet handed to the scheduler */
   atomic_llong buffered; /* body bytes held by requests (LAYA_SERVE_MAX_BUFFERED_MB) */
   atomic_bool draining;
+  char *openapi;       /* /openapi.json as served (version and servers filled in) */
   char *expected_auth; /* "Bearer <key>" */
   size_t expected_len;
   /* guarded by reading_mu: requests still reading their body (the 408), suspended requests
@@ -123,6 +131,10 @@ typedef struct req_ctx {
   long long held; /* bytes of body counted in srv->buffered */
   double started;
   int status;
+  unsigned long long bytes; /* response body bytes queued */
+  char request_id[SERVE_REQUEST_ID_MAX + 1]; /* X-Request-Id: the client's (when sane) or ours */
+  char method[16];
+  char *path;
   serve_job *job;
   atomic_bool job_done;
 } req_ctx;
@@ -172,6 +184,7 @@ static enum MHD_Result send_body(req_ctx *ctx, int status, const char *ctype, st
     return MHD_NO;
   }
   MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
+  MHD_add_response_header(r, "X-Request-Id", ctx->request_id);
   bool closing = false;
   for (int i = 0; headers && headers[i]; i += 2) {
     MHD_add_response_header(r, headers[i], headers[i + 1]);
@@ -180,7 +193,10 @@ static enum MHD_Result send_body(req_ctx *ctx, int status, const char *ctype, st
   if (!closing && atomic_load(&ctx->srv->draining))
     MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
   enum MHD_Result rc = MHD_queue_response(ctx->conn, (unsigned)status, r);
-  if (rc == MHD_YES) ctx->status = status;
+  if (rc == MHD_YES) {
+    ctx->status = status;
+    ctx->bytes = len;
+  }
   MHD_destroy_response(r);
   return rc;
 }
@@ -285,6 +301,7 @@ static enum MHD_Result metrics(req_ctx *ctx) {
   sb_init(&sb);
   serve_metrics_render(srv->metrics, serve_sched_depth(srv->sched), &sb);
   serve_sched_render(srv->sched, &sb);
+  serve_metrics_render_process(srv->metrics, srv->models, &sb);
   pthread_mutex_lock(&srv->reading_mu);
   int conns = srv->n_conns;
   unsigned long long cut = srv->conns_cut, cancelled = srv->jobs_cancelled;
@@ -307,6 +324,78 @@ static enum MHD_Result metrics(req_ctx *ctx) {
             atomic_load(&srv->admitted), srv->cfg->max_concurrent, conns, srv->max_connections, cut,
             (long long)atomic_load(&srv->buffered), cancelled);
   enum MHD_Result rc = send_body(ctx, 200, "text/plain; version=0.0.4; charset=utf-8", &sb, NULL);
+  sb_free(&sb);
+  return rc;
+}
+
+/* ---- the API's description ---- */
+
+/* text with every `mark` replaced by `with` */
+static void substitute(strbuf *out, const char *t, const char *mark, const char *with) {
+  for (const char *hit; (hit = strstr(t, mark)); t = hit + strlen(mark)) {
+    sb_append(out, t, (size_t)(hit - t));
+    sb_puts(out, with);
+  }
+  sb_puts(out, t);
+}
+
+/* The served /openapi.json: the compiled-in template (src/serve/openapi.json) with this build's
+ * version, this server's LAYA_MAX_TOKEN_BUDGET and, behind LAYA_ROOT_PATH, FastAPI's "servers":
+ * [{"url": root_path}], written compactly. */
+static char *build_openapi(const serve_config *cfg) {
+  strbuf src, tmp, out;
+  sb_init(&src);
+  sb_init(&tmp);
+  sb_init(&out);
+  char budget[32];
+  snprintf(budget, sizeof budget, "%ld", cfg->max_token_budget);
+  substitute(&tmp, (const char *)serve_asset_openapi_json, "@LAYA_VERSION@", LAYA_VERSION);
+  substitute(&src, sb_cstr(&tmp), "\"@MAX_TOKEN_BUDGET@\"", budget);
+  sb_free(&tmp);
+  arena a;
+  arena_init(&a, 1 << 16);
+  laya_error e;
+  json_value *v = json_parse(src.data, src.len, &a, NULL, &e);
+  if (!v || v->type != JSON_OBJECT) {
+    serve_log(SERVE_LOG_ERROR, "the compiled-in openapi.json does not parse: %s", e.message);
+    arena_free(&a);
+    sb_free(&src);
+    return NULL;
+  }
+  json_dump_opts o = {",", ":", false, -1};
+  sb_putc(&out, '{');
+  for (uint32_t i = 0; i < v->n; i++) {
+    const json_member *m = &v->members[i];
+    if (i) sb_putc(&out, ',');
+    json_dump_string(&out, m->key, m->key_len, false);
+    sb_putc(&out, ':');
+    json_dump(&out, &m->value, &o);
+    if (!strcmp(m->key, "info") && cfg->root_path) {
+      sb_puts(&out, ",\"servers\":[{\"url\":");
+      json_dump_string(&out, cfg->root_path, strlen(cfg->root_path), false);
+      sb_puts(&out, "}]");
+    }
+  }
+  sb_putc(&out, '}');
+  arena_free(&a);
+  sb_free(&src);
+  return sb_steal(&out);
+}
+
+static enum MHD_Result openapi(req_ctx *ctx) {
+  strbuf sb;
+  sb_init(&sb);
+  sb_puts(&sb, ctx->srv->openapi ? ctx->srv->openapi : "{}");
+  enum MHD_Result rc = send_json(ctx, ctx->srv->openapi ? 200 : 500, &sb, NULL);
+  sb_free(&sb);
+  return rc;
+}
+
+static enum MHD_Result docs(req_ctx *ctx) {
+  strbuf sb;
+  sb_init(&sb);
+  sb_append(&sb, (const char *)serve_asset_docs_html, serve_asset_docs_html_len);
+  enum MHD_Result rc = send_body(ctx, 200, "text/html; charset=utf-8", &sb, NULL);
   sb_free(&sb);
   return rc;
 }
@@ -372,15 +461,17 @@ static void expire_locked(req_ctx *ctx) {
   reading_remove_locked(ctx);
   release_admission(ctx);
   serve_metrics_request(srv->metrics, ctx->route_name, 408, serve_now() - ctx->started);
-  char date[64], head[256];
+  char date[64];
   time_t now = time(NULL);
   struct tm tm;
   gmtime_r(&now, &tm);
   strftime(date, sizeof date, "%a, %d %b %Y %H:%M:%S GMT", &tm);
+  char head[512];
   int n = snprintf(head, sizeof head,
                    "HTTP/1.1 408 Request Timeout\r\nDate: %s\r\nContent-Type: application/json\r\n"
-                   "Content-Length: %zu\r\nConnection: close\r\n\r\n",
-                   date, sizeof body - 1);
+                   "X-Request-Id: %s\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n",
+                   date, ctx->request_id, sizeof body - 1);
+  ctx->bytes = sizeof body - 1;
   (void)!send(ctx->fd, head, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
   (void)!send(ctx->fd, body, sizeof body - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
   shutdown(ctx->fd, SHUT_WR);
@@ -508,6 +599,8 @@ static enum MHD_Result answer_job(req_ctx *ctx) {
   serve_job *job = ctx->job;
   serve_job_finish(job);
   serve_metrics_tokens(ctx->srv->metrics, job->input_tokens);
+  serve_metrics_checkpoint_request(ctx->srv->metrics, job->model, job->status ? job->status : 200,
+                                   (long)job->n_states, job->input_tokens);
   if (job->status == 0) {
     char ms[64], timing[80];
     snprintf(ms, sizeof ms, "%.2f", job->infer_ms);
@@ -662,6 +755,10 @@ static enum MHD_Result answer_action(req_ctx *ctx) {
     return ready(ctx);
   case ACT_METRICS:
     return metrics(ctx);
+  case ACT_OPENAPI:
+    return openapi(ctx);
+  case ACT_DOCS:
+    return docs(ctx);
   case ACT_GET_ONLY: {
     const char *const h[] = {"Allow", "GET", NULL};
     return send_detail(ctx, 405, "Method Not Allowed", 18, h);
@@ -699,10 +796,19 @@ static enum MHD_Result redirect(req_ctx *ctx, const char *url) {
 /* The action for a request head (method, path, auth and drain state). */
 static action route_of(serve_server *srv, struct MHD_Connection *c, const char *url, const char *method,
                        req_ctx *ctx) {
+  /* LAYA_ROOT_PATH as Starlette reads FastAPI's root_path: a path under the prefix is routed
+   * without it, any other path as it is (so both /laya/health and /health answer; /laya alone
+   * and /layahealth do not) */
   bool get = !strcmp(method, "GET") || !strcmp(method, "HEAD");
   bool post = !strcmp(method, "POST");
   ctx->route = ROUTE_OTHER;
   ctx->route_name = "other";
+  const char *root = srv->cfg->root_path;
+  size_t rn = root ? strlen(root) : 0;
+  if (rn && !strncmp(url, root, rn)) {
+    if (url[rn] == 0) return ACT_NOT_FOUND;
+    if (url[rn] == '/') url += rn;
+  }
   if (!strcmp(url, "/health")) {
     ctx->route_name = "/health";
     return get ? ACT_HEALTH : ACT_GET_ONLY;
@@ -715,6 +821,15 @@ static action route_of(serve_server *srv, struct MHD_Connection *c, const char *
     ctx->route_name = "/metrics";
     return get ? ACT_METRICS : ACT_GET_ONLY;
   }
+  /* as Laya's: no API description on a server with a key (it could not be authenticated) */
+  if (!srv->cfg->api_key && !strcmp(url, "/openapi.json")) {
+    ctx->route_name = "/openapi.json";
+    return get ? ACT_OPENAPI : ACT_GET_ONLY;
+  }
+  if (!srv->cfg->api_key && !strcmp(url, "/docs")) {
+    ctx->route_name = "/docs";
+    return get ? ACT_DOCS : ACT_GET_ONLY;
+  }
   if (!strcmp(url, "/v1/systemone") || !strcmp(url, "/v1/systemone/batch")) {
     int route = url[13] ? ROUTE_BATCH : ROUTE_ONE;
     ctx->route_name = route == ROUTE_ONE ? "/v1/systemone" : "/v1/systemone/batch";
@@ -726,9 +841,9 @@ static action route_of(serve_server *srv, struct MHD_Connection *c, const char *
   }
   /* Starlette's redirect_slashes: a known path with a trailing slash answers 307 to it */
   static const char *const known[] = {"/health/", "/ready/", "/metrics/", "/v1/systemone/",
-                                      "/v1/systemone/batch/"};
+                                      "/v1/systemone/batch/", "/openapi.json/", "/docs/"};
   for (size_t i = 0; strlen(url) > 1 && i < sizeof known / sizeof *known; i++)
-    if (!strcmp(url, known[i])) return ACT_REDIRECT;
+    if (!strcmp(url, known[i]) && (i < 5 || !srv->cfg->api_key)) return ACT_REDIRECT;
   return ACT_NOT_FOUND;
 }
 
@@ -747,6 +862,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     ctx->fd = conn_fd(c);
     sb_init(&ctx->body);
     *con_cls = ctx;
+    serve_request_id(MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Request-Id"), ctx->request_id);
+    snprintf(ctx->method, sizeof ctx->method, "%s", method);
+    ctx->path = strndup(url, 2048);
     const union MHD_ConnectionInfo *si = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
     ctx->cc = si ? si->socket_context : NULL;
     if (ctx->cc) {
@@ -843,7 +961,6 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
                          enum MHD_RequestTerminationCode toe) {
-  (void)c;
   (void)toe;
   serve_server *srv = cls;
   req_ctx *ctx = *con_cls;
@@ -858,23 +975,39 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
   }
   pthread_mutex_unlock(&srv->reading_mu);
   release_admission(ctx);
+  double took = serve_now() - ctx->started;
+  int status = ctx->expired ? 408 : ctx->status ? ctx->status : 499;
   if (!ctx->expired)
-    serve_metrics_request(srv->metrics, ctx->route_name ? ctx->route_name : "other",
-                          ctx->status ? ctx->status : 499, serve_now() - ctx->started);
+    serve_metrics_request(srv->metrics, ctx->route_name ? ctx->route_name : "other", status, took);
+  if (serve_log_enabled(SERVE_LOG_INFO)) {
+    char addr[INET6_ADDRSTRLEN + 8] = "";
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    if (ci && ci->client_addr) {
+      const struct sockaddr *sa = ci->client_addr;
+      if (sa->sa_family == AF_INET)
+        inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, addr, sizeof addr);
+      else if (sa->sa_family == AF_INET6)
+        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, addr, sizeof addr);
+    }
+    serve_access a = {ctx->request_id, ctx->method, ctx->path ? ctx->path : "", status, took, ctx->bytes,
+                      ctx->job && ctx->job->model[0] ? ctx->job->model : NULL, addr[0] ? addr : NULL};
+    serve_log_access(&a);
+  }
   serve_job_free(ctx->job);
   drop_body(ctx);
+  free(ctx->path);
   free(ctx);
   *con_cls = NULL;
 }
 
-/* libmicrohttpd's own messages, through our prefix (they went to stderr unprefixed). */
+/* libmicrohttpd's own messages, through the logger (they went to stderr unprefixed). */
 static void mhd_log(void *cls, const char *fmt, va_list ap) {
   (void)cls;
   char buf[512];
   vsnprintf(buf, sizeof buf, fmt, ap);
   size_t n = strlen(buf);
   while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r')) buf[--n] = 0;
-  fprintf(stderr, "laya-serve: libmicrohttpd: %s\n", buf);
+  serve_log(SERVE_LOG_WARNING, "libmicrohttpd: %s", buf);
 }
 
 static int open_listener(const serve_config *cfg, char *msg, size_t msg_size, int *port_out) {
@@ -930,6 +1063,7 @@ serve_server *serve_server_start(const serve_config *cfg, serve_models *models,
     srv->expected_len = n + 7;
   }
   pthread_mutex_init(&srv->reading_mu, NULL);
+  srv->openapi = build_openapi(cfg);
   srv->sched = serve_sched_new(cfg, models, eng, srv->metrics);
   serve_sched_set_arriving(srv->sched, &srv->arriving);
   srv->listen_fd = open_listener(cfg, msg, msg_size, &srv->port);
@@ -962,6 +1096,7 @@ serve_server *serve_server_start(const serve_config *cfg, serve_models *models,
   unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
                    MHD_USE_ERROR_LOG;
   srv->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, srv,                          //
+                            MHD_OPTION_EXTERNAL_LOGGER, mhd_log, srv, /* first: covers the rest */
                             MHD_OPTION_LISTEN_SOCKET, srv->listen_fd,                        //
                             MHD_OPTION_THREAD_POOL_SIZE, (unsigned)cfg->http_threads,        //
                             MHD_OPTION_CONNECTION_TIMEOUT, timeout,                          //
@@ -970,7 +1105,6 @@ serve_server *serve_server_start(const serve_config *cfg, serve_models *models,
                             MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(128 * 1024),        //
                             MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,                  //
                             MHD_OPTION_NOTIFY_CONNECTION, on_connection, srv,                //
-                            MHD_OPTION_EXTERNAL_LOGGER, mhd_log, srv,                        //
                             MHD_OPTION_END);
   if (!srv->d) {
     snprintf(msg, msg_size, "libmicrohttpd could not start on port %d", srv->port);
@@ -1001,8 +1135,8 @@ void serve_server_drain(serve_server *srv, double max_seconds) {
   pthread_mutex_lock(&srv->reading_mu);
   unsigned long long skipped = srv->jobs_cancelled;
   pthread_mutex_unlock(&srv->reading_mu);
-  fprintf(stderr, "laya-serve: drained; %llu queued request%s skipped since start (client gone)\n", skipped,
-          skipped == 1 ? "" : "s");
+  serve_log(SERVE_LOG_INFO, "drained; %llu queued request%s skipped since start (client gone)", skipped,
+            skipped == 1 ? "" : "s");
 }
 
 void serve_server_stop(serve_server *srv) {
@@ -1019,5 +1153,6 @@ void serve_server_stop(serve_server *srv) {
   serve_metrics_free(srv->metrics);
   pthread_mutex_destroy(&srv->reading_mu);
   free(srv->expected_auth);
+  free(srv->openapi);
   free(srv);
 }

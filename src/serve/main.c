@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "serve/http.h"
+#include "serve/log.h"
 #include "serve/serve.h"
 
 static void usage(FILE *f) {
@@ -20,7 +21,8 @@ static void usage(FILE *f) {
           "  LAYA_BODY_READ_TIMEOUT (10)  LAYA_SERVE_BATCHING (1)  LAYA_SERVE_BATCH_WAIT_US (1000)\n"
           "  LAYA_SERVE_MAX_BATCH_REQUESTS (64)  LAYA_SERVE_HTTP_THREADS (online CPUs, 2-16)\n"
           "  LAYA_SERVE_PASS_TOKENS (16384 on the CPU, else LAYA_MAX_BATCH_TOKENS)\n"
-          "  LAYA_SERVE_PIPELINE (1)  LAYA_SERVE_DRAIN_SECONDS (30)\n");
+          "  LAYA_SERVE_PIPELINE (1)  LAYA_SERVE_DRAIN_SECONDS (30)\n"
+          "  LAYA_LOG_LEVEL (info)  LAYA_LOG_FORMAT (text, or json)  LAYA_ROOT_PATH\n");
 }
 
 int main(int argc, char **argv) {
@@ -48,8 +50,10 @@ int main(int argc, char **argv) {
 
   char msg[2048] = "";
   serve_config cfg;
+  serve_log_program("laya-serve");
   if (serve_config_from_env(&cfg, msg, sizeof msg) != 0) {
-    fprintf(stderr, "%s\n", msg);
+    serve_log(SERVE_LOG_CRITICAL, "%s", msg);
+    serve_config_free(&cfg);
     return 1;
   }
   /* every checkpoint gets the scratch of the largest pass this server can form when it opens
@@ -57,7 +61,7 @@ int main(int argc, char **argv) {
   cfg.reserve_passes = true;
   serve_models *models = serve_models_new(&cfg, &serve_engine_laya, msg, sizeof msg);
   if (!models) {
-    fprintf(stderr, "%s\n", msg);
+    serve_log(SERVE_LOG_CRITICAL, "%s", msg);
     serve_config_free(&cfg);
     return 1;
   }
@@ -66,7 +70,7 @@ int main(int argc, char **argv) {
     laya_err_clear(&err);
     double t0 = serve_now();
     if (serve_models_preload(models, &err) != 0) {
-      fprintf(stderr, "laya-serve: preload failed: %s\n", err.message);
+      serve_log(SERVE_LOG_CRITICAL, "preload failed: %s", err.message);
       serve_models_free(models);
       serve_config_free(&cfg);
       return 1;
@@ -74,26 +78,26 @@ int main(int argc, char **argv) {
     strbuf sb;
     sb_init(&sb);
     serve_models_loaded(models, &sb);
-    fprintf(stderr, "laya-serve: loaded %s in %.2fs\n", sb_cstr(&sb), serve_now() - t0);
+    serve_log(SERVE_LOG_INFO, "loaded %s in %.2fs", sb_cstr(&sb), serve_now() - t0);
     sb_free(&sb);
   }
   serve_server *srv = serve_server_start(&cfg, models, &serve_engine_laya, msg, sizeof msg);
   if (!srv) {
-    fprintf(stderr, "laya-serve: %s\n", msg);
+    serve_log(SERVE_LOG_CRITICAL, "%s", msg);
     serve_models_free(models);
     serve_config_free(&cfg);
     return 1;
   }
-  fprintf(stderr, "laya-serve: listening on http://%s:%d (batching %s, max concurrent %d)\n", cfg.host,
-          serve_server_port(srv), cfg.batching ? "on" : "off", cfg.max_concurrent);
-  fflush(stderr);
+  serve_log(SERVE_LOG_INFO, "listening on http://%s:%d%s (batching %s, max concurrent %d)", cfg.host,
+            serve_server_port(srv), cfg.root_path ? cfg.root_path : "", cfg.batching ? "on" : "off",
+            cfg.max_concurrent);
   int sig = 0;
   sigwait(&sigs, &sig);
-  fprintf(stderr, "laya-serve: %s received, draining in-flight requests\n", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+  serve_log(SERVE_LOG_INFO, "%s received, draining in-flight requests", sig == SIGTERM ? "SIGTERM" : "SIGINT");
   serve_server_drain(srv, cfg.drain_seconds);
   serve_server_stop(srv);
   serve_models_free(models);
   serve_config_free(&cfg);
-  fprintf(stderr, "laya-serve: stopped\n");
+  serve_log(SERVE_LOG_INFO, "stopped");
   return 0;
 }

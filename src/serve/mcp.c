@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "serve/mcp.h"
+#include "serve/mcp_remote.h"
 
 typedef struct tool_error {
   char code[48];
@@ -421,7 +422,30 @@ static void options_json(const json_value *questions, const controls *c, strbuf 
   }
 }
 
+/* Remote mode (LAYA_BASE_URL): the server routes, as Laya's RemoteRouter lets it: the request
+ * carries the caller's model (null: route), task and lang_guess, and the answer's routing is the
+ * server's. */
+static void remote_controls(const mcp_server *s, const controls *c, strbuf *o) {
+  if (!s->remote) return;
+  json_dump_opts d = {NULL, NULL, false, -1};
+  sb_puts(o, ", \"model\": ");
+  if (c->model[0])
+    json_dump_string(o, c->model, strlen(c->model), false);
+  else
+    sb_puts(o, "null");
+  if (c->task) {
+    sb_puts(o, ", \"task\": ");
+    json_dump(o, c->task, &d);
+  }
+  if (c->lang_guess) {
+    sb_puts(o, ", \"lang_guess\": ");
+    json_dump_string(o, c->lang_guess, strlen(c->lang_guess), false);
+  }
+}
+
 static int engine_failure(const laya_error *le, tool_error *e) {
+  /* remote mode (mcp_remote.c): Laya's RemoteError codes */
+  if (!strncmp(le->kind, "remote:", 7)) return terr(e, le->kind + 7, "%s", le->message);
   return terr(e, "internal_error", "%s: %s", le->kind[0] ? le->kind : "RuntimeError", le->message);
 }
 
@@ -534,6 +558,7 @@ static int predict_one(mcp_server *s, const json_value *state, const json_value 
   request_with_state(&req, state);
   sb_puts(&req, ", ");
   options_json(questions, c, &req);
+  remote_controls(s, c, &req);
   sb_putc(&req, '}');
   laya_error le;
   json_value *v = NULL;
@@ -546,6 +571,7 @@ static int predict_one(mcp_server *s, const json_value *state, const json_value 
   }
   json_value *routing = json_parse(r.routing_json, strlen(r.routing_json), a, NULL, &le);
   free(r.routing_json);
+  if (s->remote && v && json_get(v, "routing")) routing = (json_value *)json_get(v, "routing");
   const json_value *answers = v ? json_get(v, "answers") : NULL;
   if (!answers || answers->type != JSON_OBJECT) return terr(e, "internal_error", "predict returned non-object answers");
   json_value *o = new_value(a, JSON_OBJECT);
@@ -770,6 +796,7 @@ static int tool_predict_batch(mcp_server *s, const json_value *args, arena *a, j
     strbuf o;
     sb_init(&o);
     options_json(qs[i], &cs[i], &o);
+    remote_controls(s, &cs[i], &o);
     if (batch_size) sb_printf(&o, ", \"batch_size\": %ld", batch_size);
     if (sort) sb_puts(&o, ", \"sort_by_length\": true");
     okeys[i] = arena_strndup(a, o.data, o.len);
@@ -824,6 +851,7 @@ static int tool_predict_batch(mcp_server *s, const json_value *args, arena *a, j
     if (rc == 0) {
       laya_error le;
       json_value *routing = json_parse(routes[i].routing_json, strlen(routes[i].routing_json), a, NULL, &le);
+      if (s->remote && json_get(&results[i], "routing")) routing = (json_value *)json_get(&results[i], "routing");
       json_value *entry = new_value(a, JSON_OBJECT);
       const json_value *answers = json_get(&results[i], "answers");
       if (!answers || answers->type != JSON_OBJECT) {
@@ -1024,7 +1052,14 @@ static int tool_decide(mcp_server *s, const json_value *args, arena *a, json_val
 
 static int tool_status(mcp_server *s, const json_value *args, arena *a, json_value **out, tool_error *e) {
   (void)args;
-  (void)e;
+  if (s->remote) { /* the server's own report */
+    laya_error re;
+    char *text = mcp_remote_status(s->remote, &re);
+    char *copy = text ? arena_strndup(a, text, strlen(text)) : NULL;
+    *out = copy ? json_parse(copy, strlen(copy), a, NULL, &re) : NULL;
+    free(text);
+    return *out ? 0 : engine_failure(&re, e);
+  }
   strbuf sb;
   sb_init(&sb);
   sb_puts(&sb, "{");
@@ -1241,8 +1276,9 @@ static void handle(mcp_server *s, const json_value *msg) {
     strbuf r;
     sb_init(&r);
     sb_printf(&r, "{\"protocolVersion\":\"%s\",\"capabilities\":{\"tools\":{\"listChanged\":false}},"
-                  "\"serverInfo\":{\"name\":\"laya\",\"version\":\"%s\"}}",
-              version, LAYA_COMPAT_VERSION);
+                  "\"serverInfo\":{\"name\":\"laya-mcp\",\"title\":\"laya-mcp (laya.c, Laya %s compatible)\","
+                  "\"version\":\"%s\"}}",
+              version, LAYA_COMPAT_VERSION, LAYA_VERSION);
     reply_result(s, id, r.data);
     sb_free(&r);
   } else if (!strcmp(m, "ping")) {

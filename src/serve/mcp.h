@@ -14,6 +14,8 @@ typedef struct mcp_server {
   /* A preset's questions as JSON and the state field it reads (both malloc'd), or -1; NULL
    * until the library has presets. */
   int (*preset_questions)(const char *name, char **questions_json, char **state_field);
+  /* LAYA_BASE_URL: eng answers from that laya-serve, laya_status reports it (mcp_remote.h) */
+  struct mcp_remote *remote;
 } mcp_server;
 
 /* Answer one JSON-RPC message (a line of stdin) on s->out. */

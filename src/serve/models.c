@@ -21,6 +21,7 @@
 
 #include "model/hub.h"
 #include "router/router.h"
+#include "serve/log.h"
 #include "serve/serve.h"
 
 #define MAX_CHECKPOINTS 32
@@ -356,12 +357,32 @@ static char *locate(serve_models *m, checkpoint *c, bool offline, char **commit,
   return dir;
 }
 
+/* The engine's load warnings for a checkpoint it just opened (NaN/Inf weights, a device fallback:
+ * laya_model_info's "warnings"), through the logger: the engine opens quietly. */
+static void log_load_warnings(serve_models *m, checkpoint *c, void *model) {
+  const char *info = m->eng->info ? m->eng->info(m->eng->ctx, model) : NULL;
+  if (!info) return;
+  arena a;
+  arena_init(&a, 4096);
+  laya_error e;
+  json_value *v = json_parse(info, strlen(info), &a, NULL, &e);
+  const json_value *w = v ? json_get(v, "warnings") : NULL;
+  for (uint32_t i = 0; w && w->type == JSON_ARRAY && i < w->n; i++) {
+    const json_value *s = &w->items[i];
+    if (s->type != JSON_STRING) continue;
+    const char *text = strncmp(s->s, "laya: ", 6) ? s->s : s->s + 6;
+    serve_log(SERVE_LOG_WARNING, "checkpoint '%s': %s", c->name, text);
+  }
+  arena_free(&a);
+}
+
 /* Find and open checkpoint c, reserving its pass scratch. Called without the registry lock (a
  * download or a large load takes long, and /health, /ready and the loaded checkpoints must keep
  * answering meanwhile), under build_mu: one checkpoint is built at a time, as Laya does, to bound
  * peak memory. *commit: the snapshot it came from. */
 static void *build(serve_models *m, checkpoint *c, char **commit, laya_error *err) {
-  char *dir = locate(m, c, false, commit, err);
+  *commit = NULL;
+  char *dir = m->eng->open_by_name ? strdup(c->name) : locate(m, c, false, commit, err);
   void *model = NULL;
   if (dir) {
     model = m->eng->open_pinned && c->digests ? m->eng->open_pinned(m->eng->ctx, dir, c->digests, m->cfg, err)
@@ -370,6 +391,7 @@ static void *build(serve_models *m, checkpoint *c, char **commit, laya_error *er
       m->eng->close(m->eng->ctx, model);
       model = NULL;
     }
+    if (model) log_load_warnings(m, c, model);
     if (!model) {
       /* name the checkpoint along with the engine's reason */
       char why[sizeof err->message];
@@ -429,7 +451,7 @@ static void evict_locked(serve_models *m) {
       if (c->refs == 0 && (!victim || c->used < victim->used)) victim = c;
     }
     if (live <= m->max_loaded || !victim) return;
-    fprintf(stderr, "laya-serve: unloading checkpoint '%s' (LAYA_MAX_LOADED=%d)\n", victim->name, m->max_loaded);
+    serve_log(SERVE_LOG_INFO, "unloading checkpoint '%s' (LAYA_MAX_LOADED=%d)", victim->name, m->max_loaded);
     unload_locked(m, victim);
   }
 }
@@ -481,8 +503,8 @@ int serve_models_unload_idle(serve_models *m, double idle_seconds) {
   for (int i = 0; i < m->n; i++) {
     checkpoint *c = &m->cp[i];
     if (!c->model || c->refs > 0 || now - c->last_used < idle_seconds) continue;
-    fprintf(stderr, "laya-serve: unloading checkpoint '%s' (idle %.1fs, LAYA_IDLE_UNLOAD_SECONDS)\n", c->name,
-            now - c->last_used);
+    serve_log(SERVE_LOG_INFO, "unloading checkpoint '%s' (idle %.1fs, LAYA_IDLE_UNLOAD_SECONDS)", c->name,
+              now - c->last_used);
     unload_locked(m, c);
     n++;
   }
@@ -569,6 +591,22 @@ void serve_models_loaded(serve_models *m, strbuf *sb) {
     json_dump_string(sb, m->cp[i].name, strlen(m->cp[i].name), false);
   }
   sb_putc(sb, ']');
+  pthread_mutex_unlock(&m->lock);
+}
+
+void serve_models_infos(serve_models *m, strbuf *sb) {
+  pthread_mutex_lock(&m->lock);
+  sb_putc(sb, '{');
+  int k = 0;
+  for (int i = 0; i < m->n; i++) {
+    if (!m->cp[i].model) continue;
+    const char *info = m->eng->info ? m->eng->info(m->eng->ctx, m->cp[i].model) : NULL;
+    if (k++) sb_putc(sb, ',');
+    json_dump_string(sb, m->cp[i].name, strlen(m->cp[i].name), false);
+    sb_putc(sb, ':');
+    sb_puts(sb, info && *info ? info : "{}");
+  }
+  sb_putc(sb, '}');
   pthread_mutex_unlock(&m->lock);
 }
 

@@ -31,6 +31,7 @@
 
 #include "model/result_json.h"
 #include "model/typed.h"
+#include "serve/log.h"
 #include "serve/serve.h"
 
 enum { PHASE_WAIT, PHASE_PREPARE, PHASE_PASS, PHASE_DECODE, PHASE_HANDOFF, N_PHASES };
@@ -256,7 +257,7 @@ static void fail_job(serve_job *job, const laya_error *e) {
   job->status = error_status(e);
   job->err = *e;
   if (job->status == 500)
-    fprintf(stderr, "laya-serve: inference failed for model=%s: %s\n", job->model, e->message);
+    serve_log(SERVE_LOG_ERROR, "inference failed for model=%s: %s", job->model, e->message);
 }
 
 static void sum_usage(const json_value *r, long *in, long *out) {
@@ -590,7 +591,7 @@ static void run_pass(serve_sched *s, serve_job **jobs, int n) {
   }
   int states = 0;
   for (int j = 0; j < n; j++) states += (int)jobs[j]->n_states;
-  serve_metrics_batch(s->metrics, n, states, ms / 1000.0);
+  serve_metrics_batch(s->metrics, jobs[0]->model, n, states, ms / 1000.0);
   for (int j = 0; j < n; j++) {
     jobs[j]->infer_ms = ms;
     jobs[j]->batch_requests = n;
@@ -609,7 +610,7 @@ static void run_group(serve_sched *s, serve_job **jobs, int n) {
   if (!prepared && (n == 1 || !eng->job_prepare)) { /* one request, or no job API: each alone */
     for (int j = 0; j < n; j++) {
       serve_job_run_alone(s->models, eng, jobs[j]);
-      serve_metrics_batch(s->metrics, 1, (int)jobs[j]->n_states, jobs[j]->infer_ms / 1000.0);
+      serve_metrics_batch(s->metrics, jobs[j]->model, 1, (int)jobs[j]->n_states, jobs[j]->infer_ms / 1000.0);
     }
     phase_add(s, PHASE_PASS, &t);
     return;

@@ -68,7 +68,10 @@ typedef struct serve_config {
   int threads;             /* LAYA_THREADS (0 = library default) */
   int max_loaded;          /* LAYA_MAX_LOADED (0 = unset: 2, as Laya's Router) */
   double idle_unload_seconds; /* LAYA_IDLE_UNLOAD_SECONDS (0 = off) */
-  char *log_level;         /* LAYA_LOG_LEVEL */
+  char *log_level;         /* LAYA_LOG_LEVEL (uvicorn's names, lower case; default info) */
+  char *root_path;         /* LAYA_ROOT_PATH: the public URL prefix behind a proxy, "/x" (no
+                              trailing slash), or NULL */
+  char *log_format;        /* LAYA_LOG_FORMAT: "text" (default) or "json" (JSON lines) */
   /* ours (laya.c only) */
   bool batching;           /* LAYA_SERVE_BATCHING: pack concurrent requests (default 1) */
   int batch_wait_us;       /* LAYA_SERVE_BATCH_WAIT_US: how long a lone request waits for company */
@@ -142,6 +145,8 @@ int serve_models_preload(serve_models *m, laya_error *err);
 void serve_models_health(serve_models *m, strbuf *sb);
 /* JSON array of the loaded checkpoint names. */
 void serve_models_loaded(serve_models *m, strbuf *sb);
+/* {name: laya_model_info JSON} of the loaded checkpoints (/metrics). */
+void serve_models_infos(serve_models *m, strbuf *sb);
 bool serve_models_ready(serve_models *m);
 /* /ready's 503 body while not ready: {"status":"loading"}, or, once a checkpoint failed to load,
  * {"status":"unavailable","errors":{name: why}}. */
@@ -193,6 +198,9 @@ struct serve_engine {
                      laya_error *err);
   /* job_prepare of the request as a value (nothing parsed; the value outlives the job), or NULL. */
   int (*job_prepare_value)(void *ctx, void *model, const json_value *request, void **job, laya_error *err);
+  /* open takes the checkpoint's name, not a directory (nothing is looked up on this machine:
+   * laya-mcp's remote mode, mcp_remote.c) */
+  bool open_by_name;
 };
 /* The real library (engine_laya.c). */
 extern const serve_engine serve_engine_laya;
@@ -332,7 +340,12 @@ int serve_job_from_request(serve_models *models, const serve_request *req, bool 
 serve_metrics *serve_metrics_new(void);
 void serve_metrics_free(serve_metrics *m);
 void serve_metrics_request(serve_metrics *m, const char *route, int status, double seconds);
-void serve_metrics_batch(serve_metrics *m, int requests, int states, double seconds);
+/* One forward pass of checkpoint `model` (NULL: not known) over `requests` requests. */
+void serve_metrics_batch(serve_metrics *m, const char *model, int requests, int states, double seconds);
+/* A decision request that checkpoint `model` answered (status 200) or failed. */
+void serve_metrics_checkpoint_request(serve_metrics *m, const char *model, int status, long states, long tokens);
+/* Process metrics (Prometheus client names), build info and the loaded checkpoints' info. */
+void serve_metrics_render_process(serve_metrics *m, serve_models *models, strbuf *sb);
 void serve_metrics_tokens(serve_metrics *m, long tokens);
 void serve_metrics_inflight(serve_metrics *m, int delta);
 void serve_metrics_render(serve_metrics *m, size_t queue_depth, strbuf *sb);

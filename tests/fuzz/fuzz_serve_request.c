@@ -73,7 +73,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   serve_reject_free(&rej);
   arena_free(&a);
 
-  mcp_server s = {&cfg, models, &no_engine, sink, NULL};
+  mcp_server s = {&cfg, models, &no_engine, sink, NULL, NULL};
   mcp_handle_line(&s, body, len);
   return 0;
 }

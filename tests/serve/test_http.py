@@ -37,6 +37,11 @@ Starts the real server on 127.0.0.1 with an ephemeral port and the tiny fixture 
   hubcache    Laya's checkpoint names from a Hugging Face cache laid out as Python Laya leaves it
   mcp_hubcache  laya-mcp, the same
   lifecycle   LAYA_MAX_LOADED eviction (never under a request in flight), LAYA_IDLE_UNLOAD_SECONDS
+  logs        JSON-lines and text logs, access lines, X-Request-Id, LAYA_LOG_LEVEL, one logger
+  openapi     /openapi.json valid, complete and true to the live server; /docs self-contained
+  metrics     /metrics under a strict text-format parser: per checkpoint, process, build info
+  rootpath    LAYA_ROOT_PATH replayed from what Python laya-serve answered
+  mcp_remote  laya-mcp LAYA_BASE_URL against a real laya-serve, replayed from Laya's MCP server
 
 Prints "N passed, M failed" and exits 1 on any failure.
 """
@@ -102,7 +107,8 @@ class Server:
             m = re.search(r"listening on http://[^:]+:(\d+)", line)
             if m:
                 self.port = int(m.group(1))
-                threading.Thread(target=self._drain_stderr, daemon=True).start()
+                self.drainer = threading.Thread(target=self._drain_stderr, daemon=True)
+                self.drainer.start()
                 return self
         raise RuntimeError("laya-serve did not start")
 
@@ -118,6 +124,8 @@ class Server:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+        if getattr(self, "drainer", None):
+            self.drainer.join(timeout=5)  # the last lines it wrote before exiting
         # under the sanitizer build, a report in the server's log fails the test
         bad = [l for l in self.lines if "AddressSanitizer" in l or "runtime error:" in l or "LeakSanitizer" in l]
         if bad and not exc[0]:
@@ -1317,6 +1325,464 @@ def test_precision():
     p = subprocess.run([BIN], env=e, capture_output=True, text=True, timeout=60)
     check(p.returncode != 0 and "LAYA_PRECISION must be fp32, bf16, fp16 or int8, got 'fast'" in p.stderr,
           "invalid LAYA_PRECISION: rc %d %r" % (p.returncode, p.stderr[-300:]))
+
+
+# ---- operations (issue 18): logs, OpenAPI, metrics, root path ----
+
+ISO_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
+GENERATED_ID = re.compile(r"[0-9a-f]{32}$")
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def raw_get(port, path_bytes, extra=b""):
+    """A GET with a request target http.client would refuse to send; returns the response head."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=10)
+    try:
+        try:
+            s.sendall(b"GET " + path_bytes + b" HTTP/1.1\r\nHost: x\r\n" + extra + b"Connection: close\r\n\r\n")
+        except OSError:
+            pass  # refused before the whole head was sent: its answer is still there to read
+        return read_response(s, 10)
+    finally:
+        s.close()
+
+
+@test
+def test_logs():
+    """One logger: JSON lines (LAYA_LOG_FORMAT=json) or prefixed text; an access line per request
+    with its id, method, path, status, duration, bytes and checkpoint; X-Request-Id honoured when
+    sane and returned on every answer; LAYA_LOG_LEVEL filters (warning: no access or info lines);
+    config warnings, checkpoint load warnings and libmicrohttpd's messages go through it."""
+    sent = {}
+    with Server(LAYA_LOG_FORMAT="json", LAYA_MAX_TOKEN_BUDGET="lots") as srv:
+        status, raw, h = srv.request("GET", "/health", headers={"X-Request-Id": "client-id.1:a_b"})
+        check(status == 200 and h.get("x-request-id") == "client-id.1:a_b", "sane id not echoed: %r" % h)
+        sent["client-id.1:a_b"] = ("GET", "/health", 200, len(raw), None)
+        ids = set()
+        for bad in ("a" * 129, "has space", "semi;colon", "<script>", "\u00e9t\u00e9", ""):
+            status, raw, h = srv.request("GET", "/ready", headers={"X-Request-Id": bad})
+            rid = h.get("x-request-id", "")
+            check(status == 200 and GENERATED_ID.match(rid), "id %r not replaced: %r" % (bad, rid))
+            ids.add(rid)
+            sent[rid] = ("GET", "/ready", 200, len(raw), None)
+        status, raw, h = srv.post("/v1/systemone", SIMPLE)
+        check(status == 200 and GENERATED_ID.match(h.get("x-request-id", "")), "decision id %r" % h)
+        ids.add(h["x-request-id"])
+        sent[h["x-request-id"]] = ("POST", "/v1/systemone", 200, len(raw), json.loads(raw)["routing"]["model"])
+        status, raw, h = srv.request("POST", "/v1/systemone", b"{not json", {"X-Request-Id": "bad-body"})
+        check(status == 400 and h.get("x-request-id") == "bad-body", "400 id %r" % h)
+        sent["bad-body"] = ("POST", "/v1/systemone", 400, len(raw), None)
+        status, raw, h = srv.request("DELETE", "/metrics", headers={"X-Request-Id": "r405"})
+        check(status == 405 and h.get("x-request-id") == "r405", "405 id %r" % h)
+        sent["r405"] = ("DELETE", "/metrics", 405, len(raw), None)
+        check(len(ids) == 7, "generated ids repeat: %r" % ids)
+        # a path that would forge a log line once decoded; a head libmicrohttpd refuses itself
+        head = raw_get(srv.port, b"/nowhere%0A%7B%22forged%22%3A1%7D", b"X-Request-Id: forge\r\n")
+        check(head.startswith(b"HTTP/1.1 404") and b"X-Request-Id: forge" in head, "404 head %r" % head[:200])
+        sent["forge"] = ("GET", '/nowhere\n{"forged":1}', 404, len(b'{"detail":"Not Found"}'), None)
+        head = raw_get(srv.port, b"/health", b"X-Big: " + b"a" * 140000 + b"\r\n")
+        check(head.startswith(b"HTTP/1.1 431"), "oversized head %r" % head[:100])
+    records = []
+    for line in srv.lines:
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            raise AssertionError("not a JSON line: %r" % line)
+        check(isinstance(rec, dict) and ISO_TIME.match(rec.get("time", "")) and
+              rec.get("level") in ("trace", "debug", "info", "warning", "error", "critical") and
+              rec.get("logger") in ("laya-serve", "laya-serve.access") and isinstance(rec.get("message"), str),
+              "malformed record %r" % rec)
+        records.append(rec)
+    access = {r["request_id"]: r for r in records if r["logger"] == "laya-serve.access"}
+    check(len(access) == len([r for r in records if r["logger"] == "laya-serve.access"]), "duplicate access ids")
+    for rid, (method, path, status, nbytes, model) in sent.items():
+        a = access.get(rid)
+        check(a is not None, "no access line for %s: %r" % (rid, list(access)))
+        got = (a["method"], a["path"], a["status"], a["bytes"], a["model"])
+        check(got == (method, path, status, nbytes, model), "access %s: %r, sent %r" % (rid, got, (method, path, status, nbytes, model)))
+        check(isinstance(a["duration_ms"], float) and 0 <= a["duration_ms"] < 60000 and a["client"] == "127.0.0.1",
+              "access %s: %r" % (rid, a))
+        check(a["level"] == "info", "access level %r" % a)
+    def has(level, text):
+        return any(r["level"] == level and text in r["message"] for r in records)
+    check(has("warning", "invalid LAYA_MAX_TOKEN_BUDGET 'lots'; falling back to 8192"), "config warning")
+    check(has("warning", "checkpoint 'english': this checkpoint ships invalid temperatures"), "load warning")
+    check(has("warning", "libmicrohttpd: "), "libmicrohttpd's message")
+    for text in ("loaded [\"english\", \"multilingual\"]", "listening on http://127.0.0.1:", "SIGTERM received",
+                 "drained;", "stopped"):
+        check(has("info", text), "no info line %r" % text)
+
+    # text: every line prefixed, the access line as key=value pairs
+    with Server() as srv:
+        status, raw, h = srv.request("GET", "/health", headers={"X-Request-Id": "text-1"})
+    check(all(l.startswith("laya-serve: ") for l in srv.lines), "unprefixed: %r" % [l for l in srv.lines if not l.startswith("laya-serve: ")])
+    pat = re.compile(r'laya-serve: access time=\S+Z request_id=text-1 method=GET path="/health" status=200 '
+                     r'duration_ms=[0-9.]+ bytes=%d model=- client=127\.0\.0\.1\n$' % len(raw))
+    check(any(pat.match(l) for l in srv.lines), "text access line: %r" % [l for l in srv.lines if "access" in l])
+
+    # LAYA_LOG_LEVEL=warning (case and padding as Laya reads them): warnings only
+    port = free_port()
+    env = dict(os.environ, LAYA_HOST="127.0.0.1", LAYA_PORT=str(port), LAYA_EXTRA_MODELS=extra_models(),
+               LAYA_MODELS="english", LAYA_THREADS="1", LAYA_LOG_LEVEL=" WARNING ", LAYA_MAX_BATCH_TOKENS="x")
+    p = subprocess.Popen([BIN], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline, up = time.time() + 60, False
+        while time.time() < deadline and not up and p.poll() is None:
+            try:
+                c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+                c.request("GET", "/ready")
+                up = c.getresponse().status == 200
+                c.close()
+            except OSError:
+                time.sleep(0.1)
+        check(up, "server with LAYA_LOG_LEVEL=warning did not come up")
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        c.request("POST", "/v1/systemone", body=json.dumps(SIMPLE))
+        check(c.getresponse().status == 200, "decision at level warning")
+        c.close()
+    finally:
+        p.send_signal(signal.SIGTERM)
+        err = p.communicate(timeout=30)[1]
+    lines = err.splitlines()
+    check(p.returncode == 0, "exit %r" % p.returncode)
+    check(any(l.startswith("laya-serve: warning: invalid LAYA_MAX_BATCH_TOKENS 'x'") for l in lines), "warning: %r" % lines)
+    check(not any("access" in l or "listening" in l or "stopped" in l for l in lines), "info at warning: %r" % lines)
+    check(all(l.startswith("laya-serve: ") for l in lines), "unprefixed at warning: %r" % lines)
+
+    def refused(env, expect):
+        e = dict(os.environ, LAYA_EXTRA_MODELS=extra_models(), LAYA_PRELOAD="0")
+        e.update(env)
+        q = subprocess.run([BIN], env=e, capture_output=True, text=True, timeout=30)
+        check(q.returncode == 1 and q.stderr.startswith("laya-serve: ") and expect in q.stderr,
+              "%r -> rc %d %r" % (env, q.returncode, q.stderr))
+    refused({"LAYA_LOG_LEVEL": "verbose"},
+            "invalid LAYA_LOG_LEVEL 'verbose': must be one of critical, debug, error, info, trace, warning")
+    refused({"LAYA_LOG_FORMAT": "xml"}, "invalid LAYA_LOG_FORMAT 'xml': must be one of json, text")
+    # a refusal after the format is known is a JSON line too
+    e = dict(os.environ, LAYA_EXTRA_MODELS=extra_models(), LAYA_PRELOAD="0", LAYA_LOG_FORMAT="json", LAYA_PORT="99999")
+    q = subprocess.run([BIN], env=e, capture_output=True, text=True, timeout=30)
+    rec = json.loads(q.stderr.strip().splitlines()[-1])
+    check(q.returncode == 1 and rec["level"] == "critical" and rec["message"].startswith("invalid LAYA_PORT '99999'"),
+          "JSON refusal %r" % q.stderr)
+
+
+def documented_endpoints():
+    """(METHOD, path) of docs/serve.md's Endpoints table."""
+    with open(os.path.join(HERE, "..", "..", "docs", "serve.md"), encoding="utf-8") as f:
+        text = f.read()
+    table = text.split("## Endpoints", 1)[1].split("\n## ", 1)[0]
+    return set(re.findall(r"^\| `(GET|POST) (/[^ `]*)` \|", table, re.M))
+
+
+def check_answer(srv, doc, method, path, body=None, headers=None, want=None):
+    """One request; its status must be documented for the operation, its content type and body
+    must match that response's schema, and it must carry X-Request-Id. Returns (status, value)."""
+    import schema_check
+    op = doc["paths"][path][method.lower()]
+    status, raw, hdrs = srv.request(method, path, body, headers)
+    what = "%s %s -> %d %r" % (method, path, status, raw[:160])
+    check(want is None or status == want, what + " (wanted %s)" % want)
+    resp = op["responses"].get(str(status))
+    check(resp is not None, what + ": status not documented")
+    check(GENERATED_ID.match(hdrs.get("x-request-id", "")) or (headers or {}).get("X-Request-Id") == hdrs.get("x-request-id"),
+          what + ": no X-Request-Id")
+    for name in resp.get("headers", {}):
+        if name in ("Server-Timing", "X-Inference-Time-Ms", "X-Request-Id"):
+            check(name.lower() in hdrs, what + ": documented header %s missing" % name)
+    ctype = hdrs.get("content-type", "").split(";")[0]
+    check(ctype in resp.get("content", {}), what + ": content type %r, documented %r" % (ctype, list(resp.get("content", {}))))
+    schema = resp["content"][ctype]["schema"]
+    value = raw.decode("utf-8")
+    if ctype == "application/json":
+        value = json.loads(raw)
+    errs = schema_check.validate(value, schema, doc)
+    check(not errs, what + ": body does not match its schema: %s" % errs[:3])
+    return status, value
+
+
+@test
+def test_openapi():
+    """/openapi.json is valid OpenAPI 3.1 (structure, refs, examples match their schemas), names this
+    build's version, describes exactly the routes the server answers (and docs/serve.md lists), with
+    Laya's operation ids; each operation answers as documented (status, content type, schema,
+    headers), for its examples and for every recorded parity case; /docs is a self-contained page;
+    neither is served with LAYA_API_KEY set, as Laya."""
+    import schema_check
+    version = subprocess.run([BIN, "--version"], capture_output=True, text=True).stdout.split()[1]
+    with Server() as srv:
+        status, raw, hdrs = srv.request("GET", "/openapi.json")
+        check(status == 200 and hdrs["content-type"] == "application/json", "openapi %d %r" % (status, hdrs))
+        doc = json.loads(raw)
+        problems = schema_check.check_document(doc)
+        check(not problems, "document problems: %s" % problems[:5])
+        check(doc["info"]["title"] == "laya-serve" and doc["info"]["version"] == version and "servers" not in doc,
+              "info %r" % doc["info"])
+        ops = {(m.upper(), p) for p, item in doc["paths"].items() for m in item}
+        check(ops == documented_endpoints(), "openapi %r vs docs/serve.md %r" % (sorted(ops), sorted(documented_endpoints())))
+        # Laya's operation ids for its three routes (a client generated from Laya's schema keeps its names)
+        for path, method, oid in (("/health", "get", "health_health_get"),
+                                  ("/v1/systemone", "post", "systemone_v1_systemone_post"),
+                                  ("/v1/systemone/batch", "post", "systemone_batch_v1_systemone_batch_post")):
+            check(doc["paths"][path][method]["operationId"] == oid, "operationId of %s %s" % (method, path))
+        # every documented operation answers as documented; other methods get 405, HEAD as GET
+        for method, path in sorted(ops):
+            op = doc["paths"][path][method.lower()]
+            if method == "GET":
+                check_answer(srv, doc, "GET", path, want=200)
+                status, raw, _ = srv.request("HEAD", path)
+                check(status == 200 and raw == b"", "HEAD %s %d" % (path, status))
+            else:
+                for name, ex in op["requestBody"]["content"]["application/json"]["examples"].items():
+                    check_answer(srv, doc, method, path, json.dumps(ex["value"]).encode(), {"X-Request-Id": "ex-" + name}, want=200)
+            for other in ("GET", "POST", "PUT", "DELETE", "PATCH"):
+                if (other, path) not in ops:
+                    status, _, h = srv.request(other, path, b"{}" if other != "GET" else None)
+                    check(status == 405, "%s %s answered %d, not 405" % (other, path, status))
+        for path in ("/", "/redoc", "/v1", "/openapi", "/docs.html", "/v1/systemone/batch/x"):
+            status, _, _ = srv.request("GET", path)
+            check(status == 404, "undocumented %s answered %d" % (path, status))
+        # every recorded parity case: its status is documented and its answer matches the schema
+        seen, wrong = set(), []
+        for name, path, body, headers in cases.cases():
+            try:
+                status, value = check_answer(srv, doc, "POST", path, cases.encode(body), headers)
+            except AssertionError as e:
+                wrong.append("case %s: %s" % (name, e))
+                continue
+            seen.add(status)
+            if status == 200 and isinstance(body, dict):
+                req_schema = doc["paths"][path]["post"]["requestBody"]["content"]["application/json"]["schema"]
+                errs = schema_check.validate(body, req_schema, doc)
+                if errs:
+                    wrong.append("case %s was answered 200 but does not match the request schema: %s" % (name, errs[:3]))
+        check(not wrong, "%d cases disagree with the document:\n  %s" % (len(wrong), "\n  ".join(wrong)))
+        check({200, 400, 413, 422} <= seen, "cases reached only %r" % sorted(seen))
+        status, raw, hdrs = srv.request("GET", "/docs")
+        page = raw.decode()
+        check(status == 200 and hdrs["content-type"].startswith("text/html"), "docs %d %r" % (status, hdrs))
+        check('fetch("openapi.json")' in page and "<script src" not in page and "<link" not in page
+              and not re.search(r"""(src|href)=["']?(https?:)?//""", page), "docs page is not self-contained")
+        status, _, hdrs = srv.request("GET", "/docs/")
+        check(status == 307 and hdrs["location"].endswith("/docs"), "/docs/ %d %r" % (status, hdrs))
+    with Server(LAYA_JEV_STRICT="1") as srv:
+        for path in ("/v1/systemone", "/v1/systemone/batch"):
+            for ex in doc["paths"][path]["post"]["requestBody"]["content"]["application/json"]["examples"].values():
+                check_answer(srv, doc, "POST", path, json.dumps(ex["value"]).encode(), want=200)
+    with Server(LAYA_API_KEY="k") as srv:
+        for path in ("/openapi.json", "/docs"):
+            status, _, _ = srv.request("GET", path, headers={"Authorization": "Bearer k"})
+            check(status == 404, "%s with a key: %d" % (path, status))
+        check_answer(srv, doc, "POST", "/v1/systemone", json.dumps(SIMPLE).encode(), want=401)
+        check_answer(srv, doc, "GET", "/metrics", want=401)
+
+
+def proc_status(pid):
+    out = {}
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            k, _, v = line.partition(":")
+            out[k] = v.strip()
+    return out
+
+
+@test
+def test_metrics():
+    """/metrics parses under a strict reading of the Prometheus text format (tests/serve/prom_text.py,
+    itself checked to refuse malformed text); per-checkpoint requests, passes, states and input
+    tokens equal what the answers say; process metrics (Prometheus client names) agree with /proc;
+    laya_build_info and laya_checkpoint_info name this build and the loaded checkpoints."""
+    import prom_text
+    for bad in ('a 1\na 2\n', 'a{x="1"} 1', '# TYPE a counter\na 1\n# TYPE a counter\n', 'a 1\nb 1\na 2\n',
+                'a{x="\\q"} 1\n', 'a{x="1",x="2"} 1\n', 'a x\n', '# TYPE h histogram\nh_bucket{le="1"} 2\n'
+                'h_bucket{le="+Inf"} 1\nh_sum 1\nh_count 1\n', '# TYPE h histogram\nh_bucket{le="1"} 1\nh_sum 1\nh_count 1\n',
+                '# TYPE c counter\nc -1\n', '1a 1\n'):
+        try:
+            prom_text.parse(bad)
+        except ValueError:
+            continue
+        raise AssertionError("the parser accepted %r" % bad)
+    version, compat = re.match(r"laya-serve (\S+) \(Laya (\S+) compatible\)",
+                               subprocess.run([BIN, "--version"], capture_output=True, text=True).stdout).groups()
+    t_start = time.time()
+    with Server(LAYA_PRECISION=None, LAYA_DEVICE=None) as srv:
+        tokens = {"english": 0, "multilingual": 0}
+        for i in range(3):
+            status, raw, _ = srv.post("/v1/systemone", {"state": "refund please %d" % i, "questions": cases.QS, "model": "english"})
+            check(status == 200, "english %d" % status)
+            tokens["english"] += json.loads(raw)["usage"]["input_tokens"]
+        status, raw, _ = srv.post("/v1/systemone/batch", {"states": ["eins", "zwei"], "questions": {"refund": cases.NOUL},
+                                                          "model": "multilingual"})
+        check(status == 200, "batch %d" % status)
+        tokens["multilingual"] = json.loads(raw)["total_usage"]["input_tokens"]
+        status, raw, _ = srv.post("/v1/systemone", {"state": "x", "questions": {"q": {"type": "bogus"}}, "model": "english"})
+        check(status >= 400, "a refused request %d" % status)
+        health = json.loads(srv.request("GET", "/health")[1])
+        status, raw, hdrs = srv.request("GET", "/metrics")
+        check(hdrs["content-type"] == "text/plain; version=0.0.4; charset=utf-8", "content type %r" % hdrs["content-type"])
+        pid = srv.proc.pid
+        st = proc_status(pid)
+        fds = len(os.listdir("/proc/%d/fd" % pid))
+        with open("/proc/%d/limits" % pid) as f:
+            max_files = int(next(l for l in f if l.startswith("Max open files")).split()[3])
+        t_now = time.time()
+    fams = prom_text.parse(raw.decode())
+
+    def one(name, **labels):
+        fam = fams.get(name)
+        check(fam is not None, "no metric family %s" % name)
+        got = [v for n, l, v in fam["samples"] if n == name and all(l.get(k) == v2 for k, v2 in labels.items())]
+        check(len(got) == 1, "%s%r: %d samples" % (name, labels, len(got)))
+        return got[0]
+
+    for name, kind in (("laya_checkpoint_requests_total", "counter"), ("laya_checkpoint_passes_total", "counter"),
+                       ("laya_checkpoint_states_total", "counter"), ("laya_checkpoint_input_tokens_total", "counter"),
+                       ("laya_checkpoint_forward_seconds_total", "counter"), ("process_cpu_seconds_total", "counter"),
+                       ("process_resident_memory_bytes", "gauge"), ("process_open_fds", "gauge"),
+                       ("process_max_fds", "gauge"), ("process_threads", "gauge"),
+                       ("process_start_time_seconds", "gauge"), ("laya_build_info", "gauge"),
+                       ("laya_checkpoint_info", "gauge"), ("laya_request_duration_seconds", "histogram")):
+        check(fams.get(name, {}).get("type") == kind and fams[name]["help"], "%s: %r" % (name, fams.get(name)))
+    check(one("laya_checkpoint_requests_total", model="english", status="200") == 3, "english requests")
+    check(one("laya_checkpoint_requests_total", model="multilingual", status="200") == 1, "multilingual requests")
+    check(one("laya_checkpoint_states_total", model="english") == 3, "english states")
+    check(one("laya_checkpoint_states_total", model="multilingual") == 2, "multilingual states")
+    for m in ("english", "multilingual"):
+        check(one("laya_checkpoint_input_tokens_total", model=m) == tokens[m], "%s tokens" % m)
+        check(one("laya_checkpoint_forward_seconds_total", model=m) > 0, "%s forward time" % m)
+    check(1 <= one("laya_checkpoint_passes_total", model="english") <= 3, "english passes")
+    check(one("laya_checkpoint_pass_requests_total", model="english") == 3, "english pass requests")
+    check(one("laya_checkpoint_passes_total", model="multilingual") == 1, "multilingual passes")
+    check(one("laya_requests_total", route="/v1/systemone", status="200") == 3, "route counter")
+    rss = one("process_resident_memory_bytes")
+    vmrss = int(st["VmRSS"].split()[0]) * 1024
+    check(0.8 * vmrss <= rss <= 1.25 * vmrss, "RSS %d vs /proc %d" % (rss, vmrss))
+    check(abs(one("process_open_fds") - fds) <= 3, "fds %d vs /proc %d" % (one("process_open_fds"), fds))
+    check(abs(one("process_threads") - int(st["Threads"])) <= 2, "threads %d vs %s" % (one("process_threads"), st["Threads"]))
+    check(one("process_max_fds") == max_files, "max fds %d vs %d" % (one("process_max_fds"), max_files))
+    check(t_start - 2 <= one("process_start_time_seconds") <= t_now, "start time %f not in [%f, %f]" % (one("process_start_time_seconds"), t_start, t_now))
+    check(0 < one("laya_uptime_seconds") <= t_now - t_start + 1, "uptime")
+    check(0 < one("process_cpu_seconds_total") <= (t_now - t_start + 1) * os.cpu_count(), "cpu seconds")
+    check(one("process_virtual_memory_bytes") >= rss, "virtual memory")
+    build = [l for n, l, v in fams["laya_build_info"]["samples"] if v == 1]
+    check(len(build) == 1 and build[0]["version"] == version and build[0]["compat_version"] == compat and
+          build[0]["precision"] == "default" and build[0]["backend"] == "cpu" and build[0]["cpu_simd"],
+          "build info %r" % build)
+    infos = {l["model"]: l for n, l, v in fams["laya_checkpoint_info"]["samples"]}
+    check(set(infos) == set(health["loaded"]) and one("laya_checkpoints_loaded") == len(health["loaded"]), "checkpoint info %r" % infos)
+    for m, l in infos.items():
+        check(l["precision"] == health["checkpoint_precisions"][m] and l["device"] == health["checkpoint_devices"][m]
+              and l["backend"], "checkpoint info %s %r vs %r" % (m, l, health))
+
+
+@test
+def test_rootpath():
+    """LAYA_ROOT_PATH as Python laya-serve (FastAPI's root_path) treats it, replayed from
+    fixtures/python_root_path.json (record_root_path.py): paths under the prefix and without it
+    answer, the prefix alone and look-alikes do not, redirects keep the prefix, /openapi.json names
+    it in servers; /ready and /metrics (ours only) answer under it too."""
+    with open(os.path.join(HERE, "fixtures", "python_root_path.json")) as f:
+        rec = json.load(f)
+    with Server(LAYA_ROOT_PATH=rec["root_path"] + "/") as srv:  # a trailing slash is dropped
+        check(any(re.search(r"listening on http://127\.0\.0\.1:\d+/laya ", l) for l in srv.lines), "listening line")
+        for r in rec["requests"]:
+            path, body = r["path"], None
+            if r["method"] == "POST":  # the bodies record_root_path.py sent
+                body = json.dumps({"states": ["a", "b"], "questions": {"refund": cases.NOUL}} if "batch" in path
+                                  else {"state": "refund please", "questions": {"refund": cases.NOUL}})
+            status, raw, hdrs = srv.request(r["method"], path, body.encode() if body else None, {"Host": "example:81"})
+            want = r["status"]
+            if path in ("/ready", "/laya/ready"):
+                want = 200  # ours only (Laya has no /ready)
+            check(status == want and hdrs.get("location") == r["location"],
+                  "%s %s: %d %r, Laya %d %r" % (r["method"], path, status, hdrs.get("location"), r["status"], r["location"]))
+            if "servers" in r:
+                check(json.loads(raw).get("servers") == r["servers"], "servers %r" % raw[:200])
+        for path in ("/laya/ready", "/laya/metrics", "/metrics"):
+            check(srv.request("GET", path)[0] == 200, path)
+    with Server() as srv:
+        status, raw, _ = srv.request("GET", "/openapi.json")
+        check("servers" not in json.loads(raw), "servers without a root path")
+        check(srv.request("GET", "/laya/health")[0] == 404, "no prefix without LAYA_ROOT_PATH")
+
+
+@test
+def test_mcp_remote():
+    """laya-mcp with LAYA_BASE_URL answers from a real laya-serve, loading nothing itself, exactly as
+    Laya 0.4.15's MCP server does in remote mode against the same server (fixtures/
+    python_mcp_remote.json, record_mcp_remote.py): the server's answers and routing, status from its
+    /health, HTTP errors as Laya's codes (invalid_request, unauthorized, unreachable), local
+    validation first, Laya's construction error for a URL it refuses; serverInfo is laya-mcp's own."""
+    import mcp_remote_cases as mrc
+    mcp = os.path.join(os.path.dirname(BIN), "laya-mcp")
+    with open(os.path.join(HERE, "fixtures", "python_mcp_remote.json")) as f:
+        rec = {c["name"]: c for c in json.load(f)["calls"]}
+    own = subprocess.run([mcp, "--version"], capture_output=True, text=True).stdout.split()
+    closed = mrc.free_port()
+    with Server(LAYA_API_KEY=mrc.KEY, LAYA_BACKEND="cpu-ref") as srv:
+        for run in ("ok", "wrong_key", "unreachable", "bad_url"):
+            calls = [c for c in mrc.CALLS if c[1] == run]
+            env = dict(os.environ, LAYA_THREADS="1", **mrc.run_env(run, srv.port, closed))
+            env.pop("LAYA_EXTRA_MODELS", None)  # nothing to load here: a local load would fail
+            info, res, err = mrc.call_all([mcp], env, calls)
+            check(info["serverInfo"]["name"] == "laya-mcp" and info["serverInfo"]["version"] == own[1],
+                  "serverInfo %r" % info["serverInfo"])
+            check("remote mode: answering from laya-serve at " in err and all(
+                l.startswith("laya-mcp: ") for l in err.splitlines()), "stderr %r" % err[-500:])
+            for (name, _, tool, _), (is_error, text) in zip(calls, res):
+                text = text.replace("127.0.0.1:%d" % srv.port, "{BASE}").replace("127.0.0.1:%d" % closed, "{CLOSED}")
+                want = rec[name]
+                got_v, want_v = mrc.parse_text(text), mrc.parse_text(want["text"])
+                what = "%s: %s\n  Laya: %s" % (name, text[:600], want["text"][:600])
+                check(is_error == want["isError"], what)
+                if is_error:
+                    check(text.split(":")[0] == want["text"].split(":")[0] and got_v == want_v, what)
+                elif tool == "laya_status":
+                    for k in ("mode", "base_url", "router_preload", "router_ready", "server", "server_error", "loaded",
+                              "device", "device_is_preference", "checkpoint_devices"):
+                        check(got_v.get(k) == want_v.get(k), "%s: %s differs\n%s" % (name, k, what))
+                    check(got_v["package_versions"]["laya_compat"] == want_v["package_versions"]["laya"], what)
+                elif tool == "laya_predict_batch":
+                    check(set(got_v) == set(want_v) and got_v["model_counts"] == want_v["model_counts"], what)
+                    for g, w in zip(got_v["requests"], want_v["requests"]):
+                        check(g == w, "%s: a request differs\n  ours %r\n  Laya %r" % (name, g, w))
+                    check(len(got_v["requests"]) == len(want_v["requests"]), what)
+                else:
+                    got_v.pop("latency_ms", None)
+                    want_v.pop("latency_ms", None)
+                    check(got_v == want_v, what)
+        # the decisions reached the server (laya-mcp answered them from there)
+        m = srv.metrics({"Authorization": "Bearer " + mrc.KEY})
+        check(m.get('laya_requests_total{route="/v1/systemone",status="200"}', 0) >= 3 and
+              m.get('laya_requests_total{route="/v1/systemone/batch",status="200"}', 0) >= 1 and
+              m.get('laya_requests_total{route="/v1/systemone",status="422"}', 0) == 1 and
+              m.get('laya_requests_total{route="/v1/systemone",status="401"}', 0) == 1, "server saw %r" %
+              {k: v for k, v in m.items() if k.startswith("laya_requests_total")})
+    # LAYA_REMOTE_TIMEOUT: a server that accepts and never answers (Laya's message, "%.0fs")
+    lst = socket.socket()
+    lst.bind(("127.0.0.1", 0))
+    lst.listen(8)
+    env = dict(os.environ, LAYA_BASE_URL="http://127.0.0.1:%d" % lst.getsockname()[1], LAYA_REMOTE_TIMEOUT="1")
+    env.pop("LAYA_EXTRA_MODELS", None)
+    t0 = time.time()
+    _, res, _ = mrc.call_all([mcp], env, [("t", "ok", "laya_predict", {"state": mrc.ST, "questions": {"r": cases.NOUL}})])
+    lst.close()
+    check(res[0][0] and mrc.parse_text(res[0][1]) == {"error": "timeout", "message": "laya-serve did not answer within 1s"}
+          and time.time() - t0 < 15, "timeout %r after %.1fs" % (res, time.time() - t0))
+    # laya_decide needs the answering checkpoint in-process: refused by name in remote mode (Laya
+    # plans the schema into questions and asks the server; not done in laya.c yet)
+    with Server(LAYA_API_KEY=mrc.KEY) as srv:
+        env = dict(os.environ, **mrc.run_env("ok", srv.port, closed))
+        env.pop("LAYA_EXTRA_MODELS", None)
+        _, res, _ = mrc.call_all([mcp], env, [("decide", "ok", "laya_decide", {
+            "state": mrc.ST, "schema": {"type": "object", "properties": {"refund": {"type": "boolean"}}}})])
+        check(res[0][0] and mrc.parse_text(res[0][1])["error"] == "unsupported_remote", "decide %r" % (res,))
 
 
 def run_client_script(env_var, script):

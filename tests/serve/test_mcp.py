@@ -75,7 +75,9 @@ def main():
     r = rpc("initialize", {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}})
     res = r["result"]
     check(res["protocolVersion"] == "2025-06-18" and "tools" in res["capabilities"], "initialize %r" % res)
-    check(res["serverInfo"]["name"] == "laya", "server name")
+    own = subprocess.run([BIN, "--version"], capture_output=True, text=True).stdout.split()
+    check(res["serverInfo"]["name"] == "laya-mcp" and own[0] == "laya-mcp" and res["serverInfo"]["version"] == own[1],
+          "server name and version: %r (laya-mcp --version %r)" % (res["serverInfo"], own))
     r = rpc("initialize", {"protocolVersion": "1999-01-01", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}})
     check(r["result"]["protocolVersion"] == "2025-11-25", "unknown version negotiates the latest")
     rpc("notifications/initialized", notify=True)

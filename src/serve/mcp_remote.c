@@ -1,0 +1,468 @@
+/* mcp_remote.c: laya-mcp's remote mode (mcp_remote.h), over libcurl.
+ *
+ * The tools of mcp.c run unchanged: they validate their arguments and route locally, then call
+ * the engine table below for the checkpoint they chose, and it asks the server for that
+ * checkpoint by name. A failure is a laya_error whose kind is "remote:<code>" with the code and
+ * text Laya's RemoteRouter gives (unauthorized, invalid_request, busy, upstream_error, timeout,
+ * unreachable, unsupported_remote, internal_error); mcp.c reports it as that tool error. */
+#include "serve/mcp_remote.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "serve/log.h"
+
+#ifdef LAYA_MCP_HAVE_CURL
+#include <curl/curl.h>
+#endif
+
+#define DEFAULT_TIMEOUT_S 300.0
+#define MAX_ANSWER_BYTES (256u << 20) /* a laya-serve answer is at most a few MiB */
+
+struct mcp_remote {
+  char *url;       /* the origin, normalised; NULL when unset */
+  char *api_key;   /* bearer, or NULL */
+  double timeout;  /* seconds */
+  char error[512]; /* set: construction failed, every call answers this */
+};
+
+/* ---- construction (Laya's _remote_base_url, RemoteRouter.__init__, _timeout_from_env) ---- */
+
+static char *strip_dup(const char *s) {
+  while (*s && isspace((unsigned char)*s)) s++;
+  size_t n = strlen(s);
+  while (n && isspace((unsigned char)s[n - 1])) n--;
+  char *o = malloc(n + 1);
+  if (o) {
+    memcpy(o, s, n);
+    o[n] = 0;
+  }
+  return o;
+}
+
+/* urllib.parse.urlsplit's checks RemoteRouter makes: http(s), a host, no query or fragment. */
+static bool url_ok(const char *u) {
+  size_t skip;
+  if (!strncasecmp(u, "http://", 7))
+    skip = 7;
+  else if (!strncasecmp(u, "https://", 8))
+    skip = 8;
+  else
+    return false;
+  if (strchr(u, '?') || strchr(u, '#')) return false;
+  const char *host = u + skip, *end = host + strcspn(host, "/");
+  const char *at = memchr(host, '@', (size_t)(end - host));
+  if (at) host = at + 1;
+  if (*host == '[') return strchr(host, ']') && strchr(host, ']') > host + 1;
+  size_t hn = strcspn(host, ":/");
+  return hn > 0;
+}
+
+mcp_remote *mcp_remote_from_env(const serve_config *cfg) {
+  const char *raw = getenv("LAYA_BASE_URL");
+  char *u = raw ? strip_dup(raw) : NULL;
+  if (!u || !*u) {
+    free(u);
+    return NULL;
+  }
+  mcp_remote *r = calloc(1, sizeof *r);
+  if (!r) {
+    free(u);
+    return NULL;
+  }
+  if (!strstr(u, "://")) {
+    char *w = malloc(strlen(u) + 8);
+    if (w) sprintf(w, "http://%s", u);
+    free(u);
+    u = w;
+  }
+  size_t n = u ? strlen(u) : 0;
+  while (n && u[n - 1] == '/') u[--n] = 0;
+  r->url = u;
+  if (!u || !url_ok(u))
+    snprintf(r->error, sizeof r->error,
+             "remote router construction failed: base_url must be an HTTP(S) server URL without a query or fragment");
+  r->api_key = cfg && cfg->api_key && *cfg->api_key ? strdup(cfg->api_key) : NULL;
+  r->timeout = DEFAULT_TIMEOUT_S;
+  const char *t = getenv("LAYA_REMOTE_TIMEOUT");
+  char *ts = t ? strip_dup(t) : NULL;
+  if (ts && *ts) {
+    char *end;
+    double d = strtod(ts, &end);
+    if (*end == 0 && isfinite(d) && d > 0) r->timeout = d;
+  }
+  free(ts);
+#ifndef LAYA_MCP_HAVE_CURL
+  if (!r->error[0])
+    snprintf(r->error, sizeof r->error,
+             "remote router construction failed: this build of laya-mcp has no HTTP client (libcurl)");
+#else
+  curl_global_init(CURL_GLOBAL_DEFAULT);
+#endif
+  return r;
+}
+
+void mcp_remote_free(mcp_remote *r) {
+  if (!r) return;
+  free(r->url);
+  free(r->api_key);
+  free(r);
+}
+
+const char *mcp_remote_url(const mcp_remote *r) { return r->url ? r->url : ""; }
+
+static int remote_err(laya_error *err, const char *code, const char *fmt, const char *a, const char *b) {
+  char kind[32];
+  snprintf(kind, sizeof kind, "remote:%s", code);
+  return laya_err(err, LAYA_ERR_INTERNAL, kind, fmt, a ? a : "", b ? b : "");
+}
+
+/* ---- one HTTP exchange (RemoteRouter._request) ---- */
+
+#ifdef LAYA_MCP_HAVE_CURL
+typedef struct reply {
+  strbuf body;
+  bool too_big;
+  char reason[128]; /* the status line's reason phrase */
+} reply;
+
+static size_t on_body(char *p, size_t size, size_t n, void *ud) {
+  reply *r = ud;
+  size_t len = size * n;
+  if (r->body.len + len > MAX_ANSWER_BYTES) {
+    r->too_big = true;
+    return 0;
+  }
+  sb_append(&r->body, p, len);
+  return r->body.oom ? 0 : len;
+}
+
+static size_t on_header(char *p, size_t size, size_t n, void *ud) {
+  reply *r = ud;
+  size_t len = size * n;
+  if (len > 9 && !strncmp(p, "HTTP/", 5)) {
+    const char *sp = memchr(p, ' ', len);
+    const char *sp2 = sp ? memchr(sp + 1, ' ', len - (size_t)(sp + 1 - p)) : NULL;
+    size_t k = 0;
+    if (sp2) {
+      for (const char *q = sp2 + 1; q < p + len && *q != '\r' && *q != '\n' && k + 1 < sizeof r->reason; q++)
+        r->reason[k++] = *q;
+    }
+    r->reason[k] = 0;
+  }
+  return len;
+}
+#endif
+
+/* The server's FastAPI-shaped {"detail": ...}: the string, else its JSON, else the reason. */
+static void error_detail(const strbuf *body, const char *reason, strbuf *out) {
+  arena a;
+  arena_init(&a, 4096);
+  laya_error e;
+  json_value *v = body->len ? json_parse(body->data, body->len, &a, NULL, &e) : NULL;
+  const json_value *d = v && v->type == JSON_OBJECT ? json_get(v, "detail") : NULL;
+  if (d && d->type == JSON_STRING) {
+    sb_append(out, d->s, d->n);
+  } else if (d && d->type != JSON_NULL) {
+    json_dump_opts o = {NULL, NULL, false, -1};
+    json_dump(out, d, &o);
+  } else {
+    sb_puts(out, reason);
+  }
+  arena_free(&a);
+}
+
+/* GET (body NULL) or POST path; the parsed JSON object in a on success. */
+static int http_call(mcp_remote *r, const char *path, const char *body, arena *a, json_value **out,
+                     laya_error *err) {
+  *out = NULL;
+  if (r->error[0]) return remote_err(err, "internal_error", "%s%s", r->error, NULL);
+#ifndef LAYA_MCP_HAVE_CURL
+  (void)path;
+  (void)body;
+  (void)a;
+  return remote_err(err, "internal_error", "%s%s", "no HTTP client in this build", NULL);
+#else
+  CURL *c = curl_easy_init();
+  if (!c) return remote_err(err, "internal_error", "%s%s", "cannot start an HTTP client", NULL);
+  strbuf url;
+  sb_init(&url);
+  sb_puts(&url, r->url);
+  sb_puts(&url, path);
+  struct curl_slist *h = curl_slist_append(NULL, "Accept: application/json");
+  if (body) h = curl_slist_append(h, "Content-Type: application/json");
+  strbuf auth;
+  sb_init(&auth);
+  if (r->api_key) {
+    sb_printf(&auth, "Authorization: Bearer %s", r->api_key);
+    h = curl_slist_append(h, sb_cstr(&auth));
+  }
+  h = curl_slist_append(h, "Expect:"); /* no 100-continue round trip */
+  reply rep;
+  memset(&rep, 0, sizeof rep);
+  sb_init(&rep.body);
+  char cerr[CURL_ERROR_SIZE] = "";
+  curl_easy_setopt(c, CURLOPT_URL, sb_cstr(&url));
+  curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)(r->timeout * 1000.0 > 2e9 ? 2e9 : r->timeout * 1000.0));
+  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+  curl_easy_setopt(c, CURLOPT_WRITEDATA, &rep);
+  curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+  curl_easy_setopt(c, CURLOPT_HEADERDATA, &rep);
+  curl_easy_setopt(c, CURLOPT_ERRORBUFFER, cerr);
+#if LIBCURL_VERSION_NUM >= 0x075500
+  curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+#else
+  curl_easy_setopt(c, CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+#endif
+  if (body) {
+    curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+    curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
+  }
+  CURLcode rc = curl_easy_perform(c);
+  long status = 0;
+  curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+  int ret = 0;
+  char secs[32];
+  snprintf(secs, sizeof secs, "%.0f", r->timeout);
+  if (rc == CURLE_OPERATION_TIMEDOUT) {
+    ret = remote_err(err, "timeout", "laya-serve did not answer within %ss%s", secs, NULL);
+  } else if (rc != CURLE_OK && !(rc == CURLE_WRITE_ERROR && rep.too_big)) {
+    /* the reason as Python's urllib words it ("[Errno 111] Connection refused") when the OS
+     * gave one */
+    long os_err = 0;
+    curl_easy_getinfo(c, CURLINFO_OS_ERRNO, &os_err);
+    char why[CURL_ERROR_SIZE + 64];
+    if (os_err)
+      snprintf(why, sizeof why, "[Errno %ld] %s", os_err, strerror((int)os_err));
+    else
+      snprintf(why, sizeof why, "%s", cerr[0] ? cerr : curl_easy_strerror(rc));
+    ret = remote_err(err, "unreachable", "cannot reach laya-serve at %s: %s", r->url, why);
+  } else if (rep.too_big) {
+    ret = remote_err(err, "upstream_error", "laya-serve returned a body over %s bytes%s", "268435456", NULL);
+  } else if (status < 200 || status >= 300) {
+    strbuf d;
+    sb_init(&d);
+    error_detail(&rep.body, rep.reason, &d);
+    if (status == 401) {
+      ret = remote_err(err, "unauthorized", "laya-serve refused the bearer token: %s%s", sb_cstr(&d), NULL);
+    } else if (status == 400 || status == 413 || status == 422) {
+      ret = remote_err(err, "invalid_request", "%s%s", sb_cstr(&d), NULL);
+    } else if (status == 503) {
+      ret = remote_err(err, "busy", "laya-serve is busy: %s%s", sb_cstr(&d), NULL);
+    } else {
+      char code[32];
+      snprintf(code, sizeof code, "%ld", status);
+      ret = remote_err(err, "upstream_error", "laya-serve answered HTTP %s: %s", code, sb_cstr(&d));
+    }
+    sb_free(&d);
+  } else {
+    laya_error pe;
+    json_parse_opts po = {0, false, false, true}; /* keep duplicate keys as the server wrote them */
+    char *text = arena_strndup(a, rep.body.data ? rep.body.data : "", rep.body.len);
+    json_value *v = text ? json_parse(text, rep.body.len, a, &po, &pe) : NULL;
+    if (!v)
+      ret = remote_err(err, "upstream_error", "laya-serve returned a non-JSON body%s%s", NULL, NULL);
+    else if (v->type != JSON_OBJECT)
+      ret = remote_err(err, "upstream_error", "laya-serve returned a non-object body%s%s", NULL, NULL);
+    else
+      *out = v;
+  }
+  sb_free(&rep.body);
+  sb_free(&auth);
+  sb_free(&url);
+  curl_slist_free_all(h);
+  curl_easy_cleanup(c);
+  return ret;
+#endif
+}
+
+/* ---- the engine table ---- */
+
+typedef struct remote_model {
+  char name[64];
+} remote_model;
+
+static void *r_open(void *ctx, const char *name, const serve_config *cfg, laya_error *err) {
+  (void)ctx;
+  (void)cfg;
+  remote_model *m = calloc(1, sizeof *m);
+  if (!m) {
+    laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory");
+    return NULL;
+  }
+  snprintf(m->name, sizeof m->name, "%s", name);
+  return m;
+}
+
+static void r_close(void *ctx, void *model) {
+  (void)ctx;
+  free(model);
+}
+
+static const char *r_info(void *ctx, void *model) {
+  (void)ctx;
+  (void)model;
+  return NULL; /* no device to report: Laya's remote answers carry none */
+}
+
+/* request_json (an object mcp.c wrote) with "model": the checkpoint's name as its last member,
+ * unless it names one already (mcp.c's remote_controls: the caller's, or null for the server
+ * to route). */
+static char *with_model(const char *request_json, const char *name) {
+  arena a;
+  arena_init(&a, 1 << 12);
+  laya_error e;
+  json_value *v = json_parse(request_json, strlen(request_json), &a, NULL, &e);
+  bool named = v && json_get(v, "model");
+  arena_free(&a);
+  if (named) return strdup(request_json);
+  size_t n = strlen(request_json);
+  while (n && isspace((unsigned char)request_json[n - 1])) n--;
+  if (!n || request_json[n - 1] != '}') return NULL;
+  strbuf sb;
+  sb_init(&sb);
+  sb_append(&sb, request_json, n - 1);
+  size_t k = n - 1;
+  while (k && isspace((unsigned char)request_json[k - 1])) k--;
+  if (k && request_json[k - 1] != '{') sb_puts(&sb, ", ");
+  sb_puts(&sb, "\"model\": ");
+  json_dump_string(&sb, name, strlen(name), false);
+  sb_putc(&sb, '}');
+  return sb_steal(&sb);
+}
+
+static int post(mcp_remote *r, const char *path, void *model, const char *request_json, const char *member,
+                char **result_json, laya_error *err) {
+  *result_json = NULL;
+  char *body = with_model(request_json, ((remote_model *)model)->name);
+  if (!body) return remote_err(err, "internal_error", "%s%s", "malformed request", NULL);
+  arena a;
+  arena_init(&a, 1 << 14);
+  json_value *v = NULL;
+  int rc = http_call(r, path, body, &a, &v, err);
+  free(body);
+  if (rc == 0) {
+    const json_value *x = member ? json_get(v, member) : v;
+    if (!x || (member && x->type != JSON_ARRAY)) {
+      rc = remote_err(err, "upstream_error", "laya-serve's answer has no '%s' list%s", member, NULL);
+    } else {
+      strbuf sb;
+      sb_init(&sb);
+      json_dump_opts o = {NULL, NULL, false, -1};
+      json_dump(&sb, x, &o);
+      *result_json = sb_steal(&sb);
+    }
+  }
+  arena_free(&a);
+  return rc;
+}
+
+/* laya_predict, laya_preset: POST /v1/systemone */
+static int r_predict(void *ctx, void *model, const char *request_json, char **result_json, laya_error *err) {
+  return post(ctx, "/v1/systemone", model, request_json, NULL, result_json, err);
+}
+
+/* laya_predict_batch: one POST /v1/systemone/batch per group of requests mcp.c forms (one
+ * checkpoint, one question set and budget); the server's results, in order */
+static int r_predict_batch(void *ctx, void *model, const char *request_json, char **result_json, laya_error *err) {
+  return post(ctx, "/v1/systemone/batch", model, request_json, "results", result_json, err);
+}
+
+/* Laya's RemoteRouter cannot hand out a checkpoint, so its predict_long fails this way */
+static int r_predict_long(void *ctx, void *model, const char *request_json, char **result_json, laya_error *err) {
+  (void)request_json;
+  mcp_remote *r = ctx;
+  *result_json = NULL;
+  if (r->error[0]) return remote_err(err, "internal_error", "%s%s", r->error, NULL);
+  (void)model;
+  /* Laya 0.4.15's scan passes its hooks to RemoteRouter.predict, which refuses them */
+  return laya_err(err, LAYA_ERR_INTERNAL, "RemoteError",
+                  "hooks are callables and cannot be sent to laya-serve; install them on the server");
+}
+
+/* A schema decision is planned and read by the engine on the answering checkpoint itself; the
+ * server has no route for it. */
+static int r_decide(void *ctx, void *model, const char *request_json, char **result_json, laya_error *err) {
+  (void)model;
+  (void)request_json;
+  mcp_remote *r = ctx;
+  *result_json = NULL;
+  if (r->error[0]) return remote_err(err, "internal_error", "%s%s", r->error, NULL);
+  return remote_err(err, "unsupported_remote",
+                    "laya_decide is not available when LAYA_BASE_URL points laya-mcp at a remote laya-serve "
+                    "(%s); use laya_predict with the schema's questions, or run laya-mcp without LAYA_BASE_URL%s",
+                    r->url, NULL);
+}
+
+void mcp_remote_engine(mcp_remote *r, serve_engine *eng) {
+  memset(eng, 0, sizeof *eng);
+  eng->ctx = r;
+  eng->name = "remote";
+  eng->open = r_open;
+  eng->close = r_close;
+  eng->info = r_info;
+  eng->predict = r_predict;
+  eng->predict_batch = r_predict_batch;
+  eng->predict_long = r_predict_long;
+  eng->decide = r_decide;
+  eng->open_by_name = true;
+}
+
+/* ---- laya_status (Laya's _remote_status) ---- */
+
+char *mcp_remote_status(mcp_remote *r, laya_error *err) {
+  if (r->error[0]) {
+    remote_err(err, "internal_error", "%s%s", r->error, NULL);
+    return NULL;
+  }
+  arena a;
+  arena_init(&a, 1 << 14);
+  json_value *health = NULL;
+  laya_error he;
+  laya_err_clear(&he);
+  int rc = http_call(r, "/health", NULL, &a, &health, &he);
+  json_dump_opts o = {NULL, NULL, false, -1};
+  strbuf sb;
+  sb_init(&sb);
+  sb_puts(&sb, "{\"mode\": \"remote\", \"base_url\": ");
+  json_dump_string(&sb, r->url, strlen(r->url), false);
+  sb_printf(&sb, ", \"router_preload\": false, \"router_ready\": true, \"engine\": \"laya.c\", "
+                 "\"package_versions\": {\"laya.c\": \"%s\", \"laya_compat\": \"%s\"}, \"server\": ",
+            LAYA_VERSION, LAYA_COMPAT_VERSION);
+  if (rc) {
+    sb_puts(&sb, "null, \"server_error\": ");
+    strbuf m;
+    sb_init(&m);
+    sb_printf(&m, "RemoteError: %s", he.message);
+    json_dump_string(&sb, m.data, m.len, false);
+    sb_free(&m);
+    sb_puts(&sb, ", \"loaded\": []}");
+  } else {
+    json_dump(&sb, health, &o);
+    sb_puts(&sb, ", \"loaded\": [");
+    const json_value *l = json_get(health, "loaded");
+    int k = 0;
+    for (uint32_t i = 0; l && l->type == JSON_ARRAY && i < l->n; i++) {
+      if (l->items[i].type != JSON_STRING) continue;
+      if (k++) sb_puts(&sb, ", ");
+      json_dump(&sb, &l->items[i], &o);
+    }
+    sb_putc(&sb, ']');
+    static const char *const keys[] = {"device", "device_is_preference", "checkpoint_devices"};
+    for (int i = 0; i < 3; i++) {
+      const json_value *x = json_get(health, keys[i]);
+      if (!x) continue;
+      sb_printf(&sb, ", \"%s\": ", keys[i]);
+      json_dump(&sb, x, &o);
+    }
+    sb_putc(&sb, '}');
+  }
+  arena_free(&a);
+  return sb_steal(&sb);
+}

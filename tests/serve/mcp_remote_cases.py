@@ -1,0 +1,93 @@
+"""laya-mcp remote mode (LAYA_BASE_URL): the calls, the servers they run against, and how to drive
+an MCP server over stdio (standard library only). record_mcp_remote.py records Laya 0.4.15's MCP
+server's answers; test_http.py's mcp_remote replays them against laya-mcp, both times with a
+laya.c laya-serve on loopback as the remote (the mapping from tools to HTTP calls and from HTTP
+errors to tool errors is the MCP server's own)."""
+import json
+import os
+import socket
+import subprocess
+
+from mcp_cases import NOUL, QS, ST
+
+GERMAN = {"message": "Ich wurde doppelt belastet, bitte erstatten Sie mir den Betrag."}
+KEY = "remote-key"
+
+# (name, run, tool, arguments): run "ok" has the right key, "wrong_key" a wrong one,
+# "unreachable" a base URL nothing listens on, "bad_url" one Laya refuses.
+CALLS = [
+    ("status", "ok", "laya_status", {}),
+    ("predict_pinned", "ok", "laya_predict", {"state": ST, "questions": QS, "model": "english"}),
+    ("predict_auto", "ok", "laya_predict", {"state": GERMAN, "questions": {"refund": NOUL}}),
+    ("predict_controls", "ok", "laya_predict", {"state": ST, "questions": QS, "model": "en", "max_len": 64,
+                                                "min_confidence": 0.6}),
+    ("predict_batch", "ok", "laya_predict_batch", {"requests": [
+        {"state": ST, "questions": QS, "model": "english"},
+        {"state": {"message": "The app crashes on start."}, "questions": QS, "model": "english"},
+        {"state": ST, "questions": {"refund": NOUL}, "model": "multilingual"}]}),
+    ("route", "ok", "laya_route", {"state": GERMAN, "questions": QS}),
+    ("over_server_budget", "ok", "laya_predict", {"state": ST, "questions": QS, "model": "english", "max_len": 9000}),
+    ("invalid_locally", "ok", "laya_predict", {"state": ST, "questions": {"q": {"type": "rank", "instructions": "i"}}}),
+    ("predict_long", "ok", "laya_predict_long", {"state": ST, "questions": QS, "model": "english"}),
+    ("wrong_key", "wrong_key", "laya_predict", {"state": ST, "questions": QS, "model": "english"}),
+    ("wrong_key_status", "wrong_key", "laya_status", {}),
+    ("unreachable", "unreachable", "laya_predict", {"state": ST, "questions": QS, "model": "english"}),
+    ("unreachable_status", "unreachable", "laya_status", {}),
+    ("bad_url", "bad_url", "laya_predict", {"state": ST, "questions": QS}),
+]
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def run_env(run, serve_port, closed_port):
+    """LAYA_BASE_URL and LAYA_API_KEY of a run (scheme-less host:port for "ok", as Laya allows)."""
+    return {"ok": {"LAYA_BASE_URL": "127.0.0.1:%d" % serve_port, "LAYA_API_KEY": KEY},
+            "wrong_key": {"LAYA_BASE_URL": "http://127.0.0.1:%d/" % serve_port, "LAYA_API_KEY": "wrong"},
+            "unreachable": {"LAYA_BASE_URL": "http://127.0.0.1:%d" % closed_port, "LAYA_API_KEY": KEY},
+            "bad_url": {"LAYA_BASE_URL": "ftp://127.0.0.1:%d" % serve_port, "LAYA_API_KEY": KEY}}[run]
+
+
+def call_all(command, env, calls):
+    """Run an MCP server over stdio (newline-delimited JSON-RPC) and make the calls; returns
+    [(isError, text)] in order, and the server's stderr."""
+    msgs = [{"jsonrpc": "2.0", "id": 0, "method": "initialize",
+             "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
+            {"jsonrpc": "2.0", "method": "notifications/initialized"}]
+    for i, (_, _, tool, args) in enumerate(calls, 1):
+        msgs.append({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": tool, "arguments": args}})
+    p = subprocess.Popen(command, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, encoding="utf-8")
+    out = {}
+    for m in msgs:  # one at a time: the Python SDK answers concurrently, ours in order
+        p.stdin.write(json.dumps(m) + "\n")
+        p.stdin.flush()
+        if "id" not in m:
+            continue
+        while True:
+            line = p.stdout.readline()
+            if not line:
+                raise RuntimeError("MCP server exited: %s" % p.stderr.read()[-2000:])
+            r = json.loads(line)
+            if r.get("id") == m["id"]:
+                out[m["id"]] = r
+                break
+    p.stdin.close()
+    err = p.stderr.read()
+    p.wait(timeout=60)
+    res = []
+    for i in range(1, len(calls) + 1):
+        r = out[i]["result"]
+        res.append((bool(r.get("isError")), r["content"][0]["text"]))
+    return out[0]["result"], res, err
+
+
+def parse_text(text):
+    """A tool result's JSON (after the SDK's 'Error executing tool X: ' prefix on errors)."""
+    i = text.find("{")
+    return json.loads(text[i:]) if i >= 0 else text
