@@ -7,7 +7,7 @@
 Starts laya-serve on loopback with the tiny fixture checkpoints under Laya's names and
 LAYA_API_KEY, then runs `python -m laya.mcp.server` with each run's LAYA_BASE_URL / LAYA_API_KEY
 (mcp_remote_cases.py) and stores every call's isError and text, with the base URL written
-{BASE} and the unreachable port {CLOSED}.
+{BASE} and the unreachable port {CLOSED}, the fixture checkpoints' folder as {CKPT}.
 """
 import json
 import os
@@ -46,7 +46,7 @@ def main():
             menv.pop("LAYA_EXTRA_MODELS", None)
             info, res, _ = mrc.call_all([sys.executable, "-m", "laya.mcp.server"], menv, calls)
             for (name, _, _, _), (is_error, text) in zip(calls, res):
-                text = text.replace("127.0.0.1:%d" % port, "{BASE}").replace("127.0.0.1:%d" % closed, "{CLOSED}")
+                text = text.replace("127.0.0.1:%d" % port, "{BASE}").replace("127.0.0.1:%d" % closed, "{CLOSED}").replace(CKPT, "{CKPT}")
                 out.append({"name": name, "isError": is_error, "text": text})
     finally:
         srv.terminate()

@@ -1736,7 +1736,7 @@ def test_mcp_remote():
             check("remote mode: answering from laya-serve at " in err and all(
                 l.startswith("laya-mcp: ") for l in err.splitlines()), "stderr %r" % err[-500:])
             for (name, _, tool, _), (is_error, text) in zip(calls, res):
-                text = text.replace("127.0.0.1:%d" % srv.port, "{BASE}").replace("127.0.0.1:%d" % closed, "{CLOSED}")
+                text = text.replace("127.0.0.1:%d" % srv.port, "{BASE}").replace("127.0.0.1:%d" % closed, "{CLOSED}").replace(CKPT, "{CKPT}")
                 want = rec[name]
                 got_v, want_v = mrc.parse_text(text), mrc.parse_text(want["text"])
                 what = "%s: %s\n  Laya: %s" % (name, text[:600], want["text"][:600])
