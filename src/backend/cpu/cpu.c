@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "backend/backend.h"
 #include "backend/cpu/cpu_model.h"
@@ -69,6 +70,15 @@ static void study_parse(cpu_model *m) {
     for (size_t i = 0; i < sizeof items / sizeof items[0]; i++)
       if (!strcmp(t, items[i].name)) m->study |= items[i].bit;
   }
+}
+
+/* LAYA_CPU_PROFILE=1 (bench/cpu, BENCHMARKS.md "CPU forward: where the time goes"): every forward
+ * prints one JSON line on stderr with, per kind of parallel step, the caller's wall time, the summed
+ * thread CPU time of its tasks and the number of pool hand-offs. Timing costs two clock reads per
+ * task; off, the forward is unchanged. */
+static int profile_enabled(void) {
+  const char *e = getenv("LAYA_CPU_PROFILE");
+  return e && *e && strcmp(e, "0");
 }
 
 /* ---- model: named arrays ---------------------------------------------------------------------- */
@@ -460,6 +470,7 @@ static cpu_model *cpu_model_create(const model_weights *w, const backend_options
   m->n_act = w->n_act;
   m->fmt = fmt_of(prec);
   study_parse(m);
+  m->profile = profile_enabled();
   m->k = cpu_kernels_select();
   {
     const char *e = getenv("LAYA_CPU_ATTN_F32");
@@ -674,14 +685,76 @@ static void cpu_worker_destroy(backend *b, backend_worker *w) {
 
 /* ---- parallel steps --------------------------------------------------------------------------- */
 
+/* Kinds of parallel step (LAYA_CPU_PROFILE). */
+enum { PS_GEMM, PS_ATTN_G, PS_ATTN_L, PS_ATTN_HEAD, PS_NORM, PS_OTHER, PS_N };
+static const char *const PS_NAMES[PS_N] = {"gemm", "attn_global", "attn_local", "attn_head", "norm_convert", "other"};
+
+typedef struct fwd_profile {
+  double wall_ms[PS_N];           /* caller's wall time inside the pool runs of each kind */
+  _Atomic long long task_ns[PS_N]; /* thread CPU time of the tasks */
+  _Atomic long long pack_ns;      /* attention: rotating and laying out q, k, v (inside attn_*) */
+  int runs[PS_N], tasks[PS_N];
+} fwd_profile;
+
 typedef struct fwd {
   const cpu_model *m;
   const packed_batch *bt;
   cpu_scratch s;
   int T, threads;
+  int step;           /* kind of the next pool run (PS_*) */
+  fwd_profile *prof;  /* NULL unless LAYA_CPU_PROFILE */
 } fwd;
 
-static void run(fwd *f, int n, cpu_task_fn fn, void *ctx) { cpu_pool_run(f->m->pool, n, fn, ctx); }
+static double wall_now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+}
+
+static long long thread_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+typedef struct prof_task {
+  cpu_task_fn fn;
+  void *ctx;
+  _Atomic long long *ns;
+} prof_task;
+
+static void prof_task_fn(void *ctx, int task, int thread) {
+  prof_task *p = ctx;
+  long long t0 = thread_ns();
+  p->fn(p->ctx, task, thread);
+  atomic_fetch_add_explicit(p->ns, thread_ns() - t0, memory_order_relaxed);
+}
+
+static void run(fwd *f, int n, cpu_task_fn fn, void *ctx) {
+  if (!f->prof) {
+    cpu_pool_run(f->m->pool, n, fn, ctx);
+    return;
+  }
+  prof_task p = {fn, ctx, &f->prof->task_ns[f->step]};
+  double t0 = wall_now_ms();
+  cpu_pool_run(f->m->pool, n, prof_task_fn, &p);
+  f->prof->wall_ms[f->step] += wall_now_ms() - t0;
+  f->prof->runs[f->step]++;
+  f->prof->tasks[f->step] += n;
+  f->step = PS_OTHER;
+}
+
+static void profile_print(const fwd *f, double wall_ms, double cpu_ms) {
+  const fwd_profile *p = f->prof;
+  fprintf(stderr, "{\"cpu_profile\":1,\"isa\":\"%s\",\"fmt\":%d,\"rows\":%d,\"tokens\":%d,\"threads\":%d,"
+          "\"wall_ms\":%.3f,\"process_cpu_ms\":%.3f,\"attn_pack_cpu_ms\":%.3f",
+          f->m->k->name, (int)f->m->fmt, f->bt->n_rows, f->T, f->threads, wall_ms, cpu_ms,
+          (double)atomic_load(&p->pack_ns) * 1e-6);
+  for (int i = 0; i < PS_N; i++)
+    fprintf(stderr, ",\"%s\":{\"wall_ms\":%.3f,\"task_cpu_ms\":%.3f,\"runs\":%d,\"tasks\":%d}", PS_NAMES[i],
+            p->wall_ms[i], (double)atomic_load(&p->task_ns[i]) * 1e-6, p->runs[i], p->tasks[i]);
+  fprintf(stderr, "}\n");
+}
 
 /* GEMM: y = x W^T over M rows, split into (row chunk, panel group) tasks. */
 typedef struct gemm_job {
@@ -759,6 +832,7 @@ static void gemm(fwd *f, const void *a, int lda, const float *row_scale, const p
       g.n_p = np;
     }
   }
+  f->step = PS_GEMM;
   run(f, g.n_m * g.n_p, gemm_task, &g);
 }
 
@@ -811,6 +885,7 @@ static void norm_task(void *ctx, int task, int thread) {
 static void norm_rows(fwd *f, cpu_wfmt fmt, const float *x, int ldx, int rows, int n, const float *w,
                       const float *b, float eps, void *out, float *out_scale, int ldo) {
   norm_job j = {f, fmt, x, ldx, n, rows, w, b, eps, out, out_scale, ldo};
+  f->step = PS_NORM;
   run(f, (rows + ROW_BLOCK - 1) / ROW_BLOCK, norm_task, &j);
 }
 
@@ -841,6 +916,7 @@ static void conv_task(void *ctx, int task, int thread) {
 static void convert_rows(fwd *f, cpu_wfmt fmt, const float *x, int ldx, int rows, int n, void *out,
                          float *out_scale, int ldo) {
   conv_job j = {f, fmt, x, ldx, n, rows, out, out_scale, ldo};
+  f->step = PS_NORM;
   run(f, (rows + ROW_BLOCK - 1) / ROW_BLOCK, conv_task, &j);
 }
 
@@ -897,6 +973,7 @@ static void attn_task(void *ctx, int task, int thread) {
   int r = task / j->n_heads, h = task % j->n_heads, dh = j->dh, d = j->d;
   int s0 = f->bt->row_start[r], t = f->bt->row_start[r + 1] - s0;
   float *buf = f->s.thread_buf + (size_t)thread * f->s.thread_floats;
+  long long pack_t0 = f->prof ? thread_ns() : 0;
   /* fp32: q [T][dh], kt [dh][T], v [T][dh]; bf16: qb, kb, vb (kernels.h) in the same floats */
   int qrows = j->sel ? f->s.max_sel : t; /* the kept queries of a row may outnumber its tokens */
   if (qrows < t) qrows = t;
@@ -936,6 +1013,7 @@ static void attn_task(void *ctx, int task, int thread) {
     if (m->attn_bf16) m->k->to_bf16(qtmp, dh, qb + (size_t)qi * dh);
     else memcpy(q + (size_t)qi * dh, qtmp, (size_t)dh * sizeof(float));
   }
+  if (f->prof) atomic_fetch_add_explicit(&f->prof->pack_ns, thread_ns() - pack_t0, memory_order_relaxed);
   attn_args a;
   memset(&a, 0, sizeof a);
   a.q = q;
@@ -985,6 +1063,7 @@ static void attention(fwd *f, cpu_wfmt fmt, int n_heads, int dh, int window, con
     j.out_bf16 = fmt == WF_BF16;
     j.ldo = f->s.kd;
   }
+  f->step = !rope ? PS_ATTN_HEAD : window < 0 ? PS_ATTN_G : PS_ATTN_L;
   run(f, f->bt->n_rows * n_heads, attn_task, &j);
   int rows = sel ? f->bt->n_rows + f->bt->marker_start[f->bt->n_rows] : f->T;
   if (fmt == WF_I8) convert_rows(f, fmt, f->s.att32, j.d, rows, j.d, f->s.act, f->s.act_scale, f->s.kd);
@@ -1132,6 +1211,17 @@ static int cpu_forward(backend *b, backend_worker *w, const packed_batch *bt, fl
   f.bt = bt;
   f.T = T;
   f.threads = threads;
+  f.step = PS_OTHER;
+  fwd_profile prof;
+  double prof_wall0 = 0, prof_cpu0 = 0;
+  if (m->profile) {
+    memset(&prof, 0, sizeof prof);
+    f.prof = &prof;
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    prof_cpu0 = ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+    prof_wall0 = wall_now_ms();
+  }
   int max_sel = 1;
   for (int r = 0; r < R; r++)
     if (1 + bt->marker_start[r + 1] - bt->marker_start[r] > max_sel) max_sel = 1 + bt->marker_start[r + 1] - bt->marker_start[r];
@@ -1180,6 +1270,11 @@ static int cpu_forward(backend *b, backend_worker *w, const packed_batch *bt, fl
       for (int c = 0; c < m->act_hidden; c++) acc += h[c] * wa[c];
       act_logits[(size_t)r * m->n_act + a] = acc + m->act2_b[a];
     }
+  }
+  if (f.prof) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    profile_print(&f, wall_now_ms() - prof_wall0, ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6 - prof_cpu0);
   }
   return 0;
 }
