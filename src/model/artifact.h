@@ -37,6 +37,11 @@ int artifact_is_artifact(const char *path);
 
 /* Map and check an artifact (header, index, every array inside the file). NULL + err on failure. */
 artifact *artifact_open(const char *path, laya_error *err);
+/* artifact_open with flags. ARTIFACT_SKIP_ARRAY_CHECKSUMS: the header, index and layout are checked
+ * but not the arrays' and files' checksums (a pass over every byte): for a file the caller has
+ * checked in full before and knows unchanged since (the pack cache's stamps, model/pack_cache.c). */
+enum { ARTIFACT_SKIP_ARRAY_CHECKSUMS = 1 };
+artifact *artifact_open_ex(const char *path, int flags, laya_error *err);
 void artifact_close(artifact *a);
 
 const char *artifact_path(const artifact *a);
