@@ -34,6 +34,7 @@
 #define ROW_BLOCK 32    /* tokens per task of row-wise ops */
 #define GEMM_MTILE 192  /* most activation rows per GEMM task */
 #define GEMM_MR 12      /* rows of the widest GEMM microkernel (kernels_avx512.c MR) */
+#define PACK_BLOCK 16   /* tokens whose k attn_task transposes at a time (whole 64-byte lines of kt) */
 
 /* LAYA_CPU_STUDY (accuracy studies, bench/cpu/accuracy.c --variant): emulates one source of the
  * bf16 path's error at a time inside an fp32 model, so each can be measured alone. Comma list:
@@ -609,7 +610,7 @@ static size_t carve(cpu_scratch *s, unsigned char *base, const cpu_model *m, int
   s->kf = pack_kpad((int)F);
   s->kin = pack_kpad((int)d + 4);
   size_t qrows = (size_t)(max_len > max_sel ? max_len : max_sel);
-  s->thread_floats = (((2 * (size_t)max_len + qrows) * dh_max + cpu_attention_scratch(max_len) + d + 4 * CPU_MAX_DH) + 15) & ~(size_t)15;
+  s->thread_floats = (((2 * (size_t)max_len + qrows) * dh_max + cpu_attention_scratch(max_len) + d + (4 + PACK_BLOCK + PACK_BLOCK / 2) * CPU_MAX_DH) + 15) & ~(size_t)15;
   size_t off = 0;
 #define TAKE(field, type, bytes)                               \
   do {                                                         \
@@ -979,39 +980,57 @@ static void attn_task(void *ctx, int task, int thread) {
   if (qrows < t) qrows = t;
   float *q = buf, *kt = q + (size_t)qrows * dh, *v = kt + (size_t)t * dh, *scratch = v + (size_t)t * dh;
   float *cs_tmp = scratch + cpu_attention_scratch(t);
-  float *qtmp = cs_tmp + CPU_MAX_DH, *ktmp = qtmp + CPU_MAX_DH; /* one token's q and k */
-  uint16_t *h16 = (uint16_t *)(ktmp + CPU_MAX_DH);          /* one token's k or v in bf16 */
+  float *qtmp = cs_tmp + CPU_MAX_DH;                 /* one token's q */
+  uint16_t *h16 = (uint16_t *)(qtmp + CPU_MAX_DH);   /* one token's v in bf16 */
+  float *kblk = qtmp + 3 * CPU_MAX_DH;               /* PACK_BLOCK tokens' rotated k, [PACK_BLOCK][dh] */
+  uint16_t *kblk16 = (uint16_t *)(kblk + (size_t)PACK_BLOCK * CPU_MAX_DH); /* the same in bf16 */
   uint16_t *qb = (uint16_t *)q, *kb = (uint16_t *)kt, *vb = (uint16_t *)v;
   float scale = 1.0f / sqrtf((float)dh);
   /* keys and values of every token; queries of every token, or of the kept ones (sel) */
   int nq = j->sel ? 1 + f->bt->marker_start[r + 1] - f->bt->marker_start[r] : t;
-  for (int i = 0; i < t; i++) {
-    const float *row = f->s.qkv + (size_t)(s0 + i) * 3 * d;
-    if (i + PACK_AHEAD < t) /* this head's k and v of a later token: rows are 3d floats apart */
-      for (int c = 0; c < dh; c += 16) {
-        __builtin_prefetch(row + (size_t)PACK_AHEAD * 3 * d + d + h * dh + c);
-        __builtin_prefetch(row + (size_t)PACK_AHEAD * 3 * d + 2 * d + h * dh + c);
+  /* k in blocks of PACK_BLOCK tokens: rotated into kblk, then stored transposed a block at a time,
+   * so each store run fills whole cache lines (one token at a time wrote dh lines per token) */
+  for (int i0 = 0; i0 < t; i0 += PACK_BLOCK) {
+    int nb = t - i0 < PACK_BLOCK ? t - i0 : PACK_BLOCK;
+    for (int ii = 0; ii < nb; ii++) {
+      int i = i0 + ii;
+      const float *row = f->s.qkv + (size_t)(s0 + i) * 3 * d;
+      if (i + PACK_AHEAD < t) /* this head's k and v of a later token: rows are 3d floats apart */
+        for (int c = 0; c < dh; c += 16) {
+          __builtin_prefetch(row + (size_t)PACK_AHEAD * 3 * d + d + h * dh + c);
+          __builtin_prefetch(row + (size_t)PACK_AHEAD * 3 * d + 2 * d + h * dh + c);
+        }
+      float *kr = kblk + (size_t)ii * dh;
+      memcpy(kr, row + d + h * dh, (size_t)dh * sizeof(float));
+      rope_one(j, i, kr, cs_tmp, 1.0f);
+      if (m->attn_bf16) {
+        m->k->to_bf16(row + 2 * d + h * dh, dh, h16);
+        for (int c = 0; c < dh; c++) vb[attn_bf16_vb_index(dh, i, c)] = h16[c];
+      } else {
+        memcpy(v + (size_t)i * dh, row + 2 * d + h * dh, (size_t)dh * sizeof(float));
       }
-    memcpy(ktmp, row + d + h * dh, (size_t)dh * sizeof(float));
-    rope_one(j, i, ktmp, cs_tmp, 1.0f);
+    }
     if (m->attn_bf16) {
-      m->k->to_bf16(ktmp, dh, h16);
-      for (int p = 0; p < dh / 2; p++) memcpy(kb + attn_bf16_kb_index(t, p, i), h16 + 2 * p, 2 * sizeof(uint16_t));
-      m->k->to_bf16(row + 2 * d + h * dh, dh, h16);
-      for (int c = 0; c < dh; c++) vb[attn_bf16_vb_index(dh, i, c)] = h16[c];
+      for (int ii = 0; ii < nb; ii++) m->k->to_bf16(kblk + (size_t)ii * dh, dh, kblk16 + (size_t)ii * dh);
+      for (int p = 0; p < dh / 2; p++) {
+        uint16_t *dst = kb + attn_bf16_kb_index(t, p, i0);
+        for (int ii = 0; ii < nb; ii++) memcpy(dst + 2 * ii, kblk16 + (size_t)ii * dh + 2 * p, 2 * sizeof(uint16_t));
+      }
     } else {
-      for (int c = 0; c < dh; c++) kt[(size_t)c * t + i] = ktmp[c];
-      memcpy(v + (size_t)i * dh, row + 2 * d + h * dh, (size_t)dh * sizeof(float));
+      for (int c = 0; c < dh; c++) {
+        float *dst = kt + (size_t)c * t + i0;
+        for (int ii = 0; ii < nb; ii++) dst[ii] = kblk[(size_t)ii * dh + c];
+      }
     }
   }
   if (m->attn_bf16 && t % 2)
     for (int c = 0; c < dh; c++) vb[attn_bf16_vb_index(dh, t, c)] = 0; /* the pad key of the last pair */
   for (int qi = 0; qi < nq; qi++) {
     int i = j->sel ? sel_token(f->bt, r, qi) : qi;
-    memcpy(qtmp, f->s.qkv + (size_t)(s0 + i) * 3 * d + h * dh, (size_t)dh * sizeof(float));
-    rope_one(j, i, qtmp, cs_tmp, scale);
+    float *qd = m->attn_bf16 ? qtmp : q + (size_t)qi * dh; /* fp32: rotated in place */
+    memcpy(qd, f->s.qkv + (size_t)(s0 + i) * 3 * d + h * dh, (size_t)dh * sizeof(float));
+    rope_one(j, i, qd, cs_tmp, scale);
     if (m->attn_bf16) m->k->to_bf16(qtmp, dh, qb + (size_t)qi * dh);
-    else memcpy(q + (size_t)qi * dh, qtmp, (size_t)dh * sizeof(float));
   }
   if (f->prof) atomic_fetch_add_explicit(&f->prof->pack_ns, thread_ns() - pack_t0, memory_order_relaxed);
   attn_args a;
