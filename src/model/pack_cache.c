@@ -239,7 +239,18 @@ static backend *from_entry(const char *path, const checkpoint *ck, const backend
   }
   int trusted = stamp_matches(path, &st);
   artifact *a = artifact_open_ex(path, trusted ? ARTIFACT_SKIP_ARRAY_CHECKSUMS : 0, &e);
-  if (a && !trusted) stamp_write(path, &st); /* every checksum matched */
+  /* a rename landing between the stat and the open means the file opened is not the one stat'd:
+   * it is not trusted on the old file's stamp, nor stamped with the old file's identity */
+  struct stat now;
+  int same = a && stat(path, &now) == 0 && now.st_ino == st.st_ino && now.st_dev == st.st_dev &&
+             now.st_size == st.st_size && now.st_ctim.tv_sec == st.st_ctim.tv_sec &&
+             now.st_ctim.tv_nsec == st.st_ctim.tv_nsec;
+  if (a && trusted && !same) {
+    artifact_close(a);
+    trusted = 0;
+    a = artifact_open(path, &e);
+  }
+  if (a && !trusted && same) stamp_write(path, &st); /* every checksum matched */
   if (!a) {
     put_str(why, cap, e.message);
     return NULL;
