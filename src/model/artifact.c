@@ -43,6 +43,7 @@ struct artifact {
   encoder_config enc;
   int head_layers, head_heads, n_act, act_hidden;
   tensor tok;
+  int tok_external;
 };
 
 static uint64_t rd64(const unsigned char *p) {
@@ -325,7 +326,9 @@ artifact *artifact_open_ex(const char *path, int flags, laya_error *err) {
   const json_value *tdt = te ? json_get(te, "dtype") : NULL;
   size_t tbytes = 0;
   const void *tdata = artifact_blob(a, "tok_embeddings", &tbytes);
-  if (!tdt || tdt->type != JSON_STRING || !tdata) {
+  const json_value *text = te ? json_get(te, "external") : NULL;
+  a->tok_external = text && text->type == JSON_BOOL && text->b && !tdata;
+  if (!tdt || tdt->type != JSON_STRING || (!tdata && !a->tok_external)) {
     laya_err(err, LAYA_ERR_FORMAT, NULL, "%s: artifact has no tok_embeddings", path);
     goto fail;
   }
@@ -340,7 +343,7 @@ artifact *artifact_open_ex(const char *path, int flags, laya_error *err) {
   a->tok.shape[1] = c->hidden;
   a->tok.numel = (int64_t)c->vocab * c->hidden;
   a->tok.data = tdata;
-  if ((uint64_t)tbytes != (uint64_t)a->tok.numel * (a->tok.dtype == DT_F32 ? 4 : 2)) {
+  if (!a->tok_external && (uint64_t)tbytes != (uint64_t)a->tok.numel * (a->tok.dtype == DT_F32 ? 4 : 2)) {
     laya_err(err, LAYA_ERR_FORMAT, NULL, "%s: artifact tok_embeddings has %zu bytes for [%d, %d] %s", path, tbytes,
              c->vocab, c->hidden, tdt->s);
     goto fail;
@@ -358,6 +361,8 @@ void artifact_close(artifact *a) {
   free(a->path);
   free(a);
 }
+
+int artifact_tok_external(const artifact *a) { return a->tok_external; }
 
 const char *artifact_path(const artifact *a) { return a->path; }
 backend_precision artifact_precision(const artifact *a) { return a->precision; }
@@ -481,6 +486,12 @@ static int list_files(const char *root, const char *rel, strbuf *names, int *n, 
 
 int artifact_write(const char *out_path, const char *ckpt_dir, const model_weights *w, const backend *b,
                    const char *weights_sha256, laya_error *err) {
+  return artifact_write_ex(out_path, ckpt_dir, w, b, weights_sha256, 0, err);
+}
+
+int artifact_write_ex(const char *out_path, const char *ckpt_dir, const model_weights *w, const backend *b,
+                      const char *weights_sha256, int flags, laya_error *err) {
+  const int external = (flags & ARTIFACT_WRITE_EXTERNAL_TOK) != 0;
   const cpu_model *m = backend_cpu_model(b);
   if (!m) return laya_err(err, LAYA_ERR_INTERNAL, NULL, "artifact_write needs the cpu backend");
   const tensor *tok = w->tok_embeddings;
@@ -517,8 +528,8 @@ int artifact_write(const char *out_path, const char *ckpt_dir, const model_weigh
 
   for (int i = 0; i < m->n_blobs; i++)
     if (put_entry(&wr, &wr.arrays, &wr.n_arrays, m->blobs[i].name, m->blobs[i].data, m->blobs[i].bytes)) goto io_fail;
-  if (put_entry(&wr, &wr.arrays, &wr.n_arrays, "tok_embeddings", tok->data,
-                (size_t)tok->numel * (tok->dtype == DT_F32 ? 4 : 2)))
+  if (!external && put_entry(&wr, &wr.arrays, &wr.n_arrays, "tok_embeddings", tok->data,
+                             (size_t)tok->numel * (tok->dtype == DT_F32 ? 4 : 2)))
     goto io_fail;
 
   if (list_files(ckpt_dir, "", &names, &n_names, 0)) {
@@ -568,11 +579,12 @@ int artifact_write(const char *out_path, const char *ckpt_dir, const model_weigh
             "\"head_dim\": %d, \"intermediate\": %d, \"vocab\": %d, \"global_every\": %d, \"local_window\": %d, "
             "\"global_theta\": %s, \"local_theta\": %s, \"norm_eps\": %s, \"head_layers\": %d, \"head_heads\": %d, "
             "\"n_act\": %d, \"act_hidden\": %d}, \"sources\": {%s}, \"tok_embeddings\": {\"dtype\": \"%s\", "
-            "\"shape\": [%d, %d]}, \"files\": {%s}, \"arrays\": {%s}}",
+            "\"shape\": [%d, %d]%s}, \"files\": {%s}, \"arrays\": {%s}}",
             ARTIFACT_VERSION, backend_precision_name(prec), ARTIFACT_KERNEL_LAYOUT, LAYA_VERSION, c->hidden, c->n_layers,
             c->n_heads, c->head_dim, c->intermediate, c->vocab, c->global_every, c->local_window, g, l, e,
             m->head_layers, m->head_heads, m->n_act, m->act_hidden, sb_cstr(&sources),
             tok->dtype == DT_F32 ? "F32" : tok->dtype == DT_BF16 ? "BF16" : "F16", c->vocab, c->hidden,
+            external ? ", \"external\": true" : "",
             sb_cstr(&wr.files), sb_cstr(&wr.arrays));
   if (put(&wr, idx.data, idx.len)) goto io_fail;
   memcpy(header, ARTIFACT_MAGIC, 8);

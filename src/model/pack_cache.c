@@ -263,6 +263,16 @@ static backend *from_entry(const char *path, const checkpoint *ck, const backend
   }
   const encoder_config *x = &aw.enc, *y = &ck->w.enc;
   backend *b = NULL;
+  const tensor *ct = ck->w.tok_embeddings;
+  if (artifact_tok_external(a)) { /* the checkpoint's own: the key holds its weights' SHA-256 */
+    if (!ct || !ct->data || ct->dtype != aw.tok_embeddings->dtype || ct->numel != aw.tok_embeddings->numel) {
+      put_str(why, cap, "the entry's token embeddings do not match the checkpoint's");
+      artifact_weights_free(&aw);
+      artifact_close(a);
+      return NULL;
+    }
+    aw.tok_embeddings = ct;
+  }
   if (artifact_precision(a) != bo->precision || x->hidden != y->hidden || x->n_layers != y->n_layers ||
       x->n_heads != y->n_heads || x->intermediate != y->intermediate || x->vocab != y->vocab ||
       aw.head_layers != ck->w.head_layers || aw.head_heads != ck->w.head_heads || aw.n_act != ck->w.n_act) {
@@ -295,7 +305,7 @@ typedef struct bg_writer {
 static void *bg_write(void *arg) {
   bg_writer *g = arg;
   laya_error e;
-  (void)artifact_write(g->entry, g->ckdir, g->w, g->b, g->weights_hex, &e); /* a failure: the next open packs again */
+  (void)artifact_write_ex(g->entry, g->ckdir, g->w, g->b, g->weights_hex, ARTIFACT_WRITE_EXTERNAL_TOK, &e); /* a failure: the next open packs again */
   return NULL;
 }
 
@@ -320,7 +330,7 @@ backend *pack_cache_cpu_backend(checkpoint *ck, const backend_options *bo, strbu
    * go in as numbers: a calibration rewriting its temperatures keeps the entry) */
   static const char *const srcs[] = {"model.safetensors", "encoder/config.json"};
   char key_text[1024], weights_hex[65] = "";
-  int n = snprintf(key_text, sizeof key_text, "laya.c packed weights\nformat %d %s\nprecision %s\nhead_layers %d n_act %d\n",
+  int n = snprintf(key_text, sizeof key_text, "laya.c packed weights\nformat %d %s tok-external\nprecision %s\nhead_layers %d n_act %d\n",
                    ARTIFACT_VERSION, ARTIFACT_KERNEL_LAYOUT, backend_precision_name(bo->precision), ck->w.head_layers,
                    ck->w.n_act);
   for (size_t i = 0; i < sizeof srcs / sizeof *srcs; i++) {
@@ -373,7 +383,7 @@ backend *pack_cache_cpu_backend(checkpoint *ck, const backend_options *bo, strbu
   } else {
     laya_error we;
     free(g);
-    if (artifact_write(entry, ck->dir, &ck->w, b, weights_hex, &we) != 0) {
+    if (artifact_write_ex(entry, ck->dir, &ck->w, b, weights_hex, ARTIFACT_WRITE_EXTERNAL_TOK, &we) != 0) {
       snprintf(status, cap, "miss (not stored: %s)", we.message);
       return b;
     }

@@ -13,6 +13,8 @@
  *     settled; a byte flipped after it is still found (the write changes the entry's change time);
  *     a stamp that vouches for the file's current identity (forged here on purpose) skips the array
  *     checksums, a stamp that does not match is ignored;
+ *   - an entry holds no token embeddings (the hit takes the checkpoint's): opening it as an artifact
+ *     is refused;
  *   - the NaN/Inf scan's result is memoised under nonfinite/ by the weights' SHA-256: a hit warns
  *     of the same tensors as the miss that scanned, and a damaged memo is ignored (scanned again).
  *   test_pack_cache CKPT_DIR
@@ -168,6 +170,18 @@ int main(int argc, char **argv) {
   CHECK(!strcmp(status, "hit"));
   CHECK(same(b1, ref16) && same(b2, ref16));
   CHECK(entry(cache, "-bf16.laya", ent2, sizeof ent2) == 1);
+
+  /* an entry leaves the token embeddings in the checkpoint (its key holds their SHA-256), so it is
+   * not a standalone artifact: opening it directly is refused, naming why */
+  {
+    laya_options o;
+    laya_options_init(&o);
+    o.quiet = 1;
+    laya_error err;
+    laya_model *m = laya_open(ent, &o, &err);
+    CHECK(m == NULL && strstr(err.message, "pack cache entry") != NULL);
+    if (m) laya_close(m);
+  }
 
   /* a hit that checked every checksum stamps the settled entry; later hits trust the stamp */
   char stamp[1500];
