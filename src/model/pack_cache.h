@@ -4,7 +4,8 @@
  * Packing a checkpoint's weights for the "cpu" backend (fp32 panels, bf16, int8 with scales) is
  * the cost of opening a checkpoint directory. The first open packs them (in parallel, on the
  * backend's threads) and stores them as a `laya convert` artifact (model/artifact.h) in the cache
- * directory; later opens map that file and pack nothing.
+ * directory, less the token embeddings (stored unpacked, so the hit takes the checkpoint's own:
+ * ARTIFACT_WRITE_EXTERNAL_TOK); later opens map that file and pack nothing.
  *
  *   directory  LAYA_CACHE_DIR, else $XDG_CACHE_HOME/laya-c, else ~/.cache/laya-c; files under
  *              packed/. LAYA_PACK_CACHE=0 turns the cache off.
