@@ -3,6 +3,7 @@
 timing what depends on the sizes only (opening, packing, the pack cache), not for accuracy.
 
     python3 tools/scale_fixture_ckpt.py tests/fixtures/ckpt/modernbert-tiny OUT_DIR
+    python3 tools/scale_fixture_ckpt.py tests/fixtures/ckpt/mmbert-tiny OUT_DIR mmbert-base
 
 The fixture's tensors are scaled to d 1024, 28 layers, 16 heads, I 2624, V 50368 (F16, 803 MiB) and
 filled with one tiled block of N(0, 0.03) values; configs and tokenizer are the fixture's (its ids fit
@@ -10,12 +11,18 @@ the larger vocabulary). tools/make_random_ckpt.py makes properly initialised one
 """
 import json, struct, random, shutil, os, sys
 src, dst = sys.argv[1], sys.argv[2]
-d, I, L, H, V = 1024, 2624, 28, 16, 50368
+preset = sys.argv[3] if len(sys.argv) > 3 else "modernbert-large"
+d, I, L, H, V = {"modernbert-large": (1024, 2624, 28, 16, 50368),
+                 "mmbert-base": (768, 1152, 22, 12, 256000)}[preset]
 shutil.rmtree(dst, ignore_errors=True)
 shutil.copytree(src, dst)
 os.remove(os.path.join(dst, "SHA256SUMS"))
 cfg = json.load(open(os.path.join(src, "encoder/config.json")))
+d0, L0 = cfg["hidden_size"], cfg["num_hidden_layers"]
 cfg.update(hidden_size=d, intermediate_size=I, num_hidden_layers=L, num_attention_heads=H, vocab_size=V)
+if "layer_types" in cfg:
+    g = cfg.get("global_attn_every_n_layers", 3)
+    cfg["layer_types"] = ["full_attention" if j % g == 0 else "sliding_attention" for j in range(L)]
 json.dump(cfg, open(os.path.join(dst, "encoder/config.json"), "w"), indent=2)
 f = open(os.path.join(src, "model.safetensors"), "rb")
 n = struct.unpack("<Q", f.read(8))[0]
@@ -31,12 +38,12 @@ def shape(name, s):
     if "linear2.weight" in name: return [d, 4 * d]
     if "tok_embeddings" in name: return [V, d]
     if name == "act_head.0.weight": return [s[0], d + 4]
-    return [d if x == 128 else x for x in s]
+    return [d if x == d0 else x for x in s]
 names = []
 for k, v in h.items():
     if k.startswith("encoder.layers."):
         i = int(k.split(".")[2])
-        if i not in (0, 5): continue
+        if i not in (0, L0 - 1): continue
         rest = k.split(".", 3)[3]
         for j in range(L):
             if (i == 0) != (j == 0): continue

@@ -44,6 +44,7 @@ struct artifact {
   encoder_config enc;
   int head_layers, head_heads, n_act, act_hidden;
   tensor tok;
+  int tok_external;
 };
 
 static uint64_t rd64(const unsigned char *p) {
@@ -175,7 +176,7 @@ static int by_offset(const void *x, const void *y) {
 
 /* No two entries (arrays and files together) share a byte, and every entry's bytes hash to the
  * checksum the writer recorded. Reads every byte once (the mapping is then resident). */
-static int check_entries(artifact *a, laya_error *err) {
+static int check_entries(artifact *a, int hashes, laya_error *err) {
   int n = a->n_arrays + a->n_files;
   const art_entry **all = malloc((size_t)(n ? n : 1) * sizeof *all);
   if (!all) return laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory");
@@ -193,7 +194,7 @@ static int check_entries(artifact *a, laya_error *err) {
                     (unsigned long long)prev->off, (unsigned long long)prev->bytes);
     if (e->off + e->bytes > end) end = e->off + e->bytes, prev = e;
   }
-  int bad = rc ? -1 : verify_hashes(a, all, n);
+  int bad = rc || !hashes ? -1 : verify_hashes(a, all, n);
   if (bad >= 0) {
     const art_entry *e = all[bad];
     rc = laya_err(err, LAYA_ERR_FORMAT, NULL,
@@ -219,7 +220,9 @@ static int cfg_num(artifact *a, const json_value *cfg, const char *key, double *
   return 0;
 }
 
-artifact *artifact_open(const char *path, laya_error *err) {
+artifact *artifact_open(const char *path, laya_error *err) { return artifact_open_ex(path, 0, err); }
+
+artifact *artifact_open_ex(const char *path, int flags, laya_error *err) {
   artifact *a = calloc(1, sizeof *a);
   if (!a) {
     laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory");
@@ -303,7 +306,7 @@ artifact *artifact_open(const char *path, laya_error *err) {
     goto fail;
   for (int i = 0; i < a->n_arrays; i++) a->arrays[i].what = "array";
   for (int i = 0; i < a->n_files; i++) a->files[i].what = "file";
-  if (check_entries(a, err)) goto fail;
+  if (check_entries(a, !(flags & ARTIFACT_SKIP_ARRAY_CHECKSUMS), err)) goto fail;
   a->sources = json_get(a->index, "sources");
   const json_value *cfg = json_get(a->index, "config");
   encoder_config *c = &a->enc;
@@ -350,7 +353,9 @@ artifact *artifact_open(const char *path, laya_error *err) {
   const json_value *tdt = te ? json_get(te, "dtype") : NULL;
   size_t tbytes = 0;
   const void *tdata = artifact_blob(a, "tok_embeddings", &tbytes);
-  if (!tdt || tdt->type != JSON_STRING || !tdata) {
+  const json_value *text = te ? json_get(te, "external") : NULL;
+  a->tok_external = text && text->type == JSON_BOOL && text->b && !tdata;
+  if (!tdt || tdt->type != JSON_STRING || (!tdata && !a->tok_external)) {
     laya_err(err, LAYA_ERR_FORMAT, NULL, "%s: artifact has no tok_embeddings", path);
     goto fail;
   }
@@ -365,7 +370,7 @@ artifact *artifact_open(const char *path, laya_error *err) {
   a->tok.shape[1] = c->hidden;
   a->tok.numel = (int64_t)c->vocab * c->hidden;
   a->tok.data = tdata;
-  if ((uint64_t)tbytes != (uint64_t)a->tok.numel * (a->tok.dtype == DT_F32 ? 4 : 2)) {
+  if (!a->tok_external && (uint64_t)tbytes != (uint64_t)a->tok.numel * (a->tok.dtype == DT_F32 ? 4 : 2)) {
     laya_err(err, LAYA_ERR_FORMAT, NULL, "%s: artifact tok_embeddings has %zu bytes for [%d, %d] %s", path, tbytes,
              c->vocab, c->hidden, tdt->s);
     goto fail;
@@ -383,6 +388,8 @@ void artifact_close(artifact *a) {
   free(a->path);
   free(a);
 }
+
+int artifact_tok_external(const artifact *a) { return a->tok_external; }
 
 const char *artifact_path(const artifact *a) { return a->path; }
 backend_precision artifact_precision(const artifact *a) { return a->precision; }
@@ -506,6 +513,12 @@ static int list_files(const char *root, const char *rel, strbuf *names, int *n, 
 
 int artifact_write(const char *out_path, const char *ckpt_dir, const model_weights *w, const backend *b,
                    const char *weights_sha256, laya_error *err) {
+  return artifact_write_ex(out_path, ckpt_dir, w, b, weights_sha256, 0, err);
+}
+
+int artifact_write_ex(const char *out_path, const char *ckpt_dir, const model_weights *w, const backend *b,
+                      const char *weights_sha256, int flags, laya_error *err) {
+  const int external = (flags & ARTIFACT_WRITE_EXTERNAL_TOK) != 0;
   const cpu_model *m = backend_cpu_model(b);
   if (!m) return laya_err(err, LAYA_ERR_INTERNAL, NULL, "artifact_write needs the cpu backend");
   const tensor *tok = w->tok_embeddings;
@@ -543,8 +556,8 @@ int artifact_write(const char *out_path, const char *ckpt_dir, const model_weigh
 
   for (int i = 0; i < m->n_blobs; i++)
     if (put_entry(&wr, &wr.arrays, &wr.n_arrays, m->blobs[i].name, m->blobs[i].data, m->blobs[i].bytes)) goto io_fail;
-  if (put_entry(&wr, &wr.arrays, &wr.n_arrays, "tok_embeddings", tok->data,
-                (size_t)tok->numel * (tok->dtype == DT_F32 ? 4 : 2)))
+  if (!external && put_entry(&wr, &wr.arrays, &wr.n_arrays, "tok_embeddings", tok->data,
+                             (size_t)tok->numel * (tok->dtype == DT_F32 ? 4 : 2)))
     goto io_fail;
 
   if (list_files(ckpt_dir, "", &names, &n_names, 0)) {
@@ -596,11 +609,12 @@ int artifact_write(const char *out_path, const char *ckpt_dir, const model_weigh
             "\"head_dim\": %d, \"intermediate\": %d, \"vocab\": %d, \"global_every\": %d, \"global_layers\": [%s], \"local_window\": %d, "
             "\"global_theta\": %s, \"local_theta\": %s, \"norm_eps\": %s, \"head_layers\": %d, \"head_heads\": %d, "
             "\"n_act\": %d, \"act_hidden\": %d}, \"sources\": {%s}, \"tok_embeddings\": {\"dtype\": \"%s\", "
-            "\"shape\": [%d, %d]}, \"files\": {%s}, \"arrays\": {%s}}",
+            "\"shape\": [%d, %d]%s}, \"files\": {%s}, \"arrays\": {%s}}",
             ARTIFACT_VERSION, backend_precision_name(prec), ARTIFACT_KERNEL_LAYOUT, LAYA_VERSION, c->hidden, c->n_layers,
             c->n_heads, c->head_dim, c->intermediate, c->vocab, c->global_every, sb_cstr(&layers), c->local_window, g, l, e,
             m->head_layers, m->head_heads, m->n_act, m->act_hidden, sb_cstr(&sources),
             tok->dtype == DT_F32 ? "F32" : tok->dtype == DT_BF16 ? "BF16" : "F16", c->vocab, c->hidden,
+            external ? ", \"external\": true" : "",
             sb_cstr(&wr.files), sb_cstr(&wr.arrays));
   if (put(&wr, idx.data, idx.len)) goto io_fail;
   memcpy(header, ARTIFACT_MAGIC, 8);

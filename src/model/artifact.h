@@ -37,6 +37,11 @@ int artifact_is_artifact(const char *path);
 
 /* Map and check an artifact (header, index, every array inside the file). NULL + err on failure. */
 artifact *artifact_open(const char *path, laya_error *err);
+/* artifact_open with flags. ARTIFACT_SKIP_ARRAY_CHECKSUMS: the header, index and layout are checked
+ * but not the arrays' and files' checksums (a pass over every byte): for a file the caller has
+ * checked in full before and knows unchanged since (the pack cache's stamps, model/pack_cache.c). */
+enum { ARTIFACT_SKIP_ARRAY_CHECKSUMS = 1 };
+artifact *artifact_open_ex(const char *path, int flags, laya_error *err);
 void artifact_close(artifact *a);
 
 const char *artifact_path(const artifact *a);
@@ -73,5 +78,15 @@ int checkpoint_open_artifact(struct checkpoint *ck, const char *path, const char
  * file beside out_path and renamed over it. */
 int artifact_write(const char *out_path, const char *ckpt_dir, const model_weights *w, const backend *b,
                    const char *weights_sha256, laya_error *err);
+/* artifact_write with flags. ARTIFACT_WRITE_EXTERNAL_TOK: the token embeddings (stored unpacked,
+ * a third to a half of an entry) are left out and the index marks them "external": the pack cache,
+ * whose key holds the weights' SHA-256, takes them from the checkpoint it opened. Such a file is
+ * not a standalone artifact: checkpoint_open_artifact refuses it. */
+enum { ARTIFACT_WRITE_EXTERNAL_TOK = 1 };
+int artifact_write_ex(const char *out_path, const char *ckpt_dir, const model_weights *w, const backend *b,
+                      const char *weights_sha256, int flags, laya_error *err);
+/* 1 when a's token embeddings are external (written with ARTIFACT_WRITE_EXTERNAL_TOK): its weights'
+ * tok_embeddings then has no data, and the caller supplies the checkpoint's. */
+int artifact_tok_external(const artifact *a);
 
 #endif

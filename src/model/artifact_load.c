@@ -63,6 +63,13 @@ int checkpoint_open_artifact(checkpoint *ck, const char *path, const char *sha25
     rc = err ? err->code : LAYA_ERR_FORMAT;
     goto fail;
   }
+  if (artifact_tok_external(a)) {
+    rc = laya_err(err, LAYA_ERR_FORMAT, NULL,
+                  "%s: a pack cache entry, not a standalone artifact (its token embeddings are in the "
+                  "checkpoint it was packed from): open that checkpoint directory, or make one with laya convert",
+                  path);
+    goto fail;
+  }
   if ((rc = check_digests(a, sha256_json, err))) goto fail;
   size_t n = 0;
   const char *cfg = artifact_file(a, "rl_agent_config.json", &n);

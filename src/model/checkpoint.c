@@ -148,26 +148,36 @@ done:
 
 /* ---- non-finite weights ---- */
 
-void checkpoint_warn_nonfinite(const st_file *st, strbuf *warnings) {
-  /* torch loads NaN/Inf weights without a word; the answers then carry NaN. Say which tensors. */
-  int n_bad = 0;
-  int64_t n_values = 0;
-  strbuf names;
-  sb_init(&names);
+void checkpoint_nonfinite_scan(const st_file *st, int64_t *n_values, int *n_bad, strbuf *names) {
+  *n_values = 0;
+  *n_bad = 0;
   for (int i = 0; i < st->n_tensors; i++) {
     int64_t k = st_count_nonfinite(&st->tensors[i]);
     if (!k) continue;
-    if (n_bad < 5) sb_printf(&names, "%s'%s' (%lld)", n_bad ? ", " : "", st->tensors[i].name, (long long)k);
-    n_bad++;
-    n_values += k;
+    if (*n_bad < 5) sb_printf(names, "%s'%s' (%lld)", *n_bad ? ", " : "", st->tensors[i].name, (long long)k);
+    (*n_bad)++;
+    *n_values += k;
   }
+}
+
+void checkpoint_nonfinite_warning(const char *path, int64_t n_values, int n_bad, const char *names, strbuf *warnings) {
+  /* torch loads NaN/Inf weights without a word; the answers then carry NaN. Say which tensors. */
   if (n_bad && warnings)
     sb_printf(warnings,
               "laya: %s: %lld NaN or infinite weight value%s in %d tensor%s: %s%s. Answers computed "
               "from them may be NaN, written as Python's json.dumps writes it (laya-serve answers 500 "
               "instead; docs/engine.md).\n",
-              st->path, (long long)n_values, n_values > 1 ? "s" : "", n_bad, n_bad > 1 ? "s" : "",
-              sb_cstr(&names), n_bad > 5 ? ", ..." : "");
+              path, (long long)n_values, n_values > 1 ? "s" : "", n_bad, n_bad > 1 ? "s" : "", names,
+              n_bad > 5 ? ", ..." : "");
+}
+
+void checkpoint_warn_nonfinite(const st_file *st, strbuf *warnings) {
+  int64_t n_values;
+  int n_bad;
+  strbuf names;
+  sb_init(&names);
+  checkpoint_nonfinite_scan(st, &n_values, &n_bad, &names);
+  checkpoint_nonfinite_warning(st->path, n_values, n_bad, sb_cstr(&names), warnings);
   sb_free(&names);
 }
 
@@ -219,6 +229,11 @@ static bool not_regular(const char *file, laya_error *err, int *rc) {
 
 int checkpoint_open(checkpoint *ck, const char *path, const char *sha256_json, strbuf *warnings,
                     laya_error *err) {
+  return checkpoint_open_ex(ck, path, sha256_json, 0, warnings, err);
+}
+
+int checkpoint_open_ex(checkpoint *ck, const char *path, const char *sha256_json, int flags, strbuf *warnings,
+                       laya_error *err) {
   /* a single-file artifact written by `laya convert` (model/artifact_load.c) */
   if (fs_is_file(path) && artifact_is_artifact(path))
     return checkpoint_open_artifact(ck, path, sha256_json, warnings, err);
@@ -317,7 +332,8 @@ int checkpoint_open(checkpoint *ck, const char *path, const char *sha256_json, s
     goto fail;
   }
   if ((rc = weights_bind(&ck->w, &ck->st, &enc, ck->cfg.head_layers, ck->cfg.n_act, err))) goto fail;
-  checkpoint_warn_nonfinite(&ck->st, warnings);
+  if (flags & CKPT_DEFER_NONFINITE) ck->nonfinite_pending = 1; /* the caller scans (or knows the answer) */
+  else checkpoint_warn_nonfinite(&ck->st, warnings);
   free(file);
   file = fs_join(ck->dir, "rl_agent_config.json");
   if ((rc = agent_config_install_temperatures(&ck->cfg, file, path, warnings, err))) goto fail;

@@ -30,11 +30,18 @@ typedef struct checkpoint {
   tokenizer_roles roles;
   int n_binning; /* -1: no map installed */
   binning_entry *binning;
+  int nonfinite_pending; /* CKPT_DEFER_NONFINITE: the NaN/Inf scan of st is still to be done */
 } checkpoint;
 
 /* sha256_json: {"relpath": "hex"}; NULL reads LAYA_SHA256_DIGESTS (unset or blank = no check). */
 int checkpoint_open(checkpoint *ck, const char *path, const char *sha256_json, strbuf *warnings,
                     laya_error *err);
+/* checkpoint_open with flags. CKPT_DEFER_NONFINITE: the weights' NaN/Inf scan (a pass over every
+ * byte of model.safetensors) is left to the caller, who does it where the weights are first read
+ * or takes its result from the pack cache (laya_open); ck->nonfinite_pending says it is owed. */
+enum { CKPT_DEFER_NONFINITE = 1 };
+int checkpoint_open_ex(checkpoint *ck, const char *path, const char *sha256_json, int flags, strbuf *warnings,
+                       laya_error *err);
 void checkpoint_close(checkpoint *ck);
 
 /* Install a loaded tokenizer (ck takes it) and check it has the special tokens Laya's sequences
@@ -52,6 +59,10 @@ void weights_free(model_weights *w);
 
 /* Append a load warning naming the tensors of st that hold NaN or infinite values (none: nothing). */
 void checkpoint_warn_nonfinite(const st_file *st, strbuf *warnings);
+/* Its two halves: the scan (values, tensors, and the first five tensors' names with counts into
+ * names) and the warning for a scan's result (nothing when n_bad is 0). */
+void checkpoint_nonfinite_scan(const st_file *st, int64_t *n_values, int *n_bad, strbuf *names);
+void checkpoint_nonfinite_warning(const char *path, int64_t n_values, int n_bad, const char *names, strbuf *warnings);
 
 /* Apply a calibration JSON file (Laya's load_calibration): temperatures and binning map. */
 int checkpoint_load_calibration(checkpoint *ck, const char *path, strbuf *warnings, laya_error *err);

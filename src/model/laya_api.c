@@ -174,7 +174,7 @@ static backend *choose_backend(laya_model *m, const laya_options *opt, laya_erro
              "(open the checkpoint directory, or turn escalation off)", m->ck.dir, backend_precision_name(bo.precision));
     return NULL;
   }
-  backend *low = pack_cache_cpu_backend(&m->ck, &bo, m->pack_cache, sizeof m->pack_cache, err);
+  backend *low = pack_cache_cpu_backend(&m->ck, &bo, &m->warnings, m->pack_cache, sizeof m->pack_cache, err);
   if (!low || !escalate) return low;
   return escalating_backend(m, low, &bo, err);
 }
@@ -300,8 +300,10 @@ laya_model *laya_open(const char *path, const laya_options *opt, laya_error *err
     ho.quiet = opt && opt->quiet;
     if (hub_resolve(path, NULL, &ho, &resolved, NULL, err)) goto fail;
   }
-  int crc = checkpoint_open(&m->ck, resolved ? resolved : path, opt ? opt->sha256_json : NULL,
-                            &m->warnings, err);
+  /* the NaN/Inf scan of the weights is deferred to the backend choice: the pack cache knows its
+   * result on a hit (pack_cache.h); every other path scans right after */
+  int crc = checkpoint_open_ex(&m->ck, resolved ? resolved : path, opt ? opt->sha256_json : NULL,
+                               CKPT_DEFER_NONFINITE, &m->warnings, err);
   free(resolved);
   if (crc) goto fail;
   m->st.tok = m->ck.tok;
@@ -315,6 +317,10 @@ laya_model *laya_open(const char *path, const laya_options *opt, laya_error *err
     goto fail;
   m->be = choose_backend(m, opt, err);
   if (!m->be) goto fail;
+  if (m->ck.nonfinite_pending) {
+    checkpoint_warn_nonfinite(&m->ck.st, &m->warnings);
+    m->ck.nonfinite_pending = 0;
+  }
   if (engine_warm(m, err)) goto fail; /* CUDA: no first-call stall (engine.h) */
   if (m->warnings.len && !(opt && opt->quiet)) fputs(sb_cstr(&m->warnings), stderr);
   build_info(m);

@@ -15,6 +15,8 @@
 #include <unistd.h>
 
 #include "backend/backend.h"
+#include "core/fsutil.h"
+#include "core/hash64.h"
 #include "core/sha256.h"
 #include "model/artifact.h"
 
@@ -103,6 +105,103 @@ static int file_sha256(const char *cache, const char *path, char hex[65]) {
   return 0;
 }
 
+/* ---- the NaN/Inf scan's result, memoised by the weights' SHA-256 ---------------------------------
+ * nonfinite/<weights sha256>: "laya-nonfinite-1 VALUES TENSORS CHECK\nNAMES" (CHECK: hash64 hex of
+ * the first line's numbers and NAMES; a memo that does not parse or match is ignored and the scan
+ * runs again). The scan is a pass over every byte of model.safetensors; a hit reads no weight
+ * byte otherwise, so the memo saves the scan's whole cost there. */
+static uint64_t nonfinite_check(long long values, int tensors, const char *names, size_t len) {
+  char head[64];
+  int n = snprintf(head, sizeof head, "%lld %d", values, tensors);
+  return hash64(names, len, hash64(head, (size_t)n, 0));
+}
+
+static int nonfinite_memo_read(const char *cache, const char *weights_hex, const checkpoint *ck, strbuf *warnings) {
+  char path[PATH_MAX];
+  snprintf(path, sizeof path, "%s/nonfinite/%s", cache, weights_hex);
+  size_t len = 0;
+  char *text = fs_read_file_max(path, 1 << 16, &len, NULL);
+  if (!text) return -1;
+  long long values = -1;
+  int tensors = -1, used = 0;
+  char check[17] = "";
+  const char *nl = memchr(text, '\n', len);
+  int ok = nl && sscanf(text, "laya-nonfinite-1 %lld %d %16[0-9a-f]%n", &values, &tensors, check, &used) == 3 &&
+           text + used == nl && values >= 0 && tensors >= 0 && (values > 0) == (tensors > 0);
+  if (ok) {
+    const char *names = nl + 1;
+    size_t nlen = len - (size_t)(names - text);
+    char want[17];
+    snprintf(want, sizeof want, "%016llx", (unsigned long long)nonfinite_check(values, tensors, names, nlen));
+    ok = !strcmp(check, want) && memchr(names, 0, nlen) == NULL;
+    if (ok) checkpoint_nonfinite_warning(ck->st.path, values, tensors, names, warnings);
+  }
+  free(text);
+  return ok ? 0 : -1;
+}
+
+/* Scan (the weights are read here first: the packing that follows finds them in the page cache)
+ * and memoise. */
+static void nonfinite_scan_store(const char *cache, const char *weights_hex, const checkpoint *ck, strbuf *warnings) {
+  int64_t values;
+  int tensors;
+  strbuf names, text;
+  sb_init(&names);
+  sb_init(&text);
+  checkpoint_nonfinite_scan(&ck->st, &values, &tensors, &names);
+  checkpoint_nonfinite_warning(ck->st.path, values, tensors, sb_cstr(&names), warnings);
+  char dir[PATH_MAX], path[PATH_MAX + 80];
+  snprintf(dir, sizeof dir, "%s/nonfinite", cache);
+  snprintf(path, sizeof path, "%s/%s", dir, weights_hex);
+  sb_printf(&text, "laya-nonfinite-1 %lld %d %016llx\n%s", (long long)values, tensors,
+            (unsigned long long)nonfinite_check((long long)values, tensors, sb_cstr(&names), names.len), sb_cstr(&names));
+  if (mkdirs(dir) == 0) (void)write_atomic(path, sb_cstr(&text)); /* unwritable: the next open scans again */
+  sb_free(&names);
+  sb_free(&text);
+}
+
+/* ---- verified stamps ----------------------------------------------------------------------------
+ * ENTRY.verified: "laya-verified-1 DEV INO SIZE MTIME CTIME\n", written after every checksum of
+ * ENTRY matched (artifact_open's full check). An open whose entry has the same identity (device,
+ * inode, size, modification and change times) skips the per-array checksums (one pass over every
+ * packed byte) and keeps the header, index and layout checks. Any write to the entry, and any
+ * rename over it, changes its change time, which user space cannot set back, so a modified entry
+ * is checked in full (and rebuilt if it fails). A stamp is written only when the entry's change
+ * time is at least STAMP_SETTLE_NS in the past: a write landing in the same timestamp tick as the
+ * recorded one could otherwise leave the change time as recorded. Not covered: bytes that change
+ * without a write through the file system (media errors below the page cache). */
+#define STAMP_SETTLE_NS 200000000LL
+
+static void stamp_text(const struct stat *st, char *out, size_t cap) {
+  snprintf(out, cap, "laya-verified-1 %llu %llu %lld %lld.%09ld %lld.%09ld\n", (unsigned long long)st->st_dev,
+           (unsigned long long)st->st_ino, (long long)st->st_size, (long long)st->st_mtim.tv_sec, st->st_mtim.tv_nsec,
+           (long long)st->st_ctim.tv_sec, st->st_ctim.tv_nsec);
+}
+
+/* 1 when entry's stamp matches st (the entry's identity now). */
+static int stamp_matches(const char *entry, const struct stat *st) {
+  char path[PATH_MAX + 160], want[200], got[200];
+  snprintf(path, sizeof path, "%s.verified", entry);
+  FILE *f = fopen(path, "r");
+  if (!f) return 0;
+  size_t n = fread(got, 1, sizeof got - 1, f);
+  fclose(f);
+  got[n] = 0;
+  stamp_text(st, want, sizeof want);
+  return !strcmp(got, want);
+}
+
+static void stamp_write(const char *entry, const struct stat *st) {
+  struct timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  long long age = (long long)(now.tv_sec - st->st_ctim.tv_sec) * 1000000000LL + (now.tv_nsec - st->st_ctim.tv_nsec);
+  if (age < STAMP_SETTLE_NS) return; /* too fresh: the next full check stamps it */
+  char path[PATH_MAX + 160], text[200];
+  snprintf(path, sizeof path, "%s.verified", entry);
+  stamp_text(st, text, sizeof text);
+  (void)write_atomic(path, text);
+}
+
 static void release_artifact(void *a) { artifact_close(a); }
 
 /* Temp files a writer left when its process died mid-write (a write takes seconds; one an hour old
@@ -133,7 +232,25 @@ static void put_str(char *dst, size_t cap, const char *s) {
 /* The entry's artifact made into a backend, or NULL with why (the entry is then not used). */
 static backend *from_entry(const char *path, const checkpoint *ck, const backend_options *bo, char *why, size_t cap) {
   laya_error e;
-  artifact *a = artifact_open(path, &e);
+  struct stat st;
+  if (stat(path, &st) != 0) {
+    put_str(why, cap, strerror(errno));
+    return NULL;
+  }
+  int trusted = stamp_matches(path, &st);
+  artifact *a = artifact_open_ex(path, trusted ? ARTIFACT_SKIP_ARRAY_CHECKSUMS : 0, &e);
+  /* a rename landing between the stat and the open means the file opened is not the one stat'd:
+   * it is not trusted on the old file's stamp, nor stamped with the old file's identity */
+  struct stat now;
+  int same = a && stat(path, &now) == 0 && now.st_ino == st.st_ino && now.st_dev == st.st_dev &&
+             now.st_size == st.st_size && now.st_ctim.tv_sec == st.st_ctim.tv_sec &&
+             now.st_ctim.tv_nsec == st.st_ctim.tv_nsec;
+  if (a && trusted && !same) {
+    artifact_close(a);
+    trusted = 0;
+    a = artifact_open(path, &e);
+  }
+  if (a && !trusted && same) stamp_write(path, &st); /* every checksum matched */
   if (!a) {
     put_str(why, cap, e.message);
     return NULL;
@@ -146,6 +263,16 @@ static backend *from_entry(const char *path, const checkpoint *ck, const backend
   }
   const encoder_config *x = &aw.enc, *y = &ck->w.enc;
   backend *b = NULL;
+  const tensor *ct = ck->w.tok_embeddings;
+  if (artifact_tok_external(a)) { /* the checkpoint's own: the key holds its weights' SHA-256 */
+    if (!ct || !ct->data || ct->dtype != aw.tok_embeddings->dtype || ct->numel != aw.tok_embeddings->numel) {
+      put_str(why, cap, "the entry's token embeddings do not match the checkpoint's");
+      artifact_weights_free(&aw);
+      artifact_close(a);
+      return NULL;
+    }
+    aw.tok_embeddings = ct;
+  }
   if (artifact_precision(a) != bo->precision || x->hidden != y->hidden || x->n_layers != y->n_layers ||
       x->n_heads != y->n_heads || x->intermediate != y->intermediate || x->vocab != y->vocab ||
       aw.head_layers != ck->w.head_layers || aw.head_heads != ck->w.head_heads || aw.n_act != ck->w.n_act) {
@@ -178,7 +305,7 @@ typedef struct bg_writer {
 static void *bg_write(void *arg) {
   bg_writer *g = arg;
   laya_error e;
-  (void)artifact_write(g->entry, g->ckdir, g->w, g->b, g->weights_hex, &e); /* a failure: the next open packs again */
+  (void)artifact_write_ex(g->entry, g->ckdir, g->w, g->b, g->weights_hex, ARTIFACT_WRITE_EXTERNAL_TOK, &e); /* a failure: the next open packs again */
   return NULL;
 }
 
@@ -188,7 +315,7 @@ static void bg_join(void *arg) {
   free(g);
 }
 
-backend *pack_cache_cpu_backend(const checkpoint *ck, const backend_options *bo, char *status, size_t cap,
+backend *pack_cache_cpu_backend(checkpoint *ck, const backend_options *bo, strbuf *warnings, char *status, size_t cap,
                                 laya_error *err) {
   const char *off = getenv("LAYA_PACK_CACHE");
   int bypass = getenv("LAYA_CPU_STUDY") || getenv("LAYA_CPU_FP32_LAYERS") || getenv("LAYA_CPU_INT8_BF16");
@@ -203,7 +330,7 @@ backend *pack_cache_cpu_backend(const checkpoint *ck, const backend_options *bo,
    * go in as numbers: a calibration rewriting its temperatures keeps the entry) */
   static const char *const srcs[] = {"model.safetensors", "encoder/config.json"};
   char key_text[1024], weights_hex[65] = "";
-  int n = snprintf(key_text, sizeof key_text, "laya.c packed weights\nformat %d %s\nprecision %s\nhead_layers %d n_act %d\n",
+  int n = snprintf(key_text, sizeof key_text, "laya.c packed weights\nformat %d %s tok-external\nprecision %s\nhead_layers %d n_act %d\n",
                    ARTIFACT_VERSION, ARTIFACT_KERNEL_LAYOUT, backend_precision_name(bo->precision), ck->w.head_layers,
                    ck->w.n_act);
   for (size_t i = 0; i < sizeof srcs / sizeof *srcs; i++) {
@@ -216,6 +343,10 @@ backend *pack_cache_cpu_backend(const checkpoint *ck, const backend_options *bo,
     }
     if (i == 0) memcpy(weights_hex, hex, 65);
     n += snprintf(key_text + n, sizeof key_text - (size_t)n, "%s %s\n", srcs[i], hex);
+  }
+  if (ck->nonfinite_pending) {
+    if (nonfinite_memo_read(cache, weights_hex, ck, warnings) != 0) nonfinite_scan_store(cache, weights_hex, ck, warnings);
+    ck->nonfinite_pending = 0;
   }
   char key[65], dir[PATH_MAX], entry[PATH_MAX + 128], why[600] = "";
   sha256_hex(key_text, strlen(key_text), key);
@@ -252,7 +383,7 @@ backend *pack_cache_cpu_backend(const checkpoint *ck, const backend_options *bo,
   } else {
     laya_error we;
     free(g);
-    if (artifact_write(entry, ck->dir, &ck->w, b, weights_hex, &we) != 0) {
+    if (artifact_write_ex(entry, ck->dir, &ck->w, b, weights_hex, ARTIFACT_WRITE_EXTERNAL_TOK, &we) != 0) {
       snprintf(status, cap, "miss (not stored: %s)", we.message);
       return b;
     }

@@ -4,7 +4,8 @@
  * Packing a checkpoint's weights for the "cpu" backend (fp32 panels, bf16, int8 with scales) is
  * the cost of opening a checkpoint directory. The first open packs them (in parallel, on the
  * backend's threads) and stores them as a `laya convert` artifact (model/artifact.h) in the cache
- * directory; later opens map that file and pack nothing.
+ * directory, less the token embeddings (stored unpacked, so the hit takes the checkpoint's own:
+ * ARTIFACT_WRITE_EXTERNAL_TOK); later opens map that file and pack nothing.
  *
  *   directory  LAYA_CACHE_DIR, else $XDG_CACHE_HOME/laya-c, else ~/.cache/laya-c; files under
  *              packed/. LAYA_PACK_CACHE=0 turns the cache off.
@@ -20,8 +21,10 @@
  *              file in the same directory renamed over the entry when complete: concurrent
  *              processes each write their own and the last rename wins; readers see a whole file.
  *              Temp files over an hour old (their writer died) are removed before a write.
- *   reading    artifact_open verifies every checksum; a corrupt, truncated or mismatching entry is
- *              never used: the weights are packed again and the entry replaced.
+ *   reading    artifact_open checks the header, index and layout, and every array's checksum unless
+ *              ENTRY.verified vouches for the file as it is (device, inode, size, change times;
+ *              written after a full check, see pack_cache.c); a corrupt, truncated or mismatching
+ *              entry is never used: the weights are packed again and the entry replaced.
  * Packing-study settings (LAYA_CPU_STUDY, LAYA_CPU_FP32_LAYERS, LAYA_CPU_INT8_BF16) bypass the cache.
  */
 #ifndef LAYA_MODEL_PACK_CACHE_H
@@ -36,8 +39,11 @@
  * holds this checkpoint, else packed and stored. ck must outlive the backend (the background
  * writer reads its weights and directory). status gets "hit", "miss" (packed, being stored),
  * "rebuilt (why)" (an entry was unusable), "off" or "miss (not stored: why)". NULL + err only
- * when the backend itself cannot be made. */
-backend *pack_cache_cpu_backend(const checkpoint *ck, const backend_options *bo, char *status, size_t cap,
+ * when the backend itself cannot be made. When ck->nonfinite_pending (checkpoint_open_ex with
+ * CKPT_DEFER_NONFINITE), the NaN/Inf warning goes to warnings from the memo under nonfinite/ (keyed
+ * by the weights' SHA-256), or from a scan that is then memoised, and the flag is cleared; with the
+ * cache off it stays set for the caller. */
+backend *pack_cache_cpu_backend(checkpoint *ck, const backend_options *bo, strbuf *warnings, char *status, size_t cap,
                                 laya_error *err);
 
 /* The cache directory as above (malloc'd), or NULL when none can be named. */

@@ -8,7 +8,15 @@
  *     naming the failed check, answers the same, and the next open hits again;
  *   - LAYA_PACK_CACHE=0 writes nothing ("off");
  *   - processes opening the same checkpoint at once with an empty cache all answer the same and
- *     leave one valid entry.
+ *     leave one valid entry;
+ *   - verified stamps: a hit that checked every checksum writes ENTRY.verified once the entry has
+ *     settled; a byte flipped after it is still found (the write changes the entry's change time);
+ *     a stamp that vouches for the file's current identity (forged here on purpose) skips the array
+ *     checksums, a stamp that does not match is ignored;
+ *   - an entry holds no token embeddings (the hit takes the checkpoint's): opening it as an artifact
+ *     is refused;
+ *   - the NaN/Inf scan's result is memoised under nonfinite/ by the weights' SHA-256: a hit warns
+ *     of the same tensors as the miss that scanned, and a damaged memo is ignored (scanned again).
  *   test_pack_cache CKPT_DIR
  */
 #include <dirent.h>
@@ -20,7 +28,9 @@
 #include <unistd.h>
 
 #include "../check.h"
+#include "core/fsutil.h"
 #include "laya.h"
+#include "model/safetensors.h"
 
 static const char *kReq =
     "{\"state\": \"I was charged twice, please refund one\", \"questions\": {\"team\": {\"type\": \"choice\", "
@@ -89,6 +99,45 @@ static void flip_byte(const char *p, long at) {
 
 static int same(const char *a, const char *b) { return a && b && !strcmp(a, b); }
 
+/* The warnings of an open of dir (fp32), in the model info, into out (empty when none). */
+static void open_warnings(const char *dir, char *out, size_t cap) {
+  laya_options o;
+  laya_options_init(&o);
+  o.quiet = 1;
+  laya_error err;
+  out[0] = 0;
+  status[0] = 0;
+  laya_model *m = laya_open(dir, &o, &err);
+  if (!m) return;
+  const char *info = laya_model_info(m), *p = strstr(info, "NaN or infinite"), *q = strstr(info, "\"pack_cache\": \"");
+  if (p) snprintf(out, cap, "%.200s", p);
+  if (q) {
+    q += 15;
+    size_t n = strcspn(q, "\"");
+    snprintf(status, sizeof status, "%.*s", (int)(n < sizeof status - 1 ? n : sizeof status - 1), q);
+  }
+  laya_close(m);
+}
+
+static void write_text(const char *p, const char *text) {
+  FILE *f = fopen(p, "w");
+  if (!f) return;
+  fputs(text, f);
+  fclose(f);
+}
+
+/* ENTRY.verified as pack_cache.c writes it, for the entry as it is now. */
+static void forge_stamp(const char *ent) {
+  struct stat st;
+  char p[1500], text[200];
+  if (stat(ent, &st) != 0) return;
+  snprintf(p, sizeof p, "%s.verified", ent);
+  snprintf(text, sizeof text, "laya-verified-1 %llu %llu %lld %lld.%09ld %lld.%09ld\n", (unsigned long long)st.st_dev,
+           (unsigned long long)st.st_ino, (long long)st.st_size, (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec,
+           (long long)st.st_ctim.tv_sec, st.st_ctim.tv_nsec);
+  write_text(p, text);
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) {
     fprintf(stderr, "usage: test_pack_cache CKPT_DIR\n");
@@ -122,9 +171,48 @@ int main(int argc, char **argv) {
   CHECK(same(b1, ref16) && same(b2, ref16));
   CHECK(entry(cache, "-bf16.laya", ent2, sizeof ent2) == 1);
 
-  /* a corrupted entry is rebuilt, never trusted */
+  /* an entry leaves the token embeddings in the checkpoint (its key holds their SHA-256), so it is
+   * not a standalone artifact: opening it directly is refused, naming why */
+  {
+    laya_options o;
+    laya_options_init(&o);
+    o.quiet = 1;
+    laya_error err;
+    laya_model *m = laya_open(ent, &o, &err);
+    CHECK(m == NULL && strstr(err.message, "pack cache entry") != NULL);
+    if (m) laya_close(m);
+  }
+
+  /* a hit that checked every checksum stamps the settled entry; later hits trust the stamp */
+  char stamp[1500];
+  snprintf(stamp, sizeof stamp, "%s.verified", ent);
+  usleep(300000); /* past pack_cache.c's settle time */
+  char *v1 = answer(dir, NULL);
+  CHECK(!strcmp(status, "hit") && same(v1, ref));
+  CHECK(access(stamp, F_OK) == 0);
+  char *v2 = answer(dir, NULL);
+  CHECK(!strcmp(status, "hit") && same(v2, ref));
+  free(v1), free(v2);
+
+  /* a corrupted entry is rebuilt, never trusted: the flip changes the entry's change time, so the
+   * stamp no longer matches and every checksum is checked */
   long size = file_size(ent);
   flip_byte(ent, size / 2);
+  {
+    /* the stamp is what skips the checksums: forged for the flipped file, the open trusts it */
+    char saved[300] = "";
+    FILE *sf = fopen(stamp, "r");
+    if (sf) {
+      size_t k = fread(saved, 1, sizeof saved - 1, sf);
+      saved[k] = 0;
+      fclose(sf);
+    }
+    forge_stamp(ent);
+    char *t = answer(dir, NULL);
+    CHECK(!strcmp(status, "hit"));
+    free(t);
+    write_text(stamp, saved); /* the stamp of the file before the flip: no match now */
+  }
   char *c1 = answer(dir, NULL);
   printf("after a flipped byte: %s\n", status);
   CHECK(!strncmp(status, "rebuilt (", 9) && strstr(status, "checksum") != NULL);
@@ -158,6 +246,52 @@ int main(int argc, char **argv) {
   char *d2 = answer(copy2, NULL);
   CHECK(!strcmp(status, "hit") && d2 != NULL);
   free(d2);
+
+  /* the NaN/Inf scan's result comes from the memo on a hit */
+  {
+    char nan_dir[1200], p[1400], w1[300], w2[300], w3[300];
+    snprintf(nan_dir, sizeof nan_dir, "%s/ckpt-nan", cache);
+    snprintf(cmd, sizeof cmd, "cp -r '%s' '%s'", dir, nan_dir);
+    CHECK(system(cmd) == 0);
+    snprintf(p, sizeof p, "%s/model.safetensors", nan_dir);
+    size_t n = 0;
+    char *bytes = fs_read_file(p, &n, NULL);
+    st_file stf;
+    laya_error err;
+    CHECK(bytes && st_open(&stf, p, &err) == 0);
+    const tensor *t = bytes ? st_find(&stf, "encoder.layers.1.mlp.Wo.weight") : NULL;
+    CHECK(t != NULL);
+    if (t) {
+      size_t o = (size_t)((const char *)t->data - (const char *)stf.map), es = tensor_dtype_size(t->dtype);
+      const unsigned char nan32[4] = {0, 0, 0xc0, 0x7f}, nanb16[2] = {0xc0, 0x7f}, nanh[2] = {0x00, 0x7e};
+      const unsigned char *nan = es == 4 ? nan32 : t->dtype == DT_BF16 ? nanb16 : nanh;
+      memcpy(bytes + o + 5 * es, nan, es);
+      memcpy(bytes + o + 9 * es, nan, es);
+      st_close(&stf);
+      unlink(p);
+      FILE *f = fopen(p, "wb");
+      if (f) {
+        fwrite(bytes, 1, n, f);
+        fclose(f);
+      }
+    }
+    free(bytes);
+    open_warnings(nan_dir, w1, sizeof w1);
+    CHECK(!strcmp(status, "miss"));
+    CHECK(strstr(w1, "NaN or infinite weight values in 1 tensor") && strstr(w1, "'encoder.layers.1.mlp.Wo.weight' (2)"));
+    snprintf(cmd, sizeof cmd, "test $(ls '%s/nonfinite' | wc -l) -ge 2", cache); /* the clean weights' memo too */
+    CHECK(system(cmd) == 0);
+    open_warnings(nan_dir, w2, sizeof w2);
+    CHECK(!strcmp(status, "hit") && !strcmp(w1, w2));
+    /* a damaged memo (its check no longer matches) is ignored: the weights are scanned again */
+    snprintf(cmd, sizeof cmd, "for f in '%s'/nonfinite/*; do sed -i '1s/ 2 1 / 0 0 /' \"$f\"; done", cache);
+    CHECK(system(cmd) == 0);
+    open_warnings(nan_dir, w3, sizeof w3);
+    CHECK(!strcmp(status, "hit") && !strcmp(w1, w3));
+    /* the clean checkpoint's hit warns of nothing */
+    open_warnings(dir, w3, sizeof w3);
+    CHECK(!strcmp(status, "hit") && w3[0] == 0);
+  }
 
   /* a dead writer's temp file: one over an hour old is swept by the next write, a fresh one kept */
   char stale[1500], fresh[1500];

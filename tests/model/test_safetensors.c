@@ -1,5 +1,6 @@
 /* safetensors: valid files in F32/F16/BF16, and every header error names the file and the problem.
  * Broken files are generated here. weights_bind: shapes, missing and unexpected tensors. */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -263,5 +264,33 @@ int main(void) {
     st_close(&f);
   }
   unlink(path);
+  /* every F16 value widens exactly: against the definition (sign, 5-bit exponent biased by 15,
+   * 10-bit mantissa; exponent 0: mant * 2^-24; 31: infinity / NaN with the payload kept) */
+  {
+    static unsigned char halves[65536 * 2];
+    static float wide[65536];
+    for (uint32_t h = 0; h < 65536; h++) {
+      halves[2 * h] = (unsigned char)(h & 0xff);
+      halves[2 * h + 1] = (unsigned char)(h >> 8);
+    }
+    tensor t = {.name = "all", .dtype = DT_F16, .ndim = 1, .shape = {65536}, .numel = 65536, .data = halves};
+    tensor_to_f32(&t, 0, 65536, wide);
+    int wrong = 0;
+    for (uint32_t h = 0; h < 65536; h++) {
+      uint32_t e = (h >> 10) & 31u, mant = h & 1023u, want;
+      if (e == 31) {
+        want = 0x7f800000u | (mant << 13);
+      } else {
+        double v = e ? ldexp(1024.0 + mant, (int)e - 25) : ldexp((double)mant, -24);
+        float f = (float)v; /* exact: 11 significant bits */
+        memcpy(&want, &f, sizeof want);
+      }
+      want |= (h & 0x8000u) << 16;
+      uint32_t got;
+      memcpy(&got, &wide[h], sizeof got);
+      if (got != want && wrong++ < 3) fprintf(stderr, "  f16 %04x -> %08x, want %08x\n", h, got, want);
+    }
+    CHECK(wrong == 0);
+  }
   return check_summary("model/safetensors");
 }

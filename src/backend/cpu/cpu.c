@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "backend/backend.h"
 #include "backend/cpu/cpu_model.h"
@@ -33,6 +34,7 @@
 #define ROW_BLOCK 32    /* tokens per task of row-wise ops */
 #define GEMM_MTILE 192  /* most activation rows per GEMM task */
 #define GEMM_MR 12      /* rows of the widest GEMM microkernel (kernels_avx512.c MR) */
+#define PACK_BLOCK 16   /* tokens whose k attn_task transposes at a time (whole 64-byte lines of kt) */
 
 /* LAYA_CPU_STUDY (accuracy studies, bench/cpu/accuracy.c --variant): emulates one source of the
  * bf16 path's error at a time inside an fp32 model, so each can be measured alone. Comma list:
@@ -69,6 +71,15 @@ static void study_parse(cpu_model *m) {
     for (size_t i = 0; i < sizeof items / sizeof items[0]; i++)
       if (!strcmp(t, items[i].name)) m->study |= items[i].bit;
   }
+}
+
+/* LAYA_CPU_PROFILE=1 (bench/cpu, BENCHMARKS.md "CPU forward: where the time goes"): every forward
+ * prints one JSON line on stderr with, per kind of parallel step, the caller's wall time, the summed
+ * thread CPU time of its tasks and the number of pool hand-offs. Timing costs two clock reads per
+ * task; off, the forward is unchanged. */
+static int profile_enabled(void) {
+  const char *e = getenv("LAYA_CPU_PROFILE");
+  return e && *e && strcmp(e, "0");
 }
 
 /* ---- model: named arrays ---------------------------------------------------------------------- */
@@ -460,6 +471,7 @@ static cpu_model *cpu_model_create(const model_weights *w, const backend_options
   m->n_act = w->n_act;
   m->fmt = fmt_of(prec);
   study_parse(m);
+  m->profile = profile_enabled();
   m->k = cpu_kernels_select();
   {
     const char *e = getenv("LAYA_CPU_ATTN_F32");
@@ -598,7 +610,7 @@ static size_t carve(cpu_scratch *s, unsigned char *base, const cpu_model *m, int
   s->kf = pack_kpad((int)F);
   s->kin = pack_kpad((int)d + 4);
   size_t qrows = (size_t)(max_len > max_sel ? max_len : max_sel);
-  s->thread_floats = (((2 * (size_t)max_len + qrows) * dh_max + cpu_attention_scratch(max_len) + d + 4 * CPU_MAX_DH) + 15) & ~(size_t)15;
+  s->thread_floats = (((2 * (size_t)max_len + qrows) * dh_max + cpu_attention_scratch(max_len) + d + (4 + PACK_BLOCK + PACK_BLOCK / 2) * CPU_MAX_DH) + 15) & ~(size_t)15;
   size_t off = 0;
 #define TAKE(field, type, bytes)                               \
   do {                                                         \
@@ -674,14 +686,76 @@ static void cpu_worker_destroy(backend *b, backend_worker *w) {
 
 /* ---- parallel steps --------------------------------------------------------------------------- */
 
+/* Kinds of parallel step (LAYA_CPU_PROFILE). */
+enum { PS_GEMM, PS_ATTN_G, PS_ATTN_L, PS_ATTN_HEAD, PS_NORM, PS_OTHER, PS_N };
+static const char *const PS_NAMES[PS_N] = {"gemm", "attn_global", "attn_local", "attn_head", "norm_convert", "other"};
+
+typedef struct fwd_profile {
+  double wall_ms[PS_N];           /* caller's wall time inside the pool runs of each kind */
+  _Atomic long long task_ns[PS_N]; /* thread CPU time of the tasks */
+  _Atomic long long pack_ns;      /* attention: rotating and laying out q, k, v (inside attn_*) */
+  int runs[PS_N], tasks[PS_N];
+} fwd_profile;
+
 typedef struct fwd {
   const cpu_model *m;
   const packed_batch *bt;
   cpu_scratch s;
   int T, threads;
+  int step;           /* kind of the next pool run (PS_*) */
+  fwd_profile *prof;  /* NULL unless LAYA_CPU_PROFILE */
 } fwd;
 
-static void run(fwd *f, int n, cpu_task_fn fn, void *ctx) { cpu_pool_run(f->m->pool, n, fn, ctx); }
+static double wall_now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+}
+
+static long long thread_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+typedef struct prof_task {
+  cpu_task_fn fn;
+  void *ctx;
+  _Atomic long long *ns;
+} prof_task;
+
+static void prof_task_fn(void *ctx, int task, int thread) {
+  prof_task *p = ctx;
+  long long t0 = thread_ns();
+  p->fn(p->ctx, task, thread);
+  atomic_fetch_add_explicit(p->ns, thread_ns() - t0, memory_order_relaxed);
+}
+
+static void run(fwd *f, int n, cpu_task_fn fn, void *ctx) {
+  if (!f->prof) {
+    cpu_pool_run(f->m->pool, n, fn, ctx);
+    return;
+  }
+  prof_task p = {fn, ctx, &f->prof->task_ns[f->step]};
+  double t0 = wall_now_ms();
+  cpu_pool_run(f->m->pool, n, prof_task_fn, &p);
+  f->prof->wall_ms[f->step] += wall_now_ms() - t0;
+  f->prof->runs[f->step]++;
+  f->prof->tasks[f->step] += n;
+  f->step = PS_OTHER;
+}
+
+static void profile_print(const fwd *f, double wall_ms, double cpu_ms) {
+  const fwd_profile *p = f->prof;
+  fprintf(stderr, "{\"cpu_profile\":1,\"isa\":\"%s\",\"fmt\":%d,\"rows\":%d,\"tokens\":%d,\"threads\":%d,"
+          "\"wall_ms\":%.3f,\"process_cpu_ms\":%.3f,\"attn_pack_cpu_ms\":%.3f",
+          f->m->k->name, (int)f->m->fmt, f->bt->n_rows, f->T, f->threads, wall_ms, cpu_ms,
+          (double)atomic_load(&p->pack_ns) * 1e-6);
+  for (int i = 0; i < PS_N; i++)
+    fprintf(stderr, ",\"%s\":{\"wall_ms\":%.3f,\"task_cpu_ms\":%.3f,\"runs\":%d,\"tasks\":%d}", PS_NAMES[i],
+            p->wall_ms[i], (double)atomic_load(&p->task_ns[i]) * 1e-6, p->runs[i], p->tasks[i]);
+  fprintf(stderr, "}\n");
+}
 
 /* GEMM: y = x W^T over M rows, split into (row chunk, panel group) tasks. */
 typedef struct gemm_job {
@@ -759,6 +833,7 @@ static void gemm(fwd *f, const void *a, int lda, const float *row_scale, const p
       g.n_p = np;
     }
   }
+  f->step = PS_GEMM;
   run(f, g.n_m * g.n_p, gemm_task, &g);
 }
 
@@ -811,6 +886,7 @@ static void norm_task(void *ctx, int task, int thread) {
 static void norm_rows(fwd *f, cpu_wfmt fmt, const float *x, int ldx, int rows, int n, const float *w,
                       const float *b, float eps, void *out, float *out_scale, int ldo) {
   norm_job j = {f, fmt, x, ldx, n, rows, w, b, eps, out, out_scale, ldo};
+  f->step = PS_NORM;
   run(f, (rows + ROW_BLOCK - 1) / ROW_BLOCK, norm_task, &j);
 }
 
@@ -841,6 +917,7 @@ static void conv_task(void *ctx, int task, int thread) {
 static void convert_rows(fwd *f, cpu_wfmt fmt, const float *x, int ldx, int rows, int n, void *out,
                          float *out_scale, int ldo) {
   conv_job j = {f, fmt, x, ldx, n, rows, out, out_scale, ldo};
+  f->step = PS_NORM;
   run(f, (rows + ROW_BLOCK - 1) / ROW_BLOCK, conv_task, &j);
 }
 
@@ -897,45 +974,65 @@ static void attn_task(void *ctx, int task, int thread) {
   int r = task / j->n_heads, h = task % j->n_heads, dh = j->dh, d = j->d;
   int s0 = f->bt->row_start[r], t = f->bt->row_start[r + 1] - s0;
   float *buf = f->s.thread_buf + (size_t)thread * f->s.thread_floats;
+  long long pack_t0 = f->prof ? thread_ns() : 0;
   /* fp32: q [T][dh], kt [dh][T], v [T][dh]; bf16: qb, kb, vb (kernels.h) in the same floats */
   int qrows = j->sel ? f->s.max_sel : t; /* the kept queries of a row may outnumber its tokens */
   if (qrows < t) qrows = t;
   float *q = buf, *kt = q + (size_t)qrows * dh, *v = kt + (size_t)t * dh, *scratch = v + (size_t)t * dh;
   float *cs_tmp = scratch + cpu_attention_scratch(t);
-  float *qtmp = cs_tmp + CPU_MAX_DH, *ktmp = qtmp + CPU_MAX_DH; /* one token's q and k */
-  uint16_t *h16 = (uint16_t *)(ktmp + CPU_MAX_DH);          /* one token's k or v in bf16 */
+  float *qtmp = cs_tmp + CPU_MAX_DH;                 /* one token's q */
+  uint16_t *h16 = (uint16_t *)(qtmp + CPU_MAX_DH);   /* one token's v in bf16 */
+  float *kblk = qtmp + 3 * CPU_MAX_DH;               /* PACK_BLOCK tokens' rotated k, [PACK_BLOCK][dh] */
+  uint16_t *kblk16 = (uint16_t *)(kblk + (size_t)PACK_BLOCK * CPU_MAX_DH); /* the same in bf16 */
   uint16_t *qb = (uint16_t *)q, *kb = (uint16_t *)kt, *vb = (uint16_t *)v;
   float scale = 1.0f / sqrtf((float)dh);
   /* keys and values of every token; queries of every token, or of the kept ones (sel) */
   int nq = j->sel ? 1 + f->bt->marker_start[r + 1] - f->bt->marker_start[r] : t;
-  for (int i = 0; i < t; i++) {
-    const float *row = f->s.qkv + (size_t)(s0 + i) * 3 * d;
-    if (i + PACK_AHEAD < t) /* this head's k and v of a later token: rows are 3d floats apart */
-      for (int c = 0; c < dh; c += 16) {
-        __builtin_prefetch(row + (size_t)PACK_AHEAD * 3 * d + d + h * dh + c);
-        __builtin_prefetch(row + (size_t)PACK_AHEAD * 3 * d + 2 * d + h * dh + c);
+  /* k in blocks of PACK_BLOCK tokens: rotated into kblk, then stored transposed a block at a time,
+   * so each store run fills whole cache lines (one token at a time wrote dh lines per token) */
+  for (int i0 = 0; i0 < t; i0 += PACK_BLOCK) {
+    int nb = t - i0 < PACK_BLOCK ? t - i0 : PACK_BLOCK;
+    for (int ii = 0; ii < nb; ii++) {
+      int i = i0 + ii;
+      const float *row = f->s.qkv + (size_t)(s0 + i) * 3 * d;
+      if (i + PACK_AHEAD < t) /* this head's k and v of a later token: rows are 3d floats apart */
+        for (int c = 0; c < dh; c += 16) {
+          __builtin_prefetch(row + (size_t)PACK_AHEAD * 3 * d + d + h * dh + c);
+          __builtin_prefetch(row + (size_t)PACK_AHEAD * 3 * d + 2 * d + h * dh + c);
+        }
+      float *kr = kblk + (size_t)ii * dh;
+      memcpy(kr, row + d + h * dh, (size_t)dh * sizeof(float));
+      rope_one(j, i, kr, cs_tmp, 1.0f);
+      if (m->attn_bf16) {
+        m->k->to_bf16(row + 2 * d + h * dh, dh, h16);
+        for (int c = 0; c < dh; c++) vb[attn_bf16_vb_index(dh, i, c)] = h16[c];
+      } else {
+        memcpy(v + (size_t)i * dh, row + 2 * d + h * dh, (size_t)dh * sizeof(float));
       }
-    memcpy(ktmp, row + d + h * dh, (size_t)dh * sizeof(float));
-    rope_one(j, i, ktmp, cs_tmp, 1.0f);
+    }
     if (m->attn_bf16) {
-      m->k->to_bf16(ktmp, dh, h16);
-      for (int p = 0; p < dh / 2; p++) memcpy(kb + attn_bf16_kb_index(t, p, i), h16 + 2 * p, 2 * sizeof(uint16_t));
-      m->k->to_bf16(row + 2 * d + h * dh, dh, h16);
-      for (int c = 0; c < dh; c++) vb[attn_bf16_vb_index(dh, i, c)] = h16[c];
+      for (int ii = 0; ii < nb; ii++) m->k->to_bf16(kblk + (size_t)ii * dh, dh, kblk16 + (size_t)ii * dh);
+      for (int p = 0; p < dh / 2; p++) {
+        uint16_t *dst = kb + attn_bf16_kb_index(t, p, i0);
+        for (int ii = 0; ii < nb; ii++) memcpy(dst + 2 * ii, kblk16 + (size_t)ii * dh + 2 * p, 2 * sizeof(uint16_t));
+      }
     } else {
-      for (int c = 0; c < dh; c++) kt[(size_t)c * t + i] = ktmp[c];
-      memcpy(v + (size_t)i * dh, row + 2 * d + h * dh, (size_t)dh * sizeof(float));
+      for (int c = 0; c < dh; c++) {
+        float *dst = kt + (size_t)c * t + i0;
+        for (int ii = 0; ii < nb; ii++) dst[ii] = kblk[(size_t)ii * dh + c];
+      }
     }
   }
   if (m->attn_bf16 && t % 2)
     for (int c = 0; c < dh; c++) vb[attn_bf16_vb_index(dh, t, c)] = 0; /* the pad key of the last pair */
   for (int qi = 0; qi < nq; qi++) {
     int i = j->sel ? sel_token(f->bt, r, qi) : qi;
-    memcpy(qtmp, f->s.qkv + (size_t)(s0 + i) * 3 * d + h * dh, (size_t)dh * sizeof(float));
-    rope_one(j, i, qtmp, cs_tmp, scale);
+    float *qd = m->attn_bf16 ? qtmp : q + (size_t)qi * dh; /* fp32: rotated in place */
+    memcpy(qd, f->s.qkv + (size_t)(s0 + i) * 3 * d + h * dh, (size_t)dh * sizeof(float));
+    rope_one(j, i, qd, cs_tmp, scale);
     if (m->attn_bf16) m->k->to_bf16(qtmp, dh, qb + (size_t)qi * dh);
-    else memcpy(q + (size_t)qi * dh, qtmp, (size_t)dh * sizeof(float));
   }
+  if (f->prof) atomic_fetch_add_explicit(&f->prof->pack_ns, thread_ns() - pack_t0, memory_order_relaxed);
   attn_args a;
   memset(&a, 0, sizeof a);
   a.q = q;
@@ -985,6 +1082,7 @@ static void attention(fwd *f, cpu_wfmt fmt, int n_heads, int dh, int window, con
     j.out_bf16 = fmt == WF_BF16;
     j.ldo = f->s.kd;
   }
+  f->step = !rope ? PS_ATTN_HEAD : window < 0 ? PS_ATTN_G : PS_ATTN_L;
   run(f, f->bt->n_rows * n_heads, attn_task, &j);
   int rows = sel ? f->bt->n_rows + f->bt->marker_start[f->bt->n_rows] : f->T;
   if (fmt == WF_I8) convert_rows(f, fmt, f->s.att32, j.d, rows, j.d, f->s.act, f->s.act_scale, f->s.kd);
@@ -1132,6 +1230,17 @@ static int cpu_forward(backend *b, backend_worker *w, const packed_batch *bt, fl
   f.bt = bt;
   f.T = T;
   f.threads = threads;
+  f.step = PS_OTHER;
+  fwd_profile prof;
+  double prof_wall0 = 0, prof_cpu0 = 0;
+  if (m->profile) {
+    memset(&prof, 0, sizeof prof);
+    f.prof = &prof;
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    prof_cpu0 = ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+    prof_wall0 = wall_now_ms();
+  }
   int max_sel = 1;
   for (int r = 0; r < R; r++)
     if (1 + bt->marker_start[r + 1] - bt->marker_start[r] > max_sel) max_sel = 1 + bt->marker_start[r + 1] - bt->marker_start[r];
@@ -1180,6 +1289,11 @@ static int cpu_forward(backend *b, backend_worker *w, const packed_batch *bt, fl
       for (int c = 0; c < m->act_hidden; c++) acc += h[c] * wa[c];
       act_logits[(size_t)r * m->n_act + a] = acc + m->act2_b[a];
     }
+  }
+  if (f.prof) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    profile_print(&f, wall_now_ms() - prof_wall0, ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6 - prof_cpu0);
   }
   return 0;
 }

@@ -42,6 +42,7 @@ typedef struct cpu_model {
                            LAYA_CPU_ATTN_F32=1 keeps fp32) */
   unsigned study;       /* LAYA_CPU_STUDY bits (cpu.c): error-decomposition emulation, normally 0 */
   int study_layer;      /* -1, or the one encoder layer the activation rounding applies to */
+  int profile;          /* LAYA_CPU_PROFILE=1: one JSON line of per-step times per forward on stderr */
   size_t max_elem;      /* widest activation element any GEMM reads (1, 2 or 4 bytes) */
   const cpu_kernels *k;
   cpu_pool *pool;
