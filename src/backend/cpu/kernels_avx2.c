@@ -177,8 +177,8 @@ TILE_AVX2(f32, float, w->k, 16)
 TILE_AVX2(bf16, uint16_t, w->k_pad / 2, 32)
 
 /* Tiles of MR2 rows (and one shorter tile at the end) over panels [p0, p1). */
-#define GEMM_AVX2(FMT)                                                                            \
-  FN void gemm_##FMT##_avx2(const gemm_input *x, const packed_matrix *w, int m0, int m1, int p0,  \
+#define GEMM_AVX2(FMT, NAME)                                                                      \
+  FN void NAME(const gemm_input *x, const packed_matrix *w, int m0, int m1, int p0,               \
                             int p1, const gemm_epilogue *e) {                                     \
     for (int p = p0; p < p1; p++)                                                                 \
       for (int m = m0; m < m1; m += MR2) {                                                        \
@@ -192,8 +192,141 @@ TILE_AVX2(bf16, uint16_t, w->k_pad / 2, 32)
         }                                                                                         \
       }                                                                                           \
   }
-GEMM_AVX2(f32)
-GEMM_AVX2(bf16)
+GEMM_AVX2(f32, gemm_f32_avx2_rows)
+GEMM_AVX2(bf16, gemm_bf16_avx2)
+
+/* ---- fp32 GEMM on copied activations, k-blocked (BLIS's loop order on the packed panels) ----
+ * The weight panel is read KCB k rows at a time: that block (KCB x 32 floats, 16 KiB) stays in L1
+ * while every row tile of the chunk runs over it, so the weights come from L1 and each block is
+ * fetched from memory once per chunk. The activation rows of the chunk are copied once per call
+ * into a per-thread buffer (cpu_thread_scratch), block by block and tile by tile as 8-float slices
+ * [kc / 8][h][8] (the last slice kc % 8 wide): the microkernel broadcasts from h consecutive
+ * 32-byte pieces instead of h rows lda apart (lda = 1024 / 2624 floats: rows 4 / 10 KiB apart fall
+ * in the same sets of an 8-way 32 KiB L1, Zen 2/3 and Haswell..Skylake). Partial sums wait in a
+ * [rows][32] buffer between k blocks. Each output is still one FMA chain over k = 0..K-1 from
+ * zero, so the results are the same bits as mk_f32_avx2's (and independent of the chunk, the tile
+ * and the k block a row falls in). */
+#define KCB 128 /* k rows per weight block (KCB x 32 floats = 16 KiB) */
+#define MCH 192 /* most rows per chunk: copied rows KCB x MCH = 96 KiB per k block */
+
+/* rows [0, h) x k [k0, k0 + kc) of a (row stride lda) -> dst [kc / 8][h][8], then [h][kc % 8] */
+INL void packa_f32_avx2(const int h, const float *a, size_t lda, int k0, int kc, float *dst) {
+  int j = 0;
+  for (; j + 8 <= kc; j += 8, dst += 8 * h)
+#pragma GCC unroll 6
+    for (int r = 0; r < h; r++) _mm256_storeu_ps(dst + 8 * r, _mm256_loadu_ps(a + (size_t)r * lda + k0 + j));
+  int t = kc - j;
+  for (int r = 0; r < h; r++)
+    for (int i = 0; i < t; i++) dst[t * r + i] = a[(size_t)r * lda + k0 + j + i];
+}
+
+/* c (h x 16 columns of a half panel, in cs rows 32 floats apart) += ap (h x kc, packed) * b (kc
+ * rows 32 floats apart); first: start from zero instead of cs. */
+INL void mkb_f32_avx2(const int h, const float *ap, const float *b, int kc, int first, float *cs) {
+  __m256 c[2 * MR2];
+  if (first) {
+    zero_acc(h, c);
+  } else {
+#pragma GCC unroll 6
+    for (int r = 0; r < h; r++) c[2 * r] = _mm256_loadu_ps(cs + 32 * r), c[2 * r + 1] = _mm256_loadu_ps(cs + 32 * r + 8);
+  }
+  int j = 0;
+  for (; j + 8 <= kc; j += 8, ap += 8 * h, b += 8 * 32) {
+#pragma GCC unroll 8
+    for (int i = 0; i < 8; i++) {
+      __m256 b0 = _mm256_loadu_ps(b + 32 * i), b1 = _mm256_loadu_ps(b + 32 * i + 8);
+#pragma GCC unroll 6
+      for (int r = 0; r < h; r++) {
+        __m256 av = _mm256_broadcast_ss(ap + 8 * r + i);
+        c[2 * r] = _mm256_fmadd_ps(av, b0, c[2 * r]);
+        c[2 * r + 1] = _mm256_fmadd_ps(av, b1, c[2 * r + 1]);
+      }
+    }
+  }
+  int t = kc - j;
+  for (int i = 0; i < t; i++) {
+    __m256 b0 = _mm256_loadu_ps(b + 32 * i), b1 = _mm256_loadu_ps(b + 32 * i + 8);
+#pragma GCC unroll 6
+    for (int r = 0; r < h; r++) {
+      __m256 av = _mm256_broadcast_ss(ap + t * r + i);
+      c[2 * r] = _mm256_fmadd_ps(av, b0, c[2 * r]);
+      c[2 * r + 1] = _mm256_fmadd_ps(av, b1, c[2 * r + 1]);
+    }
+  }
+#pragma GCC unroll 6
+  for (int r = 0; r < h; r++) _mm256_storeu_ps(cs + 32 * r, c[2 * r]), _mm256_storeu_ps(cs + 32 * r + 8, c[2 * r + 1]);
+}
+
+/* One tile of h rows over one k block of panel p (both halves); after the last block, the
+ * epilogue of its rows. */
+#define TILEB_F32(H)                                                                            \
+  FN void tileb_f32_##H(const float *ap, const float *b, int kc, int first, int last, float *cs, \
+                        const packed_matrix *w, const gemm_epilogue *e, int m, int p) {         \
+    mkb_f32_avx2(H, ap, b, kc, first, cs);                                                      \
+    mkb_f32_avx2(H, ap, b + 16, kc, first, cs + 16);                                            \
+    if (last)                                                                                   \
+      for (int r = 0; r < H; r++) {                                                             \
+        __m256 y[4];                                                                            \
+        for (int i = 0; i < 4; i++) y[i] = _mm256_loadu_ps(cs + 32 * r + 8 * i);               \
+        epilogue_row8(w, e, m + r, p, y);                                                       \
+      }                                                                                         \
+  }                                                                                             \
+  FN void packb_f32_##H(const float *a, size_t lda, int k0, int kc, float *dst) {               \
+    packa_f32_avx2(H, a, lda, k0, kc, dst);                                                     \
+  }
+TILEB_F32(1) TILEB_F32(2) TILEB_F32(3) TILEB_F32(4) TILEB_F32(5) TILEB_F32(6)
+typedef void (*tileb_fn)(const float *, const float *, int, int, int, float *, const packed_matrix *,
+                         const gemm_epilogue *, int, int);
+typedef void (*packb_fn)(const float *, size_t, int, int, float *);
+static const tileb_fn tileb_f32[MR2 + 1] = {NULL, tileb_f32_1, tileb_f32_2, tileb_f32_3,
+                                            tileb_f32_4, tileb_f32_5, tileb_f32_6};
+static const packb_fn packb_f32[MR2 + 1] = {NULL, packb_f32_1, packb_f32_2, packb_f32_3,
+                                            packb_f32_4, packb_f32_5, packb_f32_6};
+
+/* Returns 0 (nothing done) when the per-thread buffer cannot be had. */
+static int gemm_f32_blocked_avx2(const gemm_input *x, const packed_matrix *w, int m0, int m1, int p0,
+                                 int p1, const gemm_epilogue *e) {
+  const int k = w->k, nkb = (k + KCB - 1) / KCB;
+  int n_c = (m1 - m0 + MCH - 1) / MCH, chunk = (m1 - m0 + n_c - 1) / n_c;
+  /* copied rows (chunk x k) and the partial sums ([chunk][32]) */
+  float *buf = cpu_thread_scratch((size_t)chunk * k + (size_t)chunk * 32 + 16);
+  if (!buf) return 0;
+  float *cs = buf + (((size_t)chunk * k + 15) & ~(size_t)15);
+  const float *a = (const float *)x->a;
+  for (int mc = m0; mc < m1; mc += chunk) {
+    int mce = mc + chunk < m1 ? mc + chunk : m1, rows = mce - mc;
+    /* ceil(rows / 6) tiles of nearly equal height (128 rows: 18 x 6 + 4 x 5, not 21 x 6 + a 2-row
+     * tile that runs at a third of the FMA rate) */
+    int n_t = (rows + MR2 - 1) / MR2, tm[MCH / MR2 + 2];
+    tm[0] = 0;
+    for (int t = 0; t < n_t; t++) tm[t + 1] = tm[t] + (rows - tm[t] + (n_t - t) - 1) / (n_t - t);
+    /* k block kb of tile t at buf + k0 * rows + tm[t] * kc */
+    for (int kb = 0; kb < nkb; kb++) {
+      int k0 = kb * KCB, kc = k - k0 < KCB ? k - k0 : KCB;
+      for (int t = 0; t < n_t; t++)
+        packb_f32[tm[t + 1] - tm[t]](a + (size_t)(mc + tm[t]) * x->lda, (size_t)x->lda, k0, kc,
+                                     buf + (size_t)k0 * rows + (size_t)tm[t] * kc);
+    }
+    for (int p = p0; p < p1; p++) {
+      const float *b = (const float *)w->data + (size_t)p * w->k_pad * CPU_NR;
+      for (int kb = 0; kb < nkb; kb++) {
+        int k0 = kb * KCB, kc = k - k0 < KCB ? k - k0 : KCB;
+        const float *apk = buf + (size_t)k0 * rows, *bk = b + (size_t)k0 * CPU_NR;
+        for (int t = 0; t < n_t; t++)
+          tileb_f32[tm[t + 1] - tm[t]](apk + (size_t)tm[t] * kc, bk, kc, kb == 0, kb == nkb - 1,
+                                       cs + (size_t)tm[t] * 32, w, e, mc + tm[t], p);
+      }
+    }
+  }
+  return 1;
+}
+
+FN void gemm_f32_avx2(const gemm_input *x, const packed_matrix *w, int m0, int m1, int p0, int p1,
+                      const gemm_epilogue *e) {
+  if (m1 <= m0 || p1 <= p0) return;
+  if (w->k > 0 && gemm_f32_blocked_avx2(x, w, m0, m1, p0, p1, e)) return;
+  gemm_f32_avx2_rows(x, w, m0, m1, p0, p1, e);
+}
 
 /* int8: each 32-bit lane of the packed panel holds one column's 4 k values; widen to 16 bits and
  * multiply-add pairs, keeping two partial sums per column until the end. */
