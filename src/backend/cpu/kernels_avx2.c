@@ -232,7 +232,9 @@ INL void mkb_f32_avx2(const int h, const float *ap, const float *b, int kc, int 
   }
   int j = 0;
   for (; j + 8 <= kc; j += 8, ap += 8 * h, b += 8 * 32) {
-#pragma GCC unroll 8
+    /* unrolled by 4, not 8: gcc 12 then keeps all 12 accumulators in registers (by 8 it spills
+     * one and shuffles others; clang is clean either way) */
+#pragma GCC unroll 4
     for (int i = 0; i < 8; i++) {
       __m256 b0 = _mm256_loadu_ps(b + 32 * i), b1 = _mm256_loadu_ps(b + 32 * i + 8);
 #pragma GCC unroll 6
