@@ -427,23 +427,25 @@ FN void rope_avx2(float *x, int dh, const float *cs, float scale) {
 }
 
 /* ---- attention ----
- * The AVX-512 kernel's scheme on 16 ymm registers: QB2 queries per block, one online-softmax step
- * per KB2 keys. Scores are computed 16 keys at a time (QB2 x 2 accumulators), the softmax runs on
- * the stored scores, and P V runs per chunk of W ymm (8 W columns) of the head with QB2 x W
+ * The AVX-512 kernel's scheme on 16 ymm registers: qb queries per block (6 for fp32, 4 for bf16),
+ * one online-softmax step per KB2 keys. Scores are computed 16 keys at a time (qb x 2
+ * accumulators), the softmax runs on the stored scores, and P V runs per chunk of W ymm (8 W
+ * columns) of the head with qb x W
  * accumulators, the running outputs kept in scratch between key blocks.
  * bf16 (attention_bf16, the kernels.h layouts): AVX2 has no bf16 dot product, so k and v pairs
  * are widened in registers as the bf16 GEMM does (bf16_even / bf16_odd), the block's queries
  * once into scratch (bf16x8), and every product and the probabilities stay fp32. */
-#define QB2 4
+#define QB2 6 /* most queries per block: 6 for fp32 (12 accumulators), 4 for bf16 (its odd-k vectors) */
 #define KB2 64
 
-/* Scores of QB2 queries (q: fp32 rows of dh) against 16 keys j0 .. j0 + n - 1 (n <= 16) into pb
- * [QB2][KB2]; keys from kt (fp32) or, with bf16, from the kb pairs. */
-INL void scores16_avx2(const attn_args *a, const int bf16, const float *q, int nq, int j0, int n, float *pb) {
+/* Scores of qb queries (q: fp32 rows of dh) against 16 keys j0 .. j0 + n - 1 (n <= 16) into pb
+ * [qb][KB2]; keys from kt (fp32) or, with bf16, from the kb pairs. */
+INL void scores16_avx2(const attn_args *a, const int bf16, const int qb, const float *q, int nq, int j0, int n,
+                        float *pb) {
   const int t = a->t, dh = a->dh;
   __m256 s[QB2][2];
-  #pragma GCC unroll 4
-  for (int qi = 0; qi < QB2; qi++) s[qi][0] = s[qi][1] = _mm256_setzero_ps();
+  #pragma GCC unroll 6
+  for (int qi = 0; qi < qb; qi++) s[qi][0] = s[qi][1] = _mm256_setzero_ps();
   const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   __m256i m0 = _mm256_cmpgt_epi32(_mm256_set1_epi32(n), lane);
   __m256i m1 = _mm256_cmpgt_epi32(_mm256_set1_epi32(n - 8), lane);
@@ -459,8 +461,8 @@ INL void scores16_avx2(const attn_args *a, const int bf16, const float *q, int n
       k0 = n == 16 ? _mm256_loadu_ps(krow) : _mm256_maskload_ps(krow, m0);
       k1 = n == 16 ? _mm256_loadu_ps(krow + 8) : _mm256_maskload_ps(krow + 8, m1);
     }
-    #pragma GCC unroll 4
-    for (int qi = 0; qi < QB2; qi++) {
+    #pragma GCC unroll 6
+    for (int qi = 0; qi < qb; qi++) {
       const float *qr = q + (size_t)(qi < nq ? qi : 0) * dh + d;
       __m256 qv = _mm256_broadcast_ss(qr);
       s[qi][0] = _mm256_fmadd_ps(qv, k0, s[qi][0]);
@@ -472,20 +474,20 @@ INL void scores16_avx2(const attn_args *a, const int bf16, const float *q, int n
       }
     }
   }
-  #pragma GCC unroll 4
-  for (int qi = 0; qi < QB2; qi++) {
+  #pragma GCC unroll 6
+  for (int qi = 0; qi < qb; qi++) {
     _mm256_storeu_ps(pb + qi * KB2, s[qi][0]);
     _mm256_storeu_ps(pb + qi * KB2 + 8, s[qi][1]);
   }
 }
 
-/* acc[QB2][dh] += P V over the block's nk keys from j0 (even with bf16), columns [dc, dc + 8 W). */
-INL void pv_avx2(const attn_args *a, const int bf16, const float *pbuf, int j0, int nk, int dc, const int W,
-                 float *accb) {
+/* acc[qb][dh] += P V over the block's nk keys from j0 (even with bf16), columns [dc, dc + 8 W). */
+INL void pv_avx2(const attn_args *a, const int bf16, const int qb, const float *pbuf, int j0, int nk, int dc,
+                 const int W, float *accb) {
   const int dh = a->dh;
   __m256 acc[QB2][2];
-  #pragma GCC unroll 4
-  for (int qi = 0; qi < QB2; qi++)
+  #pragma GCC unroll 6
+  for (int qi = 0; qi < qb; qi++)
     #pragma GCC unroll 4
     for (int w = 0; w < W; w++) acc[qi][w] = _mm256_loadu_ps(accb + qi * dh + dc + 8 * w);
   /* bf16: keys in pairs; an odd nk's extra key has probability 0 (the softmax zeroes whole vectors
@@ -501,8 +503,8 @@ INL void pv_avx2(const attn_args *a, const int bf16, const float *pbuf, int j0, 
         vv[w] = _mm256_loadu_ps(a->v + (size_t)(j0 + j) * dh + dc + 8 * w);
       }
     }
-    #pragma GCC unroll 4
-    for (int qi = 0; qi < QB2; qi++) {
+    #pragma GCC unroll 6
+    for (int qi = 0; qi < qb; qi++) {
       __m256 pv = _mm256_broadcast_ss(pbuf + qi * KB2 + j);
       #pragma GCC unroll 4
       for (int w = 0; w < W; w++) acc[qi][w] = _mm256_fmadd_ps(pv, vv[w], acc[qi][w]);
@@ -513,28 +515,28 @@ INL void pv_avx2(const attn_args *a, const int bf16, const float *pbuf, int j0, 
       }
     }
   }
-  #pragma GCC unroll 4
-  for (int qi = 0; qi < QB2; qi++)
+  #pragma GCC unroll 6
+  for (int qi = 0; qi < qb; qi++)
     #pragma GCC unroll 4
     for (int w = 0; w < W; w++) _mm256_storeu_ps(accb + qi * dh + dc + 8 * w, acc[qi][w]);
 }
 
-INL void attn_block_avx2(const attn_args *a, int q0, int nq, const int W, const int bf16) {
+INL void attn_block_avx2(const attn_args *a, int q0, int nq, const int W, const int bf16, const int qb) {
   const int dh = a->dh;
   int lo[QB2] = {0}, hi[QB2] = {0}, ulo, uhi;
   attn_block_ranges(a, q0, nq, lo, hi, &ulo, &uhi);
   if (bf16) ulo &= ~1; /* key blocks cover whole vb pairs */
-  float *pbuf = a->scratch;             /* [QB2][KB2] scores, then probabilities */
-  float *accb = a->scratch + QB2 * KB2; /* [QB2][dh] output accumulators */
+  float *pbuf = a->scratch; /* [qb][KB2] scores, then probabilities */
+  float *accb = a->scratch + qb * KB2; /* [qb][dh] output accumulators */
   float mrun[QB2], lrun[QB2];
-  for (int qi = 0; qi < QB2; qi++) {
+  for (int qi = 0; qi < qb; qi++) {
     mrun[qi] = -INFINITY;
     lrun[qi] = 0.0f;
     for (int d = 0; d < dh; d += 8) _mm256_storeu_ps(accb + qi * dh + d, _mm256_setzero_ps());
   }
   const float *q;
   if (bf16) { /* the block's queries widened to fp32 [nq][dh] */
-    float *qw = accb + QB2 * dh;
+    float *qw = accb + qb * dh;
     for (int i = 0; i < nq * dh; i += 8) _mm256_storeu_ps(qw + i, bf16x8(a->qb + (size_t)q0 * dh + i));
     q = qw;
   } else {
@@ -543,8 +545,8 @@ INL void attn_block_avx2(const attn_args *a, int q0, int nq, const int W, const 
   const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   for (int j0 = ulo; j0 <= uhi; j0 += KB2) {
     int nk = uhi + 1 - j0 < KB2 ? uhi + 1 - j0 : KB2;
-    for (int c0 = 0; c0 < nk; c0 += 16) scores16_avx2(a, bf16, q, nq, j0 + c0, nk - c0 < 16 ? nk - c0 : 16, pbuf + c0);
-    for (int qi = 0; qi < QB2; qi++) {
+    for (int c0 = 0; c0 < nk; c0 += 16) scores16_avx2(a, bf16, qb, q, nq, j0 + c0, nk - c0 < 16 ? nk - c0 : 16, pbuf + c0);
+    for (int qi = 0; qi < qb; qi++) {
       float *pb = pbuf + qi * KB2;
       /* keys of this block that query qi may see (none for the unused query slots) */
       int a0 = qi < nq ? lo[qi] - j0 : 0, a1 = qi < nq ? hi[qi] + 1 - j0 : 0;
@@ -585,7 +587,7 @@ INL void attn_block_avx2(const attn_args *a, int q0, int nq, const int W, const 
           _mm256_storeu_ps(accb + qi * dh + d, _mm256_mul_ps(_mm256_loadu_ps(accb + qi * dh + d), vc));
       }
     }
-    for (int dc = 0; dc < dh; dc += 8 * W) pv_avx2(a, bf16, pbuf, j0, nk, dc, W, accb);
+    for (int dc = 0; dc < dh; dc += 8 * W) pv_avx2(a, bf16, qb, pbuf, j0, nk, dc, W, accb);
   }
   for (int qi = 0; qi < nq; qi++) {
     __m256 inv = _mm256_set1_ps(1.0f / lrun[qi]);
@@ -603,12 +605,14 @@ INL void attn_block_avx2(const attn_args *a, int q0, int nq, const int W, const 
   }
 }
 
-/* dh a multiple of 8 up to 64 (the accumulators in scratch hold QB2 x 64); others: scalar. */
+/* dh a multiple of 8 up to 64 (the accumulators in scratch hold qb x 64); others: scalar. */
 INL void attention_blocks_avx2(const attn_args *a, const int bf16) {
-  for (int i = a->i0; i < a->i1; i += QB2) {
-    int nq = a->i1 - i < QB2 ? a->i1 - i : QB2;
-    if (a->dh % 16 == 0) attn_block_avx2(a, i, nq, 2, bf16);
-    else attn_block_avx2(a, i, nq, 1, bf16);
+  /* scratch (cpu_attention_scratch): fp32 6 x 64 scores + 6 x 64 accumulators; bf16 4 x (64 + 64 + 64) */
+  const int qb = bf16 ? 4 : QB2;
+  for (int i = a->i0; i < a->i1; i += qb) {
+    int nq = a->i1 - i < qb ? a->i1 - i : qb;
+    if (a->dh % 16 == 0) attn_block_avx2(a, i, nq, 2, bf16, qb);
+    else attn_block_avx2(a, i, nq, 1, bf16, qb);
   }
 }
 FN void attention_avx2(const attn_args *a) {
