@@ -56,7 +56,7 @@ static void bench_gemm(const cpu_kernels *kt, cpu_wfmt fmt, int M, int N, int K,
   for (int i = 0; i < M; i++) rs[i] = 0.01f;
   int outs = geglu ? N / 2 : N;
   uint16_t *out = aligned_alloc(64, ((size_t)M * outs * 4 + 63) & ~(size_t)63);
-  gemm_input in = {a, kp, rs};
+  gemm_input in = {a, kp, rs, 0};
   gemm_epilogue e = {geglu ? EPI_GEGLU : EPI_NONE, 0, fmt == WF_BF16 ? NULL : (float *)out,
                      fmt == WF_BF16 ? out : NULL, outs};
   void (*g)(const gemm_input *, const packed_matrix *, int, int, int, int, const gemm_epilogue *) =

@@ -14,7 +14,7 @@ Engines: laya.c fp32 / bf16 / int8 (the checkpoint directory, kernel table chose
 fp32 with the split-precision AMX GEMM (LAYA_AMX_FP32=x6),
 laya.c fp32 on the AVX2 table (LAYA_CPU_ISA=avx2), torch fp32 (Laya's stock CPU path), torch
 bf16 autocast (LAYA_CPU_AMP=bf16), and torch fp32 pinned to AVX2 (ATEN_CPU_CAPABILITY=avx2
-ONEDNN_MAX_CPU_ISA=AVX2). Prints a Markdown table (median ms) and writes raw JSON to --out.
+ONEDNN_MAX_CPU_ISA=AVX2 MKL_ENABLE_INSTRUCTIONS=AVX2). Prints a Markdown table (median ms) and writes raw JSON to --out.
 """
 import argparse
 import json
@@ -114,7 +114,9 @@ def main():
     skip = set(a.skip.split(","))
     os.makedirs(a.out, exist_ok=True)
     env = dict(os.environ, LAYA_THREADS=str(a.threads), OMP_NUM_THREADS=str(a.threads))
-    avx2 = {"ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2"}
+    # MKL (torch's fp32 Linear on x86 wheels) is pinned only by MKL_ENABLE_INSTRUCTIONS: without it
+    # "torch fp32 AVX2" ran MKL's AVX-512 GEMMs on AVX-512 machines
+    avx2 = {"ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2", "MKL_ENABLE_INSTRUCTIONS": "AVX2"}
     res = {}
     lines = []
     for spec in a.model:

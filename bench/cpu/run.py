@@ -16,7 +16,8 @@ and exports the ONNX graphs (bench_py.py export) into --work, then times:
   - peak RSS of each engine's process (ru_maxrss);
   - cold start: process start to first answer (open the model, answer one question, exit),
     wall clock around the whole process, page cache warm.
-`--avx2 bf16` adds laya.c runs on its AVX2 kernel table (what a CPU without AVX-512 runs).
+`--avx2 bf16` adds laya.c runs on its AVX2 kernel table (what a CPU without AVX-512 runs); `--avx2
+fp32` also adds PyTorch pinned to AVX2 (TORCH_AVX2: ATen, oneDNN and MKL).
 Prints a Markdown report (and writes it with the raw JSON to --work).
 """
 import argparse
@@ -30,6 +31,9 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PY = sys.executable
+# PyTorch held to AVX2 (what a CPU without AVX-512 runs): its own kernels, oneDNN, and MKL (the fp32
+# GEMM of the x86 wheels; without MKL_ENABLE_INSTRUCTIONS it keeps AVX-512 on an AVX-512 CPU)
+TORCH_AVX2 = {"ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2", "MKL_ENABLE_INSTRUCTIONS": "AVX2"}
 
 
 def sh(cmd, env=None):
@@ -136,6 +140,12 @@ def main():
         if "torch" not in skip:
             jobs.append(("pytorch fp32", [PY, os.path.join(HERE, "bench_py.py"), "torch", ckpt, "--shapes", a.shapes,
                                           "--reps", str(a.reps), "--threads", str(a.threads)]))
+        if "torch" not in skip and "fp32" in a.avx2.split(","):
+            # torch pinned to AVX2: its fp32 Linear runs in MKL, which only MKL_ENABLE_INSTRUCTIONS
+            # holds back (ATEN_CPU_CAPABILITY and ONEDNN_MAX_CPU_ISA leave MKL on AVX-512)
+            jobs.append(("pytorch fp32 AVX2", [PY, os.path.join(HERE, "bench_py.py"), "torch", ckpt, "--shapes",
+                                               a.shapes, "--reps", str(a.reps), "--threads", str(a.threads)],
+                         TORCH_AVX2))
         if "ort" not in skip:
             jobs.append(("onnxruntime fp32", [PY, os.path.join(HERE, "bench_py.py"), "ort", onnx, "--shapes", a.shapes,
                                               "--reps", str(a.reps), "--threads", str(a.threads), "--vocab", str(vocab)]))
@@ -147,7 +157,7 @@ def main():
             log(f"{name}: {label} (load {loadavg()})")
             out, wall = sh(cmd, dict(env, **extra[0]) if extra else env)
             for o in out:
-                if extra:  # the AVX2 runs: same engine, other kernel table
+                if extra and label.startswith("laya.c"):  # the AVX2 runs: same engine, other kernel table
                     if o.get("kernels", "avx2") != "avx2":
                         sys.stderr.write(f"{label}: ran the {o['kernels']} kernel table, not avx2\n")
                         raise SystemExit(1)
@@ -226,7 +236,8 @@ def report(res, a):
         pairs = [("laya.c bf16", "pytorch fp32", 4.0), ("laya.c bf16", "onnxruntime fp32", 2.0),
                  ("laya.c int8", "onnxruntime int8", 1.0), ("laya.c fp32", "pytorch fp32", None),
                  ("laya.c fp32", "onnxruntime fp32", None), ("laya.c bf16 AVX2", "pytorch fp32", None),
-                 ("laya.c bf16 AVX2", "onnxruntime fp32", None), ("laya.c fp32 AVX2", "pytorch fp32", None)]
+                 ("laya.c bf16 AVX2", "onnxruntime fp32", None), ("laya.c fp32 AVX2", "pytorch fp32", None),
+                 ("laya.c fp32 AVX2", "pytorch fp32 AVX2", 1.8)]
         pairs = [p for p in pairs if p[0] in engines and p[1] in engines]
         L.append("| shape | " + " | ".join(f"{b} / {x}" + (f" (goal >= {g:g})" if g else "") for x, b, g in pairs) + " |")
         L.append("|---|" + "---|" * len(pairs))

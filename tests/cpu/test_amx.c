@@ -86,7 +86,7 @@ static void gemm_case(int kind, int M, int n, int k, int geglu, epi_act act, int
     }
     a = q;
   }
-  gemm_input in = {a, lda, rs};
+  gemm_input in = {a, lda, rs, 0};
 
   /* the weights as stored (bf16-rounded or on the int8 grid) */
   float *wq = malloc(sizeof(float) * (size_t)n * k);
@@ -238,7 +238,7 @@ static void test_order(const cpu_amx_gemms **sets, int n_sets) {
   wsrc src = {w, k};
   pack_matrix(WF_BF16, n, k, 0, get_row, &src, data, sc, cs, row);
   packed_matrix pm = {n, k, 1, kp, 0, WF_BF16, data, NULL, NULL, NULL};
-  gemm_input in = {a, kp, NULL};
+  gemm_input in = {a, kp, NULL, 0};
   for (int si = 0; si < n_sets; si++) {
     float out[16];
     gemm_epilogue e = {EPI_NONE, 0, out, NULL, n};

@@ -77,7 +77,7 @@ static void gemm_case(cpu_wfmt fmt, int M, int n, int k, int geglu, epi_act act,
     }
     a = q;
   }
-  gemm_input in = {a, kp, rs};
+  gemm_input in = {a, kp, rs, 0};
 
   /* naive: y = xq Wq^T with the weights the packer stored */
   float *wq = malloc(sizeof(float) * (size_t)n * k);
@@ -190,6 +190,10 @@ static void test_gemm(const cpu_kernels **tabs, int n_tabs) {
   gemm_case(WF_F32, 61, 33, 2050, 0, EPI_NONE, 0, 1, 0, tabs, n_tabs);
   gemm_case(WF_F32, 59, 100, 2050, 0, EPI_RELU, 1, 0, 1, tabs, n_tabs);
   gemm_case(WF_F32, 100, 2 * 17, 2050, 1, EPI_GEGLU, 0, 0, 0, tabs, n_tabs);
+  /* rows over several of the AVX2 fp32 GEMM's 192-row chunks, k over its 128-row weight blocks
+   * with a last block of 44 (a 4-float slice at its end) */
+  gemm_case(WF_F32, 397, 40, 300, 0, EPI_NONE, 1, 1, 0, tabs, n_tabs);
+  gemm_case(WF_F32, 203, 2 * 17, 300, 1, EPI_GEGLU, 0, 0, 1, tabs, n_tabs);
   /* GeGLU: n = 2I with I around the 16-column half panel */
   static const int Is[] = {1, 15, 16, 17, 40};
   for (int f = 0; f < 3; f++)
@@ -204,9 +208,11 @@ static void test_gemm(const cpu_kernels **tabs, int n_tabs) {
  * height that depend on how many rows a call gets; a row's outputs must not: every row of an M-row call
  * equals, bit for bit, the same row computed alone and inside a call that starts elsewhere (the
  * backend's batch invariance rests on it). Shapes span several chunks (k_pad 2052: at most 56 rows
- * per chunk on AVX-512) with k not a multiple of its 16-float copy step. Every table is checked. */
-static void test_gemm_row_invariance(const cpu_kernels **tabs, int n_tabs) {
-  const int M = 131, n = 65, k = 2050, kp = pack_kpad(k);
+ * per chunk on AVX-512) with k not a multiple of its 16-float copy step, and the AVX2 fp32 GEMM's
+ * 192-row chunks and 128-row k blocks. Every table is checked. */
+static void gemm_row_invariance(const cpu_kernels **tabs, int n_tabs, const int M, const int n, const int k,
+                                const int *starts, int n_starts) {
+  const int kp = pack_kpad(k);
   float *w = malloc(sizeof(float) * (size_t)n * k), *x = malloc(sizeof(float) * (size_t)M * kp);
   for (size_t i = 0; i < (size_t)n * k; i++) w[i] = frand() / sqrtf((float)k);
   for (size_t i = 0; i < (size_t)M * kp; i++) x[i] = (i % kp) < (size_t)k ? 2.0f * frand() : 0.0f;
@@ -215,15 +221,14 @@ static void test_gemm_row_invariance(const cpu_kernels **tabs, int n_tabs) {
   wsrc src = {w, k};
   pack_matrix(WF_F32, n, k, 0, get_row, &src, data, NULL, NULL, row);
   packed_matrix pm = {n, k, np, kp, 0, WF_F32, data, NULL, NULL, NULL};
-  gemm_input in = {x, kp, NULL};
+  gemm_input in = {x, kp, NULL, 0};
   float *all = malloc(sizeof(float) * (size_t)M * n), *part = malloc(sizeof(float) * (size_t)M * n);
   for (int t = -1; t < n_tabs; t++) {
     const cpu_kernels *kt = t < 0 ? &cpu_kernels_scalar : tabs[t];
     gemm_epilogue e = {EPI_NONE, 0, all, NULL, n};
     kt->gemm_f32(&in, &pm, 0, M, 0, np, &e);
     e.out_f32 = part;
-    static const int starts[] = {0, 1, 5, 13, 14, 29, 30, 55, 56, 57, 60, 61, 130};
-    for (int si = 0; si < 13; si++) {
+    for (int si = 0; si < n_starts; si++) {
       int m = starts[si];
       memset(part, 0, sizeof(float) * (size_t)M * n);
       kt->gemm_f32(&in, &pm, m, m + 1, 0, np, &e); /* alone */
@@ -235,6 +240,52 @@ static void test_gemm_row_invariance(const cpu_kernels **tabs, int n_tabs) {
     }
   }
   free(w), free(x), free(data), free(row), free(all), free(part);
+}
+static void test_gemm_row_invariance(const cpu_kernels **tabs, int n_tabs) {
+  static const int starts[] = {0, 1, 5, 13, 14, 29, 30, 55, 56, 57, 60, 61, 130};
+  gemm_row_invariance(tabs, n_tabs, 131, 65, 2050, starts, 13);
+  /* the AVX2 fp32 GEMM's 192-row chunks and 128-row k blocks (k 300: 128 + 128 + 44) */
+  static const int starts2[] = {0, 1, 6, 133, 191, 192, 193, 265, 396};
+  gemm_row_invariance(tabs, n_tabs, 397, 40, 300, starts2, 9);
+}
+
+/* gemm_input.gen: the backend runs one GEMM call as tasks over panel groups with one id, and a
+ * kernel may reuse its copy of the rows across those tasks (the AVX2 fp32 GEMM does). Split that
+ * way, every table must give the bits of one plain call; and a new id must see new contents in the
+ * same buffer (a copy kept past its call would give the old product). */
+static void test_gemm_call_id(const cpu_kernels **tabs, int n_tabs) {
+  const int M = 128, n = 100, k = 300, kp = pack_kpad(k), np = pack_panels(n, 0);
+  float *w = malloc(sizeof(float) * (size_t)n * k), *x = malloc(sizeof(float) * (size_t)M * kp);
+  for (size_t i = 0; i < (size_t)n * k; i++) w[i] = frand() / sqrtf((float)k);
+  float *data = aligned_alloc(64, (pack_data_bytes(WF_F32, n, k, 0) + 63) & ~(size_t)63), *row = malloc(sizeof(float) * k);
+  wsrc src = {w, k};
+  pack_matrix(WF_F32, n, k, 0, get_row, &src, data, NULL, NULL, row);
+  packed_matrix pm = {n, k, np, kp, 0, WF_F32, data, NULL, NULL, NULL};
+  float *all = malloc(sizeof(float) * (size_t)M * n), *part = malloc(sizeof(float) * (size_t)M * n);
+  float *first = malloc(sizeof(float) * (size_t)M * n);
+  unsigned long id = 1000;
+  for (int t = -1; t < n_tabs; t++) {
+    const cpu_kernels *kt = t < 0 ? &cpu_kernels_scalar : tabs[t];
+    gemm_input in = {x, kp, NULL, 0};
+    gemm_epilogue e = {EPI_NONE, 0, all, NULL, n};
+    for (size_t i = 0; i < (size_t)M * kp; i++) x[i] = (i % kp) < (size_t)k ? frand() : 0.0f;
+    in.gen = 0, e.out_f32 = first;
+    kt->gemm_f32(&in, &pm, 0, M, 0, np, &e); /* one plain call */
+    in.gen = ++id, e.out_f32 = part;
+    for (int p = 0; p < np; p++) kt->gemm_f32(&in, &pm, 0, M, p, p + 1, &e); /* one task per panel */
+    int same = !memcmp(part, first, sizeof(float) * (size_t)M * n);
+    /* new contents in the same buffer, the next call's id, right after the tasks of the last one */
+    for (size_t i = 0; i < (size_t)M * kp; i++) x[i] = (i % kp) < (size_t)k ? 2.0f * frand() : 0.0f;
+    in.gen = ++id;
+    for (int p = 0; p < np; p++) kt->gemm_f32(&in, &pm, 0, M, p, p + 1, &e);
+    in.gen = 0, e.out_f32 = all;
+    kt->gemm_f32(&in, &pm, 0, M, 0, np, &e);
+    same &= !memcmp(part, all, sizeof(float) * (size_t)M * n);
+    if (!same) fprintf(stderr, "%s fp32 GEMM: panel tasks of one call id differ from one plain call\n", kt->name);
+    CHECK(same);
+    CHECK(memcmp(first, all, sizeof(float) * (size_t)M * n) != 0);
+  }
+  free(w), free(x), free(data), free(row), free(all), free(part), free(first);
 }
 
 static void test_rows(const cpu_kernels **tabs, int n_tabs) {
@@ -422,6 +473,7 @@ int main(void) {
   CHECK(cpu_kernels_select() != NULL);
   test_gemm(tabs, n);
   test_gemm_row_invariance(tabs, n);
+  test_gemm_call_id(tabs, n);
   test_rows(tabs, n);
   test_attention(tabs, n);
   return check_summary("cpu/kernels");

@@ -805,6 +805,10 @@ static void gemm(fwd *f, const void *a, int lda, const float *row_scale, const p
   g.in.a = a;
   g.in.lda = lda;
   g.in.row_scale = row_scale;
+  { /* an id per call: its tasks on one thread may share their copy of the rows (kernels.h) */
+    static atomic_ulong gemm_calls;
+    g.in.gen = atomic_fetch_add(&gemm_calls, 1) + 1;
+  }
   g.w = w;
   g.e.act = act;
   g.e.residual = residual;

@@ -54,6 +54,10 @@ typedef struct gemm_input {
   const void *a;
   int lda;
   const float *row_scale; /* int8 only: [M] */
+  /* Nonzero: this GEMM call's id (unique per call, cpu.c). The tasks of one call that a thread runs
+   * on the same rows may then reuse that thread's copy of those rows (the AVX2 fp32 GEMM copies
+   * them per call). 0: no reuse (each call copies). */
+  unsigned long gen;
 } gemm_input;
 
 typedef enum epi_act { EPI_NONE = 0, EPI_GELU, EPI_RELU, EPI_GEGLU } epi_act;

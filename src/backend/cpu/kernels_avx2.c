@@ -177,8 +177,8 @@ TILE_AVX2(f32, float, w->k, 16)
 TILE_AVX2(bf16, uint16_t, w->k_pad / 2, 32)
 
 /* Tiles of MR2 rows (and one shorter tile at the end) over panels [p0, p1). */
-#define GEMM_AVX2(FMT)                                                                            \
-  FN void gemm_##FMT##_avx2(const gemm_input *x, const packed_matrix *w, int m0, int m1, int p0,  \
+#define GEMM_AVX2(FMT, NAME)                                                                      \
+  FN void NAME(const gemm_input *x, const packed_matrix *w, int m0, int m1, int p0,               \
                             int p1, const gemm_epilogue *e) {                                     \
     for (int p = p0; p < p1; p++)                                                                 \
       for (int m = m0; m < m1; m += MR2) {                                                        \
@@ -192,8 +192,160 @@ TILE_AVX2(bf16, uint16_t, w->k_pad / 2, 32)
         }                                                                                         \
       }                                                                                           \
   }
-GEMM_AVX2(f32)
-GEMM_AVX2(bf16)
+GEMM_AVX2(f32, gemm_f32_avx2_rows)
+GEMM_AVX2(bf16, gemm_bf16_avx2)
+
+/* ---- fp32 GEMM on copied activations, k-blocked (BLIS's loop order on the packed panels) ----
+ * The weight panel is read KCB k rows at a time: that block (KCB x 32 floats, 16 KiB) stays in L1
+ * while every row tile of the chunk runs over it, so the weights come from L1 and each block is
+ * fetched from memory once per chunk. The activation rows of the chunk are copied once per call
+ * into a per-thread buffer (cpu_thread_scratch), block by block and tile by tile as 8-float slices
+ * [kc / 8][h][8] (the last slice kc % 8 wide): the microkernel broadcasts from h consecutive
+ * 32-byte pieces instead of h rows lda apart (lda = 1024 / 2624 floats: rows 4 / 10 KiB apart fall
+ * in the same sets of an 8-way 32 KiB L1, Zen 2/3 and Haswell..Skylake). Partial sums wait in a
+ * [rows][32] buffer between k blocks. Each output is still one FMA chain over k = 0..K-1 from
+ * zero, so the results are the same bits as mk_f32_avx2's (and independent of the chunk, the tile
+ * and the k block a row falls in). */
+#define KCB 128 /* k rows per weight block (KCB x 32 floats = 16 KiB) */
+#define MCH 192 /* most rows per chunk: copied rows KCB x MCH = 96 KiB per k block */
+
+/* rows [0, h) x k [k0, k0 + kc) of a (row stride lda) -> dst [kc / 8][h][8], then [h][kc % 8] */
+INL void packa_f32_avx2(const int h, const float *a, size_t lda, int k0, int kc, float *dst) {
+  int j = 0;
+  for (; j + 8 <= kc; j += 8, dst += 8 * h)
+#pragma GCC unroll 6
+    for (int r = 0; r < h; r++) _mm256_storeu_ps(dst + 8 * r, _mm256_loadu_ps(a + (size_t)r * lda + k0 + j));
+  int t = kc - j;
+  for (int r = 0; r < h; r++)
+    for (int i = 0; i < t; i++) dst[t * r + i] = a[(size_t)r * lda + k0 + j + i];
+}
+
+/* c (h x 16 columns of a half panel, in cs rows 32 floats apart) += ap (h x kc, packed) * b (kc
+ * rows 32 floats apart); first: start from zero instead of cs. */
+INL void mkb_f32_avx2(const int h, const float *ap, const float *b, int kc, int first, float *cs) {
+  __m256 c[2 * MR2];
+  if (first) {
+    zero_acc(h, c);
+  } else {
+#pragma GCC unroll 6
+    for (int r = 0; r < h; r++) c[2 * r] = _mm256_loadu_ps(cs + 32 * r), c[2 * r + 1] = _mm256_loadu_ps(cs + 32 * r + 8);
+  }
+  int j = 0;
+  for (; j + 8 <= kc; j += 8, ap += 8 * h, b += 8 * 32) {
+    /* unrolled by 4, not 8: gcc 12 then keeps all 12 accumulators in registers (by 8 it spills
+     * one and shuffles others; clang is clean either way) */
+#pragma GCC unroll 4
+    for (int i = 0; i < 8; i++) {
+      __m256 b0 = _mm256_loadu_ps(b + 32 * i), b1 = _mm256_loadu_ps(b + 32 * i + 8);
+#pragma GCC unroll 6
+      for (int r = 0; r < h; r++) {
+        __m256 av = _mm256_broadcast_ss(ap + 8 * r + i);
+        c[2 * r] = _mm256_fmadd_ps(av, b0, c[2 * r]);
+        c[2 * r + 1] = _mm256_fmadd_ps(av, b1, c[2 * r + 1]);
+      }
+    }
+  }
+  int t = kc - j;
+  for (int i = 0; i < t; i++) {
+    __m256 b0 = _mm256_loadu_ps(b + 32 * i), b1 = _mm256_loadu_ps(b + 32 * i + 8);
+#pragma GCC unroll 6
+    for (int r = 0; r < h; r++) {
+      __m256 av = _mm256_broadcast_ss(ap + t * r + i);
+      c[2 * r] = _mm256_fmadd_ps(av, b0, c[2 * r]);
+      c[2 * r + 1] = _mm256_fmadd_ps(av, b1, c[2 * r + 1]);
+    }
+  }
+#pragma GCC unroll 6
+  for (int r = 0; r < h; r++) _mm256_storeu_ps(cs + 32 * r, c[2 * r]), _mm256_storeu_ps(cs + 32 * r + 8, c[2 * r + 1]);
+}
+
+/* One tile of h rows over one k block of panel p (both halves); after the last block, the
+ * epilogue of its rows. */
+#define TILEB_F32(H)                                                                            \
+  FN void tileb_f32_##H(const float *ap, const float *b, int kc, int first, int last, float *cs, \
+                        const packed_matrix *w, const gemm_epilogue *e, int m, int p) {         \
+    mkb_f32_avx2(H, ap, b, kc, first, cs);                                                      \
+    mkb_f32_avx2(H, ap, b + 16, kc, first, cs + 16);                                            \
+    if (last)                                                                                   \
+      for (int r = 0; r < H; r++) {                                                             \
+        __m256 y[4];                                                                            \
+        for (int i = 0; i < 4; i++) y[i] = _mm256_loadu_ps(cs + 32 * r + 8 * i);               \
+        epilogue_row8(w, e, m + r, p, y);                                                       \
+      }                                                                                         \
+  }                                                                                             \
+  FN void packb_f32_##H(const float *a, size_t lda, int k0, int kc, float *dst) {               \
+    packa_f32_avx2(H, a, lda, k0, kc, dst);                                                     \
+  }
+TILEB_F32(1) TILEB_F32(2) TILEB_F32(3) TILEB_F32(4) TILEB_F32(5) TILEB_F32(6)
+typedef void (*tileb_fn)(const float *, const float *, int, int, int, float *, const packed_matrix *,
+                         const gemm_epilogue *, int, int);
+typedef void (*packb_fn)(const float *, size_t, int, int, float *);
+static const tileb_fn tileb_f32[MR2 + 1] = {NULL, tileb_f32_1, tileb_f32_2, tileb_f32_3,
+                                            tileb_f32_4, tileb_f32_5, tileb_f32_6};
+static const packb_fn packb_f32[MR2 + 1] = {NULL, packb_f32_1, packb_f32_2, packb_f32_3,
+                                            packb_f32_4, packb_f32_5, packb_f32_6};
+
+/* The rows this thread copied last (one chunk), valid while the buffer and the call's id
+ * (gemm_input.gen) are the same: the backend splits a GEMM of few rows (M = 128: one chunk) into
+ * several panel groups, and each task would copy the same rows again (at K = 2624, 1.3 MiB per
+ * task, ~7% of a 4-panel task's time). */
+static _Thread_local struct {
+  unsigned long gen;
+  const void *a;
+  const float *buf;
+  int lda, m0, m1, k;
+} copied;
+
+/* Returns 0 (nothing done) when the per-thread buffer cannot be had. */
+static int gemm_f32_blocked_avx2(const gemm_input *x, const packed_matrix *w, int m0, int m1, int p0,
+                                 int p1, const gemm_epilogue *e) {
+  const int k = w->k, nkb = (k + KCB - 1) / KCB;
+  int n_c = (m1 - m0 + MCH - 1) / MCH, chunk = (m1 - m0 + n_c - 1) / n_c;
+  /* copied rows (chunk x k) and the partial sums ([chunk][32]) */
+  float *buf = cpu_thread_scratch((size_t)chunk * k + (size_t)chunk * 32 + 16);
+  if (!buf) return 0;
+  float *cs = buf + (((size_t)chunk * k + 15) & ~(size_t)15);
+  const float *a = (const float *)x->a;
+  for (int mc = m0; mc < m1; mc += chunk) {
+    int mce = mc + chunk < m1 ? mc + chunk : m1, rows = mce - mc;
+    /* ceil(rows / 6) tiles of nearly equal height (128 rows: 18 x 6 + 4 x 5, not 21 x 6 + a 2-row
+     * tile that runs at a third of the FMA rate) */
+    int n_t = (rows + MR2 - 1) / MR2, tm[MCH / MR2 + 2];
+    tm[0] = 0;
+    for (int t = 0; t < n_t; t++) tm[t + 1] = tm[t] + (rows - tm[t] + (n_t - t) - 1) / (n_t - t);
+    /* k block kb of tile t at buf + k0 * rows + tm[t] * kc */
+    int have = n_c == 1 && x->gen && copied.gen == x->gen && copied.a == x->a && copied.buf == buf &&
+               copied.lda == x->lda && copied.m0 == mc && copied.m1 == mce && copied.k == k;
+    if (!have) {
+      for (int kb = 0; kb < nkb; kb++) {
+        int k0 = kb * KCB, kc = k - k0 < KCB ? k - k0 : KCB;
+        for (int t = 0; t < n_t; t++)
+          packb_f32[tm[t + 1] - tm[t]](a + (size_t)(mc + tm[t]) * x->lda, (size_t)x->lda, k0, kc,
+                                       buf + (size_t)k0 * rows + (size_t)tm[t] * kc);
+      }
+      copied.gen = n_c == 1 ? x->gen : 0;
+      copied.a = x->a, copied.buf = buf, copied.lda = x->lda, copied.m0 = mc, copied.m1 = mce, copied.k = k;
+    }
+    for (int p = p0; p < p1; p++) {
+      const float *b = (const float *)w->data + (size_t)p * w->k_pad * CPU_NR;
+      for (int kb = 0; kb < nkb; kb++) {
+        int k0 = kb * KCB, kc = k - k0 < KCB ? k - k0 : KCB;
+        const float *apk = buf + (size_t)k0 * rows, *bk = b + (size_t)k0 * CPU_NR;
+        for (int t = 0; t < n_t; t++)
+          tileb_f32[tm[t + 1] - tm[t]](apk + (size_t)tm[t] * kc, bk, kc, kb == 0, kb == nkb - 1,
+                                       cs + (size_t)tm[t] * 32, w, e, mc + tm[t], p);
+      }
+    }
+  }
+  return 1;
+}
+
+FN void gemm_f32_avx2(const gemm_input *x, const packed_matrix *w, int m0, int m1, int p0, int p1,
+                      const gemm_epilogue *e) {
+  if (m1 <= m0 || p1 <= p0) return;
+  if (w->k > 0 && gemm_f32_blocked_avx2(x, w, m0, m1, p0, p1, e)) return;
+  gemm_f32_avx2_rows(x, w, m0, m1, p0, p1, e);
+}
 
 /* int8: each 32-bit lane of the packed panel holds one column's 4 k values; widen to 16 bits and
  * multiply-add pairs, keeping two partial sums per column until the end. */
@@ -275,23 +427,25 @@ FN void rope_avx2(float *x, int dh, const float *cs, float scale) {
 }
 
 /* ---- attention ----
- * The AVX-512 kernel's scheme on 16 ymm registers: QB2 queries per block, one online-softmax step
- * per KB2 keys. Scores are computed 16 keys at a time (QB2 x 2 accumulators), the softmax runs on
- * the stored scores, and P V runs per chunk of W ymm (8 W columns) of the head with QB2 x W
+ * The AVX-512 kernel's scheme on 16 ymm registers: qb queries per block (6 for fp32, 4 for bf16),
+ * one online-softmax step per KB2 keys. Scores are computed 16 keys at a time (qb x 2
+ * accumulators), the softmax runs on the stored scores, and P V runs per chunk of W ymm (8 W
+ * columns) of the head with qb x W
  * accumulators, the running outputs kept in scratch between key blocks.
  * bf16 (attention_bf16, the kernels.h layouts): AVX2 has no bf16 dot product, so k and v pairs
  * are widened in registers as the bf16 GEMM does (bf16_even / bf16_odd), the block's queries
  * once into scratch (bf16x8), and every product and the probabilities stay fp32. */
-#define QB2 4
+#define QB2 6 /* most queries per block: 6 for fp32 (12 accumulators), 4 for bf16 (its odd-k vectors) */
 #define KB2 64
 
-/* Scores of QB2 queries (q: fp32 rows of dh) against 16 keys j0 .. j0 + n - 1 (n <= 16) into pb
- * [QB2][KB2]; keys from kt (fp32) or, with bf16, from the kb pairs. */
-INL void scores16_avx2(const attn_args *a, const int bf16, const float *q, int nq, int j0, int n, float *pb) {
+/* Scores of qb queries (q: fp32 rows of dh) against 16 keys j0 .. j0 + n - 1 (n <= 16) into pb
+ * [qb][KB2]; keys from kt (fp32) or, with bf16, from the kb pairs. */
+INL void scores16_avx2(const attn_args *a, const int bf16, const int qb, const float *q, int nq, int j0, int n,
+                        float *pb) {
   const int t = a->t, dh = a->dh;
   __m256 s[QB2][2];
-  #pragma GCC unroll 4
-  for (int qi = 0; qi < QB2; qi++) s[qi][0] = s[qi][1] = _mm256_setzero_ps();
+  #pragma GCC unroll 6
+  for (int qi = 0; qi < qb; qi++) s[qi][0] = s[qi][1] = _mm256_setzero_ps();
   const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   __m256i m0 = _mm256_cmpgt_epi32(_mm256_set1_epi32(n), lane);
   __m256i m1 = _mm256_cmpgt_epi32(_mm256_set1_epi32(n - 8), lane);
@@ -307,8 +461,8 @@ INL void scores16_avx2(const attn_args *a, const int bf16, const float *q, int n
       k0 = n == 16 ? _mm256_loadu_ps(krow) : _mm256_maskload_ps(krow, m0);
       k1 = n == 16 ? _mm256_loadu_ps(krow + 8) : _mm256_maskload_ps(krow + 8, m1);
     }
-    #pragma GCC unroll 4
-    for (int qi = 0; qi < QB2; qi++) {
+    #pragma GCC unroll 6
+    for (int qi = 0; qi < qb; qi++) {
       const float *qr = q + (size_t)(qi < nq ? qi : 0) * dh + d;
       __m256 qv = _mm256_broadcast_ss(qr);
       s[qi][0] = _mm256_fmadd_ps(qv, k0, s[qi][0]);
@@ -320,20 +474,20 @@ INL void scores16_avx2(const attn_args *a, const int bf16, const float *q, int n
       }
     }
   }
-  #pragma GCC unroll 4
-  for (int qi = 0; qi < QB2; qi++) {
+  #pragma GCC unroll 6
+  for (int qi = 0; qi < qb; qi++) {
     _mm256_storeu_ps(pb + qi * KB2, s[qi][0]);
     _mm256_storeu_ps(pb + qi * KB2 + 8, s[qi][1]);
   }
 }
 
-/* acc[QB2][dh] += P V over the block's nk keys from j0 (even with bf16), columns [dc, dc + 8 W). */
-INL void pv_avx2(const attn_args *a, const int bf16, const float *pbuf, int j0, int nk, int dc, const int W,
-                 float *accb) {
+/* acc[qb][dh] += P V over the block's nk keys from j0 (even with bf16), columns [dc, dc + 8 W). */
+INL void pv_avx2(const attn_args *a, const int bf16, const int qb, const float *pbuf, int j0, int nk, int dc,
+                 const int W, float *accb) {
   const int dh = a->dh;
   __m256 acc[QB2][2];
-  #pragma GCC unroll 4
-  for (int qi = 0; qi < QB2; qi++)
+  #pragma GCC unroll 6
+  for (int qi = 0; qi < qb; qi++)
     #pragma GCC unroll 4
     for (int w = 0; w < W; w++) acc[qi][w] = _mm256_loadu_ps(accb + qi * dh + dc + 8 * w);
   /* bf16: keys in pairs; an odd nk's extra key has probability 0 (the softmax zeroes whole vectors
@@ -349,8 +503,8 @@ INL void pv_avx2(const attn_args *a, const int bf16, const float *pbuf, int j0, 
         vv[w] = _mm256_loadu_ps(a->v + (size_t)(j0 + j) * dh + dc + 8 * w);
       }
     }
-    #pragma GCC unroll 4
-    for (int qi = 0; qi < QB2; qi++) {
+    #pragma GCC unroll 6
+    for (int qi = 0; qi < qb; qi++) {
       __m256 pv = _mm256_broadcast_ss(pbuf + qi * KB2 + j);
       #pragma GCC unroll 4
       for (int w = 0; w < W; w++) acc[qi][w] = _mm256_fmadd_ps(pv, vv[w], acc[qi][w]);
@@ -361,28 +515,28 @@ INL void pv_avx2(const attn_args *a, const int bf16, const float *pbuf, int j0, 
       }
     }
   }
-  #pragma GCC unroll 4
-  for (int qi = 0; qi < QB2; qi++)
+  #pragma GCC unroll 6
+  for (int qi = 0; qi < qb; qi++)
     #pragma GCC unroll 4
     for (int w = 0; w < W; w++) _mm256_storeu_ps(accb + qi * dh + dc + 8 * w, acc[qi][w]);
 }
 
-INL void attn_block_avx2(const attn_args *a, int q0, int nq, const int W, const int bf16) {
+INL void attn_block_avx2(const attn_args *a, int q0, int nq, const int W, const int bf16, const int qb) {
   const int dh = a->dh;
   int lo[QB2] = {0}, hi[QB2] = {0}, ulo, uhi;
   attn_block_ranges(a, q0, nq, lo, hi, &ulo, &uhi);
   if (bf16) ulo &= ~1; /* key blocks cover whole vb pairs */
-  float *pbuf = a->scratch;             /* [QB2][KB2] scores, then probabilities */
-  float *accb = a->scratch + QB2 * KB2; /* [QB2][dh] output accumulators */
+  float *pbuf = a->scratch; /* [qb][KB2] scores, then probabilities */
+  float *accb = a->scratch + qb * KB2; /* [qb][dh] output accumulators */
   float mrun[QB2], lrun[QB2];
-  for (int qi = 0; qi < QB2; qi++) {
+  for (int qi = 0; qi < qb; qi++) {
     mrun[qi] = -INFINITY;
     lrun[qi] = 0.0f;
     for (int d = 0; d < dh; d += 8) _mm256_storeu_ps(accb + qi * dh + d, _mm256_setzero_ps());
   }
   const float *q;
   if (bf16) { /* the block's queries widened to fp32 [nq][dh] */
-    float *qw = accb + QB2 * dh;
+    float *qw = accb + qb * dh;
     for (int i = 0; i < nq * dh; i += 8) _mm256_storeu_ps(qw + i, bf16x8(a->qb + (size_t)q0 * dh + i));
     q = qw;
   } else {
@@ -391,8 +545,8 @@ INL void attn_block_avx2(const attn_args *a, int q0, int nq, const int W, const 
   const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   for (int j0 = ulo; j0 <= uhi; j0 += KB2) {
     int nk = uhi + 1 - j0 < KB2 ? uhi + 1 - j0 : KB2;
-    for (int c0 = 0; c0 < nk; c0 += 16) scores16_avx2(a, bf16, q, nq, j0 + c0, nk - c0 < 16 ? nk - c0 : 16, pbuf + c0);
-    for (int qi = 0; qi < QB2; qi++) {
+    for (int c0 = 0; c0 < nk; c0 += 16) scores16_avx2(a, bf16, qb, q, nq, j0 + c0, nk - c0 < 16 ? nk - c0 : 16, pbuf + c0);
+    for (int qi = 0; qi < qb; qi++) {
       float *pb = pbuf + qi * KB2;
       /* keys of this block that query qi may see (none for the unused query slots) */
       int a0 = qi < nq ? lo[qi] - j0 : 0, a1 = qi < nq ? hi[qi] + 1 - j0 : 0;
@@ -433,7 +587,7 @@ INL void attn_block_avx2(const attn_args *a, int q0, int nq, const int W, const 
           _mm256_storeu_ps(accb + qi * dh + d, _mm256_mul_ps(_mm256_loadu_ps(accb + qi * dh + d), vc));
       }
     }
-    for (int dc = 0; dc < dh; dc += 8 * W) pv_avx2(a, bf16, pbuf, j0, nk, dc, W, accb);
+    for (int dc = 0; dc < dh; dc += 8 * W) pv_avx2(a, bf16, qb, pbuf, j0, nk, dc, W, accb);
   }
   for (int qi = 0; qi < nq; qi++) {
     __m256 inv = _mm256_set1_ps(1.0f / lrun[qi]);
@@ -451,12 +605,14 @@ INL void attn_block_avx2(const attn_args *a, int q0, int nq, const int W, const 
   }
 }
 
-/* dh a multiple of 8 up to 64 (the accumulators in scratch hold QB2 x 64); others: scalar. */
+/* dh a multiple of 8 up to 64 (the accumulators in scratch hold qb x 64); others: scalar. */
 INL void attention_blocks_avx2(const attn_args *a, const int bf16) {
-  for (int i = a->i0; i < a->i1; i += QB2) {
-    int nq = a->i1 - i < QB2 ? a->i1 - i : QB2;
-    if (a->dh % 16 == 0) attn_block_avx2(a, i, nq, 2, bf16);
-    else attn_block_avx2(a, i, nq, 1, bf16);
+  /* scratch (cpu_attention_scratch): fp32 6 x 64 scores + 6 x 64 accumulators; bf16 4 x (64 + 64 + 64) */
+  const int qb = bf16 ? 4 : QB2;
+  for (int i = a->i0; i < a->i1; i += qb) {
+    int nq = a->i1 - i < qb ? a->i1 - i : qb;
+    if (a->dh % 16 == 0) attn_block_avx2(a, i, nq, 2, bf16, qb);
+    else attn_block_avx2(a, i, nq, 1, bf16, qb);
   }
 }
 FN void attention_avx2(const attn_args *a) {
