@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# tests/device/run_prebuilt.sh: the checks that need the H200 machine (its Xeon host's AMX and
+# AVX-512 FP16 tables, and the GPU), run from test binaries built on a development machine, so a
+# short device session spends no time compiling. Collect them there with
+#
+#   tests/device/run_prebuilt.sh --collect BUILD DEST     (binaries + the shared libraries the
+#                                                          device image lacks, into DEST)
+#
+# then carry DEST and run, in the repository root on the device:
+#
+#   DEST/run_prebuilt.sh                                   logs under $OUT (default /tmp/laya-dev)
+#
+# Each check prints one line "PASS|FAIL name"; the exit status is the number of failures.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+if [ "${1:-}" = "--collect" ]; then
+  build=${2:?BUILD}; dest=${3:?DEST}
+  mkdir -p "$dest/bin" "$dest/lib"
+  for b in tests/parity/test_parity tests/parity/test_rows tests/cpu/test_amx tests/cpu/test_kernels \
+           tests/cpu/test_cpu_forward tests/cuda/test_cuda_parity tests/cuda/test_cuda_forward \
+           tests/cuda/test_cuda_artifact; do
+    [ -x "$build/$b" ] && cp "$build/$b" "$dest/bin/"
+  done
+  # everything the binaries need beyond glibc, libstdc++ and CUDA 13 (which the image has)
+  for so in $(ldd "$dest"/bin/* 2>/dev/null | awk '/=> \//{print $3}' | sort -u); do
+    case $(basename "$so") in
+      libc.so*|libm.so*|libdl.so*|libpthread.so*|librt.so*|libresolv.so*|libstdc++*|libgcc_s*|ld-linux*|libcuda*|libcublas*) ;;
+      *) cp -L "$so" "$dest/lib/" ;;
+    esac
+  done
+  cp "$0" "$dest/run_prebuilt.sh"
+  du -sh "$dest"
+  exit 0
+fi
+
+OUT=${OUT:-/tmp/laya-dev}
+mkdir -p "$OUT"
+export LD_LIBRARY_PATH=$here/lib:${LD_LIBRARY_PATH:-}
+F=$PWD/tests/fixtures
+B=$here/bin
+fails=0
+check() { # name, command...
+  local name=$1; shift
+  if "$@" > "$OUT/$name.log" 2>&1; then echo "PASS $name"; else echo "FAIL $name (rc $?)"; tail -5 "$OUT/$name.log"; fails=$((fails + 1)); fi
+  tail -1 "$OUT/$name.log" | cut -c1-200
+}
+{ grep -m1 'model name' /proc/cpuinfo; grep -o 'amx[a-z_0-9]*\|avx512_fp16' /proc/cpuinfo | sort -u | tr '\n' ' '; echo; nvidia-smi -L 2>&1 | head -1; } | tee "$OUT/machine.txt"
+clean_env="env -u LAYA_BACKEND -u LAYA_PRECISION -u LAYA_CPU_AMP -u LAYA_CPU_ISA -u LAYA_DEVICE"
+check cpu_amx "$B/test_amx"
+check cpu_kernels "$B/test_kernels"
+check cpu_forward "$B/test_cpu_forward"
+for ck in modernbert-tiny mmbert-tiny modernbert-tiny-layers; do
+  check "parity_${ck}_cpu_default" $clean_env LAYA_DEVICE=cpu "$B/test_parity" "$F" "$ck" --expect cpu:fp32
+  check "parity_${ck}_cuda" "$B/test_cuda_parity" "$F/ckpt/$ck" "$F/parity/$ck/rows.jsonl"
+done
+check cuda_forward "$B/test_cuda_forward"
+check cuda_artifact "$B/test_cuda_artifact" "$F/ckpt/modernbert-tiny-layers" "$F/parity/modernbert-tiny-layers/cases.jsonl"
+echo "failures: $fails"
+exit $fails
