@@ -149,12 +149,14 @@ static int fail(const laya_error *err) {
   /* Laya's CLI: a ValueError (and its SchemaError) is the caller's input; anything else means
    * Laya itself could not run (a checkpoint missing, unreadable or not downloadable) */
   bool input = !strcmp(err->kind, "ValueError") || !strcmp(err->kind, "SchemaError") ||
-               !strcmp(err->kind, "TypeError") ||
+               !strcmp(err->kind, "TypeError") || !strcmp(err->kind, "NotImplementedError") ||
                (!err->kind[0] && (err->code == LAYA_ERR_VALUE || err->code == LAYA_ERR_TYPE));
+  /* a message the library already starts with "laya: " (digest checks) is not prefixed twice */
+  const char *msg = !strncmp(err->message, "laya: ", 6) ? err->message + 6 : err->message;
   if (input) {
-    fprintf(stderr, "laya: %s\n", err->message);
+    fprintf(stderr, "laya: %s\n", msg);
   } else {
-    fprintf(stderr, "laya: could not run Laya (%s).\n", err->message);
+    fprintf(stderr, "laya: could not run Laya (%s).\n", msg);
     fprintf(stderr, "Check that the checkpoint exists locally or can be downloaded from the "
                     "Hugging Face hub (network access is needed on first use).\n");
   }
