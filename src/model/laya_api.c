@@ -415,7 +415,11 @@ int engine_parse_request(const json_value *req, bool batch, engine_call *c, cons
       /* the first thing Laya does with a budget is subtract an int from it */
       return laya_err(err, LAYA_ERR_TYPE, "TypeError", "unsupported operand type(s) for -: '%s' and 'int'",
                       json_py_type(v));
-    else {
+    else if (k == 1 && isfinite(v->d) && v->d >= -1e9 && v->d <= 1e9) {
+      x = (int)floor(v->d);
+      c->head_float = true;
+      c->head_float_frac = floor(v->d) != v->d;
+    } else {
       c->budget_not_int = true; /* Python fails only once it slices with it */
       continue;
     }
