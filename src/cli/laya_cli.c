@@ -864,8 +864,11 @@ static void run_chunk(stream *s, entry *es, size_t n) {
           strcmp(one.kind, "SchemaError") && one.code != LAYA_ERR_VALUE && one.code != LAYA_ERR_TYPE) {
         /* not the line's fault: the checkpoint could not load */
         fflush(stdout);
-        fprintf(stderr, "laya: %s line %zu: ", s->name, e->line);
-        s->rc = fail(&one);
+        const char *msg = !strncmp(one.message, "laya: ", 6) ? one.message + 6 : one.message;
+        fprintf(stderr, "laya: %s line %zu: could not run Laya (%s).\n", s->name, e->line, msg);
+        fprintf(stderr, "Check that the checkpoint exists locally or can be downloaded from the "
+                        "Hugging Face hub (network access is needed on first use).\n");
+        s->rc = 2;
         break;
       }
       if (line_failed(s, e, one.kind, one.message)) break;
