@@ -176,6 +176,14 @@ def stream_first_before_end(args, total, head):
     return early, first[1] if len(first) > 1 else 0, p.returncode
 
 
+# a request the engine refuses is recorded with its exception class (err.kind), not an empty one
+refused = write("refused.jsonl", json.dumps({"state": "x", "questions": FIX["questions"], "hooks": [1]}) + "\n" +
+                json.dumps({"state": "x", "questions": FIX["questions"], "max_len": "100"}) + "\n")
+rc, out, err = run(["--model", CK, "--batch", refused, "--batch-format", "request", "--json", "--on-error", "record"])
+got = jsonl(out)
+check(rc == 0 and [g.get("error", {}).get("type") for g in got] == ["NotImplementedError", "TypeError"],
+      "refusals carry their kind: %s %s" % (got, err[-300:]))
+
 section("streaming")
 early, n, rc = stream_first_before_end(["--batch", "-", "--json"], 100000, 1000)
 check(early and n == 100000 and rc == 0, "100,000-line routing batch streams: early=%s lines=%d rc=%d" % (early, n, rc))
