@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/calibrate_fit.h"
 #include "cli/cli.h"
@@ -128,12 +129,12 @@ static void put_buckets(strbuf *sb, const cal_result *r) {
 
 int cli_calibrate_main(int argc, char **argv) {
   const char *model = NULL, *data = NULL, *out = NULL, *precision = NULL;
-  bool write_config = false, as_json = false;
+  bool write_config = false, as_json = false, quiet = false;
   bool help = false;
   const arg_spec opts[] = {{"-h", ARG_FLAG, &help, NULL},          {"--help", ARG_FLAG, &help, NULL},
                            {"--model", ARG_STR, &model, NULL},      {"--data", ARG_STR, &data, NULL},
                            {"--out", ARG_STR, &out, NULL},          {"--write-config", ARG_FLAG, &write_config, NULL},
-                           {"--json", ARG_FLAG, &as_json, NULL},
+                           {"--json", ARG_FLAG, &as_json, NULL},      {"--quiet", ARG_FLAG, &quiet, NULL},
                            {"--precision", ARG_CHOICE, &precision, cli_precisions}};
   arg_result r;
   int bad = cli_args_parse(argc, argv, 1, opts, sizeof opts / sizeof opts[0], &r);
@@ -181,7 +182,12 @@ int cli_calibrate_main(int argc, char **argv) {
     rc = 2;
   }
   char *p = text, *end = text + len;
+  size_t total_lines = 0;
+  for (char *q = text; q < end; q++) total_lines += *q == '\n';
+  cli_progress prog;
+  cli_progress_begin(&prog, total_lines + (len && end[-1] != '\n'), "rows", quiet);
   while (p < end && !rc) {
+    cli_progress_update(&prog, lineno);
     char *nl = memchr(p, '\n', (size_t)(end - p));
     size_t l = nl ? (size_t)(nl - p) : (size_t)(end - p);
     lineno++;
@@ -266,6 +272,8 @@ int cli_calibrate_main(int argc, char **argv) {
     }
     p = nl ? nl + 1 : end;
   }
+  cli_progress_update(&prog, lineno);
+  cli_progress_end(&prog);
   free(text);
   if (!rc && n == 0) {
     fprintf(stderr, "laya calibrate: %s holds no labelled answers to fit on\n", data);
@@ -340,7 +348,31 @@ int cli_calibrate_main(int argc, char **argv) {
         fprintf(stderr, "laya calibrate: cannot read %s to update it\n", cfg_path);
         rc = 2;
       } else {
-        /* same keys in the same order; the two temperature keys replaced (or appended) */
+        /* same keys in the same order; the two temperature keys replaced (or appended). The
+         * checkpoint's bucket temperatures this fit did not refit (too few records) are kept. */
+        cal_result merged = fit;
+        int kept = 0;
+        for (int i = 0; i < before.n_buckets && merged.n_buckets < 12; i++) {
+          bool refit = false;
+          for (int j = 0; j < fit.n_buckets && !refit; j++) refit = !strcmp(fit.bucket[j], before.bucket[i]);
+          if (refit) continue;
+          memcpy(merged.bucket[merged.n_buckets], before.bucket[i], sizeof merged.bucket[0]);
+          merged.bucket_t[merged.n_buckets++] = before.bucket_t[i];
+          kept++;
+        }
+        /* the config as it was, beside it: rl_agent_config.json.bak (then .bak.1, .bak.2 ...) */
+        char bak[4300];
+        snprintf(bak, sizeof bak, "%s.bak", cfg_path);
+        for (int v = 1; v < 1000 && access(bak, F_OK) == 0; v++) snprintf(bak, sizeof bak, "%s.bak.%d", cfg_path, v);
+        FILE *bf = fopen(bak, "wb");
+        if (!bf || fwrite(ctext, 1, clen, bf) != clen || fclose(bf) != 0) {
+          fprintf(stderr, "laya calibrate: cannot write the backup %s: %s; %s left as it was\n", bak,
+                  strerror(errno), cfg_path);
+          sb_free(&payload);
+          free(ctext);
+          rc = 2;
+          goto out;
+        }
         strbuf nc;
         sb_init(&nc);
         sb_puts(&nc, "{");
@@ -353,7 +385,7 @@ int cli_calibrate_main(int argc, char **argv) {
             put_temps(&nc, &fit);
             has_t = true;
           } else if (!strcmp(cfg->members[i].key, "temperature_by_options")) {
-            put_buckets(&nc, &fit);
+            put_buckets(&nc, &merged);
             has_b = true;
           } else {
             json_dump(&nc, &cfg->members[i].value, NULL);
@@ -365,7 +397,7 @@ int cli_calibrate_main(int argc, char **argv) {
         }
         if (!has_b) {
           sb_puts(&nc, ",\n  \"temperature_by_options\": ");
-          put_buckets(&nc, &fit);
+          put_buckets(&nc, &merged);
         }
         sb_puts(&nc, "\n}\n");
         char tmp[4200];
@@ -375,7 +407,8 @@ int cli_calibrate_main(int argc, char **argv) {
           fprintf(stderr, "laya calibrate: cannot write %s: %s\n", cfg_path, strerror(errno));
           rc = 2;
         } else if (!as_json) {
-          printf("wrote the temperatures into %s\n", cfg_path);
+          printf("wrote the temperatures into %s (the previous config is in %s)\n", cfg_path, bak);
+          if (kept) printf("kept %d bucket temperature(s) of the checkpoint this data did not refit\n", kept);
         }
         sb_free(&nc);
       }
@@ -383,6 +416,7 @@ int cli_calibrate_main(int argc, char **argv) {
     sb_free(&payload);
     free(ctext);
   }
+out:
   for (size_t i = 0; i < n; i++) {
     free(recs[i].logits);
     free(recs[i].target);

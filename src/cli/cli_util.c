@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "core/pystr.h"
 #include "core/utf8.h"
@@ -145,4 +147,136 @@ bool cli_parse_int(const char *s, long long *out) {
   if (errno || *e) return false;
   *out = v;
   return true;
+}
+
+long cli_utf8_invalid(const char *s, size_t n) {
+  size_t i = 0;
+  while (i < n) {
+    int k = utf8_seq_len((const unsigned char *)s + i, n - i);
+    if (!k) return (long)i;
+    i += (size_t)k;
+  }
+  return -1;
+}
+
+static int hex4(const char *p, unsigned *out) {
+  unsigned v = 0;
+  for (int i = 0; i < 4; i++) {
+    char c = p[i];
+    v <<= 4;
+    if (c >= '0' && c <= '9') v |= (unsigned)(c - '0');
+    else if (c >= 'a' && c <= 'f') v |= (unsigned)(c - 'a' + 10);
+    else if (c >= 'A' && c <= 'F') v |= (unsigned)(c - 'A' + 10);
+    else return 0;
+  }
+  *out = v;
+  return 1;
+}
+
+void cli_unascii(strbuf *out, const char *json) {
+  const char *p = json, *run = json;
+  bool in_str = false;
+  while (*p) {
+    if (!in_str) {
+      if (*p == '"') in_str = true;
+      p++;
+      continue;
+    }
+    if (*p == '"') {
+      in_str = false;
+      p++;
+      continue;
+    }
+    if (*p != '\\') {
+      p++;
+      continue;
+    }
+    unsigned cp;
+    if (p[1] != 'u' || !hex4(p + 2, &cp) || cp < 0x7f) {
+      p += p[1] ? 2 : 1;
+      continue;
+    }
+    size_t len = 6;
+    if (cp >= 0xD800 && cp <= 0xDBFF) {
+      unsigned lo;
+      if (p[6] == '\\' && p[7] == 'u' && hex4(p + 8, &lo) && lo >= 0xDC00 && lo <= 0xDFFF) {
+        cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+        len = 12;
+      } else {
+        p += 6; /* a lone surrogate has no UTF-8 form: kept escaped */
+        continue;
+      }
+    } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
+      p += 6;
+      continue;
+    }
+    sb_append(out, run, (size_t)(p - run));
+    char u[4];
+    sb_append(out, u, (size_t)utf8_put(u, cp));
+    p += len;
+    run = p;
+  }
+  sb_append(out, run, (size_t)(p - run));
+}
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+void cli_progress_begin(cli_progress *p, size_t total, const char *unit, bool quiet) {
+  memset(p, 0, sizeof *p);
+  p->on = !quiet && isatty(STDERR_FILENO);
+  p->total = total;
+  p->unit = unit ? unit : "items";
+  p->start = now_s();
+  p->last = -1;
+}
+
+static void span(char *b, size_t n, double s) {
+  long t = (long)(s + 0.5);
+  if (t >= 3600) snprintf(b, n, "%ldh%02ldm", t / 3600, t / 60 % 60);
+  else if (t >= 60) snprintf(b, n, "%ldm%02lds", t / 60, t % 60);
+  else snprintf(b, n, "%lds", t);
+}
+
+static void draw(cli_progress *p, double t) {
+  double el = t - p->start;
+  double rate = el > 0 ? (double)p->done / el : 0;
+  char line[160], eta[32] = "";
+  int k;
+  if (p->total) {
+    if (rate > 0 && p->done < p->total) {
+      char s[24];
+      span(s, sizeof s, (double)(p->total - p->done) / rate);
+      snprintf(eta, sizeof eta, "  ETA %s", s);
+    }
+    k = snprintf(line, sizeof line, "%zu/%zu %s (%.0f%%)  %.1f/s%s", p->done, p->total, p->unit,
+                 100.0 * (double)p->done / (double)p->total, rate, eta);
+  } else {
+    char s[24];
+    span(s, sizeof s, el);
+    k = snprintf(line, sizeof line, "%zu %s  %.1f/s  %s", p->done, p->unit, rate, s);
+  }
+  if (k < 0) return;
+  fprintf(stderr, "\r%s%*s", line, p->width > k ? p->width - k : 0, "");
+  p->width = k;
+  fflush(stderr);
+  p->last = t;
+}
+
+void cli_progress_update(cli_progress *p, size_t done) {
+  p->done = done;
+  if (!p->on) return;
+  double t = now_s();
+  if (p->last >= 0 && t - p->last < 0.2) return;
+  draw(p, t);
+}
+
+void cli_progress_end(cli_progress *p) {
+  if (!p->on) return;
+  draw(p, now_s());
+  fputc('\n', stderr);
+  fflush(stderr);
 }

@@ -27,4 +27,25 @@ json_value *cli_parse(const char *text, size_t len, arena *a, laya_error *err);
 /* Parse a Python int literal as argparse's type=int would (whitespace, sign, underscores). */
 bool cli_parse_int(const char *s, long long *out);
 
+/* Offset of the first byte of s[0..n) that is not well-formed UTF-8, or -1 when it all is. */
+long cli_utf8_invalid(const char *s, size_t n);
+/* JSON text written with ensure_ascii=True (what laya_predict returns) as json.dumps writes it
+ * with ensure_ascii=False: \uXXXX escapes of U+007F and above become the characters (a
+ * surrogate pair one character; a lone surrogate stays escaped). */
+void cli_unascii(strbuf *out, const char *json);
+
+/* A progress line on stderr ("\r 1200/100000 lines  850/s  ETA 1m55s"), for --batch, eval run,
+ * calibrate and --long: drawn only when stderr is a terminal and quiet is false, at most every
+ * 0.2 s and at the end. total 0 = unknown (no ETA). */
+typedef struct cli_progress {
+  bool on;
+  size_t total, done;
+  double start, last;
+  const char *unit;
+  int width; /* characters of the last line drawn (to blank it) */
+} cli_progress;
+void cli_progress_begin(cli_progress *p, size_t total, const char *unit, bool quiet);
+void cli_progress_update(cli_progress *p, size_t done);
+void cli_progress_end(cli_progress *p); /* final line and newline (if anything was drawn) */
+
 #endif

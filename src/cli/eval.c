@@ -539,6 +539,8 @@ static int cmd_run(int argc, char **argv) {
     sig[i] = sb_steal(&s);
   }
   size_t nerrors = 0;
+  cli_progress prog;
+  cli_progress_begin(&prog, n, "examples", false);
   for (size_t i = 0; i < n && !rc;) {
     size_t k = 1;
     if (batch_size > 1)
@@ -610,7 +612,9 @@ static int cmd_run(int argc, char **argv) {
     for (size_t j = 0; j < k; j++) free(results[j]);
     free(results);
     i += k;
+    cli_progress_update(&prog, i);
   }
+  cli_progress_end(&prog);
   metrics overall;
   ecase **all = malloc((ncases ? ncases : 1) * sizeof(ecase *));
   for (size_t i = 0; i < ncases; i++) all[i] = &cases[i];

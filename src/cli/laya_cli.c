@@ -28,9 +28,11 @@
 typedef struct args {
   char **text;
   int ntext;
-  bool predict, json, sort_by_length, long_doc, help, version, explain;
+  bool predict, json, sort_by_length, long_doc, help, version, explain, quiet;
   const char *model, *lang, *lang_guess, *task, *preset, *questions, *device, *batch, *schema;
   const char *precision;
+  const char *state_json, *request, *batch_format, *on_error; /* input modes */
+  const char *calibration, *lang_temperatures;
   long long max_len, head_max_len, batch_size, window, stride, max_loaded;
   double min_confidence;
   const char *email, *email_state; /* --email FILE, --email-state FILE (src/cli/email_file.c) */
@@ -44,7 +46,10 @@ static const char kUsage[] =
     "            [--task TASK] [--preset NAME] [--questions FILE] [--schema FILE] [--long]\n"
     "            [--window N] [--stride N] [--max-len N] [--head-max-len N]\n"
     "            [--min-confidence P] [--device DEV] [--precision P] [--json] [--explain]\n"
-    "            [--batch FILE] [--batch-size N] [--sort-by-length] [text ...]\n"
+    "            [--batch FILE] [--batch-size N] [--sort-by-length]\n"
+    "            [--batch-format text|state|request] [--on-error fail|skip|record]\n"
+    "            [--state-json JSON|@FILE] [--request FILE|-] [--calibration FILE]\n"
+    "            [--lang-temperatures FILE|JSON] [--quiet] [text ...]\n"
     "       laya eval {run,validate} ...\n"
     "       laya calibrate ...\n"
     "       laya tokenize ...\n"
@@ -63,6 +68,8 @@ static const char kHelp[] =
     "                                             integer) with typed values\n"
     "  laya \"...\" --questions qs.json --long      scan every window of a long text\n"
     "  laya --batch requests.txt [--json]         one request per line (JSONL with --json)\n"
+    "  laya --state-json '{\"subject\": ..}' ...   answer (or route) any JSON state\n"
+    "  laya --request req.json                    a whole request: Laya's predict keywords\n"
     "  laya                                       interactive prompt\n"
     "\n"
     "positional arguments:\n"
@@ -110,6 +117,22 @@ static const char kHelp[] =
     "                        email_state builds: cleaned body, subject, from\n"
     "  --email-state FILE    print that state as JSON and exit (no model)\n"
     "  --email-max-chars N   email_state's max_chars: the cleaned body's length cap (3000)\n"
+    "  --batch-format F      what a --batch line is: text (the default; the line becomes the\n"
+    "                        state {field: line}), state (a JSON state per line) or request\n"
+    "                        (a JSON request per line, Laya's predict keyword arguments)\n"
+    "  --on-error E          a bad --batch line: fail (stop there, the default), skip (say\n"
+    "                        so on stderr and go on) or record (also write an error record in\n"
+    "                        its place in the output); every message names the line\n"
+    "  --state-json S        the state as JSON text, or @FILE to read it ('@-' = stdin),\n"
+    "                        instead of the text argument\n"
+    "  --request FILE        a JSON request object ('-' = stdin): state, questions and any\n"
+    "                        of predict's keywords (max_len, lang, min_confidence ...); flags\n"
+    "                        fill only the keys it leaves out\n"
+    "  --calibration FILE    apply a calibration written by `laya calibrate --out` (or by\n"
+    "                        Laya's save_calibration) to every checkpoint this run loads\n"
+    "  --lang-temperatures X per-language temperatures, a JSON file or JSON text:\n"
+    "                        {\"de\": {\"temperature\": [choice, score, noul], ...}}\n"
+    "  --quiet               no progress line on stderr\n"
     "\n"
     "Subcommands:\n"
     "  laya eval run DATASET [--model M] [--min-accuracy F] [--max-ece F] [--json OUT]\n"
@@ -135,12 +158,14 @@ static int fail(const laya_error *err) {
   /* Laya's CLI: a ValueError (and its SchemaError) is the caller's input; anything else means
    * Laya itself could not run (a checkpoint missing, unreadable or not downloadable) */
   bool input = !strcmp(err->kind, "ValueError") || !strcmp(err->kind, "SchemaError") ||
-               !strcmp(err->kind, "TypeError") ||
+               !strcmp(err->kind, "TypeError") || !strcmp(err->kind, "NotImplementedError") ||
                (!err->kind[0] && (err->code == LAYA_ERR_VALUE || err->code == LAYA_ERR_TYPE));
+  /* a message the library already starts with "laya: " (digest checks) is not prefixed twice */
+  const char *msg = !strncmp(err->message, "laya: ", 6) ? err->message + 6 : err->message;
   if (input) {
-    fprintf(stderr, "laya: %s\n", err->message);
+    fprintf(stderr, "laya: %s\n", msg);
   } else {
-    fprintf(stderr, "laya: could not run Laya (%s).\n", err->message);
+    fprintf(stderr, "laya: could not run Laya (%s).\n", msg);
     fprintf(stderr, "Check that the checkpoint exists locally or can be downloaded from the "
                     "Hugging Face hub (network access is needed on first use).\n");
   }
@@ -148,6 +173,19 @@ static int fail(const laya_error *err) {
 }
 
 /* ---------------------------------------------------------------- argument parsing */
+
+static const char *const kBatchFormats[] = {"text", "state", "request", NULL};
+static const char *const kOnError[] = {"fail", "skip", "record", NULL};
+
+/* Whether argv holds flag (as "--flag" or "--flag=..."), for values the defaults cannot tell. */
+static bool arg_given(int argc, char **argv, const char *flag) {
+  size_t n = strlen(flag);
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--")) break;
+    if (!strncmp(argv[i], flag, n) && (argv[i][n] == 0 || argv[i][n] == '=')) return true;
+  }
+  return false;
+}
 
 static int parse_args(int argc, char **argv, args *a) {
   memset(a, 0, sizeof *a);
@@ -173,7 +211,13 @@ static int parse_args(int argc, char **argv, args *a) {
       {"--max-loaded", ARG_INT, &a->max_loaded, NULL},
       {"--email", ARG_STR, &a->email, NULL},             {"--email-state", ARG_STR, &a->email_state, NULL},
       {"--email-max-chars", ARG_INT, &a->email_max_chars, NULL},
-      {"--min-confidence", ARG_STR, &min_conf, NULL}};
+      {"--min-confidence", ARG_STR, &min_conf, NULL},
+      {"--state-json", ARG_STR, &a->state_json, NULL},   {"--request", ARG_STR, &a->request, NULL},
+      {"--batch-format", ARG_CHOICE, &a->batch_format, kBatchFormats},
+      {"--on-error", ARG_CHOICE, &a->on_error, kOnError},
+      {"--calibration", ARG_STR, &a->calibration, NULL},
+      {"--lang-temperatures", ARG_STR, &a->lang_temperatures, NULL},
+      {"--quiet", ARG_FLAG, &a->quiet, NULL},            {"-q", ARG_FLAG, &a->quiet, NULL}};
   arg_result r;
   int bad = cli_args_parse(argc, argv, 1, opts, sizeof opts / sizeof opts[0], &r);
   a->text = (char **)r.positional; /* owned by a from here; freed with a->text */
@@ -192,6 +236,18 @@ static int parse_args(int argc, char **argv, args *a) {
     a->min_confidence = d;
   }
   if (a->email && !a->preset && !a->questions && !a->schema) a->preset = "email";
+  /* the C API refuses a negative budget; say so here instead of dropping the flag */
+  const struct {
+    const char *flag;
+    long long v;
+  } budgets[] = {{"--max-len", a->max_len},     {"--head-max-len", a->head_max_len}, {"--window", a->window},
+                 {"--stride", a->stride},       {"--batch-size", a->batch_size}};
+  for (size_t i = 0; i < sizeof budgets / sizeof budgets[0]; i++)
+    if (budgets[i].v < -1 || (budgets[i].v == -1 && arg_given(argc, argv, budgets[i].flag))) {
+      char num[32];
+      snprintf(num, sizeof num, "%lld", budgets[i].v);
+      return usage_error("argument %s: must be a non-negative integer, got %s", budgets[i].flag, num);
+    }
   if (a->preset && !cli_preset_find(a->preset))
     return usage_error("argument --preset: invalid choice: '%s' (choose from 'email', 'guard', "
                        "'moderation', 'router', 'triage')%s",
@@ -208,6 +264,18 @@ static int parse_args(int argc, char **argv, args *a) {
       a->model_auto = true;
     } else if (access(a->model, F_OK) != 0) {
       laya_error err = {0};
+      /* a path (as Laya tells one from a Hub id) that is not there is a missing directory */
+      bool pathlike = a->model[0] == '/' || a->model[0] == '.' || a->model[0] == '~' || strchr(a->model, '/');
+      if (pathlike && router_normalise_name(a->model, a->model_name, &err)) {
+        strbuf q;
+        sb_init(&q);
+        py_repr_str(&q, a->model, strlen(a->model));
+        fprintf(stderr, "laya: argument --model: local model path not found: %s (no such directory or "
+                        "file; a checkpoint name is one of english, multilingual, typed-decisions or an "
+                        "alias)\n", q.data);
+        sb_free(&q);
+        return 2;
+      }
       if (router_normalise_name(a->model, a->model_name, &err))
         return usage_error("argument --model: %s, or 'auto'%s", err.message, "");
     }
@@ -300,14 +368,22 @@ static void print_values(const json_value *result) {
 typedef struct run_ctx {
   args *a;
   router_config cfg;
-  cli_engine *engine; /* created on first answering call */
+  cli_engine *engine;      /* created on first answering call */
+  char *lang_temps_json;   /* --lang-temperatures as JSON text */
 } run_ctx;
 
 static bool answering(const args *a) {
-  return a->predict || a->preset || a->questions || a->schema || a->long_doc;
+  return a->predict || a->preset || a->questions || a->schema || a->long_doc || a->request ||
+         (a->batch_format && !strcmp(a->batch_format, "request"));
 }
 
-static void fill_overrides(const args *a, cli_overrides *ov, json_value *store) {
+/* Requests carry their own questions: then the flags add none unless one names a set. */
+static bool requests_in(const args *a) {
+  return a->request || (a->batch && a->batch_format && !strcmp(a->batch_format, "request"));
+}
+
+static void fill_overrides(const run_ctx *c, cli_overrides *ov, json_value *store) {
+  const args *a = c->a;
   memset(ov, 0, sizeof *ov);
   int k = 0;
   if (a->model && !a->model_auto) {
@@ -337,6 +413,8 @@ static void fill_overrides(const args *a, cli_overrides *ov, json_value *store) 
   ov->stride = a->stride;
   ov->batch_size = a->batch_size;
   ov->sort_by_length = a->sort_by_length;
+  ov->calibration = a->calibration;
+  ov->lang_temperatures = c->lang_temps_json;
 }
 
 /* The question set, the state key, and the call kind for the answering modes. */
@@ -351,6 +429,7 @@ static int resolve_questions(const args *a, arena *ar, const json_value **qs, co
   if (a->schema && a->long_doc)
     return laya_value_error(err, "--long scans questions, not a schema; use --questions or --preset");
   *call = a->long_doc ? CLI_PREDICT_LONG : CLI_PREDICT;
+  *key = "request";
   if (a->questions) return cli_load_questions(a->questions, ar, qs, key, err);
   if (a->schema) {
     size_t len;
@@ -364,8 +443,11 @@ static int resolve_questions(const args *a, arena *ar, const json_value **qs, co
     *qs = cli_parse(text, len, ar, &perr);
     free(text);
     if (!*qs) return laya_value_error(err, "--schema file %s is not valid JSON: %s", a->schema, perr.message);
-    *key = "request";
     *call = CLI_DECIDE;
+    return 0;
+  }
+  if (requests_in(a) && !a->preset && !a->predict) {
+    *qs = NULL; /* each request names its questions */
     return 0;
   }
   const cli_preset *p = cli_preset_find(a->preset ? a->preset : "router");
@@ -376,9 +458,10 @@ static int resolve_questions(const args *a, arena *ar, const json_value **qs, co
   return 0;
 }
 
-static int ensure_engine(run_ctx *c, laya_error *err) {
+static int ensure_engine(run_ctx *c, const cli_overrides *ov, laya_error *err) {
   if (c->engine) return 0;
   c->engine = cli_engine_new(c->a->device, (int)c->a->max_loaded, err);
+  if (c->engine) cli_engine_set_load_options(c->engine, ov);
   return c->engine ? 0 : -1;
 }
 
@@ -406,14 +489,6 @@ static void print_json(const json_value *v, int indent, const char *fallback) {
   sb_free(&sb);
 }
 
-/* The questions (from --questions, --preset or the decide flags) and a loaded engine: what every
- * answering mode needs before its first state. */
-static int begin_answering(run_ctx *c, arena *ar, const json_value **qs, const char **key, cli_call *call,
-                           laya_error *err) {
-  if (resolve_questions(c->a, ar, qs, key, call, err)) return -1;
-  return ensure_engine(c, err);
-}
-
 static int refuse_model_dir_for_routing(void) {
   return usage_error("argument --model: a directory is for answering modes; routing picks "
                      "between named checkpoints%s%s", "", "");
@@ -435,9 +510,10 @@ typedef struct {
 static int call_begin(run_ctx *c, call_ctx *k, size_t arena_size) {
   memset(k, 0, sizeof *k);
   arena_init(&k->ar, arena_size);
-  fill_overrides(c->a, &k->ov, k->store);
+  fill_overrides(c, &k->ov, k->store);
   if (!answering(c->a)) return k->ov.model_path ? refuse_model_dir_for_routing() : 0;
-  return begin_answering(c, &k->ar, &k->qs, &k->key, &k->call, &k->err) ? fail(&k->err) : 0;
+  if (resolve_questions(c->a, &k->ar, &k->qs, &k->key, &k->call, &k->err)) return fail(&k->err);
+  return ensure_engine(c, &k->ov, &k->err) ? fail(&k->err) : 0;
 }
 
 static int call_end(call_ctx *k, int rc) {
@@ -454,14 +530,88 @@ static void print_answer(const args *a, cli_call call, const json_value *rv, int
   else print_answers(rv);
 }
 
+/* ---------------------------------------------------------------- inputs */
+
+/* What one input is, parsed once: a state or a request value (in arena ar). 0, or an input
+ * error in err (kind "ValueError": the caller's input). `what` names the input in messages. */
+static int parse_input(const char *text, size_t len, bool request, const char *what, arena *ar, cli_item *it,
+                       laya_error *err) {
+  memset(it, 0, sizeof *it);
+  long bad = cli_utf8_invalid(text, len);
+  if (bad >= 0)
+    return laya_err(err, LAYA_ERR_VALUE, "ValueError", "%s is not valid UTF-8: byte 0x%02x at byte offset %ld",
+                    what, (unsigned char)text[bad], bad);
+  laya_error perr = {0};
+  json_value *v = cli_parse(text, len, ar, &perr);
+  if (!v) return laya_err(err, LAYA_ERR_VALUE, "ValueError", "%s is not valid JSON: %s", what, perr.message);
+  if (request) {
+    if (v->type != JSON_OBJECT)
+      return laya_err(err, LAYA_ERR_TYPE, "TypeError",
+                      "%s must be a JSON object of predict's keyword arguments (state, questions, ...), got %s",
+                      what, json_py_type(v));
+    it->request = v;
+  } else {
+    it->state = v;
+  }
+  return 0;
+}
+
+/* --state-json TEXT|@FILE or --request FILE|-: read and parse; 0 or the exit status. */
+static int single_input(const args *a, arena *ar, cli_item *it) {
+  laya_error err = {0};
+  const char *spec = a->request ? a->request : a->state_json;
+  bool from_file = a->request || spec[0] == '@';
+  const char *path = a->request ? spec : spec + 1;
+  char what[600];
+  size_t len = 0;
+  char *owned = NULL;
+  const char *text = spec;
+  if (from_file) {
+    owned = cli_read_file(path, &len);
+    if (!owned) {
+      fprintf(stderr, "laya: could not read %s ([Errno %d] %s: '%s').\n", path, errno, strerror(errno), path);
+      return 2;
+    }
+    text = owned;
+    snprintf(what, sizeof what, "%s %s", a->request ? "--request" : "--state-json", strcmp(path, "-") ? path : "(stdin)");
+  } else {
+    len = strlen(spec);
+    snprintf(what, sizeof what, "--state-json");
+  }
+  /* the text is copied into the arena: string values point into it */
+  char *keep = arena_alloc(ar, len + 1);
+  if (keep) memcpy(keep, text, len), keep[len] = 0;
+  free(owned);
+  if (!keep) return fail(&(laya_error){LAYA_ERR_NOMEM, "MemoryError", "out of memory"});
+  if (parse_input(keep, len, a->request != NULL, what, ar, it, &err)) return fail(&err);
+  return 0;
+}
+
+/* The state routing reads for an input (a request's own "state"). */
+static const json_value *routed_state(const cli_item *it) {
+  if (it->state) return it->state;
+  return it->request ? json_get(it->request, "state") : NULL;
+}
+
 static int run_one(run_ctx *c, const char *text) {
   call_ctx k;
   int rc = call_begin(c, &k, 1 << 14);
   if (rc) return call_end(&k, rc);
+  cli_item it = {0};
+  if (c->a->state_json || c->a->request) {
+    if ((rc = single_input(c->a, &k.ar, &it))) return call_end(&k, rc);
+  } else {
+    long bad = cli_utf8_invalid(text, strlen(text));
+    if (bad >= 0) {
+      laya_err(&k.err, LAYA_ERR_VALUE, "ValueError", "the text is not valid UTF-8: byte 0x%02x at byte offset %ld",
+               (unsigned char)text[bad], bad);
+      return call_end(&k, fail(&k.err));
+    }
+    it.state = make_state(&k.ar, answering(c->a) ? k.key : "text", text);
+  }
   if (answering(c->a)) {
-    json_value *state = make_state(&k.ar, k.key, text);
     char *result = NULL;
-    if (cli_engine_answer(c->engine, &c->cfg, k.call, state, k.qs, &k.ov, &result, &k.err))
+    if (cli_engine_answer_item(c->engine, k.call, &it, k.qs, &k.ov, &result, &k.err))
       return call_end(&k, fail(&k.err));
     json_value *rv = cli_parse(result, strlen(result), &k.ar, &k.err);
     if (!rv) rc = fail(&k.err);
@@ -469,7 +619,11 @@ static int run_one(run_ctx *c, const char *text) {
     free(result);
     return call_end(&k, rc);
   }
-  json_value *state = make_state(&k.ar, "text", text);
+  const json_value *state = routed_state(&it);
+  if (!state) {
+    laya_value_error(&k.err, "--request has no 'state' to route");
+    return call_end(&k, fail(&k.err));
+  }
   strbuf dec;
   sb_init(&dec);
   char chosen[64];
@@ -485,153 +639,443 @@ static int run_one(run_ctx *c, const char *text) {
   return call_end(&k, rc);
 }
 
-/* A progress bar on stderr, only when stderr is a terminal. */
-static void progress(size_t done, size_t total) {
-  if (!isatty(STDERR_FILENO) || total == 0) return;
-  int width = 30, fill = (int)(width * done / total);
-  fprintf(stderr, "\r[");
-  for (int i = 0; i < width; i++) fputc(i < fill ? '#' : '.', stderr);
-  fprintf(stderr, "] %zu/%zu", done, total);
-  if (done == total) fputc('\n', stderr);
-  fflush(stderr);
-}
+/* ---------------------------------------------------------------- streaming batches */
 
 /* What --sort-by-length did: the states batch per routed checkpoint, and a batch reorders only
- * when 1 < --batch-size < its state count. Said after the run, when the groups are known. */
-static void sort_note(run_ctx *c, char **lines, size_t n, const char *key, const json_value *qs,
-                      const cli_overrides *ov) {
-  char (*names)[64] = calloc(n, 64);
-  size_t *sizes = calloc(n, sizeof(size_t));
-  size_t groups = 0;
-  arena ar;
-  arena_init(&ar, 1 << 12);
-  for (size_t i = 0; names && sizes && i < n; i++) {
-    char chosen[64] = "";
-    if (!ov->model_path) {
-      json_value *state = make_state(&ar, key, lines[i]);
-      strbuf d;
-      sb_init(&d);
-      laya_error err = {0};
-      if (router_route(&c->cfg, state, qs, ov->model, ov->task, ov->lang, ov->lang_guess, &d, chosen, &err))
-        chosen[0] = 0;
-      sb_free(&d);
+ * when 1 < --batch-size < its state count. Counted while streaming, said after the run. */
+typedef struct sort_groups {
+  char (*names)[64];
+  size_t *sizes;
+  size_t n, cap, lines;
+} sort_groups;
+
+static void sort_count(run_ctx *c, sort_groups *g, const json_value *state, const json_value *qs,
+                       const cli_overrides *ov) {
+  char chosen[64] = "";
+  g->lines++;
+  if (!ov->model_path && state) {
+    strbuf d;
+    sb_init(&d);
+    laya_error err = {0};
+    if (router_route(&c->cfg, state, qs, ov->model, ov->task, ov->lang, ov->lang_guess, &d, chosen, &err))
+      chosen[0] = 0;
+    sb_free(&d);
+  }
+  size_t i = 0;
+  while (i < g->n && strcmp(g->names[i], chosen)) i++;
+  if (i == g->n) {
+    if (g->n == g->cap) {
+      size_t cap = g->cap ? g->cap * 2 : 8;
+      void *nn = realloc(g->names, cap * 64), *ns = realloc(g->sizes, cap * sizeof(size_t));
+      if (nn) g->names = nn;
+      if (ns) g->sizes = ns;
+      if (!nn || !ns) return;
+      g->cap = cap;
     }
-    size_t g = 0;
-    while (g < groups && strcmp(names[g], chosen)) g++;
-    if (g == groups) snprintf(names[groups++], 64, "%s", chosen);
-    sizes[g]++;
+    snprintf(g->names[g->n], 64, "%s", chosen);
+    g->sizes[g->n++] = 0;
   }
-  long long bs = c->a->batch_size;
-  size_t reordered = 0, smallest = 0, largest = 0;
-  for (size_t g = 0; g < groups; g++) {
-    if (bs > 1 && (size_t)bs < sizes[g]) reordered++;
-    if (!g || sizes[g] < smallest) smallest = sizes[g];
-    if (!g || sizes[g] > largest) largest = sizes[g];
-  }
-  if (groups && reordered < groups) {
-    if (groups == 1) {
-      fprintf(stderr, "note: --sort-by-length only takes effect with --batch-size N where 1 < N < %zu; "
-                      "the states still go in one forward pass\n", smallest);
-    } else {
-      char span[64];
-      if (smallest == largest) snprintf(span, sizeof span, "%zu", smallest);
-      else snprintf(span, sizeof span, "%zu-%zu", smallest, largest);
-      fprintf(stderr, "note: --sort-by-length groups within each checkpoint batch, not across the file: "
-                      "%zu of %zu batches (%s states) could not reorder; a batch reorders only when "
-                      "--batch-size is smaller than its state count, and the smallest batch holds %zu of "
-                      "the file's %zu lines\n",
-              groups - reordered, groups, span, smallest, n);
-    }
-  }
-  arena_free(&ar);
-  free(names);
-  free(sizes);
+  g->sizes[i]++;
 }
 
-static int run_batch(run_ctx *c, char **lines, size_t n) {
-  args *a = c->a;
-  call_ctx k;
-  int rc = call_begin(c, &k, 1 << 16);
-  if (rc) return call_end(&k, rc);
-  if (answering(a)) {
-    /* states in chunks so the progress bar moves; each chunk is one predict_batch call */
-    size_t chunk = a->batch_size > 0 ? (size_t)a->batch_size * 8 : 256;
-    if (chunk > n) chunk = n;
-    char **results = calloc(n, sizeof(char *));
-    json_value *states = arena_alloc(&k.ar, sizeof(json_value));
-    if (!results || !states) {
-      free(results);
-      return call_end(&k, fail(&(laya_error){LAYA_ERR_NOMEM, "MemoryError", "out of memory"}));
-    }
-    for (size_t s = 0; s < n && !rc; s += chunk) {
-      size_t m = n - s < chunk ? n - s : chunk;
-      states->type = JSON_ARRAY;
-      states->n = (uint32_t)m;
-      states->items = arena_alloc(&k.ar, m * sizeof(json_value));
-      for (size_t i = 0; i < m; i++) states->items[i] = *make_state(&k.ar, k.key, lines[s + i]);
-      if (cli_engine_answer_batch(c->engine, &c->cfg, k.call, states, k.qs, &k.ov, results + s, &k.err)) {
-        rc = fail(&k.err);
-        break;
-      }
-      progress(s + m, n);
-    }
-    if (!rc && a->sort_by_length) sort_note(c, lines, n, k.key, k.qs, &k.ov);
-    for (size_t i = 0; i < n && !rc; i++) {
-      if (!a->json) {
-        const char *line = lines[i];
-        if (utf8_count(line) <= 72) printf("# %s\n", line);
-        else printf("# %.*s...\n", (int)cli_utf8_prefix(line, 69), line);
-      }
-      print_answer(a, k.call, cli_parse(results[i], strlen(results[i]), &k.ar, &k.err), -1, results[i]);
-      if (!a->json) printf("\n");
-    }
-    for (size_t i = 0; i < n; i++) free(results[i]);
-    free(results);
-    return call_end(&k, rc);
+static void sort_note(const sort_groups *g, long long bs) {
+  size_t reordered = 0, smallest = 0, largest = 0;
+  for (size_t i = 0; i < g->n; i++) {
+    if (bs > 1 && (size_t)bs < g->sizes[i]) reordered++;
+    if (!i || g->sizes[i] < smallest) smallest = g->sizes[i];
+    if (!i || g->sizes[i] > largest) largest = g->sizes[i];
   }
-  json_value empty;
-  memset(&empty, 0, sizeof empty);
-  empty.type = JSON_OBJECT;
-  /* route every line first, so nothing is printed when one request is refused */
-  char **decs = calloc(n, sizeof(char *));
-  char (*models)[64] = calloc(n, 64);
-  for (size_t i = 0; decs && models && i < n; i++) {
-    json_value *state = make_state(&k.ar, "text", lines[i]);
-    strbuf dec;
-    sb_init(&dec);
-    if (router_route_ex(&c->cfg, state, &empty, k.ov.model, k.ov.task, k.ov.lang, k.ov.lang_guess, a->explain,
-                        &dec, models[i], &k.err)) {
-      sb_free(&dec);
-      rc = fail(&k.err);
-      break;
-    }
-    decs[i] = sb_steal(&dec);
+  if (!g->n || reordered == g->n) return;
+  if (g->n == 1) {
+    fprintf(stderr, "note: --sort-by-length only takes effect with --batch-size N where 1 < N < %zu; "
+                    "the states still go in one forward pass\n", smallest);
+  } else {
+    char span[64];
+    if (smallest == largest) snprintf(span, sizeof span, "%zu", smallest);
+    else snprintf(span, sizeof span, "%zu-%zu", smallest, largest);
+    fprintf(stderr, "note: --sort-by-length groups within each checkpoint batch, not across the file: "
+                    "%zu of %zu batches (%s states) could not reorder; a batch reorders only when "
+                    "--batch-size is smaller than its state count, and the smallest batch holds %zu of "
+                    "the file's %zu lines\n",
+            g->n - reordered, g->n, span, smallest, g->lines);
   }
-  for (size_t i = 0; !rc && decs && i < n; i++) {
-    if (a->json) {
-      printf("%s\n", decs[i]);
-    } else if (a->explain) {
-      print_decision(cli_parse(decs[i], strlen(decs[i]), &k.ar, &k.err));
-    } else {
-      json_value *dv = cli_parse(decs[i], strlen(decs[i]), &k.ar, &k.err);
-      const json_value *r = json_get(dv, "reason");
+}
+
+/* One input of a chunk: its line, the text shown in text output, and what it parsed to (or
+ * why it did not). */
+typedef struct entry {
+  size_t line;
+  const char *text;  /* text format: the request text; else the raw line */
+  cli_item item;
+  char *error;       /* malloc'd message; NULL = parsed */
+  char kind[32];
+} entry;
+
+typedef struct stream {
+  run_ctx *c;
+  call_ctx *k;
+  const char *name;
+  int on_error;        /* 0 fail, 1 skip, 2 record */
+  int format;          /* 0 text, 1 state, 2 request */
+  size_t done, failed;
+  cli_progress prog;
+  sort_groups groups;
+  int rc;              /* 2 once a failure stops the run */
+} stream;
+
+static void print_text_header(const char *line) {
+  if (utf8_count(line) <= 72) printf("# %s\n", line);
+  else printf("# %.*s...\n", (int)cli_utf8_prefix(line, 69), line);
+}
+
+/* A bad line, as --on-error says. Returns true when the run stops. */
+static bool line_failed(stream *s, const entry *e, const char *kind, const char *msg) {
+  s->failed++;
+  if (s->on_error == 0) {
+    fflush(stdout);
+    fprintf(stderr, "laya: %s line %zu: %s\n", s->name, e->line, msg);
+    s->rc = 2;
+    return true;
+  }
+  fprintf(stderr, "laya: %s line %zu: %s (%s)\n", s->name, e->line, msg, s->on_error == 1 ? "skipped" : "recorded");
+  if (s->on_error == 2) {
+    if (s->c->a->json) {
       strbuf sb;
       sb_init(&sb);
-      cli_pad(&sb, models[i], 14);
-      const char *line = lines[i];
-      if (utf8_count(line) <= 48)
-        printf("%s %s  <- %s\n", sb.data, r ? r->s : "", line);
-      else
-        printf("%s %s  <- %.*s...\n", sb.data, r ? r->s : "", (int)cli_utf8_prefix(line, 45), line);
+      sb_printf(&sb, "{\"line\": %zu, \"error\": {\"type\": ", e->line);
+      const char *t = kind && *kind ? kind : "Error";
+      json_dump_string(&sb, t, strlen(t), false);
+      sb_puts(&sb, ", \"message\": ");
+      json_dump_string(&sb, msg, strlen(msg), false);
+      sb_puts(&sb, "}}");
+      strbuf u;
+      sb_init(&u);
+      cli_unascii(&u, sb.data);
+      printf("%s\n", u.data);
+      sb_free(&u);
       sb_free(&sb);
+    } else {
+      print_text_header(e->text);
+      printf("error: %s\n\n", msg);
     }
   }
-  for (size_t i = 0; decs && i < n; i++) free(decs[i]);
-  free(decs);
-  free(models);
-  return call_end(&k, rc);
+  return false;
 }
 
+static void print_result(stream *s, const entry *e, const char *result) {
+  const args *a = s->c->a;
+  if (a->json) {
+    strbuf u;
+    sb_init(&u);
+    cli_unascii(&u, result);
+    fwrite(u.data, 1, u.len, stdout);
+    fputc('\n', stdout);
+    sb_free(&u);
+    return;
+  }
+  print_text_header(e->text);
+  arena ar;
+  arena_init(&ar, 1 << 12);
+  laya_error err = {0};
+  json_value *rv = cli_parse(result, strlen(result), &ar, &err); /* for the text layout only */
+  if (s->k->call == CLI_DECIDE) print_values(rv);
+  else print_answers(rv);
+  printf("\n");
+  arena_free(&ar);
+}
+
+static void route_print(stream *s, const entry *e, const char *dec, const char *model) {
+  const args *a = s->c->a;
+  if (a->json) {
+    strbuf u;
+    sb_init(&u);
+    cli_unascii(&u, dec);
+    printf("%s\n", u.data);
+    sb_free(&u);
+    return;
+  }
+  arena ar;
+  arena_init(&ar, 1 << 12);
+  laya_error err = {0};
+  json_value *dv = cli_parse(dec, strlen(dec), &ar, &err);
+  if (a->explain) {
+    print_decision(dv);
+  } else {
+    const json_value *r = json_get(dv, "reason");
+    strbuf sb;
+    sb_init(&sb);
+    cli_pad(&sb, model, 14);
+    const char *line = e->text;
+    if (utf8_count(line) <= 48) printf("%s %s  <- %s\n", sb.data, r ? r->s : "", line);
+    else printf("%s %s  <- %.*s...\n", sb.data, r ? r->s : "", (int)cli_utf8_prefix(line, 45), line);
+    sb_free(&sb);
+  }
+  arena_free(&ar);
+}
+
+/* Answer or route one chunk and write its lines, in input order. */
+static void run_chunk(stream *s, entry *es, size_t n) {
+  run_ctx *c = s->c;
+  call_ctx *k = s->k;
+  if (!answering(c->a)) {
+    json_value empty = {.type = JSON_OBJECT};
+    for (size_t i = 0; i < n && !s->rc; i++) {
+      entry *e = &es[i];
+      if (e->error) {
+        if (line_failed(s, e, e->kind, e->error)) return;
+        continue;
+      }
+      const json_value *state = routed_state(&e->item);
+      strbuf dec;
+      sb_init(&dec);
+      char model[64] = "";
+      laya_error err = {0};
+      if (!state) {
+        laya_value_error(&err, "the request has no 'state' to route");
+      } else if (!router_route_ex(&c->cfg, state, &empty, k->ov.model, k->ov.task, k->ov.lang, k->ov.lang_guess,
+                                  c->a->explain, &dec, model, &err)) {
+        route_print(s, e, dec.data, model);
+        sb_free(&dec);
+        continue;
+      }
+      sb_free(&dec);
+      if (line_failed(s, e, err.kind, err.message)) return;
+    }
+    return;
+  }
+  cli_item *items = malloc(sizeof *items * (n ? n : 1));
+  char **results = calloc(n ? n : 1, sizeof *results);
+  size_t *pos = malloc(sizeof *pos * (n ? n : 1));
+  if (!items || !results || !pos) {
+    free(items), free(results), free(pos);
+    s->rc = fail(&(laya_error){LAYA_ERR_NOMEM, "MemoryError", "out of memory"});
+    return;
+  }
+  size_t m = 0;
+  for (size_t i = 0; i < n; i++)
+    if (!es[i].error) {
+      items[m] = es[i].item;
+      pos[m++] = i;
+      if (c->a->sort_by_length) sort_count(c, &s->groups, routed_state(&es[i].item), k->qs, &k->ov);
+    }
+  laya_error err = {0};
+  bool together = m > 0 && !cli_engine_answer_items(c->engine, k->call, items, m, k->qs, &k->ov, results, &err);
+  /* a failed shared pass: each input on its own, to answer the good ones and name the bad */
+  size_t j = 0;
+  for (size_t i = 0; i < n && !s->rc; i++) {
+    entry *e = &es[i];
+    if (e->error) {
+      if (line_failed(s, e, e->kind, e->error)) break;
+      continue;
+    }
+    char *res = together ? results[j] : NULL;
+    if (together) results[j] = NULL;
+    j++;
+    laya_error one = {0};
+    if (!res && cli_engine_answer_item(c->engine, k->call, &e->item, k->qs, &k->ov, &res, &one)) {
+      if (s->on_error == 0 && strcmp(one.kind, "ValueError") && strcmp(one.kind, "TypeError") &&
+          strcmp(one.kind, "SchemaError") && one.code != LAYA_ERR_VALUE && one.code != LAYA_ERR_TYPE) {
+        /* not the line's fault: the checkpoint could not load */
+        fflush(stdout);
+        const char *msg = !strncmp(one.message, "laya: ", 6) ? one.message + 6 : one.message;
+        fprintf(stderr, "laya: %s line %zu: could not run Laya (%s).\n", s->name, e->line, msg);
+        fprintf(stderr, "Check that the checkpoint exists locally or can be downloaded from the "
+                        "Hugging Face hub (network access is needed on first use).\n");
+        s->rc = 2;
+        break;
+      }
+      if (line_failed(s, e, one.kind, one.message)) break;
+      continue;
+    }
+    print_result(s, e, res);
+    free(res);
+  }
+  fflush(stdout);
+  for (size_t i = 0; i < m; i++) free(results[i]);
+  free(items), free(results), free(pos);
+}
+
+/* Lines of a regular file, counted ahead for the progress line's total (0 = unknown). */
+static size_t count_lines(const char *path) {
+  if (!strcmp(path, "-")) return 0;
+  FILE *f = fopen(path, "rb");
+  if (!f) return 0;
+  char buf[1 << 16];
+  size_t k, n = 0, last = '\n';
+  while ((k = fread(buf, 1, sizeof buf, f)) > 0) {
+    for (size_t i = 0; i < k; i++) n += buf[i] == '\n';
+    last = (unsigned char)buf[k - 1];
+  }
+  fclose(f);
+  return n + (last != '\n');
+}
+
+static int run_stream(run_ctx *c, FILE *in) {
+  args *a = c->a;
+  call_ctx k;
+  int rc = call_begin(c, &k, 1 << 12);
+  if (rc) return call_end(&k, rc);
+  stream s = {0};
+  s.c = c;
+  s.k = &k;
+  s.name = strcmp(a->batch, "-") ? a->batch : "(stdin)";
+  s.on_error = !a->on_error || !strcmp(a->on_error, "fail") ? 0 : !strcmp(a->on_error, "skip") ? 1 : 2;
+  s.format = !a->batch_format || !strcmp(a->batch_format, "text") ? 0 : !strcmp(a->batch_format, "state") ? 1 : 2;
+  bool tty = isatty(STDERR_FILENO) && !a->quiet;
+  cli_progress_begin(&s.prog, tty ? count_lines(a->batch) : 0, "lines", a->quiet);
+  /* a chunk is one predict_batch call: --batch-size passes of it, and its lines printed when done */
+  size_t chunk = a->batch_size > 0 ? (size_t)a->batch_size * 8 : 256;
+  if (chunk > 4096) chunk = 4096;
+  entry *es = calloc(chunk, sizeof *es);
+  arena ca; /* the chunk's lines and values, freed after each chunk */
+  arena_init(&ca, 1 << 16);
+  size_t n = 0, line_no = 0, inputs = 0;
+  long long offset = 0;
+  char *buf = NULL;
+  size_t cap = 0;
+  ssize_t got;
+  if (!es) s.rc = fail(&(laya_error){LAYA_ERR_NOMEM, "MemoryError", "out of memory"});
+  while (!s.rc && (got = getline(&buf, &cap, in)) >= 0) {
+    line_no++;
+    size_t len = (size_t)got;
+    long long line_off = offset;
+    offset += got;
+    if (len && buf[len - 1] == '\n') len--;
+    long bad = cli_utf8_invalid(buf, len);
+    char **parts = NULL;
+    size_t np = 0;
+    if (bad >= 0) {
+      entry *e = &es[n++];
+      memset(e, 0, sizeof *e);
+      e->line = line_no;
+      e->text = "(invalid UTF-8)";
+      snprintf(e->kind, sizeof e->kind, "ValueError");
+      strbuf m;
+      sb_init(&m);
+      sb_printf(&m, "not valid UTF-8: byte 0x%02x at byte offset %lld of the file (column %ld of the line)",
+                (unsigned char)buf[bad], line_off + bad, bad + 1);
+      e->error = sb_steal(&m);
+    } else if (s.format == 0) {
+      np = cli_split_lines(buf, len, &parts); /* str.splitlines() breaks inside the line too */
+    } else {
+      size_t a0 = 0, ml = 0;
+      py_strip(buf, len, &a0, &ml);
+      if (ml) {
+        parts = malloc(sizeof *parts);
+        if (parts && (parts[0] = malloc(ml + 1))) {
+          memcpy(parts[0], buf + a0, ml);
+          parts[0][ml] = 0;
+          np = 1;
+        }
+      }
+    }
+    for (size_t p = 0; p < np; p++) {
+      if (n == chunk) {
+        run_chunk(&s, es, n);
+        for (size_t i = 0; i < n; i++) free(es[i].error);
+        s.done += n;
+        cli_progress_update(&s.prog, line_no - 1);
+        arena_reset(&ca);
+        n = 0;
+        if (s.rc) break;
+      }
+      size_t l = strlen(parts[p]);
+      char *t = arena_alloc(&ca, l + 1);
+      entry *e = &es[n++];
+      memset(e, 0, sizeof *e);
+      e->line = line_no;
+      if (!t) {
+        e->text = "";
+        e->error = strdup("out of memory");
+        continue;
+      }
+      memcpy(t, parts[p], l + 1);
+      e->text = t;
+      if (s.format == 0) {
+        e->item.state = make_state(&ca, answering(a) ? k.key : "text", t);
+      } else {
+        laya_error perr = {0};
+        if (parse_input(t, l, s.format == 2, s.format == 2 ? "the request" : "the state", &ca, &e->item, &perr)) {
+          e->error = strdup(perr.message);
+          snprintf(e->kind, sizeof e->kind, "%s", perr.kind);
+        }
+      }
+    }
+    inputs += np + (bad >= 0);
+    cli_free_lines(parts, np);
+    if (n == chunk && !s.rc) {
+      run_chunk(&s, es, n);
+      for (size_t i = 0; i < n; i++) free(es[i].error);
+      s.done += n;
+      cli_progress_update(&s.prog, line_no);
+      arena_reset(&ca);
+      n = 0;
+    }
+  }
+  if (!s.rc && n) run_chunk(&s, es, n);
+  for (size_t i = 0; i < n; i++) free(es[i].error);
+  cli_progress_update(&s.prog, line_no);
+  if (s.prog.total == 0) s.prog.total = 0;
+  cli_progress_end(&s.prog);
+  free(buf);
+  free(es);
+  arena_free(&ca);
+  if (ferror(in) && !s.rc) {
+    fprintf(stderr, "laya: could not read %s (%s).\n", a->batch, strerror(errno));
+    s.rc = 2;
+  }
+  if (!s.rc && inputs == 0) {
+    fprintf(stderr, "laya: no requests found in %s.\n", a->batch);
+    s.rc = 2;
+  }
+  if (!s.rc && a->sort_by_length && answering(a)) sort_note(&s.groups, a->batch_size);
+  if (!s.rc && s.failed)
+    fprintf(stderr, "laya: %zu of %zu lines of %s failed (%s)\n", s.failed, inputs, s.name,
+            s.on_error == 1 ? "skipped" : "recorded");
+  free(s.groups.names);
+  free(s.groups.sizes);
+  return call_end(&k, s.rc);
+}
+
+/* --lang-temperatures FILE|JSON as JSON text (c->lang_temps_json); 0 or the exit status. */
+static int load_lang_temps(run_ctx *c) {
+  const char *v = c->a->lang_temperatures;
+  if (!v) return 0;
+  size_t a0 = 0, ml = 0;
+  py_strip(v, strlen(v), &a0, &ml);
+  char *text;
+  size_t len;
+  if (ml && v[a0] == '{') {
+    text = strdup(v);
+    len = strlen(v);
+  } else {
+    text = cli_read_file(v, &len);
+    if (!text) {
+      fprintf(stderr, "laya: could not read --lang-temperatures %s ([Errno %d] %s: '%s').\n", v, errno,
+              strerror(errno), v);
+      return 2;
+    }
+  }
+  arena ar;
+  arena_init(&ar, 1 << 12);
+  laya_error err = {0};
+  json_value *j = text ? cli_parse(text, len, &ar, &err) : NULL;
+  int rc = 0;
+  if (!j) {
+    fprintf(stderr, "laya: --lang-temperatures is not valid JSON: %s\n", err.message);
+    rc = 2;
+  } else if (j->type != JSON_OBJECT) {
+    fprintf(stderr, "laya: --lang-temperatures must be a JSON object {lang: {\"temperature\": [...]}}, got %s\n",
+            json_py_type(j));
+    rc = 2;
+  } else {
+    c->lang_temps_json = text;
+    text = NULL;
+  }
+  free(text);
+  arena_free(&ar);
+  return rc;
+}
 
 /* --email / --email-state: the state email_state builds from the file, printed or answered. */
 static int run_email(run_ctx *c) {
@@ -748,9 +1192,20 @@ int cli_laya_main(int argc, char **argv) {
   } else if ((a.window >= 0 || a.stride >= 0) && !a.long_doc) {
     fprintf(stderr, "laya: --window and --stride size the windows of --long; add --long.\n");
     rc = 2;
+  } else if (a.state_json && a.request) {
+    fprintf(stderr, "laya: --state-json and --request are two inputs; pass one.\n");
+    rc = 2;
+  } else if ((a.state_json || a.request) && ((text && *text) || a.batch)) {
+    fprintf(stderr, "laya: pass one input: a text, --state-json, --request or --batch FILE.\n");
+    rc = 2;
+  } else if ((a.batch_format || a.on_error) && !a.batch) {
+    fprintf(stderr, "laya: --batch-format and --on-error read a --batch FILE; add --batch.\n");
+    rc = 2;
+  } else if ((rc = load_lang_temps(&c))) {
   } else if (a.email || a.email_state) {
-    if ((text && *text) || a.batch || (a.email && a.email_state)) {
-      fprintf(stderr, "laya: --email / --email-state read the email from FILE; pass no text, --batch or the other one.\n");
+    if ((text && *text) || a.batch || a.state_json || a.request || (a.email && a.email_state)) {
+      fprintf(stderr, "laya: --email / --email-state read the email from FILE; pass no text, --batch, "
+                      "--state-json, --request or the other one.\n");
       rc = 2;
     } else {
       rc = run_email(&c);
@@ -760,25 +1215,18 @@ int cli_laya_main(int argc, char **argv) {
       fprintf(stderr, "laya: pass either a text or --batch FILE, not both.\n");
       rc = 2;
     } else {
-      size_t len;
-      char *content = cli_read_file(a.batch, &len);
-      if (!content) {
+      FILE *in = strcmp(a.batch, "-") ? fopen(a.batch, "rb") : stdin;
+      if (!in) {
         fprintf(stderr, "laya: could not read %s ([Errno %d] %s: '%s').\n", a.batch, errno,
                 strerror(errno), a.batch);
         rc = 2;
       } else {
-        char **lines = NULL;
-        size_t n = cli_split_lines(content, len, &lines);
-        free(content);
-        if (!n) {
-          fprintf(stderr, "laya: no requests found in %s.\n", a.batch);
-          rc = 2;
-        } else {
-          rc = run_batch(&c, lines, n);
-        }
-        cli_free_lines(lines, n);
+        rc = run_stream(&c, in);
+        if (in != stdin) fclose(in);
       }
     }
+  } else if (a.state_json || a.request) {
+    rc = run_one(&c, "");
   } else if (!text || !*text) {
     rc = interactive(&c);
   } else {
@@ -786,6 +1234,7 @@ int cli_laya_main(int argc, char **argv) {
   }
   free(text);
   if (c.engine) cli_engine_free(c.engine);
+  free(c.lang_temps_json);
   router_config_free(&c.cfg);
   free(a.text);
   return rc;

@@ -1,6 +1,10 @@
 /*
- * predict.c: the answering modes of `laya`, on the public Router API (or, for --model DIR, on
- * one checkpoint opened directly: the result is then the plain model payload with no routing).
+ * predict.c: the answering modes of `laya`, on the Router (or, for --model DIR, on one
+ * checkpoint opened directly: the result is then the plain model payload with no routing).
+ *
+ * Every input is a parsed value: the request handed to the engine is built from it as a value
+ * (its members shared, not copied) and each result is written once by the typed writers, so
+ * nothing here prints JSON to parse it again.
  */
 #include "cli/predict.h"
 
@@ -9,16 +13,26 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/pystr.h"
 #include "core/strbuf.h"
 #include "laya.h"
+#include "model/decide.h"
+#include "model/engine.h"
+#include "model/result_json.h"
+#include "model/typed.h"
+#include "router/router_call.h"
 
 struct cli_engine {
   laya_router *router;
   laya_model *direct;
   char *direct_path;
   char *device;
+  char *calibration;
+  char *lang_temperatures;
   int max_loaded;
 };
+
+static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
 
 cli_engine *cli_engine_new(const char *device, int max_loaded, laya_error *err) {
   cli_engine *e = calloc(1, sizeof *e);
@@ -26,9 +40,16 @@ cli_engine *cli_engine_new(const char *device, int max_loaded, laya_error *err) 
     laya_err(err, LAYA_ERR_NOMEM, "MemoryError", "out of memory");
     return NULL;
   }
-  e->device = device ? strdup(device) : NULL;
+  e->device = dup_or_null(device);
   e->max_loaded = max_loaded > 0 ? max_loaded : 2;
   return e;
+}
+
+void cli_engine_set_load_options(cli_engine *e, const cli_overrides *ov) {
+  free(e->calibration);
+  free(e->lang_temperatures);
+  e->calibration = dup_or_null(ov->calibration);
+  e->lang_temperatures = dup_or_null(ov->lang_temperatures);
 }
 
 void cli_engine_free(cli_engine *e) {
@@ -37,6 +58,8 @@ void cli_engine_free(cli_engine *e) {
   if (e->direct) laya_close(e->direct);
   free(e->direct_path);
   free(e->device);
+  free(e->calibration);
+  free(e->lang_temperatures);
   free(e);
 }
 
@@ -49,6 +72,11 @@ static int ensure_router(cli_engine *e, laya_error *err) {
     sb_puts(&cfg, ", \"device\": ");
     json_dump_string(&cfg, e->device, strlen(e->device), false);
   }
+  if (e->calibration) {
+    sb_puts(&cfg, ", \"calibration\": ");
+    json_dump_string(&cfg, e->calibration, strlen(e->calibration), false);
+  }
+  if (e->lang_temperatures) sb_printf(&cfg, ", \"lang_temperatures\": %s", e->lang_temperatures);
   sb_putc(&cfg, '}');
   e->router = laya_router_open(cfg.data, err);
   sb_free(&cfg);
@@ -60,6 +88,8 @@ static int ensure_direct(cli_engine *e, const char *path, laya_error *err) {
   laya_options opt;
   laya_options_init(&opt);
   opt.device = e->device;
+  opt.calibration_path = e->calibration;
+  opt.lang_temperatures_json = e->lang_temperatures;
   laya_model *m = laya_open(path, &opt, err);
   if (!m) return err && err->code ? err->code : LAYA_ERR_IO;
   if (e->direct) laya_close(e->direct);
@@ -69,157 +99,237 @@ static int ensure_direct(cli_engine *e, const char *path, laya_error *err) {
   return 0;
 }
 
-static void put_key(strbuf *sb, const char *k, const json_value *v) {
-  if (!v) return;
-  sb_printf(sb, ", \"%s\": ", k);
-  json_dump(sb, v, NULL);
+/* ---------------------------------------------------------------- request values */
+
+/* An object value with room for `cap` members, in arena a. */
+static json_value *obj_new(arena *a, uint32_t cap) {
+  json_value *o = arena_alloc(a, sizeof *o);
+  json_member *m = arena_alloc(a, sizeof *m * (cap ? cap : 1));
+  if (!o || !m) return NULL;
+  memset(o, 0, sizeof *o);
+  o->type = JSON_OBJECT;
+  o->members = m;
+  return o;
 }
 
-/* The keys every call kind shares: routing overrides (Router only) and budgets. */
-static void common_keys(strbuf *sb, const cli_overrides *ov, cli_call call, bool routed) {
+/* Add key unless the object has it already (a request's own keys win over the flags'). */
+static void obj_fill(json_value *o, const char *k, json_value v) {
+  if (json_get(o, k)) return;
+  o->members[o->n++] = (json_member){k, (uint32_t)strlen(k), v};
+}
+
+static json_value int_value(long long x) {
+  json_value v;
+  memset(&v, 0, sizeof v);
+  v.type = JSON_INT;
+  v.i = x;
+  v.d = (double)x;
+  return v;
+}
+
+static json_value float_value(double x) {
+  json_value v;
+  memset(&v, 0, sizeof v);
+  v.type = JSON_FLOAT;
+  v.d = x;
+  return v;
+}
+
+static json_value bool_value(bool b) {
+  json_value v;
+  memset(&v, 0, sizeof v);
+  v.type = JSON_BOOL;
+  v.b = b;
+  return v;
+}
+
+/* The keys the flags give one call (kind `call`, routed or on one model). */
+static void fill_flags(json_value *o, const cli_overrides *ov, cli_call call, bool routed, bool single) {
   if (routed) {
-    put_key(sb, "model", ov->model);
-    put_key(sb, "task", ov->task);
-    put_key(sb, "lang", ov->lang);
-    put_key(sb, "lang_guess", ov->lang_guess);
-  } else {
-    put_key(sb, "lang", ov->lang);
+    if (ov->model) obj_fill(o, "model", *ov->model);
+    if (ov->task) obj_fill(o, "task", *ov->task);
+    if (ov->lang_guess) obj_fill(o, "lang_guess", *ov->lang_guess);
   }
+  if (ov->lang) obj_fill(o, "lang", *ov->lang);
   if (call != CLI_PREDICT_LONG) {
-    if (ov->max_len >= 0) sb_printf(sb, ", \"max_len\": %lld", ov->max_len);
-    if (ov->head_max_len >= 0) sb_printf(sb, ", \"head_max_len\": %lld", ov->head_max_len);
+    if (ov->max_len >= 0) obj_fill(o, "max_len", int_value(ov->max_len));
+    if (ov->head_max_len >= 0) obj_fill(o, "head_max_len", int_value(ov->head_max_len));
   }
-  if (ov->min_confidence >= 0) {
-    char b[32];
-    py_float_json(ov->min_confidence, b);
-    sb_printf(sb, ", \"min_confidence\": %s", b);
-  }
+  if (single && ov->min_confidence >= 0) obj_fill(o, "min_confidence", float_value(ov->min_confidence));
   if (call == CLI_PREDICT_LONG) {
-    if (ov->window >= 0) sb_printf(sb, ", \"window\": %lld", ov->window);
-    if (ov->stride >= 0) sb_printf(sb, ", \"stride\": %lld", ov->stride);
-    if (ov->batch_size > 0) sb_printf(sb, ", \"batch_size\": %lld", ov->batch_size);
+    if (ov->window >= 0) obj_fill(o, "window", int_value(ov->window));
+    if (ov->stride >= 0) obj_fill(o, "stride", int_value(ov->stride));
+    if (ov->batch_size > 0) obj_fill(o, "batch_size", int_value(ov->batch_size));
   }
-  if (call == CLI_DECIDE) sb_puts(sb, ", \"return_details\": true");
+  if (call == CLI_DECIDE) obj_fill(o, "return_details", bool_value(true));
 }
 
+/* The request of one input: the state with the flags' questions, or the input's own request
+ * with the flags filling what it lacks. */
+static json_value *one_request(const cli_item *it, cli_call call, const json_value *questions,
+                               const cli_overrides *ov, bool routed, bool single, arena *a) {
+  uint32_t own = it->request && it->request->type == JSON_OBJECT ? it->request->n : 0;
+  json_value *o = obj_new(a, own + 14);
+  if (!o) return NULL;
+  for (uint32_t i = 0; i < own; i++) o->members[o->n++] = it->request->members[i];
+  if (it->state) obj_fill(o, "state", *it->state);
+  if (questions) obj_fill(o, call == CLI_DECIDE && !json_get(o, "questions") ? "schema" : "questions", *questions);
+  fill_flags(o, ov, call, routed, single);
+  return o;
+}
+
+static int oom(laya_error *err) { return laya_err(err, LAYA_ERR_NOMEM, "MemoryError", "out of memory"); }
+
+/* ---------------------------------------------------------------- calls */
+
+static int answer_value(cli_engine *e, cli_call call, bool routed, const json_value *req, arena *a, strbuf *out,
+                        laya_error *err) {
+  if (req->type != JSON_OBJECT)
+    return laya_type_error(err, "a request must be a JSON object of keyword arguments, got %s", json_py_type(req));
+  if (routed) {
+    int kind = call == CLI_PREDICT ? ROUTER_CALL_PREDICT : call == CLI_PREDICT_LONG ? ROUTER_CALL_LONG : ROUTER_CALL_DECIDE;
+    return router_call_value(e->router, kind, req, out, err);
+  }
+  laya_err_clear(err);
+  if (call == CLI_DECIDE) return decide_run(e->direct, req, false, NULL, NULL, out, err);
+  rj w;
+  rj_init(&w, out, &RJ_PY);
+  if (call == CLI_PREDICT_LONG) {
+    long_result l;
+    int rc = engine_run_long(e->direct, req, a, &l, err);
+    if (!rc) rj_long(&w, &l, NULL);
+    return rc;
+  }
+  state_result *res = NULL;
+  long n = 0;
+  int rc = engine_run_request(e->direct, req, false, a, &res, &n, err);
+  if (!rc) rj_state(&w, &res[0], NULL);
+  return rc;
+}
+
+int cli_engine_answer_item(cli_engine *e, cli_call call, const cli_item *item, const json_value *questions,
+                           const cli_overrides *ov, char **result, laya_error *err) {
+  *result = NULL;
+  bool routed = ov->model_path == NULL;
+  int rc = routed ? ensure_router(e, err) : ensure_direct(e, ov->model_path, err);
+  if (rc) return rc;
+  arena a;
+  arena_init(&a, 1 << 14);
+  strbuf out;
+  sb_init(&out);
+  json_value *req = one_request(item, call, questions, ov, routed, true, &a);
+  rc = req ? answer_value(e, call, routed, req, &a, &out, err) : oom(err);
+  if (!rc && out.oom) rc = oom(err);
+  if (!rc) *result = sb_steal(&out);
+  sb_free(&out);
+  arena_free(&a);
+  return rc;
+}
+
+/* The keys a request of Router.predict_batch takes per request; a request input with any other
+ * key (min_confidence, hooks ...) is answered on its own, so that key is honoured. */
+static bool batchable(const cli_item *it) {
+  if (!it->request) return true;
+  if (it->request->type != JSON_OBJECT) return false;
+  static const char *const keys[] = {"state", "questions", "model", "task", "lang", "lang_guess", "max_len",
+                                     "head_max_len", NULL};
+  for (uint32_t i = 0; i < it->request->n; i++) {
+    bool ok = false;
+    for (int k = 0; keys[k] && !ok; k++) ok = !strcmp(keys[k], it->request->members[i].key);
+    if (!ok) return false;
+  }
+  return true;
+}
+
+int cli_engine_answer_items(cli_engine *e, cli_call call, const cli_item *items, size_t n,
+                            const json_value *questions, const cli_overrides *ov, char **results,
+                            laya_error *err) {
+  for (size_t i = 0; i < n; i++) results[i] = NULL;
+  bool routed = ov->model_path == NULL;
+  int rc = routed ? ensure_router(e, err) : ensure_direct(e, ov->model_path, err);
+  if (rc) return rc;
+  arena a;
+  arena_init(&a, 1 << 16);
+  size_t *idx = malloc(sizeof *idx * (n ? n : 1));
+  json_value *vals = arena_alloc(&a, sizeof *vals * (n ? n : 1));
+  if (!idx || !vals) rc = oom(err);
+  /* inputs that share passes: states (and plain requests through the Router) */
+  size_t k = 0;
+  for (size_t i = 0; !rc && i < n; i++) {
+    bool shared = call == CLI_PREDICT && (routed ? batchable(&items[i]) : items[i].state != NULL);
+    if (!shared) continue;
+    if (routed) {
+      json_value *r = one_request(&items[i], call, questions, ov, true, false, &a);
+      if (!r) rc = oom(err);
+      else vals[k] = *r;
+    } else {
+      vals[k] = *items[i].state;
+    }
+    idx[k++] = i;
+  }
+  if (!rc && k) {
+    json_value *req = obj_new(&a, 10);
+    char **got = calloc(k, sizeof *got);
+    if (!req || !got) {
+      rc = oom(err);
+    } else {
+      json_value arr = {.type = JSON_ARRAY, .n = (uint32_t)k, .items = vals};
+      if (ov->batch_size > 0) obj_fill(req, "batch_size", int_value(ov->batch_size));
+      if (ov->sort_by_length) obj_fill(req, "sort_by_length", bool_value(true));
+      if (ov->min_confidence >= 0) obj_fill(req, "min_confidence", float_value(ov->min_confidence));
+      if (routed) {
+        obj_fill(req, "requests", arr);
+        rc = router_predict_batch_value(e->router, req, &RJ_PY, got, err);
+      } else {
+        obj_fill(req, "states", arr);
+        obj_fill(req, "questions", *questions);
+        fill_flags(req, ov, call, false, false);
+        state_result *res = NULL;
+        long nres = 0;
+        laya_err_clear(err);
+        rc = engine_run_request(e->direct, req, true, &a, &res, &nres, err);
+        if (!rc && nres != (long)k) rc = laya_err(err, LAYA_ERR_INTERNAL, NULL, "predict_batch returned %ld results for %zu states", nres, k);
+        for (size_t t = 0; !rc && t < k; t++) {
+          strbuf one;
+          sb_init(&one);
+          rj_write_state(&one, &RJ_PY, &res[t], NULL);
+          if (one.oom) rc = oom(err);
+          got[t] = sb_steal(&one);
+        }
+      }
+      for (size_t t = 0; t < k; t++) {
+        if (rc) free(got[t]);
+        else results[idx[t]] = got[t];
+      }
+    }
+    free(got);
+  }
+  /* the rest one at a time, in input order */
+  for (size_t i = 0; !rc && i < n; i++)
+    if (!results[i]) rc = cli_engine_answer_item(e, call, &items[i], questions, ov, &results[i], err);
+  if (rc)
+    for (size_t i = 0; i < n; i++) free(results[i]), results[i] = NULL;
+  free(idx);
+  arena_free(&a);
+  return rc;
+}
 int cli_engine_answer(cli_engine *e, const router_config *cfg, cli_call call, const json_value *state,
                       const json_value *questions, const cli_overrides *ov, char **result,
                       laya_error *err) {
   (void)cfg;
-  bool routed = ov->model_path == NULL;
-  int rc = routed ? ensure_router(e, err) : ensure_direct(e, ov->model_path, err);
-  if (rc) return rc;
-  strbuf req;
-  sb_init(&req);
-  sb_puts(&req, "{\"state\": ");
-  json_dump(&req, state, NULL);
-  sb_puts(&req, call == CLI_DECIDE ? ", \"schema\": " : ", \"questions\": ");
-  json_dump(&req, questions, NULL);
-  common_keys(&req, ov, call, routed);
-  sb_putc(&req, '}');
-  if (routed) {
-    if (call == CLI_PREDICT) rc = laya_router_predict(e->router, req.data, result, err);
-    else if (call == CLI_PREDICT_LONG) rc = laya_router_predict_long(e->router, req.data, result, err);
-    else rc = laya_router_decide(e->router, req.data, result, err);
-  } else {
-    if (call == CLI_PREDICT) rc = laya_predict(e->direct, req.data, result, err);
-    else if (call == CLI_PREDICT_LONG) rc = laya_predict_long(e->direct, req.data, result, err);
-    else rc = laya_decide(e->direct, req.data, result, err);
-  }
-  sb_free(&req);
-  return rc;
-}
-
-/* Split a JSON array text into malloc'd element texts. */
-static int split_array(const char *arr, size_t n, char **out, laya_error *err) {
-  arena a;
-  arena_init(&a, 1 << 14);
-  json_value *v = json_parse(arr, strlen(arr), &a, NULL, err);
-  int rc = 0;
-  if (!v || v->type != JSON_ARRAY || v->n != n) {
-    rc = laya_err(err, LAYA_ERR_INTERNAL, NULL, "batch call returned an unexpected result");
-  } else {
-    for (size_t i = 0; i < n; i++) {
-      strbuf sb;
-      sb_init(&sb);
-      json_dump(&sb, &v->items[i], NULL);
-      out[i] = sb_steal(&sb);
-    }
-  }
-  arena_free(&a);
-  return rc;
+  cli_item it = {.state = state};
+  return cli_engine_answer_item(e, call, &it, questions, ov, result, err);
 }
 
 int cli_engine_answer_batch(cli_engine *e, const router_config *cfg, cli_call call,
                             const json_value *states, const json_value *questions,
                             const cli_overrides *ov, char **results, laya_error *err) {
-  bool routed = ov->model_path == NULL;
-  if (call == CLI_PREDICT_LONG) {
-    /* one scan per document */
-    for (uint32_t i = 0; i < states->n; i++) {
-      int rc = cli_engine_answer(e, cfg, call, &states->items[i], questions, ov, &results[i], err);
-      if (rc) return rc;
-    }
-    return 0;
-  }
-  int rc = routed ? ensure_router(e, err) : ensure_direct(e, ov->model_path, err);
-  if (rc) return rc;
-  strbuf req;
-  sb_init(&req);
-  char *arr = NULL;
-  if (call == CLI_DECIDE || !routed) {
-    /* decide_batch / predict_batch on one model: states share the questions */
-    if (routed) {
-      /* decide through the router, one state at a time (each state routes on its own) */
-      sb_free(&req);
-      for (uint32_t i = 0; i < states->n; i++) {
-        rc = cli_engine_answer(e, cfg, call, &states->items[i], questions, ov, &results[i], err);
-        if (rc) return rc;
-      }
-      return 0;
-    }
-    sb_puts(&req, "{\"states\": ");
-    json_dump(&req, states, NULL);
-    sb_puts(&req, call == CLI_DECIDE ? ", \"schema\": " : ", \"questions\": ");
-    json_dump(&req, questions, NULL);
-    common_keys(&req, ov, call, false);
-    if (call == CLI_PREDICT) {
-      if (ov->batch_size > 0) sb_printf(&req, ", \"batch_size\": %lld", ov->batch_size);
-      if (ov->sort_by_length) sb_puts(&req, ", \"sort_by_length\": true");
-    }
-    sb_putc(&req, '}');
-    rc = call == CLI_DECIDE ? laya_decide_batch(e->direct, req.data, &arr, err)
-                            : laya_predict_batch(e->direct, req.data, &arr, err);
-  } else {
-    sb_puts(&req, "{\"requests\": [");
-    for (uint32_t i = 0; i < states->n; i++) {
-      if (i) sb_puts(&req, ", ");
-      sb_puts(&req, "{\"state\": ");
-      json_dump(&req, &states->items[i], NULL);
-      sb_puts(&req, ", \"questions\": ");
-      json_dump(&req, questions, NULL);
-      put_key(&req, "model", ov->model);
-      put_key(&req, "task", ov->task);
-      put_key(&req, "lang", ov->lang);
-      put_key(&req, "lang_guess", ov->lang_guess);
-      if (ov->max_len >= 0) sb_printf(&req, ", \"max_len\": %lld", ov->max_len);
-      if (ov->head_max_len >= 0) sb_printf(&req, ", \"head_max_len\": %lld", ov->head_max_len);
-      sb_putc(&req, '}');
-    }
-    sb_putc(&req, ']');
-    if (ov->batch_size > 0) sb_printf(&req, ", \"batch_size\": %lld", ov->batch_size);
-    if (ov->sort_by_length) sb_puts(&req, ", \"sort_by_length\": true");
-    if (ov->min_confidence >= 0) {
-      char b[32];
-      py_float_json(ov->min_confidence, b);
-      sb_printf(&req, ", \"min_confidence\": %s", b);
-    }
-    sb_putc(&req, '}');
-    rc = laya_router_predict_batch(e->router, req.data, &arr, err);
-  }
-  sb_free(&req);
-  if (!rc) rc = split_array(arr, states->n, results, err);
-  free(arr);
+  (void)cfg;
+  cli_item *items = malloc(sizeof *items * (states->n ? states->n : 1));
+  if (!items) return oom(err);
+  for (uint32_t i = 0; i < states->n; i++) items[i] = (cli_item){.state = &states->items[i]};
+  int rc = cli_engine_answer_items(e, call, items, states->n, questions, ov, results, err);
+  free(items);
   return rc;
 }
 #else

@@ -2,6 +2,9 @@
  * predict.h: what the `laya` command needs from the engine: route, resolve and load the
  * checkpoint (an LRU of loaded models), and answer. Kept apart from argument handling so the
  * route-only mode builds and runs without any model code.
+ *
+ * Inputs arrive parsed (json_value) and go to the engine's typed calls as values; each result
+ * is written once, as the JSON text laya_predict would return for it (one line, ", " / ": ").
  */
 #ifndef LAYA_CLI_PREDICT_H
 #define LAYA_CLI_PREDICT_H
@@ -23,23 +26,44 @@ typedef struct cli_overrides {
   long long batch_size;                               /* < 0 = default */
   bool sort_by_length;
   const char *model_path;                             /* --model naming a directory or file */
+  const char *calibration;                            /* --calibration FILE */
+  const char *lang_temperatures;                      /* --lang-temperatures, as JSON text */
 } cli_overrides;
 
 typedef struct cli_engine cli_engine;
 
 /* NULL with err set when this build has no engine or the options are bad. */
 cli_engine *cli_engine_new(const char *device, int max_loaded, laya_error *err);
+/* What every checkpoint this engine opens loads besides its own config: ov->calibration and
+ * ov->lang_temperatures (before the first answer). */
+void cli_engine_set_load_options(cli_engine *e, const cli_overrides *ov);
 void cli_engine_free(cli_engine *e);
 
 /* Kinds of answering call. */
 typedef enum { CLI_PREDICT, CLI_PREDICT_LONG, CLI_DECIDE } cli_call;
 
-/* Answer one state; *result is the JSON result with "routing" (malloc'd). For CLI_DECIDE,
- * `questions` is the JSON schema. */
+/* One input: a state answered with the flags' questions and options, or a whole request (the
+ * keyword arguments of Laya's predict / predict_long / decide; flags fill only the keys it
+ * lacks). Exactly one is set. */
+typedef struct cli_item {
+  const json_value *state;
+  const json_value *request;
+} cli_item;
+
+/* Answer one input; *result is the JSON result (with "routing" when routed), malloc'd. For
+ * CLI_DECIDE, `questions` is the JSON schema. */
+int cli_engine_answer_item(cli_engine *e, cli_call call, const cli_item *item, const json_value *questions,
+                           const cli_overrides *ov, char **result, laya_error *err);
+/* Answer n inputs, sharing forward passes (predict_batch); results[i] malloc'd. On error every
+ * results[i] is NULL and nothing says which input failed (answer them one by one to know). */
+int cli_engine_answer_items(cli_engine *e, cli_call call, const cli_item *items, size_t n,
+                            const json_value *questions, const cli_overrides *ov, char **results,
+                            laya_error *err);
+
+/* The same for states sharing `questions` (what `laya eval` calls): one state, or an array. */
 int cli_engine_answer(cli_engine *e, const router_config *cfg, cli_call call, const json_value *state,
                       const json_value *questions, const cli_overrides *ov, char **result,
                       laya_error *err);
-/* Answer many states with shared questions (predict_batch); results[i] malloc'd. */
 int cli_engine_answer_batch(cli_engine *e, const router_config *cfg, cli_call call,
                             const json_value *states, const json_value *questions,
                             const cli_overrides *ov, char **results, laya_error *err);

@@ -17,18 +17,18 @@ cli_engine *cli_engine_new(const char *device, int max_loaded, laya_error *err) 
 }
 
 void cli_engine_free(cli_engine *e) { (void)e; }
+void cli_engine_set_load_options(cli_engine *e, const cli_overrides *ov) { (void)e, (void)ov; }
 
-int cli_engine_answer(cli_engine *e, const router_config *cfg, cli_call call, const json_value *state,
-                      const json_value *questions, const cli_overrides *ov, char **result,
-                      laya_error *err) {
-  (void)e, (void)cfg, (void)call, (void)state, (void)questions, (void)ov, (void)result;
+int cli_engine_answer_item(cli_engine *e, cli_call call, const cli_item *item, const json_value *questions,
+                      const cli_overrides *ov, char **result, laya_error *err) {
+  (void)e, (void)call, (void)item, (void)questions, (void)ov, (void)result;
   return laya_err(err, LAYA_ERR_UNSUPPORTED, "RuntimeError", "no inference engine");
 }
 
-int cli_engine_answer_batch(cli_engine *e, const router_config *cfg, cli_call call,
-                            const json_value *states, const json_value *questions,
-                            const cli_overrides *ov, char **results, laya_error *err) {
-  (void)e, (void)cfg, (void)call, (void)states, (void)questions, (void)ov, (void)results;
+int cli_engine_answer_items(cli_engine *e, cli_call call, const cli_item *items, size_t n,
+                            const json_value *questions, const cli_overrides *ov, char **results,
+                            laya_error *err) {
+  (void)e, (void)call, (void)items, (void)n, (void)questions, (void)ov, (void)results;
   return laya_err(err, LAYA_ERR_UNSUPPORTED, "RuntimeError", "no inference engine");
 }
 #else

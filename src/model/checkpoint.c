@@ -15,6 +15,78 @@
 
 /* ---- calibration ---- */
 
+/* Python's == on two JSON values (dicts unordered; 1 == 1.0 == True). */
+static bool py_equal(const json_value *x, const json_value *y) {
+  bool xn = json_is_number(x) || x->type == JSON_BOOL, yn = json_is_number(y) || y->type == JSON_BOOL;
+  if (xn || yn) {
+    if (!xn || !yn) return false;
+    if (x->type == JSON_INT && y->type == JSON_INT && !x->big && !y->big) return x->i == y->i;
+    double a = x->type == JSON_BOOL ? x->b : x->d, b = y->type == JSON_BOOL ? y->b : y->d;
+    return a == b;
+  }
+  if (x->type != y->type) return false;
+  switch (x->type) {
+    case JSON_NULL:
+      return true;
+    case JSON_STRING:
+      return x->n == y->n && !memcmp(x->s, y->s, x->n);
+    case JSON_ARRAY:
+      if (x->n != y->n) return false;
+      for (uint32_t i = 0; i < x->n; i++)
+        if (!py_equal(&x->items[i], &y->items[i])) return false;
+      return true;
+    case JSON_OBJECT:
+      if (x->n != y->n) return false;
+      for (uint32_t i = 0; i < x->n; i++) {
+        const json_value *v = json_get(y, x->members[i].key);
+        if (!v || !py_equal(&x->members[i].value, v)) return false;
+      }
+      return true;
+    default:
+      return false;
+  }
+}
+
+/* The checkpoint config as a calibration records it: without its two temperature keys. */
+static bool identity_config_equal(const json_value *recorded, const json_value *root) {
+  if (!root || root->type != JSON_OBJECT) return recorded->type == JSON_NULL;
+  if (recorded->type != JSON_OBJECT) return false;
+  uint32_t n = 0;
+  for (uint32_t i = 0; i < root->n; i++) {
+    const char *k = root->members[i].key;
+    if (!strcmp(k, "temperature") || !strcmp(k, "temperature_by_options")) continue;
+    n++;
+    const json_value *v = json_get(recorded, k);
+    if (!v || !py_equal(v, &root->members[i].value)) return false;
+  }
+  return n == recorded->n;
+}
+
+/* Laya warns (and still loads) when a version >= 2 payload was fitted for another checkpoint:
+ * its model_id_or_path, subfolder or config differ from this one's. */
+static void warn_identity(const checkpoint *ck, const json_value *p, long version, strbuf *warnings) {
+  if (version < 2 || !warnings) return;
+  static const json_value null_v = {.type = JSON_NULL};
+  const json_value *rm = json_get(p, "model_id_or_path"), *rs = json_get(p, "subfolder"), *rc = json_get(p, "config");
+  if (!rm) rm = &null_v;
+  if (!rs) rs = &null_v;
+  if (!rc) rc = &null_v;
+  json_value cur = json_string(ck->model_id ? ck->model_id : "");
+  bool same_model = py_equal(rm, &cur), same_sub = rs->type == JSON_NULL;
+  bool same_cfg = identity_config_equal(rc, ck->cfg.root);
+  if (same_model && same_sub && same_cfg) return;
+  strbuf m, s, c;
+  sb_init(&m), sb_init(&s), sb_init(&c);
+  py_repr_json(&m, rm);
+  py_repr_json(&s, rs);
+  py_repr_str(&c, cur.s, cur.n);
+  sb_printf(warnings,
+            "laya: calibration was fitted for model_id_or_path=%s subfolder=%s but this agent is "
+            "model_id_or_path=%s subfolder=None.%s Loading the temperatures anyway.\n",
+            sb_cstr(&m), sb_cstr(&s), sb_cstr(&c), same_cfg ? "" : " Checkpoint config identity differs.");
+  sb_free(&m), sb_free(&s), sb_free(&c);
+}
+
 int checkpoint_load_calibration(checkpoint *ck, const char *path, strbuf *warnings, laya_error *err) {
   size_t len;
   char *text = fs_read_file_max(path, FS_MAX_CONFIG_BYTES, &len, err);
@@ -136,6 +208,11 @@ int checkpoint_load_calibration(checkpoint *ck, const char *path, strbuf *warnin
       n_bin++;
     }
   }
+  long ver = 1;
+  if (version && version->type == JSON_INT && !version->big) ver = (long)version->i;
+  else if (version && version->type == JSON_FLOAT) ver = (long)version->d;
+  else if (version && version->type == JSON_STRING) ver = strtol(version->s, NULL, 10);
+  warn_identity(ck, p, ver, warnings);
   ck->n_binning = n_bin;
   ck->binning = entries;
   ck->cfg.temperature_raw = temps;

@@ -408,6 +408,17 @@ static int call_setup(laya_model *m, const json_value *states, const json_value 
     return laya_type_error(err, "slice indices must be integers or None or have an __index__ method");
   for (int j = 0; j < cx->nq; j++) {
     if ((rc = build_head(&m->st, &cx->qs[j], head_max_len, a, &cx->heads[j], err))) return rc;
+    if (c && c->head_float) {
+      /* what Python's max(4, float) / max(8, float) hand back: the int only when the float is not
+       * larger (the cut ran, the per-option floor held, the instruction budget is at most 8) */
+      const head_ids *h = &cx->heads[j];
+      long opts_after = h->n_markers ? (long)(h->n_ids - 1 - h->markers[0]) : 0;
+      long left = (long)head_max_len - opts_after; /* floor(h) - options: <= 8, or < 8 if fractional */
+      bool int_slices = h->tokens_per_option == LAYA_MIN_PER_OPTION &&
+                        (c->head_float_frac ? left < LAYA_MIN_INSTRUCTION : left <= LAYA_MIN_INSTRUCTION);
+      if (!int_slices)
+        return laya_type_error(err, "slice indices must be integers or None or have an __index__ method");
+    }
     int kept = 0;
     for (int k = 0; k < cx->heads[j].n_markers; k++) kept += cx->heads[j].markers[k] < cx->max_len;
     if (kept != cx->heads[j].options) {

@@ -58,6 +58,11 @@ typedef struct engine_call {
   bool has_max_len, has_head_max_len;
   int max_len, head_max_len;
   bool budget_not_int; /* a max_len / head_max_len Python cannot slice with: TypeError when used */
+  /* head_max_len given as a finite float (head_max_len holds its floor): Laya slices with it
+   * only where max() hands back an int literal, so it answers when every question's head takes
+   * the per-option cut at its floor of 4 and leaves the instruction its floor of 8 tokens;
+   * anywhere else Python slices with the float (TypeError). head_float_frac: not integral. */
+  bool head_float, head_float_frac;
   const json_value *min_confidence; /* NULL = not set */
   /* Testing seam: when set, each packed batch goes here instead of the backend (the sequence
    * builder and the decoder can then be checked against rows recorded from Python Laya). */

@@ -74,14 +74,14 @@ static backend *cuda_from_artifact(laya_model *m, backend_options *bo, const cha
   const artifact *a = m->ck.w.packed;
   backend_precision ap = artifact_precision(a);
   if (ap == PREC_INT8) {
-    laya_err(err, LAYA_ERR_UNSUPPORTED, NULL,
+    laya_err(err, LAYA_ERR_UNSUPPORTED, "NotImplementedError",
              "%s is an int8 artifact, which the CUDA backend cannot run (it runs bf16 or fp16 weights): "
              "convert the checkpoint with precision bf16 or fp32 for the GPU, or open the checkpoint directory",
              artifact_path(a));
     return NULL;
   }
   if (ap == PREC_BF16 && prec && bo->precision == PREC_FP16) {
-    laya_err(err, LAYA_ERR_UNSUPPORTED, NULL,
+    laya_err(err, LAYA_ERR_UNSUPPORTED, "NotImplementedError",
              "%s: the artifact holds bf16 weights; convert again with precision fp32 to run fp16 on the GPU",
              artifact_path(a));
     return NULL;
@@ -146,7 +146,7 @@ static backend *choose_backend(laya_model *m, const laya_options *opt, laya_erro
   snprintf(m->device, sizeof m->device, "cpu");
   if (forced && strcmp(forced, "cpu-ref") == 0) {
     if (bo.precision != PREC_FP32) {
-      laya_err(err, LAYA_ERR_UNSUPPORTED, NULL,
+      laya_err(err, LAYA_ERR_UNSUPPORTED, "NotImplementedError",
                "%s '%s' is not available on the CPU reference backend (fp32 only)", from, prec);
       return NULL;
     }
@@ -169,7 +169,7 @@ static backend *choose_backend(laya_model *m, const laya_options *opt, laya_erro
   snprintf(m->precision, sizeof m->precision, "%s", backend_precision_name(bo.precision));
   bool escalate = bo.precision != PREC_FP32 && want_escalation(opt);
   if (escalate && m->ck.w.packed) { /* refused before any backend is built */
-    laya_err(err, LAYA_ERR_UNSUPPORTED, NULL,
+    laya_err(err, LAYA_ERR_UNSUPPORTED, "NotImplementedError",
              "precision escalation needs the checkpoint's weights for its fp32 pass; %s is a %s artifact "
              "(open the checkpoint directory, or turn escalation off)", m->ck.dir, backend_precision_name(bo.precision));
     return NULL;
@@ -384,10 +384,18 @@ int engine_parse_request(const json_value *req, bool batch, engine_call *c, cons
   if (!*questions) return laya_type_error(err, "%s missing 1 required positional argument: 'questions'", fn);
   static const char *const hook_keys[] = {"hooks", "on_predict_start", "on_predict_end", "hooks_raise",
                                           "hooks_timeout", NULL};
+  /* Laya runs no hook for hooks=None or an empty list, and hooks_raise / hooks_timeout only
+   * matter when a hook runs: those are no-ops. A hook to run (a callable in Python) is not. */
+  const json_value *hooks = json_get(req, "hooks");
+  bool no_hooks = !hooks || hooks->type == JSON_NULL ||
+                  ((hooks->type == JSON_ARRAY || hooks->type == JSON_OBJECT) && hooks->n == 0);
   for (int k = 0; hook_keys[k]; k++) {
     const json_value *h = json_get(req, hook_keys[k]);
-    if (h && h->type != JSON_NULL)
-      return laya_err(err, LAYA_ERR_UNSUPPORTED, NULL, "%s: '%s' is not supported by laya.c", fn, hook_keys[k]);
+    if (!h || h->type == JSON_NULL) continue;
+    if (k == 0 && no_hooks) continue;
+    if ((k == 3 || k == 4) && no_hooks) continue; /* hooks_raise, hooks_timeout */
+    return laya_err(err, LAYA_ERR_UNSUPPORTED, "NotImplementedError", "%s: '%s' is not supported by laya.c", fn,
+                    hook_keys[k]);
   }
   const json_value *v = json_get(req, "min_confidence");
   c->min_confidence = v && v->type != JSON_NULL ? v : NULL;
@@ -407,9 +415,17 @@ int engine_parse_request(const json_value *req, bool batch, engine_call *c, cons
       x = v->b;
     else if (v->type == JSON_INT && !v->big && v->i >= -1000000000 && v->i <= 1000000000)
       x = (int)v->i;
-    else if (v->type == JSON_INT)
-      return laya_err(err, LAYA_ERR_VALUE, "ValueError", "%s is out of range", budget_keys[k]);
-    else {
+    else if (v->type == JSON_INT) /* Python's ints have no range: past 1e9 a budget cuts nothing */
+      x = (v->big ? v->s[0] == '-' : v->i < 0) ? -1000000000 : 1000000000;
+    else if (v->type != JSON_FLOAT)
+      /* the first thing Laya does with a budget is subtract an int from it */
+      return laya_err(err, LAYA_ERR_TYPE, "TypeError", "unsupported operand type(s) for -: '%s' and 'int'",
+                      json_py_type(v));
+    else if (k == 1 && isfinite(v->d) && v->d >= -1e9 && v->d <= 1e9) {
+      x = (int)floor(v->d);
+      c->head_float = true;
+      c->head_float_frac = floor(v->d) != v->d;
+    } else {
       c->budget_not_int = true; /* Python fails only once it slices with it */
       continue;
     }

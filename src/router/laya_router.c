@@ -23,6 +23,7 @@
 #include "model/result_json.h"
 #include "model/typed.h"
 #include "router/router.h"
+#include "router/router_call.h"
 
 typedef struct pool_entry {
   char name[64];
@@ -47,6 +48,8 @@ struct laya_router {
   char *digests[ROUTER_MAX_MODELS];   /* JSON {relpath: hex} by cfg.models index */
   char *cache_dir;
   int offline; /* -1 = HF_HUB_OFFLINE */
+  char *calibration;       /* "calibration": a calibration file every checkpoint loads */
+  char *lang_temperatures; /* "lang_temperatures": JSON every checkpoint loads */
 };
 
 static char *dup_json(const json_value *v) {
@@ -125,6 +128,9 @@ laya_router *laya_router_open(const char *config_json, laya_error *err) {
   if (cfg && (v = json_get(cfg, "revision")) && v->type == JSON_STRING) r->revision = strdup(v->s);
   if (cfg && (v = json_get(cfg, "cache_dir")) && v->type == JSON_STRING) r->cache_dir = strdup(v->s);
   if (cfg && (v = json_get(cfg, "offline")) && v->type == JSON_BOOL) r->offline = v->b;
+  /* what Laya's Router passes every checkpoint through agent_kwargs */
+  if (cfg && (v = json_get(cfg, "calibration")) && v->type == JSON_STRING) r->calibration = strdup(v->s);
+  if (cfg && (v = json_get(cfg, "lang_temperatures")) && v->type != JSON_NULL) r->lang_temperatures = dup_json(v);
   /* LAYA_SHA256_DIGESTS naming checkpoints ({model: {artifact: digest}}) pins each one with its
    * own files; a checkpoint it does not name gets {} so the loader does not read the nested map
    * as an artifact map. A flat {artifact: digest} map is left to the loader, which applies it to
@@ -217,6 +223,8 @@ void laya_router_close(laya_router *r) {
   free(r->device);
   free(r->revision);
   free(r->cache_dir);
+  free(r->calibration);
+  free(r->lang_temperatures);
   router_config_free(&r->cfg);
   pthread_mutex_destroy(&r->mu);
   pthread_mutex_destroy(&r->build_mu);
@@ -274,6 +282,8 @@ static laya_model *acquire(laya_router *r, const char *name, const char *dir, co
   opt.device = r->device;
   opt.threads = r->threads;
   opt.sha256_json = digests;
+  opt.calibration_path = r->calibration;
+  opt.lang_temperatures_json = r->lang_temperatures;
   laya_model *m = laya_open(dir, &opt, err);
   laya_model *out = NULL;
   if (m) {
@@ -519,11 +529,9 @@ int laya_router_decide(laya_router *r, const char *request_json, char **result_j
 /* predict_batch: route everything first (nothing loads before every request is valid), then one
  * laya_predict_batch per (checkpoint, question set, budgets, language) group, in order of first
  * appearance; results come back in input order. */
-static int predict_batch_run(void *ctx, const json_value *req, strbuf *out, laya_error *err) {
-  laya_router *r = ctx;
+static int predict_batch_each(laya_router *r, const json_value *req, const rj_style *style, char **results,
+                              laya_error *err) {
   const json_value *reqs = json_get(req, "requests");
-  if (!reqs || reqs->type != JSON_ARRAY)
-    return laya_type_error(err, "requests must be a sequence of request dictionaries");
   int rc = 0;
   arena a; /* the decisions and per-group results read back */
   arena_init(&a, 1 << 16);
@@ -531,11 +539,10 @@ static int predict_batch_run(void *ctx, const json_value *req, strbuf *out, laya
   char **decs = calloc(n ? n : 1, sizeof(char *));
   char (*models)[64] = calloc(n ? n : 1, 64);
   char **keys = calloc(n ? n : 1, sizeof(char *));
-  char **results = calloc(n ? n : 1, sizeof(char *));
   const char **langs = calloc(n ? n : 1, sizeof(char *));
   char (*detected)[32] = calloc(n ? n : 1, 32);
   bool *done = calloc(n ? n : 1, sizeof(bool));
-  if (!decs || !models || !keys || !results || !langs || !detected || !done)
+  if (!decs || !models || !keys || !langs || !detected || !done)
     rc = laya_err(err, LAYA_ERR_NOMEM, NULL, "laya_router_predict_batch: out of memory");
   for (uint32_t i = 0; !rc && i < n; i++) {
     const json_value *q = &reqs->items[i];
@@ -613,34 +620,62 @@ static int predict_batch_run(void *ctx, const json_value *req, strbuf *out, laya
     for (uint32_t t = 0; !rc && t < k; t++) {
       strbuf one;
       sb_init(&one);
-      rj_write_state(&one, &RJ_PY, &res[t], decs[members[t]]);
+      rj_write_state(&one, style, &res[t], decs[members[t]]);
       if (one.oom) rc = laya_err(err, LAYA_ERR_NOMEM, NULL, "laya_router_predict_batch: out of memory");
       results[members[t]] = sb_steal(&one);
     }
     free(members);
   }
-  if (!rc) {
-    sb_putc(out, '[');
-    for (uint32_t i = 0; i < n; i++) {
-      if (i) sb_puts(out, ", ");
-      sb_puts(out, results[i]);
-    }
-    sb_putc(out, ']');
-  }
-  for (uint32_t i = 0; decs && keys && results && i < n; i++) {
+  for (uint32_t i = 0; decs && keys && i < n; i++) {
     free(decs[i]);
     free(keys[i]);
-    free(results[i]);
   }
   free(decs);
   free(models);
   free(keys);
-  free(results);
   free(langs);
   free(detected);
   free(done);
   arena_free(&a);
   return rc;
+}
+
+static int predict_batch_run(void *ctx, const json_value *req, strbuf *out, laya_error *err) {
+  const json_value *reqs = json_get(req, "requests");
+  if (!reqs || reqs->type != JSON_ARRAY)
+    return laya_type_error(err, "requests must be a sequence of request dictionaries");
+  char **results = calloc(reqs->n ? reqs->n : 1, sizeof(char *));
+  if (!results) return laya_err(err, LAYA_ERR_NOMEM, NULL, "laya_router_predict_batch: out of memory");
+  int rc = predict_batch_each(ctx, req, &RJ_PY, results, err);
+  if (!rc) {
+    sb_putc(out, '[');
+    for (uint32_t i = 0; i < reqs->n; i++) {
+      if (i) sb_puts(out, ", ");
+      sb_puts(out, results[i]);
+    }
+    sb_putc(out, ']');
+  }
+  for (uint32_t i = 0; i < reqs->n; i++) free(results[i]);
+  free(results);
+  return rc;
+}
+
+int router_predict_batch_value(laya_router *r, const json_value *req, const rj_style *style, char **results,
+                               laya_error *err) {
+  laya_err_clear(err);
+  const json_value *reqs = json_get(req, "requests");
+  if (!reqs || reqs->type != JSON_ARRAY)
+    return laya_type_error(err, "requests must be a sequence of request dictionaries");
+  int rc = predict_batch_each(r, req, style, results, err);
+  if (rc)
+    for (uint32_t i = 0; i < reqs->n; i++) free(results[i]), results[i] = NULL;
+  return rc;
+}
+
+int router_call_value(laya_router *r, int call, const json_value *req, strbuf *out, laya_error *err) {
+  laya_err_clear(err);
+  routed ctx = {r, call};
+  return routed_run(&ctx, req, out, err);
 }
 
 int laya_router_predict_batch(laya_router *r, const char *request_json, char **result_json,

@@ -42,6 +42,9 @@ static void *eng_open(void *ctx, const char *path, const serve_config *cfg, laya
   opt.device = cfg ? cfg->device : NULL;
   opt.threads = cfg ? cfg->threads : 0;
   opt.quiet = 1;
+  /* LAYA_CALIBRATION: a calibration file (laya calibrate --out) every checkpoint loads */
+  const char *cal = getenv("LAYA_CALIBRATION");
+  opt.calibration_path = cal && *cal ? cal : NULL;
   return laya_open(path, &opt, err);
 }
 static void *eng_open_pinned(void *ctx, const char *path, const char *sha256_json, const serve_config *cfg,
@@ -52,6 +55,9 @@ static void *eng_open_pinned(void *ctx, const char *path, const char *sha256_jso
   opt.device = cfg ? cfg->device : NULL;
   opt.threads = cfg ? cfg->threads : 0;
   opt.quiet = 1;
+  /* LAYA_CALIBRATION: a calibration file (laya calibrate --out) every checkpoint loads */
+  const char *cal = getenv("LAYA_CALIBRATION");
+  opt.calibration_path = cal && *cal ? cal : NULL;
   opt.sha256_json = sha256_json;
   return laya_open(path, &opt, err);
 }

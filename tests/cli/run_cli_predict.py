@@ -171,7 +171,7 @@ with tempfile.TemporaryDirectory() as home, tempfile.TemporaryDirectory() as wor
         (["x", "--schema", "qs.json", "--questions", "qs.json"], "laya: --schema replaces the question set"),
         (["x", "--schema", "schema.json", "--long"], "laya: --long scans questions, not a schema"),
         (["x", "--window", "10"], "laya: --window and --stride size the windows of --long; add --long."),
-        (["x", "--questions", "qs.json", "--model", "/no/such/dir"], "argument --model: unknown model '/no/such/dir'"),
+        (["x", "--questions", "qs.json", "--model", "/no/such/dir"], "argument --model: local model path not found: '/no/such/dir'"),
         (["x", "--questions", "qs.json", "--long", "--stride", "500", "--window", "100"], "laya: predict_long: stride=500 steps past"),
         (["x", "--questions", "qs.json", "--model", "multilingual", "--max-len", "ten"], "argument --max-len: invalid int value: 'ten'"),
     ]:
