@@ -41,7 +41,7 @@ static const char kUsage[] =
     "            [--window N] [--stride N] [--max-len N] [--head-max-len N]\n"
     "            [--min-confidence P] [--device DEV] [--precision P] [--json] [--explain]\n"
     "            [--batch FILE] [--batch-size N] [--sort-by-length] [text ...]\n"
-    "       laya eval {run,validate} ...\n"
+    "       laya eval {validate,run,compare,evidence} ...\n"
     "       laya calibrate ...\n"
     "       laya tokenize ...\n"
     "       laya convert CHECKPOINT OUT\n";
