@@ -153,9 +153,10 @@ with tempfile.TemporaryDirectory() as tmp:
             if laya_path.endswith(".md"):
                 want = case["files"][laya_path].replace("| %s |" % NAMES[ck], "| %s |" % model_arg[0])
                 same_text(want, text, False, name + " " + laya_path)
-            elif os.path.exists(os.path.join(SRC, laya_path)):
-                want = rename_model(json.load(open(os.path.join(SRC, laya_path), encoding="utf-8")), NAMES[ck],
-                                    model_arg[0])
+            elif laya_path in case["files"] or os.path.exists(os.path.join(SRC, laya_path)):
+                want = json.loads(case["files"][laya_path]) if laya_path in case["files"] else \
+                    json.load(open(os.path.join(SRC, laya_path), encoding="utf-8"))
+                want = rename_model(want, NAMES[ck], model_arg[0])
                 got = json.loads(text)
                 got.get("config", {}).pop("runtime", None)  # laya.c's own provenance key
                 same_json(want, got, "", name)

@@ -77,6 +77,12 @@ def inputs(fix):
         r["questions"]["intent"]["instructions"] = "What is `message` asking for?"
         alt.append(json.dumps(r, ensure_ascii=False) + "\n")
     write(os.path.join(fix, "data2.jsonl"), "".join(alt))
+    # data_bad: a row whose question type is unknown (the runner raises), one expected id no
+    # question answers is refused at load, so the bad row is the question itself
+    bad_row = json.loads(rows[1])
+    bad_row["questions"] = {"urgent": {"type": "bogus", "instructions": "Is `message` urgent?"}}
+    bad_row["expected"] = {"urgent": True}
+    write(os.path.join(fix, "data_bad.jsonl"), rows[0] + json.dumps(bad_row, ensure_ascii=False) + "\n" + rows[2])
     write(os.path.join(fix, "policy_abs.json"), {"version": 1, "rules": [
         {"slice": {"language": "en"}, "metric": "choice_accuracy", "min_count": 3, "min": 0.9},
         {"slice": {"qid": "urgent"}, "metric": "ece", "min_count": 1, "max": 0.01},
@@ -170,8 +176,10 @@ def cases_for(ck):
     return [
         ("run", ["run", "data.jsonl"] + m + sw + ["--slice", "qid", "--slice", "tag",
                                                   "--json", r, "--markdown", "%s_run.md" % ck]),
-        ("run_batch", ["run", "data.jsonl"] + m + ["--batch-size", "4", "--json", "out/%s_batch.json" % ck,
-                                                   "--markdown", "out/%s_batch.md" % ck]),
+        ("run_batch", ["run", "data.jsonl"] + m + ["--batch-size", "4", "--markdown", "out/%s_batch.md" % ck]),
+        ("run_mc", ["run", "data.jsonl"] + m + ["--min-confidence", "0.5", "--batch-size", "4", "--sort-by-length",
+                                                "--json", "out/%s_mc.json" % ck]),
+        ("run_skip", ["run", "data_bad.jsonl"] + m + ["--on-error", "skip", "--json", "out/%s_skip.json" % ck]),
         ("run_gates", ["run", "data.jsonl"] + m + ["--score-within", "0.5", "--min-accuracy", "0.9",
                                                    "--max-ece", "0.05", "--min", "score_within_0.5=0.99",
                                                    "--max", "score_mae=0.1"]),
@@ -271,7 +279,7 @@ def run_case(name, ck, argv):
     for p in walk("."):
         # the reports are committed beside cases.json (the first run of each checkpoint) or read
         # back by the test from laya.c's own run; the Markdown summaries are kept here
-        if (p not in before or os.path.getmtime(p) != before[p]) and p.endswith(".md"):
+        if (p not in before or os.path.getmtime(p) != before[p]) and (p.endswith(".md") or p.startswith("out/")):
             files[p] = open(p, encoding="utf-8").read()
     print("%-32s %-16s rc=%d" % (name, ck, rc), file=sys.stderr)
     return {"name": name, "ckpt": ck, "argv": argv, "rc": rc, "stdout": out.getvalue(),
