@@ -4,8 +4,8 @@
  *
  * A dataset is JSONL: {"state", "questions", "expected": {qid: label | bool | number}, "tags"?,
  * "language"?, "model"?}; blank and '#' lines are skipped. `run` answers every example (through
- * the Router, or one checkpoint directory with --model DIR, whose answers are read as values:
- * nothing laya.c writes is parsed back), then reports accuracy per question type, score MAE,
+ * the Router, or one checkpoint directory with --model DIR) and reads the answers as the engine's
+ * values (router_typed.h, typed.h: nothing laya.c writes is parsed back), then reports accuracy per question type, score MAE,
  * score_within_T (--score-within), mean confidence, ECE (15 bins), Brier, AURC, selective accuracy
  * at 50% and 80% coverage, and latency percentiles, overall and per language / model / question id
  * / tag. The report (--json) is Laya's laya-evals-report/1 document with its run identity
@@ -34,6 +34,7 @@
 #include "model/result_json.h"
 #include "model/typed.h"
 #include "router/router.h"
+#include "router/router_typed.h"
 
 #define MAX_EVAL 24   /* evaluators: 4 defaults + --score-within */
 #define MAX_METRIC 40
@@ -1523,22 +1524,12 @@ typedef struct runner {
   laya_router *router;  /* otherwise */
 } runner;
 
-static void put_common(strbuf *sb, const json_value *model, double min_conf) {
-  if (model) {
-    sb_puts(sb, ", \"model\": ");
-    json_dump(sb, model, NULL);
-  }
-  if (min_conf >= 0) {
-    char b[32];
-    py_float_json(min_conf, b);
-    sb_printf(sb, ", \"min_confidence\": %s", b);
-  }
-}
-
-/* Answer k examples sharing questions and model. Typed: *typed[k]; routed: *json[k] (parsed). */
+/* Answer k examples sharing questions and model, as values: typed[j] (and, routed, chosen[j]: the
+ * checkpoint that answered). Nothing is written to JSON and read back. */
 static int run_chunk(runner *rn, const example *ex, size_t k, const json_value *model, long long batch_size,
-                     bool sort_by_length, double min_conf, arena *ra, state_result **typed,
-                     const json_value **json, laya_error *err) {
+                     bool sort_by_length, double min_conf, arena *ra, state_result **typed, char (*chosen)[64],
+                     laya_error *err) {
+  json_value mc = jnum(min_conf);
   if (rn->direct) {
     json_value req = jobj(ra, 6);
     if (k == 1) {
@@ -1551,7 +1542,7 @@ static int run_chunk(runner *rn, const example *ex, size_t k, const json_value *
       if (sort_by_length) jput(ra, &req, "sort_by_length", jbool(true));
     }
     jput(ra, &req, "questions", *ex[0].questions);
-    if (min_conf >= 0) jput(ra, &req, "min_confidence", jnum(min_conf));
+    if (min_conf >= 0) jput(ra, &req, "min_confidence", mc);
     long got = 0;
     state_result *res = NULL;
     int rc = engine_run_request(rn->direct, &req, k > 1, ra, &res, &got, err);
@@ -1560,47 +1551,17 @@ static int run_chunk(runner *rn, const example *ex, size_t k, const json_value *
     for (size_t j = 0; j < k; j++) typed[j] = &res[j];
     return 0;
   }
-  strbuf req;
-  sb_init(&req);
-  char *out = NULL;
-  int rc;
-  if (k == 1) {
-    sb_puts(&req, "{\"state\": ");
-    json_dump(&req, ex[0].state, NULL);
-    sb_puts(&req, ", \"questions\": ");
-    json_dump(&req, ex[0].questions, NULL);
-    put_common(&req, model, min_conf);
-    sb_putc(&req, '}');
-    rc = laya_router_predict(rn->router, req.data, &out, err);
-  } else {
-    sb_puts(&req, "{\"requests\": [");
-    for (size_t j = 0; j < k; j++) {
-      sb_puts(&req, j ? ", {\"state\": " : "{\"state\": ");
-      json_dump(&req, ex[j].state, NULL);
-      sb_puts(&req, ", \"questions\": ");
-      json_dump(&req, ex[j].questions, NULL);
-      put_common(&req, model, -1);
-      sb_putc(&req, '}');
-    }
-    sb_putc(&req, ']');
-    if (batch_size > 0) sb_printf(&req, ", \"batch_size\": %lld", batch_size);
-    if (sort_by_length) sb_puts(&req, ", \"sort_by_length\": true");
-    put_common(&req, NULL, min_conf);
-    sb_putc(&req, '}');
-    rc = laya_router_predict_batch(rn->router, req.data, &out, err);
+  json_value *reqs = arena_alloc(ra, k * sizeof(json_value));
+  for (size_t j = 0; j < k; j++) {
+    reqs[j] = jobj(ra, 4);
+    jput(ra, &reqs[j], "state", *ex[j].state);
+    jput(ra, &reqs[j], "questions", *ex[j].questions);
+    if (model) jput(ra, &reqs[j], "model", *model);
+    if (k == 1 && min_conf >= 0) jput(ra, &reqs[j], "min_confidence", mc);
   }
-  sb_free(&req);
-  if (rc) return rc;
-  /* the Router's answers are text: read once into the arena */
-  json_value *v = json_parse(out, strlen(out), ra, NULL, err);
-  free(out);
-  if (!v) return err->code ? err->code : LAYA_ERR_INTERNAL;
-  if (k == 1) json[0] = v;
-  else if (v->type != JSON_ARRAY || v->n != k)
-    return laya_err(err, LAYA_ERR_INTERNAL, NULL, "the Router returned %u results for %zu requests", v->n, k);
-  else
-    for (size_t j = 0; j < k; j++) json[j] = &v->items[j];
-  return 0;
+  if (k == 1) return router_predict_typed(rn->router, &reqs[0], ra, &typed[0], chosen[0], err);
+  return router_predict_batch_typed(rn->router, reqs, (long)k, (long)batch_size, sort_by_length,
+                                    min_conf >= 0 ? &mc : NULL, ra, typed, chosen, err);
 }
 
 static int cmd_run(int argc, char **argv) {
@@ -1799,7 +1760,7 @@ static int cmd_run(int argc, char **argv) {
   char routed_names[8][64];
   int nrouted = 0;
   state_result **typed = xcalloc(n, sizeof *typed);
-  const json_value **jres = xcalloc(n, sizeof *jres);
+  char(*chosen)[64] = xcalloc(n, 64);
   for (size_t i = 0; i < n && !rc;) {
     size_t k = 1;
     if (batch_size > 1)
@@ -1812,7 +1773,7 @@ static int cmd_run(int argc, char **argv) {
     if (m && m->type == JSON_NULL) m = NULL;
     double t0 = now_ms();
     int crc = run_chunk(&rn, &ex[i], k, rn.direct ? NULL : m, batch_size > 0 ? batch_size : 0, sort_by_length,
-                        min_conf_s ? min_conf : -1, &ra, typed, jres, &err);
+                        min_conf_s ? min_conf : -1, &ra, typed, chosen, &err);
     double el = now_ms() - t0;
     if (crc) {
       if (!strcmp(on_error, "fail")) {
@@ -1838,29 +1799,20 @@ static int cmd_run(int argc, char **argv) {
       const example *e = &ex[i + j];
       json_value answered = jnull();
       if (!rn.direct) {
-        const json_value *rm = get(get(jres[j], "routing"), "model");
-        if (!(rm && rm->type == JSON_STRING && rm->n)) rm = get(jres[j], "model");
-        if (rm) answered = *rm;
-        if (rm && rm->type == JSON_STRING && get(jres[j], "routing")) {
-          int q = 0;
-          while (q < nrouted && strcmp(routed_names[q], rm->s)) q++;
-          if (q == nrouted && nrouted < 8) snprintf(routed_names[nrouted++], 64, "%s", rm->s);
-        }
+        /* _answered_model: the checkpoint the Router chose */
+        answered = jstr(&ar, chosen[j]);
+        int q = 0;
+        while (q < nrouted && strcmp(routed_names[q], chosen[j])) q++;
+        if (q == nrouted && nrouted < 8) snprintf(routed_names[nrouted++], 64, "%s", chosen[j]);
       }
-      const json_value *answers = rn.direct ? NULL : get(jres[j], "answers");
       for (uint32_t q = 0; q < e->expected->n; q++) {
         const char *qid = e->expected->members[q].key;
         const answer *ta = NULL;
         const json_value *ja = NULL;
-        if (rn.direct) {
-          for (int a = 0; a < typed[j]->n; a++)
-            if (typed[j]->answers[a].q->qid_len == e->expected->members[q].key_len &&
-                !memcmp(typed[j]->answers[a].q->qid, qid, typed[j]->answers[a].q->qid_len))
-              ta = &typed[j]->answers[a];
-        } else {
-          ja = get(answers, qid);
-          if (ja && ja->type != JSON_OBJECT) ja = NULL;
-        }
+        for (int a = 0; a < typed[j]->n; a++)
+          if (typed[j]->answers[a].q->qid_len == e->expected->members[q].key_len &&
+              !memcmp(typed[j]->answers[a].q->qid, qid, typed[j]->answers[a].q->qid_len))
+            ta = &typed[j]->answers[a];
         if (!ta && !ja) {
           if (!strcmp(on_error, "fail")) {
             char *r = repr_of(qid);
@@ -1894,7 +1846,7 @@ static int cmd_run(int argc, char **argv) {
     i += k;
   }
   free(typed);
-  free(jres);
+  free(chosen);
   if (rc) goto done;
 
   /* ---- the report document */

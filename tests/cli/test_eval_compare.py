@@ -114,18 +114,42 @@ def same_json(want, got, path, name):
         check(want == got and type(want) == type(got), "%s: %s want %r got %r" % (name, path, want, got))
 
 
+def build_cache(home):
+    """The Hugging Face cache run_cli_predict.py builds: english = modernbert-tiny at the bundle
+    root, multilingual = mmbert-tiny in its subfolder (the names Laya's Router was given)."""
+    spec = json.load(open(os.path.join(FIX, "surfaces", "cli_predict_files.json"), encoding="utf-8"))
+    repo = os.path.join(home, "hub", "models--convaiinnovations--laya")
+    os.makedirs(os.path.join(repo, "refs"))
+    open(os.path.join(repo, "refs", "main"), "w").write(spec["commit"])
+    snap = os.path.join(repo, "snapshots", spec["commit"])
+    for sub, ck in spec["layout"].items():
+        dst = os.path.join(snap, sub) if sub else snap
+        os.makedirs(dst, exist_ok=True)
+        for name in ("rl_agent_config.json", "model.safetensors", "encoder", "tokenizer"):
+            src = os.path.join(CKPT, ck, name)
+            if os.path.isdir(src):
+                shutil.copytree(src, os.path.join(dst, name))
+            else:
+                os.symlink(os.path.abspath(src), os.path.join(dst, name))
+    assert spec["layout"][""] == "modernbert-tiny" and spec["layout"]["multilingual"] == "mmbert-tiny"
+
+
 cases = json.load(open(os.path.join(SRC, "cases.json"), encoding="utf-8"))
 with tempfile.TemporaryDirectory() as tmp:
+    build_cache(os.path.join(tmp, "hf"))
     # the layout the cases ran in: <root>/surfaces/eval_compare beside <root>/ckpt
     work = os.path.join(tmp, "surfaces", "eval_compare")
     shutil.copytree(SRC, work)
     os.symlink(os.path.abspath(CKPT), os.path.join(tmp, "ckpt"))
     os.makedirs(os.path.join(work, "ours", "out"))
     n_model = 0
-    for case in cases:
+    # every case with --model DIR (answers read from the engine), then the model-backed ones again
+    # through the Router with Laya's names (english / multilingual from the offline cache)
+    routed_env = dict(env, HF_HOME=os.path.join(tmp, "hf"), HF_HUB_OFFLINE="1")
+    for routed, case in [(False, c) for c in cases] + [(True, c) for c in cases if "@MODEL" in c["argv"]]:
         ck = case["ckpt"]
         argv, outputs = [], {}
-        model_arg = (os.path.abspath(os.path.join(CKPT, ck)) if ck else None, ck)
+        model_arg = ((NAMES[ck] if routed else os.path.abspath(os.path.join(CKPT, ck))) if ck else None, ck)
         prev = None
         for a in case["argv"]:
             if a == "@MODEL":
@@ -137,8 +161,9 @@ with tempfile.TemporaryDirectory() as tmp:
                 a = outputs[a]
             argv.append(a)
             prev = a
-        p = subprocess.run([BIN, "eval"] + argv, capture_output=True, text=True, env=env, cwd=work, timeout=600)
-        name = case["name"]
+        p = subprocess.run([BIN, "eval"] + argv, capture_output=True, text=True, env=routed_env if routed else env,
+                           cwd=work, timeout=600)
+        name = case["name"] + (" (routed)" if routed else "")
         exact = "@MODEL" not in case["argv"] and "run" != case["argv"][0]
         n_model += not exact
         check(p.returncode == case["rc"], "%s: exit %d, Laya %d (%s)" % (name, p.returncode, case["rc"], p.stderr[-400:]))
