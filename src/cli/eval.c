@@ -1571,7 +1571,8 @@ static int cmd_run(int argc, char **argv) {
   }
   const char *model = NULL, *device = NULL, *json_out = NULL, *md_out = NULL, *on_error = "fail",
              *precision = NULL, *baseline_path = NULL, *policy_path = NULL, *calibration = NULL;
-  long long batch_size = 0;
+  const long long kUnset = -0x7fffffffffffffffLL;
+  long long batch_size = kUnset; /* argparse's None */
   bool sort_by_length = false;
   static const char *const on_error_choices[] = {"fail", "skip", NULL};
   static const char *const slice_choices[] = {"language", "model", "qid", "tag", NULL};
@@ -1935,7 +1936,7 @@ static int cmd_run(int argc, char **argv) {
   bool batched = batch_size > 1;
   jput(&ar, &timing, "latency_metric", jstr(&ar, "per request: the wall time of the call that returned it, unsplit"));
   jput(&ar, &timing, "cost_metric", jstr(&ar, "per decision: that call divided by its own chunk size"));
-  jput(&ar, &timing, "batch_size", batch_size ? jint(batch_size) : jnull());
+  jput(&ar, &timing, "batch_size", batch_size != kUnset ? jint(batch_size) : jnull());
   jput(&ar, &timing, "batch_form", batched ? jstr(&ar, "states") : jnull());
   jput(&ar, &timing, "sort_by_length", jbool(sort_by_length));
   jput(&ar, &timing, "sort_by_length_sent", jbool(sort_by_length && batched));
