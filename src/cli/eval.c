@@ -163,35 +163,6 @@ static int load_dataset(const char *path, arena *ar, example **out, size_t *n_ou
 
 static const json_value *get(const json_value *o, const char *k) { return o ? json_get(o, k) : NULL; }
 
-static bool is_num(const json_value *v) { return v && json_is_number(v); }
-
-static bool type_is(const json_value *ans, const char *t) {
-  const json_value *v = get(ans, "type");
-  return v && v->type == JSON_STRING && !strcmp(v->s, t);
-}
-
-/* The confidence ECE reads: answer_confidence, else confidence, else max(p, 1-p) / max(p). */
-static bool answer_conf(const json_value *ans, double *out) {
-  const json_value *c = get(ans, "answer_confidence");
-  if (is_num(c)) return *out = c->d, true;
-  c = get(ans, "confidence");
-  if (is_num(c)) return *out = c->d, true;
-  if (type_is(ans, "noul")) {
-    const json_value *p = get(ans, "noul");
-    double v = is_num(p) ? p->d : 0.0;
-    *out = v > 1.0 - v ? v : 1.0 - v;
-    return true;
-  }
-  const json_value *pr = get(ans, "probabilities");
-  if (pr && pr->type == JSON_OBJECT && pr->n) {
-    double m = -INFINITY;
-    for (uint32_t i = 0; i < pr->n; i++)
-      if (is_num(&pr->members[i].value) && pr->members[i].value.d > m) m = pr->members[i].value.d;
-    *out = m;
-    return true;
-  }
-  return false;
-}
 
 typedef struct pair {
   double c;
@@ -441,8 +412,7 @@ static void jpush(json_value *arr, json_value val) { arr->items[arr->n++] = val;
 /* ---- writing as json.dump(indent=2, sort_keys=True, ensure_ascii=False) */
 
 typedef struct wcase_answer {
-  const json_value *json; /* the answer as the Router returned it, or */
-  const answer *typed;    /* the engine's value (--model DIR) */
+  const answer *typed; /* the engine's value */
 } wcase_answer;
 
 static void write_sorted(rj *w, const json_value *v);
@@ -502,8 +472,7 @@ static void write_report(strbuf *sb, const json_value *doc, const wcase_answer *
       const json_member **cm = sorted_members(cv);
       rj_obj(&w);
       rj_key(&w, "answer", 6);
-      if (answers[c].typed) rj_answer(&w, answers[c].typed);
-      else write_sorted(&w, answers[c].json);
+      rj_answer(&w, answers[c].typed);
       for (uint32_t k = 0; k < cv->n; k++) {
         rj_key(&w, cm[k]->key, cm[k]->key_len);
         write_sorted(&w, &cm[k]->value);
@@ -1198,19 +1167,6 @@ typedef struct aview {
   double conf;
 } aview;
 
-static aview view_json(const json_value *a) {
-  aview v = {0};
-  const json_value *t = get(a, "type");
-  v.type = t && t->type == JSON_STRING ? t->s : "";
-  v.choice = get(a, "choice");
-  const json_value *x = get(a, "noul");
-  v.noul = is_num(x) ? x->d : 0.0;
-  x = get(a, "score");
-  v.score = is_num(x) ? x->d : 0.0;
-  v.has_conf = answer_conf(a, &v.conf);
-  return v;
-}
-
 static aview view_typed(const answer *a) {
   aview v = {0};
   v.type = a->q->type_name;
@@ -1809,12 +1765,11 @@ static int cmd_run(int argc, char **argv) {
       for (uint32_t q = 0; q < e->expected->n; q++) {
         const char *qid = e->expected->members[q].key;
         const answer *ta = NULL;
-        const json_value *ja = NULL;
         for (int a = 0; a < typed[j]->n; a++)
           if (typed[j]->answers[a].q->qid_len == e->expected->members[q].key_len &&
               !memcmp(typed[j]->answers[a].q->qid, qid, typed[j]->answers[a].q->qid_len))
             ta = &typed[j]->answers[a];
-        if (!ta && !ja) {
+        if (!ta) {
           if (!strcmp(on_error, "fail")) {
             char *r = repr_of(qid);
             fprintf(stderr, "laya-evals: runner returned no answer for question %s\n", r);
@@ -1835,11 +1790,10 @@ static int cmd_run(int argc, char **argv) {
         c->qid = qid;
         c->expected = &e->expected->members[q].value;
         c->ans.typed = ta;
-        c->ans.json = ja;
         c->language = e->language ? *e->language : jnull();
         c->model = model ? model_v : (e->model && e->model->type != JSON_NULL) ? *e->model : answered;
         c->tags = e->tags && e->tags->type == JSON_ARRAY ? e->tags : NULL;
-        aview v = ta ? view_typed(ta) : view_json(ja);
+        aview v = view_typed(ta);
         score_case(c, &v, &ev);
       }
       if (rc) break;
@@ -1980,8 +1934,7 @@ static int cmd_run(int argc, char **argv) {
   if (nsw) {
     long score_cases = 0;
     for (size_t i = 0; i < ncases; i++) {
-      aview v = cases[i].ans.typed ? view_typed(cases[i].ans.typed) : view_json(cases[i].ans.json);
-      score_cases += !strcmp(v.type, "score");
+      score_cases += cases[i].ans.typed->q->type == QT_SCORE;
     }
     for (int e = 4; e < ev.n; e++)
       if (!json_get(jover, ev.name[e]))
