@@ -7,7 +7,7 @@
 int cli_tokenize_main(int argc, char **argv); /* src/cli/tokenize.c: laya tokenize */
 int cli_convert_main(int argc, char **argv);  /* src/cli/convert.c: laya convert CKPT OUT */
 int cli_laya_main(int argc, char **argv);     /* src/cli/laya_cli.c: route / predict / batch / prompt */
-int cli_eval_main(int argc, char **argv);     /* src/cli/eval.c: laya eval {run,validate} */
+int cli_eval_main(int argc, char **argv);     /* src/cli/eval.c: laya eval {validate,run,compare,evidence} */
 int cli_calibrate_main(int argc, char **argv); /* src/cli/calibrate.c: laya calibrate */
 
 #endif

@@ -682,3 +682,101 @@ int laya_router_predict_batch(laya_router *r, const char *request_json, char **r
                               laya_error *err) {
   return json_call("laya_router_predict_batch", r, request_json, predict_batch_run, r, result_json, err);
 }
+
+/* ---- typed entry points (router_typed.h) */
+
+#include "router/router_typed.h"
+
+int router_predict_typed(laya_router *r, const json_value *req, arena *a, state_result **out, char chosen[64],
+                         laya_error *err) {
+  char detected[32] = "";
+  strbuf dec;
+  sb_init(&dec);
+  int rc = route_request(r, req, -1, &dec, chosen, detected, err);
+  sb_free(&dec);
+  if (rc) return rc;
+  laya_model *m = model_for(r, chosen, err);
+  if (!m) return err && err->code ? err->code : LAYA_ERR_IO;
+  const json_value *mreq = model_request(req, effective_lang(req, detected), a);
+  long n = 0;
+  rc = mreq ? engine_run_request(m, mreq, false, a, out, &n, err)
+            : laya_err(err, LAYA_ERR_NOMEM, "MemoryError", "out of memory");
+  release(r, m);
+  return rc;
+}
+
+int router_predict_batch_typed(laya_router *r, const json_value *reqs, long n, long batch_size,
+                               bool sort_by_length, const json_value *min_confidence, arena *a,
+                               state_result **out, char (*chosen)[64], laya_error *err) {
+  char(*detected)[32] = arena_alloc(a, 32 * (size_t)(n ? n : 1));
+  bool *done = arena_alloc(a, sizeof(bool) * (size_t)(n ? n : 1));
+  if (!detected || !done) return laya_err(err, LAYA_ERR_NOMEM, "MemoryError", "out of memory");
+  int rc = 0;
+  for (long i = 0; !rc && i < n; i++) {
+    done[i] = false;
+    detected[i][0] = 0;
+    if ((rc = check_batch_item(&reqs[i], (uint32_t)i, err))) break;
+    strbuf d;
+    sb_init(&d);
+    rc = route_request(r, &reqs[i], (int)i, &d, chosen[i], detected[i], err);
+    sb_free(&d);
+  }
+  /* one pass per (checkpoint, questions, budgets, language), in order of first appearance */
+  for (long i = 0; !rc && i < n; i++) {
+    if (done[i]) continue;
+    const char *lang = effective_lang(&reqs[i], detected[i]);
+    json_value *items = arena_alloc(a, sizeof(json_value) * (size_t)n);
+    long *members = arena_alloc(a, sizeof(long) * (size_t)n);
+    json_member *mm = arena_alloc(a, sizeof(json_member) * 8);
+    if (!items || !members || !mm) return laya_err(err, LAYA_ERR_NOMEM, "MemoryError", "out of memory");
+    long k = 0;
+    for (long j = i; j < n; j++) {
+      if (done[j] || strcmp(chosen[j], chosen[i])) continue;
+      const char *lj = effective_lang(&reqs[j], detected[j]);
+      if ((lang == NULL) != (lj == NULL) || (lang && strcmp(lang, lj))) continue;
+      bool same = true;
+      static const char *const keys[3] = {"questions", "max_len", "head_max_len"};
+      for (int t = 0; t < 3 && same; t++) {
+        const json_value *x = json_get(&reqs[i], keys[t]), *y = json_get(&reqs[j], keys[t]);
+        if (!x || !y) {
+          same = x == y;
+          continue;
+        }
+        strbuf sx, sy;
+        sb_init(&sx);
+        sb_init(&sy);
+        json_dump(&sx, x, NULL);
+        json_dump(&sy, y, NULL);
+        same = sx.len == sy.len && (!sx.len || !memcmp(sx.data, sy.data, sx.len));
+        sb_free(&sx);
+        sb_free(&sy);
+      }
+      if (!same) continue;
+      items[k] = *json_get(&reqs[j], "state");
+      members[k++] = j;
+      done[j] = true;
+    }
+    json_value breq = {.type = JSON_OBJECT, .members = mm};
+    mm[breq.n++] = (json_member){"states", 6, {.type = JSON_ARRAY, .n = (uint32_t)k, .items = items}};
+    mm[breq.n++] = (json_member){"questions", 9, *json_get(&reqs[i], "questions")};
+    static const char *const pass[] = {"max_len", "head_max_len"};
+    for (int p = 0; p < 2; p++) {
+      const json_value *v = json_get(&reqs[i], pass[p]);
+      if (v) mm[breq.n++] = (json_member){pass[p], (uint32_t)strlen(pass[p]), *v};
+    }
+    json_value bs = {.type = JSON_INT, .i = batch_size, .d = (double)batch_size};
+    if (batch_size > 0) mm[breq.n++] = (json_member){"batch_size", 10, bs};
+    if (sort_by_length) mm[breq.n++] = (json_member){"sort_by_length", 14, {.type = JSON_BOOL, .b = true}};
+    if (min_confidence) mm[breq.n++] = (json_member){"min_confidence", 14, *min_confidence};
+    if (lang) mm[breq.n++] = (json_member){"lang", 4, json_string(lang)};
+    laya_model *m = model_for(r, chosen[i], err);
+    if (!m) return err && err->code ? err->code : LAYA_ERR_IO;
+    state_result *res = NULL;
+    long got = 0;
+    rc = engine_run_request(m, &breq, true, a, &res, &got, err);
+    release(r, m);
+    if (!rc && got != k) rc = laya_err(err, LAYA_ERR_INTERNAL, NULL, "predict_batch returned the wrong number of results");
+    for (long t = 0; !rc && t < k; t++) out[members[t]] = &res[t];
+  }
+  return rc;
+}
