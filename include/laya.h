@@ -152,6 +152,9 @@ int laya_router_predict(laya_router *r, const char *request_json, char **result_
 int laya_router_predict_long(laya_router *r, const char *request_json, char **result_json,
                              laya_error *err);
 int laya_router_decide(laya_router *r, const char *request_json, char **result_json, laya_error *err);
+/* predict_shortlist through the router: laya_predict_shortlist's request plus the route keys; the
+ * result has "routing" before "shortlist" (Laya's predict_shortlist over a Router). */
+int laya_router_predict_shortlist(laya_router *r, const char *request_json, char **result_json, laya_error *err);
 /* predict_batch: {"requests": [{state, questions, model?, task?, lang?, lang_guess?, max_len?,
  * head_max_len?}], "batch_size"?, "sort_by_length"?, "min_confidence"?} -> array of results. */
 int laya_router_predict_batch(laya_router *r, const char *request_json, char **result_json,

@@ -6,6 +6,7 @@
  * usage error. Routing (the default mode) reads the text only and never loads a checkpoint.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,7 @@ typedef struct args {
   const char *model, *lang, *lang_guess, *task, *preset, *questions, *device, *batch, *schema;
   const char *precision;
   long long max_len, head_max_len, batch_size, window, stride, max_loaded;
+  long long shortlist_k; /* LLONG_MIN = not given */
   double min_confidence;
   char model_name[64];
   bool model_auto;
@@ -40,7 +42,8 @@ static const char kUsage[] =
     "            [--task TASK] [--preset NAME] [--questions FILE] [--schema FILE] [--long]\n"
     "            [--window N] [--stride N] [--max-len N] [--head-max-len N]\n"
     "            [--min-confidence P] [--device DEV] [--precision P] [--json] [--explain]\n"
-    "            [--batch FILE] [--batch-size N] [--sort-by-length] [text ...]\n"
+    "            [--batch FILE] [--batch-size N] [--sort-by-length] [--shortlist-k K]\n"
+    "            [text ...]\n"
     "       laya eval {run,validate} ...\n"
     "       laya calibrate ...\n"
     "       laya tokenize ...\n"
@@ -89,6 +92,9 @@ static const char kHelp[] =
     "  --stride N            tokens between window starts with --long (default: window/2)\n"
     "  --max-len N           token budget of the whole sequence (default: the checkpoint's)\n"
     "  --head-max-len N      token budget the options share\n"
+    "  --shortlist-k K       narrow every choice question with more than K labels to the K\n"
+    "                        closest to the text by embedding similarity, then answer\n"
+    "                        (Laya's predict_shortlist; adds \"shortlist\" to --json output)\n"
     "  --min-confidence P    mark answers whose confidence is below P (0..1) as\n"
     "                        low-confidence; needs an answering mode\n"
     "  --device DEV          cpu, cuda, cuda:N or auto (default: LAYA_DEVICE or cpu)\n"
@@ -143,6 +149,7 @@ static int fail(const laya_error *err) {
 static int parse_args(int argc, char **argv, args *a) {
   memset(a, 0, sizeof *a);
   a->max_len = a->head_max_len = a->batch_size = a->window = a->stride = -1;
+  a->shortlist_k = LLONG_MIN;
   a->max_loaded = 2;
   a->min_confidence = -1;
   const char *min_conf = NULL;
@@ -161,12 +168,20 @@ static int parse_args(int argc, char **argv, args *a) {
       {"--head-max-len", ARG_INT, &a->head_max_len, NULL}, {"--batch-size", ARG_INT, &a->batch_size, NULL},
       {"--window", ARG_INT, &a->window, NULL},           {"--stride", ARG_INT, &a->stride, NULL},
       {"--max-loaded", ARG_INT, &a->max_loaded, NULL},
+      {"--shortlist-k", ARG_INT, &a->shortlist_k, NULL},
       {"--min-confidence", ARG_STR, &min_conf, NULL}};
   arg_result r;
   int bad = cli_args_parse(argc, argv, 1, opts, sizeof opts / sizeof opts[0], &r);
   a->text = (char **)r.positional; /* owned by a from here; freed with a->text */
   a->ntext = r.n_positional;
   if (bad) return usage_error("%s%s", r.error, "");
+  if (a->shortlist_k != LLONG_MIN && a->shortlist_k < 1) {
+    char k[32];
+    snprintf(k, sizeof k, "%lld", a->shortlist_k);
+    return usage_error("argument --shortlist-k: k must be a positive integer, got %s%s", k, "");
+  }
+  if (a->shortlist_k != LLONG_MIN && (a->long_doc || a->schema))
+    return usage_error("argument --shortlist-k: shortlists choice questions; not with --long or --schema%s%s", "", "");
   if (min_conf) {
     /* Laya's own type function for this flag, with its wording */
     double d;
@@ -324,6 +339,7 @@ static void fill_overrides(const args *a, cli_overrides *ov, json_value *store) 
   ov->stride = a->stride;
   ov->batch_size = a->batch_size;
   ov->sort_by_length = a->sort_by_length;
+  ov->shortlist_k = a->shortlist_k > 0 ? a->shortlist_k : -1;
 }
 
 /* The question set, the state key, and the call kind for the answering modes. */

@@ -116,8 +116,13 @@ int cli_engine_answer(cli_engine *e, const router_config *cfg, cli_call call, co
   sb_puts(&req, call == CLI_DECIDE ? ", \"schema\": " : ", \"questions\": ");
   json_dump(&req, questions, NULL);
   common_keys(&req, ov, call, routed);
+  const bool shortlist = call == CLI_PREDICT && ov->shortlist_k > 0; /* predict_shortlist (k) */
+  if (shortlist) sb_printf(&req, ", \"k\": %lld", ov->shortlist_k);
   sb_putc(&req, '}');
-  if (routed) {
+  if (shortlist) {
+    rc = routed ? laya_router_predict_shortlist(e->router, req.data, result, err)
+                : laya_predict_shortlist(e->direct, req.data, result, err);
+  } else if (routed) {
     if (call == CLI_PREDICT) rc = laya_router_predict(e->router, req.data, result, err);
     else if (call == CLI_PREDICT_LONG) rc = laya_router_predict_long(e->router, req.data, result, err);
     else rc = laya_router_decide(e->router, req.data, result, err);
@@ -154,8 +159,8 @@ int cli_engine_answer_batch(cli_engine *e, const router_config *cfg, cli_call ca
                             const json_value *states, const json_value *questions,
                             const cli_overrides *ov, char **results, laya_error *err) {
   bool routed = ov->model_path == NULL;
-  if (call == CLI_PREDICT_LONG) {
-    /* one scan per document */
+  if (call == CLI_PREDICT_LONG || (call == CLI_PREDICT && ov->shortlist_k > 0)) {
+    /* one scan per document; a shortlist ranks per state */
     for (uint32_t i = 0; i < states->n; i++) {
       int rc = cli_engine_answer(e, cfg, call, &states->items[i], questions, ov, &results[i], err);
       if (rc) return rc;

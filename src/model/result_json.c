@@ -308,7 +308,7 @@ void rj_shortlist_meta(rj *w, const shortlist_result *s) {
   rj_end_obj(w);
 }
 
-void rj_shortlist(rj *w, const shortlist_result *s) {
+void rj_shortlist(rj *w, const shortlist_result *s, const char *routing) {
   rj_obj(w);
   key(w, "model");
   rj_str(w, "laya-rl-agent", 13);
@@ -316,6 +316,7 @@ void rj_shortlist(rj *w, const shortlist_result *s) {
   rj_answers(w, &s->r);
   key(w, "usage");
   rj_usage(w, &s->r);
+  routing_member(w, routing);
   key(w, "shortlist");
   rj_shortlist_meta(w, s);
   rj_end_obj(w);

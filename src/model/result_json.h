@@ -63,8 +63,9 @@ void rj_states(rj *w, const state_result *r, long n);
 /* predict_long's dict (answers with their "window", usage with "windows"); routing as above. */
 void rj_long(rj *w, const long_result *l, const char *routing);
 
-/* predict_shortlist's dict: rj_state's members, then "shortlist" (rj_shortlist_meta). */
-void rj_shortlist(rj *w, const shortlist_result *s);
+/* predict_shortlist's dict: rj_state's members (routing as there), then "shortlist"
+ * (rj_shortlist_meta), which Laya adds last. */
+void rj_shortlist(rj *w, const shortlist_result *s, const char *routing);
 /* {qid: {"labels", "scores", "k", "n", "passthrough"}} of the ranked choices. */
 void rj_shortlist_meta(rj *w, const shortlist_result *s);
 /* shortlist_choice's return: the kept labels, or with return_scores [labels, scores | null]. */

@@ -414,7 +414,7 @@ static int api_shortlist(void *ctx, const json_value *req, strbuf *out, laya_err
   if (!rc) {
     rj w;
     rj_init(&w, out, &RJ_PY);
-    rj_shortlist(&w, &s);
+    rj_shortlist(&w, &s, NULL);
   }
   arena_free(&a);
   return rc;

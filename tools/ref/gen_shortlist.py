@@ -165,6 +165,10 @@ def build_cases(ckpt, names, descs, states):
     add("error-empty-criteria", {"state": state(), "questions": {"q": {"type": "choice", "instructions": "x", "criteria": {}}}, "k": 3})
     add("error-criteria-string", {"state": state(), "questions": {"q": {"type": "choice", "instructions": "x", "criteria": "abc"}}, "k": 3})
     add("error-duplicate-label", {"state": state(), "questions": {"q": {"type": "choice", "instructions": "x", "criteria": ["a", "b", "a"]}}, "k": 1})
+    # the state `laya TEXT` builds ({"request": text}), for the CLI's --shortlist-k test
+    for j, (n, k) in enumerate(((30, 3), (80, 5), (150, 10), (400, 20), (1000, 8), (60, 2))):
+        text = " ".join(rnd.choice(states).split()[:25])
+        add("cli-%d-%d" % (n, k), {"state": {"request": text}, "questions": {"intent": choice(n, ("dict", "list", "mixed")[j % 3])}, "k": k})
     return cases
 
 
