@@ -3,9 +3,10 @@
 #   tests/fixtures/tokenizers/{modernbert-mini,mmbert-mini}/
 #   tests/fixtures/ckpt/{modernbert-tiny,mmbert-tiny}/      (+ SHA256SUMS)
 #   tests/fixtures/parity/{<ckpt>/cases.jsonl,<ckpt>/rows.jsonl,meta.json}
+#   tests/fixtures/shortlist/{<ckpt>/embed.jsonl,<ckpt>/cases.jsonl,meta.json}
 # Every step is deterministic: on the same versions a re-run leaves `git status` clean.
 #
-# Usage: tools/ref/regen.sh [tokenizers|checkpoints|parity|all]   (default all)
+# Usage: tools/ref/regen.sh [tokenizers|checkpoints|parity|shortlist|all]   (default all)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
@@ -19,7 +20,8 @@ case "$what" in
   tokenizers|all) "$py" "$here/make_tokenizers.py" ;;&
   checkpoints|all) "$py" "$here/make_checkpoints.py"
                    for d in tests/fixtures/ckpt/*/; do (cd "$d" && sha256sum --quiet -c SHA256SUMS); done ;;&
-  parity|all) "$py" "$here/gen_parity.py" ;;
-  tokenizers|checkpoints) ;;
-  *) echo "usage: $0 [tokenizers|checkpoints|parity|all]" >&2; exit 2 ;;
+  parity|all) "$py" "$here/gen_parity.py" ;;&
+  shortlist|all) "$py" "$here/gen_shortlist.py" ;;
+  tokenizers|checkpoints|parity) ;;
+  *) echo "usage: $0 [tokenizers|checkpoints|parity|shortlist|all]" >&2; exit 2 ;;
 esac
