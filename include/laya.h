@@ -105,6 +105,30 @@ int laya_predict_long(laya_model *m, const char *request_json, char **result_jso
 int laya_decide(laya_model *m, const char *request_json, char **result_json, laya_error *err);
 int laya_decide_batch(laya_model *m, const char *request_json, char **result_json, laya_error *err);
 
+/* ---- Embedding shortlist (Laya's laya.shortlist, with the checkpoint's own encoder) ----
+ * The embedder is embed_fn_from_agent(agent): the text with the tokenizer's special tokens
+ * (truncated to max_length ids), the encoder's last hidden state after its final norm, mean-pooled
+ * over the tokens; float32, not normalised. docs/engine.md "Embedding shortlist" has the details.
+ *
+ * embed: request {"texts": [str, ...], optional "max_length" (512), "batch_size" (32)} -> JSON
+ * array of vectors (laya_embed_dim floats each). */
+int laya_embed(laya_model *m, const char *request_json, char **result_json, laya_error *err);
+int laya_embed_dim(const laya_model *m);
+/* The same without JSON: n texts (UTF-8, lens[i] bytes) -> out[n * laya_embed_dim(m)]. */
+int laya_embed_texts(laya_model *m, const char *const *texts, const size_t *lens, long n, float *out,
+                     laya_error *err);
+/* predict_shortlist: request {"state", "questions", optional "k" (20), and predict's keyword
+ * arguments ("lang", "max_len", "head_max_len", "min_confidence")}. Every choice question with more
+ * than k labels is narrowed to the k labels closest to the query by cosine, then ONE predict runs
+ * over the narrowed questions. Result: predict's dict plus "shortlist": {qid: {"labels", "scores",
+ * "k", "n", "passthrough"}} for each choice question. A narrowed choice's probabilities cover its
+ * kept labels only. Label vectors are cached per loaded model (thread-safe; the most recent 4096). */
+int laya_predict_shortlist(laya_model *m, const char *request_json, char **result_json, laya_error *err);
+/* shortlist_choice: request {"state", "criteria", optional "k" (20), "instructions",
+ * "return_scores"} -> the kept labels, or [labels, scores] with return_scores (scores null when
+ * nothing was dropped). */
+int laya_shortlist_choice(laya_model *m, const char *request_json, char **result_json, laya_error *err);
+
 /* ---- Router: several checkpoints behind one handle (Laya's Router) ----
  * config JSON (every key optional): {"models": {name: "repo-or-path" | [repo, subfolder]},
  * "default": "multilingual", "max_loaded": 2, "auto_task_detection": false,
@@ -128,6 +152,9 @@ int laya_router_predict(laya_router *r, const char *request_json, char **result_
 int laya_router_predict_long(laya_router *r, const char *request_json, char **result_json,
                              laya_error *err);
 int laya_router_decide(laya_router *r, const char *request_json, char **result_json, laya_error *err);
+/* predict_shortlist through the router: laya_predict_shortlist's request plus the route keys; the
+ * result has "routing" before "shortlist" (Laya's predict_shortlist over a Router). */
+int laya_router_predict_shortlist(laya_router *r, const char *request_json, char **result_json, laya_error *err);
 /* predict_batch: {"requests": [{state, questions, model?, task?, lang?, lang_guess?, max_len?,
  * head_max_len?}], "batch_size"?, "sort_by_length"?, "min_confidence"?} -> array of results. */
 int laya_router_predict_batch(laya_router *r, const char *request_json, char **result_json,

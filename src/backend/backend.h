@@ -32,6 +32,10 @@ typedef struct packed_batch {
  * vocab); errors start with `who`. Sets *max_len to the longest row. */
 int packed_batch_check(const packed_batch *bt, int vocab, const char *who, int *max_len, laya_error *err);
 
+/* backend.embed's pooling: pooled[r][i] = the mean of x[t][i] over row r's tokens (x is [n_tokens][d];
+ * summed in double, in token order). */
+void backend_mean_rows(const packed_batch *bt, const float *x, int d, float *pooled);
+
 /* The largest batch a worker is made ready for (backend.worker_reserve): at most n_tokens tokens
  * in all, n_rows rows, n_markers option markers, and rows of at most row_len tokens. */
 typedef struct batch_shape {
@@ -69,6 +73,11 @@ typedef struct backend {
   int (*forward)(struct backend *b, backend_worker *w, const packed_batch *batch, float *logits,
                  float *act_logits, laya_error *err);
   void (*destroy)(struct backend *b);
+  /* Optional (NULL: the engine embeds on a CPU backend of the same weights, model/embed.h):
+   * pooled[n_rows * hidden] = each row's mean over its tokens of the encoder's last hidden state
+   * (after the final norm; no question-type embedding, no decision head), as Laya's
+   * embed_fn_from_agent pools it. The rows' qtype and markers are not read. */
+  int (*embed)(struct backend *b, backend_worker *w, const packed_batch *batch, float *pooled, laya_error *err);
 } backend;
 
 /* Constructors. A backend keeps pointers into `w` (tensors are mapped by the checkpoint), so the

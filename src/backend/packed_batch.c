@@ -27,3 +27,15 @@ int packed_batch_check(const packed_batch *bt, int vocab, const char *who, int *
                       bt->tokens[t], vocab);
   return 0;
 }
+
+void backend_mean_rows(const packed_batch *bt, const float *x, int d, float *pooled) {
+  for (int r = 0; r < bt->n_rows; r++) {
+    const int t0 = bt->row_start[r], t1 = bt->row_start[r + 1];
+    float *out = pooled + (size_t)r * (size_t)d;
+    for (int i = 0; i < d; i++) {
+      double acc = 0.0;
+      for (int t = t0; t < t1; t++) acc += x[(size_t)t * (size_t)d + i];
+      out[i] = (float)(acc / (double)(t1 - t0 > 0 ? t1 - t0 : 1));
+    }
+  }
+}

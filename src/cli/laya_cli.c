@@ -6,6 +6,7 @@
  * usage error. Routing (the default mode) reads the text only and never loads a checkpoint.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +35,7 @@ typedef struct args {
   const char *state_json, *request, *batch_format, *on_error; /* input modes */
   const char *calibration, *lang_temperatures;
   long long max_len, head_max_len, batch_size, window, stride, max_loaded;
+  long long shortlist_k; /* LLONG_MIN = not given */
   double min_confidence;
   const char *email, *email_state; /* --email FILE, --email-state FILE (src/cli/email_file.c) */
   long long email_max_chars;
@@ -100,6 +102,9 @@ static const char kHelp[] =
     "  --stride N            tokens between window starts with --long (default: window/2)\n"
     "  --max-len N           token budget of the whole sequence (default: the checkpoint's)\n"
     "  --head-max-len N      token budget the options share\n"
+    "  --shortlist-k K       narrow every choice question with more than K labels to the K\n"
+    "                        closest to the text by embedding similarity, then answer\n"
+    "                        (Laya's predict_shortlist; adds \"shortlist\" to --json output)\n"
     "  --min-confidence P    mark answers whose confidence is below P (0..1) as\n"
     "                        low-confidence; needs an answering mode\n"
     "  --device DEV          cpu, cuda, cuda:N or auto (default: LAYA_DEVICE or cpu)\n"
@@ -190,6 +195,7 @@ static bool arg_given(int argc, char **argv, const char *flag) {
 static int parse_args(int argc, char **argv, args *a) {
   memset(a, 0, sizeof *a);
   a->max_len = a->head_max_len = a->batch_size = a->window = a->stride = -1;
+  a->shortlist_k = LLONG_MIN;
   a->max_loaded = 2;
   a->min_confidence = -1;
   a->email_max_chars = EMAIL_DEFAULT_MAX_CHARS;
@@ -209,6 +215,7 @@ static int parse_args(int argc, char **argv, args *a) {
       {"--head-max-len", ARG_INT, &a->head_max_len, NULL}, {"--batch-size", ARG_INT, &a->batch_size, NULL},
       {"--window", ARG_INT, &a->window, NULL},           {"--stride", ARG_INT, &a->stride, NULL},
       {"--max-loaded", ARG_INT, &a->max_loaded, NULL},
+      {"--shortlist-k", ARG_INT, &a->shortlist_k, NULL},
       {"--email", ARG_STR, &a->email, NULL},             {"--email-state", ARG_STR, &a->email_state, NULL},
       {"--email-max-chars", ARG_INT, &a->email_max_chars, NULL},
       {"--min-confidence", ARG_STR, &min_conf, NULL},
@@ -223,6 +230,13 @@ static int parse_args(int argc, char **argv, args *a) {
   a->text = (char **)r.positional; /* owned by a from here; freed with a->text */
   a->ntext = r.n_positional;
   if (bad) return usage_error("%s%s", r.error, "");
+  if (a->shortlist_k != LLONG_MIN && a->shortlist_k < 1) {
+    char k[32];
+    snprintf(k, sizeof k, "%lld", a->shortlist_k);
+    return usage_error("argument --shortlist-k: k must be a positive integer, got %s%s", k, "");
+  }
+  if (a->shortlist_k != LLONG_MIN && (a->long_doc || a->schema))
+    return usage_error("argument --shortlist-k: shortlists choice questions; not with --long or --schema%s%s", "", "");
   if (min_conf) {
     /* Laya's own type function for this flag, with its wording */
     double d;
@@ -415,6 +429,7 @@ static void fill_overrides(const run_ctx *c, cli_overrides *ov, json_value *stor
   ov->sort_by_length = a->sort_by_length;
   ov->calibration = a->calibration;
   ov->lang_temperatures = c->lang_temps_json;
+  ov->shortlist_k = a->shortlist_k > 0 ? a->shortlist_k : -1;
 }
 
 /* The question set, the state key, and the call kind for the answering modes. */

@@ -169,7 +169,7 @@ static void fill_flags(json_value *o, const cli_overrides *ov, cli_call call, bo
 static json_value *one_request(const cli_item *it, cli_call call, const json_value *questions,
                                const cli_overrides *ov, bool routed, bool single, arena *a) {
   uint32_t own = it->request && it->request->type == JSON_OBJECT ? it->request->n : 0;
-  json_value *o = obj_new(a, own + 14);
+  json_value *o = obj_new(a, own + 16); /* the flags, and predict_shortlist's k */
   if (!o) return NULL;
   for (uint32_t i = 0; i < own; i++) o->members[o->n++] = it->request->members[i];
   if (it->state) obj_fill(o, "state", *it->state);
@@ -218,7 +218,22 @@ int cli_engine_answer_item(cli_engine *e, cli_call call, const cli_item *item, c
   strbuf out;
   sb_init(&out);
   json_value *req = one_request(item, call, questions, ov, routed, true, &a);
-  rc = req ? answer_value(e, call, routed, req, &a, &out, err) : oom(err);
+  if (req && call == CLI_PREDICT && ov->shortlist_k > 0) {
+    /* predict_shortlist (k): its own entry point, JSON in and out like the public API */
+    obj_fill(req, "k", int_value(ov->shortlist_k));
+    strbuf text;
+    sb_init(&text);
+    json_dump(&text, req, NULL);
+    char *got = NULL;
+    rc = text.oom ? oom(err)
+         : routed ? laya_router_predict_shortlist(e->router, text.data, &got, err)
+                  : laya_predict_shortlist(e->direct, text.data, &got, err);
+    sb_free(&text);
+    if (!rc) sb_puts(&out, got);
+    free(got);
+  } else {
+    rc = req ? answer_value(e, call, routed, req, &a, &out, err) : oom(err);
+  }
   if (!rc && out.oom) rc = oom(err);
   if (!rc) *result = sb_steal(&out);
   sb_free(&out);
@@ -256,7 +271,9 @@ int cli_engine_answer_items(cli_engine *e, cli_call call, const cli_item *items,
   /* inputs that share passes: states (and plain requests through the Router) */
   size_t k = 0;
   for (size_t i = 0; !rc && i < n; i++) {
-    bool shared = call == CLI_PREDICT && (routed ? batchable(&items[i]) : items[i].state != NULL);
+    /* a shortlist ranks labels per state: those are answered one by one */
+    bool shared = call == CLI_PREDICT && ov->shortlist_k <= 0 &&
+                  (routed ? batchable(&items[i]) : items[i].state != NULL);
     if (!shared) continue;
     if (routed) {
       json_value *r = one_request(&items[i], call, questions, ov, true, false, &a);

@@ -25,6 +25,7 @@ typedef struct cli_overrides {
   long long window, stride;                           /* --long; < 0 = default */
   long long batch_size;                               /* < 0 = default */
   bool sort_by_length;
+  long long shortlist_k;                              /* --shortlist-k; < 1 = off */
   const char *model_path;                             /* --model naming a directory or file */
   const char *calibration;                            /* --calibration FILE */
   const char *lang_temperatures;                      /* --lang-temperatures, as JSON text */

@@ -109,6 +109,9 @@ static void pool_give(laya_model *m, backend_worker *w) {
   if (w) m->be->worker_destroy(m->be, w);
 }
 
+backend_worker *engine_worker_take(laya_model *m, laya_error *err) { return pool_take(m, err); }
+void engine_worker_give(laya_model *m, backend_worker *w) { pool_give(m, w); }
+
 static int forward_pooled(laya_model *m, const packed_batch *b, float *logits, float *act, laya_error *err) {
   backend_worker *w = pool_take(m, err);
   if (!w) return err && err->code ? err->code : LAYA_ERR_NOMEM;

@@ -12,6 +12,7 @@
 #define LAYA_MODEL_ENGINE_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 
 #include "backend/backend.h"
@@ -47,6 +48,8 @@ struct laya_model {
   pthread_mutex_t fallback_mu;
   backend *fallback;
   long fallback_count;
+  /* model/embed.h: the label-embedding cache, made on first use (freed by laya_close) */
+  _Atomic(struct embed_cache *) embeds;
 };
 
 /* Options of one predict / predict_batch call (Laya's keyword arguments). */
@@ -114,6 +117,11 @@ int engine_warm(laya_model *m, laya_error *err);
 
 /* Bytes of scratch the pooled (idle) workers hold (0 when the backend does not say). */
 size_t engine_scratch_bytes(laya_model *m);
+
+/* A worker of the model's backend from its pool (made ready for laya_reserve's shape), and back:
+ * for passes other than engine_forward's (model/embed.c). */
+backend_worker *engine_worker_take(laya_model *m, laya_error *err);
+void engine_worker_give(laya_model *m, backend_worker *w);
 
 const tokenizer *engine_tokenizer(const laya_model *m);
 const tokenizer_roles *engine_roles(const laya_model *m);

@@ -317,6 +317,14 @@ static int esc_forward(backend *b, backend_worker *w, const packed_batch *bt, fl
   return 0;
 }
 
+/* Embeddings (backend.embed) come from the fp32 backend: a shortlist ranked at the low precision
+ * could keep other labels than Laya's, which no re-run of the answer would undo. */
+static int esc_embed(backend *b, backend_worker *w, const packed_batch *bt, float *pooled, laya_error *err) {
+  esc_impl *im = b->impl;
+  if (!im->exact->embed) return laya_err(err, LAYA_ERR_UNSUPPORTED, NULL, "escalate: the fp32 backend cannot embed");
+  return im->exact->embed(im->exact, w->exact, bt, pooled, err);
+}
+
 static void esc_destroy(backend *b) {
   if (!b) return;
   esc_impl *im = b->impl;
@@ -355,6 +363,7 @@ backend *backend_escalate_create(backend *low, backend *exact, int n_act, const 
   b->worker_bytes = esc_worker_bytes;
   b->forward = esc_forward;
   b->destroy = esc_destroy;
+  b->embed = esc_embed;
   return b;
 }
 

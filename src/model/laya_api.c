@@ -17,6 +17,7 @@
 #include "model/hub.h"
 #include "model/escalate.h"
 #include "model/pack_cache.h"
+#include "model/embed.h"
 
 void laya_options_init(laya_options *opt) {
   if (opt) memset(opt, 0, sizeof *opt);
@@ -337,6 +338,7 @@ fail:
 
 void laya_close(laya_model *m) {
   if (!m) return;
+  embed_cache_free(m);
   for (int i = 0; i < m->n_idle; i++) m->be->worker_destroy(m->be, m->idle[i]);
   free(m->idle);
   if (m->be) m->be->destroy(m->be);

@@ -264,6 +264,91 @@ void rj_state(rj *w, const state_result *r, const char *routing) {
   rj_end_obj(w);
 }
 
+static void shortlist_labels(rj *w, const shortlist_entry *e) {
+  rj_arr(w);
+  for (int j = 0; j < e->n_kept; j++) {
+    rj_item(w);
+    rj_value(w, e->labels[j]);
+  }
+  rj_end_arr(w);
+}
+
+static void shortlist_scores(rj *w, const shortlist_entry *e) {
+  if (!e->scores) {
+    rj_null(w);
+    return;
+  }
+  rj_arr(w);
+  for (int j = 0; j < e->n_kept; j++) {
+    rj_item(w);
+    rj_num(w, e->scores[j]);
+  }
+  rj_end_arr(w);
+}
+
+void rj_shortlist_meta(rj *w, const shortlist_result *s) {
+  rj_obj(w);
+  for (int i = 0; i < s->n; i++) {
+    const shortlist_entry *e = &s->e[i];
+    rj_key(w, e->qid, e->qid_len);
+    rj_obj(w);
+    key(w, "labels");
+    shortlist_labels(w, e);
+    key(w, "scores");
+    shortlist_scores(w, e);
+    key(w, "k");
+    if (s->k_arg) rj_value(w, s->k_arg);
+    else rj_int(w, s->k);
+    key(w, "n");
+    rj_int(w, e->n);
+    key(w, "passthrough");
+    rj_bool(w, e->passthrough);
+    rj_end_obj(w);
+  }
+  rj_end_obj(w);
+}
+
+void rj_shortlist(rj *w, const shortlist_result *s, const char *routing) {
+  rj_obj(w);
+  key(w, "model");
+  rj_str(w, "laya-rl-agent", 13);
+  key(w, "answers");
+  rj_answers(w, &s->r);
+  key(w, "usage");
+  rj_usage(w, &s->r);
+  routing_member(w, routing);
+  key(w, "shortlist");
+  rj_shortlist_meta(w, s);
+  rj_end_obj(w);
+}
+
+void rj_shortlist_choice(rj *w, const shortlist_entry *e, bool return_scores) {
+  if (!return_scores) {
+    shortlist_labels(w, e);
+    return;
+  }
+  rj_arr(w);
+  rj_item(w);
+  shortlist_labels(w, e);
+  rj_item(w);
+  shortlist_scores(w, e);
+  rj_end_arr(w);
+}
+
+void rj_embeddings(rj *w, const float *v, long n, int d) {
+  rj_arr(w);
+  for (long r = 0; r < n; r++) {
+    rj_item(w);
+    rj_arr(w);
+    for (int i = 0; i < d; i++) {
+      rj_item(w);
+      rj_num(w, (double)v[(size_t)r * (size_t)d + (size_t)i]);
+    }
+    rj_end_arr(w);
+  }
+  rj_end_arr(w);
+}
+
 void rj_states(rj *w, const state_result *r, long n) {
   rj_arr(w);
   for (long i = 0; i < n; i++) {

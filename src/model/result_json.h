@@ -63,6 +63,16 @@ void rj_states(rj *w, const state_result *r, long n);
 /* predict_long's dict (answers with their "window", usage with "windows"); routing as above. */
 void rj_long(rj *w, const long_result *l, const char *routing);
 
+/* predict_shortlist's dict: rj_state's members (routing as there), then "shortlist"
+ * (rj_shortlist_meta), which Laya adds last. */
+void rj_shortlist(rj *w, const shortlist_result *s, const char *routing);
+/* {qid: {"labels", "scores", "k", "n", "passthrough"}} of the ranked choices. */
+void rj_shortlist_meta(rj *w, const shortlist_result *s);
+/* shortlist_choice's return: the kept labels, or with return_scores [labels, scores | null]. */
+void rj_shortlist_choice(rj *w, const shortlist_entry *e, bool return_scores);
+/* embed_fn's array: n rows of d floats (each float32 written as the Python float it becomes). */
+void rj_embeddings(rj *w, const float *v, long n, int d);
+
 /* The body Laya's server sends for one result (write it with RJ_COMPACT, as FastAPI does): the
  * result with "x_jev_confidence" on each choice and score answer and "routing" last (a
  * RouteDecision written in RJ_PY text, respaced to the writer's separators; NULL = none), or,

@@ -69,6 +69,32 @@ typedef struct long_result {
   state_result *last;    /* !single: that window's result */
 } long_result;
 
+/* predict_shortlist (model/shortlist.c): one choice question's ranking, Laya's "shortlist" entry. */
+typedef struct shortlist_entry {
+  const char *qid;
+  size_t qid_len;
+  int n;                     /* the caller's label count */
+  int n_kept;                /* min(k, n) */
+  const json_value **labels; /* [n_kept] best first; the criteria order when passthrough */
+  double *scores;            /* [n_kept] signed cosines; NULL when passthrough (Laya's None) */
+  int *kept_index;           /* [n_kept] each kept label's index in the criteria (ranked only) */
+  bool passthrough;          /* k >= n: answered as given, nothing embedded */
+  bool order_dropped;        /* the question's option_order was dropped (it narrowed) */
+} shortlist_entry;
+
+/* predict_shortlist's result: the decision pass over the narrowed questions, and the rankings. */
+typedef struct shortlist_result {
+  state_result r;
+  const json_value *k_arg; /* the k the caller gave (NULL: the default) */
+  long long k;
+  int n;                   /* entries: one per choice question, in question order */
+  shortlist_entry *e;
+} shortlist_result;
+
+/* predict_shortlist over a parsed request {"state", "questions", "k"?, predict's keyword arguments}. */
+int engine_run_shortlist(struct laya_model *m, const json_value *req, arena *a, shortlist_result *out,
+                         laya_error *err);
+
 /* predict_batch over parsed values: n_states results (in input order) in *out, allocated from a. */
 int engine_run(struct laya_model *m, const json_value *states, const json_value *questions,
                const struct engine_call *c, arena *a, state_result **out, long *n_out, laya_error *err);

@@ -460,7 +460,7 @@ typedef struct routed {
   laya_router *r;
   int call; /* CALL_* */
 } routed;
-enum { CALL_PREDICT, CALL_LONG, CALL_DECIDE };
+enum { CALL_PREDICT, CALL_LONG, CALL_DECIDE, CALL_SHORTLIST };
 
 /* One routed call: route, borrow the model, run the model-level call typed, and write its result
  * with the RouteDecision as "routing" (last). */
@@ -488,7 +488,11 @@ static int routed_run(void *ctx, const json_value *req, strbuf *out, laya_error 
     } else {
       rj w;
       rj_init(&w, out, &RJ_PY);
-      if (call == CALL_PREDICT) {
+      if (call == CALL_SHORTLIST) {
+        shortlist_result sl;
+        rc = engine_run_shortlist(m, mreq, &a, &sl, err);
+        if (!rc) rj_shortlist(&w, &sl, sb_cstr(&dec));
+      } else if (call == CALL_PREDICT) {
         state_result *res;
         long n;
         rc = engine_run_request(m, mreq, false, &a, &res, &n, err);
@@ -514,6 +518,11 @@ static int routed_call(laya_router *r, const char *request_json, int call, char 
 
 int laya_router_predict(laya_router *r, const char *request_json, char **result_json, laya_error *err) {
   return routed_call(r, request_json, CALL_PREDICT, result_json, err);
+}
+
+/* predict_shortlist through the router (model/shortlist.c): routed on the caller's questions. */
+int laya_router_predict_shortlist(laya_router *r, const char *request_json, char **result_json, laya_error *err) {
+  return routed_call(r, request_json, CALL_SHORTLIST, result_json, err);
 }
 
 int laya_router_predict_long(laya_router *r, const char *request_json, char **result_json,

@@ -99,6 +99,10 @@ static int eng_predict_long(void *ctx, void *model, const char *req, char **out,
 #else
 #define eng_predict_long NULL
 #endif
+static int eng_predict_shortlist(void *ctx, void *model, const char *req, char **out, laya_error *err) {
+  (void)ctx;
+  return laya_predict_shortlist(model, req, out, err);
+}
 static long eng_cpu_fallbacks(void *ctx, void *model) {
   (void)ctx;
   return laya_cpu_fallback_count(model);
@@ -150,6 +154,7 @@ const serve_engine serve_engine_laya = {.name = "laya",
                                         .decide = eng_decide,
                                         .info = eng_info,
                                         .predict_long = eng_predict_long,
+                                        .predict_shortlist = eng_predict_shortlist,
                                         .cpu_fallbacks = eng_cpu_fallbacks,
                                         .job_prepare = eng_job_prepare,
                                         .job_tokens = eng_job_tokens,

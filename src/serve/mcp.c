@@ -110,6 +110,10 @@ static int validate_state(const json_value *v, tool_error *e) {
   return 0;
 }
 
+/* The caps check_question_limits applies to choices: the HTTP server's, or laya_shortlist's
+ * (which narrows a choice before it is read) while that tool validates. One message at a time. */
+static int choice_cap = SERVE_MAX_CHOICE_OPTIONS, total_cap = SERVE_MAX_TOTAL_OPTIONS;
+
 /* Counts first, before any question is looked at: 64 questions, 100 choice options, 32 score
  * levels, 512 options in all. */
 static int check_question_limits(const json_value *q, tool_error *e) {
@@ -121,17 +125,16 @@ static int check_question_limits(const json_value *q, tool_error *e) {
     const json_value *type = spec->type == JSON_OBJECT ? json_get(spec, "type") : NULL;
     const json_value *crit = spec->type == JSON_OBJECT ? json_get(spec, "criteria") : NULL;
     if (!crit || (crit->type != JSON_OBJECT && crit->type != JSON_ARRAY)) continue;
-    if (str_eq(type, "choice") && crit->n > SERVE_MAX_CHOICE_OPTIONS)
+    if (str_eq(type, "choice") && crit->n > (uint32_t)choice_cap)
       return terr(e, "invalid_questions", "too many choice options for questions[%s] (%u > %d)", q->members[i].key,
-                  crit->n, SERVE_MAX_CHOICE_OPTIONS);
+                  crit->n, choice_cap);
     if (str_eq(type, "score") && crit->n > SERVE_MAX_SCORE_LEVELS)
       return terr(e, "invalid_questions", "too many score levels for questions[%s] (%u > %d)", q->members[i].key,
                   crit->n, SERVE_MAX_SCORE_LEVELS);
     if (str_eq(type, "choice") || str_eq(type, "score")) total += crit->n;
   }
-  if (total > SERVE_MAX_TOTAL_OPTIONS)
-    return terr(e, "invalid_questions", "too many answer options across questions (%ld > %d)", total,
-                SERVE_MAX_TOTAL_OPTIONS);
+  if (total > total_cap)
+    return terr(e, "invalid_questions", "too many answer options across questions (%ld > %d)", total, total_cap);
   return 0;
 }
 
@@ -1084,6 +1087,87 @@ static int tool_status(mcp_server *s, const json_value *args, arena *a, json_val
   return 0;
 }
 
+/* laya_shortlist: laya_predict's arguments plus k; every choice with more than k labels is narrowed
+ * to the k closest by the answering checkpoint's own embeddings, then answered in one pass
+ * (laya_predict_shortlist). {answers, routing, shortlist, latency_ms, option_order_dropped?,
+ * device?}, as Laya's tool returns. */
+static int tool_shortlist(mcp_server *s, const json_value *args, arena *a, json_value **out, tool_error *e) {
+  const json_value *state;
+  json_value *questions;
+  controls c;
+  choice_cap = SERVE_SHORTLIST_MAX_LABELS;
+  total_cap = SERVE_SHORTLIST_MAX_TOTAL;
+  int rc = state_questions_model(s, args, a, &state, &questions, &c, false, e);
+  choice_cap = SERVE_MAX_CHOICE_OPTIONS;
+  total_cap = SERVE_MAX_TOTAL_OPTIONS;
+  if (rc) return -1;
+  const json_value *task = json_get(args, "task"), *lang = json_get(args, "lang"), *guess = json_get(args, "lang_guess");
+  if (validate_task(s, task, e) || validate_lang_kind(lang, "lang", e) || validate_lang_kind(guess, "lang_guess", e))
+    return -1;
+  c.task = is_null(task) ? NULL : task;
+  c.lang = is_null(lang) ? NULL : lang->s;
+  c.lang_guess = is_null(guess) ? NULL : guess->s;
+  if ((c.max_len = validate_budget(json_get(args, "max_len"), "max_len", e)) < 0) return -1;
+  if ((c.head_max_len = validate_budget(json_get(args, "head_max_len"), "head_max_len", e)) < 0) return -1;
+  const json_value *mc = as_float_arg(json_get(args, "min_confidence"), a);
+  if (validate_min_conf(mc, e)) return -1;
+  c.min_confidence = is_null(mc) ? NULL : mc;
+  if (check_pinned(&c, e)) return -1;
+  const json_value *k = json_get(args, "k");
+  if (!is_null(k) && (k->type != JSON_INT || (!k->big && k->i < 1) || (k->big && k->s[0] == '-')))
+    return terr_repr(e, "invalid_k", "k must be a positive integer, got ", k, NULL);
+  if (!s->eng->predict_shortlist) return terr(e, "internal_error", "this engine has no shortlist");
+  serve_route r = {0};
+  if (route_state(s, state, questions, &c, &r, e)) return -1;
+  strbuf req;
+  sb_init(&req);
+  request_with_state(&req, state);
+  sb_puts(&req, ", ");
+  options_json(questions, &c, &req);
+  json_dump_opts d = {NULL, NULL, false, -1};
+  sb_puts(&req, ", \"k\": ");
+  if (is_null(k)) sb_puts(&req, "20"); /* laya.shortlist.DEFAULT_SHORTLIST_K */
+  else json_dump(&req, k, &d);
+  sb_putc(&req, '}');
+  laya_error le;
+  json_value *v = NULL;
+  double ms;
+  rc = run_engine(s, s->eng->predict_shortlist, r.model, &req, a, &v, &ms, &le);
+  sb_free(&req);
+  if (rc != 0) {
+    free(r.routing_json);
+    return engine_failure(&le, e);
+  }
+  json_value *routing = json_parse(r.routing_json, strlen(r.routing_json), a, NULL, &le);
+  free(r.routing_json);
+  const json_value *answers = v ? json_get(v, "answers") : NULL, *meta = v ? json_get(v, "shortlist") : NULL;
+  if (!answers || answers->type != JSON_OBJECT || !meta) return terr(e, "internal_error", "predict returned non-object");
+  json_value *o = new_value(a, JSON_OBJECT);
+  obj_add(a, o, "answers", answers);
+  if (routing) obj_add(a, o, "routing", routing);
+  obj_add(a, o, "shortlist", meta);
+  add_ms(a, o, "latency_ms", ms);
+  /* a narrowed choice loses its option_order: said per question, with the old and kept counts */
+  json_value *dropped = new_value(a, JSON_OBJECT);
+  for (uint32_t i = 0; i < questions->n; i++) {
+    const json_value *q = &questions->members[i].value, *m = json_get(meta, questions->members[i].key);
+    const json_value *pass = m ? json_get(m, "passthrough") : NULL, *kept = m ? json_get(m, "labels") : NULL;
+    if (!str_eq(json_get(q, "type"), "choice") || !json_get(q, "option_order") || !pass || pass->b || !kept) continue;
+    json_value *entry = new_value(a, JSON_OBJECT), *nv = new_value(a, JSON_INT), *kv = new_value(a, JSON_INT);
+    nv->i = json_get(q, "criteria")->n;
+    nv->d = (double)nv->i;
+    kv->i = kept->n;
+    kv->d = (double)kv->i;
+    obj_add(a, entry, "n", nv);
+    obj_add(a, entry, "kept", kv);
+    obj_add(a, dropped, questions->members[i].key, entry);
+  }
+  if (dropped->n) obj_add(a, o, "option_order_dropped", dropped);
+  add_device(s, a, o, r.model);
+  *out = o;
+  return 0;
+}
+
 /* ---- tool table and JSON-RPC ---- */
 
 typedef int (*tool_fn)(mcp_server *, const json_value *, arena *, json_value **, tool_error *);
@@ -1153,6 +1237,16 @@ static const tool_def TOOLS[] = {
      "min_confidence comes back null." ABOUT,
      "{\"type\":\"object\",\"properties\":{" S_STATE ",\"schema\":{\"type\":\"object\"}," S_OPT_STR(
          "model") "," S_OPT_NUM("min_confidence") "},\"required\":[\"state\",\"schema\"]}"},
+    {"laya_shortlist", tool_shortlist,
+     "Shortlist each many-option choice question to its k labels most similar to the state (cosine of "
+     "mean-pooled embeddings from the answering checkpoint's own encoder; no other model), then answer in "
+     "one forward pass. Returns the answers (a shortlisted choice's probabilities cover its kept labels), "
+     "the routing, and per choice question the shortlist: kept labels best first, their cosine scores "
+     "(null when nothing was dropped), k, the label count n, and passthrough (n <= k: answered as given). "
+     "A narrowed question's option_order is dropped and reported under option_order_dropped. Up to 10,000 "
+     "labels per choice. head_max_len sets the token budget the kept labels share." ABOUT,
+     "{\"type\":\"object\",\"properties\":{" S_STATE "," S_QUESTIONS "," S_OPT_STR("model") ",\"k\":{\"type\":"
+     "\"integer\",\"default\":20}," S_CONTROLS "},\"required\":[\"state\",\"questions\"]}"},
     {"laya_predict_long", tool_predict_long,
      "Answer typed questions about a state longer than one context window: the state is read in "
      "overlapping windows and each answer comes from the window that decides it (the strongest for "

@@ -36,6 +36,10 @@
 #define SERVE_MAX_CHOICE_OPTIONS 100
 #define SERVE_MAX_SCORE_LEVELS 32
 #define SERVE_MAX_TOTAL_OPTIONS 512
+/* laya-mcp's laya_shortlist narrows a choice before it is read, so its labels are capped higher
+ * (Laya's MCP server has no cap; these keep one call bounded): per choice, and in all */
+#define SERVE_SHORTLIST_MAX_LABELS 10000
+#define SERVE_SHORTLIST_MAX_TOTAL 20000
 #define SERVE_DEFAULT_MAX_CONCURRENT 16
 #define SERVE_DEFAULT_MAX_TOKEN_BUDGET 8192
 #define SERVE_DEFAULT_MAX_BATCH_TOKENS 131072
@@ -182,6 +186,9 @@ struct serve_engine {
   /* laya_predict_long, or NULL when the library has none. */
   int (*predict_long)(void *ctx, void *model, const char *request_json, char **result_json,
                       laya_error *err);
+  /* laya_predict_shortlist (laya-mcp's laya_shortlist), or NULL when the library has none. */
+  int (*predict_shortlist)(void *ctx, void *model, const char *request_json, char **result_json,
+                           laya_error *err);
   /* Requests answered on the CPU after a device out-of-memory (laya_cpu_fallback_count), or NULL. */
   long (*cpu_fallbacks)(void *ctx, void *model);
   /* Prepared requests packed into shared forward passes (laya_job_*): prepare takes a

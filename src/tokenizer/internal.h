@@ -295,7 +295,16 @@ struct tokenizer {
 
   tokenizer_roles roles;
   bool cleanup_spaces; /* transformers' clean_up_tokenization after decode (see decoder.c) */
+
+  /* the post-processor's single-sequence specials (post.c): post_ids[0, post_prefix) before the
+   * text, the next post_suffix after it; post_unsupported names a processor we cannot apply */
+  int32_t post_ids[16];
+  int post_prefix, post_suffix;
+  const char *post_unsupported;
 };
+#define TOK_POST_MAX 16
+struct json_value;
+void post_load(tokenizer *t, const struct json_value *pp);
 
 /* ---- per-call work area ---- */
 typedef struct piece {

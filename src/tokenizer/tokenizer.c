@@ -195,6 +195,7 @@ static int parse_text(tokenizer *t, const char *text, size_t len, const char *fi
     laya_err_prefix(err, "%s", file);
     goto done;
   }
+  post_load(t, json_get(root, "post_processor"));
   rc = 0;
 done:
   free(rest);

@@ -66,6 +66,14 @@ void ids_vec_free(ids_vec *v);
 int tokenizer_encode(const tokenizer *t, const char *text, size_t len, int max_len, ids_vec *out,
                      laya_error *err);
 
+/* The special-token ids the file's post-processor puts around one sequence (HF
+ * add_special_tokens=True: TemplateProcessing's single template, BertProcessing, RobertaProcessing,
+ * ByteLevel, Sequence): n_prefix before the text, n_suffix after. The encoder never applies them
+ * itself. LAYA_ERR_UNSUPPORTED naming the processor when it is one we cannot apply (the load does
+ * not fail on it). */
+int tokenizer_special_template(const tokenizer *t, const int32_t **prefix, int *n_prefix, const int32_t **suffix,
+                               int *n_suffix, laya_error *err);
+
 /* Decode ids to text as HF `tokenizer.decode(ids)` with its defaults
  * (skip_special_tokens=False, and the tokenizer's clean_up_tokenization_spaces setting). */
 int tokenizer_decode(const tokenizer *t, const int32_t *ids, size_t n, char **text, size_t *len,

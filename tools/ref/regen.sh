@@ -3,10 +3,12 @@
 #   tests/fixtures/tokenizers/{modernbert-mini,mmbert-mini}/
 #   tests/fixtures/ckpt/{modernbert-tiny,mmbert-tiny}/      (+ SHA256SUMS)
 #   tests/fixtures/parity/{<ckpt>/cases.jsonl,<ckpt>/rows.jsonl,meta.json}
+#   tests/fixtures/{ckpt,parity}/modernbert-tiny-layers/  (encoder variants, make_variants.py)
 #   tests/fixtures/email/cases.jsonl and src/core/email_tables.c  (email cleaning)
+#   tests/fixtures/shortlist/{<ckpt>/embed.jsonl,<ckpt>/cases.jsonl,meta.json}
 # Every step is deterministic: on the same versions a re-run leaves `git status` clean.
 #
-# Usage: tools/ref/regen.sh [tokenizers|checkpoints|parity|email|all]   (default all)
+# Usage: tools/ref/regen.sh [tokenizers|checkpoints|parity|variants|email|shortlist|all]   (default all)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
@@ -19,10 +21,12 @@ cd "$repo"
 case "$what" in
   tokenizers|all) "$py" "$here/make_tokenizers.py" ;;&
   checkpoints|all) "$py" "$here/make_checkpoints.py"
-                   for d in tests/fixtures/ckpt/*/; do (cd "$d" && sha256sum --quiet -c SHA256SUMS); done ;;&
+                   for d in tests/fixtures/ckpt/*/; do [ ! -f "$d/SHA256SUMS" ] || (cd "$d" && sha256sum --quiet -c SHA256SUMS); done ;;&
   parity|all) "$py" "$here/gen_parity.py" ;;&
+  variants|all) "$py" "$here/make_variants.py" ;;&
   email|all) "$py" "$here/email_tables.py" src/core/email_tables.c
-             "$py" "$here/gen_email.py" ;;
-  tokenizers|checkpoints|parity) ;;
-  *) echo "usage: $0 [tokenizers|checkpoints|parity|email|all]" >&2; exit 2 ;;
+             "$py" "$here/gen_email.py" ;;&
+  shortlist|all) "$py" "$here/gen_shortlist.py" ;;&
+  tokenizers|checkpoints|parity|variants|email|shortlist|all) ;;
+  *) echo "usage: $0 [tokenizers|checkpoints|parity|variants|email|shortlist|all]" >&2; exit 2 ;;
 esac

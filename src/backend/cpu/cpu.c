@@ -1302,6 +1302,46 @@ static int cpu_forward(backend *b, backend_worker *w, const packed_batch *bt, fl
   return 0;
 }
 
+/* The encoder's final norm alone (final_task without the question-type embedding). */
+static void final_norm_task(void *ctx, int task, int thread) {
+  (void)thread;
+  fwd *f = ctx;
+  const cpu_model *m = f->m;
+  int d = m->enc.hidden;
+  int r0 = task * ROW_BLOCK, r1 = r0 + ROW_BLOCK < f->T ? r0 + ROW_BLOCK : f->T;
+  for (int t = r0; t < r1; t++) {
+    float *xt = f->s.x + (size_t)t * d;
+    m->k->layernorm(xt, d, m->final_norm, NULL, (float)m->enc.norm_eps, xt, NULL);
+  }
+}
+
+/* The encoder alone, mean-pooled per row (backend.embed): cpu_forward's encoder half. */
+static int cpu_embed(backend *b, backend_worker *w, const packed_batch *bt, float *pooled, laya_error *err) {
+  const cpu_model *m = b->impl;
+  int max_len = 1;
+  if (bt->n_rows == 0) return 0;
+  if (check_batch(m, bt, &max_len, err)) return err ? err->code : LAYA_ERR_VALUE;
+  int T = bt->n_tokens, R = bt->n_rows, threads = cpu_pool_threads(m->pool);
+  fwd f;
+  memset(&f, 0, sizeof f);
+  f.m = m;
+  f.bt = bt;
+  f.T = T;
+  f.threads = threads;
+  size_t need = carve(&f.s, NULL, m, T, R, 0, max_len, 1, threads);
+  if (scratch_grow(w, need, T, err)) return err ? err->code : LAYA_ERR_NOMEM;
+  carve(&f.s, w->buf, m, T, R, 0, max_len, 1, threads);
+  if (m->enc.hidden % 4 || m->enc.intermediate % 4) memset(w->buf, 0, need); /* padding columns read zero */
+  ensure_rope(m, max_len);
+  cpu_pool_lock(m->pool);
+  run(&f, (T + ROW_BLOCK - 1) / ROW_BLOCK, embed_task, &f);
+  for (int l = 0; l < m->enc.n_layers; l++) encoder_layer(&f, l);
+  run(&f, (T + ROW_BLOCK - 1) / ROW_BLOCK, final_norm_task, &f);
+  cpu_pool_unlock(m->pool);
+  backend_mean_rows(bt, f.s.x, m->enc.hidden, pooled);
+  return 0;
+}
+
 static void cpu_destroy(backend *b) {
   if (!b) return;
   cpu_model_free(b->impl);
@@ -1357,5 +1397,6 @@ backend *backend_cpu_create(const model_weights *w, const backend_options *o, la
   b->worker_bytes = cpu_worker_bytes;
   b->forward = cpu_forward;
   b->destroy = cpu_destroy;
+  b->embed = cpu_embed;
   return b;
 }

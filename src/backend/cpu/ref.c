@@ -480,6 +480,30 @@ static int ref_forward(backend *b, backend_worker *w, const packed_batch *bt, fl
   return 0;
 }
 
+/* The encoder alone, mean-pooled per row (backend.embed). */
+static int ref_embed(backend *b, backend_worker *w, const packed_batch *bt, float *pooled, laya_error *err) {
+  const ref_model *m = b->impl;
+  int max_len = 1;
+  if (bt->n_rows == 0) return 0;
+  if (check_batch(m, bt, &max_len, err)) return err ? err->code : LAYA_ERR_VALUE;
+  int T = bt->n_tokens, d = m->enc.hidden;
+  ref_scratch s;
+  size_t need = carve(&s, NULL, m, T, max_len, 0);
+  if (need > w->cap) {
+    float *nb = malloc(need * sizeof(float));
+    if (!nb) return laya_err(err, LAYA_ERR_NOMEM, NULL, "cpu-ref backend: out of memory for %d tokens", T);
+    free(w->buf);
+    w->buf = nb;
+    w->cap = need;
+  }
+  carve(&s, w->buf, m, T, max_len, 0);
+  ref_rope_tables(s.rope_cos_g, s.rope_sin_g, max_len, m->enc.head_dim, m->enc.global_theta);
+  ref_rope_tables(s.rope_cos_l, s.rope_sin_l, max_len, m->enc.head_dim, m->enc.local_theta);
+  encoder(m, bt, &s);
+  backend_mean_rows(bt, s.x, d, pooled);
+  return 0;
+}
+
 static void ref_destroy(backend *b) {
   if (!b) return;
   ref_model_free(b->impl);
@@ -508,5 +532,6 @@ backend *backend_cpu_ref_create(const model_weights *w, const backend_options *o
   b->worker_destroy = ref_worker_destroy;
   b->forward = ref_forward;
   b->destroy = ref_destroy;
+  b->embed = ref_embed;
   return b;
 }
