@@ -476,6 +476,8 @@ done:
   return rc;
 }
 
+const char *engine_model_device(const laya_model *m) { return m ? m->device : NULL; }
+
 int laya_predict(laya_model *m, const char *request_json, char **result_json, laya_error *err) {
   return run_request(m, request_json, false, result_json, err);
 }

@@ -317,15 +317,34 @@ int serve_models_route(const serve_models *m, const json_value *state, const jso
   sb_init(&decision);
   laya_error err;
   char chosen[64];
-  if (router_route(&m->rc, state, questions, model ? &mv : NULL, task, lang ? &lv : NULL,
-                   lang_guess ? &gv : NULL, &decision, chosen, &err)) {
+  router_facts f;
+  sb_init(&f.reason);
+  memset(out, 0, sizeof *out);
+  if (router_route_facts(&m->rc, state, questions, model ? &mv : NULL, task, lang ? &lv : NULL,
+                         lang_guess ? &gv : NULL, false, &decision, chosen, &f, &err)) {
     sb_puts(msg, err.message);
     sb_free(&decision);
+    sb_free(&f.reason);
     return -1;
   }
   snprintf(out->model, sizeof out->model, "%s", chosen);
+  snprintf(out->language, sizeof out->language, "%s", f.language);
   out->routing_json = sb_steal(&decision);
+  out->reason = sb_steal(&f.reason);
+  const router_entry *e = router_find(&m->rc, chosen);
+  strbuf repo;
+  sb_init(&repo);
+  if (e) router_repo_str(e, &repo);
+  else sb_puts(&repo, "None");
+  out->repo = sb_steal(&repo);
   return 0;
+}
+
+void serve_route_free(serve_route *r) {
+  free(r->routing_json);
+  free(r->reason);
+  free(r->repo);
+  r->routing_json = r->reason = r->repo = NULL;
 }
 
 /* Where checkpoint c is on disk: its LAYA_EXTRA_MODELS directory, or its Hub source in the

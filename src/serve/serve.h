@@ -109,11 +109,16 @@ typedef struct serve_models serve_models;
 typedef struct serve_engine serve_engine;
 typedef struct serve_metrics serve_metrics;
 
-/* A route: which checkpoint answers, and the `routing` block as JSON (owned by the caller). */
+/* A route: which checkpoint answers, and the `routing` block as JSON (owned by the caller, with
+ * reason and repo: serve_route_free), and the facts a surface reads from it as values. */
 typedef struct serve_route {
   char model[64];
   char *routing_json;
+  char language[32]; /* the detection's language ("" = none) */
+  char *reason;      /* the decision's reason */
+  char *repo;        /* the decision's repo ("None" when the checkpoint has no entry, as Laya writes) */
 } serve_route;
+void serve_route_free(serve_route *r); /* routing_json, reason, repo */
 
 serve_models *serve_models_new(const serve_config *cfg, const serve_engine *eng, char *msg,
                                size_t msg_size);
@@ -151,6 +156,8 @@ bool serve_models_has_lang_temps(serve_models *m, const char *name);
 
 /* ---- the inference engine, as a table (production: the laya library) ---- */
 struct state_result; /* model/typed.h */
+struct long_result;
+struct decide_result;
 struct serve_engine {
   void *ctx;
   const char *name;
@@ -193,6 +200,19 @@ struct serve_engine {
                      laya_error *err);
   /* job_prepare of the request as a value (nothing parsed; the value outlives the job), or NULL. */
   int (*job_prepare_value)(void *ctx, void *model, const json_value *request, void **job, laya_error *err);
+  /* The typed calls (model/typed.h): a request as a value in, results as values out (allocated
+   * from a), nothing parsed or written. NULL: the text calls above are used (the tests' stand-in
+   * engines), and laya-mcp says the tool is not available. predict_values: predict (batch false,
+   * a {"state", ...} request) or predict_batch ({"states", ...}). */
+  int (*predict_values)(void *ctx, void *model, const json_value *request, bool batch, arena *a,
+                        const struct state_result **out, long *n, laya_error *err);
+  int (*predict_long_values)(void *ctx, void *model, const json_value *request, arena *a,
+                             struct long_result *out, laya_error *err);
+  /* laya_decide with return_details (free *out with decide_result_free). */
+  int (*decide_values)(void *ctx, void *model, const json_value *request, struct decide_result **out,
+                       laya_error *err);
+  /* laya_model_info's "device", or NULL. */
+  const char *(*device)(void *ctx, void *model);
 };
 /* The real library (engine_laya.c). */
 extern const serve_engine serve_engine_laya;
@@ -269,6 +289,7 @@ struct serve_job {
                             routed to different checkpoints or languages) */
   size_t est_tokens;
   char **routing_json;   /* per state: the routing block to attach (may be NULL entries) */
+  char (*state_models)[64]; /* per state: the checkpoint it routed to */
   char **langs;          /* per state: the language the checkpoint reads it in (NULL = none):
                             the request's lang, else the routed language when the checkpoint
                             has per-language temperatures (as Laya's Router.predict does) */
