@@ -634,7 +634,10 @@ static char *model_info_str(serve_models *m, void *model, const char *key) {
 
 static char *model_device(serve_models *m, void *model) { return model_info_str(m, model, "device"); }
 
-void serve_models_health(serve_models *m, strbuf *sb) {
+void serve_models_health_members(serve_models *m, serve_health *h) {
+  memset(h, 0, sizeof *h);
+  for (int i = 0; i < SERVE_HEALTH_N; i++) sb_init(&h->value[i]);
+  strbuf *sb;
   pthread_mutex_lock(&m->lock);
   strbuf loaded, revisions, devices, fallbacks, precisions;
   sb_init(&precisions);
@@ -689,7 +692,12 @@ void serve_models_health(serve_models *m, strbuf *sb) {
               fb ? "\"device out of memory\"" : "null");
   }
   const char *pref = m->cfg->device ? m->cfg->device : "cpu";
-  sb_printf(sb, "\"loaded\": [%s], \"revisions\": {%s}, \"device\": ", sb_cstr(&loaded), sb_cstr(&revisions));
+  h->key[0] = "loaded";
+  sb_printf(&h->value[0], "[%s]", sb_cstr(&loaded));
+  h->key[1] = "revisions";
+  sb_printf(&h->value[1], "{%s}", sb_cstr(&revisions));
+  h->key[2] = "device";
+  sb = &h->value[2];
   if (first_device) {
     json_dump_string(sb, first_device, strlen(first_device), false);
   } else {
@@ -699,14 +707,19 @@ void serve_models_health(serve_models *m, strbuf *sb) {
     lower[n] = 0;
     json_dump_string(sb, lower, n, false);
   }
-  sb_printf(sb, ", \"device_is_preference\": %s, \"checkpoint_devices\": {%s}, \"cpu_fallbacks\": {%s}",
-            first_device ? "false" : "true", sb_cstr(&devices), sb_cstr(&fallbacks));
+  h->key[3] = "device_is_preference";
+  sb_puts(&h->value[3], first_device ? "false" : "true");
+  h->key[4] = "checkpoint_devices";
+  sb_printf(&h->value[4], "{%s}", sb_cstr(&devices));
+  h->key[5] = "cpu_fallbacks";
+  sb_printf(&h->value[5], "{%s}", sb_cstr(&fallbacks));
   /* precision: the first loaded checkpoint's; before any loads, what they will open with */
   const char *env_prec = getenv("LAYA_PRECISION");
   const char *prec = first_precision ? first_precision : env_prec && *env_prec ? env_prec : "default";
-  sb_puts(sb, ", \"precision\": ");
-  json_dump_string(sb, prec, strlen(prec), false);
-  sb_printf(sb, ", \"checkpoint_precisions\": {%s}", sb_cstr(&precisions));
+  h->key[6] = "precision";
+  json_dump_string(&h->value[6], prec, strlen(prec), false);
+  h->key[7] = "checkpoint_precisions";
+  sb_printf(&h->value[7], "{%s}", sb_cstr(&precisions));
   free(first_precision);
   sb_free(&precisions);
   free(first_device);
@@ -715,6 +728,28 @@ void serve_models_health(serve_models *m, strbuf *sb) {
   sb_free(&devices);
   sb_free(&fallbacks);
   pthread_mutex_unlock(&m->lock);
+}
+
+void serve_health_free(serve_health *h) {
+  for (int i = 0; i < SERVE_HEALTH_N; i++) sb_free(&h->value[i]);
+}
+
+const char *serve_health_get(const serve_health *h, const char *key) {
+  for (int i = 0; i < SERVE_HEALTH_N; i++)
+    if (h->key[i] && !strcmp(h->key[i], key)) return sb_cstr((strbuf *)&h->value[i]);
+  return NULL;
+}
+
+void serve_models_health(serve_models *m, strbuf *sb) {
+  serve_health h;
+  serve_models_health_members(m, &h);
+  for (int i = 0; i < SERVE_HEALTH_N; i++) {
+    if (i) sb_puts(sb, ", ");
+    json_dump_string(sb, h.key[i], strlen(h.key[i]), false);
+    sb_puts(sb, ": ");
+    sb_puts(sb, sb_cstr(&h.value[i]));
+  }
+  serve_health_free(&h);
 }
 
 bool serve_models_has_lang_temps(serve_models *m, const char *name) {

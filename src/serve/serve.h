@@ -145,6 +145,16 @@ int serve_models_unload_idle(serve_models *m, double idle_seconds);
 int serve_models_preload(serve_models *m, laya_error *err);
 /* {"loaded": [...], "revisions": {...}, "device":..., ...} members for /health and laya_status. */
 void serve_models_health(serve_models *m, strbuf *sb);
+/* The same members one by one (key, value as JSON text in json.dumps's default spacing), in
+ * /health's order, for a surface that writes them in its own order and style (laya_status). */
+#define SERVE_HEALTH_N 8
+typedef struct serve_health {
+  const char *key[SERVE_HEALTH_N];
+  strbuf value[SERVE_HEALTH_N];
+} serve_health;
+void serve_models_health_members(serve_models *m, serve_health *h);
+const char *serve_health_get(const serve_health *h, const char *key); /* NULL: no such member */
+void serve_health_free(serve_health *h);
 /* JSON array of the loaded checkpoint names. */
 void serve_models_loaded(serve_models *m, strbuf *sb);
 bool serve_models_ready(serve_models *m);
