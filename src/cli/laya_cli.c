@@ -548,7 +548,7 @@ static int run_batch(run_ctx *c, char **lines, size_t n) {
     json_value *states = arena_alloc(&k.ar, sizeof(json_value));
     if (!results || !states) {
       free(results);
-      return call_end(&k, fail(&(laya_error){LAYA_ERR_NOMEM, "MemoryError", "out of memory"}));
+      return call_end(&k, fail(&(laya_error){.code = LAYA_ERR_NOMEM, .kind = "MemoryError", .message = "out of memory"}));
     }
     for (size_t s = 0; s < n && !rc; s += chunk) {
       size_t m = n - s < chunk ? n - s : chunk;

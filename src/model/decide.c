@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/assert.h"
 #include "core/error.h"
 #include "core/json.h"
 #include "core/pystr.h"
@@ -653,7 +654,7 @@ int engine_run_decide(laya_model *m, const json_value *req, decide_result **out,
   arena_init(&d->a, 1 << 14);
   long n = 0;
   int rc = decide_answers(m, req, false, &d->a, &d->p, &d->res, &n, err);
-  if (!rc && n != 1) rc = laya_err(err, LAYA_ERR_INTERNAL, NULL, "decide(): %ld results for one state", n);
+  LAYA_ASSERT(rc || n == 1); /* one state in, one result out */
   if (rc) {
     decide_result_free(d);
     return rc;

@@ -348,6 +348,7 @@ backend *backend_escalate_create(backend *low, backend *exact, int n_act, const 
   atomic_init(&im->rerun, 0);
   snprintf(im->name, sizeof im->name, "%s+escalate", low->name);
   b->name = im->name;
+  b->kind = BACKEND_ESCALATE;
   b->impl = im;
   b->worker_create = esc_worker_create;
   b->worker_destroy = esc_worker_destroy;

@@ -244,7 +244,7 @@ static void build_info(laya_model *m) {
     w += l + (nl ? 1 : 0);
   }
   /* the fast CPU backend's kernel table (chosen at create as cpu_kernels_select chooses now) */
-  const char *isa = m->be && !strcmp(m->device, "cpu") && strcmp(m->be->name, "cpu-ref") ? backend_cpu_isa_selected() : NULL;
+  const char *isa = m->be && !strcmp(m->device, "cpu") && m->be->kind != BACKEND_CPU_REF ? backend_cpu_isa_selected() : NULL;
   sb_puts(&sb, "], \"pack_cache\": ");
   if (m->pack_cache[0])
     json_dump_string(&sb, m->pack_cache, strlen(m->pack_cache), false);

@@ -177,7 +177,9 @@ static json_value *validate_questions(const json_value *q, arena *a, tool_error 
       return NULL;
     }
     const json_value *type = json_get(spec, "type");
-    if (!(str_eq(type, "choice") || str_eq(type, "score") || str_eq(type, "noul"))) {
+    bool known = false;
+    for (int t = 0; t < QT_COUNT; t++) known = known || str_eq(type, question_type_names[t]);
+    if (!known) {
       strbuf pre;
       sb_init(&pre);
       sb_printf(&pre, "questions[%s].type must be one of ['choice', 'noul', 'score'], got ", name);

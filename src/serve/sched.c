@@ -29,6 +29,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/assert.h"
 #include "model/result_json.h"
 #include "model/typed.h"
 #include "serve/serve.h"
@@ -267,8 +268,13 @@ static int error_status(const laya_error *e) {
 static void fail_job(serve_job *job, const laya_error *e) {
   job->status = error_status(e);
   job->err = *e;
-  if (job->status == 500)
-    fprintf(stderr, "laya-serve: inference failed for model=%s: %s\n", job->model, e->message);
+  if (job->status == 500) {
+    /* a Debug build's log also says where laya.c made the error */
+    char where[256] = "";
+    if (LAYA_ASSERTS_ON) laya_error_origin(e, where, sizeof where);
+    fprintf(stderr, "laya-serve: inference failed for model=%s: %s%s%s%s\n", job->model, e->message,
+            where[0] ? " (at " : "", where, where[0] ? ")" : "");
+  }
 }
 
 static void sum_usage(const json_value *r, long *in, long *out) {

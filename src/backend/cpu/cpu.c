@@ -1191,11 +1191,11 @@ static void cpu_destroy(backend *b) {
 }
 
 const cpu_model *backend_cpu_model(const backend *b) {
-  return b && b->name && !strcmp(b->name, "cpu") ? b->impl : NULL;
+  return b && b->kind == BACKEND_CPU ? b->impl : NULL;
 }
 
 int backend_cpu_adopt(backend *b, void (*release)(void *ctx), void *ctx) {
-  cpu_model *m = b && b->name && !strcmp(b->name, "cpu") ? b->impl : NULL;
+  cpu_model *m = b && b->kind == BACKEND_CPU ? b->impl : NULL;
   if (!m || m->release) return -1;
   m->release = release;
   m->release_ctx = ctx;
@@ -1232,6 +1232,7 @@ backend *backend_cpu_create(const model_weights *w, const backend_options *o, la
     return NULL;
   }
   b->name = "cpu";
+  b->kind = BACKEND_CPU;
   b->impl = m;
   b->worker_create = cpu_worker_create;
   b->worker_destroy = cpu_worker_destroy;
