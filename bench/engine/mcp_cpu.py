@@ -16,6 +16,7 @@ CALLS = {
     "laya_predict_batch (4 requests)": {"requests": [{"state": ST, "questions": QS}] * 4},
     "laya_decide": {"state": ST, "schema": {"type": "object", "properties": {
         "team": {"enum": ["billing", "tech"]}, "ok": {"type": "boolean"}}}},
+    "laya_predict_long": {"state": ST, "questions": QS, "window": 16},
     "laya_route": {"state": ST, "questions": QS},
 }
 ENV = dict(os.environ, LAYA_EXTRA_MODELS=json.dumps({"english": CKPT + "/modernbert-tiny",
