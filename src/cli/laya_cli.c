@@ -15,7 +15,7 @@
 #include "cli/cli_args.h"
 #include "cli/cli_util.h"
 #include "cli/predict.h"
-#include "cli/presets.h"
+#include "model/presets.h"
 #include "cli/questions_file.h"
 #include "core/error.h"
 #include "core/pystr.h"
@@ -179,7 +179,7 @@ static int parse_args(int argc, char **argv, args *a) {
     }
     a->min_confidence = d;
   }
-  if (a->preset && !cli_preset_find(a->preset))
+  if (a->preset && !question_preset_find(a->preset))
     return usage_error("argument --preset: invalid choice: '%s' (choose from 'email', 'guard', "
                        "'moderation', 'router', 'triage')%s",
                        a->preset, "");
@@ -355,7 +355,7 @@ static int resolve_questions(const args *a, arena *ar, const json_value **qs, co
     *call = CLI_DECIDE;
     return 0;
   }
-  const cli_preset *p = cli_preset_find(a->preset ? a->preset : "router");
+  const question_preset *p = question_preset_find(a->preset ? a->preset : "router");
   laya_error perr = {0};
   *qs = cli_parse(p->questions, strlen(p->questions), ar, &perr);
   *key = p->state_key;
