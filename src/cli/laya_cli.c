@@ -108,6 +108,7 @@ static const char kHelp[] =
     "  laya calibrate --model DIR --data FILE [--out FILE | --write-config]\n"
     "  laya tokenize --model DIR TEXT\n"
     "  laya convert CHECKPOINT OUT\n"
+    "  laya env [--values]     the environment variables the library reads (types, defaults)\n"
     "\n"
     "Checkpoints are looked up in the Hugging Face cache (HF_HOME, or ~/.cache/huggingface)\n"
     "first, so a cache filled by Python Laya is reused; otherwise they are downloaded unless\n"

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/assert.h"
+#include "core/options.h"
 #include "core/pystr.h"
 #include "model/artifact.h"
 #include "model/result_json.h"
@@ -144,7 +145,7 @@ int engine_reserve(laya_model *m, const batch_shape *shape, int workers, laya_er
 }
 
 int engine_warm(laya_model *m, laya_error *err) {
-  const char *off = getenv("LAYA_CUDA_WARMUP"); /* "0": no worker at open, as before the warm-up */
+  const char *off = laya_env("LAYA_CUDA_WARMUP"); /* "0": no worker at open, as before the warm-up */
   if (!m->be->worker_warm || !m->be->worker_reserve || (off && off[0] == '0')) return 0;
   backend_worker *w = m->be->worker_create(m->be, err);
   if (!w) return err && err->code ? err->code : LAYA_ERR_NOMEM;

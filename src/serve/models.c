@@ -19,6 +19,7 @@
 
 #include <sys/stat.h>
 
+#include "core/options.h"
 #include "model/hub.h"
 #include "router/router.h"
 #include "serve/serve.h"
@@ -125,7 +126,7 @@ static bool valid_extra_name(const char *s) {
  * loader (it applies to every checkpoint); {checkpoint: {artifact: digest}} pins each named
  * checkpoint with its own map and the others with none. */
 static int load_digests(serve_models *m, char *msg, size_t msg_size) {
-  const char *env = getenv("LAYA_SHA256_DIGESTS");
+  const char *env = laya_env("LAYA_SHA256_DIGESTS");
   if (!env || !*env) return 0;
   arena a;
   arena_init(&a, 4096);
@@ -714,7 +715,7 @@ void serve_models_health_members(serve_models *m, serve_health *h) {
   h->key[5] = "cpu_fallbacks";
   sb_printf(&h->value[5], "{%s}", sb_cstr(&fallbacks));
   /* precision: the first loaded checkpoint's; before any loads, what they will open with */
-  const char *env_prec = getenv("LAYA_PRECISION");
+  const char *env_prec = laya_env("LAYA_PRECISION");
   const char *prec = first_precision ? first_precision : env_prec && *env_prec ? env_prec : "default";
   h->key[6] = "precision";
   json_dump_string(&h->value[6], prec, strlen(prec), false);

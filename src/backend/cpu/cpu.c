@@ -24,6 +24,7 @@
 #include "backend/backend.h"
 #include "backend/cpu/cpu_model.h"
 #include "backend/cpu/ref_ops.h"
+#include "core/options.h"
 #include "model/artifact.h"
 
 #define HEAD_LN_EPS 1e-5f
@@ -60,7 +61,7 @@ static void study_parse(cpu_model *m) {
       {"w8", STUDY_W8}, {"a8", STUDY_A8}, {"attn", STUDY_ATTN}, {"head16", STUDY_HEAD16}};
   m->study = 0;
   m->study_layer = -1;
-  const char *e = getenv("LAYA_CPU_STUDY");
+  const char *e = laya_env("LAYA_CPU_STUDY");
   if (!e) return;
   char buf[256], *sv = NULL;
   snprintf(buf, sizeof buf, "%s", e);
@@ -405,13 +406,13 @@ static int listed(const char *list, const char *item) {
 
 /* 1 when an int8 model keeps matrices of this kind in bf16: LAYA_CPU_INT8_BF16, else INT8_KEEP_BF16. */
 static int int8_keeps_bf16(const char *kind) {
-  const char *e = getenv("LAYA_CPU_INT8_BF16");
+  const char *e = laya_env("LAYA_CPU_INT8_BF16");
   return listed(e ? e : INT8_KEEP_BF16, kind);
 }
 
 static cpu_wfmt matrix_fmt(const cpu_model *m, cpu_wfmt base, int head, int layer, const char *kind) {
   if (base == WF_F32) return base;
-  const char *e = getenv("LAYA_CPU_FP32_LAYERS");
+  const char *e = laya_env("LAYA_CPU_FP32_LAYERS");
   if (e) {
     char buf[256], *sv = NULL;
     snprintf(buf, sizeof buf, "%s", e);
@@ -462,7 +463,7 @@ static cpu_model *cpu_model_create(const model_weights *w, const backend_options
   study_parse(m);
   m->k = cpu_kernels_select();
   {
-    const char *e = getenv("LAYA_CPU_ATTN_F32");
+    const char *e = laya_env("LAYA_CPU_ATTN_F32");
     /* without bf16 dot products the bf16 kernel only widens to fp32 again: AVX2's runs at its
      * fp32 kernel's speed (bench_kernels T=512: 74 vs 78 GFLOP/s; the mmBERT 1x512 forward's CPU
      * time the same within 2%) and adds the rounding of q, k and v, so such models keep fp32 */
