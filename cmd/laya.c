@@ -14,6 +14,7 @@ static const struct {
     {"convert", cli_convert_main},
     {"eval", cli_eval_main},
     {"calibrate", cli_calibrate_main},
+    {"env", cli_env_main},
 };
 
 int main(int argc, char **argv) {

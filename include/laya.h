@@ -34,14 +34,24 @@ typedef enum laya_status {
   LAYA_ERR_UNSUPPORTED = 7, /* a feature, component or dtype we do not implement */
   LAYA_ERR_DEVICE = 8,      /* a device (CUDA) failed */
   LAYA_ERR_NOT_FOUND = 9,   /* a named checkpoint, tensor or key is absent */
-  LAYA_ERR_INTERNAL = 10
+  LAYA_ERR_INTERNAL = 10,
+  LAYA_ERR_DEVICE_OOM = 11  /* a device (CUDA) ran out of memory: the engine answers that request
+                               on the CPU instead (laya_cpu_fallback_count), so a caller sees it only
+                               from a backend used directly */
 } laya_status;
 
 typedef struct laya_error {
   int code;           /* laya_status */
   char kind[32];      /* Python exception class when Laya raises the same error, e.g. "ValueError" */
   char message[2048]; /* full text; for Python-raised errors identical to str(exception) */
+  /* Where laya.c made the error: its source file and line (for debugging; never part of the
+   * message). NULL / 0 for none. laya_error_origin formats it. */
+  const char *file;
+  int line;
 } laya_error;
+
+/* err's origin as "src/<folder>/<file>.c:<line>" in buf ("" when it has none); returns buf. */
+const char *laya_error_origin(const laya_error *err, char *buf, size_t size);
 
 typedef struct laya_model laya_model;
 

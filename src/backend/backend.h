@@ -52,8 +52,18 @@ typedef struct backend_options {
 
 typedef struct backend_worker backend_worker;
 
+/* Which backend a backend is: what the engine tests (never its name, which is for reports). */
+typedef enum backend_kind {
+  BACKEND_UNKNOWN = 0, /* a stand-in (tests) */
+  BACKEND_CPU_REF,     /* the fp32 reference (backend/cpu/ref.c) */
+  BACKEND_CPU,         /* the packed CPU backend (backend/cpu/cpu.c) */
+  BACKEND_CUDA,        /* backend/cuda/ */
+  BACKEND_ESCALATE     /* precision escalation over a low-precision and an exact backend (model/escalate.c) */
+} backend_kind;
+
 typedef struct backend {
-  const char *name; /* "cpu-ref", "cpu", "cuda" */
+  const char *name; /* "cpu-ref", "cpu", "cuda", "cpu+escalate": for reports (model info) */
+  backend_kind kind;
   void *impl;
   /* Create per-thread scratch. */
   backend_worker *(*worker_create)(struct backend *b, laya_error *err);
@@ -103,9 +113,10 @@ int backend_cpu_isa_usable(const char *name);
 int backend_cpu_adopt(backend *b, void (*release)(void *ctx), void *ctx);
 /* 1 if the CUDA backend was compiled in and a device is present. */
 int backend_cuda_available(int *device_count);
-/* 1 when err comes from a CUDA allocation failure (code LAYA_ERR_DEVICE, "out of memory" in the
- * message): the batch may succeed on the CPU, so the engine retries that request there and
- * counts it. Other device errors are not retried. (backend/cuda_stub.c, built with or without CUDA) */
+/* 1 when err comes from a device allocation failure (code LAYA_ERR_DEVICE_OOM, which a backend
+ * sets for exactly that; the message is not read): the batch may succeed on the CPU, so the
+ * engine retries that request there and counts it. Other device errors (LAYA_ERR_DEVICE) are not
+ * retried. (backend/cuda_stub.c, built with or without CUDA) */
 int backend_error_is_device_oom(const laya_error *err);
 
 #endif

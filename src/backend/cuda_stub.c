@@ -5,13 +5,9 @@
  * The CUDA backend (src/backend/cuda/) defines LAYA_HAVE_CUDA for the laya target; without it,
  * the stubs keep every caller linkable and answer with a clear error instead.
  */
-#include <string.h>
-
 #include "backend/backend.h"
 
-int backend_error_is_device_oom(const laya_error *err) {
-  return err && err->code == LAYA_ERR_DEVICE && strstr(err->message, "out of memory") != NULL;
-}
+int backend_error_is_device_oom(const laya_error *err) { return err && err->code == LAYA_ERR_DEVICE_OOM; }
 
 #ifndef LAYA_HAVE_CUDA
 

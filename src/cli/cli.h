@@ -9,5 +9,6 @@ int cli_convert_main(int argc, char **argv);  /* src/cli/convert.c: laya convert
 int cli_laya_main(int argc, char **argv);     /* src/cli/laya_cli.c: route / predict / batch / prompt */
 int cli_eval_main(int argc, char **argv);     /* src/cli/eval.c: laya eval {validate,run,compare,evidence} */
 int cli_calibrate_main(int argc, char **argv); /* src/cli/calibrate.c: laya calibrate */
+int cli_env_main(int argc, char **argv);       /* src/cli/env.c: laya env (the environment table) */
 
 #endif

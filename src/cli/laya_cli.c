@@ -16,7 +16,7 @@
 #include "cli/cli_args.h"
 #include "cli/cli_util.h"
 #include "cli/predict.h"
-#include "cli/presets.h"
+#include "model/presets.h"
 #include "cli/email_file.h"
 #include "core/email.h"
 #include "cli/questions_file.h"
@@ -145,6 +145,7 @@ static const char kHelp[] =
     "  laya calibrate --model DIR --data FILE [--out FILE | --write-config]\n"
     "  laya tokenize --model DIR TEXT\n"
     "  laya convert CHECKPOINT OUT\n"
+    "  laya env [--values]     the environment variables the library reads (types, defaults)\n"
     "\n"
     "Checkpoints are looked up in the Hugging Face cache (HF_HOME, or ~/.cache/huggingface)\n"
     "first, so a cache filled by Python Laya is reused; otherwise they are downloaded unless\n"
@@ -262,7 +263,7 @@ static int parse_args(int argc, char **argv, args *a) {
       snprintf(num, sizeof num, "%lld", budgets[i].v);
       return usage_error("argument %s: must be a non-negative integer, got %s", budgets[i].flag, num);
     }
-  if (a->preset && !cli_preset_find(a->preset))
+  if (a->preset && !question_preset_find(a->preset))
     return usage_error("argument --preset: invalid choice: '%s' (choose from 'email', 'guard', "
                        "'moderation', 'router', 'triage')%s",
                        a->preset, "");
@@ -465,7 +466,7 @@ static int resolve_questions(const args *a, arena *ar, const json_value **qs, co
     *qs = NULL; /* each request names its questions */
     return 0;
   }
-  const cli_preset *p = cli_preset_find(a->preset ? a->preset : "router");
+  const question_preset *p = question_preset_find(a->preset ? a->preset : "router");
   laya_error perr = {0};
   *qs = cli_parse(p->questions, strlen(p->questions), ar, &perr);
   *key = p->state_key;
@@ -597,7 +598,7 @@ static int single_input(const args *a, arena *ar, cli_item *it) {
   char *keep = arena_alloc(ar, len + 1);
   if (keep) memcpy(keep, text, len), keep[len] = 0;
   free(owned);
-  if (!keep) return fail(&(laya_error){LAYA_ERR_NOMEM, "MemoryError", "out of memory"});
+  if (!keep) return fail(&(laya_error){.code = LAYA_ERR_NOMEM, .kind = "MemoryError", .message = "out of memory"});
   if (parse_input(keep, len, a->request != NULL, what, ar, it, &err)) return fail(&err);
   return 0;
 }
@@ -863,7 +864,7 @@ static void run_chunk(stream *s, entry *es, size_t n) {
   size_t *pos = malloc(sizeof *pos * (n ? n : 1));
   if (!items || !results || !pos) {
     free(items), free(results), free(pos);
-    s->rc = fail(&(laya_error){LAYA_ERR_NOMEM, "MemoryError", "out of memory"});
+    s->rc = fail(&(laya_error){.code = LAYA_ERR_NOMEM, .kind = "MemoryError", .message = "out of memory"});
     return;
   }
   size_t m = 0;
@@ -949,7 +950,7 @@ static int run_stream(run_ctx *c, FILE *in) {
   char *buf = NULL;
   size_t cap = 0;
   ssize_t got;
-  if (!es) s.rc = fail(&(laya_error){LAYA_ERR_NOMEM, "MemoryError", "out of memory"});
+  if (!es) s.rc = fail(&(laya_error){.code = LAYA_ERR_NOMEM, .kind = "MemoryError", .message = "out of memory"});
   while (!s.rc && (got = getline(&buf, &cap, in)) >= 0) {
     line_no++;
     size_t len = (size_t)got;

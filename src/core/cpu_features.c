@@ -15,6 +15,8 @@
 #endif
 #if defined(__linux__)
 #include <sys/syscall.h>
+
+#include "core/options.h"
 #endif
 
 static cpu_features g_features;
@@ -172,7 +174,7 @@ static void detect(void) {
   detect_isa(f);
 #endif
   detect_cores(f);
-  const char *dis = getenv("LAYA_CPU_DISABLE");
+  const char *dis = laya_env("LAYA_CPU_DISABLE");
   if (dis && *dis) apply_disable(f, dis);
 }
 

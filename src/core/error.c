@@ -2,11 +2,21 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-int laya_err(laya_error *err, int code, const char *kind, const char *fmt, ...) {
+#include "core/assert.h"
+
+void laya_assert_fail(const char *cond, const char *file, int line, const char *func) {
+  fprintf(stderr, "laya.c: invariant failed: %s (%s:%d, %s)\n", cond, file, line, func);
+  abort();
+}
+
+int laya_err_at(const char *file, int line, laya_error *err, int code, const char *kind, const char *fmt, ...) {
   if (!err) return code;
   err->code = code;
+  err->file = file;
+  err->line = line;
   snprintf(err->kind, sizeof err->kind, "%s", kind ? kind : "");
   va_list ap;
   va_start(ap, fmt);
@@ -20,6 +30,20 @@ void laya_err_clear(laya_error *err) {
   err->code = LAYA_OK;
   err->kind[0] = 0;
   err->message[0] = 0;
+  err->file = NULL;
+  err->line = 0;
+}
+
+const char *laya_error_origin(const laya_error *err, char *buf, size_t size) {
+  if (!buf || !size) return buf;
+  buf[0] = 0;
+  if (!err || !err->file) return buf;
+  /* the path from the repository's src/ on (__FILE__ is the path the compiler was given) */
+  const char *f = err->file, *p = f;
+  for (const char *q = f; (q = strstr(q, "src/")) != NULL; q++)
+    if (q == f || q[-1] == '/') p = q;
+  snprintf(buf, size, "%s:%d", p, err->line);
+  return buf;
 }
 
 void laya_err_prefix(laya_error *err, const char *fmt, ...) {

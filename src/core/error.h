@@ -13,8 +13,11 @@ void laya_message(const char *fmt, ...) LAYA_PRINTF(1, 2);
 
 #endif
 
-/* Set err (if non-NULL) and return code. kind may be NULL (no Python counterpart). */
-int laya_err(laya_error *err, int code, const char *kind, const char *fmt, ...) LAYA_PRINTF(4, 5);
+/* Set err (if non-NULL) and return code. kind may be NULL (no Python counterpart). The error
+ * records where it was made (err->file, err->line: the caller's file and line). */
+int laya_err_at(const char *file, int line, laya_error *err, int code, const char *kind, const char *fmt, ...)
+    LAYA_PRINTF(6, 7);
+#define laya_err(err, code, kind, ...) laya_err_at(__FILE__, __LINE__, (err), (code), (kind), __VA_ARGS__)
 /* Python-raised errors: the message must equal Python's str(exception). */
 #define laya_value_error(err, ...) laya_err((err), LAYA_ERR_VALUE, "ValueError", __VA_ARGS__)
 #define laya_type_error(err, ...) laya_err((err), LAYA_ERR_TYPE, "TypeError", __VA_ARGS__)

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/options.h"
+
 static const uint32_t K[64] = {
     0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
     0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
@@ -101,7 +103,7 @@ static int have_ni(void) {
     unsigned a, b, c, d;
     int ok = __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 19)) && (c & (1u << 9));
     ok = ok && __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & (1u << 29));
-    const char *e = getenv("LAYA_SHA256_PORTABLE");
+    const char *e = laya_env("LAYA_SHA256_PORTABLE");
     have = ok && !(e && *e && strcmp(e, "0"));
   }
   return have;

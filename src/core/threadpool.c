@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/cpu_features.h"
+#include "core/options.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #define CPU_RELAX() __builtin_ia32_pause()
@@ -45,7 +46,7 @@ static _Thread_local threadpool *tls_pool;
 static _Thread_local int tls_index;
 
 int threadpool_default_threads(void) {
-  const char *s = getenv("LAYA_THREADS");
+  const char *s = laya_env("LAYA_THREADS");
   if (s && *s) {
     char *end;
     long v = strtol(s, &end, 10);

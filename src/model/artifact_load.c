@@ -13,13 +13,14 @@
 
 #include "backend/backend.h"
 #include "core/json.h"
+#include "core/options.h"
 #include "model/artifact.h"
 #include "model/checkpoint.h"
 #include "model/config.h"
 
 /* Requested digests ({relpath: hex}) against the digests recorded at convert time. */
 static int check_digests(const artifact *a, const char *sha256_json, laya_error *err) {
-  const char *text = sha256_json ? sha256_json : getenv("LAYA_SHA256_DIGESTS");
+  const char *text = sha256_json ? sha256_json : laya_env("LAYA_SHA256_DIGESTS");
   if (!text || !*text) return 0;
   arena ar;
   arena_init(&ar, 4096);
@@ -134,7 +135,7 @@ int laya_convert(const char *checkpoint_dir, const char *out_path, const laya_op
   if (!checkpoint_dir || !out_path) return laya_err(err, LAYA_ERR_VALUE, NULL, "laya_convert: a path is NULL");
   backend_options bo = {backend_cpu_default_precision(), opt ? opt->threads : 0, 0};
   const char *prec = opt ? opt->precision : NULL, *from = "precision";
-  if (!prec && getenv("LAYA_PRECISION") && *getenv("LAYA_PRECISION")) prec = getenv("LAYA_PRECISION"), from = "LAYA_PRECISION";
+  if (!prec && laya_env("LAYA_PRECISION") && *laya_env("LAYA_PRECISION")) prec = laya_env("LAYA_PRECISION"), from = "LAYA_PRECISION";
   if (prec) {
     if (!strcmp(prec, "fp32")) bo.precision = PREC_FP32;
     else if (!strcmp(prec, "bf16")) bo.precision = PREC_BF16;

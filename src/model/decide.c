@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/assert.h"
 #include "core/error.h"
 #include "core/json.h"
 #include "core/pystr.h"
@@ -499,20 +500,16 @@ static void values(rj *w, const state_result *r, const plan *p, const char *rout
   rj_end_obj(w);
 }
 
-/* DecisionResult, in the dataclass's field order. */
-static void details(rj *w, const state_result *r, const plan *p, const char *routing_json,
-                    const char *routing_tail) {
-  rj_obj(w);
-  rj_key(w, "values", 6);
-  values(w, r, p, NULL);
-  rj_key(w, "confidence", 10);
+static void confidence_obj(rj *w, const state_result *r) {
   rj_obj(w);
   for (int i = 0; i < r->n; i++) {
     rj_key(w, r->answers[i].q->qid, r->answers[i].q->qid_len);
     rj_num(w, r->answers[i].confidence);
   }
   rj_end_obj(w);
-  rj_key(w, "probabilities", 13);
+}
+
+static void probabilities_obj(rj *w, const state_result *r) {
   rj_obj(w);
   for (int i = 0; i < r->n; i++) {
     const answer *a = &r->answers[i];
@@ -529,6 +526,18 @@ static void details(rj *w, const state_result *r, const plan *p, const char *rou
     }
   }
   rj_end_obj(w);
+}
+
+/* DecisionResult, in the dataclass's field order. */
+static void details(rj *w, const state_result *r, const plan *p, const char *routing_json,
+                    const char *routing_tail) {
+  rj_obj(w);
+  rj_key(w, "values", 6);
+  values(w, r, p, NULL);
+  rj_key(w, "confidence", 10);
+  confidence_obj(w, r);
+  rj_key(w, "probabilities", 13);
+  probabilities_obj(w, r);
   rj_key(w, "answers", 7);
   rj_answers(w, r);
   rj_key(w, "usage", 5);
@@ -554,8 +563,9 @@ static void details(rj *w, const state_result *r, const plan *p, const char *rou
 static const char *const kDecideKeys[] = {"state", "states", "schema", "questions", "return_details",
                                           NULL};
 
-int decide_run(laya_model *m, const json_value *req, bool batch, const char *routing_json,
-               const char *routing_tail, strbuf *out, laya_error *err) {
+/* The decision run: checked, planned (p, owned by the caller: plan_free) and answered (res in a). */
+static int decide_answers(laya_model *m, const json_value *req, bool batch, arena *a, plan *p,
+                          state_result **res, long *nres, laya_error *err) {
   const char *fn = batch ? "decide_batch()" : "decide()";
   if (req->type != JSON_OBJECT)
     return laya_type_error(err, "%s argument after ** must be a mapping, not %s", fn, json_py_type(req));
@@ -581,23 +591,17 @@ int decide_run(laya_model *m, const json_value *req, bool batch, const char *rou
     sb_free(&r);
     return rc;
   }
-  arena a;
-  arena_init(&a, 1 << 14);
-  plan p = {0};
   int rc = 0;
-  if (schema && (rc = plan_schema(schema, &a, &p, err))) goto done;
+  if (schema && (rc = plan_schema(schema, a, p, err))) return rc;
   /* the predict request as a value: state(s), the planned questions, every other key passed through */
-  json_value *preq = jv_new(&a, JSON_OBJECT, req->n + 2);
-  json_value *qs = schema ? jv_new(&a, JSON_OBJECT, (uint32_t)p.n) : NULL;
+  json_value *preq = jv_new(a, JSON_OBJECT, req->n + 2);
+  json_value *qs = schema ? jv_new(a, JSON_OBJECT, (uint32_t)p->n) : NULL;
   bool ok = preq && (!schema || qs);
-  for (int i = 0; ok && i < p.n; i++) {
-    ok = p.f[i].question != NULL;
-    if (ok) jv_put(qs, p.f[i].name, *p.f[i].question);
+  for (int i = 0; ok && i < p->n; i++) {
+    ok = p->f[i].question != NULL;
+    if (ok) jv_put(qs, p->f[i].name, *p->f[i].question);
   }
-  if (!ok) {
-    rc = laya_err(err, LAYA_ERR_NOMEM, NULL, "%s: out of memory", fn);
-    goto done;
-  }
+  if (!ok) return laya_err(err, LAYA_ERR_NOMEM, NULL, "%s: out of memory", fn);
   jv_put(preq, batch ? "states" : "state", *states);
   jv_put(preq, "questions", schema ? *qs : *questions);
   for (uint32_t i = 0; i < req->n; i++) {
@@ -605,24 +609,76 @@ int decide_run(laya_model *m, const json_value *req, bool batch, const char *rou
     for (int k = 0; kDecideKeys[k]; k++) skip |= !strcmp(req->members[i].key, kDecideKeys[k]);
     if (!skip) preq->members[preq->n++] = req->members[i];
   }
+  return engine_run_request(m, preq, batch, a, res, nres, err);
+}
+
+int decide_run(laya_model *m, const json_value *req, bool batch, const char *routing_json,
+               const char *routing_tail, strbuf *out, laya_error *err) {
+  arena a;
+  arena_init(&a, 1 << 14);
+  plan p = {0};
   state_result *res = NULL;
   long nres = 0;
-  if ((rc = engine_run_request(m, preq, batch, &a, &res, &nres, err))) goto done;
-  bool want_details = json_truthy(json_get(req, "return_details"));
-  rj w;
-  rj_init(&w, out, &RJ_PY);
-  if (batch) rj_arr(&w);
-  for (long i = 0; i < nres; i++) {
-    if (batch) rj_item(&w);
-    const char *tail = batch ? NULL : routing_tail;
-    if (want_details) details(&w, &res[i], schema ? &p : NULL, routing_json, tail);
-    else values(&w, &res[i], schema ? &p : NULL, tail);
+  int rc = decide_answers(m, req, batch, &a, &p, &res, &nres, err);
+  if (!rc) {
+    const json_value *sv = json_get(req, "schema");
+    bool schema = sv && sv->type != JSON_NULL;
+    bool want_details = json_truthy(json_get(req, "return_details"));
+    rj w;
+    rj_init(&w, out, &RJ_PY);
+    if (batch) rj_arr(&w);
+    for (long i = 0; i < nres; i++) {
+      if (batch) rj_item(&w);
+      const char *tail = batch ? NULL : routing_tail;
+      if (want_details) details(&w, &res[i], schema ? &p : NULL, routing_json, tail);
+      else values(&w, &res[i], schema ? &p : NULL, tail);
+    }
+    if (batch) rj_end_arr(&w);
   }
-  if (batch) rj_end_arr(&w);
-done:
   plan_free(&p);
   arena_free(&a);
   return rc;
+}
+
+struct decide_result {
+  arena a;
+  plan p;
+  bool schema;
+  state_result *res;
+};
+
+int engine_run_decide(laya_model *m, const json_value *req, decide_result **out, laya_error *err) {
+  *out = NULL;
+  decide_result *d = calloc(1, sizeof *d);
+  if (!d) return laya_err(err, LAYA_ERR_NOMEM, NULL, "decide(): out of memory");
+  arena_init(&d->a, 1 << 14);
+  long n = 0;
+  int rc = decide_answers(m, req, false, &d->a, &d->p, &d->res, &n, err);
+  LAYA_ASSERT(rc || n == 1); /* one state in, one result out */
+  if (rc) {
+    decide_result_free(d);
+    return rc;
+  }
+  const json_value *schema = json_get(req, "schema");
+  d->schema = schema && schema->type != JSON_NULL;
+  *out = d;
+  return 0;
+}
+
+void rj_decide_member(rj *w, const decide_result *d, const char *member) {
+  const state_result *r = &d->res[0];
+  if (!strcmp(member, "values")) values(w, r, d->schema ? &d->p : NULL, NULL);
+  else if (!strcmp(member, "confidence")) confidence_obj(w, r);
+  else if (!strcmp(member, "probabilities")) probabilities_obj(w, r);
+  else if (!strcmp(member, "usage")) rj_usage(w, r);
+  else rj_null(w);
+}
+
+void decide_result_free(decide_result *d) {
+  if (!d) return;
+  plan_free(&d->p);
+  arena_free(&d->a);
+  free(d);
 }
 
 static int decide_one(void *m, const json_value *req, strbuf *out, laya_error *err) {

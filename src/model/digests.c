@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "core/json.h"
+#include "core/options.h"
 #include "core/pystr.h"
 #include "core/sha256.h"
 #include "model/checkpoint.h"
@@ -20,7 +21,7 @@ int verify_digests(const char *dir, const char *sha256_json, laya_error *err) {
   const char *text = sha256_json;
   bool from_env = false;
   if (!text) {
-    text = getenv("LAYA_SHA256_DIGESTS");
+    text = laya_env("LAYA_SHA256_DIGESTS");
     if (!text || py_is_blank(text, strlen(text))) return 0;
     from_env = true;
   }

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/assert.h"
+#include "core/options.h"
 #include "core/pystr.h"
 #include "model/artifact.h"
 #include "model/result_json.h"
@@ -146,7 +148,7 @@ int engine_reserve(laya_model *m, const batch_shape *shape, int workers, laya_er
 }
 
 int engine_warm(laya_model *m, laya_error *err) {
-  const char *off = getenv("LAYA_CUDA_WARMUP"); /* "0": no worker at open, as before the warm-up */
+  const char *off = laya_env("LAYA_CUDA_WARMUP"); /* "0": no worker at open, as before the warm-up */
   if (!m->be->worker_warm || !m->be->worker_reserve || (off && off[0] == '0')) return 0;
   backend_worker *w = m->be->worker_create(m->be, err);
   if (!w) return err && err->code ? err->code : LAYA_ERR_NOMEM;
@@ -187,10 +189,14 @@ int engine_forward(laya_model *m, const packed_batch *b, float *logits, float *a
     return forward_pooled(m, b, logits, act, err);
   /* Larger than the reservation: consecutive groups of rows that fit it (a row that alone does
    * not fit runs alone, and grows the scratch: only rows past the reserved row length can). The
-   * offsets are checked first, since the groups are cut by them. A rare path: its two offset
+   * groups are cut by the offsets, which the engine packed itself: an invariant, asserted (the
+   * backend checks each group it is given before touching it). A rare path: its two offset
    * arrays are its only allocation. */
+#if LAYA_ASSERTS_ON
   int max_len;
-  if (packed_batch_check(b, m->ck.w.enc.vocab, "engine", &max_len, err)) return err ? err->code : LAYA_ERR_VALUE;
+  laya_error chk;
+  LAYA_ASSERT(packed_batch_check(b, m->ck.w.enc.vocab, "engine", &max_len, &chk) == 0);
+#endif
   const int n = cap->n_rows < b->n_rows ? cap->n_rows : b->n_rows;
   int32_t *rs = malloc(sizeof(int32_t) * (size_t)(n + 1)), *ms = malloc(sizeof(int32_t) * (size_t)(n + 1));
   int rc = rs && ms ? 0 : laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory splitting a pass of %d rows", b->n_rows);

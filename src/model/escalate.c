@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/options.h"
+
 /* Per precision: rel, the relative bound for rows of unusually large logits (options and act
  * alike), and tau, the issue's bound. The absolute part is CAL_MARGIN times the error measured on
  * the calibration rows at open (the worst row measured 1.3-2.8x it). BENCHMARKS.md, "Precision
@@ -21,7 +23,7 @@ static const struct {
 };
 
 static void env_double(const char *name, double *v) {
-  const char *e = getenv(name);
+  const char *e = laya_env(name);
   if (!e || !*e) return;
   char *end;
   double x = strtod(e, &end);
@@ -356,6 +358,7 @@ backend *backend_escalate_create(backend *low, backend *exact, int n_act, const 
   atomic_init(&im->rerun, 0);
   snprintf(im->name, sizeof im->name, "%s+escalate", low->name);
   b->name = im->name;
+  b->kind = BACKEND_ESCALATE;
   b->impl = im;
   b->worker_create = esc_worker_create;
   b->worker_destroy = esc_worker_destroy;

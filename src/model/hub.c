@@ -23,6 +23,7 @@
 #include "core/error.h"
 #include "core/fsutil.h"
 #include "core/json.h"
+#include "core/options.h"
 #include "core/pystr.h"
 #include "core/sha1.h"
 #include "core/sha256.h"
@@ -69,7 +70,7 @@ static char *quoted(const char *s, size_t n) {
 }
 
 static bool env_true(const char *name) {
-  const char *v = getenv(name);
+  const char *v = laya_env(name);
   if (!v) return false;
   return !strcasecmp(v, "1") || !strcasecmp(v, "true") || !strcasecmp(v, "yes") || !strcasecmp(v, "on");
 }
@@ -84,13 +85,13 @@ static char *fmt(const char *f, const char *a, const char *b, const char *c) {
 
 char *hub_cache_dir(const hub_options *o) {
   if (o && o->cache_dir) return strdup(o->cache_dir);
-  const char *v = getenv("HF_HUB_CACHE");
+  const char *v = laya_env("HF_HUB_CACHE");
   if (v && *v) return strdup(v);
-  v = getenv("HF_HOME");
+  v = laya_env("HF_HOME");
   if (v && *v) return fmt("%s/hub%s%s", v, NULL, NULL);
-  const char *xdg = getenv("XDG_CACHE_HOME");
+  const char *xdg = laya_env("XDG_CACHE_HOME");
   if (xdg && *xdg) return fmt("%s/huggingface/hub%s%s", xdg, NULL, NULL);
-  const char *home = getenv("HOME");
+  const char *home = laya_env("HOME");
   return fmt("%s/.cache/huggingface/hub%s%s", home ? home : ".", NULL, NULL);
 }
 
@@ -646,8 +647,8 @@ static int download(const char *repo, const char *subfolder, const char *revisio
     curl_ready = 1;
   }
   hub_http h;
-  h.token = o->token ? o->token : getenv("HF_TOKEN");
-  h.endpoint = o->endpoint ? o->endpoint : getenv("HF_ENDPOINT");
+  h.token = o->token ? o->token : laya_env("HF_TOKEN");
+  h.endpoint = o->endpoint ? o->endpoint : laya_env("HF_ENDPOINT");
   if (!h.endpoint || !*h.endpoint) h.endpoint = "https://huggingface.co";
   char *url = fmt("%s/api/models/%s/revision/%s", h.endpoint, repo, revision);
   http_resp r;
@@ -780,7 +781,7 @@ int hub_resolve(const char *repo_or_path, const char *subfolder, const hub_optio
   if (subfolder && *subfolder && !hub_path_is_safe(subfolder, strlen(subfolder)))
     return laya_value_error(err, "unsafe subfolder '%s'", subfolder);
   const char *revision = o->revision;
-  if (!revision || !*revision) revision = getenv("LAYA_REVISION");
+  if (!revision || !*revision) revision = laya_env("LAYA_REVISION");
   if (!revision || !*revision) revision = "main";
   if (!hub_path_is_safe(revision, strlen(revision)))
     return laya_value_error(err, "unsafe revision '%s'", revision);

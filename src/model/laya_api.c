@@ -7,6 +7,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "core/options.h"
 #include "core/pystr.h"
 #include "model/engine.h"
 #include "model/result_json.h"
@@ -27,7 +28,7 @@ void laya_free(void *p) { free(p); }
 
 static bool want_escalation(const laya_options *opt) {
   if (opt && opt->escalate) return opt->escalate > 0;
-  const char *e = getenv("LAYA_ESCALATE");
+  const char *e = laya_env("LAYA_ESCALATE");
   return e && *e && strcmp(e, "0") != 0;
 }
 
@@ -57,7 +58,7 @@ static int device_target(const char *dev, int *id, int *count) {
 }
 
 static const char *device_or_env(const char *dev) {
-  if (!dev) dev = getenv("LAYA_DEVICE");
+  if (!dev) dev = laya_env("LAYA_DEVICE");
   return dev && *dev ? dev : "cpu";
 }
 
@@ -104,7 +105,7 @@ static backend *choose_backend(laya_model *m, const laya_options *opt, laya_erro
   const char *prec = opt && opt->precision ? opt->precision : NULL;
   const char *from = "precision";
   if (!prec) {
-    const char *e = getenv("LAYA_PRECISION");
+    const char *e = laya_env("LAYA_PRECISION");
     if (e && *e) prec = e, from = "LAYA_PRECISION";
   }
   if (prec) {
@@ -143,7 +144,7 @@ static backend *choose_backend(laya_model *m, const laya_options *opt, laya_erro
   }
   /* CPU: the fast backend (fp32, Laya-exact, unless a precision is named); LAYA_BACKEND=cpu-ref
    * selects the plain fp32 reference. */
-  const char *forced = getenv("LAYA_BACKEND");
+  const char *forced = laya_env("LAYA_BACKEND");
   snprintf(m->device, sizeof m->device, "cpu");
   if (forced && strcmp(forced, "cpu-ref") == 0) {
     if (bo.precision != PREC_FP32) {
@@ -160,7 +161,7 @@ static backend *choose_backend(laya_model *m, const laya_options *opt, laya_erro
   }
   /* Laya's own switch for CPU bf16 (LAYA_CPU_AMP=bf16|bfloat16, any case; anything else ignored, as
    * Laya does) when nothing above named a precision */
-  const char *amp = getenv("LAYA_CPU_AMP");
+  const char *amp = laya_env("LAYA_CPU_AMP");
   if (!prec && amp && (!strcasecmp(amp, "bf16") || !strcasecmp(amp, "bfloat16"))) {
     prec = "bf16";
     bo.precision = PREC_BF16;
@@ -245,7 +246,7 @@ static void build_info(laya_model *m) {
     w += l + (nl ? 1 : 0);
   }
   /* the fast CPU backend's kernel table (chosen at create as cpu_kernels_select chooses now) */
-  const char *isa = m->be && !strcmp(m->device, "cpu") && strcmp(m->be->name, "cpu-ref") ? backend_cpu_isa_selected() : NULL;
+  const char *isa = m->be && !strcmp(m->device, "cpu") && m->be->kind != BACKEND_CPU_REF ? backend_cpu_isa_selected() : NULL;
   sb_puts(&sb, "], \"pack_cache\": ");
   if (m->pack_cache[0])
     json_dump_string(&sb, m->pack_cache, strlen(m->pack_cache), false);
@@ -263,7 +264,7 @@ static void build_info(laya_model *m) {
  * first caller's either. Its answer is dropped; a failure here would fail the same way later, so it
  * is not reported at open. */
 static void warm_request(laya_model *m) {
-  const char *e = getenv("LAYA_CUDA_WARMUP");
+  const char *e = laya_env("LAYA_CUDA_WARMUP");
   if (!m->be->worker_warm || (e && e[0] == '0')) return;
   static const char req[] =
       "{\"state\": \"Warm-up: order #48213 arrived on 2024-05-01, caf\\u00e9 \\u4e2d\\u6587, 3 items (x2)!\", "
@@ -499,6 +500,8 @@ done:
   arena_free(&a);
   return rc;
 }
+
+const char *engine_model_device(const laya_model *m) { return m ? m->device : NULL; }
 
 int laya_predict(laya_model *m, const char *request_json, char **result_json, laya_error *err) {
   return run_request(m, request_json, false, result_json, err);

@@ -17,11 +17,12 @@
 #include "backend/backend.h"
 #include "core/fsutil.h"
 #include "core/hash64.h"
+#include "core/options.h"
 #include "core/sha256.h"
 #include "model/artifact.h"
 
 char *pack_cache_dir(void) {
-  const char *e = getenv("LAYA_CACHE_DIR"), *x = getenv("XDG_CACHE_HOME"), *h = getenv("HOME");
+  const char *e = laya_env("LAYA_CACHE_DIR"), *x = laya_env("XDG_CACHE_HOME"), *h = laya_env("HOME");
   char buf[PATH_MAX];
   if (e && *e) snprintf(buf, sizeof buf, "%s", e);
   else if (x && *x) snprintf(buf, sizeof buf, "%s/laya-c", x);
@@ -317,8 +318,8 @@ static void bg_join(void *arg) {
 
 backend *pack_cache_cpu_backend(checkpoint *ck, const backend_options *bo, strbuf *warnings, char *status, size_t cap,
                                 laya_error *err) {
-  const char *off = getenv("LAYA_PACK_CACHE");
-  int bypass = getenv("LAYA_CPU_STUDY") || getenv("LAYA_CPU_FP32_LAYERS") || getenv("LAYA_CPU_INT8_BF16");
+  const char *off = laya_env("LAYA_PACK_CACHE");
+  int bypass = laya_env("LAYA_CPU_STUDY") || laya_env("LAYA_CPU_FP32_LAYERS") || laya_env("LAYA_CPU_INT8_BF16");
   char *cache = off && !strcmp(off, "0") ? NULL : pack_cache_dir();
   if (!cache || bypass || ck->w.packed || bo->precision == PREC_FP16) {
     snprintf(status, cap, "%s", ck->w.packed ? "none (an artifact)" : "off");
@@ -369,7 +370,7 @@ backend *pack_cache_cpu_backend(checkpoint *ck, const backend_options *bo, strbu
   }
   sweep_stale(dir);
   bg_writer *g = calloc(1, sizeof *g);
-  const char *sync = getenv("LAYA_PACK_CACHE");
+  const char *sync = laya_env("LAYA_PACK_CACHE");
   int background = g && !(sync && !strcmp(sync, "sync"));
   if (g) {
     put_str(g->entry, sizeof g->entry, entry);

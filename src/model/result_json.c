@@ -358,12 +358,8 @@ void rj_states(rj *w, const state_result *r, long n) {
   rj_end_arr(w);
 }
 
-void rj_long(rj *w, const long_result *l, const char *routing) {
+void rj_long_answers(rj *w, const long_result *l) {
   const state_result *r = &l->r;
-  rj_obj(w);
-  key(w, "model");
-  rj_str(w, "laya-rl-agent", 13);
-  key(w, "answers");
   rj_obj(w);
   for (int j = 0; j < r->n; j++) {
     rj_key(w, r->answers[j].q->qid, r->answers[j].q->qid_len);
@@ -384,6 +380,15 @@ void rj_long(rj *w, const long_result *l, const char *routing) {
     rj_end_obj(w);
   }
   rj_end_obj(w);
+}
+
+void rj_long(rj *w, const long_result *l, const char *routing) {
+  const state_result *r = &l->r;
+  rj_obj(w);
+  key(w, "model");
+  rj_str(w, "laya-rl-agent", 13);
+  key(w, "answers");
+  rj_long_answers(w, l);
   key(w, "usage");
   if (l->single) {
     usage_members(w, r);
@@ -555,4 +560,44 @@ void rj_served(rj *w, const state_result *r, const char *routing, bool strict) {
     }
   }
   rj_end_obj(w);
+}
+
+void rj_raw_styled(rj *w, const char *json) {
+  if (w->st->indent < 0) {
+    rj_raw_respaced(w, json);
+    return;
+  }
+  /* json.dumps's indent: a non-empty container's elements one a line, one level deeper */
+  int level = w->depth;
+  bool in_str = false;
+  for (const char *p = json; *p; p++) {
+    char c = *p;
+    if (in_str) {
+      sb_putc(w->sb, c);
+      if (c == '\\' && p[1]) sb_putc(w->sb, *++p);
+      else if (c == '"') in_str = false;
+    } else if (c == '{' || c == '[') {
+      sb_putc(w->sb, c);
+      if (p[1] == (c == '{' ? '}' : ']')) {
+        sb_putc(w->sb, *++p);
+      } else {
+        level++;
+        newline(w, level);
+      }
+    } else if (c == '}' || c == ']') {
+      level--;
+      newline(w, level);
+      sb_putc(w->sb, c);
+    } else if (c == ',' && p[1] == ' ') {
+      sb_puts(w->sb, w->st->item_sep);
+      newline(w, level);
+      p++;
+    } else if (c == ':' && p[1] == ' ') {
+      sb_puts(w->sb, w->st->key_sep);
+      p++;
+    } else {
+      if (c == '"') in_str = true;
+      sb_putc(w->sb, c);
+    }
+  }
 }

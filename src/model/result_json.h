@@ -85,6 +85,11 @@ void rj_served(rj *w, const state_result *r, const char *routing, bool strict);
 bool rj_jev_confidence(const answer *a, double *out);
 /* JSON text in json.dumps's default spacing, spliced with the writer's separators. */
 void rj_raw_respaced(rj *w, const char *json);
+/* The same with the writer's indentation too (RJ_INDENT2: as json.dumps(indent=2) writes the
+ * value at the writer's depth): a text laya.c wrote (a RouteDecision) restyled, never parsed. */
+void rj_raw_styled(rj *w, const char *json);
+/* predict_long's "answers" object (each answer with its "window" when the state had several). */
+void rj_long_answers(rj *w, const long_result *l);
 
 /* Convenience: the whole result as text in one style (appended to sb). */
 void rj_write_state(strbuf *sb, const rj_style *st, const state_result *r, const char *routing);

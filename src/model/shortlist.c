@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "core/hash64.h"
+#include "core/options.h"
 #include "core/pystr.h"
 #include "model/embed.h"
 #include "model/engine.h"
@@ -332,7 +333,7 @@ static void warn_dropped(const json_value *qid_key, size_t qid_len, const json_v
             ") was dropped because the label set was narrowed to %d; the order no longer fits the kept options "
             "and remapping it onto them would move options between slots.\n",
             kept);
-  if (!getenv("LAYA_QUIET_WARNINGS")) fputs(sb_cstr(&sb), stderr);
+  if (!laya_env("LAYA_QUIET_WARNINGS")) fputs(sb_cstr(&sb), stderr);
   sb_free(&sb);
 }
 

@@ -114,4 +114,16 @@ int engine_job_prepare_value(struct laya_model *m, const json_value *req, struct
 /* A prepared job's results (after laya_jobs_run), decoded into a. */
 int engine_job_results(const struct laya_job *job, arena *a, state_result **out, long *n_out, laya_error *err);
 
+/* laya_model_info's "device" ("cpu", "cuda:0"): where m runs. */
+const char *engine_model_device(const struct laya_model *m);
+
+/* laya_decide over a parsed request (one state), kept as values: its DecisionResult members are
+ * written with rj_decide_member ("values", "confidence", "probabilities", "usage"; any other
+ * name writes null). Free with decide_result_free. */
+typedef struct decide_result decide_result;
+struct rj;
+int engine_run_decide(struct laya_model *m, const json_value *req, decide_result **out, laya_error *err);
+void rj_decide_member(struct rj *w, const decide_result *d, const char *member);
+void decide_result_free(decide_result *d);
+
 #endif

@@ -14,6 +14,7 @@
 
 #include "core/error.h"
 #include "core/json.h"
+#include "core/options.h"
 #include "core/pystr.h"
 #include "core/strbuf.h"
 #include "laya.h"
@@ -135,7 +136,7 @@ laya_router *laya_router_open(const char *config_json, laya_error *err) {
    * own files; a checkpoint it does not name gets {} so the loader does not read the nested map
    * as an artifact map. A flat {artifact: digest} map is left to the loader, which applies it to
    * every checkpoint. The config's own sha256_digests below win over the variable. */
-  const char *env = getenv("LAYA_SHA256_DIGESTS");
+  const char *env = laya_env("LAYA_SHA256_DIGESTS");
   if (!rc && env && *env) {
     laya_error perr = {0};
     const json_value *d = json_parse(env, strlen(env), &a, NULL, &perr);

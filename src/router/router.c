@@ -313,6 +313,20 @@ int router_route_detect(const router_config *cfg, const json_value *state, const
                         const json_value *model, const json_value *task, const json_value *lang,
                         const json_value *lang_guess, bool explain, strbuf *out, char chosen[64],
                         char language[32], laya_error *err) {
+  router_facts f;
+  sb_init(&f.reason);
+  int rc = router_route_facts(cfg, state, questions, model, task, lang, lang_guess, explain, out, chosen,
+                              language ? &f : NULL, err);
+  if (language) snprintf(language, 32, "%s", f.language);
+  sb_free(&f.reason);
+  return rc;
+}
+
+int router_route_facts(const router_config *cfg, const json_value *state, const json_value *questions,
+                       const json_value *model, const json_value *task, const json_value *lang,
+                       const json_value *lang_guess, bool explain, strbuf *out, char chosen[64],
+                       router_facts *facts, laya_error *err) {
+  char *language = facts ? facts->language : NULL;
   if (language) language[0] = 0;
   if (questions && questions->type != JSON_NULL && questions->type != JSON_OBJECT)
     return laya_type_error(err, "questions must be a dict of question id -> definition, got %s",
@@ -430,6 +444,7 @@ int router_route_detect(const router_config *cfg, const json_value *state, const
   lang_detection_free(&det);
   if (explain) lang_diag_free(&diag);
 done:
+  if (facts && !rc) sb_append(&facts->reason, reason.data ? reason.data : "", reason.len);
   sb_free(&reason);
   if (out->oom && !rc) rc = laya_err(err, LAYA_ERR_NOMEM, "MemoryError", "out of memory");
   return rc;

@@ -74,4 +74,17 @@ int router_route_detect(const router_config *cfg, const json_value *state, const
                         const json_value *lang_guess, bool explain, strbuf *decision_json,
                         char chosen[64], char language[32], laya_error *err);
 
+/* A RouteDecision's facts as values, for a surface that writes its own summary of it (laya-mcp's
+ * {model, repo, reason}) or reads its language, so nothing parses decision_json back. */
+typedef struct router_facts {
+  char language[32]; /* the detection's language ("" when it ran none or named none) */
+  strbuf reason;     /* the decision's reason (the caller frees it) */
+} router_facts;
+
+/* router_route_ex that also fills *facts (sb_init'd by the caller; NULL: none). */
+int router_route_facts(const router_config *cfg, const json_value *state, const json_value *questions,
+                       const json_value *model, const json_value *task, const json_value *lang,
+                       const json_value *lang_guess, bool explain, strbuf *decision_json,
+                       char chosen[64], router_facts *facts, laya_error *err);
+
 #endif

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "model/typed.h"
+#include "core/options.h"
 #include "serve/serve.h"
 
 #ifdef LAYA_SERVE_NO_ENGINE
@@ -43,7 +44,7 @@ static void *eng_open(void *ctx, const char *path, const serve_config *cfg, laya
   opt.threads = cfg ? cfg->threads : 0;
   opt.quiet = 1;
   /* LAYA_CALIBRATION: a calibration file (laya calibrate --out) every checkpoint loads */
-  const char *cal = getenv("LAYA_CALIBRATION");
+  const char *cal = laya_env("LAYA_CALIBRATION");
   opt.calibration_path = cal && *cal ? cal : NULL;
   return laya_open(path, &opt, err);
 }
@@ -56,7 +57,7 @@ static void *eng_open_pinned(void *ctx, const char *path, const char *sha256_jso
   opt.threads = cfg ? cfg->threads : 0;
   opt.quiet = 1;
   /* LAYA_CALIBRATION: a calibration file (laya calibrate --out) every checkpoint loads */
-  const char *cal = getenv("LAYA_CALIBRATION");
+  const char *cal = laya_env("LAYA_CALIBRATION");
   opt.calibration_path = cal && *cal ? cal : NULL;
   opt.sha256_json = sha256_json;
   return laya_open(path, &opt, err);
@@ -144,7 +145,43 @@ static int eng_job_results(void *ctx, void *job, arena *a, const state_result **
   *out = r;
   return rc;
 }
+static int eng_predict_values(void *ctx, void *model, const json_value *req, bool batch, arena *a,
+                              const state_result **out, long *n, laya_error *err) {
+  (void)ctx;
+  state_result *r = NULL;
+  laya_err_clear(err);
+  int rc = engine_run_request(model, req, batch, a, &r, n, err);
+  *out = r;
+  return rc;
+}
+#ifdef LAYA_SERVE_HAVE_LONG
+static int eng_predict_long_values(void *ctx, void *model, const json_value *req, arena *a, long_result *out,
+                                   laya_error *err) {
+  (void)ctx;
+  laya_err_clear(err);
+  return engine_run_long(model, req, a, out, err);
+}
+#else
+#define eng_predict_long_values NULL
+#endif
+#ifdef LAYA_SERVE_HAVE_DECIDE
+static int eng_decide_values(void *ctx, void *model, const json_value *req, decide_result **out, laya_error *err) {
+  (void)ctx;
+  laya_err_clear(err);
+  return engine_run_decide(model, req, out, err);
+}
+#else
+#define eng_decide_values NULL
+#endif
+static const char *eng_device(void *ctx, void *model) {
+  (void)ctx;
+  return engine_model_device(model);
+}
 const serve_engine serve_engine_laya = {.name = "laya",
+                                        .predict_values = eng_predict_values,
+                                        .predict_long_values = eng_predict_long_values,
+                                        .decide_values = eng_decide_values,
+                                        .device = eng_device,
                                         .open = eng_open,
                                         .open_pinned = eng_open_pinned,
                                         .close = eng_close,

@@ -6,23 +6,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/presets.h"
 #include "serve/log.h"
 #include "serve/mcp.h"
 #include "serve/mcp_remote.h"
-#ifdef LAYA_MCP_HAVE_PRESETS
-#include "cli/presets.h"
 
-/* The CLI's preset question sets; Laya's MCP name model_router is the CLI's router. */
+/* The preset question sets (model/presets.c, shared with `laya --preset`); Laya's MCP name
+ * model_router is the CLI's router. */
 static int preset_questions(const char *name, char **questions, char **field) {
-  const cli_preset *p = cli_preset_find(!strcmp(name, "model_router") ? "router" : name);
+  const question_preset *p = question_preset_find(!strcmp(name, "model_router") ? "router" : name);
   if (!p || !p->questions) return -1;
   *questions = strdup(p->questions);
   *field = p->state_key ? strdup(p->state_key) : NULL;
   return *questions ? 0 : -1;
 }
-#else
-#define preset_questions NULL
-#endif
 
 int main(int argc, char **argv) {
   if (argc > 1 && !strcmp(argv[1], "--version")) {

@@ -6,6 +6,7 @@
  * text Laya's RemoteRouter gives (unauthorized, invalid_request, busy, upstream_error, timeout,
  * unreachable, unsupported_remote, internal_error); mcp.c reports it as that tool error. */
 #include "serve/mcp_remote.h"
+#include "core/options.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -63,7 +64,7 @@ static bool url_ok(const char *u) {
 }
 
 mcp_remote *mcp_remote_from_env(const serve_config *cfg) {
-  const char *raw = getenv("LAYA_BASE_URL");
+  const char *raw = laya_env("LAYA_BASE_URL");
   char *u = raw ? strip_dup(raw) : NULL;
   if (!u || !*u) {
     free(u);
@@ -88,7 +89,7 @@ mcp_remote *mcp_remote_from_env(const serve_config *cfg) {
              "remote router construction failed: base_url must be an HTTP(S) server URL without a query or fragment");
   r->api_key = cfg && cfg->api_key && *cfg->api_key ? strdup(cfg->api_key) : NULL;
   r->timeout = DEFAULT_TIMEOUT_S;
-  const char *t = getenv("LAYA_REMOTE_TIMEOUT");
+  const char *t = laya_env("LAYA_REMOTE_TIMEOUT");
   char *ts = t ? strip_dup(t) : NULL;
   if (ts && *ts) {
     char *end;

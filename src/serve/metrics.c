@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "core/cpu_features.h"
+#include "core/options.h"
 #include "serve/serve.h"
 
 static const double LATENCY_BUCKETS[] = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
@@ -379,7 +380,7 @@ void serve_metrics_render_process(serve_metrics *m, serve_models *models, strbuf
                 "# HELP laya_uptime_seconds Seconds since the server started.\n"
                 "# TYPE laya_uptime_seconds gauge\nlaya_uptime_seconds %.3f\n",
             count_threads(), m->start_unix, serve_now() - m->started);
-  const char *prec = getenv("LAYA_PRECISION");
+  const char *prec = laya_env("LAYA_PRECISION");
   sb_puts(sb, "# HELP laya_build_info This build: version, the Laya version it answers like, the precision "
               "checkpoints open with (LAYA_PRECISION, or default), where they run (LAYA_DEVICE), the CPU's "
               "widest SIMD level.\n"

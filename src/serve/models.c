@@ -19,6 +19,7 @@
 
 #include <sys/stat.h>
 
+#include "core/options.h"
 #include "model/hub.h"
 #include "router/router.h"
 #include "serve/log.h"
@@ -126,7 +127,7 @@ static bool valid_extra_name(const char *s) {
  * loader (it applies to every checkpoint); {checkpoint: {artifact: digest}} pins each named
  * checkpoint with its own map and the others with none. */
 static int load_digests(serve_models *m, char *msg, size_t msg_size) {
-  const char *env = getenv("LAYA_SHA256_DIGESTS");
+  const char *env = laya_env("LAYA_SHA256_DIGESTS");
   if (!env || !*env) return 0;
   arena a;
   arena_init(&a, 4096);
@@ -318,15 +319,34 @@ int serve_models_route(const serve_models *m, const json_value *state, const jso
   sb_init(&decision);
   laya_error err;
   char chosen[64];
-  if (router_route(&m->rc, state, questions, model ? &mv : NULL, task, lang ? &lv : NULL,
-                   lang_guess ? &gv : NULL, &decision, chosen, &err)) {
+  router_facts f;
+  sb_init(&f.reason);
+  memset(out, 0, sizeof *out);
+  if (router_route_facts(&m->rc, state, questions, model ? &mv : NULL, task, lang ? &lv : NULL,
+                         lang_guess ? &gv : NULL, false, &decision, chosen, &f, &err)) {
     sb_puts(msg, err.message);
     sb_free(&decision);
+    sb_free(&f.reason);
     return -1;
   }
   snprintf(out->model, sizeof out->model, "%s", chosen);
+  snprintf(out->language, sizeof out->language, "%s", f.language);
   out->routing_json = sb_steal(&decision);
+  out->reason = sb_steal(&f.reason);
+  const router_entry *e = router_find(&m->rc, chosen);
+  strbuf repo;
+  sb_init(&repo);
+  if (e) router_repo_str(e, &repo);
+  else sb_puts(&repo, "None");
+  out->repo = sb_steal(&repo);
   return 0;
+}
+
+void serve_route_free(serve_route *r) {
+  free(r->routing_json);
+  free(r->reason);
+  free(r->repo);
+  r->routing_json = r->reason = r->repo = NULL;
 }
 
 /* Where checkpoint c is on disk: its LAYA_EXTRA_MODELS directory, or its Hub source in the
@@ -653,7 +673,10 @@ static char *model_info_str(serve_models *m, void *model, const char *key) {
 
 static char *model_device(serve_models *m, void *model) { return model_info_str(m, model, "device"); }
 
-void serve_models_health(serve_models *m, strbuf *sb) {
+void serve_models_health_members(serve_models *m, serve_health *h) {
+  memset(h, 0, sizeof *h);
+  for (int i = 0; i < SERVE_HEALTH_N; i++) sb_init(&h->value[i]);
+  strbuf *sb;
   pthread_mutex_lock(&m->lock);
   strbuf loaded, revisions, devices, fallbacks, precisions;
   sb_init(&precisions);
@@ -708,7 +731,12 @@ void serve_models_health(serve_models *m, strbuf *sb) {
               fb ? "\"device out of memory\"" : "null");
   }
   const char *pref = m->cfg->device ? m->cfg->device : "cpu";
-  sb_printf(sb, "\"loaded\": [%s], \"revisions\": {%s}, \"device\": ", sb_cstr(&loaded), sb_cstr(&revisions));
+  h->key[0] = "loaded";
+  sb_printf(&h->value[0], "[%s]", sb_cstr(&loaded));
+  h->key[1] = "revisions";
+  sb_printf(&h->value[1], "{%s}", sb_cstr(&revisions));
+  h->key[2] = "device";
+  sb = &h->value[2];
   if (first_device) {
     json_dump_string(sb, first_device, strlen(first_device), false);
   } else {
@@ -718,14 +746,19 @@ void serve_models_health(serve_models *m, strbuf *sb) {
     lower[n] = 0;
     json_dump_string(sb, lower, n, false);
   }
-  sb_printf(sb, ", \"device_is_preference\": %s, \"checkpoint_devices\": {%s}, \"cpu_fallbacks\": {%s}",
-            first_device ? "false" : "true", sb_cstr(&devices), sb_cstr(&fallbacks));
+  h->key[3] = "device_is_preference";
+  sb_puts(&h->value[3], first_device ? "false" : "true");
+  h->key[4] = "checkpoint_devices";
+  sb_printf(&h->value[4], "{%s}", sb_cstr(&devices));
+  h->key[5] = "cpu_fallbacks";
+  sb_printf(&h->value[5], "{%s}", sb_cstr(&fallbacks));
   /* precision: the first loaded checkpoint's; before any loads, what they will open with */
-  const char *env_prec = getenv("LAYA_PRECISION");
+  const char *env_prec = laya_env("LAYA_PRECISION");
   const char *prec = first_precision ? first_precision : env_prec && *env_prec ? env_prec : "default";
-  sb_puts(sb, ", \"precision\": ");
-  json_dump_string(sb, prec, strlen(prec), false);
-  sb_printf(sb, ", \"checkpoint_precisions\": {%s}", sb_cstr(&precisions));
+  h->key[6] = "precision";
+  json_dump_string(&h->value[6], prec, strlen(prec), false);
+  h->key[7] = "checkpoint_precisions";
+  sb_printf(&h->value[7], "{%s}", sb_cstr(&precisions));
   free(first_precision);
   sb_free(&precisions);
   free(first_device);
@@ -734,6 +767,28 @@ void serve_models_health(serve_models *m, strbuf *sb) {
   sb_free(&devices);
   sb_free(&fallbacks);
   pthread_mutex_unlock(&m->lock);
+}
+
+void serve_health_free(serve_health *h) {
+  for (int i = 0; i < SERVE_HEALTH_N; i++) sb_free(&h->value[i]);
+}
+
+const char *serve_health_get(const serve_health *h, const char *key) {
+  for (int i = 0; i < SERVE_HEALTH_N; i++)
+    if (h->key[i] && !strcmp(h->key[i], key)) return sb_cstr((strbuf *)&h->value[i]);
+  return NULL;
+}
+
+void serve_models_health(serve_models *m, strbuf *sb) {
+  serve_health h;
+  serve_models_health_members(m, &h);
+  for (int i = 0; i < SERVE_HEALTH_N; i++) {
+    if (i) sb_puts(sb, ", ");
+    json_dump_string(sb, h.key[i], strlen(h.key[i]), false);
+    sb_puts(sb, ": ");
+    sb_puts(sb, sb_cstr(&h.value[i]));
+  }
+  serve_health_free(&h);
 }
 
 bool serve_models_has_lang_temps(serve_models *m, const char *name) {

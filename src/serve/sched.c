@@ -29,6 +29,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/assert.h"
 #include "model/result_json.h"
 #include "model/typed.h"
 #include "serve/log.h"
@@ -79,13 +80,29 @@ void serve_job_free(serve_job *job) {
   free(job->langs);
   free(job->states_json);
   free(job->routing_json);
+  free(job->state_models);
   sb_free(&job->body);
   free(job);
 }
 
-/* The engine's answers are read keeping repeated keys: labels that render to one JSON key (True
- * and "true") are two members in Laya's json.dumps and in the C API's text, and stay two. */
-static const json_parse_opts RESULT_OPTS = {0, false, false, true};
+/* A stand-in engine's answer text read back: the tests' fake engines answer in text only (no
+ * typed calls); the library's engine never takes this path. Repeated keys are kept (labels that
+ * render to one JSON key, True and "true", are two members in the C API's text and stay two).
+ * expect > 0: an array of that many results; 0: one object. NULL with e otherwise. */
+static json_value *stand_in_results(const char *out, size_t expect, arena *a, laya_error *e) {
+  static const json_parse_opts keep_repeats = {0, false, false, true};
+  json_value *v = json_parse(out, strlen(out), a, &keep_repeats, e);
+  if (v && expect && (v->type != JSON_ARRAY || v->n != expect)) {
+    laya_err(e, LAYA_ERR_INTERNAL, NULL, "the engine returned %u results for %zu states",
+             v->type == JSON_ARRAY ? v->n : 0, expect);
+    return NULL;
+  }
+  if (v && !expect && v->type != JSON_OBJECT) {
+    laya_err(e, LAYA_ERR_INTERNAL, NULL, "predict returned %s", json_py_type(v));
+    return NULL;
+  }
+  return v;
+}
 
 static void dump_compact(strbuf *sb, const json_value *v) {
   json_dump_opts o = {NULL, NULL, false, -1};
@@ -140,17 +157,9 @@ static json_value *request_value(serve_job *job, const serve_request *req) {
 static bool same_str(const char *a, const char *b) { return (!a && !b) || (a && b && !strcmp(a, b)); }
 
 /* The routed language (detection.language), when the checkpoint reads languages differently. */
-static char *routed_language(serve_models *models, const char *model, const char *routing_json) {
-  if (!routing_json || !serve_models_has_lang_temps(models, model)) return NULL;
-  arena a;
-  arena_init(&a, 2048);
-  laya_error e;
-  json_value *r = json_parse(routing_json, strlen(routing_json), &a, NULL, &e);
-  const json_value *det = r ? json_get(r, "detection") : NULL;
-  const json_value *lang = det && det->type == JSON_OBJECT ? json_get(det, "language") : NULL;
-  char *out = lang && lang->type == JSON_STRING && lang->n ? strdup(lang->s) : NULL;
-  arena_free(&a);
-  return out;
+static char *routed_language(serve_models *models, const serve_route *r) {
+  if (!r->language[0] || !serve_models_has_lang_temps(models, r->model)) return NULL;
+  return strdup(r->language);
 }
 
 int serve_job_from_request(serve_models *models, const serve_request *req, bool strict,
@@ -165,7 +174,8 @@ int serve_job_from_request(serve_models *models, const serve_request *req, bool 
   job->states_json = calloc(job->n_states, sizeof *job->states_json);
   job->routing_json = calloc(job->n_states, sizeof *job->routing_json);
   job->langs = calloc(job->n_states, sizeof *job->langs);
-  if (!job->states_json || !job->routing_json || !job->langs) {
+  job->state_models = calloc(job->n_states, sizeof *job->state_models);
+  if (!job->states_json || !job->routing_json || !job->langs || !job->state_models) {
     serve_job_free(job);
     return serve_reject_set(rej, 500, "inference failed");
   }
@@ -194,6 +204,8 @@ int serve_job_from_request(serve_models *models, const serve_request *req, bool 
       job->solo = true; /* states of one batch routed to different checkpoints */
     }
     job->routing_json[i] = r.routing_json;
+    r.routing_json = NULL;
+    snprintf(job->state_models[i], sizeof job->state_models[i], "%s", r.model);
     /* a checkpoint this server cannot load is the operator's to fix: say which and how, never
      * a bare 500 (loading it here, on first use, when it can be) */
     if (i == 0 || strcmp(r.model, job->model) != 0) {
@@ -201,14 +213,15 @@ int serve_job_from_request(serve_models *models, const serve_request *req, bool 
       laya_err_clear(&le);
       if (!serve_models_get(models, r.model, &le)) {
         serve_reject_set(rej, 503, "%s", le.message); /* names the checkpoint, the cause, the fix */
+        serve_route_free(&r);
         serve_job_free(job);
         return 503;
       }
     }
-    job->langs[i] = req->lang ? strdup(req->lang) : routed_language(models, r.model, r.routing_json);
+    job->langs[i] = req->lang ? strdup(req->lang) : routed_language(models, &r);
+    serve_route_free(&r);
     if (i > 0 && !same_str(job->langs[i], job->langs[0])) job->solo = true;
   }
-  /* The per-state checkpoint, when a batch splits, is recovered from its routing block. */
 
   strbuf o;
   sb_init(&o);
@@ -256,8 +269,13 @@ static int error_status(const laya_error *e) {
 static void fail_job(serve_job *job, const laya_error *e) {
   job->status = error_status(e);
   job->err = *e;
-  if (job->status == 500)
-    serve_log(SERVE_LOG_ERROR, "inference failed for model=%s: %s", job->model, e->message);
+  if (job->status == 500) {
+    /* a Debug build's log also says where laya.c made the error */
+    char where[256] = "";
+    if (LAYA_ASSERTS_ON) laya_error_origin(e, where, sizeof where);
+    serve_log(SERVE_LOG_ERROR, "inference failed for model=%s: %s%s%s%s", job->model, e->message,
+              where[0] ? " (at " : "", where, where[0] ? ")" : "");
+  }
 }
 
 static void sum_usage(const json_value *r, long *in, long *out) {
@@ -318,19 +336,6 @@ static void finish_job(serve_job *job, json_value *results, arena *a) {
   job->status = job->body.oom ? 500 : 0;
 }
 
-/* The checkpoint a job's i-th state routed to (its routing block's "model"). */
-static void state_model(const serve_job *job, size_t i, char *out, size_t out_size) {
-  snprintf(out, out_size, "%s", job->model);
-  if (!job->routing_json[i]) return;
-  arena a;
-  arena_init(&a, 1024);
-  laya_error e;
-  json_value *r = json_parse(job->routing_json[i], strlen(job->routing_json[i]), &a, NULL, &e);
-  const json_value *m = r ? json_get(r, "model") : NULL;
-  if (m && m->type == JSON_STRING) snprintf(out, out_size, "%s", m->s);
-  arena_free(&a);
-}
-
 /* Build {"states": [...], <options>, "lang": ...} for the job's states pick[0..n_pick), or all
  * of them when pick is NULL. */
 static char *batch_request(const serve_job *job, const size_t *pick, size_t n_pick, const char *lang) {
@@ -368,15 +373,80 @@ static json_value *run_batch(serve_models *models, const serve_engine *eng, cons
     laya_free(out);
     return NULL;
   }
-  json_value *v = json_parse(out, strlen(out), a, &RESULT_OPTS, e);
+  json_value *v = stand_in_results(out, expect, a, e);
   laya_free(out);
-  if (!v || v->type != JSON_ARRAY || v->n != expect) {
-    laya_err(e, LAYA_ERR_INTERNAL, NULL, "predict_batch returned %u results for %zu states",
-             v && v->type == JSON_ARRAY ? v->n : 0, expect);
+  return v ? v->items : NULL;
+}
+
+/* The job's request (job->request) for its states pick[0..n) as a value in a: a predict request
+ * ({"state", ...}) when one is false, else predict_batch's; "lang" last when lang is set. The
+ * states and options are the job's values, shared, not copied. NULL when out of memory. */
+static json_value *pick_request(const serve_job *job, const size_t *pick, size_t n, bool one, const char *lang,
+                                arena *a) {
+  const json_value *full = job->request, *states = &full->members[0].value;
+  json_value *r = arena_alloc(a, sizeof *r);
+  json_member *m = arena_alloc(a, sizeof(json_member) * (full->n + 1));
+  json_value *items = one ? NULL : arena_alloc(a, sizeof(json_value) * n);
+  json_value *lv = lang ? arena_alloc(a, sizeof *lv) : NULL;
+  if (!r || !m || (!one && !items) || (lang && !lv)) return NULL;
+  *r = (json_value){.type = JSON_OBJECT, .members = m};
+  if (one) {
+    m[r->n++] = (json_member){"state", 5, states->items[pick[0]]};
+  } else {
+    for (size_t i = 0; i < n; i++) items[i] = states->items[pick[i]];
+    m[r->n++] = (json_member){"states", 6, {.type = JSON_ARRAY, .n = (uint32_t)n, .items = items}};
+  }
+  for (uint32_t i = 1; i < full->n; i++)
+    if (strcmp(full->members[i].key, "lang") != 0) m[r->n++] = full->members[i];
+  if (lang) m[r->n++] = (json_member){"lang", 4, json_string(lang)};
+  return r;
+}
+
+/* serve_job_run_alone through the engine's typed call: the job's values in, results out, the
+ * body written once. Returns the results (n_states, in a) or NULL with e. */
+static const state_result *run_alone_typed(serve_models *models, const serve_engine *eng, serve_job *job, arena *a,
+                                           laya_error *e) {
+  state_result *all = arena_alloc(a, job->n_states * sizeof *all);
+  size_t *pick = arena_alloc(a, job->n_states * sizeof *pick);
+  bool *done = arena_alloc(a, job->n_states);
+  if (!all || !pick || !done) {
+    laya_err(e, LAYA_ERR_NOMEM, NULL, "out of memory");
     return NULL;
   }
-  return v->items;
+  memset(done, 0, job->n_states);
+  /* group states by checkpoint and language (they differ only when routing split a batch) */
+  for (size_t i = 0; i < job->n_states; i++) {
+    if (done[i]) continue;
+    size_t n = 0;
+    for (size_t k = i; k < job->n_states; k++)
+      if (!done[k] && !strcmp(job->state_models[k], job->state_models[i]) && same_str(job->langs[k], job->langs[i]))
+        pick[n++] = k;
+    json_value *req = pick_request(job, pick, n, !job->is_batch, job->langs[i], a);
+    if (!req) {
+      laya_err(e, LAYA_ERR_NOMEM, NULL, "out of memory");
+      return NULL;
+    }
+    void *model = serve_models_acquire(models, job->state_models[i], e);
+    if (!model) return NULL;
+    const state_result *r = NULL;
+    long got = 0;
+    int rc = eng->predict_values(eng->ctx, model, req, job->is_batch, a, &r, &got, e);
+    serve_models_release(models, model);
+    if (rc) return NULL;
+    if (got != (long)n) {
+      laya_err(e, LAYA_ERR_INTERNAL, NULL, "predict_batch returned %ld results for %zu states", got, n);
+      return NULL;
+    }
+    for (size_t k = 0; k < n; k++) {
+      all[pick[k]] = r[k];
+      done[pick[k]] = true;
+    }
+  }
+  return all;
 }
+
+/* Write job->body from its typed results (the same body finish_job writes, without a parse). */
+static void finish_job_typed(serve_job *job, const state_result *r);
 
 void serve_job_run_alone(serve_models *models, const serve_engine *eng, serve_job *job) {
   arena a;
@@ -385,6 +455,18 @@ void serve_job_run_alone(serve_models *models, const serve_engine *eng, serve_jo
   laya_err_clear(&e);
   double t0 = serve_now();
   json_value *results = NULL;
+  if (eng->predict_values && job->request) {
+    const state_result *r = run_alone_typed(models, eng, job, &a, &e);
+    job->infer_ms = (serve_now() - t0) * 1000.0;
+    job->batch_requests = 1;
+    if (r)
+      finish_job_typed(job, r);
+    else
+      fail_job(job, &e);
+    arena_free(&a);
+    return;
+  }
+  /* a stand-in engine of the tests, which answers in text only */
   if (!job->is_batch) {
     void *model = serve_models_acquire(models, job->model, &e);
     if (model) {
@@ -398,11 +480,7 @@ void serve_job_run_alone(serve_models *models, const serve_engine *eng, serve_jo
       sb_putc(&req, '}');
       char *out = NULL;
       if (!req.oom && eng->predict(eng->ctx, model, req.data, &out, &e) == 0) {
-        results = json_parse(out, strlen(out), &a, &RESULT_OPTS, &e);
-        if (results && results->type != JSON_OBJECT) {
-          laya_err(&e, LAYA_ERR_INTERNAL, NULL, "predict returned %s", json_py_type(results));
-          results = NULL;
-        }
+        results = stand_in_results(out, 0, &a, &e);
       }
       laya_free(out);
       sb_free(&req);
@@ -415,7 +493,7 @@ void serve_job_run_alone(serve_models *models, const serve_engine *eng, serve_jo
     char (*names)[64] = malloc(job->n_states * sizeof *names);
     bool *done = calloc(job->n_states, 1);
     bool ok = results && pick && names && done;
-    for (size_t i = 0; ok && i < job->n_states; i++) state_model(job, i, names[i], sizeof names[i]);
+    for (size_t i = 0; ok && i < job->n_states; i++) snprintf(names[i], sizeof names[i], "%s", job->state_models[i]);
     for (size_t i = 0; ok && i < job->n_states; i++) {
       if (done[i]) continue;
       size_t n = 0;
@@ -555,12 +633,7 @@ void serve_job_finish(serve_job *job) {
     laya_error e;
     json_value *v = NULL;
     if (eng->job_result(eng->ctx, job->prep, &out, &e) == 0) {
-      v = json_parse(out, strlen(out), &a, &RESULT_OPTS, &e);
-      if (v && (v->type != JSON_ARRAY || v->n != job->n_states)) {
-        laya_err(&e, LAYA_ERR_INTERNAL, NULL, "the engine returned %u results for %zu states",
-                 v->type == JSON_ARRAY ? v->n : 0, job->n_states);
-        v = NULL;
-      }
+      v = stand_in_results(out, job->n_states, &a, &e);
     }
     laya_free(out);
     if (v)

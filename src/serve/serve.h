@@ -116,11 +116,16 @@ typedef struct serve_models serve_models;
 typedef struct serve_engine serve_engine;
 typedef struct serve_metrics serve_metrics;
 
-/* A route: which checkpoint answers, and the `routing` block as JSON (owned by the caller). */
+/* A route: which checkpoint answers, and the `routing` block as JSON (owned by the caller, with
+ * reason and repo: serve_route_free), and the facts a surface reads from it as values. */
 typedef struct serve_route {
   char model[64];
   char *routing_json;
+  char language[32]; /* the detection's language ("" = none) */
+  char *reason;      /* the decision's reason */
+  char *repo;        /* the decision's repo ("None" when the checkpoint has no entry, as Laya writes) */
 } serve_route;
+void serve_route_free(serve_route *r); /* routing_json, reason, repo */
 
 serve_models *serve_models_new(const serve_config *cfg, const serve_engine *eng, char *msg,
                                size_t msg_size);
@@ -147,6 +152,16 @@ int serve_models_unload_idle(serve_models *m, double idle_seconds);
 int serve_models_preload(serve_models *m, laya_error *err);
 /* {"loaded": [...], "revisions": {...}, "device":..., ...} members for /health and laya_status. */
 void serve_models_health(serve_models *m, strbuf *sb);
+/* The same members one by one (key, value as JSON text in json.dumps's default spacing), in
+ * /health's order, for a surface that writes them in its own order and style (laya_status). */
+#define SERVE_HEALTH_N 8
+typedef struct serve_health {
+  const char *key[SERVE_HEALTH_N];
+  strbuf value[SERVE_HEALTH_N];
+} serve_health;
+void serve_models_health_members(serve_models *m, serve_health *h);
+const char *serve_health_get(const serve_health *h, const char *key); /* NULL: no such member */
+void serve_health_free(serve_health *h);
 /* JSON array of the loaded checkpoint names. */
 void serve_models_loaded(serve_models *m, strbuf *sb);
 /* {name: laya_model_info JSON} of the loaded checkpoints (/metrics). */
@@ -160,6 +175,8 @@ bool serve_models_has_lang_temps(serve_models *m, const char *name);
 
 /* ---- the inference engine, as a table (production: the laya library) ---- */
 struct state_result; /* model/typed.h */
+struct long_result;
+struct decide_result;
 struct serve_engine {
   void *ctx;
   const char *name;
@@ -208,6 +225,19 @@ struct serve_engine {
   /* open takes the checkpoint's name, not a directory (nothing is looked up on this machine:
    * laya-mcp's remote mode, mcp_remote.c) */
   bool open_by_name;
+  /* The typed calls (model/typed.h): a request as a value in, results as values out (allocated
+   * from a), nothing parsed or written. NULL: the text calls above are used (the tests' stand-in
+   * engines), and laya-mcp says the tool is not available. predict_values: predict (batch false,
+   * a {"state", ...} request) or predict_batch ({"states", ...}). */
+  int (*predict_values)(void *ctx, void *model, const json_value *request, bool batch, arena *a,
+                        const struct state_result **out, long *n, laya_error *err);
+  int (*predict_long_values)(void *ctx, void *model, const json_value *request, arena *a,
+                             struct long_result *out, laya_error *err);
+  /* laya_decide with return_details (free *out with decide_result_free). */
+  int (*decide_values)(void *ctx, void *model, const json_value *request, struct decide_result **out,
+                       laya_error *err);
+  /* laya_model_info's "device", or NULL. */
+  const char *(*device)(void *ctx, void *model);
 };
 /* The real library (engine_laya.c). */
 extern const serve_engine serve_engine_laya;
@@ -284,6 +314,7 @@ struct serve_job {
                             routed to different checkpoints or languages) */
   size_t est_tokens;
   char **routing_json;   /* per state: the routing block to attach (may be NULL entries) */
+  char (*state_models)[64]; /* per state: the checkpoint it routed to */
   char **langs;          /* per state: the language the checkpoint reads it in (NULL = none):
                             the request's lang, else the routed language when the checkpoint
                             has per-language temperatures (as Laya's Router.predict does) */

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/typed.h" /* model/questions.h: question_type_names */
 #include "serve/serve.h"
 
 void serve_reject_init(serve_reject *r) {
@@ -314,14 +315,13 @@ int serve_check_min_confidence(const json_value *v, strbuf *msg) {
     py_repr_json(msg, v);
     return -1;
   }
-  static const char *const types[] = {"choice", "score", "noul"};
   static const char *const sizes[] = {"2", "3-5", "6-10", "11+"};
   for (uint32_t i = 0; i < v->n; i++) {
     const char *k = v->members[i].key;
     bool allowed = !strcmp(k, "default");
-    for (int t = 0; t < 3 && !allowed; t++) {
-      size_t tl = strlen(types[t]);
-      if (!strncmp(k, types[t], tl) && k[tl] == ':')
+    for (int t = 0; t < QT_COUNT && !allowed; t++) {
+      size_t tl = strlen(question_type_names[t]);
+      if (!strncmp(k, question_type_names[t], tl) && k[tl] == ':')
         for (int s = 0; s < 4; s++)
           if (!strcmp(k + tl + 1, sizes[s])) allowed = true;
     }

@@ -310,9 +310,9 @@ static void test_errors(void) {
   CHECK(be->forward(be, w, &bb.b, logits, act, &err) == LAYA_ERR_VALUE);
   CHECK(strstr(err.message, "outside the row") != NULL);
   bb.markers[0] = keepm;
-  /* simulated out-of-memory: the engine detects LAYA_ERR_DEVICE + "out of memory" */
+  /* simulated out-of-memory: the engine detects LAYA_ERR_DEVICE_OOM (its own code) */
   setenv("LAYA_CUDA_MAX_SCRATCH", "4096", 1);
-  CHECK(be->forward(be, w, &bb.b, logits, act, &err) == LAYA_ERR_DEVICE);
+  CHECK(be->forward(be, w, &bb.b, logits, act, &err) == LAYA_ERR_DEVICE_OOM);
   CHECK(strstr(err.message, "out of memory") != NULL);
   CHECK(backend_error_is_device_oom(&err));
   unsetenv("LAYA_CUDA_MAX_SCRATCH");

@@ -115,7 +115,7 @@ static int forward_ref(const model_weights *w, float *logits, float *act) {
 static int oom_forward(backend *b, backend_worker *w, const packed_batch *batch, float *logits, float *act,
                        laya_error *err) {
   (void)b, (void)w, (void)batch, (void)logits, (void)act;
-  return laya_err(err, LAYA_ERR_DEVICE, NULL, "CUDA out of memory on device 0 (simulated)");
+  return laya_err(err, LAYA_ERR_DEVICE_OOM, NULL, "CUDA out of memory on device 0 (simulated)");
 }
 
 static void oom_fallback_from_artifact(const char *path) {

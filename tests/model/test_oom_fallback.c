@@ -12,7 +12,15 @@
 static int oom_forward(backend *b, backend_worker *w, const packed_batch *batch, float *logits,
                        float *act, laya_error *err) {
   (void)b, (void)w, (void)batch, (void)logits, (void)act;
-  return laya_err(err, LAYA_ERR_DEVICE, NULL, "CUDA error: out of memory (cudaMalloc of 1073741824 bytes)");
+  return laya_err(err, LAYA_ERR_DEVICE_OOM, NULL, "CUDA error: out of memory (cudaMalloc of 1073741824 bytes)");
+}
+
+/* A device error whose text mentions memory but whose code is not the OOM code: the engine reads
+ * the code, never the message, so this is not retried. */
+static int says_out_of_memory(backend *b, backend_worker *w, const packed_batch *batch, float *logits,
+                              float *act, laya_error *err) {
+  (void)b, (void)w, (void)batch, (void)logits, (void)act;
+  return laya_err(err, LAYA_ERR_DEVICE, NULL, "CUDA error: out of memory reported by a failed launch");
 }
 
 static int launch_failure(backend *b, backend_worker *w, const packed_batch *batch, float *logits,
@@ -64,6 +72,15 @@ int main(int argc, char **argv) {
   CHECK(laya_predict(m, REQ, &none, &err) != 0 && none == NULL);
   CHECK(err.code == LAYA_ERR_DEVICE && strstr(err.message, "illegal memory access") != NULL);
   CHECK(laya_cpu_fallback_count(m) == 2);
+  fake.forward = says_out_of_memory;
+  laya_err_clear(&err);
+  CHECK(laya_predict(m, REQ, &none, &err) != 0 && none == NULL);
+  CHECK(err.code == LAYA_ERR_DEVICE);
+  CHECK(laya_cpu_fallback_count(m) == 2);
+  /* the error says where it was made (the test's own stub here), outside its message */
+  char where[256];
+  laya_error_origin(&err, where, sizeof where);
+  CHECK(strstr(where, "test_oom_fallback.c:") != NULL && strstr(err.message, ".c:") == NULL);
   m->be = real;
 
   /* The fallback answer is the fp32 CPU answer: same keys and labels, numbers within 1e-4. */

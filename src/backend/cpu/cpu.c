@@ -25,6 +25,7 @@
 #include "backend/backend.h"
 #include "backend/cpu/cpu_model.h"
 #include "backend/cpu/ref_ops.h"
+#include "core/options.h"
 #include "model/artifact.h"
 
 #define HEAD_LN_EPS 1e-5f
@@ -62,7 +63,7 @@ static void study_parse(cpu_model *m) {
       {"w8", STUDY_W8}, {"a8", STUDY_A8}, {"attn", STUDY_ATTN}, {"head16", STUDY_HEAD16}};
   m->study = 0;
   m->study_layer = -1;
-  const char *e = getenv("LAYA_CPU_STUDY");
+  const char *e = laya_env("LAYA_CPU_STUDY");
   if (!e) return;
   char buf[256], *sv = NULL;
   snprintf(buf, sizeof buf, "%s", e);
@@ -78,7 +79,7 @@ static void study_parse(cpu_model *m) {
  * thread CPU time of its tasks and the number of pool hand-offs. Timing costs two clock reads per
  * task; off, the forward is unchanged. */
 static int profile_enabled(void) {
-  const char *e = getenv("LAYA_CPU_PROFILE");
+  const char *e = laya_env("LAYA_CPU_PROFILE");
   return e && *e && strcmp(e, "0");
 }
 
@@ -416,13 +417,13 @@ static int listed(const char *list, const char *item) {
 
 /* 1 when an int8 model keeps matrices of this kind in bf16: LAYA_CPU_INT8_BF16, else INT8_KEEP_BF16. */
 static int int8_keeps_bf16(const char *kind) {
-  const char *e = getenv("LAYA_CPU_INT8_BF16");
+  const char *e = laya_env("LAYA_CPU_INT8_BF16");
   return listed(e ? e : INT8_KEEP_BF16, kind);
 }
 
 static cpu_wfmt matrix_fmt(const cpu_model *m, cpu_wfmt base, int head, int layer, const char *kind) {
   if (base == WF_F32) return base;
-  const char *e = getenv("LAYA_CPU_FP32_LAYERS");
+  const char *e = laya_env("LAYA_CPU_FP32_LAYERS");
   if (e) {
     char buf[256], *sv = NULL;
     snprintf(buf, sizeof buf, "%s", e);
@@ -474,7 +475,7 @@ static cpu_model *cpu_model_create(const model_weights *w, const backend_options
   m->profile = profile_enabled();
   m->k = cpu_kernels_select();
   {
-    const char *e = getenv("LAYA_CPU_ATTN_F32");
+    const char *e = laya_env("LAYA_CPU_ATTN_F32");
     /* without bf16 dot products the bf16 kernel only widens to fp32 again: AVX2's runs at its
      * fp32 kernel's speed (bench_kernels T=512: 74 vs 78 GFLOP/s; the mmBERT 1x512 forward's CPU
      * time the same within 2%) and adds the rounding of q, k and v, so such models keep fp32 */
@@ -1349,11 +1350,11 @@ static void cpu_destroy(backend *b) {
 }
 
 const cpu_model *backend_cpu_model(const backend *b) {
-  return b && b->name && !strcmp(b->name, "cpu") ? b->impl : NULL;
+  return b && b->kind == BACKEND_CPU ? b->impl : NULL;
 }
 
 int backend_cpu_adopt(backend *b, void (*release)(void *ctx), void *ctx) {
-  cpu_model *m = b && b->name && !strcmp(b->name, "cpu") ? b->impl : NULL;
+  cpu_model *m = b && b->kind == BACKEND_CPU ? b->impl : NULL;
   if (!m || m->release) return -1;
   m->release = release;
   m->release_ctx = ctx;
@@ -1390,6 +1391,7 @@ backend *backend_cpu_create(const model_weights *w, const backend_options *o, la
     return NULL;
   }
   b->name = "cpu";
+  b->kind = BACKEND_CPU;
   b->impl = m;
   b->worker_create = cpu_worker_create;
   b->worker_destroy = cpu_worker_destroy;

@@ -5,6 +5,7 @@
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/kernels_amx.h"
 #include "core/cpu_features.h"
+#include "core/options.h"
 
 /* core/cpu_features checks CPUID and XCR0 (and honours LAYA_CPU_DISABLE). */
 cpu_isa cpu_isa_detect(void) {
@@ -30,7 +31,7 @@ const cpu_kernels *cpu_kernels_by_name(const char *name) {
 }
 
 const cpu_kernels *cpu_kernels_select(void) {
-  const char *force = getenv("LAYA_CPU_ISA");
+  const char *force = laya_env("LAYA_CPU_ISA");
   if (force && *force) {
     const cpu_kernels *k = cpu_kernels_by_name(force);
     if (k) return k;

@@ -527,6 +527,7 @@ backend *backend_cpu_ref_create(const model_weights *w, const backend_options *o
     return NULL;
   }
   b->name = "cpu-ref";
+  b->kind = BACKEND_CPU_REF;
   b->impl = m;
   b->worker_create = ref_worker_create;
   b->worker_destroy = ref_worker_destroy;

@@ -19,7 +19,7 @@
  *
  * Devices: one backend per device (backend_options.device_id), no global state; every entry point
  * selects its device for the calling thread. A CUDA allocation failure is reported as
- * LAYA_ERR_DEVICE with "out of memory" in the message so that the engine can retry on the CPU.
+ * LAYA_ERR_DEVICE_OOM (its own code, whatever the message) so that the engine can retry on the CPU.
  */
 #include <math.h>
 #include <pthread.h>
@@ -43,6 +43,8 @@ static int cu_fail(laya_error *err, int code, const char *fmt, ...) {
   if (err) {
     err->code = code;
     err->kind[0] = 0;
+    err->file = __FILE__;
+    err->line = __LINE__;
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(err->message, sizeof err->message, fmt, ap);
@@ -53,14 +55,14 @@ static int cu_fail(laya_error *err, int code, const char *fmt, ...) {
 
 static int cuda_fail(laya_error *err, cudaError_t e, int dev, const char *what) {
   if (e == cudaErrorMemoryAllocation)
-    return cu_fail(err, LAYA_ERR_DEVICE, "CUDA out of memory on device %d (%s): %s", dev, what,
+    return cu_fail(err, LAYA_ERR_DEVICE_OOM, "CUDA out of memory on device %d (%s): %s", dev, what,
                    cudaGetErrorString(e));
   return cu_fail(err, LAYA_ERR_DEVICE, "CUDA error on device %d (%s): %s", dev, what, cudaGetErrorString(e));
 }
 
 static int lt_fail(laya_error *err, int st, int dev, const char *what) {
   if (st == (int)CUBLAS_STATUS_ALLOC_FAILED)
-    return cu_fail(err, LAYA_ERR_DEVICE, "CUDA out of memory on device %d (cuBLASLt, %s)", dev, what);
+    return cu_fail(err, LAYA_ERR_DEVICE_OOM, "CUDA out of memory on device %d (cuBLASLt, %s)", dev, what);
   return cu_fail(err, LAYA_ERR_DEVICE, "cuBLASLt failed on device %d (%s): status %d", dev, what, st);
 }
 
@@ -1094,6 +1096,7 @@ extern "C" backend *backend_cuda_create(const model_weights *w, const backend_op
     return NULL;
   }
   b->name = "cuda";
+  b->kind = BACKEND_CUDA;
   b->impl = m;
   b->worker_create = cuda_worker_create;
   b->worker_destroy = cuda_worker_destroy;

@@ -5,7 +5,7 @@
  * the instructions and descriptions are laya.c's own wording. Each set names the state field
  * its instructions read (`message`, `body`, ...), and the CLI puts the text under that key.
  */
-#include "cli/presets.h"
+#include "model/presets.h"
 
 #include <string.h>
 
@@ -94,17 +94,17 @@ static const char kRouterQs[] =
     "\"is_sensitive\": {\"type\": \"noul\", \"instructions\": \"Could answering `request` have "
     "financial, legal, medical or safety consequences?\"}}";
 
-static const cli_preset kPresets[] = {
+static const question_preset kPresets[] = {
     {"email", "body", kEmail},         {"guard", "prompt", kGuard},
     {"moderation", "post", kModeration}, {"router", "request", kRouterQs},
     {"triage", "message", kTriage}};
 
-const cli_preset *cli_preset_find(const char *name) {
+const question_preset *question_preset_find(const char *name) {
   for (size_t i = 0; i < sizeof kPresets / sizeof kPresets[0]; i++)
     if (!strcmp(kPresets[i].name, name)) return &kPresets[i];
   return NULL;
 }
 
-const cli_preset *cli_preset_at(int i) {
+const question_preset *question_preset_at(int i) {
   return i >= 0 && i < (int)(sizeof kPresets / sizeof kPresets[0]) ? &kPresets[i] : NULL;
 }
