@@ -1,7 +1,7 @@
 /*
  * test_cuda_nodevice.c: what every build answers about CUDA, GPU or not (runs in CI).
  *
- * backend_error_is_device_oom recognises exactly the CUDA out-of-memory errors. Without a usable
+ * backend_error_is_device_oom recognises exactly the CUDA out-of-memory errors (by their code). Without a usable
  * device (or without CUDA compiled in), backend_cuda_available says 0 and backend_cuda_create
  * returns NULL with an error that says why; with a device, the count is positive.
  */
@@ -14,9 +14,11 @@
 int main(void) {
   laya_error e;
   memset(&e, 0, sizeof e);
-  e.code = LAYA_ERR_DEVICE;
+  e.code = LAYA_ERR_DEVICE_OOM; /* the code the CUDA backend gives an allocation failure */
   strcpy(e.message, "CUDA out of memory on device 0 (allocating activation scratch): out of memory");
   CHECK(backend_error_is_device_oom(&e));
+  e.code = LAYA_ERR_DEVICE; /* any other device error, whatever its message says */
+  CHECK(!backend_error_is_device_oom(&e));
   strcpy(e.message, "CUDA error on device 0 (launching the forward kernels): an illegal memory access");
   CHECK(!backend_error_is_device_oom(&e));
   e.code = LAYA_ERR_NOMEM; /* host memory: not a device error, no CPU retry */

@@ -47,8 +47,10 @@ check() { # name, command...
 { grep -m1 'model name' /proc/cpuinfo; grep -o 'amx[a-z_0-9]*\|avx512_fp16' /proc/cpuinfo | sort -u | tr '\n' ' '; echo; nvidia-smi -L 2>&1 | head -1; } | tee "$OUT/machine.txt"
 clean_env="env -u LAYA_BACKEND -u LAYA_PRECISION -u LAYA_CPU_AMP -u LAYA_CPU_ISA -u LAYA_DEVICE"
 check cpu_amx "$B/test_amx"
-check cpu_kernels "$B/test_kernels"
-check cpu_forward "$B/test_cpu_forward"
+if [ -z "${QUICK:-}" ]; then # QUICK=1: the AMX tiles, parity and CUDA only
+  check cpu_kernels "$B/test_kernels"
+  check cpu_forward "$B/test_cpu_forward"
+fi
 for ck in modernbert-tiny mmbert-tiny modernbert-tiny-layers; do
   check "parity_${ck}_cpu_default" $clean_env LAYA_DEVICE=cpu "$B/test_parity" "$F" "$ck" --expect cpu:fp32
   check "parity_${ck}_cuda" "$B/test_cuda_parity" "$F/ckpt/$ck" "$F/parity/$ck/rows.jsonl"
