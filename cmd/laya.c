@@ -15,6 +15,7 @@ static const struct {
     {"eval", cli_eval_main},
     {"calibrate", cli_calibrate_main},
     {"env", cli_env_main},
+    {"presets", cli_presets_main},
 };
 
 int main(int argc, char **argv) {

@@ -10,5 +10,6 @@ int cli_laya_main(int argc, char **argv);     /* src/cli/laya_cli.c: route / pre
 int cli_eval_main(int argc, char **argv);     /* src/cli/eval.c: laya eval {validate,run,compare,evidence} */
 int cli_calibrate_main(int argc, char **argv); /* src/cli/calibrate.c: laya calibrate */
 int cli_env_main(int argc, char **argv);       /* src/cli/env.c: laya env (the environment table) */
+int cli_presets_main(int argc, char **argv);   /* src/cli/presets_cmd.c: laya presets [list|show NAME] */
 
 #endif

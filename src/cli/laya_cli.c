@@ -146,6 +146,7 @@ static const char kHelp[] =
     "  laya tokenize --model DIR TEXT\n"
     "  laya convert CHECKPOINT OUT\n"
     "  laya env [--values]     the environment variables the library reads (types, defaults)\n"
+    "  laya presets [show NAME] the --preset question sets (ours), and how to use Laya's own\n"
     "\n"
     "Checkpoints are looked up in the Hugging Face cache (HF_HOME, or ~/.cache/huggingface)\n"
     "first, so a cache filled by Python Laya is reused; otherwise they are downloaded unless\n"
