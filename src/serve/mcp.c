@@ -569,11 +569,11 @@ static int predict_one(mcp_server *s, const json_value *state, const json_value 
   int rc = run_engine(s, s->eng->predict, r.model, &req, a, &v, &ms, &le);
   sb_free(&req);
   if (rc != 0) {
-    free(r.routing_json);
+    serve_route_free(&r);
     return engine_failure(&le, e);
   }
   json_value *routing = json_parse(r.routing_json, strlen(r.routing_json), a, NULL, &le);
-  free(r.routing_json);
+  serve_route_free(&r);
   if (s->remote && v && json_get(v, "routing")) routing = (json_value *)json_get(v, "routing");
   const json_value *answers = v ? json_get(v, "answers") : NULL;
   if (!answers || answers->type != JSON_OBJECT) return terr(e, "internal_error", "predict returned non-object answers");
@@ -625,7 +625,7 @@ static int tool_route(mcp_server *s, const json_value *args, arena *a, json_valu
   serve_route r = {0};
   if (route_state(s, state, questions, &c, &r, e)) return -1;
   *out = route_summary(a, r.routing_json);
-  free(r.routing_json);
+  serve_route_free(&r);
   return 0;
 }
 
@@ -756,7 +756,7 @@ static int tool_route_batch(mcp_server *s, const json_value *args, arena *a, jso
     serve_route r = {0};
     if (route_state(s, json_get(&reqs->items[i], "state"), qs[i], &cs[i], &r, e)) return -1;
     json_value *d = route_summary(a, r.routing_json);
-    free(r.routing_json);
+    serve_route_free(&r);
     decisions->items[decisions->n++] = *d;
     add_model_count(a, counts, d);
   }
@@ -793,7 +793,7 @@ static int tool_predict_batch(mcp_server *s, const json_value *args, arena *a, j
   for (uint32_t i = 0; i < n; i++) {
     if (!is_null(mc)) cs[i].min_confidence = mc;
     if (route_state(s, json_get(&reqs->items[i], "state"), qs[i], &cs[i], &routes[i], e)) {
-      for (uint32_t k = 0; k < i; k++) free(routes[k].routing_json);
+      for (uint32_t k = 0; k < i; k++) serve_route_free(&routes[k]);
       return -1;
     }
     strbuf o;
@@ -868,7 +868,7 @@ static int tool_predict_batch(mcp_server *s, const json_value *args, arena *a, j
         add_model_count(a, counts, routing);
       }
     }
-    free(routes[i].routing_json);
+    serve_route_free(&routes[i]);
   }
   if (rc) return -1;
   json_value *o = new_value(a, JSON_OBJECT);
@@ -918,7 +918,7 @@ static int tool_predict_long(mcp_server *s, const json_value *args, arena *a, js
   int rc = run_engine(s, s->eng->predict_long, r.model, &req, a, &v, &ms, &le);
   sb_free(&req);
   if (rc != 0) {
-    free(r.routing_json);
+    serve_route_free(&r);
     return engine_failure(&le, e);
   }
   json_value *routing = NULL;
@@ -937,7 +937,7 @@ static int tool_predict_long(mcp_server *s, const json_value *args, arena *a, js
   } else {
     routing = json_parse(r.routing_json, strlen(r.routing_json), a, NULL, &le);
   }
-  free(r.routing_json);
+  serve_route_free(&r);
   const json_value *answers = v ? json_get(v, "answers") : NULL;
   if (!answers || answers->type != JSON_OBJECT) return terr(e, "internal_error", "predict_long returned non-object");
   const json_value *usage = json_get(v, "usage");
@@ -1030,12 +1030,12 @@ static int tool_decide(mcp_server *s, const json_value *args, arena *a, json_val
   int rc = run_engine(s, s->eng->decide, r.model, &req, a, &v, &ms, &le);
   sb_free(&req);
   if (rc != 0) {
-    free(r.routing_json);
+    serve_route_free(&r);
     if (!strcmp(le.kind, "SchemaError")) return terr(e, "invalid_schema", "%s", le.message);
     return engine_failure(&le, e);
   }
   json_value *routing = json_parse(r.routing_json, strlen(r.routing_json), a, NULL, &le);
-  free(r.routing_json);
+  serve_route_free(&r);
   if (!v || v->type != JSON_OBJECT) return terr(e, "internal_error", "decide returned non-object");
   json_value *o = new_value(a, JSON_OBJECT);
   static const char *const keys[] = {"values", "confidence", "probabilities"};
@@ -1135,11 +1135,11 @@ static int tool_shortlist(mcp_server *s, const json_value *args, arena *a, json_
   rc = run_engine(s, s->eng->predict_shortlist, r.model, &req, a, &v, &ms, &le);
   sb_free(&req);
   if (rc != 0) {
-    free(r.routing_json);
+    serve_route_free(&r);
     return engine_failure(&le, e);
   }
   json_value *routing = json_parse(r.routing_json, strlen(r.routing_json), a, NULL, &le);
-  free(r.routing_json);
+  serve_route_free(&r);
   const json_value *answers = v ? json_get(v, "answers") : NULL, *meta = v ? json_get(v, "shortlist") : NULL;
   if (!answers || answers->type != JSON_OBJECT || !meta) return terr(e, "internal_error", "predict returned non-object");
   json_value *o = new_value(a, JSON_OBJECT);
