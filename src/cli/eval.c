@@ -337,52 +337,21 @@ static bool is_null(const json_value *v) { return !v || v->type == JSON_NULL; }
 
 /* ---- values built in an arena (the report as a document) */
 
-static json_value jnum(double d) {
-  json_value v;
-  memset(&v, 0, sizeof v);
-  v.type = JSON_FLOAT;
-  v.d = d;
-  return v;
-}
-
-static json_value jint(long long i) {
-  json_value v;
-  memset(&v, 0, sizeof v);
-  v.type = JSON_INT;
-  v.i = i;
-  v.d = (double)i;
-  return v;
-}
-
-static json_value jbool(bool b) {
-  json_value v;
-  memset(&v, 0, sizeof v);
-  v.type = JSON_BOOL;
-  v.b = b;
-  return v;
-}
-
-static json_value jnull(void) {
-  json_value v;
-  memset(&v, 0, sizeof v);
-  return v;
-}
-
 static json_value jstr(arena *a, const char *s) {
-  if (!s) return jnull();
+  if (!s) return json_null();
   size_t n = strlen(s);
   return json_string_n(arena_strndup(a, s, n), n);
 }
 
 static json_value jobj(arena *a, uint32_t cap) {
-  json_value v = jnull();
+  json_value v = json_null();
   v.type = JSON_OBJECT;
   v.members = arena_alloc(a, (cap ? cap : 1) * sizeof(json_member));
   return v;
 }
 
 static json_value jarr(arena *a, uint32_t cap) {
-  json_value v = jnull();
+  json_value v = json_null();
   v.type = JSON_ARRAY;
   v.items = arena_alloc(a, (cap ? cap : 1) * sizeof(json_value));
   return v;
@@ -705,7 +674,7 @@ static int parse_pairs(const arg_list *l, pairs *out) {
 
 static json_value pairs_json(arena *a, const pairs *p) {
   json_value o = jobj(a, (uint32_t)p->n);
-  for (int i = 0; i < p->n; i++) jput(a, &o, p->name[i], jnum(p->value[i]));
+  for (int i = 0; i < p->n; i++) jput(a, &o, p->name[i], json_float(p->value[i]));
   return o;
 }
 
@@ -900,7 +869,7 @@ static bool has_errored(const json_value *config) { return json_truthy(get(confi
 static int check_policy(const json_value *config, const json_value *slices, const json_value *cases,
                         const json_value *policy, const json_value *baseline, arena *a, strbuf *fails) {
   int nf = 0;
-  json_value bcfg = jnull();
+  json_value bcfg = json_null();
   const json_value *bslices = NULL, *bcases = NULL;
   if (baseline) {
     bcfg = identity_of(a, baseline);
@@ -1223,7 +1192,7 @@ static void aggregate(ecase **cs, size_t n, const evaluators *ev, metrics *ms) {
 
 static json_value metrics_json(arena *a, const metrics *ms) {
   json_value o = jobj(a, (uint32_t)ms->n + 4);
-  for (int i = 0; i < ms->n; i++) jput(a, &o, ms->m[i].name, jnum(ms->m[i].value));
+  for (int i = 0; i < ms->n; i++) jput(a, &o, ms->m[i].name, json_float(ms->m[i].value));
   return o;
 }
 
@@ -1485,7 +1454,7 @@ typedef struct runner {
 static int run_chunk(runner *rn, const example *ex, size_t k, const json_value *model, long long batch_size,
                      bool sort_by_length, double min_conf, arena *ra, state_result **typed, char (*chosen)[64],
                      laya_error *err) {
-  json_value mc = jnum(min_conf);
+  json_value mc = json_float(min_conf);
   if (rn->direct) {
     json_value req = jobj(ra, 6);
     if (k == 1) {
@@ -1494,8 +1463,8 @@ static int run_chunk(runner *rn, const example *ex, size_t k, const json_value *
       json_value st = jarr(ra, (uint32_t)k);
       for (size_t j = 0; j < k; j++) jpush(&st, *ex[j].state);
       jput(ra, &req, "states", st);
-      if (batch_size > 0) jput(ra, &req, "batch_size", jint(batch_size));
-      if (sort_by_length) jput(ra, &req, "sort_by_length", jbool(true));
+      if (batch_size > 0) jput(ra, &req, "batch_size", json_int(batch_size));
+      if (sort_by_length) jput(ra, &req, "sort_by_length", json_bool(true));
     }
     jput(ra, &req, "questions", *ex[0].questions);
     if (min_conf >= 0) jput(ra, &req, "min_confidence", mc);
@@ -1705,7 +1674,7 @@ static int cmd_run(int argc, char **argv) {
       goto done;
     }
   }
-  json_value model_v = model ? json_string(model) : jnull();
+  json_value model_v = model ? json_string(model) : json_null();
   /* answer: chunks of consecutive examples sharing questions and model when --batch-size > 1 */
   waits = xcalloc(n, sizeof(double));
   shares = xcalloc(n, sizeof(double));
@@ -1744,7 +1713,7 @@ static int cmd_run(int argc, char **argv) {
       snprintf(e, sizeof e, "%s: %s", err.kind[0] ? err.kind : "RuntimeError", err.message);
       for (size_t j = 0; j < k; j++) {
         json_value row = jobj(&ar, 2);
-        jput(&ar, &row, "index", jint((long long)(i + j)));
+        jput(&ar, &row, "index", json_int((long long)(i + j)));
         jput(&ar, &row, "error", jstr(&ar, e));
         jpush(&errored, row);
       }
@@ -1756,7 +1725,7 @@ static int cmd_run(int argc, char **argv) {
       waits[nw] = el;
       shares[nw++] = el / (double)k;
       const example *e = &ex[i + j];
-      json_value answered = jnull();
+      json_value answered = json_null();
       if (!rn.direct) {
         /* _answered_model: the checkpoint the Router chose */
         answered = jstr(&ar, chosen[j]);
@@ -1780,7 +1749,7 @@ static int cmd_run(int argc, char **argv) {
             break;
           }
           json_value row = jobj(&ar, 3);
-          jput(&ar, &row, "index", jint((long long)(i + j)));
+          jput(&ar, &row, "index", json_int((long long)(i + j)));
           jput(&ar, &row, "question", jstr(&ar, qid));
           jput(&ar, &row, "error", jstr(&ar, "missing answer"));
           jpush(&errored, row);
@@ -1792,7 +1761,7 @@ static int cmd_run(int argc, char **argv) {
         c->qid = qid;
         c->expected = &e->expected->members[q].value;
         c->ans.typed = ta;
-        c->language = e->language ? *e->language : jnull();
+        c->language = e->language ? *e->language : json_null();
         c->model = model ? model_v : (e->model && e->model->type != JSON_NULL) ? *e->model : answered;
         c->tags = e->tags && e->tags->type == JSON_ARRAY ? e->tags : NULL;
         aview v = view_typed(ta);
@@ -1861,10 +1830,10 @@ static int cmd_run(int argc, char **argv) {
     }
     jput(&ar, &cj, "tags", tags);
     jput(&ar, &cj, "expected", *c->expected);
-    jput(&ar, &cj, "confidence", c->has_conf ? jnum(c->conf) : jnull());
-    jput(&ar, &cj, "correct", c->correct < 0 ? jnull() : jbool(c->correct));
+    jput(&ar, &cj, "confidence", c->has_conf ? json_float(c->conf) : json_null());
+    jput(&ar, &cj, "correct", c->correct < 0 ? json_null() : json_bool(c->correct));
     json_value sc = jobj(&ar, (uint32_t)ev.n);
-    for (int e = 0; e < ev.n; e++) jput(&ar, &sc, ev.name[e], isnan(c->score[e]) ? jnull() : jnum(c->score[e]));
+    for (int e = 0; e < ev.n; e++) jput(&ar, &sc, ev.name[e], isnan(c->score[e]) ? json_null() : json_float(c->score[e]));
     jput(&ar, &cj, "scores", sc);
     jpush(jcases, cj);
   }
@@ -1873,19 +1842,19 @@ static int cmd_run(int argc, char **argv) {
   sha256_file_hex(dataset, dsha);
   questions_fingerprint(ex, n, qsha);
   jput(&ar, cfg, "dataset", jstr(&ar, dataset));
-  jput(&ar, cfg, "model", model ? jstr(&ar, model) : jnull());
-  jput(&ar, cfg, "device", device ? jstr(&ar, device) : jnull());
+  jput(&ar, cfg, "model", model ? jstr(&ar, model) : json_null());
+  jput(&ar, cfg, "device", device ? jstr(&ar, device) : json_null());
   jput(&ar, cfg, "dataset_sha256", jstr(&ar, dsha));
   if (policy) jput(&ar, cfg, "gate_policy", *policy);
   if (calibration) jput(&ar, cfg, "calibration", jstr(&ar, calibration));
   if (nsw) {
     json_value l = jarr(&ar, (uint32_t)nsw);
-    for (int i = 0; i < nsw; i++) jpush(&l, jnum(sw[i]));
+    for (int i = 0; i < nsw; i++) jpush(&l, json_float(sw[i]));
     jput(&ar, cfg, "score_within", l);
   }
   jput(&ar, cfg, "schema", jstr(&ar, "laya-evals-report/1"));
   jput(&ar, cfg, "questions_sha256", jstr(&ar, qsha));
-  jput(&ar, cfg, "coverage_metric_definition", jint(2));
+  jput(&ar, cfg, "coverage_metric_definition", json_int(2));
   jput(&ar, cfg, "laya_version", jstr(&ar, LAYA_COMPAT_VERSION));
   char runtime[64];
   snprintf(runtime, sizeof runtime, "laya.c %s", LAYA_VERSION);
@@ -1894,28 +1863,28 @@ static int cmd_run(int argc, char **argv) {
   bool batched = batch_size > 1;
   jput(&ar, &timing, "latency_metric", jstr(&ar, "per request: the wall time of the call that returned it, unsplit"));
   jput(&ar, &timing, "cost_metric", jstr(&ar, "per decision: that call divided by its own chunk size"));
-  jput(&ar, &timing, "batch_size", batch_size != kUnset ? jint(batch_size) : jnull());
-  jput(&ar, &timing, "batch_form", batched ? jstr(&ar, "states") : jnull());
-  jput(&ar, &timing, "sort_by_length", jbool(sort_by_length));
-  jput(&ar, &timing, "sort_by_length_sent", jbool(sort_by_length && batched));
-  jput(&ar, &timing, "min_confidence", min_conf_s ? jnum(min_conf) : jnull());
-  jput(&ar, &timing, "min_confidence_sent", jbool(min_conf_s && chunks > 0));
-  jput(&ar, &timing, "chunks", jint(chunks));
-  jput(&ar, &timing, "rows_grouped", jint(rows_grouped));
-  jput(&ar, &timing, "rows_alone", jint(rows_alone));
-  jput(&ar, &timing, "max_chunk", jint(max_chunk));
+  jput(&ar, &timing, "batch_size", batch_size != kUnset ? json_int(batch_size) : json_null());
+  jput(&ar, &timing, "batch_form", batched ? jstr(&ar, "states") : json_null());
+  jput(&ar, &timing, "sort_by_length", json_bool(sort_by_length));
+  jput(&ar, &timing, "sort_by_length_sent", json_bool(sort_by_length && batched));
+  jput(&ar, &timing, "min_confidence", min_conf_s ? json_float(min_conf) : json_null());
+  jput(&ar, &timing, "min_confidence_sent", json_bool(min_conf_s && chunks > 0));
+  jput(&ar, &timing, "chunks", json_int(chunks));
+  jput(&ar, &timing, "rows_grouped", json_int(rows_grouped));
+  jput(&ar, &timing, "rows_alone", json_int(rows_alone));
+  jput(&ar, &timing, "max_chunk", json_int(max_chunk));
   jput(&ar, cfg, "timing", timing);
   if (errored.n) jput(&ar, cfg, "errored", errored);
   /* the commit each checkpoint answered from: a pin when one was given; a directory has none */
   json_value revs = jobj(&ar, 9);
   if (rn.direct) {
-    jput(&ar, &revs, model, jnull());
+    jput(&ar, &revs, model, json_null());
   } else {
     for (int i = 0; i < nrouted; i++) {
       const char *pin = rev_shared;
       for (int j = 0; j < npins; j++)
         if (!strcmp(pins[j].canon, routed_names[i])) pin = pins[j].sha;
-      jput(&ar, &revs, routed_names[i], pin ? jstr(&ar, pin) : jnull());
+      jput(&ar, &revs, routed_names[i], pin ? jstr(&ar, pin) : json_null());
     }
   }
   jput(&ar, cfg, "revisions", revs);

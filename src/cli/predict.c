@@ -118,31 +118,6 @@ static void obj_fill(json_value *o, const char *k, json_value v) {
   o->members[o->n++] = (json_member){k, (uint32_t)strlen(k), v};
 }
 
-static json_value int_value(long long x) {
-  json_value v;
-  memset(&v, 0, sizeof v);
-  v.type = JSON_INT;
-  v.i = x;
-  v.d = (double)x;
-  return v;
-}
-
-static json_value float_value(double x) {
-  json_value v;
-  memset(&v, 0, sizeof v);
-  v.type = JSON_FLOAT;
-  v.d = x;
-  return v;
-}
-
-static json_value bool_value(bool b) {
-  json_value v;
-  memset(&v, 0, sizeof v);
-  v.type = JSON_BOOL;
-  v.b = b;
-  return v;
-}
-
 /* The keys the flags give one call (kind `call`, routed or on one model). */
 static void fill_flags(json_value *o, const cli_overrides *ov, cli_call call, bool routed, bool single) {
   if (routed) {
@@ -152,16 +127,16 @@ static void fill_flags(json_value *o, const cli_overrides *ov, cli_call call, bo
   }
   if (ov->lang) obj_fill(o, "lang", *ov->lang);
   if (call != CLI_PREDICT_LONG) {
-    if (ov->max_len >= 0) obj_fill(o, "max_len", int_value(ov->max_len));
-    if (ov->head_max_len >= 0) obj_fill(o, "head_max_len", int_value(ov->head_max_len));
+    if (ov->max_len >= 0) obj_fill(o, "max_len", json_int(ov->max_len));
+    if (ov->head_max_len >= 0) obj_fill(o, "head_max_len", json_int(ov->head_max_len));
   }
-  if (single && ov->min_confidence >= 0) obj_fill(o, "min_confidence", float_value(ov->min_confidence));
+  if (single && ov->min_confidence >= 0) obj_fill(o, "min_confidence", json_float(ov->min_confidence));
   if (call == CLI_PREDICT_LONG) {
-    if (ov->window >= 0) obj_fill(o, "window", int_value(ov->window));
-    if (ov->stride >= 0) obj_fill(o, "stride", int_value(ov->stride));
-    if (ov->batch_size > 0) obj_fill(o, "batch_size", int_value(ov->batch_size));
+    if (ov->window >= 0) obj_fill(o, "window", json_int(ov->window));
+    if (ov->stride >= 0) obj_fill(o, "stride", json_int(ov->stride));
+    if (ov->batch_size > 0) obj_fill(o, "batch_size", json_int(ov->batch_size));
   }
-  if (call == CLI_DECIDE) obj_fill(o, "return_details", bool_value(true));
+  if (call == CLI_DECIDE) obj_fill(o, "return_details", json_bool(true));
 }
 
 /* The request of one input: the state with the flags' questions, or the input's own request
@@ -220,7 +195,7 @@ int cli_engine_answer_item(cli_engine *e, cli_call call, const cli_item *item, c
   json_value *req = one_request(item, call, questions, ov, routed, true, &a);
   if (req && call == CLI_PREDICT && ov->shortlist_k > 0) {
     /* predict_shortlist (k): its own entry point, JSON in and out like the public API */
-    obj_fill(req, "k", int_value(ov->shortlist_k));
+    obj_fill(req, "k", json_int(ov->shortlist_k));
     strbuf text;
     sb_init(&text);
     json_dump(&text, req, NULL);
@@ -291,9 +266,9 @@ int cli_engine_answer_items(cli_engine *e, cli_call call, const cli_item *items,
       rc = oom(err);
     } else {
       json_value arr = {.type = JSON_ARRAY, .n = (uint32_t)k, .items = vals};
-      if (ov->batch_size > 0) obj_fill(req, "batch_size", int_value(ov->batch_size));
-      if (ov->sort_by_length) obj_fill(req, "sort_by_length", bool_value(true));
-      if (ov->min_confidence >= 0) obj_fill(req, "min_confidence", float_value(ov->min_confidence));
+      if (ov->batch_size > 0) obj_fill(req, "batch_size", json_int(ov->batch_size));
+      if (ov->sort_by_length) obj_fill(req, "sort_by_length", json_bool(true));
+      if (ov->min_confidence >= 0) obj_fill(req, "min_confidence", json_float(ov->min_confidence));
       if (routed) {
         obj_fill(req, "requests", arr);
         rc = router_predict_batch_value(e->router, req, &RJ_PY, got, err);

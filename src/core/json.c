@@ -797,3 +797,35 @@ json_value json_string_n(const char *s, size_t n) {
 }
 
 json_value json_string(const char *s) { return json_string_n(s, strlen(s)); }
+
+json_value json_int(long long i) {
+  json_value v;
+  memset(&v, 0, sizeof v);
+  v.type = JSON_INT;
+  v.i = i;
+  v.d = (double)i;
+  return v;
+}
+
+json_value json_float(double d) {
+  json_value v;
+  memset(&v, 0, sizeof v);
+  v.type = JSON_FLOAT;
+  v.d = d;
+  return v;
+}
+
+json_value json_bool(bool b) {
+  json_value v;
+  memset(&v, 0, sizeof v);
+  v.type = JSON_BOOL;
+  v.b = b;
+  return v;
+}
+
+json_value json_null(void) {
+  json_value v;
+  memset(&v, 0, sizeof v);
+  v.type = JSON_NULL;
+  return v;
+}

@@ -76,6 +76,11 @@ bool json_truthy(const json_value *v);
 json_value json_string_n(const char *s, size_t n);
 /* The same for a NUL-terminated string. */
 json_value json_string(const char *s);
+/* Scalar values, to build a value to write or to hand to the engine. */
+json_value json_int(long long i); /* d holds the same number as a double */
+json_value json_float(double d);
+json_value json_bool(bool b);
+json_value json_null(void);
 
 /* Python's type name for error messages: "NoneType", "bool", "int", "float", "str", "list", "dict". */
 const char *json_py_type(const json_value *v);
