@@ -90,7 +90,7 @@ static void model_leave(Model *self) {
 typedef int (*model_fn)(laya_model *, const char *, char **, laya_error *);
 static const model_fn kModelOps[] = {laya_predict,          laya_predict_batch, laya_predict_long,
                                      laya_decide,           laya_decide_batch,  laya_predict_shortlist,
-                                     laya_shortlist_choice, laya_embed};
+                                     laya_shortlist_choice, laya_embed,         laya_predict_tournament};
 
 static PyObject *Model_call(Model *self, PyObject *args) {
   int op;
@@ -184,7 +184,7 @@ static void Model_dealloc(Model *self) {
 static PyMethodDef Model_methods[] = {
     {"call", (PyCFunction)Model_call, METH_VARARGS,
      "call(op, request_json) -> result_json; op: 0 predict, 1 predict_batch, 2 predict_long, 3 decide, "
-     "4 decide_batch, 5 predict_shortlist, 6 shortlist_choice, 7 embed"},
+     "4 decide_batch, 5 predict_shortlist, 6 shortlist_choice, 7 embed, 8 predict_tournament"},
     {"tokenize", (PyCFunction)Model_tokenize, METH_O, "tokenize(text) -> JSON list of ids"},
     {"warmup", (PyCFunction)Model_warmup, METH_NOARGS, "warmup() -> seconds"},
     {"info", (PyCFunction)Model_info, METH_NOARGS, "info() -> JSON describing the loaded model"},

@@ -12,8 +12,9 @@ label keeps only a few tokens. Two ways narrow the label set before the one pred
 
 Behaviour, messages and warnings are Laya 0.4.15's. When the embedder is the agent's own one with
 its default max_length, predict_shortlist runs in the C library in one call (laya_predict_shortlist:
-ranking, label-vector cache and predict without a round trip through Python); any other embedder,
-keyword or agent goes through the Python orchestration below, which gives the same result.
+ranking, label-vector cache and predict without a round trip through Python), and so does
+predict_tournament on a laya_c.Agent (laya_predict_tournament: every round in C); any other
+embedder, keyword or agent goes through the Python orchestration below, which gives the same result.
 
 numpy is needed here (the embedders return arrays, as Laya's do): pip install laya-c[shortlist].
 """
@@ -231,12 +232,32 @@ def predict_shortlist(agent: Any, state: Any, questions: Dict[str, Dict[str, Any
     return out
 
 
+def _native_tournament(agent, questions, group_size, kwargs):
+    """The request laya_predict_tournament answers exactly as the Python path would, or None."""
+    from . import Agent
+    if not (type(agent) is Agent and isinstance(questions, dict) and not isinstance(group_size, bool)
+            and isinstance(group_size, int) and group_size >= 2 and all(key in _NATIVE_KWARGS for key in kwargs)):
+        return None
+    for _qid, q in _choices(questions):
+        crit = q.get("criteria")
+        if "option_order" in q and isinstance(crit, (dict, list)) and len(crit) > group_size:
+            return None  # it plays a round and loses its order: Python's warnings module says so
+    req = {"questions": questions, "group_size": group_size}
+    req.update((key, v) for key, v in kwargs.items() if v is not None)
+    return req
+
+
 def predict_tournament(agent: Any, state: Any, questions: Dict[str, Dict[str, Any]],
                        group_size: int = DEFAULT_TOURNAMENT_GROUP, **predict_kwargs: Any) -> Dict[str, Any]:
     """Narrow each choice with more than group_size labels by elimination rounds, then one more
     predict over every question (laya.predict_tournament). Each round cuts a field into near-equal
     groups in criteria order, answers all groups of all questions in one predict, and keeps each
     group's answer. The result carries "tournament": {qid: {"labels", "n", "rounds"}}."""
+    native = _native_tournament(agent, questions, group_size, predict_kwargs)
+    if native is not None:
+        from . import _PREDICT_TOURNAMENT, _call
+        native["state"] = state
+        return _call(agent._h, _PREDICT_TOURNAMENT, native)
     if not isinstance(questions, dict):
         raise TypeError("questions must be a dict of question id -> definition")
     if isinstance(group_size, bool) or not isinstance(group_size, int) or group_size < 2:

@@ -15,6 +15,7 @@
 #define LAYA_MODEL_TYPED_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "core/arena.h"
 #include "core/error.h"
@@ -90,6 +91,32 @@ typedef struct shortlist_result {
   int n;                   /* entries: one per choice question, in question order */
   shortlist_entry *e;
 } shortlist_result;
+
+/* predict_tournament (model/tournament.c): one choice question's elimination, Laya's "tournament" entry. */
+typedef struct tournament_entry {
+  const char *qid;
+  size_t qid_len;
+  uint32_t qi;                /* its index in the request's questions */
+  const json_value *criteria; /* the caller's criteria */
+  const json_value **labels;  /* [n] the criteria's labels (dict keys as strings, or list items) */
+  int n;                      /* the caller's label count */
+  int *left;                  /* [n_left] the labels still in (indices into labels), field order */
+  int n_left, n_next;         /* n_next: winners collected in the round being played */
+  int rounds;
+  bool order_dropped;         /* its option_order was dropped (warned once) */
+} tournament_entry;
+
+/* predict_tournament's result: the final predict, and each choice question's entry in order. */
+typedef struct tournament_result {
+  state_result r;
+  int n;
+  tournament_entry *e;
+} tournament_result;
+
+/* predict_tournament over a parsed request {"state", "questions", "group_size"?, predict's keyword
+ * arguments}: one predict per round, then the final one. */
+int engine_run_tournament(struct laya_model *m, const json_value *req, arena *a, tournament_result *out,
+                          laya_error *err);
 
 /* predict_shortlist over a parsed request {"state", "questions", "k"?, predict's keyword arguments}. */
 int engine_run_shortlist(struct laya_model *m, const json_value *req, arena *a, shortlist_result *out,

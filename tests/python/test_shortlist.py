@@ -10,7 +10,8 @@ laya.shortlist returned on the fixture checkpoints. Replayed through laya_c:
    with the embedder behind a plain function (the Python orchestration) and, where it applies, as
    given (the C library's laya_predict_shortlist in one call); results, errors and RuntimeWarnings are
    Laya's. shortlist_choice(..., return_scores=True) gives each ranked question's labels and scores.
-3. tournament.jsonl: predict_tournament gives Laya's results, errors and warnings.
+3. tournament.jsonl: predict_tournament gives Laya's results, errors and warnings, through the
+   Python orchestration and (on a laya_c.Agent) the C library's laya_predict_tournament.
 4. cached_embed_fn: the same answers as the bare embedder, counted hits and misses, Laya's errors
    for a bad shape and for a changed dimension.
 Numbers follow tests/parity's rule (compare.py); labels, errors and warnings are exact.
@@ -116,16 +117,32 @@ def shortlist_cases(fx, ck, agent):
 
 
 def tournaments(fx, ck, agent):
-    n = 0
+    n = native = 0
     for row in lines(os.path.join(fx, "shortlist", ck, "tournament.jsonl")):
         req = json.loads(json.dumps(row["request"]))
         state, questions = req.pop("state"), req.pop("questions")
         before = json.dumps(questions)
-        got, err, warned = outcome(lambda: laya_c.predict_tournament(agent, state, questions, **req))
-        same_outcome("%s tournament %s" % (ck, row["id"]), row, got, err, warned)
-        check(json.dumps(questions) == before, "%s tournament %s: the caller's questions changed" % (ck, row["id"]))
+        ways = [("python path", _Predictor(agent))]
+        if sl._native_tournament(agent, questions, req.get("group_size", 16),
+                                 {k: v for k, v in req.items() if k != "group_size"}) is not None:
+            native += 1
+            ways.append(("C library", agent))
+        for name, who in ways:
+            got, err, warned = outcome(lambda: laya_c.predict_tournament(who, state, questions, **req))
+            same_outcome("%s tournament %s (%s)" % (ck, row["id"], name), row, got, err, warned)
+            check(json.dumps(questions) == before, "%s tournament %s: the caller's questions changed" % (ck, row["id"]))
         n += 1
-    return n
+    return n, native
+
+
+class _Predictor:
+    """The agent behind an object laya_c does not know: the tournament's Python orchestration."""
+
+    def __init__(self, agent):
+        self.agent = agent
+
+    def predict(self, *args, **kwargs):
+        return self.agent.predict(*args, **kwargs)
 
 
 def cache(fx, ck, agent):
@@ -212,11 +229,12 @@ def main():
         agent = laya_c.Agent(os.path.join(fx, "ckpt", ck), device="cpu", quiet=True)
         n_embed = embeddings(fx, ck, agent)
         native, ranked = shortlist_cases(fx, ck, agent)
-        n_tour = tournaments(fx, ck, agent)
+        n_tour, native_tour = tournaments(fx, ck, agent)
+        check(native_tour >= 8, "%s: only %d tournaments ran in the C library" % (ck, native_tour))
         cache(fx, ck, agent)
         check(native >= 10, "%s: only %d cases took the C library's predict_shortlist" % (ck, native))
-        print("%s: %d embed rows, shortlist cases (%d through the C library), %d shortlist_choice, %d tournaments"
-              % (ck, n_embed, native, ranked, n_tour))
+        print("%s: %d embed rows, shortlist cases (%d through the C library), %d shortlist_choice, %d tournaments (%d in C)"
+              % (ck, n_embed, native, ranked, n_tour, native_tour))
         if ck == CKPTS[0]:
             contracts(agent)
         agent.close()
