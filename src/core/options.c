@@ -54,6 +54,7 @@ const laya_option laya_env_table[] = {
     /* CUDA (read by the CUDA backend itself) */
     {"LAYA_CUDA_WARMUP", "bool", "0 | 1", "1", "warm the CUDA workers (kernels, graphs) at laya_open", C},
     {"LAYA_CUDA_GRAPHS", "bool", "0 | 1", "1", "CUDA graphs for the forward", C},
+    {"LAYA_CUDA_GEGLU", "string", "0 | n256s4 | n128s6", "0", "the fused Wi + GeGLU GEMM on Hopper (0: cuBLASLt + a GeGLU pass)", C | R},
     {"LAYA_CUDA_HEAD_FP16", "bool", "0 | 1", "per precision", "the decision head in fp16 on CUDA", C | R},
     {"LAYA_CUDA_HEAD_ALL", "bool", "0 | 1", "0", "run the last head layer at every token, not only CLS and markers", C | R},
     {"LAYA_CUDA_GEMM_TUNE", "string", "a tuning spec", "unset", "cuBLASLt algorithm choice study", C | R},
