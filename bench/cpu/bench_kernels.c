@@ -48,7 +48,7 @@ static void bench_gemm(const cpu_kernels *kt, cpu_wfmt fmt, int M, int N, int K,
   int32_t *colsum = malloc(4 * np * CPU_NR);
   src s = {K};
   pack_matrix(fmt, N, K, geglu, row_fn, &s, data, scale, colsum, row);
-  packed_matrix pm = {N, K, np, kp, geglu, fmt, data, scale, colsum, NULL};
+  packed_matrix pm = {N, K, np, kp, geglu, fmt, data, scale, colsum, NULL, ENC_ACT_GELU};
   size_t el = fmt == WF_F32 ? 4 : fmt == WF_BF16 ? 2 : 1;
   void *a = aligned_alloc(64, ((size_t)M * kp * el + 63) & ~(size_t)63);
   memset(a, 0x3c, (size_t)M * kp * el);

@@ -104,6 +104,13 @@ int checkpoint_open_artifact(checkpoint *ck, const char *path, const char *sha25
     rc = laya_err(err, LAYA_ERR_FORMAT, NULL, "%s: the packed weights do not match the stored configs", path);
     goto fail;
   }
+  if (enc.act != pe->act) {
+    rc = laya_err(err, LAYA_ERR_FORMAT, NULL,
+                  "%s: the artifact was packed for hidden_activation \"%s\", its stored encoder/config.json says \"%s\" "
+                  "(convert again)",
+                  path, enc_act_name(pe->act), enc_act_name(enc.act));
+    goto fail;
+  }
   /* the decision head's heads follow from the width (weights_bind.c); a packed count that does not
    * would run the head with the wrong split */
   int want_heads = enc.hidden / 64 > 1 ? enc.hidden / 64 : 1;

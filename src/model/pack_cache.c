@@ -275,7 +275,7 @@ static backend *from_entry(const char *path, const checkpoint *ck, const backend
     aw.tok_embeddings = ct;
   }
   if (artifact_precision(a) != bo->precision || x->hidden != y->hidden || x->n_layers != y->n_layers ||
-      x->n_heads != y->n_heads || x->intermediate != y->intermediate || x->vocab != y->vocab ||
+      x->n_heads != y->n_heads || x->intermediate != y->intermediate || x->vocab != y->vocab || x->act != y->act ||
       aw.head_layers != ck->w.head_layers || aw.head_heads != ck->w.head_heads || aw.n_act != ck->w.n_act) {
     put_str(why, cap, "the entry does not match the checkpoint");
   } else {

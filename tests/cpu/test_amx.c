@@ -36,6 +36,17 @@ static void get_row(void *ctx, int r, float *out) {
 }
 
 static double gelu_d(double x) { return 0.5 * x * (1.0 + erf(x / sqrt(2.0))); }
+/* the GeGLU activation of the next GeGLU cases (weights.h enc_act; each has |act'| <= 1.13) */
+static enc_act case_glu = ENC_ACT_GELU;
+static double glu_d(double x) {
+  switch (case_glu) {
+    case ENC_ACT_GELU_TANH: return 0.5 * x * (1.0 + tanh(sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
+    case ENC_ACT_QUICK_GELU: return x / (1.0 + exp(-1.702 * x));
+    case ENC_ACT_SILU: return x / (1.0 + exp(-x));
+    case ENC_ACT_RELU: return x > 0 ? x : 0;
+    default: return gelu_d(x);
+  }
+}
 
 enum { K_BF16, K_I8, K_X3, K_X6 };
 static const char *kname[] = {"bf16", "int8", "fp32x3", "fp32x6"};
@@ -63,7 +74,7 @@ static void gemm_case(int kind, int M, int n, int k, int geglu, epi_act act, int
   int32_t *colsum = malloc(sizeof(int32_t) * np * CPU_NR);
   wsrc src = {w, k};
   pack_matrix(fmt, n, k, geglu, get_row, &src, data, scale, colsum, row);
-  packed_matrix pm = {n, k, np, kp, geglu, fmt, data, scale, colsum, use_bias && !geglu ? bias : NULL};
+  packed_matrix pm = {n, k, np, kp, geglu, fmt, data, scale, colsum, use_bias && !geglu ? bias : NULL, case_glu};
 
   /* activations in the kernel's format (exactly M * lda elements: a read past row M - 1 is out of
    * bounds for the sanitizer build), and the values the kernel effectively sees */
@@ -119,8 +130,8 @@ static void gemm_case(int kind, int M, int n, int k, int geglu, epi_act act, int
           sg += fabs((double)xr[c] * wq[(size_t)(o + outs) * k + c]);
         }
         double du = (c_prod + c_acc) * su, dg = (c_prod + c_acc) * sg;
-        y = gelu_d(u) * g;
-        d = 1.13 * du * (fabs(g) + dg) + (fabs(gelu_d(u)) + 1.13 * du) * dg + 4e-7 * (fabs(u) + 1) * fabs(g) + 2e-7 * fabs(y);
+        y = glu_d(u) * g;
+        d = 1.13 * du * (fabs(g) + dg) + (fabs(glu_d(u)) + 1.13 * du) * dg + 4e-7 * (fabs(u) + 1) * fabs(g) + 2e-7 * fabs(y);
       } else {
         double s = 0;
         y = use_bias ? bias[o] : 0.0;
@@ -218,6 +229,15 @@ static void test_gemm(const cpu_amx_gemms **sets, int n_sets, int quick) {
     gemm_case(kind, 200, 40, 1024, 0, EPI_NONE, 1, 0, 0, sets, n_sets);
     gemm_case(kind, 37, 33, 2624, 0, EPI_GELU, 1, 0, 0, sets, n_sets);
   }
+  /* the other hidden_activation kinds through the same GeGLU epilogues */
+  for (int act = 1; act < ENC_ACT_COUNT; act++) {
+    case_glu = (enc_act)act;
+    for (int kind = 0; kind < 4; kind++) {
+      gemm_case(kind, 13, 2 * 17, 36, 1, EPI_GEGLU, 0, 0, 0, sets, n_sets);
+      gemm_case(kind, 65, 2 * 40, 130, 1, EPI_GEGLU, 0, act == 2, act == 3, sets, n_sets);
+    }
+  }
+  case_glu = ENC_ACT_GELU;
 }
 
 /* One tile instruction's worth through each set, with values where the order of tdpbf16ps's
@@ -237,7 +257,7 @@ static void test_order(const cpu_amx_gemms **sets, int n_sets) {
   void *data = aligned_alloc(64, pack_data_bytes(WF_BF16, n, k, 0));
   wsrc src = {w, k};
   pack_matrix(WF_BF16, n, k, 0, get_row, &src, data, sc, cs, row);
-  packed_matrix pm = {n, k, 1, kp, 0, WF_BF16, data, NULL, NULL, NULL};
+  packed_matrix pm = {n, k, 1, kp, 0, WF_BF16, data, NULL, NULL, NULL, ENC_ACT_GELU};
   gemm_input in = {a, kp, NULL, 0};
   for (int si = 0; si < n_sets; si++) {
     float out[16];

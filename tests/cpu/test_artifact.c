@@ -284,6 +284,19 @@ int main(int argc, char **argv) {
     expect_refused_named(bad, "overlaps");
     CHECK(rewrite_index(out, bad, "\"tok_embeddings\": {\"dtype\": \"F16\"", "\"tok_embeddings\": {\"dtype\": \"Q4\"") == 0);
     expect_refused_named(bad, "tok_embeddings.dtype is 'Q4'");
+    /* the GeGLU activation: one this build does not run, and one the stored encoder/config.json
+     * (gelu) contradicts */
+    CHECK(rewrite_index(out, bad, "\"hidden_activation\": \"gelu\"", "\"hidden_activation\": \"mish\"") == 0);
+    expect_refused_named(bad, "config.hidden_activation mish is not an activation this build runs");
+    CHECK(rewrite_index(out, bad, "\"hidden_activation\": \"gelu\"", "\"hidden_activation\": \"silu\"") == 0);
+    {
+      laya_options o;
+      laya_options_init(&o);
+      o.quiet = 1;
+      CHECK(laya_open(bad, &o, &err) == NULL);
+      CHECK(strstr(err.message, bad) == err.message &&
+            strstr(err.message, "packed for hidden_activation \"silu\", its stored encoder/config.json says \"gelu\""));
+    }
     free(orig);
   }
   /* opening writes nothing: no TMPDIR needed */

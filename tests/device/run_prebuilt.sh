@@ -51,7 +51,9 @@ if [ -z "${QUICK:-}" ]; then # QUICK=1: the AMX tiles, parity and CUDA only
   check cpu_kernels "$B/test_kernels"
   check cpu_forward "$B/test_cpu_forward"
 fi
-for ck in modernbert-tiny mmbert-tiny modernbert-tiny-layers; do
+# the *-tanh / -silu / -quick / -relu variants: the other hidden_activation kinds of the GeGLU
+for ck in modernbert-tiny mmbert-tiny modernbert-tiny-layers modernbert-tiny-tanh modernbert-tiny-silu \
+          modernbert-tiny-quick modernbert-tiny-relu; do
   check "parity_${ck}_cpu_default" $clean_env LAYA_DEVICE=cpu "$B/test_parity" "$F" "$ck" --expect cpu:fp32
   check "parity_${ck}_cuda" "$B/test_cuda_parity" "$F/ckpt/$ck" "$F/parity/$ck/rows.jsonl"
 done

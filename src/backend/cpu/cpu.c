@@ -530,6 +530,7 @@ static cpu_model *cpu_model_create(const model_weights *w, const backend_options
     if (load_linear(&L, &l->wo, nm, lw->wo, d, d, matrix_fmt(m, m->fmt, 0, i, "wo"), 0, 0, NULL)) goto fail;
     snprintf(nm, sizeof nm, "enc.%d.wi", i);
     if (load_linear(&L, &l->wi, nm, lw->wi, 2 * I, d, matrix_fmt(m, m->fmt, 0, i, "wi"), 1, 0, NULL)) goto fail;
+    l->wi.glu_act = w->enc.act; /* hidden_activation of the GeGLU */
     snprintf(nm, sizeof nm, "enc.%d.wo_mlp", i);
     if (load_linear(&L, &l->wo_mlp, nm, lw->wo_mlp, d, I, matrix_fmt(m, m->fmt, 0, i, "wo_mlp"), 0, 0, NULL)) goto fail;
   }
@@ -1126,7 +1127,7 @@ static void final_task(void *ctx, int task, int thread) {
 }
 
 /* The MLP half of an encoder layer over tokens [c0, c0 + n): Wo + residual was done on all
- * tokens; here x += Wo_mlp(gelu(in) * gate), [in | gate] = Wi(mlp_norm(x)). */
+ * tokens; here x += Wo_mlp(act(in) * gate), [in | gate] = Wi(mlp_norm(x)), act the hidden_activation. */
 static void mlp_chunk(fwd *f, const cpu_enc_layer *L, int l, int c0, int n) {
   const cpu_model *m = f->m;
   cpu_scratch *s = &f->s;

@@ -194,7 +194,7 @@ static void epi_row_c(const packed_matrix *w, const gemm_epilogue *e, int m, int
     if (o >= outs) break;
     float y;
     if (w->geglu) {
-      y = gelu_erf_c(acc[c]) * acc[c + CPU_NR / 2];
+      y = cpu_glu_act(w->glu_act, acc[c]) * acc[c + CPU_NR / 2];
     } else {
       y = acc[c] + (w->bias ? w->bias[o] : 0.0f);
       if (e->act == EPI_GELU) y = gelu_erf_c(y);
@@ -318,6 +318,16 @@ INL_AMX __m512 ax_gelu(__m512 x) {
       _mm512_castps_si512(erf_abs), _mm512_and_si512(_mm512_castps_si512(z), _mm512_set1_epi32((int)0x80000000u))));
   return _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(0.5f), x), _mm512_add_ps(_mm512_set1_ps(1.0f), erf));
 }
+/* the other GeGLU activations (kernels.h cpu_glu_act): relu, or x / (1 + exp(-z)) */
+INL_AMX __m512 ax_glu_other(enc_act act, __m512 x) {
+  if (act == ENC_ACT_RELU) return _mm512_max_ps(x, _mm512_setzero_ps());
+  __m512 z = act == ENC_ACT_SILU         ? x
+             : act == ENC_ACT_QUICK_GELU ? _mm512_mul_ps(x, _mm512_set1_ps(CPU_GLU_QUICK_C0))
+                                         : _mm512_mul_ps(x, _mm512_fmadd_ps(_mm512_mul_ps(x, x), _mm512_set1_ps(CPU_GLU_TANH_C2),
+                                                                            _mm512_set1_ps(CPU_GLU_TANH_C0)));
+  __m512 e = ax_exp(_mm512_sub_ps(_mm512_setzero_ps(), z));
+  return _mm512_div_ps(x, _mm512_add_ps(_mm512_set1_ps(1.0f), e));
+}
 INL_AMX __mmask16 ax_mask(int n) { return n >= 16 ? (__mmask16)0xffff : n <= 0 ? (__mmask16)0 : (__mmask16)((1u << n) - 1); }
 INL_AMX void ax_store_bf16(uint16_t *dst, __m512 y, __mmask16 mk) {
   _mm256_mask_storeu_epi16(dst, mk, (__m256i)_mm512_cvtneps_pbh(y));
@@ -328,7 +338,7 @@ INL_AMX void epi_vec(const packed_matrix *w, const gemm_epilogue *e, int m, int 
   if (w->geglu) {
     int o = p * 16;
     __mmask16 mk = ax_mask(w->n / 2 - o);
-    __m512 y = _mm512_mul_ps(ax_gelu(y0), y1);
+    __m512 y = _mm512_mul_ps(w->glu_act == ENC_ACT_GELU ? ax_gelu(y0) : ax_glu_other(w->glu_act, y0), y1);
     if (e->out_f32) {
       float *dst = e->out_f32 + (size_t)m * e->ldo + o;
       if (e->residual) y = _mm512_add_ps(y, _mm512_maskz_loadu_ps(mk, dst));

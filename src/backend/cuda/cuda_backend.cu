@@ -93,6 +93,7 @@ struct cuda_model {
   int att_g, att_l;           /* attention kernel variants: global layers and head, local layers */
   int tile_q, tile_ql;        /* their queries per tile */
   int d, n_layers, H, hd, I, V, window;
+  int act;                    /* enc_act: the GeGLU activation (hidden_activation) */
   unsigned char layer_global[1024]; /* enc_layer_global of each layer */
   float eps;
   int head_layers, head_heads, n_act, act_hidden, ld_act;
@@ -299,6 +300,8 @@ static int model_load(cuda_model *m, const model_weights *w, laya_error *err) {
   m->V = c->vocab;
   for (int l = 0; l < c->n_layers && l < (int)sizeof m->layer_global; l++) m->layer_global[l] = (unsigned char)enc_layer_global(c, l);
   m->window = c->local_window / 2;
+  m->act = (int)c->act;
+  if (m->act != ENC_ACT_GELU) m->gg_v = -1; /* the fused Wi epilogue computes the erf GELU only */
   m->eps = (float)c->norm_eps;
   m->head_layers = w->head_layers;
   m->head_heads = w->head_heads > 0 ? w->head_heads : 1;
@@ -686,7 +689,7 @@ static int enqueue_forward(backend_worker *w, int Mp, int Rp, int NMp, laya_erro
     } else {
       GEMM(Mp, 2 * I, d, w->y, d, L->wi, T16, hid, 2 * I, T16, 0, EPI_NONE, NULL, "Wi");
       prof_mark(w, P_WI);
-      k_geglu(s, h16, hid, Mp, I);
+      k_geglu(s, h16, hid, Mp, I, m->act);
       prof_mark(w, P_GEGLU);
     }
     const int ld_hid = m->gg_v >= 0 ? I : 2 * I;

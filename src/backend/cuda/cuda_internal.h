@@ -49,7 +49,7 @@ void k_attention(cudaStream_t s, int half16, const void *qkv, void *out, const a
  * or the one LAYA_CUDA_ATTN_G / LAYA_CUDA_ATTN_L names; and its queries per tile. */
 int attention_variant(int local);
 int attention_variant_queries(int local, int variant);
-void k_geglu(cudaStream_t s, int half16, void *h, int Mp, int I);
+void k_geglu(cudaStream_t s, int half16, void *h, int Mp, int I, int act); /* act: enc_act */
 /* Scorer LayerNorm of marker m's state: row marker_tok[m] of x, or row m when marker_tok is NULL. */
 void k_gather_ln(cudaStream_t s, const float *x, const int32_t *marker_tok, const int *counts,
                  const float *w, const float *b, float *out, int NMp, int d);
