@@ -67,7 +67,7 @@ const laya_option laya_env_table[] = {
     {"LAYA_CPU_FP32_LAYERS", "string", "layer list", "unset", "run these layers in fp32 (precision experiments)", R},
     {"LAYA_CPU_INT8_BF16", "string", "layer list", "unset", "int8 experiments: these parts in bf16", R},
     {"LAYA_CPU_ATTN_F32", "bool", "set | unset", "unset", "attention in fp32 inside a low-precision forward", R},
-    {"LAYA_AMX_FP32", "enum", "x3 | x6", "unset", "the amx table's split-precision AMX fp32 GEMM (study)", R},
+    {"LAYA_AMX_FP32", "enum", "x3 | x5 | x6", "unset", "the amx table's split-precision AMX fp32 GEMM (study)", R},
 };
 const int laya_env_count = (int)(sizeof laya_env_table / sizeof laya_env_table[0]);
 

@@ -11,6 +11,7 @@
 
 #include "../check.h"
 #include "backend/cpu/kernels.h"
+#include "backend/cpu/kernels_amx.h"
 
 static uint64_t rng = 0x1234567ull;
 static float frand(void) { /* uniform in [-1, 1) */
@@ -497,6 +498,15 @@ int main(void) {
   test_gemm_row_invariance(tabs, n);
   test_gemm_call_id(tabs, n);
   test_rows(tabs, n);
-  test_attention(tabs, n);
+  /* the AMX bf16 attention's tiling on every machine: the emulated tiles (kernels_amx.h) in a copy
+   * of the scalar table (its other kernels are the oracle's own) */
+  static cpu_kernels emu;
+  emu = cpu_kernels_scalar;
+  emu.name = "amx-emu";
+  emu.attention_bf16 = cpu_amx_emu()->attention_bf16;
+  const cpu_kernels *atabs[4];
+  for (int i = 0; i < n; i++) atabs[i] = tabs[i];
+  atabs[n] = &emu;
+  test_attention(atabs, n + 1);
   return check_summary("cpu/kernels");
 }

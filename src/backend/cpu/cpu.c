@@ -818,11 +818,13 @@ static void gemm(fwd *f, const void *a, int lda, const float *row_scale, const p
   g.e.out_bf16 = out16;
   g.e.ldo = ldo;
   g.M = M;
-  /* Row chunks of at most GEMM_MTILE rows, equal and whole microkernel tiles; then the number of
+  /* Row chunks of at most GEMM_MTILE rows (about), equal and whole microkernel tiles (the table's
+   * gemm_rows); then the number of
    * panel groups whose tasks, handed out in order to whichever thread is free, finish soonest
    * (an 11-task or 9-task split over 2 threads leaves one idle for a ninth of the GEMM). */
+  int mr = f->m->k->gemm_rows[w->fmt] > 0 ? f->m->k->gemm_rows[w->fmt] : GEMM_MR;
   g.n_m = (M + GEMM_MTILE - 1) / GEMM_MTILE;
-  g.mtile = ((M + g.n_m - 1) / g.n_m + GEMM_MR - 1) / GEMM_MR * GEMM_MR;
+  g.mtile = ((M + g.n_m - 1) / g.n_m + mr - 1) / mr * mr;
   g.n_m = (M + g.mtile - 1) / g.mtile;
   int want = 4 * f->threads; /* enough tasks to balance, few enough to keep panels long */
   int n_p0 = (want + g.n_m - 1) / g.n_m;

@@ -141,6 +141,10 @@ static inline size_t attn_bf16_vb_index(int dh, int j, int c) { return ((size_t)
 typedef struct cpu_kernels {
   const char *name; /* "scalar", "avx2", "avx512", "amx" (kernels_amx.h) */
   int bf16_dot;     /* has bf16 dot products (vdpbf16ps): bf16 / int8 models run attention_bf16 */
+  /* Row multiple the GEMM of each weight format (cpu_wfmt index) works in best, for the backend's
+   * split of a GEMM into tasks: 0 = the default (the widest register-blocked microkernel's rows);
+   * the AMX table's tile GEMMs want whole 32-row blocks (two tiles), so no task has a row tail. */
+  int gemm_rows[3];
   /* y = x W^T over activation rows [m0, m1) and weight panels [p0, p1). */
   void (*gemm_f32)(const gemm_input *x, const packed_matrix *w, int m0, int m1, int p0, int p1,
                    const gemm_epilogue *e);
