@@ -461,7 +461,7 @@ static void table_build(void) {
   amx_table.name = "amx";
   amx_table.gemm_bf16 = g->bf16;
   amx_table.gemm_i8 = g->i8;
-  const char *fp = laya_env("LAYA_AMX_FP32");
+  const char *fp = laya_env_process()->amx_fp32;
   if (fp && !strcmp(fp, "x3")) amx_table.gemm_f32 = g->f32x3;
   else if (fp && !strcmp(fp, "x6")) amx_table.gemm_f32 = g->f32x6;
   amx_table_ptr = &amx_table;
