@@ -42,7 +42,7 @@ const laya_option laya_env_table[] = {
     {"LAYA_CALIBRATION", "path", "a calibration file (laya calibrate --out, Laya's save_calibration)", "unset",
      "the calibration laya-serve and laya-mcp apply to every checkpoint they open", 0, F(calibration), 0, 0},
     {"LAYA_BASE_URL", "string", "http(s)://host:port of a laya-serve", "unset", "laya-mcp's remote mode: answer from that server", 0, F(base_url), 0, 0},
-    {"LAYA_REMOTE_TIMEOUT", "number", "seconds > 0", "30", "laya-mcp's remote mode: how long to wait for the server", 0, F(remote_timeout), 0, 0},
+    {"LAYA_REMOTE_TIMEOUT", "number", "seconds > 0 (any other value: the default)", "30", "laya-mcp's remote mode: how long to wait for the server", L, F(remote_timeout), 0, 0},
     {"LAYA_CPU_PROFILE", "bool", "1 | unset", "unset", "print the CPU forward's per-step times (one JSON line per forward) on stderr", 0, F(cpu_profile), 0, 0},
     /* files, caches, downloads */
     {"LAYA_PACK_CACHE", "enum", "0 (off) | sync (write before laya_open returns)", "on, written in the background",

@@ -301,6 +301,7 @@ laya_model *laya_open(const char *path, const laya_options *opt, laya_error *err
     hub_options_init(&ho);
     ho.sha256_json = opt ? opt->sha256_json : NULL;
     ho.quiet = opt && opt->quiet;
+    ho.env = &m->env;
     if (hub_resolve(path, NULL, &ho, &resolved, NULL, err)) goto fail;
   }
   /* the NaN/Inf scan of the weights is deferred to the backend choice: the pack cache knows its
