@@ -7,7 +7,8 @@
  * value and the values it takes (LAYA_PRECISION must be fp32, bf16, fp16 or int8, got 'fast').
  * Use sites read the struct's fields, never the environment. The boundaries:
  *   - laya_open / laya_convert (model/laya_api.c, model/artifact_load.c): one read per call, kept
- *     in the model (laya_model.env) and handed to its backend (backend_options.env). A variable
+ *     in the model (laya_model.env) and handed to its backend (backend_options.env) and the Hub
+ *     lookup (hub_options.env). A variable
  *     the caller's laya_options replace (precision, device, escalate) is not read.
  *   - a backend created without one (tests, bench/: backend_options.env NULL) reads its own.
  *   - laya-serve / laya-mcp read theirs once at start (serve/config.c, serve_config.env).
