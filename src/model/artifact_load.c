@@ -137,12 +137,11 @@ fail:
   return rc ? rc : LAYA_ERR_INTERNAL;
 }
 
-int laya_convert(const char *checkpoint_dir, const char *out_path, const laya_options *opt, laya_error *err) {
-  laya_err_clear(err);
-  if (!checkpoint_dir || !out_path) return laya_err(err, LAYA_ERR_VALUE, NULL, "laya_convert: a path is NULL");
-  backend_options bo = {backend_cpu_default_precision(), opt ? opt->threads : 0, 0};
+static int convert(const char *checkpoint_dir, const char *out_path, const laya_options *opt,
+                   const laya_env_options *env, laya_error *err) {
+  backend_options bo = {backend_cpu_default_precision(), opt ? opt->threads : 0, 0, env};
   const char *prec = opt ? opt->precision : NULL, *from = "precision";
-  if (!prec && laya_env("LAYA_PRECISION") && *laya_env("LAYA_PRECISION")) prec = laya_env("LAYA_PRECISION"), from = "LAYA_PRECISION";
+  if (!prec && env->precision) prec = env->precision, from = "LAYA_PRECISION";
   if (prec) {
     if (!strcmp(prec, "fp32")) bo.precision = PREC_FP32;
     else if (!strcmp(prec, "bf16")) bo.precision = PREC_BF16;
@@ -165,5 +164,16 @@ int laya_convert(const char *checkpoint_dir, const char *out_path, const laya_op
   rc = artifact_write(out_path, checkpoint_dir, &ck.w, b, NULL, err);
   b->destroy(b);
   checkpoint_close(&ck);
+  return rc;
+}
+
+int laya_convert(const char *checkpoint_dir, const char *out_path, const laya_options *opt, laya_error *err) {
+  laya_err_clear(err);
+  if (!checkpoint_dir || !out_path) return laya_err(err, LAYA_ERR_VALUE, NULL, "laya_convert: a path is NULL");
+  /* the environment, read once here and validated (core/options.h), as laya_open reads it */
+  laya_env_options env;
+  int rc = laya_env_options_read(&env, opt && opt->precision ? LAYA_ENV_SKIP_PRECISION : 0, err);
+  if (!rc) rc = convert(checkpoint_dir, out_path, opt, &env, err);
+  laya_env_options_free(&env);
   return rc;
 }

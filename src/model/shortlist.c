@@ -312,7 +312,7 @@ static int narrowed(const json_value *q, const json_value *crit, const shortlist
   return 0;
 }
 
-void shortlist_warn_dropped(const json_value *qid_key, size_t qid_len, const json_value *order, int kept) {
+void shortlist_warn_dropped(const laya_model *m, const json_value *qid_key, size_t qid_len, const json_value *order, int kept) {
   strbuf sb;
   sb_init(&sb);
   sb_puts(&sb, "RuntimeWarning: laya.shortlist: question ");
@@ -326,7 +326,7 @@ void shortlist_warn_dropped(const json_value *qid_key, size_t qid_len, const jso
             ") was dropped because the label set was narrowed to %d; the order no longer fits the kept options "
             "and remapping it onto them would move options between slots.\n",
             kept);
-  if (!laya_env("LAYA_QUIET_WARNINGS")) fputs(sb_cstr(&sb), stderr);
+  if (m->env.quiet_warnings <= 0) fputs(sb_cstr(&sb), stderr); /* LAYA_QUIET_WARNINGS as laya_open read it */
   sb_free(&sb);
 }
 
@@ -373,7 +373,7 @@ int engine_run_shortlist(laya_model *m, const json_value *req, arena *a, shortli
     if (dropped) {
       e->order_dropped = true;
       json_value qk = json_string_n(e->qid, e->qid_len);
-      shortlist_warn_dropped(&qk, e->qid_len, json_get(q, "option_order"), e->n_kept);
+      shortlist_warn_dropped(m, &qk, e->qid_len, json_get(q, "option_order"), e->n_kept);
     }
   }
   /* predict(state, narrowed questions, **the other keyword arguments) */

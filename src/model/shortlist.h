@@ -19,8 +19,9 @@ typedef struct shortlist_items {
 } shortlist_items;
 int shortlist_criteria_items(const json_value *crit, arena *a, shortlist_items *it, laya_error *err);
 
-/* _drop_stale_order's RuntimeWarning (stderr, unless LAYA_QUIET_WARNINGS): question qid's
+/* _drop_stale_order's RuntimeWarning (stderr, unless m's LAYA_QUIET_WARNINGS): question qid's
  * option_order was dropped because its label set was narrowed to `kept`. */
-void shortlist_warn_dropped(const json_value *qid_key, size_t qid_len, const json_value *order, int kept);
+struct laya_model;
+void shortlist_warn_dropped(const struct laya_model *m, const json_value *qid_key, size_t qid_len, const json_value *order, int kept);
 
 #endif

@@ -77,7 +77,7 @@ static int cut(const json_value *q, const json_value *crit, const int *idx, int 
 }
 
 /* The cut question, with Laya's warning the first time this question loses its option_order. */
-static int cut_warned(const json_value *questions, tournament_entry *e, const int *idx, int n, arena *a,
+static int cut_warned(const laya_model *m, const json_value *questions, tournament_entry *e, const int *idx, int n, arena *a,
                       json_value *out, laya_error *err) {
   const json_value *q = &questions->members[e->qi].value;
   bool dropped = false;
@@ -85,7 +85,7 @@ static int cut_warned(const json_value *questions, tournament_entry *e, const in
   if (dropped && !e->order_dropped) {
     e->order_dropped = true;
     json_value qk = json_string_n(e->qid, e->qid_len);
-    shortlist_warn_dropped(&qk, e->qid_len, json_get(q, "option_order"), n);
+    shortlist_warn_dropped(m, &qk, e->qid_len, json_get(q, "option_order"), n);
   }
   return 0;
 }
@@ -147,7 +147,7 @@ static int play_round(laya_model *m, const json_value *req, const json_value *qu
       qs.members[g].key_len = (size_t)len;
       owner[g] = i;
       first[g] = lo;
-      int rc = cut_warned(questions, e, e->left + lo, hi - lo, a, &qs.members[g].value, err);
+      int rc = cut_warned(m, questions, e, e->left + lo, hi - lo, a, &qs.members[g].value, err);
       if (rc) return rc;
     }
   }
@@ -220,7 +220,7 @@ int engine_run_tournament(laya_model *m, const json_value *req, arena *a, tourna
   memcpy(final.members, questions->members, sizeof *final.members * questions->n);
   for (int i = 0; i < out->n; i++) {
     tournament_entry *e = &out->e[i];
-    if (e->rounds && (rc = cut_warned(questions, e, e->left, e->n_left, a, &final.members[e->qi].value, err)))
+    if (e->rounds && (rc = cut_warned(m, questions, e, e->left, e->n_left, a, &final.members[e->qi].value, err)))
       return rc;
   }
   return predict(m, req, &final, a, &out->r, err);

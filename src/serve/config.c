@@ -278,6 +278,13 @@ int serve_config_from_env(serve_config *cfg, char *msg, size_t msg_size) {
   if (def_buf < 256L * 1024 * 1024) def_buf = 256L * 1024 * 1024;
   long mb = env_long_positive_warn("LAYA_SERVE_MAX_BUFFERED_MB", def_buf / (1024 * 1024));
   cfg->max_buffered_bytes = mb > (1L << 30) ? (1L << 50) : mb * 1024 * 1024;
+  /* the library's variables (core/options.c's table), read once here: a bad value stops the
+   * server at start, named (laya_open would refuse it at every load) */
+  laya_error lerr;
+  if (laya_env_options_read(&cfg->env, LAYA_ENV_SKIP_DEVICE, &lerr)) {
+    snprintf(msg, msg_size, "%s", lerr.message);
+    return -1;
+  }
   return 0;
 }
 
@@ -291,5 +298,6 @@ void serve_config_free(serve_config *cfg) {
   free(cfg->log_level);
   free(cfg->log_format);
   free(cfg->root_path);
+  laya_env_options_free(&cfg->env);
   memset(cfg, 0, sizeof *cfg);
 }

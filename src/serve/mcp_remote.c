@@ -64,7 +64,7 @@ static bool url_ok(const char *u) {
 }
 
 mcp_remote *mcp_remote_from_env(const serve_config *cfg) {
-  const char *raw = laya_env("LAYA_BASE_URL");
+  const char *raw = cfg ? cfg->env.base_url : NULL; /* read at start (serve_config_from_env) */
   char *u = raw ? strip_dup(raw) : NULL;
   if (!u || !*u) {
     free(u);
@@ -89,14 +89,7 @@ mcp_remote *mcp_remote_from_env(const serve_config *cfg) {
              "remote router construction failed: base_url must be an HTTP(S) server URL without a query or fragment");
   r->api_key = cfg && cfg->api_key && *cfg->api_key ? strdup(cfg->api_key) : NULL;
   r->timeout = DEFAULT_TIMEOUT_S;
-  const char *t = laya_env("LAYA_REMOTE_TIMEOUT");
-  char *ts = t ? strip_dup(t) : NULL;
-  if (ts && *ts) {
-    char *end;
-    double d = strtod(ts, &end);
-    if (*end == 0 && isfinite(d) && d > 0) r->timeout = d;
-  }
-  free(ts);
+  if (cfg && cfg->env.remote_timeout > 0) r->timeout = cfg->env.remote_timeout; /* else (unset, 0, refused) 30 */
 #ifndef LAYA_MCP_HAVE_CURL
   if (!r->error[0])
     snprintf(r->error, sizeof r->error,

@@ -27,7 +27,7 @@
 
 static void forward_both(const model_weights *ck, const model_weights *art, backend_precision p) {
   laya_error err;
-  backend_options o = {p, 2, 0};
+  backend_options o = {p, 2, 0, NULL};
   backend *b1 = backend_cpu_create(ck, &o, &err);
   CHECK(b1 != NULL);
   backend *b2 = backend_cpu_create(art, &o, &err);
@@ -201,7 +201,7 @@ int main(int argc, char **argv) {
     CHECK(aw.enc.hidden == cw.w.enc.hidden && aw.enc.n_layers == cw.w.enc.n_layers && aw.n_act == cw.w.n_act);
     forward_both(&cw.w, &aw, precs[pi]);
     /* an artifact holds one precision: asking for another is refused, naming both */
-    backend_options other = {precs[(pi + 1) % 3], 1, 0};
+    backend_options other = {precs[(pi + 1) % 3], 1, 0, NULL};
     CHECK(backend_cpu_create(&aw, &other, &err) == NULL);
     CHECK(strstr(err.message, names[pi]) != NULL);
     artifact_weights_free(&aw);

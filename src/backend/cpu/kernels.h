@@ -188,6 +188,8 @@ cpu_isa cpu_isa_detect(void);
 /* The best table this CPU runs, or the one LAYA_CPU_ISA (scalar|avx2|avx512|amx) forces (if usable).
  * Never NULL. */
 const cpu_kernels *cpu_kernels_select(void);
+/* The same with the LAYA_CPU_ISA value given (NULL: none), as laya_open read it. */
+const cpu_kernels *cpu_kernels_select_for(const char *force);
 /* A table by name if this CPU can run it, else NULL. */
 const cpu_kernels *cpu_kernels_by_name(const char *name);
 

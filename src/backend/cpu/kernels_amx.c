@@ -542,7 +542,7 @@ static void table_build(void) {
   amx_table.gemm_i8 = g->i8;
   amx_table.gemm_rows[WF_BF16] = amx_table.gemm_rows[WF_I8] = 32;
   amx_table.attention_bf16 = g->attention_bf16;
-  const char *fp = laya_env("LAYA_AMX_FP32");
+  const char *fp = laya_env_process()->amx_fp32;
   if (fp && !strcmp(fp, "x3")) amx_table.gemm_f32 = g->f32x3;
   else if (fp && !strcmp(fp, "x5")) amx_table.gemm_f32 = g->f32x5;
   else if (fp && !strcmp(fp, "x6")) amx_table.gemm_f32 = g->f32x6;

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "backend/backend.h"
+#include "core/options.h"
 #include "backend/cpu/ref_ops.h"
 #include "core/threadpool.h"
 
@@ -515,7 +516,8 @@ backend *backend_cpu_ref_create(const model_weights *w, const backend_options *o
   /* always fp32 whatever o->precision says: this is the oracle */
   ref_model *m = ref_model_create(w, err);
   if (!m) return NULL;
-  m->pool = threadpool_create(o ? o->threads : 0, err);
+  /* the caller's count, else LAYA_THREADS as laya_open read it, else the pool's default */
+  m->pool = threadpool_create(o && o->threads > 0 ? o->threads : o && o->env ? (int)o->env->threads : 0, err);
   if (!m->pool) {
     ref_model_free(m);
     return NULL;
