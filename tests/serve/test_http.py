@@ -1775,14 +1775,34 @@ def test_mcp_remote():
     lst.close()
     check(res[0][0] and mrc.parse_text(res[0][1]) == {"error": "timeout", "message": "laya-serve did not answer within 1s"}
           and time.time() - t0 < 15, "timeout %r after %.1fs" % (res, time.time() - t0))
-    # laya_decide needs the answering checkpoint in-process: refused by name in remote mode (Laya
-    # plans the schema into questions and asks the server; not done in laya.c yet)
-    with Server(LAYA_API_KEY=mrc.KEY) as srv:
-        env = dict(os.environ, **mrc.run_env("ok", srv.port, closed))
-        env.pop("LAYA_EXTRA_MODELS", None)
-        _, res, _ = mrc.call_all([mcp], env, [("decide", "ok", "laya_decide", {
-            "state": mrc.ST, "schema": {"type": "object", "properties": {"refund": {"type": "boolean"}}}})])
-        check(res[0][0] and mrc.parse_text(res[0][1])["error"] == "unsupported_remote", "decide %r" % (res,))
+    # laya_decide: the schema planned here, the questions asked of the server, its answers projected
+    # (fixtures/python_mcp_remote_decide.json, record_mcp_remote.py decide); errors before any request
+    # (bad schema, empty state) and the HTTP ones as Laya's codes
+    with open(os.path.join(HERE, "fixtures", "python_mcp_remote_decide.json")) as f:
+        drec = {c["name"]: c for c in json.load(f)["calls"]}
+    check(set(drec) == {c[0] for c in mrc.DECIDE_CALLS}, "decide fixture %r" % sorted(drec))
+    with Server(LAYA_API_KEY=mrc.KEY, LAYA_BACKEND="cpu-ref") as srv:
+        for run in ("ok", "wrong_key", "unreachable", "bad_url"):
+            calls = [c for c in mrc.DECIDE_CALLS if c[1] == run]
+            env = dict(os.environ, LAYA_THREADS="1", **mrc.run_env(run, srv.port, closed))
+            env.pop("LAYA_EXTRA_MODELS", None)
+            _, res, _ = mrc.call_all([mcp], env, calls)
+            for (name, _, _, _), (is_error, text) in zip(calls, res):
+                text = text.replace("127.0.0.1:%d" % srv.port, "{BASE}").replace("127.0.0.1:%d" % closed, "{CLOSED}").replace(CKPT, "{CKPT}")
+                want = drec[name]
+                got_v, want_v = mrc.parse_text(text), mrc.parse_text(want["text"])
+                what = "%s: %s\n  Laya: %s" % (name, text[:900], want["text"][:900])
+                check(is_error == want["isError"], what)
+                if is_error:
+                    check(text.split(":")[0] == want["text"].split(":")[0] and got_v == want_v, what)
+                else:
+                    check(isinstance(got_v.pop("latency_ms", None), float) and want_v.pop("latency_ms", None) is not None
+                          and got_v == want_v and list(got_v) == list(want_v), what)
+        m = srv.metrics({"Authorization": "Bearer " + mrc.KEY})
+        n_ok = sum(1 for c in mrc.DECIDE_CALLS if c[1] == "ok" and not drec[c[0]]["isError"])
+        check(m.get('laya_requests_total{route="/v1/systemone",status="200"}', 0) == n_ok and
+              m.get('laya_requests_total{route="/v1/systemone",status="401"}', 0) == 1, "decide: server saw %r" %
+              {k: v for k, v in m.items() if k.startswith("laya_requests_total")})
 
 
 def run_client_script(env_var, script):
