@@ -341,7 +341,7 @@ static void substitute(strbuf *out, const char *t, const char *mark, const char 
 
 /* The served /openapi.json: the compiled-in template (src/serve/openapi.json) with this build's
  * version, this server's LAYA_MAX_TOKEN_BUDGET and, behind LAYA_ROOT_PATH, FastAPI's "servers":
- * [{"url": root_path}], written compactly. */
+ * [{"url": root_path without trailing slashes}] (none when that is empty), written compactly. */
 static char *build_openapi(const serve_config *cfg) {
   strbuf src, tmp, out;
   sb_init(&src);
@@ -370,9 +370,11 @@ static char *build_openapi(const serve_config *cfg) {
     json_dump_string(&out, m->key, m->key_len, false);
     sb_putc(&out, ':');
     json_dump(&out, &m->value, &o);
-    if (!strcmp(m->key, "info") && cfg->root_path) {
+    size_t rn = cfg->root_path ? strlen(cfg->root_path) : 0;
+    while (rn && cfg->root_path[rn - 1] == '/') rn--; /* FastAPI: root_path.rstrip("/"), if any */
+    if (!strcmp(m->key, "info") && rn) {
       sb_puts(&out, ",\"servers\":[{\"url\":");
-      json_dump_string(&out, cfg->root_path, strlen(cfg->root_path), false);
+      json_dump_string(&out, cfg->root_path, rn, false);
       sb_puts(&out, "}]");
     }
   }
