@@ -42,6 +42,8 @@ Starts the real server on 127.0.0.1 with an ephemeral port and the tiny fixture 
   metrics     /metrics under a strict text-format parser: per checkpoint, process, build info
   rootpath    LAYA_ROOT_PATH replayed from what Python laya-serve answered
   mcp_remote  laya-mcp LAYA_BASE_URL against a real laya-serve, replayed from Laya's MCP server
+  api_fuzz    (by name only, LAYA_SERVE_CLIENT_PYTHON) schemathesis over /openapi.json,
+              prometheus_client's parser over /metrics
 
 Prints "N passed, M failed" and exits 1 on any failure.
 """
@@ -1844,8 +1846,23 @@ def test_jevclient():
     run_client_script("LAYA_JEVCLIENT_PYTHON", "jevclient_check.py")
 
 
+def test_api_fuzz():
+    """Only when asked by name: schemathesis over /openapi.json and prometheus_client's parser over
+    /metrics (api_fuzz_check.py), by the Python in LAYA_SERVE_CLIENT_PYTHON (the pinned client venv).
+    No key: as Laya's, a server with one serves no /openapi.json."""
+    py = os.environ["LAYA_SERVE_CLIENT_PYTHON"]
+    with Server(LAYA_MAX_CONCURRENT="64") as srv:
+        p = subprocess.run([py, os.path.join(HERE, "api_fuzz_check.py"), "http://127.0.0.1:%d" % srv.port],
+                           capture_output=True, text=True, timeout=1500)
+        print(p.stdout[-4000:])
+        check(p.returncode == 0, "api_fuzz_check.py failed:\n" + p.stdout[-3000:] + p.stderr[-2000:])
+        check(srv.proc.poll() is None, "the server exited during the fuzzing")
+
+
 if "clients" in ONLY:
     test(test_clients)
+if "api_fuzz" in ONLY:
+    test(test_api_fuzz)
 if "jevclient" in ONLY:
     test(test_jevclient)
 
