@@ -20,6 +20,7 @@
 #include "core/arena.h"
 #include "core/error.h"
 #include "core/json.h"
+#include "core/strbuf.h"
 #include "model/questions.h"
 
 struct laya_model;
@@ -152,5 +153,16 @@ struct rj;
 int engine_run_decide(struct laya_model *m, const json_value *req, decide_result **out, laya_error *err);
 void rj_decide_member(struct rj *w, const decide_result *d, const char *member);
 void decide_result_free(decide_result *d);
+
+/* A schema planned into questions with no model (laya-mcp's remote mode: Laya's decide over its
+ * RemoteRouter): the questions to ask a laya-serve, then its answers (the "answers" object of the
+ * server's JSON) projected onto the schema as {"values", "confidence", "probabilities"} in RJ_PY
+ * text. A bad schema is a SchemaError naming the property. The plan points into schema, which
+ * must outlive it. */
+typedef struct decide_plan decide_plan;
+int decide_plan_new(const json_value *schema, decide_plan **out, laya_error *err);
+const json_value *decide_plan_questions(const decide_plan *d);
+void decide_plan_project(const decide_plan *d, const json_value *answers, strbuf *out);
+void decide_plan_free(decide_plan *d);
 
 #endif

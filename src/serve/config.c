@@ -156,19 +156,12 @@ int serve_config_from_env(serve_config *cfg, char *msg, size_t msg_size) {
   v = getenv("LAYA_HOST");
   cfg->host = strdup(v ? v : "0.0.0.0");
 
-  /* LAYA_ROOT_PATH as FastAPI's root_path: served under that prefix and without it, and named in
-   * /openapi.json's servers. A value without a leading slash gets one; trailing slashes go. */
+  /* LAYA_ROOT_PATH as Laya hands it to FastAPI's root_path: verbatim (no trimming, no slash
+   * added or removed), so "/laya/" or "laya" serve nothing under /laya, as there; any non-empty
+   * value counts. http.c routes under it as Starlette does and names it, without trailing slashes,
+   * in /openapi.json's servers. */
   v = getenv("LAYA_ROOT_PATH");
-  if (v && !is_blank(v)) {
-    char *t = stripped(v);
-    size_t n = t ? strlen(t) : 0;
-    while (n > 0 && t[n - 1] == '/') t[--n] = 0;
-    if (t && n > 0) {
-      cfg->root_path = malloc(n + 2);
-      if (cfg->root_path) snprintf(cfg->root_path, n + 2, "%s%s", t[0] == '/' ? "" : "/", t);
-    }
-    free(t);
-  }
+  if (v && *v) cfg->root_path = strdup(v);
 
   cfg->port = SERVE_DEFAULT_PORT;
   v = getenv("LAYA_PORT");

@@ -1023,6 +1023,7 @@ static int tool_decide(mcp_server *s, const json_value *args, arena *a, json_val
     sb_puts(&req, ", \"min_confidence\": ");
     json_dump(&req, mc, &d);
   }
+  remote_controls(s, &c, &req); /* remote mode: the caller's model, or null for the server to route */
   sb_putc(&req, '}');
   laya_error le;
   json_value *v = NULL;

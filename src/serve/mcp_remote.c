@@ -15,6 +15,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "model/typed.h"
 #include "serve/log.h"
 
 #ifdef LAYA_MCP_HAVE_CURL
@@ -380,18 +381,80 @@ static int r_predict_long(void *ctx, void *model, const char *request_json, char
                   "hooks are callables and cannot be sent to laya-serve; install them on the server");
 }
 
-/* A schema decision is planned and read by the engine on the answering checkpoint itself; the
- * server has no route for it. */
+/* laya_decide as Laya's decide() over its RemoteRouter: the schema is planned into questions
+ * here (a bad schema is the SchemaError mcp.c reports as invalid_schema, before any request),
+ * asked of the server as one POST /v1/systemone {state, questions, model?, min_confidence?} (no
+ * model: the caller said auto and the server routes), and its answers projected back onto the
+ * schema. The result holds what mcp.c reads of a DecisionResult: values, confidence,
+ * probabilities, the server's routing and usage. The server applied min_confidence; its
+ * low_confidence flags are the gate's (Laya gates the same payload again at the same threshold). */
 static int r_decide(void *ctx, void *model, const char *request_json, char **result_json, laya_error *err) {
-  (void)model;
-  (void)request_json;
   mcp_remote *r = ctx;
   *result_json = NULL;
   if (r->error[0]) return remote_err(err, "internal_error", "%s%s", r->error, NULL);
-  return remote_err(err, "unsupported_remote",
-                    "laya_decide is not available when LAYA_BASE_URL points laya-mcp at a remote laya-serve "
-                    "(%s); use laya_predict with the schema's questions, or run laya-mcp without LAYA_BASE_URL%s",
-                    r->url, NULL);
+  arena a;
+  arena_init(&a, 1 << 14);
+  laya_error pe;
+  json_value *req = json_parse(request_json, strlen(request_json), &a, NULL, &pe);
+  const json_value *state = req && req->type == JSON_OBJECT ? json_get(req, "state") : NULL;
+  const json_value *schema = state ? json_get(req, "schema") : NULL;
+  if (!schema) {
+    arena_free(&a);
+    return remote_err(err, "internal_error", "%s%s", "malformed request", NULL);
+  }
+  decide_plan *plan = NULL;
+  if (decide_plan_new(schema, &plan, err)) {
+    arena_free(&a);
+    return -1;
+  }
+  json_dump_opts o = {NULL, NULL, false, -1};
+  strbuf body;
+  sb_init(&body);
+  sb_puts(&body, "{\"state\": ");
+  json_dump(&body, state, &o);
+  sb_puts(&body, ", \"questions\": ");
+  json_dump(&body, decide_plan_questions(plan), &o);
+  const json_value *m = json_get(req, "model");
+  const char *name = m ? (m->type == JSON_STRING ? m->s : NULL) : ((remote_model *)model)->name;
+  if (name && *name && strcmp(name, "auto")) {
+    sb_puts(&body, ", \"model\": ");
+    json_dump_string(&body, name, strlen(name), false);
+  }
+  const json_value *mc = json_get(req, "min_confidence");
+  if (mc && mc->type != JSON_NULL) {
+    sb_puts(&body, ", \"min_confidence\": ");
+    json_dump(&body, mc, &o);
+  }
+  sb_putc(&body, '}');
+  json_value *v = NULL;
+  int rc = body.oom ? remote_err(err, "internal_error", "%s%s", "out of memory", NULL)
+                    : http_call(r, "/v1/systemone", sb_cstr(&body), &a, &v, err);
+  sb_free(&body);
+  if (rc == 0) {
+    const json_value *answers = json_get(v, "answers");
+    strbuf out;
+    sb_init(&out);
+    decide_plan_project(plan, answers, &out);
+    /* splice the server's routing and usage in before the closing brace */
+    if (out.len) out.len--;
+    static const char *const keys[] = {"routing", "usage"};
+    for (int i = 0; i < 2; i++) {
+      const json_value *x = json_get(v, keys[i]);
+      if (!x) continue;
+      sb_printf(&out, ", \"%s\": ", keys[i]);
+      json_dump(&out, x, &o);
+    }
+    sb_putc(&out, '}');
+    if (out.oom) {
+      sb_free(&out);
+      rc = remote_err(err, "internal_error", "%s%s", "out of memory", NULL);
+    } else {
+      *result_json = sb_steal(&out);
+    }
+  }
+  decide_plan_free(plan);
+  arena_free(&a);
+  return rc;
 }
 
 void mcp_remote_engine(mcp_remote *r, serve_engine *eng) {

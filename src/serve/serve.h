@@ -75,8 +75,8 @@ typedef struct serve_config {
   int max_loaded;          /* LAYA_MAX_LOADED (0 = unset: 2, as Laya's Router) */
   double idle_unload_seconds; /* LAYA_IDLE_UNLOAD_SECONDS (0 = off) */
   char *log_level;         /* LAYA_LOG_LEVEL (uvicorn's names, lower case; default info) */
-  char *root_path;         /* LAYA_ROOT_PATH: the public URL prefix behind a proxy, "/x" (no
-                              trailing slash), or NULL */
+  char *root_path;         /* LAYA_ROOT_PATH: the public URL prefix behind a proxy, as given
+                              (FastAPI's root_path), or NULL when unset or empty */
   char *log_format;        /* LAYA_LOG_FORMAT: "text" (default) or "json" (JSON lines) */
   /* ours (laya.c only) */
   bool batching;           /* LAYA_SERVE_BATCHING: pack concurrent requests (default 1) */
