@@ -21,6 +21,7 @@
 
 #include "backend/backend.h"
 #include "model/artifact.h"
+#include "model/batch.h"
 #include "model/checkpoint.h"
 #include "model/escalate.h"
 
@@ -102,26 +103,27 @@ int main(int argc, char **argv) {
       lens[r] = mixed ? 100 + (rows > 1 ? r * 412 / (rows - 1) : 0) : len;
       T += lens[r];
     }
-    int32_t *tok = malloc(sizeof(int32_t) * T), *rs = malloc(sizeof(int32_t) * (rows + 1)),
-            *qt = calloc((size_t)rows, sizeof(int32_t)), *ms = malloc(sizeof(int32_t) * (rows + 1)),
-            *mk = malloc(sizeof(int32_t) * 4 * rows);
-    rs[0] = ms[0] = 0;
-    for (int r = 0; r < rows; r++) {
-      for (int t = 0; t < lens[r]; t++) tok[rs[r] + t] = (int32_t)(((long long)r * 1000003 + (long long)t * 7919 + 17) % vocab);
-      rs[r + 1] = rs[r] + lens[r];
-      for (int k = 0; k < 4; k++) mk[4 * r + k] = 2 + 3 * k;
-      ms[r + 1] = ms[r] + 4;
+    packed_batch_buf bb = {0}, wbb = {0};
+    if (pb_reserve(&bb, rows, T, 4L * rows, &err) || pb_reserve(&wbb, 1, 128, 4, &err)) {
+      fprintf(stderr, "%s\n", err.message);
+      return 1;
     }
-    packed_batch b = {rows, T, tok, rs, qt, ms, mk};
+    for (int r = 0; r < rows; r++) {
+      pb_row row = pb_add_row(&bb, 0, lens[r], 4);
+      for (int t = 0; t < lens[r]; t++) row.tokens[t] = (int32_t)(((long long)r * 1000003 + (long long)t * 7919 + 17) % vocab);
+      for (int k = 0; k < 4; k++) row.markers[k] = 2 + 3 * k;
+    }
+    const packed_batch b = *pb_finish(&bb);
     float *logits = malloc(sizeof(float) * 4 * rows), *act = malloc(sizeof(float) * ck.w.n_act * rows);
     double *times = malloc(sizeof(double) * (reps + 1));
     int n = 0;
     long seen0 = 0, rerun0 = 0, seen1 = 0, rerun1 = 0;
     backend_escalate_stats(be, &seen0, &rerun0);
     if (!warmed) { /* one 1 x 128 forward before timing anything (weights paged in), as bench_py.py */
-      int32_t wrs[2] = {0, rs[1] < 128 ? rs[1] : 128}, wms[2] = {0, 4};
-      packed_batch wb = {1, wrs[1], tok, wrs, qt, wms, mk};
-      if (be->forward(be, w, &wb, logits, act, &err)) {
+      pb_row row = pb_add_row(&wbb, 0, lens[0] < 128 ? lens[0] : 128, 4); /* row 0, cut to 128 tokens */
+      memcpy(row.tokens, b.tokens, sizeof(int32_t) * (size_t)(lens[0] < 128 ? lens[0] : 128));
+      memcpy(row.markers, b.markers, sizeof(int32_t) * 4);
+      if (be->forward(be, w, pb_finish(&wbb), logits, act, &err)) {
         fprintf(stderr, "%s\n", err.message);
         return 1;
       }
@@ -147,7 +149,8 @@ int main(int argc, char **argv) {
            "\"best_ms\": %.2f, \"median_ms\": %.2f, \"cpu_ms\": %.2f, \"kernels\": \"%s\"%s}\n",
            engine, s, rows, T, T, times[0], times[n / 2], cpu_best, isa, rerun);
     fflush(stdout);
-    free(lens), free(tok), free(rs), free(qt), free(ms), free(mk), free(logits), free(act), free(times);
+    pb_free(&bb), pb_free(&wbb);
+    free(lens), free(logits), free(act), free(times);
   }
   be->worker_destroy(be, w);
   struct rusage ru;

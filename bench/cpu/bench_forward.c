@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "backend/backend.h"
+#include "model/batch.h"
 #include "random_model.h"
 
 static double cpu_time(void) {
@@ -70,19 +71,18 @@ int main(int argc, char **argv) {
       lens[r] = mixed ? 100 + (rows > 1 ? r * 412 / (rows - 1) : 0) : len;
       T += lens[r];
     }
-    int32_t *tok = malloc(4 * T), *rs = malloc(4 * (rows + 1)), *qt = malloc(4 * rows), *ms = malloc(4 * (rows + 1)),
-            *mk = malloc(4 * rows * 4);
-    uint64_t s = 5;
-    for (int t = 0; t < T; t++) tok[t] = (int)(rm_next(&s) % (uint64_t)c.vocab);
-    rs[0] = 0;
-    ms[0] = 0;
-    for (int r = 0; r < rows; r++) {
-      rs[r + 1] = rs[r] + lens[r];
-      qt[r] = r % 3;
-      for (int k = 0; k < 4; k++) mk[4 * r + k] = 2 + 3 * k;
-      ms[r + 1] = ms[r] + 4;
+    packed_batch_buf bb = {0};
+    if (pb_reserve(&bb, rows, T, 4L * rows, &err)) {
+      fprintf(stderr, "%s\n", err.message);
+      return 1;
     }
-    packed_batch b = {rows, T, tok, rs, qt, ms, mk};
+    uint64_t s = 5;
+    for (int r = 0; r < rows; r++) {
+      pb_row row = pb_add_row(&bb, r % 3, lens[r], 4);
+      for (int t = 0; t < lens[r]; t++) row.tokens[t] = (int)(rm_next(&s) % (uint64_t)c.vocab);
+      for (int k = 0; k < 4; k++) row.markers[k] = 2 + 3 * k;
+    }
+    const packed_batch b = *pb_finish(&bb);
     float *logits = malloc(sizeof(float) * 4 * rows), *act = malloc(sizeof(float) * 2 * rows);
     double best = 1e30, total = 0, cpu_best = 1e30;
     for (int k = 0; k < reps; k++) {
@@ -106,7 +106,8 @@ int main(int argc, char **argv) {
            "cpu time %.1f ms = %.0f GFLOP/s per busy core\n", rows,
            mixed ? "mixed" : argv[i] + strlen(argv[i]) - (strchr(argv[i], 'x') ? strlen(strchr(argv[i], 'x') + 1) : 0),
            T, best * 1e3, total / reps * 1e3, T / best, flop / best * 1e-9, cpu_best * 1e3, flop / cpu_best * 1e-9);
-    free(lens), free(tok), free(rs), free(qt), free(ms), free(mk), free(logits), free(act);
+    pb_free(&bb);
+    free(lens), free(logits), free(act);
   }
   be->worker_destroy(be, w);
   be->destroy(be);

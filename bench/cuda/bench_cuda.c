@@ -20,6 +20,7 @@
 
 #include "backend/backend.h"
 #include "cuda_backend.h"
+#include "model/batch.h"
 #include "model/checkpoint.h"
 #include "model/config.h"
 #include "model/safetensors.h"
@@ -30,40 +31,27 @@ static double now_ms(void) {
   return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
 }
 
-typedef struct batch {
-  packed_batch b;
-  int32_t *tokens, *row_start, *qtype, *marker_start, *markers;
-} batch;
+/* the model's builder (model/batch.h); its arrays are read directly below */
+typedef packed_batch_buf batch;
 
 static void batch_from_lengths(batch *bb, int n, const int *len, int vocab, unsigned seed) {
   int T = 0;
   for (int i = 0; i < n; i++) T += len[i];
-  bb->tokens = malloc(sizeof(int32_t) * (size_t)T);
-  bb->row_start = malloc(sizeof(int32_t) * (size_t)(n + 1));
-  bb->qtype = malloc(sizeof(int32_t) * (size_t)n);
-  bb->marker_start = malloc(sizeof(int32_t) * (size_t)(n + 1));
-  bb->markers = malloc(sizeof(int32_t) * (size_t)n * 4);
-  srand(seed);
-  int t = 0;
-  for (int i = 0; i < n; i++) {
-    bb->row_start[i] = t;
-    bb->marker_start[i] = 4 * i;
-    bb->qtype[i] = i % 3;
-    for (int j = 0; j < len[i]; j++) bb->tokens[t++] = rand() % vocab;
-    for (int j = 0; j < 4; j++) bb->markers[4 * i + j] = 1 + j * (len[i] - 2) / 4;
+  memset(bb, 0, sizeof *bb);
+  if (pb_reserve(bb, n, T, 4L * n, NULL)) {
+    fprintf(stderr, "out of memory for a batch of %d rows\n", n);
+    exit(1);
   }
-  bb->row_start[n] = t;
-  bb->marker_start[n] = 4 * n;
-  bb->b = (packed_batch){n, T, bb->tokens, bb->row_start, bb->qtype, bb->marker_start, bb->markers};
+  srand(seed);
+  for (int i = 0; i < n; i++) {
+    pb_row row = pb_add_row(bb, i % 3, len[i], 4);
+    for (int j = 0; j < len[i]; j++) row.tokens[j] = rand() % vocab;
+    for (int j = 0; j < 4; j++) row.markers[j] = 1 + j * (len[i] - 2) / 4;
+  }
+  pb_finish(bb);
 }
 
-static void batch_free(batch *bb) {
-  free(bb->tokens);
-  free(bb->row_start);
-  free(bb->qtype);
-  free(bb->marker_start);
-  free(bb->markers);
-}
+static void batch_free(batch *bb) { pb_free(bb); }
 
 static int shape_batch(batch *bb, const char *spec, int vocab) {
   int n = 0, L = 0, lens[1024];
@@ -103,6 +91,7 @@ static int load(loaded *m, const char *dir, laya_error *err) {
 }
 
 static int run_acc(backend *be, const char *batch_path, const char *ref_path) {
+  laya_error err;
   FILE *f = fopen(batch_path, "rb");
   int hdr[3];
   if (!f || fread(hdr, sizeof hdr, 1, f) != 1) {
@@ -110,21 +99,22 @@ static int run_acc(backend *be, const char *batch_path, const char *ref_path) {
     return 1;
   }
   int R = hdr[0], T = hdr[1], NM = hdr[2];
-  batch bb;
-  bb.row_start = malloc(sizeof(int32_t) * (size_t)(R + 1));
-  bb.qtype = malloc(sizeof(int32_t) * (size_t)R);
-  bb.marker_start = malloc(sizeof(int32_t) * (size_t)(R + 1));
-  bb.markers = malloc(sizeof(int32_t) * (size_t)NM);
-  bb.tokens = malloc(sizeof(int32_t) * (size_t)T);
-  size_t got = fread(bb.row_start, 4, (size_t)R + 1, f) + fread(bb.qtype, 4, (size_t)R, f) +
-               fread(bb.marker_start, 4, (size_t)R + 1, f) + fread(bb.markers, 4, (size_t)NM, f) +
-               fread(bb.tokens, 4, (size_t)T, f);
+  int32_t *rs = malloc(sizeof(int32_t) * (size_t)(R + 1)), *qt = malloc(sizeof(int32_t) * (size_t)R),
+          *ms = malloc(sizeof(int32_t) * (size_t)(R + 1)), *mk = malloc(sizeof(int32_t) * (size_t)NM),
+          *tok = malloc(sizeof(int32_t) * (size_t)T);
+  size_t got = fread(rs, 4, (size_t)R + 1, f) + fread(qt, 4, (size_t)R, f) + fread(ms, 4, (size_t)R + 1, f) +
+               fread(mk, 4, (size_t)NM, f) + fread(tok, 4, (size_t)T, f);
   fclose(f);
   if (got != (size_t)(3 * R + 2 + NM + T)) {
     fprintf(stderr, "%s is truncated\n", batch_path);
     return 1;
   }
-  bb.b = (packed_batch){R, T, bb.tokens, bb.row_start, bb.qtype, bb.marker_start, bb.markers};
+  batch bb = {0};
+  if (pb_copy(&bb, &(packed_batch){R, T, tok, rs, qt, ms, mk, NULL}, &err)) {
+    fprintf(stderr, "%s: %s\n", batch_path, err.message);
+    return 1;
+  }
+  free(rs), free(qt), free(ms), free(mk), free(tok);
   float *rl = malloc(sizeof(float) * (size_t)NM), *ra = malloc(sizeof(float) * (size_t)R * 2);
   f = fopen(ref_path, "rb");
   if (!f || fread(rl, 4, (size_t)NM, f) != (size_t)NM || fread(ra, 4, (size_t)R * 2, f) != (size_t)R * 2) {
@@ -133,7 +123,6 @@ static int run_acc(backend *be, const char *batch_path, const char *ref_path) {
   }
   fclose(f);
   float *lg = malloc(sizeof(float) * (size_t)NM), *ac = malloc(sizeof(float) * (size_t)R * 2);
-  laya_error err;
   backend_worker *w = be->worker_create(be, &err);
   if (!w || be->forward(be, w, &bb.b, lg, ac, &err)) {
     fprintf(stderr, "forward: %s\n", err.message);

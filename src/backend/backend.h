@@ -1,10 +1,12 @@
 /*
  * backend.h: the contract between model code and backends.
  *
- * Model code hands a backend a packed batch: every row's tokens back to back, no padding, no
- * masks. A key j is visible to query i of the same row iff it is inside the row and, on local
- * encoder layers, |i - j| <= local_window / 2 (positions restart at 0 in every row). The backend
- * returns one logit per option marker and the act-head logits per row.
+ * Model code hands a backend a packed batch (built by model/batch.c): every row's tokens back to
+ * back, no padding, no masks. A key j is visible to query i of the same row iff it is inside the
+ * row and, on local encoder layers, |i - j| <= local_window / 2 (positions restart at 0 in every
+ * row; model/spec.h model_layer_window). The backend returns one logit per option marker and the
+ * act-head logits per row. What the model is (constants, the config check, the kept rows) is
+ * model/spec.h; a backend says only how to compute it.
  *
  * A backend instance is immutable after create and its forward is safe to call from many threads;
  * per-call scratch lives in a backend_worker, one per calling thread (the engine pools them).
@@ -26,10 +28,13 @@ typedef struct packed_batch {
   const int32_t *qtype;        /* [n_rows] 0 choice, 1 score, 2 noul */
   const int32_t *marker_start; /* [n_rows + 1] prefix sums into markers */
   const int32_t *markers;      /* positions of the option [MASK] tokens, relative to the row */
+  /* [n_rows + markers total] the kept rows (model/spec.h): row r's CLS at r + marker_start[r],
+   * then its markers; positions relative to the row. Written by model code (model_kept_rows). */
+  const int32_t *kept;
 } packed_batch;
 
-/* Validate a packed batch (row bounds, question types, markers inside their rows, token ids below
- * vocab); errors start with `who`. Sets *max_len to the longest row. */
+/* Validate a packed batch (row bounds, question types, markers and kept rows inside their rows,
+ * token ids below vocab); errors start with `who`. Sets *max_len to the longest row. */
 int packed_batch_check(const packed_batch *bt, int vocab, const char *who, int *max_len, laya_error *err);
 
 /* backend.embed's pooling: pooled[r][i] = the mean of x[t][i] over row r's tokens (x is [n_tokens][d];

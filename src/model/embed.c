@@ -9,6 +9,7 @@
 
 #include "core/hash64.h"
 #include "model/artifact.h"
+#include "model/batch.h"
 #include "model/engine.h"
 
 /* ---- the cache: chained hash of (text, max_length) -> row, with an LRU list -------------------- */
@@ -186,17 +187,16 @@ static int push_ids(ids_vec *v, const int32_t *ids, int n, laya_error *err) {
 static int run_rows(laya_model *m, backend *be, backend_worker *w, const int32_t *ids, const int32_t *row_start,
                     int r0, int r1, float *out, laya_error *err) {
   int n = r1 - r0;
-  int32_t *rs = malloc(sizeof(int32_t) * (size_t)(n + 1) * 2 + sizeof(int32_t) * (size_t)n * 2);
-  if (!rs) return laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory embedding %d texts", n);
-  int32_t *ms = rs + n + 1, *qt = ms + n + 1, *mk = qt + n;
-  for (int i = 0; i <= n; i++) {
-    rs[i] = row_start[r0 + i] - row_start[r0];
-    ms[i] = i; /* one marker per row at its first token: the batch checks want one; embed reads none */
+  packed_batch_buf bb = {0};
+  int rc = pb_reserve(&bb, n, row_start[r1] - row_start[r0], n, err);
+  for (int r = r0; r < r1 && !rc; r++) {
+    const int len = row_start[r + 1] - row_start[r];
+    pb_row row = pb_add_row(&bb, 0, len, 1);
+    memcpy(row.tokens, ids + row_start[r], sizeof(int32_t) * (size_t)len);
+    row.markers[0] = 0; /* one marker per row at its first token: the batch checks want one; embed reads none */
   }
-  for (int i = 0; i < n; i++) qt[i] = mk[i] = 0;
-  packed_batch b = {n, rs[n], ids + row_start[r0], rs, qt, ms, mk};
-  int rc = be->embed(be, w, &b, out, err);
-  free(rs);
+  if (!rc) rc = be->embed(be, w, pb_finish(&bb), out, err);
+  pb_free(&bb);
   (void)m;
   return rc;
 }

@@ -10,6 +10,7 @@
 #include "core/options.h"
 #include "core/pystr.h"
 #include "model/artifact.h"
+#include "model/batch.h"
 #include "model/result_json.h"
 #include "model/typed.h"
 
@@ -172,16 +173,6 @@ size_t engine_scratch_bytes(laya_model *m) {
   return n;
 }
 
-/* The rows [r0, r1) of b as a batch of their own: their offsets rebased into rs / ms. */
-static packed_batch rows_of(const packed_batch *b, int r0, int r1, int32_t *rs, int32_t *ms) {
-  const int32_t t0 = b->row_start[r0], m0 = b->marker_start[r0];
-  for (int r = r0; r <= r1; r++) {
-    rs[r - r0] = b->row_start[r] - t0;
-    ms[r - r0] = b->marker_start[r] - m0;
-  }
-  return (packed_batch){r1 - r0, rs[r1 - r0], b->tokens + t0, rs, b->qtype + r0, ms, b->markers + m0};
-}
-
 int engine_forward(laya_model *m, const packed_batch *b, float *logits, float *act, laya_error *err) {
   const batch_shape *cap = &m->reserved;
   if (!cap->n_tokens || b->n_rows <= 1 ||
@@ -206,7 +197,7 @@ int engine_forward(laya_model *m, const packed_batch *b, float *logits, float *a
     while (r1 < b->n_rows && r1 + 1 - r0 <= n && b->row_start[r1 + 1] - b->row_start[r0] <= cap->n_tokens &&
            b->marker_start[r1 + 1] - b->marker_start[r0] <= cap->n_markers)
       r1++;
-    packed_batch part = rows_of(b, r0, r1, rs, ms);
+    packed_batch part = pb_view_rows(b, r0, r1, rs, ms);
     rc = forward_pooled(m, &part, logits + b->marker_start[r0], act + (size_t)r0 * (size_t)n_act, err);
     r0 = r1;
   }
@@ -308,46 +299,36 @@ static int run_pass(laya_model *m, const pass_part *parts, int n_parts, laya_err
   if (rows == 0) return 0;
   if (n_tok > INT32_MAX || n_mark > INT32_MAX)
     return laya_err(err, LAYA_ERR_VALUE, NULL, "a packed pass of %ld tokens is too large", n_tok);
-  int32_t *tokens = malloc(sizeof(int32_t) * (size_t)(n_tok ? n_tok : 1));
-  int32_t *row_start = malloc(sizeof(int32_t) * (size_t)(rows + 1));
-  int32_t *qtype = malloc(sizeof(int32_t) * (size_t)rows);
-  int32_t *mstart = malloc(sizeof(int32_t) * (size_t)(rows + 1));
-  int32_t *markers = malloc(sizeof(int32_t) * (size_t)(n_mark ? n_mark : 1));
+  packed_batch_buf bb = {0};
   float *logits = malloc(sizeof(float) * (size_t)(n_mark ? n_mark : 1));
   float *act = malloc(sizeof(float) * (size_t)(rows * n_act + 1));
-  int rc = 0;
-  if (!tokens || !row_start || !qtype || !mstart || !markers || !logits || !act) {
-    rc = laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory packing %d rows", rows);
-    goto done;
-  }
-  long t = 0, mk = 0;
-  int r = 0;
+  int rc = pb_reserve(&bb, rows, n_tok, n_mark, err);
+  if (!rc && (!logits || !act)) rc = laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory packing %d rows", rows);
+  if (rc) goto done;
   for (int p = 0; p < n_parts; p++) {
     const call_ctx *cx = parts[p].cx;
     for (int s = 0; s < parts[p].g; s++) {
       const enc_state *e = &parts[p].es[parts[p].idx[s]];
-      for (int j = 0; j < cx->nq; j++, r++) {
+      for (int j = 0; j < cx->nq; j++) {
         const head_ids *h = &cx->heads[j];
         const row_plan *pl = &e->plan[j];
-        row_start[r] = (int32_t)t;
-        mstart[r] = (int32_t)mk;
-        qtype[r] = cx->qs[j].type;
-        write_row(h, e->ids.ids, pl, m->ck.roles.sep_id, tokens + t);
-        t += pl->len;
+        pb_row row = pb_add_row(&bb, cx->qs[j].type, pl->len, pl->markers_kept);
+        write_row(h, e->ids.ids, pl, m->ck.roles.sep_id, row.tokens);
+        int mk = 0;
         for (int k = 0; k < h->n_markers; k++)
-          if (h->markers[k] < cx->max_len) markers[mk++] = h->markers[k];
+          if (h->markers[k] < cx->max_len) row.markers[mk++] = h->markers[k];
+        LAYA_ASSERT(mk == pl->markers_kept);
       }
     }
   }
-  row_start[rows] = (int32_t)t;
-  mstart[rows] = (int32_t)mk;
-  packed_batch b = {rows, (int)n_tok, tokens, row_start, qtype, mstart, markers};
+  const packed_batch *b = pb_finish(&bb);
+  const int32_t *mstart = b->marker_start;
   const engine_call *c0 = parts[0].cx->call;
   if (c0 && c0->forward_override)
-    rc = c0->forward_override(c0->override_ctx, &b, logits, act, err);
+    rc = c0->forward_override(c0->override_ctx, b, logits, act, err);
   else
-    rc = engine_forward(m, &b, logits, act, err);
-  r = 0;
+    rc = engine_forward(m, b, logits, act, err);
+  int r = 0;
   for (int p = 0; p < n_parts && !rc; p++) {
     if (parts[p].job)
       job_keep_rows(parts[p].job, logits, act, mstart, r);
@@ -356,11 +337,7 @@ static int run_pass(laya_model *m, const pass_part *parts, int n_parts, laya_err
     r += parts[p].g * parts[p].cx->nq;
   }
 done:
-  free(tokens);
-  free(row_start);
-  free(qtype);
-  free(mstart);
-  free(markers);
+  pb_free(&bb);
   free(logits);
   free(act);
   return rc;

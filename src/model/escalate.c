@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/options.h"
+#include "model/batch.h"
 
 /* Per precision: rel, the relative bound for rows of unusually large logits (options and act
  * alike), and tau, the issue's bound. The absolute part is CAL_MARGIN times the error measured on
@@ -129,30 +130,30 @@ static uint64_t cal_next(uint64_t *s) {
 
 int escalate_calibrate(backend *low, backend *exact, int vocab, int n_act, escalate_params *p, laya_error *err) {
   double margin = p->margin;
-  int32_t tokens[CAL_ROWS * CAL_MAX_LEN], row_start[CAL_ROWS + 1], qtype[CAL_ROWS], marker_start[CAL_ROWS + 1],
-      markers[CAL_ROWS * CAL_MAX_K];
+  packed_batch_buf bb = {0};
+  if (pb_reserve(&bb, CAL_ROWS, CAL_ROWS * CAL_MAX_LEN, CAL_ROWS * CAL_MAX_K, err)) return err ? err->code : LAYA_ERR_NOMEM;
   uint64_t seed = 0x6c617961u; /* fixed: the same rows for every open of the same model */
-  row_start[0] = marker_start[0] = 0;
   for (int r = 0; r < CAL_ROWS; r++) {
     int len = 48 + (int)(cal_next(&seed) % (CAL_MAX_LEN - 48 + 1)), k = 2 + r % (CAL_MAX_K - 1);
-    for (int t = 0; t < len; t++) tokens[row_start[r] + t] = (int32_t)(cal_next(&seed) % (uint64_t)vocab);
-    for (int j = 0; j < k; j++) markers[marker_start[r] + j] = 6 + 3 * j;
-    row_start[r + 1] = row_start[r] + len;
-    marker_start[r + 1] = marker_start[r] + k;
-    qtype[r] = r % 3;
+    pb_row row = pb_add_row(&bb, r % 3, len, k);
+    for (int t = 0; t < len; t++) row.tokens[t] = (int32_t)(cal_next(&seed) % (uint64_t)vocab);
+    for (int j = 0; j < k; j++) row.markers[j] = 6 + 3 * j;
   }
-  int M = marker_start[CAL_ROWS];
+  const packed_batch *b = pb_finish(&bb);
+  int M = b->marker_start[CAL_ROWS];
   float l0[CAL_ROWS * CAL_MAX_K], l1[CAL_ROWS * CAL_MAX_K];
   float *a0 = calloc((size_t)CAL_ROWS * (size_t)(n_act > 0 ? n_act : 1) * 2, sizeof(float));
-  if (!a0) return laya_err(err, LAYA_ERR_NOMEM, NULL, "escalate: out of memory");
+  if (!a0) {
+    pb_free(&bb);
+    return laya_err(err, LAYA_ERR_NOMEM, NULL, "escalate: out of memory");
+  }
   float *a1 = a0 + (size_t)CAL_ROWS * (size_t)(n_act > 0 ? n_act : 1);
-  packed_batch b = {CAL_ROWS, row_start[CAL_ROWS], tokens, row_start, qtype, marker_start, markers};
   int rc = 0;
   backend *be[2] = {low, exact};
   for (int i = 0; i < 2 && !rc; i++) {
     backend_worker *w = be[i]->worker_create(be[i], err);
     rc = !w ? (err && err->code ? err->code : LAYA_ERR_NOMEM)
-            : be[i]->forward(be[i], w, &b, i ? l1 : l0, i ? a1 : a0, err);
+            : be[i]->forward(be[i], w, b, i ? l1 : l0, i ? a1 : a0, err);
     if (w) be[i]->worker_destroy(be[i], w);
   }
   if (!rc) {
@@ -165,6 +166,7 @@ int escalate_calibrate(backend *low, backend *exact, int vocab, int n_act, escal
     p->act_abs = fmax(p->act_abs, margin * ea);
   }
   free(a0);
+  pb_free(&bb);
   return rc;
 }
 
@@ -182,9 +184,10 @@ typedef struct esc_impl {
  * seen (no allocation once warm). */
 struct backend_worker {
   backend_worker *low, *exact;
+  packed_batch_buf sub; /* the rows to re-run as a batch of their own (grow-only) */
   size_t cap;
-  void *buf;
-  int32_t *pick; /* the rows to re-run, in batch order (grow-only, pick_cap rows) */
+  float *out;           /* their logits, then their act logits (cap floats, grow-only) */
+  int32_t *pick;        /* the rows to re-run, in batch order (grow-only, pick_cap rows) */
   int pick_cap;
 };
 
@@ -210,36 +213,13 @@ static void esc_worker_destroy(backend *b, backend_worker *w) {
   if (!w) return;
   im->low->worker_destroy(im->low, w->low);
   im->exact->worker_destroy(im->exact, w->exact);
-  free(w->buf);
+  pb_free(&w->sub);
+  free(w->out);
   free(w->pick);
   free(w);
 }
 
-/* The sub-batch of the rows to re-run, carved from the worker's buffer. */
-typedef struct sub_batch {
-  int32_t *tokens, *row_start, *qtype, *marker_start, *markers;
-  float *logits, *act;
-} sub_batch;
-
-static size_t sub_carve(sub_batch *s, unsigned char *base, int R, int T, int M, int n_act) {
-  size_t off = 0;
-#define TAKE(field, type, n)                                 \
-  do {                                                       \
-    if (s) s->field = base ? (type *)(void *)(base + off) : NULL; \
-    off += ((size_t)(n) * sizeof(type) + 63) & ~(size_t)63;  \
-  } while (0)
-  TAKE(tokens, int32_t, T);
-  TAKE(row_start, int32_t, R + 1);
-  TAKE(qtype, int32_t, R);
-  TAKE(marker_start, int32_t, R + 1);
-  TAKE(markers, int32_t, M);
-  TAKE(logits, float, M);
-  TAKE(act, float, (size_t)R * (n_act > 0 ? n_act : 1));
-#undef TAKE
-  return off;
-}
-
-/* Grow-only buffers of a worker: the picked rows, and the sub-batch (need bytes). */
+/* Grow-only buffers of a worker: the picked rows, and the re-run rows' outputs (M + R n_act floats). */
 static int pick_grow(backend_worker *w, int rows, laya_error *err) {
   if (rows <= w->pick_cap) return 0;
   int32_t *np = realloc(w->pick, sizeof(int32_t) * (size_t)rows);
@@ -249,13 +229,13 @@ static int pick_grow(backend_worker *w, int rows, laya_error *err) {
   return 0;
 }
 
-static int sub_grow(backend_worker *w, size_t need, int rows, laya_error *err) {
+static int out_grow(backend_worker *w, int rows, int markers, int n_act, laya_error *err) {
+  size_t need = (size_t)markers + (size_t)rows * (size_t)(n_act > 0 ? n_act : 1);
   if (need <= w->cap) return 0;
-  void *nb = malloc(need);
+  float *nb = calloc(need, sizeof(float)); /* zeroed: resident from here on */
   if (!nb) return laya_err(err, LAYA_ERR_NOMEM, NULL, "escalate: out of memory for %d rows", rows);
-  memset(nb, 0, need); /* resident from here on */
-  free(w->buf);
-  w->buf = nb;
+  free(w->out);
+  w->out = nb;
   w->cap = need;
   return 0;
 }
@@ -267,13 +247,14 @@ static int esc_worker_reserve(backend *b, backend_worker *w, const batch_shape *
   if (im->low->worker_reserve) rc = im->low->worker_reserve(im->low, w->low, max, err);
   if (!rc && im->exact->worker_reserve) rc = im->exact->worker_reserve(im->exact, w->exact, max, err);
   if (!rc) rc = pick_grow(w, max->n_rows, err);
-  if (!rc) rc = sub_grow(w, sub_carve(NULL, NULL, max->n_rows, max->n_tokens, max->n_markers, im->n_act), max->n_rows, err);
+  if (!rc) rc = pb_reserve(&w->sub, max->n_rows, max->n_tokens, max->n_markers, err);
+  if (!rc) rc = out_grow(w, max->n_rows, max->n_markers, im->n_act, err);
   return rc;
 }
 
 static size_t esc_worker_bytes(const backend *b, const backend_worker *w) {
   const esc_impl *im = b->impl;
-  size_t n = w->cap + sizeof(int32_t) * (size_t)w->pick_cap;
+  size_t n = pb_bytes(&w->sub) + sizeof(float) * w->cap + sizeof(int32_t) * (size_t)w->pick_cap;
   if (im->low->worker_bytes) n += im->low->worker_bytes(im->low, w->low);
   if (im->exact->worker_bytes) n += im->exact->worker_bytes(im->exact, w->exact);
   return n;
@@ -287,39 +268,26 @@ static int esc_forward(backend *b, backend_worker *w, const packed_batch *bt, fl
   const int n_act = im->n_act;
   /* the batch was checked by the low backend: row and marker offsets are sound */
   if ((rc = pick_grow(w, bt->n_rows, err))) return rc;
-  int R = 0, T = 0, M = 0;
+  int R = 0, M = 0;
   for (int r = 0; r < bt->n_rows; r++) {
     int m0 = bt->marker_start[r], k = bt->marker_start[r + 1] - m0;
     if (!escalate_row_needed(&im->p, logits + m0, k, act + (size_t)r * n_act, n_act)) continue;
     w->pick[R++] = r;
-    T += bt->row_start[r + 1] - bt->row_start[r];
     M += k;
   }
   atomic_fetch_add(&im->rows, bt->n_rows);
   if (R == 0) return 0;
   atomic_fetch_add(&im->rerun, R);
-  sub_batch s;
-  if ((rc = sub_grow(w, sub_carve(&s, NULL, R, T, M, n_act), R, err))) return rc;
-  sub_carve(&s, w->buf, R, T, M, n_act);
-  s.row_start[0] = s.marker_start[0] = 0;
-  for (int i = 0; i < R; i++) {
-    int r = w->pick[i];
-    int m0 = bt->marker_start[r], k = bt->marker_start[r + 1] - m0;
-    int t0 = bt->row_start[r], len = bt->row_start[r + 1] - t0;
-    memcpy(s.tokens + s.row_start[i], bt->tokens + t0, sizeof(int32_t) * (size_t)len);
-    memcpy(s.markers + s.marker_start[i], bt->markers + m0, sizeof(int32_t) * (size_t)k);
-    s.row_start[i + 1] = s.row_start[i] + len;
-    s.marker_start[i + 1] = s.marker_start[i] + k;
-    s.qtype[i] = bt->qtype[r];
-  }
-  packed_batch sb = {R, T, s.tokens, s.row_start, s.qtype, s.marker_start, s.markers};
-  rc = im->exact->forward(im->exact, w->exact, &sb, s.logits, s.act, err);
+  if ((rc = pb_select(&w->sub, bt, w->pick, R, err)) || (rc = out_grow(w, R, M, n_act, err))) return rc;
+  const packed_batch *sb = &w->sub.b;
+  float *sub_logits = w->out, *sub_act = w->out + M;
+  rc = im->exact->forward(im->exact, w->exact, sb, sub_logits, sub_act, err);
   if (rc) return rc;
   for (int i = 0; i < R; i++) {
     int r = w->pick[i];
-    memcpy(logits + bt->marker_start[r], s.logits + s.marker_start[i],
-           sizeof(float) * (size_t)(s.marker_start[i + 1] - s.marker_start[i]));
-    if (n_act > 0) memcpy(act + (size_t)r * n_act, s.act + (size_t)i * n_act, sizeof(float) * (size_t)n_act);
+    memcpy(logits + bt->marker_start[r], sub_logits + sb->marker_start[i],
+           sizeof(float) * (size_t)(sb->marker_start[i + 1] - sb->marker_start[i]));
+    if (n_act > 0) memcpy(act + (size_t)r * n_act, sub_act + (size_t)i * n_act, sizeof(float) * (size_t)n_act);
   }
   return 0;
 }

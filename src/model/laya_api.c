@@ -9,6 +9,7 @@
 
 #include "core/options.h"
 #include "core/pystr.h"
+#include "model/batch.h"
 #include "model/engine.h"
 #include "model/result_json.h"
 #include "model/typed.h"
@@ -538,27 +539,18 @@ double laya_warmup(laya_model *m) {
     int rows = shapes[s][0], markers = shapes[s][2];
     int tokens = shapes[s][1] < m->ck.cfg.max_len ? shapes[s][1] : m->ck.cfg.max_len;
     if (tokens < markers + 2) tokens = markers + 2;
-    int32_t *ids = malloc(sizeof(int32_t) * (size_t)(rows * tokens));
-    int32_t *rs = malloc(sizeof(int32_t) * (size_t)(rows + 1)), *qt = calloc((size_t)rows, sizeof(int32_t));
-    int32_t *ms = malloc(sizeof(int32_t) * (size_t)(rows + 1)), *mk = malloc(sizeof(int32_t) * (size_t)(rows * markers));
+    packed_batch_buf bb = {0};
     float *lg = malloc(sizeof(float) * (size_t)(rows * markers)), *ac = malloc(sizeof(float) * (size_t)(rows * m->ck.w.n_act));
-    int rc = -1;
-    if (ids && rs && qt && ms && mk && lg && ac) {
-      for (int i = 0; i < rows * tokens; i++) ids[i] = m->ck.roles.cls_id > 0 ? m->ck.roles.cls_id : 0;
-      for (int r = 0; r <= rows; r++) {
-        rs[r] = r * tokens;
-        ms[r] = r * markers;
+    int rc = lg && ac ? pb_reserve(&bb, rows, (long)rows * tokens, (long)rows * markers, &err) : -1;
+    if (!rc) {
+      for (int r = 0; r < rows; r++) {
+        pb_row row = pb_add_row(&bb, 0, tokens, markers);
+        for (int i = 0; i < tokens; i++) row.tokens[i] = m->ck.roles.cls_id > 0 ? m->ck.roles.cls_id : 0;
+        for (int k = 0; k < markers; k++) row.markers[k] = k + 1;
       }
-      for (int r = 0; r < rows; r++)
-        for (int k = 0; k < markers; k++) mk[r * markers + k] = k + 1;
-      packed_batch b = {rows, rows * tokens, ids, rs, qt, ms, mk};
-      rc = engine_forward(m, &b, lg, ac, &err);
+      rc = engine_forward(m, pb_finish(&bb), lg, ac, &err);
     }
-    free(ids);
-    free(rs);
-    free(qt);
-    free(ms);
-    free(mk);
+    pb_free(&bb);
     free(lg);
     free(ac);
     if (rc) return -1.0;

@@ -16,6 +16,7 @@
 #include "backend/backend.h"
 #include "core/json.h"
 #include "core/fsutil.h"
+#include "model/batch.h"
 #include "model/decode.h"
 
 typedef struct acc_rows {
@@ -84,7 +85,9 @@ static inline int acc_run_rows(backend *be, const acc_rows *r, int r0, int r1, f
   int rc = 0;
   backend_worker *w = be->worker_create(be, &err);
   int32_t *rs = malloc(sizeof(int32_t) * (r->n + 1)), *ms = malloc(sizeof(int32_t) * (r->n + 1));
-  if (!w || !rs || !ms) {
+  packed_batch_buf all = {0}; /* every row, built once; each pass is a view of consecutive rows */
+  const packed_batch rows = {r->n, r->n_tokens, r->tokens, r->row_start, r->qtype, r->marker_start, r->markers, NULL};
+  if (!w || !rs || !ms || pb_copy(&all, &rows, &err)) {
     fprintf(stderr, "acc_run_rows: out of memory\n");
     rc = -1;
   }
@@ -94,11 +97,7 @@ static inline int acc_run_rows(backend *be, const acc_rows *r, int r0, int r1, f
       toks += r->row_start[j + 1] - r->row_start[j];
       j++;
     }
-    for (int k = i; k <= j; k++) {
-      rs[k - i] = r->row_start[k] - r->row_start[i];
-      ms[k - i] = r->marker_start[k] - r->marker_start[i];
-    }
-    packed_batch b = {j - i, toks, r->tokens + r->row_start[i], rs, r->qtype + i, ms, r->markers + r->marker_start[i]};
+    packed_batch b = pb_view_rows(&all.b, i, j, rs, ms);
     if (be->forward(be, w, &b, logits + r->marker_start[i], act + (size_t)i * n_act, &err)) {
       fprintf(stderr, "forward: %s\n", err.message);
       rc = -1;
@@ -107,6 +106,7 @@ static inline int acc_run_rows(backend *be, const acc_rows *r, int r0, int r1, f
   }
   free(rs);
   free(ms);
+  pb_free(&all);
   if (w) be->worker_destroy(be, w);
   return rc;
 }

@@ -19,6 +19,7 @@
 #include "backend/backend.h"
 #include "ckpt_weights.h"
 #include "core/threadpool.h"
+#include "model/batch.h"
 #include "random_model.h"
 
 static double clock_s(clockid_t id) {
@@ -89,7 +90,12 @@ int main(int argc, char **argv) {
   for (int r = 0; r <= rows; r++) rs[r] = r * len, ms[r] = r * 4;
   for (int i = 0; i < M; i++) mk[i] = (i % 4) * (len / 4);
   float *logits = malloc(sizeof(float) * (size_t)M), *act = malloc(sizeof(float) * (size_t)rows * mw->n_act);
-  packed_batch b = {rows, T, tok, rs, qt, ms, mk};
+  packed_batch_buf bb = {0};
+  if (pb_copy(&bb, &(packed_batch){rows, T, tok, rs, qt, ms, mk, NULL}, &err)) {
+    fprintf(stderr, "%s\n", err.message);
+    return 1;
+  }
+  const packed_batch b = bb.b;
 
   /* Process CPU time as well as wall time: on a shared machine the wall time of a run includes
    * time other processes held the cores; with LAYA_THREADS=1 the CPU time is what the forward
@@ -115,5 +121,6 @@ int main(int argc, char **argv) {
   if (is_dir) ckpt_weights_close(&ck);
   else random_model_free(&rm);
   free(tok), free(rs), free(qt), free(ms), free(mk), free(logits), free(act);
+  pb_free(&bb);
   return 0;
 }

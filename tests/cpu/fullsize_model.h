@@ -68,6 +68,7 @@ static inline void fullsize_batch_make(fullsize_batch *bb, int n, int vocab) {
     /* markers at distinct positions after the head, like [MASK] option slots */
     for (int j = 0; j < K[i]; j++) mk[j] = 1 + j * (L[i] - 2) / K[i];
   }
+  batch_buf_done(bb);
   free(L);
   free(K);
 }

@@ -24,6 +24,7 @@
 #include "core/sha256.h"
 #include "laya.h"
 #include "model/artifact.h"
+#include "model/batch.h"
 
 static void forward_both(const model_weights *ck, const model_weights *art, backend_precision p) {
   laya_error err;
@@ -38,13 +39,16 @@ static void forward_both(const model_weights *ck, const model_weights *art, back
   }
   int32_t tokens[40], rs[3] = {0, 15, 40}, qt[2] = {0, 2}, ms[3] = {0, 3, 5}, mk[5] = {2, 4, 6, 1, 20};
   for (int i = 0; i < 40; i++) tokens[i] = (i * 37 + 11) % ck->enc.vocab;
-  packed_batch b = {2, 40, tokens, rs, qt, ms, mk};
+  packed_batch_buf bb = {0};
+  CHECK(pb_copy(&bb, &(packed_batch){2, 40, tokens, rs, qt, ms, mk, NULL}, &err) == 0);
+  const packed_batch b = bb.b;
   float l1[5], l2[5], a1[4], a2[4];
   backend_worker *w1 = b1->worker_create(b1, &err), *w2 = b2->worker_create(b2, &err);
   CHECK(b1->forward(b1, w1, &b, l1, a1, &err) == 0);
   CHECK(b2->forward(b2, w2, &b, l2, a2, &err) == 0);
   CHECK(memcmp(l1, l2, sizeof l1) == 0);
   CHECK(memcmp(a1, a2, sizeof a1) == 0);
+  pb_free(&bb);
   b1->worker_destroy(b1, w1);
   b2->worker_destroy(b2, w2);
   b1->destroy(b1);

@@ -16,58 +16,35 @@
 #include "backend/backend.h"
 #include "backend/cpu/cpu_model.h"
 #include "backend/cpu/kernels.h"
+#include "model/batch.h"
 #include "model/escalate.h"
 #include "random_model.h"
 #include "ckpt_weights.h"
 
-typedef struct batch_buf {
-  packed_batch b;
-  int32_t tokens[4096], row_start[65], qtype[64], marker_start[65], markers[1024];
-} batch_buf;
+/* the model's builder (model/batch.h); its arrays are read directly below */
+typedef packed_batch_buf batch_buf;
 
 static uint64_t trng = 99;
 static char caller_isa[32]; /* LAYA_CPU_ISA as the test was started with ("" = unset) */
 static int irand(int n) { return (int)(rm_next(&trng) % (uint64_t)n); }
 
 static void make_batch(batch_buf *bb, const int *lens, int n_rows, int vocab) {
-  memset(bb, 0, sizeof *bb);
-  int t = 0, mk = 0;
+  long T = 0;
+  for (int r = 0; r < n_rows; r++) T += lens[r];
+  CHECK(pb_reserve(bb, n_rows, T, 6L * n_rows, NULL) == 0);
   for (int r = 0; r < n_rows; r++) {
-    bb->row_start[r] = t;
-    bb->marker_start[r] = mk;
-    bb->qtype[r] = irand(3);
-    int k = 1 + irand(lens[r] < 6 ? lens[r] : 6);
-    for (int i = 0; i < k; i++) bb->markers[mk++] = irand(lens[r]);
-    for (int i = 0; i < lens[r]; i++) bb->tokens[t++] = irand(vocab);
+    int qt = irand(3), k = 1 + irand(lens[r] < 6 ? lens[r] : 6);
+    pb_row row = pb_add_row(bb, qt, lens[r], k);
+    for (int i = 0; i < k; i++) row.markers[i] = irand(lens[r]);
+    for (int i = 0; i < lens[r]; i++) row.tokens[i] = irand(vocab);
   }
-  bb->row_start[n_rows] = t;
-  bb->marker_start[n_rows] = mk;
-  bb->b.n_rows = n_rows;
-  bb->b.n_tokens = t;
-  bb->b.tokens = bb->tokens;
-  bb->b.row_start = bb->row_start;
-  bb->b.qtype = bb->qtype;
-  bb->b.marker_start = bb->marker_start;
-  bb->b.markers = bb->markers;
+  pb_finish(bb);
 }
 
 /* Row r of bb as a batch of its own. */
 static void single_row(batch_buf *out, const batch_buf *bb, int r) {
-  memset(out, 0, sizeof *out);
-  int s = bb->row_start[r], n = bb->row_start[r + 1] - s;
-  int m0 = bb->marker_start[r], k = bb->marker_start[r + 1] - m0;
-  memcpy(out->tokens, bb->tokens + s, sizeof(int32_t) * n);
-  memcpy(out->markers, bb->markers + m0, sizeof(int32_t) * k);
-  out->row_start[1] = n;
-  out->marker_start[1] = k;
-  out->qtype[0] = bb->qtype[r];
-  out->b.n_rows = 1;
-  out->b.n_tokens = n;
-  out->b.tokens = out->tokens;
-  out->b.row_start = out->row_start;
-  out->b.qtype = out->qtype;
-  out->b.marker_start = out->marker_start;
-  out->b.markers = out->markers;
+  int32_t row = r;
+  CHECK(pb_select(out, &bb->b, &row, 1, NULL) == 0);
 }
 
 static int run(backend *be, const packed_batch *b, float *logits, float *act) {
@@ -135,7 +112,7 @@ static void test_model(const char *label, const encoder_config *c, const int *le
   backend *ref = backend_cpu_ref_create(&rm.w, &ro, &err);
   CHECK(ref != NULL);
   if (!ref) return;
-  batch_buf *bb = malloc(sizeof *bb), *one = malloc(sizeof *one);
+  batch_buf *bb = calloc(1, sizeof *bb), *one = calloc(1, sizeof *one);
   make_batch(bb, lens, n_rows, c->vocab);
   int Mk = bb->marker_start[n_rows];
   float *lr = malloc(sizeof(float) * Mk), *ar = malloc(sizeof(float) * n_rows * 2);
@@ -205,6 +182,7 @@ static void test_model(const char *label, const encoder_config *c, const int *le
   /* back to the caller's table choice (cpu/forward_avx2 runs the checkpoint part on AVX2) */
   if (caller_isa[0]) setenv("LAYA_CPU_ISA", caller_isa, 1);
   else unsetenv("LAYA_CPU_ISA");
+  pb_free(bb), pb_free(one);
   free(lr), free(ar), free(bb), free(one);
   ref->destroy(ref);
   random_model_free(&rm);
@@ -218,7 +196,7 @@ static void test_errors(void) {
   backend_options o = {PREC_BF16, 1, 0, NULL};
   backend *be = backend_cpu_create(&rm.w, &o, &err);
   CHECK(be != NULL);
-  batch_buf *bb = malloc(sizeof *bb);
+  batch_buf *bb = calloc(1, sizeof *bb);
   int lens[2] = {5, 9};
   make_batch(bb, lens, 2, c.vocab);
   float l[64], a[4];
@@ -235,6 +213,7 @@ static void test_errors(void) {
   o.precision = PREC_FP16;
   CHECK(backend_cpu_create(&rm.w, &o, &err) == NULL);
   CHECK(strstr(err.message, "fp16") != NULL);
+  pb_free(bb);
   free(bb);
   random_model_free(&rm);
 }
@@ -259,7 +238,7 @@ static void test_checkpoint(const char *dir) {
     return;
   }
   int lens[] = {60, 1, 129, 200, 17, 90, 64, 65};
-  batch_buf *bb = malloc(sizeof *bb);
+  batch_buf *bb = calloc(1, sizeof *bb);
   make_batch(bb, lens, 8, cw.w.enc.vocab);
   float lr[64], ar[16], l[64], a[16];
   backend_options o = {PREC_FP32, 2, 0, NULL};
@@ -305,6 +284,7 @@ static void test_checkpoint(const char *dir) {
     if (be) be->destroy(be);
   }
   if (ref) ref->destroy(ref);
+  pb_free(bb);
   free(bb);
   ckpt_weights_close(&cw);
 }

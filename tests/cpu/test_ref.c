@@ -38,6 +38,7 @@ static void make_batch(batch_buf *bb, const test_row *rows, const int *order, in
     for (int j = 0; j < r->len; j++) tok[j] = (int32_t)(rm_next(&s) % (uint64_t)vocab);
     for (int j = 0; j < r->k; j++) mk[j] = r->markers[j];
   }
+  batch_buf_done(bb);
   free(L);
   free(K);
 }

@@ -19,6 +19,7 @@
 #include "../check.h"
 #include "backend/backend.h"
 #include "core/json.h"
+#include "model/batch.h"
 #include "ckpt_weights.h"
 #include "../parity_rows.h"
 
@@ -76,24 +77,17 @@ int main(int argc, char **argv) {
     int nb = n_rows - b0 < ROWS_PER_BATCH ? n_rows - b0 : ROWS_PER_BATCH;
     int T = 0, M = 0;
     for (int i = 0; i < nb; i++) T += rows[b0 + i].n, M += rows[b0 + i].k;
-    int32_t *tokens = malloc(sizeof(int32_t) * (size_t)T), *rs = malloc(sizeof(int32_t) * (size_t)(nb + 1)),
-            *qt = malloc(sizeof(int32_t) * (size_t)nb), *ms = malloc(sizeof(int32_t) * (size_t)(nb + 1)),
-            *mk = malloc(sizeof(int32_t) * (size_t)M);
     float *logits = malloc(sizeof(float) * (size_t)M), *act = malloc(sizeof(float) * (size_t)nb * cfg.n_act);
-    int t = 0, m = 0;
+    packed_batch_buf bb = {0};
+    CHECK(pb_reserve(&bb, nb, T, M, &err) == 0);
     for (int i = 0; i < nb; i++) {
       const row *r = &rows[b0 + i];
-      rs[i] = t;
-      ms[i] = m;
-      qt[i] = r->qtype;
-      memcpy(tokens + t, r->ids, sizeof(int32_t) * (size_t)r->n);
-      memcpy(mk + m, r->markers, sizeof(int32_t) * (size_t)r->k);
-      t += r->n;
-      m += r->k;
+      pb_row pr = pb_add_row(&bb, r->qtype, r->n, r->k);
+      memcpy(pr.tokens, r->ids, sizeof(int32_t) * (size_t)r->n);
+      memcpy(pr.markers, r->markers, sizeof(int32_t) * (size_t)r->k);
     }
-    rs[nb] = t;
-    ms[nb] = m;
-    packed_batch pb = {nb, T, tokens, rs, qt, ms, mk};
+    const packed_batch pb = *pb_finish(&bb);
+    const int32_t *ms = pb.marker_start;
     int frc = be->forward(be, wk, &pb, logits, act, &err);
     CHECK(frc == 0);
     if (frc) fprintf(stderr, "forward: %s\n", err.message);
@@ -128,7 +122,7 @@ int main(int argc, char **argv) {
         }
       }
     }
-    free(tokens), free(rs), free(qt), free(ms), free(mk), free(logits), free(act);
+    pb_free(&bb), free(logits), free(act);
   }
   CHECK(n_bad == 0);
   CHECK(argmax_same == n_rows);

@@ -39,6 +39,7 @@ static void make_batch(batch_buf *bb, int n, const int *lens, int maxlen, int vo
     for (int j = 0; j < L[i]; j++) tok[j] = (int32_t)(rm_next(&s) % (uint64_t)vocab);
     for (int j = 0; j < K[i]; j++) mk[j] = (int32_t)(rm_next(&s) % (uint64_t)L[i]);
   }
+  batch_buf_done(bb);
   free(L);
   free(K);
 }
@@ -222,16 +223,8 @@ static void test_model(const model_case *mc, uint64_t seed) {
     if (st.max_dact > tt->max_dact) tt->max_dact = st.max_dact;
 
     /* a row alone equals the row in the batch, within rounding */
-    int lens1[] = {mixed.b.row_start[4] - mixed.b.row_start[3]};
-    single.b = mixed.b;
-    single.b.n_rows = 1;
-    single.b.n_tokens = lens1[0];
-    single.b.tokens = mixed.b.tokens + mixed.b.row_start[3];
-    int32_t rs1[2] = {0, lens1[0]}, ms1[2] = {0, mixed.b.marker_start[4] - mixed.b.marker_start[3]};
-    single.b.row_start = rs1;
-    single.b.marker_start = ms1;
-    single.b.qtype = mixed.b.qtype + 3;
-    single.b.markers = mixed.b.markers + mixed.b.marker_start[3];
+    int32_t rs1[2], ms1[2];
+    single.b = pb_view_rows(&mixed.b, 3, 4, rs1, ms1);
     result one = run(be, w, &single.b, n_act);
     CHECK(one.rc == 0);
     double worst = 0;

@@ -27,6 +27,7 @@
 #include "../cpu/ckpt_weights.h"
 #include "backend/backend.h"
 #include "core/json.h"
+#include "model/batch.h"
 #include "../parity_rows.h"
 
 enum { ROWS_PER_BATCH = 16 };
@@ -71,19 +72,20 @@ static int run_all(backend *be, row *rows, int n, int n_act, float *logits_out, 
   for (int b0 = 0; b0 < n; b0 += ROWS_PER_BATCH) {
     int nb = n - b0 < ROWS_PER_BATCH ? n - b0 : ROWS_PER_BATCH, T = 0, M = 0;
     for (int i = 0; i < nb; i++) T += rows[b0 + i].fx.n, M += rows[b0 + i].fx.k;
-    int32_t *tok = malloc(sizeof(int32_t) * (size_t)T), rs[ROWS_PER_BATCH + 1], qt[ROWS_PER_BATCH],
-            ms[ROWS_PER_BATCH + 1], *mk = malloc(sizeof(int32_t) * (size_t)M);
     float *lg = malloc(sizeof(float) * (size_t)M), *ac = malloc(sizeof(float) * (size_t)nb * n_act);
-    int t = 0, m = 0;
+    packed_batch_buf bb = {0};
+    if (pb_reserve(&bb, nb, T, M, &err)) {
+      fprintf(stderr, "%s\n", err.message);
+      return -1;
+    }
     for (int i = 0; i < nb; i++) {
       const row *r = &rows[b0 + i];
-      rs[i] = t, ms[i] = m, qt[i] = r->fx.qtype;
-      memcpy(tok + t, r->fx.ids, sizeof(int32_t) * (size_t)r->fx.n);
-      memcpy(mk + m, r->fx.markers, sizeof(int32_t) * (size_t)r->fx.k);
-      t += r->fx.n, m += r->fx.k;
+      pb_row pr = pb_add_row(&bb, r->fx.qtype, r->fx.n, r->fx.k);
+      memcpy(pr.tokens, r->fx.ids, sizeof(int32_t) * (size_t)r->fx.n);
+      memcpy(pr.markers, r->fx.markers, sizeof(int32_t) * (size_t)r->fx.k);
     }
-    rs[nb] = t, ms[nb] = m;
-    packed_batch pb = {nb, T, tok, rs, qt, ms, mk};
+    const packed_batch pb = *pb_finish(&bb);
+    const int32_t *ms = pb.marker_start;
     int rc = be->forward(be, w, &pb, lg, ac, &err);
     if (rc) fprintf(stderr, "%s forward: %s\n", be->name, err.message);
     for (int i = 0; i < nb && !rc; i++) {
@@ -100,7 +102,7 @@ static int run_all(backend *be, row *rows, int n, int n_act, float *logits_out, 
       memcpy(act_out + (size_t)b0 * n_act, ac, sizeof(float) * (size_t)nb * n_act);
     }
     mo += M;
-    free(tok), free(mk), free(lg), free(ac);
+    pb_free(&bb), free(lg), free(ac);
     if (rc) {
       be->worker_destroy(be, w);
       return -1;

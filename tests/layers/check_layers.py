@@ -17,8 +17,9 @@ import sys
 RULES = {
     "core": set(),
     "tokenizer": {"core"},
-    # a backend says how to run the forward: the weights it is given, never the engine above it
-    "backend": {"core", "model/weights.h"},
+    # a backend says how to run the forward: the weights it is given and the model's facts
+    # (model/spec.h: constants, the config check, the kept rows), never the engine above it
+    "backend": {"core", "model/weights.h", "model/spec.h"},
     # the engine: drives a backend through its interface only (not a backend's own files)
     "model": {"core", "tokenizer", "backend/backend.h"},
     # routing is pure text analysis; the Router API (laya_router.c) runs models through the engine

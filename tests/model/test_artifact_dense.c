@@ -20,6 +20,7 @@
 #include "backend/cpu/kernels.h"
 #include "laya.h"
 #include "model/artifact_dense.h"
+#include "model/batch.h"
 #include "model/checkpoint.h"
 #include "model/engine.h"
 
@@ -104,8 +105,10 @@ static int forward_ref(const model_weights *w, float *logits, float *act) {
   enum { T0 = 40, T1 = 23 };
   int32_t tok[T0 + T1], rs[3] = {0, T0, T0 + T1}, qt[2] = {0, 2}, ms[3] = {0, 3, 5}, mk[5] = {2, 9, 17, 1, 6};
   for (int i = 0; i < T0 + T1; i++) tok[i] = (i * 37 + 11) % w->enc.vocab;
-  packed_batch pb = {2, T0 + T1, tok, rs, qt, ms, mk};
-  int rc = wk ? b->forward(b, wk, &pb, logits, act, &err) : -1;
+  packed_batch_buf pb = {0};
+  int rc = wk ? pb_copy(&pb, &(packed_batch){2, T0 + T1, tok, rs, qt, ms, mk, NULL}, &err) : -1;
+  if (!rc) rc = b->forward(b, wk, &pb.b, logits, act, &err);
+  pb_free(&pb);
   if (rc) fprintf(stderr, "cpu-ref forward: %s\n", err.message);
   if (wk) b->worker_destroy(b, wk);
   b->destroy(b);

@@ -27,8 +27,8 @@
 #include "backend/cpu/ref_ops.h"
 #include "core/options.h"
 #include "model/artifact.h"
+#include "model/spec.h"
 
-#define HEAD_LN_EPS 1e-5f
 #define MLP_CHUNK 512   /* tokens per MLP chunk (C) */
 #define ROPE_TABLE 8192 /* positions with tabled cos/sin */
 #define ROPE_BLOCK 512  /* positions filled at a time */
@@ -328,25 +328,16 @@ static int pack_all(load_ctx *L) {
   return 0;
 }
 
+/* What this backend's kernels cannot run, beyond the model's own rules (model_spec_check): heads
+ * wider than CPU_MAX_DH, odd decision-head heads. */
 static int check_config(const model_weights *w, laya_error *err) {
+  int rc = model_spec_check(w, "cpu backend", err);
+  if (rc) return rc;
   const encoder_config *c = &w->enc;
   const char *bad = NULL;
-  if (c->hidden <= 0) bad = "hidden_size must be positive";
-  else if (c->n_layers < 0) bad = "num_hidden_layers must not be negative";
-  else if (c->n_heads <= 0 || c->hidden % c->n_heads != 0) bad = "num_attention_heads must divide hidden_size";
-  else if (c->head_dim != c->hidden / c->n_heads || c->head_dim % 2 != 0 || c->head_dim > CPU_MAX_DH)
-    bad = "head_dim must be hidden_size / num_attention_heads, even and at most 256";
-  else if (c->intermediate <= 0) bad = "intermediate_size must be positive";
-  else if (c->vocab <= 0) bad = "vocab_size must be positive";
-  else if (!c->layer_pattern && c->global_every <= 0) bad = "global_attn_every_n_layers must be positive";
-  else if (c->local_window < 0) bad = "local_attention must not be negative";
-  else if (!(c->global_theta > 0) || !(c->local_theta > 0)) bad = "rope thetas must be positive";
-  else if (!(c->norm_eps > 0)) bad = "norm_eps must be positive";
-  else if (w->head_layers < 0) bad = "head_layers must not be negative";
-  else if (w->head_heads <= 0 || c->hidden % w->head_heads != 0 || c->hidden / w->head_heads > CPU_MAX_DH ||
-           (c->hidden / w->head_heads) % 2 != 0)
+  if (c->head_dim > CPU_MAX_DH) bad = "head_dim must be at most 256";
+  else if (c->hidden / w->head_heads > CPU_MAX_DH || (c->hidden / w->head_heads) % 2 != 0)
     bad = "decision-head heads must divide hidden_size into even heads of at most 256";
-  else if (w->n_act <= 0) bad = "n_act must be positive";
   if (bad) return laya_err(err, LAYA_ERR_CONFIG, NULL, "cpu backend: %s", bad);
   return 0;
 }
@@ -491,14 +482,7 @@ static cpu_model *cpu_model_create(const model_weights *w, const backend_options
     goto fail;
   }
   m->tok_embeddings = w->tok_embeddings;
-  if (art) {
-    m->act_hidden = artifact_act_hidden(art);
-  } else if (!w->act1_w || w->act1_w->ndim != 2 || w->act1_w->shape[1] != d + 4 || w->act1_w->shape[0] <= 0) {
-    laya_err(err, LAYA_ERR_FORMAT, NULL, "cpu backend: act_head.0.weight must be [hidden, %d]", d + 4);
-    goto fail;
-  } else {
-    m->act_hidden = (int)w->act1_w->shape[0];
-  }
+  m->act_hidden = art ? artifact_act_hidden(art) : model_act_hidden(w);
 
   int threads = o && o->threads > 0 ? o->threads : env->threads > 0 ? (int)env->threads : cpu_default_threads();
   m->pool = cpu_pool_create(threads);
@@ -553,7 +537,7 @@ static cpu_model *cpu_model_create(const model_weights *w, const backend_options
   LIN(&m->scorer1, "scorer1", w->scorer1_w, d, d, WF_F32, 0, w->scorer1_b);
   VEC(m->scorer2_w, "scorer2_w", w->scorer2_w, d);
   VEC(m->scorer2_b, "scorer2_b", w->scorer2_b, 1);
-  LIN(&m->act1, "act1", w->act1_w, m->act_hidden, d + 4, WF_F32, 0, w->act1_b);
+  LIN(&m->act1, "act1", w->act1_w, m->act_hidden, d + MODEL_ACT_FEATURES, WF_F32, 0, w->act1_b);
   VEC(m->act2_w, "act2_w", w->act2_w, (int64_t)w->n_act * m->act_hidden);
   VEC(m->act2_b, "act2_b", w->act2_b, w->n_act);
 #undef VEC
@@ -936,14 +920,10 @@ typedef struct attn_job {
   int rope_g;        /* which inv_freq for positions past the table */
   void *out;         /* [T][kd] weight format (fp32 / bf16) or att32 for int8 */
   int out_bf16, ldo;
-  int sel;           /* queries only at each row's CLS and markers (last decision-head layer, no
-                        rope, full attention); output row r + marker_start[r] + k (sel_token) */
+  int sel;           /* queries only at the batch's kept rows (last decision-head layer, no rope,
+                        full attention): row r's k-th kept query is token kept[o0 + k] of the
+                        row, written to output row o0 + k (o0 = model_kept_first) */
 } attn_job;
-
-/* Token (within its row) of a row's k-th kept query: k = 0 its CLS, then its markers in order. */
-static int sel_token(const packed_batch *bt, int r, int k) {
-  return k == 0 ? 0 : bt->markers[bt->marker_start[r] + k - 1];
-}
 
 /* Rotate x (dh floats, in place) for position i and scale it (no rope: scale only). */
 static void rope_one(const attn_job *j, int i, float *x, float *cs_tmp, float scale) {
@@ -994,6 +974,7 @@ static void attn_task(void *ctx, int task, int thread) {
   float scale = 1.0f / sqrtf((float)dh);
   /* keys and values of every token; queries of every token, or of the kept ones (sel) */
   int nq = j->sel ? 1 + f->bt->marker_start[r + 1] - f->bt->marker_start[r] : t;
+  const int32_t *kept = f->bt->kept + model_kept_first(f->bt, r); /* this row's kept rows (sel) */
   /* k in blocks of PACK_BLOCK tokens: rotated into kblk, then stored transposed a block at a time,
    * so each store run fills whole cache lines (one token at a time wrote dh lines per token) */
   for (int i0 = 0; i0 < t; i0 += PACK_BLOCK) {
@@ -1032,7 +1013,7 @@ static void attn_task(void *ctx, int task, int thread) {
   if (m->attn_bf16 && t % 2)
     for (int c = 0; c < dh; c++) vb[attn_bf16_vb_index(dh, t, c)] = 0; /* the pad key of the last pair */
   for (int qi = 0; qi < nq; qi++) {
-    int i = j->sel ? sel_token(f->bt, r, qi) : qi;
+    int i = j->sel ? kept[qi] : qi;
     float *qd = m->attn_bf16 ? qtmp : q + (size_t)qi * dh; /* fp32: rotated in place */
     memcpy(qd, f->s.qkv + (size_t)(s0 + i) * 3 * d + h * dh, (size_t)dh * sizeof(float));
     rope_one(j, i, qd, cs_tmp, scale);
@@ -1054,7 +1035,7 @@ static void attn_task(void *ctx, int task, int thread) {
   a.window = j->sel ? -1 : j->window; /* sel: query slots are not positions; full attention only */
   a.scratch = scratch;
   a.ldo = j->ldo;
-  size_t o0 = j->sel ? (size_t)(r + f->bt->marker_start[r]) : (size_t)s0; /* first output row */
+  size_t o0 = j->sel ? (size_t)model_kept_first(f->bt, r) : (size_t)s0; /* first output row */
   if (j->out_bf16) {
     a.out_bf16 = (uint16_t *)j->out + o0 * j->ldo + h * dh;
     a.out_f32 = NULL;
@@ -1153,7 +1134,7 @@ static void ffn_chunk(fwd *f, const cpu_head_layer *H, float *x, int n) {
   const cpu_model *m = f->m;
   cpu_scratch *s = &f->s;
   int d = m->enc.hidden, F4 = 4 * d;
-  norm_rows(f, H->linear1.fmt, x, d, n, d, H->norm2_w, H->norm2_b, HEAD_LN_EPS, s->cact, s->cact_scale, s->kd);
+  norm_rows(f, H->linear1.fmt, x, d, n, d, H->norm2_w, H->norm2_b, MODEL_HEAD_LN_EPS, s->cact, s->cact_scale, s->kd);
   study_round(f, STUDY_H_1, -1, H->linear1.fmt, s->cact, n, s->kd, d);
   cpu_wfmt hf = H->linear2.fmt;
   if (hf == WF_I8) {
@@ -1180,7 +1161,7 @@ static void encoder_layer(fwd *f, int l) {
     convert_rows(f, L->wqkv.fmt, s->x, d, T, d, s->act, s->act_scale, s->kd);
   study_round(f, STUDY_A_QKV, l, L->wqkv.fmt, s->act, T, s->kd, d);
   gemm(f, s->act, s->kd, s->act_scale, &L->wqkv, T, EPI_NONE, 0, s->qkv, NULL, 3 * d);
-  attention(f, L->wo.fmt, m->enc.n_heads, m->enc.head_dim, global ? -1 : m->enc.local_window / 2,
+  attention(f, L->wo.fmt, m->enc.n_heads, m->enc.head_dim, model_layer_window(&m->enc, l),
             m->rope[global ? 0 : 1], global ? 0 : 1, 0);
   study_round(f, STUDY_A_O, l, L->wo.fmt, s->act, T, s->kd, d);
   gemm(f, s->act, s->kd, s->act_scale, &L->wo, T, EPI_NONE, 1, s->x, NULL, d);
@@ -1196,18 +1177,17 @@ static void head_layer(fwd *f, int j, int sel) {
   const packed_batch *bt = f->bt;
   cpu_scratch *s = &f->s;
   int d = m->enc.hidden, T = f->T, R = bt->n_rows;
-  norm_rows(f, H->in_proj.fmt, s->x, d, T, d, H->norm1_w, H->norm1_b, HEAD_LN_EPS, s->act, s->act_scale, s->kd);
+  norm_rows(f, H->in_proj.fmt, s->x, d, T, d, H->norm1_w, H->norm1_b, MODEL_HEAD_LN_EPS, s->act, s->act_scale, s->kd);
   study_round(f, STUDY_H_QKV, -1, H->in_proj.fmt, s->act, T, s->kd, d);
   gemm(f, s->act, s->kd, s->act_scale, &H->in_proj, T, EPI_NONE, 0, s->qkv, NULL, 3 * d);
   attention(f, H->out_proj.fmt, m->head_heads, d / m->head_heads, -1, NULL, 0, sel);
   float *x = s->x;
   int n = T;
   if (sel) {
-    n = R + bt->marker_start[R];
+    n = model_kept_count(bt);
     for (int r = 0; r < R; r++)
-      for (int k = 0; k <= bt->marker_start[r + 1] - bt->marker_start[r]; k++)
-        memcpy(s->xs + (size_t)(r + bt->marker_start[r] + k) * d, s->x + (size_t)(bt->row_start[r] + sel_token(bt, r, k)) * d,
-               (size_t)d * sizeof(float));
+      for (int k = model_kept_first(bt, r); k <= model_kept_first(bt, r) + bt->marker_start[r + 1] - bt->marker_start[r]; k++)
+        memcpy(s->xs + (size_t)k * d, s->x + (size_t)(bt->row_start[r] + bt->kept[k]) * d, (size_t)d * sizeof(float));
     x = s->xs;
   }
   study_round(f, STUDY_H_O, -1, H->out_proj.fmt, s->act, n, s->kd, d);
@@ -1264,12 +1244,13 @@ static int cpu_forward(backend *b, backend_worker *w, const packed_batch *bt, fl
 
   /* scorer on the option markers: Linear(GELU(Linear(LayerNorm(h)))) */
   cpu_scratch *s = &f.s;
-  /* hidden state of a row's CLS and markers: in xs after a decision head (head_layer), else in x */
-  const int kept = m->head_layers > 0;
+  /* the states of the kept rows (a row's CLS, then its markers): their copies in xs after a
+   * decision head (head_layer), else rows of x */
+  const int in_xs = m->head_layers > 0;
   for (int r = 0; r < R; r++)
     for (int i = bt->marker_start[r]; i < bt->marker_start[r + 1]; i++)
-      m->k->layernorm(kept ? s->xs + (size_t)(r + i + 1) * d : s->x + (size_t)(bt->row_start[r] + bt->markers[i]) * d, d,
-                      m->scorer_norm_w, m->scorer_norm_b, HEAD_LN_EPS, s->mk + (size_t)i * d, NULL);
+      m->k->layernorm(in_xs ? s->xs + (size_t)(r + i + 1) * d : s->x + (size_t)(bt->row_start[r] + bt->kept[r + i + 1]) * d, d,
+                      m->scorer_norm_w, m->scorer_norm_b, MODEL_HEAD_LN_EPS, s->mk + (size_t)i * d, NULL);
   gemm(&f, s->mk, d, NULL, &m->scorer1, Mk, EPI_GELU, 0, s->mk2, NULL, d);
   for (int i = 0; i < Mk; i++) {
     const float *h = s->mk2 + (size_t)i * d;
@@ -1281,7 +1262,8 @@ static int cpu_forward(backend *b, backend_worker *w, const packed_batch *bt, fl
   /* act head on [CLS state after the head ; confidence features] */
   for (int r = 0; r < R; r++) {
     float *in = s->act_in + (size_t)r * s->kin;
-    memcpy(in, kept ? s->xs + (size_t)(r + bt->marker_start[r]) * d : s->x + (size_t)bt->row_start[r] * d,
+    const int c = model_kept_first(bt, r); /* the row's CLS */
+    memcpy(in, in_xs ? s->xs + (size_t)c * d : s->x + (size_t)(bt->row_start[r] + bt->kept[c]) * d,
            (size_t)d * sizeof(float));
     ref_confidence_features(logits + bt->marker_start[r], bt->marker_start[r + 1] - bt->marker_start[r], in + d);
   }

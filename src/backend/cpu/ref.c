@@ -25,6 +25,7 @@
 #include "core/options.h"
 #include "backend/cpu/ref_ops.h"
 #include "core/threadpool.h"
+#include "model/spec.h"
 
 typedef struct ref_enc_layer {
   const float *attn_norm; /* NULL on layer 0 (Identity) */
@@ -55,9 +56,6 @@ struct backend_worker {
   size_t cap; /* floats in buf */
   float *buf;
 };
-
-/* PyTorch's nn.LayerNorm default, used by the decision head and the scorer. */
-static const float HEAD_LN_EPS = 1e-5f;
 
 /* ---- create ---------------------------------------------------------------------------------- */
 
@@ -107,28 +105,8 @@ static const float *f32_of(ref_model *m, const tensor *t, int64_t numel, const c
   return f;
 }
 
-static int check_config(const model_weights *w, laya_error *err) {
-  const encoder_config *c = &w->enc;
-  const char *bad = NULL;
-  if (c->hidden <= 0) bad = "hidden_size must be positive";
-  else if (c->n_layers < 0) bad = "num_hidden_layers must not be negative";
-  else if (c->n_heads <= 0 || c->hidden % c->n_heads != 0) bad = "num_attention_heads must divide hidden_size";
-  else if (c->head_dim != c->hidden / c->n_heads || c->head_dim % 2 != 0) bad = "head_dim must be hidden_size / num_attention_heads and even";
-  else if (c->intermediate <= 0) bad = "intermediate_size must be positive";
-  else if (c->vocab <= 0) bad = "vocab_size must be positive";
-  else if (!c->layer_pattern && c->global_every <= 0) bad = "global_attn_every_n_layers must be positive";
-  else if (c->local_window < 0) bad = "local_attention must not be negative";
-  else if (!(c->global_theta > 0) || !(c->local_theta > 0)) bad = "rope thetas must be positive";
-  else if (!(c->norm_eps > 0)) bad = "norm_eps must be positive";
-  else if (w->head_layers < 0) bad = "head_layers must not be negative";
-  else if (w->head_heads <= 0 || c->hidden % w->head_heads != 0) bad = "decision-head heads must divide hidden_size";
-  else if (w->n_act <= 0) bad = "n_act must be positive";
-  if (bad) return laya_err(err, LAYA_ERR_CONFIG, NULL, "cpu-ref backend: %s", bad);
-  return 0;
-}
-
 static ref_model *ref_model_create(const model_weights *w, laya_error *err) {
-  if (check_config(w, err)) return NULL;
+  if (model_spec_check(w, "cpu-ref backend", err)) return NULL;
   ref_model *m = calloc(1, sizeof *m);
   if (!m) {
     laya_err(err, LAYA_ERR_NOMEM, NULL, "cpu-ref backend: out of memory");
@@ -197,15 +175,9 @@ static ref_model *ref_model_create(const model_weights *w, laya_error *err) {
   F32(m->scorer1_b, w->scorer1_b, d, "scorer.1.bias");
   F32(m->scorer2_w, w->scorer2_w, d, "scorer.3.weight");
   F32(m->scorer2_b, w->scorer2_b, 1, "scorer.3.bias");
-  /* act_head.0 is [hidden, d + 4]; Laya uses 256, read it from the tensor. */
-  if (!w->act1_w || w->act1_w->ndim != 2 || w->act1_w->shape[1] != d + 4 || w->act1_w->shape[0] <= 0) {
-    laya_err(err, LAYA_ERR_FORMAT, NULL, "cpu-ref backend: act_head.0.weight must be [hidden, %lld]",
-             (long long)(d + 4));
-    goto fail;
-  }
-  m->act_hidden = (int)w->act1_w->shape[0];
-  int64_t ah = m->act_hidden;
-  F32(m->act1_w, w->act1_w, ah * (d + 4), "act_head.0.weight");
+  m->act_hidden = model_act_hidden(w); /* [hidden, d + 4] (model_spec_check) */
+  int64_t ah = m->act_hidden, da = d + MODEL_ACT_FEATURES;
+  F32(m->act1_w, w->act1_w, ah * da, "act_head.0.weight");
   F32(m->act1_b, w->act1_b, ah, "act_head.0.bias");
   F32(m->act2_w, w->act2_w, (int64_t)w->n_act * ah, "act_head.2.weight");
   F32(m->act2_b, w->act2_b, w->n_act, "act_head.2.bias");
@@ -399,7 +371,7 @@ static void encoder(const ref_model *m, const packed_batch *bt, const ref_scratc
     mm(m, s, s->qkv, 3 * d, in, d, L->wqkv, NULL, T, 3 * d, d, 0);
     if (global) apply_rope(m, bt, s->qkv, s->rope_cos_g, s->rope_sin_g);
     else apply_rope(m, bt, s->qkv, s->rope_cos_l, s->rope_sin_l);
-    attention_rows(m, s, bt, s->att, d, s->qkv, c->n_heads, c->head_dim, global ? -1 : c->local_window / 2);
+    attention_rows(m, s, bt, s->att, d, s->qkv, c->n_heads, c->head_dim, model_layer_window(c, l));
     mm(m, s, x, d, s->att, d, L->wo, NULL, T, d, d, 1);
 
     /* MLP block: x = x + Wo(act(input) * gate), [input | gate] = Wi(mlp_norm(x)) (ModernBertMLP) */
@@ -417,12 +389,12 @@ static void encoder(const ref_model *m, const packed_batch *bt, const ref_scratc
 static void head_layer(const ref_model *m, const ref_head_layer *H, const packed_batch *bt, const ref_scratch *s) {
   int T = bt->n_tokens, d = m->enc.hidden, nh = m->head_heads;
   float *x = s->x, *a = s->a;
-  for (int t = 0; t < T; t++) ref_layernorm(a + (size_t)t * d, x + (size_t)t * d, H->norm1_w, H->norm1_b, d, HEAD_LN_EPS);
+  for (int t = 0; t < T; t++) ref_layernorm(a + (size_t)t * d, x + (size_t)t * d, H->norm1_w, H->norm1_b, d, MODEL_HEAD_LN_EPS);
   mm(m, s, s->qkv, 3 * d, a, d, H->in_proj_w, H->in_proj_b, T, 3 * d, d, 0);
   attention_rows(m, s, bt, s->att, d, s->qkv, nh, d / nh, -1);
   mm(m, s, x, d, s->att, d, H->out_proj_w, H->out_proj_b, T, d, d, 1);
 
-  for (int t = 0; t < T; t++) ref_layernorm(a + (size_t)t * d, x + (size_t)t * d, H->norm2_w, H->norm2_b, d, HEAD_LN_EPS);
+  for (int t = 0; t < T; t++) ref_layernorm(a + (size_t)t * d, x + (size_t)t * d, H->norm2_w, H->norm2_b, d, MODEL_HEAD_LN_EPS);
   mm(m, s, s->ffn, 4 * d, a, d, H->linear1_w, H->linear1_b, T, 4 * d, d, 0);
   for (size_t i = 0; i < (size_t)T * 4 * d; i++)
     if (s->ffn[i] < 0.0f) s->ffn[i] = 0.0f; /* relu */
@@ -461,18 +433,19 @@ static int ref_forward(backend *b, backend_worker *w, const packed_batch *bt, fl
 
   for (int j = 0; j < m->head_layers; j++) head_layer(m, &m->head[j], bt, &s);
 
-  /* scorer on the option markers: Linear(GELU(Linear(LayerNorm(h)))) -> one logit each */
+  /* scorer on the option markers (the kept rows after each row's CLS): Linear(GELU(Linear(
+   * LayerNorm(h)))) -> one logit each */
   for (int r = 0; r < bt->n_rows; r++)
     for (int i = bt->marker_start[r]; i < bt->marker_start[r + 1]; i++)
-      ref_layernorm(s.mk + (size_t)i * d, s.x + (size_t)(bt->row_start[r] + bt->markers[i]) * d,
-                    m->scorer_norm_w, m->scorer_norm_b, d, HEAD_LN_EPS);
+      ref_layernorm(s.mk + (size_t)i * d, s.x + (size_t)(bt->row_start[r] + bt->kept[r + i + 1]) * d,
+                    m->scorer_norm_w, m->scorer_norm_b, d, MODEL_HEAD_LN_EPS);
   mm(m, &s, s.mk2, d, s.mk, d, m->scorer1_w, m->scorer1_b, M, d, d, 0);
   for (size_t i = 0; i < (size_t)M * d; i++) s.mk2[i] = ref_gelu(s.mk2[i]);
   ref_matmul(logits, 1, s.mk2, d, m->scorer2_w, m->scorer2_b, M, 1, d, 0, s.panel);
 
   /* act head on [CLS state after the head ; confidence features] */
   for (int r = 0; r < bt->n_rows; r++) {
-    memcpy(s.act_in, s.x + (size_t)bt->row_start[r] * d, (size_t)d * sizeof(float));
+    memcpy(s.act_in, s.x + (size_t)(bt->row_start[r] + bt->kept[model_kept_first(bt, r)]) * d, (size_t)d * sizeof(float));
     ref_confidence_features(logits + bt->marker_start[r], bt->marker_start[r + 1] - bt->marker_start[r], s.act_in + d);
     ref_matmul(s.act_h, m->act_hidden, s.act_in, d + 4, m->act1_w, m->act1_b, 1, m->act_hidden, d + 4, 0, s.panel);
     for (int i = 0; i < m->act_hidden; i++) s.act_h[i] = ref_gelu(s.act_h[i]);

@@ -30,6 +30,7 @@
 
 #include "cuda_internal.h"
 #include "cuda_backend.h"
+#include "model/spec.h"
 
 #define MAX_POS 8192      /* longest row (RoPE tables) */
 #define ACT_HIDDEN_MAX 4096
@@ -37,7 +38,7 @@
 #define MAX_GRAPHS 160 /* the warm-up's small-pass buckets (up to 90) and the rest */
 
 /* ---------------------------------------------------------------------------------------------
- * Errors (self-contained: this library links no laya symbol)
+ * Errors (written here; the library uses two laya symbols: packed_batch_check and model/spec.c)
  */
 static int cu_fail(laya_error *err, int code, const char *fmt, ...) {
   if (err) {
@@ -92,9 +93,9 @@ struct cuda_model {
   int head_half16, head_dt16; /* the decision head's 16-bit type (see LAYA_CUDA_HEAD_FP16) */
   int att_g, att_l;           /* attention kernel variants: global layers and head, local layers */
   int tile_q, tile_ql;        /* their queries per tile */
-  int d, n_layers, H, hd, I, V, window;
+  int d, n_layers, H, hd, I, V;
+  int layer_window[1024]; /* model_layer_window of each layer: -1 global, else the half-window */
   int act;                    /* enc_act: the GeGLU activation (hidden_activation) */
-  unsigned char layer_global[1024]; /* enc_layer_global of each layer */
   float eps;
   int head_layers, head_heads, n_act, act_hidden, ld_act;
   void *arena;
@@ -298,8 +299,8 @@ static int model_load(cuda_model *m, const model_weights *w, laya_error *err) {
   m->hd = c->head_dim;
   m->I = c->intermediate;
   m->V = c->vocab;
-  for (int l = 0; l < c->n_layers && l < (int)sizeof m->layer_global; l++) m->layer_global[l] = (unsigned char)enc_layer_global(c, l);
-  m->window = c->local_window / 2;
+  if (model_spec_check(w, "CUDA backend", err)) return err ? err->code : LAYA_ERR_CONFIG;
+  for (int l = 0; l < c->n_layers && l < 1024; l++) m->layer_window[l] = model_layer_window(c, l);
   m->act = (int)c->act;
   if (m->act != ENC_ACT_GELU) m->gg_v = -1; /* the fused Wi epilogue computes the erf GELU only */
   m->eps = (float)c->norm_eps;
@@ -307,10 +308,8 @@ static int model_load(cuda_model *m, const model_weights *w, laya_error *err) {
   m->head_heads = w->head_heads > 0 ? w->head_heads : 1;
   m->n_act = w->n_act;
   const int d = m->d;
-  if (d <= 0 || m->n_layers <= 0 || m->H <= 0 || m->hd * m->H != d || m->I <= 0 || m->V <= 0)
-    return cu_fail(err, LAYA_ERR_CONFIG,
-                   "CUDA backend: bad encoder config (hidden %d, layers %d, heads %d, head_dim %d, intermediate %d)",
-                   d, m->n_layers, m->H, m->hd, m->I);
+  if (m->n_layers <= 0 || m->n_layers > 1024)
+    return cu_fail(err, LAYA_ERR_UNSUPPORTED, "CUDA backend: %d encoder layers (1 to 1024 supported)", m->n_layers);
   if (d % 8 != 0 || m->I % 8 != 0)
     return cu_fail(err, LAYA_ERR_UNSUPPORTED,
                    "CUDA backend: hidden (%d) and intermediate (%d) sizes must be multiples of 8", d, m->I);
@@ -319,12 +318,10 @@ static int model_load(cuda_model *m, const model_weights *w, laya_error *err) {
                    d / m->head_heads);
   if ((m->hd % 16 != 0 && attention_has_fast_path(m->hd)) || m->n_act <= 0)
     return cu_fail(err, LAYA_ERR_CONFIG, "CUDA backend: bad head_dim %d or n_act %d", m->hd, m->n_act);
-  if (!w->act1_w || w->act1_w->ndim != 2)
-    return cu_fail(err, LAYA_ERR_CONFIG, "CUDA backend: tensor act_head.0.weight is missing");
-  m->act_hidden = (int)w->act1_w->shape[0];
+  m->act_hidden = model_act_hidden(w); /* [hidden, d + 4] (model_spec_check) */
   if (m->act_hidden <= 0 || m->act_hidden > ACT_HIDDEN_MAX)
     return cu_fail(err, LAYA_ERR_CONFIG, "CUDA backend: act_head.0.weight has %d rows", m->act_hidden);
-  m->ld_act = (d + 4 + 7) & ~7;
+  m->ld_act = (d + MODEL_ACT_FEATURES + 7) & ~7;
 
   m->layers = (dev_layer *)calloc((size_t)m->n_layers, sizeof(dev_layer));
   m->head = (dev_head_layer *)calloc((size_t)(m->head_layers > 0 ? m->head_layers : 1), sizeof(dev_head_layer));
@@ -388,12 +385,12 @@ static int model_load(cuda_model *m, const model_weights *w, laya_error *err) {
   UP(w->scorer1_b, "scorer.1.bias", d, 0, CU_F32, m->s1_b);
   UP(w->scorer2_w, "scorer.3.weight", 1, d, CU_F32, m->s2_w);
   UP(w->scorer2_b, "scorer.3.bias", 1, 0, CU_F32, m->s2_b);
-  if (need(&L, w->act1_w, "act_head.0.weight", m->act_hidden, d + 4)) {
+  if (need(&L, w->act1_w, "act_head.0.weight", m->act_hidden, d + MODEL_ACT_FEATURES)) {
     add_upload(&L, w->act1_w, NULL, w->act1_w->numel, CU_F32, (void **)&m->a1_w);
     if (!L.failed) {
       upload *u = &L.u[L.n - 1];
       u->pad_rows = m->act_hidden;
-      u->pad_cols = d + 4;
+      u->pad_cols = d + MODEL_ACT_FEATURES;
       u->pad_ld = m->ld_act;
       L.size += ((size_t)m->act_hidden * m->ld_act * 4 + 255) & ~(size_t)255; /* room for the padding */
     }
@@ -668,7 +665,8 @@ static int enqueue_forward(backend_worker *w, int Mp, int Rp, int NMp, laya_erro
   prof_mark(w, P_EMBED);
   for (int l = 0; l < m->n_layers; l++) {
     const dev_layer *L = &m->layers[l];
-    const bool global = m->layer_global[l] != 0;
+    const int window = m->layer_window[l];
+    const bool global = window < 0;
     const float2 *rope = global ? m->rope_global : m->rope_local;
     GEMM(Mp, 3 * d, d, w->y, d, L->wqkv, T16, qkv, 3 * d, T16, 0, EPI_NONE, NULL, "Wqkv");
     prof_mark(w, P_QKV);
@@ -676,7 +674,7 @@ static int enqueue_forward(backend_worker *w, int Mp, int Rp, int NMp, laya_erro
     prof_mark(w, P_ROPE);
     k_attention(s, h16, qkv, attn_o, global ? tiles : tiles_l, tok_row, tok_pos, row_start, counts,
                 counts + (global ? CNT_TILES : CNT_TILES_LOCAL), global ? n_tiles_cap : n_tiles_cap_l, Mp, m->H,
-                m->hd, global ? -1 : m->window, rope, global ? m->att_g : m->att_l);
+                m->hd, window, rope, global ? m->att_g : m->att_l);
     prof_mark(w, global ? P_ATT_GLOBAL : P_ATT_LOCAL);
     GEMM(Mp, d, d, attn_o, d, L->wo, T16, w->x, d, CU_F32, 1, EPI_NONE, NULL, "Wo");
     prof_mark(w, P_WO);
@@ -714,10 +712,10 @@ static int enqueue_forward(backend_worker *w, int Mp, int Rp, int NMp, laya_erro
                   Mp, hh, hhd, -1, NULL, m->att_g);
       prof_mark(w, P_HEAD_ATT);
       GEMM(Mp, d, d, attn_o, d, L->out_w, HT16, w->x, d, CU_F32, 1, EPI_BIAS, L->out_b, "head out_proj");
-      k_ln(s, hh16, w->x, L->n2w, L->n2b, 1e-5f, w->y, Mp, d);
+      k_ln(s, hh16, w->x, L->n2w, L->n2b, MODEL_HEAD_LN_EPS, w->y, Mp, d);
       GEMM(Mp, 4 * d, d, w->y, d, L->l1w, HT16, hid, 4 * d, HT16, 0, EPI_RELU_BIAS, L->l1b, "head linear1");
       GEMM(Mp, d, 4 * d, hid, 4 * d, L->l2w, HT16, w->x, d, CU_F32, 1, EPI_BIAS, L->l2b, "head linear2");
-      if (j + 1 < m->head_layers) k_ln(s, hh16, w->x, m->head[j + 1].n1w, m->head[j + 1].n1b, 1e-5f, w->y, Mp, d);
+      if (j + 1 < m->head_layers) k_ln(s, hh16, w->x, m->head[j + 1].n1w, m->head[j + 1].n1b, MODEL_HEAD_LN_EPS, w->y, Mp, d);
       prof_mark(w, P_HEAD_GEMM);
       continue;
     }
@@ -729,7 +727,7 @@ static int enqueue_forward(backend_worker *w, int Mp, int Rp, int NMp, laya_erro
     k_attention_rows(s, hh16, qkv, w->attk, keep, NKp, tok_row, tok_pos, row_start, hh, hhd);
     prof_mark(w, P_HEAD_ATT);
     GEMM(NKp, d, d, w->attk, d, L->out_w, HT16, w->xk, d, CU_F32, 1, EPI_BIAS, L->out_b, "head out_proj");
-    k_ln(s, hh16, w->xk, L->n2w, L->n2b, 1e-5f, w->yk, NKp, d);
+    k_ln(s, hh16, w->xk, L->n2w, L->n2b, MODEL_HEAD_LN_EPS, w->yk, NKp, d);
     GEMM(NKp, 4 * d, d, w->yk, d, L->l1w, HT16, w->hidk, 4 * d, HT16, 0, EPI_RELU_BIAS, L->l1b, "head linear1");
     GEMM(NKp, d, 4 * d, w->hidk, 4 * d, L->l2w, HT16, w->xk, d, CU_F32, 1, EPI_BIAS, L->l2b, "head linear2");
     prof_mark(w, P_HEAD_GEMM);
@@ -937,13 +935,19 @@ static int cuda_forward(backend *b, backend_worker *w, const packed_batch *pb, f
     h[w->o_rs + r] = b0;
     h[w->o_qt + r] = pb->qtype[r];
     h[w->o_ms + r] = pb->marker_start[r];
-    for (int i = pb->marker_start[r]; i < pb->marker_start[r + 1]; i++) h[w->o_mt + i] = b0 + pb->markers[i];
   }
-  /* kept tokens of the last head layer (padding: token 0, computed and never read) */
+  /* The batch's kept rows (model/spec.h: per row its CLS, then its markers) laid out for the
+   * kernels: the marker tokens at [0, NM) (also the scorer's gather when no head layer keeps them),
+   * each row's CLS token at NMp + r; padding is token 0, computed and never read. */
   int32_t *keep = h + w->o_keep;
-  memcpy(keep, h + w->o_mt, sizeof(int32_t) * (size_t)NM);
+  for (int r = 0; r < R; r++) {
+    const int32_t *kr = pb->kept + model_kept_first(pb, r), b0 = pb->row_start[r];
+    for (int i = pb->marker_start[r]; i < pb->marker_start[r + 1]; i++)
+      keep[i] = h[w->o_mt + i] = b0 + kr[1 + i - pb->marker_start[r]];
+    keep[NMp + r] = b0 + kr[0];
+  }
   for (int i = NM; i < NMp; i++) keep[i] = 0;
-  for (int r = 0; r < Rp; r++) keep[NMp + r] = r < R ? pb->row_start[r] : 0;
+  for (int r = R; r < Rp; r++) keep[NMp + r] = 0;
   memcpy(h + w->o_tok, pb->tokens, sizeof(int32_t) * (size_t)N);
   for (int t = N; t < Mp; t++) h[w->o_tok + t] = h[w->o_pos + t] = h[w->o_row + t] = 0;
   for (int r = R; r <= Rp; r++) {
@@ -1019,9 +1023,10 @@ static int warm_bucket(backend *b, backend_worker *w, int Mp, int Rp, int NMp, i
   int32_t *tok = (int32_t *)malloc(sizeof(int32_t) * (size_t)Mp);
   int32_t *rs = (int32_t *)malloc(sizeof(int32_t) * (size_t)(Rp + 1)), *ms = (int32_t *)malloc(sizeof(int32_t) * (size_t)(Rp + 1));
   int32_t *qt = (int32_t *)calloc((size_t)Rp, sizeof(int32_t)), *mk = (int32_t *)malloc(sizeof(int32_t) * (size_t)NMp);
+  int32_t *kp = (int32_t *)malloc(sizeof(int32_t) * (size_t)(Rp + NMp));
   float *lg = (float *)malloc(sizeof(float) * (size_t)NMp), *ac = (float *)malloc(sizeof(float) * (size_t)Rp * m->n_act);
   int rc = 0;
-  if (!tok || !rs || !ms || !qt || !mk || !lg || !ac) rc = cu_fail(err, LAYA_ERR_NOMEM, "out of host memory warming the CUDA backend");
+  if (!tok || !rs || !ms || !qt || !mk || !kp || !lg || !ac) rc = cu_fail(err, LAYA_ERR_NOMEM, "out of host memory warming the CUDA backend");
   if (!rc) {
     for (int t = 0; t < Mp; t++) tok[t] = t % m->V;
     for (int r = 0; r <= Rp; r++) {
@@ -1030,7 +1035,8 @@ static int warm_bucket(backend *b, backend_worker *w, int Mp, int Rp, int NMp, i
     }
     for (int r = 0; r < Rp; r++)
       for (int j = 0; j < k; j++) mk[r * k + j] = 1 + j;
-    packed_batch pb = {Rp, Mp, tok, rs, qt, ms, mk};
+    packed_batch pb = {Rp, Mp, tok, rs, qt, ms, mk, kp};
+    model_kept_rows(&pb, kp);
     /* eager (loads kernels and plans), then captured; a bucket already seen once only captures */
     for (int i = g ? 1 : 0; i < passes && !rc; i++) rc = cuda_forward(b, w, &pb, lg, ac, err);
   }
@@ -1039,6 +1045,7 @@ static int warm_bucket(backend *b, backend_worker *w, int Mp, int Rp, int NMp, i
   free(ms);
   free(qt);
   free(mk);
+  free(kp);
   free(lg);
   free(ac);
   return rc;

@@ -11,6 +11,7 @@
 #include <math.h>
 
 #include "cuda_internal.h"
+#include "model/spec.h"
 
 /* ---------------------------------------------------------------------------------------------
  * Element helpers
@@ -264,7 +265,7 @@ __global__ void final_ln_kernel(float *x, const float *fw, float eps, const floa
       }
     }
     if (!n1w) return;
-    ln_stats(v, d, lane, 1e-5f, &mu, &rs);
+    ln_stats(v, d, lane, MODEL_HEAD_LN_EPS, &mu, &rs);
     T *yr = y + (int64_t)row * d;
 #pragma unroll
     for (int i = 0; i < LN_MAXV; i++) {
@@ -277,7 +278,7 @@ __global__ void final_ln_kernel(float *x, const float *fw, float eps, const floa
     for (int j = lane; j < d; j += 32) xr[j] = (xr[j] - mu) * rs * fw[j] + te[j];
     __syncwarp();
     if (!n1w) return;
-    ln_stats_mem(xr, d, lane, 1e-5f, &mu, &rs);
+    ln_stats_mem(xr, d, lane, MODEL_HEAD_LN_EPS, &mu, &rs);
     T *yr = y + (int64_t)row * d;
     for (int j = lane; j < d; j += 32) yr[j] = fromf<T>((xr[j] - mu) * rs * n1w[j] + n1b[j]);
   }
@@ -435,7 +436,7 @@ __global__ void gather_ln_kernel(const float *x, const int32_t *marker_tok, cons
   }
   const float *xr = x + (int64_t)(marker_tok ? marker_tok[m] : m) * d;
   float mu, rs;
-  ln_stats_mem(xr, d, lane, 1e-5f, &mu, &rs);
+  ln_stats_mem(xr, d, lane, MODEL_HEAD_LN_EPS, &mu, &rs);
   for (int j = lane; j < d; j += 32) o[j] = (xr[j] - mu) * rs * w[j] + b[j];
 }
 
