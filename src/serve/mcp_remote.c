@@ -1,8 +1,9 @@
 /* mcp_remote.c: laya-mcp's remote mode (mcp_remote.h), over libcurl.
  *
- * The tools of mcp.c run unchanged: they validate their arguments and route locally, then call
- * the engine table below for the checkpoint they chose, and it asks the server for that
- * checkpoint by name. A failure is a laya_error whose kind is "remote:<code>" with the code and
+ * The tools of mcp.c run as in local mode: they validate their arguments and route locally (the
+ * engine table below opens checkpoints by name, loading nothing), then post the request they
+ * built as a value (mcp_remote_post: written once as the body; the server's answer parsed once,
+ * as outside input). A failure is a laya_error whose kind is "remote:<code>" with the code and
  * text Laya's RemoteRouter gives (unauthorized, invalid_request, busy, upstream_error, timeout,
  * unreachable, unsupported_remote, internal_error); mcp.c reports it as that tool error. */
 #include "serve/mcp_remote.h"
@@ -312,89 +313,37 @@ static const char *r_info(void *ctx, void *model) {
   return NULL; /* no device to report: Laya's remote answers carry none */
 }
 
-/* request_json (an object mcp.c wrote) with "model": the checkpoint's name as its last member,
- * unless it names one already (mcp.c's remote_controls: the caller's, or null for the server
- * to route). */
-static char *with_model(const char *request_json, const char *name) {
-  arena a;
-  arena_init(&a, 1 << 12);
-  laya_error e;
-  json_value *v = json_parse(request_json, strlen(request_json), &a, NULL, &e);
-  bool named = v && json_get(v, "model");
-  arena_free(&a);
-  if (named) return strdup(request_json);
-  size_t n = strlen(request_json);
-  while (n && isspace((unsigned char)request_json[n - 1])) n--;
-  if (!n || request_json[n - 1] != '}') return NULL;
-  strbuf sb;
-  sb_init(&sb);
-  sb_append(&sb, request_json, n - 1);
-  size_t k = n - 1;
-  while (k && isspace((unsigned char)request_json[k - 1])) k--;
-  if (k && request_json[k - 1] != '{') sb_puts(&sb, ", ");
-  sb_puts(&sb, "\"model\": ");
-  json_dump_string(&sb, name, strlen(name), false);
-  sb_putc(&sb, '}');
-  return sb_steal(&sb);
-}
+/* ---- the decision calls (mcp.c builds the request as a value: written here once, as the body) ---- */
 
-static int post(mcp_remote *r, const char *path, void *model, const char *request_json, const char *member,
-                char **result_json, laya_error *err) {
-  *result_json = NULL;
-  char *body = with_model(request_json, ((remote_model *)model)->name);
-  if (!body) return remote_err(err, "internal_error", "%s%s", "malformed request", NULL);
-  arena a;
-  arena_init(&a, 1 << 14);
-  json_value *v = NULL;
-  int rc = http_call(r, path, body, &a, &v, err);
-  free(body);
-  if (rc == 0) {
-    const json_value *x = member ? json_get(v, member) : v;
-    if (!x || (member && x->type != JSON_ARRAY)) {
-      rc = remote_err(err, "upstream_error", "laya-serve's answer has no '%s' list%s", member, NULL);
-    } else {
-      strbuf sb;
-      sb_init(&sb);
-      json_dump_opts o = {NULL, NULL, false, -1};
-      json_dump(&sb, x, &o);
-      *result_json = sb_steal(&sb);
-    }
+int mcp_remote_post(mcp_remote *r, const char *path, const json_value *request, const char *member, arena *a,
+                    const json_value **out, laya_error *err) {
+  *out = NULL;
+  strbuf body;
+  sb_init(&body);
+  json_dump_opts o = {NULL, NULL, false, -1};
+  json_dump(&body, request, &o);
+  if (body.oom) {
+    sb_free(&body);
+    return remote_err(err, "internal_error", "%s%s", "out of memory", NULL);
   }
-  arena_free(&a);
-  return rc;
+  json_value *v = NULL;
+  int rc = http_call(r, path, sb_cstr(&body), a, &v, err);
+  sb_free(&body);
+  if (rc) return rc;
+  const json_value *x = member ? json_get(v, member) : v;
+  if (!x || (member && x->type != JSON_ARRAY))
+    return remote_err(err, "upstream_error", "laya-serve's answer has no '%s' list%s", member, NULL);
+  *out = x;
+  return 0;
 }
 
-/* laya_predict, laya_preset: POST /v1/systemone */
-static int r_predict(void *ctx, void *model, const char *request_json, char **result_json, laya_error *err) {
-  return post(ctx, "/v1/systemone", model, request_json, NULL, result_json, err);
-}
-
-/* laya_predict_batch: one POST /v1/systemone/batch per group of requests mcp.c forms (one
- * checkpoint, one question set and budget); the server's results, in order */
-static int r_predict_batch(void *ctx, void *model, const char *request_json, char **result_json, laya_error *err) {
-  return post(ctx, "/v1/systemone/batch", model, request_json, "results", result_json, err);
-}
-
-/* Laya's RemoteRouter cannot hand out a checkpoint, so its predict_long fails this way */
-static int r_predict_long(void *ctx, void *model, const char *request_json, char **result_json, laya_error *err) {
-  (void)request_json;
-  mcp_remote *r = ctx;
-  *result_json = NULL;
+int mcp_remote_refuse(mcp_remote *r, const char *tool, laya_error *err) {
   if (r->error[0]) return remote_err(err, "internal_error", "%s%s", r->error, NULL);
-  (void)model;
-  /* Laya 0.4.15's scan passes its hooks to RemoteRouter.predict, which refuses them */
-  return laya_err(err, LAYA_ERR_INTERNAL, "RemoteError",
-                  "hooks are callables and cannot be sent to laya-serve; install them on the server");
-}
-
-/* A schema decision is planned and read by the engine on the answering checkpoint itself; the
- * server has no route for it. */
-static int r_decide(void *ctx, void *model, const char *request_json, char **result_json, laya_error *err) {
-  (void)model;
-  (void)request_json;
-  mcp_remote *r = ctx;
-  *result_json = NULL;
-  if (r->error[0]) return remote_err(err, "internal_error", "%s%s", r->error, NULL);
+  if (!strcmp(tool, "predict_long")) /* Laya 0.4.15's scan passes its hooks to RemoteRouter.predict, which refuses them */
+    return laya_err(err, LAYA_ERR_INTERNAL, "RemoteError",
+                    "hooks are callables and cannot be sent to laya-serve; install them on the server");
+  /* a schema decision is planned and read by the engine on the answering checkpoint itself; the
+   * server has no route for it */
   return remote_err(err, "unsupported_remote",
                     "laya_decide is not available when LAYA_BASE_URL points laya-mcp at a remote laya-serve "
                     "(%s); use laya_predict with the schema's questions, or run laya-mcp without LAYA_BASE_URL%s",
@@ -408,10 +357,6 @@ void mcp_remote_engine(mcp_remote *r, serve_engine *eng) {
   eng->open = r_open;
   eng->close = r_close;
   eng->info = r_info;
-  eng->predict = r_predict;
-  eng->predict_batch = r_predict_batch;
-  eng->predict_long = r_predict_long;
-  eng->decide = r_decide;
   eng->open_by_name = true;
 }
 

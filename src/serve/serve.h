@@ -177,6 +177,7 @@ bool serve_models_has_lang_temps(serve_models *m, const char *name);
 struct state_result; /* model/typed.h */
 struct long_result;
 struct decide_result;
+struct shortlist_result;
 struct serve_engine {
   void *ctx;
   const char *name;
@@ -236,6 +237,10 @@ struct serve_engine {
   /* laya_decide with return_details (free *out with decide_result_free). */
   int (*decide_values)(void *ctx, void *model, const json_value *request, struct decide_result **out,
                        laya_error *err);
+  /* laya_predict_shortlist over a request value ({"state", "questions", "k", predict's keyword
+   * arguments}), the rankings and the decision pass as values (in a), or NULL. */
+  int (*predict_shortlist_values)(void *ctx, void *model, const json_value *request, arena *a,
+                                  struct shortlist_result *out, laya_error *err);
   /* laya_model_info's "device", or NULL. */
   const char *(*device)(void *ctx, void *model);
 };
