@@ -1080,7 +1080,8 @@ static int tool_preset(mcp_server *s, const json_value *args, arena *a, rj *w, t
   char *qtext = NULL, *field = NULL;
   if (s->preset_questions(name, &qtext, &field) != 0 || !qtext)
     return terr(e, "internal_error", "preset %s is not available in this build of laya.c", name);
-  /* the preset's questions: data compiled into laya.c, read as the caller's questions are */
+  /* Parse (input, not output): the preset's question set, a JSON literal of model/presets.c
+   * (data laya.c ships, never text it wrote), read as the caller's questions are */
   laya_error le;
   json_value *questions = json_parse(qtext, strlen(qtext), a, NULL, &le);
   free(qtext);
@@ -1520,6 +1521,7 @@ void mcp_handle_line(mcp_server *s, const char *line, size_t len) {
   arena a;
   arena_init(&a, 1 << 14);
   laya_error e;
+  /* Parse (outside input): the client's JSON-RPC line, the one parse of a message */
   json_value *v = json_parse(line, len, &a, NULL, &e);
   if (!v) {
     reply_error(s, NULL, -32700, "Parse error");

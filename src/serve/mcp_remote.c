@@ -165,6 +165,7 @@ static void error_detail(const strbuf *body, const char *reason, strbuf *out) {
   arena a;
   arena_init(&a, 4096);
   laya_error e;
+  /* Parse (outside input): the server's error body */
   json_value *v = body->len ? json_parse(body->data, body->len, &a, NULL, &e) : NULL;
   const json_value *d = v && v->type == JSON_OBJECT ? json_get(v, "detail") : NULL;
   if (d && d->type == JSON_STRING) {
@@ -265,7 +266,9 @@ static int http_call(mcp_remote *r, const char *path, const char *body, arena *a
     sb_free(&d);
   } else {
     laya_error pe;
-    json_parse_opts po = {0, false, false, true}; /* keep duplicate keys as the server wrote them */
+    /* Parse (outside input): the server's answer, parsed once; keep duplicate keys as the
+     * server wrote them */
+    json_parse_opts po = {0, false, false, true};
     char *text = arena_strndup(a, rep.body.data ? rep.body.data : "", rep.body.len);
     json_value *v = text ? json_parse(text, rep.body.len, a, &po, &pe) : NULL;
     if (!v)
