@@ -10,7 +10,12 @@
  * invalid_request, invalid_batch_size, invalid_hooks_timeout, invalid_preset, invalid_schema),
  * and a failure is an isError result whose text is {"error": code, "message": ...}. Results are
  * JSON text indented by 2, non-ASCII raw, as Laya writes them.
+ *
+ * Typed (docs/engine.md): a line is parsed once; a tool builds its engine request as a value from
+ * the parsed arguments, runs the engine's typed call and writes its result once with
+ * model/result_json.h (RJ_INDENT2). Remote mode posts the same values (mcp_remote_post).
  */
+#include <assert.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -419,6 +424,7 @@ static json_value *req_new(arena *a) {
 }
 
 static void req_put(json_value *r, const char *key, json_value v) {
+  assert(r->n < REQ_MEMBERS); /* the most any tool puts is 11 */
   if (r->n < REQ_MEMBERS) r->members[r->n++] = (json_member){key, (uint32_t)strlen(key), v};
 }
 
