@@ -196,17 +196,8 @@ struct serve_engine {
                  laya_error *err);
   int (*predict_batch)(void *ctx, void *model, const char *request_json, char **result_json,
                        laya_error *err);
-  /* laya_decide, or NULL when the library has none. */
-  int (*decide)(void *ctx, void *model, const char *request_json, char **result_json,
-                laya_error *err);
   /* laya_model_info JSON (owned by the model). */
   const char *(*info)(void *ctx, void *model);
-  /* laya_predict_long, or NULL when the library has none. */
-  int (*predict_long)(void *ctx, void *model, const char *request_json, char **result_json,
-                      laya_error *err);
-  /* laya_predict_shortlist (laya-mcp's laya_shortlist), or NULL when the library has none. */
-  int (*predict_shortlist)(void *ctx, void *model, const char *request_json, char **result_json,
-                           laya_error *err);
   /* Requests answered on the CPU after a device out-of-memory (laya_cpu_fallback_count), or NULL. */
   long (*cpu_fallbacks)(void *ctx, void *model);
   /* Prepared requests packed into shared forward passes (laya_job_*): prepare takes a
