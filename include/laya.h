@@ -138,6 +138,14 @@ int laya_predict_shortlist(laya_model *m, const char *request_json, char **resul
  * "return_scores"} -> the kept labels, or [labels, scores] with return_scores (scores null when
  * nothing was dropped). */
 int laya_shortlist_choice(laya_model *m, const char *request_json, char **result_json, laya_error *err);
+/* predict_tournament: request {"state", "questions", optional "group_size" (16), and predict's
+ * keyword arguments}. Every choice question with more than group_size labels is narrowed by
+ * elimination: its labels, cut in order into near-equal groups of at most group_size, each answered
+ * as its own question (one predict per round for every group of every question), the group winners
+ * going on, until at most group_size are left; then one predict over every question, each narrowed
+ * choice cut to its finalists. No embedder. Result: that predict's dict plus "tournament": {qid:
+ * {"labels" (finalists), "n", "rounds"}} for each choice question. */
+int laya_predict_tournament(laya_model *m, const char *request_json, char **result_json, laya_error *err);
 
 /* ---- Router: several checkpoints behind one handle (Laya's Router) ----
  * config JSON (every key optional): {"models": {name: "repo-or-path" | [repo, subfolder]},

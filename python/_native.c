@@ -88,8 +88,9 @@ static void model_leave(Model *self) {
 }
 
 typedef int (*model_fn)(laya_model *, const char *, char **, laya_error *);
-static const model_fn kModelOps[] = {laya_predict, laya_predict_batch, laya_predict_long, laya_decide,
-                                     laya_decide_batch};
+static const model_fn kModelOps[] = {laya_predict,          laya_predict_batch, laya_predict_long,
+                                     laya_decide,           laya_decide_batch,  laya_predict_shortlist,
+                                     laya_shortlist_choice, laya_embed,         laya_predict_tournament};
 
 static PyObject *Model_call(Model *self, PyObject *args) {
   int op;
@@ -183,7 +184,7 @@ static void Model_dealloc(Model *self) {
 static PyMethodDef Model_methods[] = {
     {"call", (PyCFunction)Model_call, METH_VARARGS,
      "call(op, request_json) -> result_json; op: 0 predict, 1 predict_batch, 2 predict_long, 3 decide, "
-     "4 decide_batch"},
+     "4 decide_batch, 5 predict_shortlist, 6 shortlist_choice, 7 embed, 8 predict_tournament"},
     {"tokenize", (PyCFunction)Model_tokenize, METH_O, "tokenize(text) -> JSON list of ids"},
     {"warmup", (PyCFunction)Model_warmup, METH_NOARGS, "warmup() -> seconds"},
     {"info", (PyCFunction)Model_info, METH_NOARGS, "info() -> JSON describing the loaded model"},
@@ -260,8 +261,11 @@ static void router_release(Router *self) {
 }
 
 typedef int (*router_fn)(laya_router *, const char *, char **, laya_error *);
-static const router_fn kRouterOps[] = {laya_route, laya_route_batch, laya_router_predict,
-                                       laya_router_predict_batch, laya_router_predict_long,
+static const router_fn kRouterOps[] = {laya_route,
+                                       laya_route_batch,
+                                       laya_router_predict,
+                                       laya_router_predict_batch,
+                                       laya_router_predict_long,
                                        laya_router_decide};
 
 static PyObject *Router_call(Router *self, PyObject *args) {

@@ -124,7 +124,7 @@ static int parse_prec(const char *s, backend_precision *p, int *esc) {
 /* The fast backend for a run; with escalation, bf16 / int8 wrapped with an fp32 backend for the
  * rows to re-run. Escalation's bound here uses temperature 1: dp is measured on softmax(l). */
 static backend *make_backend(const model_weights *W, backend_precision prec, int esc, laya_error *err) {
-  backend_options o = {prec, 0, 0};
+  backend_options o = {prec, 0, 0, NULL};
   backend *low = backend_cpu_create(W, &o, err);
   if (!low || !esc) return low;
   backend *b = backend_escalate_open(low, W, &o, 1.0, err);
@@ -249,7 +249,7 @@ int main(int argc, char **argv) {
     float *lref = calloc((size_t)r.n_markers, sizeof(float)), *aref = calloc((size_t)r.n * n_act, sizeof(float));
     float *l[5 + 32], *a[5 + 32];
     double t0 = now();
-    backend_options o = {PREC_FP32, 0, 0};
+    backend_options o = {PREC_FP32, 0, 0, NULL};
     backend *ref = backend_cpu_ref_create(W, &o, &err);
     if (!ref || acc_run_rows(ref, &r, 0, K, lref, aref, n_act)) return 2;
     ref->destroy(ref);

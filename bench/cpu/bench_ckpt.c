@@ -67,7 +67,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "%s\n", err.message);
     return 2;
   }
-  backend_options o = {backend_cpu_default_precision(), threads, 0};
+  backend_options o = {backend_cpu_default_precision(), threads, 0, NULL};
   if (prec) o.precision = !strcmp(prec, "fp32") ? PREC_FP32 : !strcmp(prec, "int8") ? PREC_INT8 : PREC_BF16;
   if (ck.w.packed && !prec) o.precision = artifact_precision(ck.w.packed);
   backend *be = !strcmp(bk, "cpu-ref") ? backend_cpu_ref_create(&ck.w, &o, &err) : backend_cpu_create(&ck.w, &o, &err);

@@ -43,7 +43,7 @@ int main(int argc, char **argv) {
   random_model rm;
   double t0 = now();
   if (random_model_init(&rm, &c, 2, 2, DT_BF16, 1)) return 2;
-  backend_options o = {!strcmp(prec, "fp32") ? PREC_FP32 : !strcmp(prec, "int8") ? PREC_INT8 : PREC_BF16, 0, 0};
+  backend_options o = {!strcmp(prec, "fp32") ? PREC_FP32 : !strcmp(prec, "int8") ? PREC_INT8 : PREC_BF16, 0, 0, NULL};
   for (int i = 3; i < argc; i++) {
     if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
     if (!strcmp(argv[i], "--ref")) use_ref = 1;

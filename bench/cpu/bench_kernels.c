@@ -48,7 +48,7 @@ static void bench_gemm(const cpu_kernels *kt, cpu_wfmt fmt, int M, int N, int K,
   int32_t *colsum = malloc(4 * np * CPU_NR);
   src s = {K};
   pack_matrix(fmt, N, K, geglu, row_fn, &s, data, scale, colsum, row);
-  packed_matrix pm = {N, K, np, kp, geglu, fmt, data, scale, colsum, NULL};
+  packed_matrix pm = {N, K, np, kp, geglu, fmt, data, scale, colsum, NULL, ENC_ACT_GELU};
   size_t el = fmt == WF_F32 ? 4 : fmt == WF_BF16 ? 2 : 1;
   void *a = aligned_alloc(64, ((size_t)M * kp * el + 63) & ~(size_t)63);
   memset(a, 0x3c, (size_t)M * kp * el);
@@ -118,15 +118,17 @@ static void bench_attn_bf16(const cpu_kernels *kt, int t, int window) {
 }
 
 int main(int argc, char **argv) {
-  const cpu_kernels *tabs[5];
+  const cpu_kernels *tabs[6];
   int n = 0;
   const char *a2 = getenv("BENCH_AVX2");
   int only_avx2 = a2 && !strcmp(a2, "only");
   /* the AMX table, and two copies of it whose fp32 GEMM is the split-precision one (x3, x6) */
-  static cpu_kernels amx_x3, amx_x6;
+  static cpu_kernels amx_x3, amx_x5, amx_x6;
   if (!only_avx2 && cpu_kernels_by_name("amx")) {
     tabs[n++] = cpu_kernels_by_name("amx");
-    amx_x3 = amx_x6 = *tabs[0];
+    amx_x3 = amx_x5 = amx_x6 = *tabs[0];
+    amx_x5.name = "amx-x5";
+    amx_x5.gemm_f32 = cpu_amx_hw()->f32x5;
     amx_x3.name = "amx-x3";
     amx_x3.gemm_f32 = cpu_amx_hw()->f32x3;
     amx_x6.name = "amx-x6";
@@ -135,7 +137,7 @@ int main(int argc, char **argv) {
   if (!only_avx2 && cpu_kernels_by_name("avx512")) tabs[n++] = cpu_kernels_by_name("avx512");
   if (cpu_kernels_by_name("avx2") && getenv("BENCH_AVX2")) tabs[n++] = cpu_kernels_by_name("avx2");
   int n_main = n;
-  if (amx_x3.name) tabs[n++] = &amx_x3, tabs[n++] = &amx_x6;
+  if (amx_x3.name) tabs[n++] = &amx_x3, tabs[n++] = &amx_x5, tabs[n++] = &amx_x6;
   for (int i = 0; i < n; i++) {
     int fmt0 = 0, fmt1 = i < n_main ? 3 : 1; /* the split copies: their fp32 GEMM only */
     if (argc >= 4) {

@@ -190,7 +190,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "%s\n", err.message);
     return 1;
   }
-  backend_options o = {prec, 0, 0};
+  backend_options o = {prec, 0, 0, NULL};
   double t_create = now_ms();
   backend *be = backend_cuda_create(&m.w, &o, &err);
   if (!be) {

@@ -59,7 +59,7 @@ int main(int argc, char **argv) {
   float *logits = calloc((size_t)nm, sizeof(float)), *act = calloc((size_t)rows * n_act, sizeof(float));
 
   if (is_ref) {
-    backend_options o = {PREC_FP32, 0, 0};
+    backend_options o = {PREC_FP32, 0, 0, NULL};
     backend *be = backend_cpu_ref_create(&rm.w, &o, &err);
     backend_worker *w = be ? be->worker_create(be, &err) : NULL;
     if (!w) {
@@ -102,7 +102,7 @@ int main(int argc, char **argv) {
   }
   int fails = 0;
   for (int prec = PREC_BF16; prec <= PREC_FP16; prec++) {
-    backend_options o = {(backend_precision)prec, 0, 0};
+    backend_options o = {(backend_precision)prec, 0, 0, NULL};
     backend *be = backend_cuda_create(&rm.w, &o, &err);
     backend_worker *w = be ? be->worker_create(be, &err) : NULL;
     if (!w || be->forward(be, w, &bb.b, logits, act, &err)) {

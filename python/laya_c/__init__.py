@@ -28,19 +28,24 @@ from typing import Any, Dict, List, Optional
 
 from . import _native
 from ._errors import EvalError, LayaError, SchemaError, exception_for
+from .shortlist import (cached_embed_fn, embed_fn_from_agent, predict_shortlist,  # noqa: E402,F401
+                        predict_tournament, shortlist_choice)
 
 __version__ = "0.1.0"
 LAYA_VERSION = _native.LAYA_VERSION  # the C library's version
 COMPAT_VERSION = _native.LAYA_COMPAT_VERSION  # the Python Laya release whose answers it gives
 
 __all__ = ["Agent", "RLAgent", "load", "Router", "RouteDecision", "DecisionResult", "LayaError",
-           "SchemaError", "EvalError", "BUILTIN_MODELS", "clean_email_body", "email_state"]
+           "SchemaError", "EvalError", "BUILTIN_MODELS", "clean_email_body", "email_state",
+           "shortlist_choice", "predict_shortlist", "predict_tournament", "embed_fn_from_agent",
+           "cached_embed_fn"]
 
 # Laya's built-in checkpoint names (laya.router.DEFAULT_MODELS); aliases resolve in the engine.
 BUILTIN_MODELS = ("english", "multilingual", "typed-decisions")
 
 # Agent/Router ops of laya_c._native (python/_native.c)
-_PREDICT, _PREDICT_BATCH, _PREDICT_LONG, _DECIDE, _DECIDE_BATCH = range(5)
+_PREDICT, _PREDICT_BATCH, _PREDICT_LONG, _DECIDE, _DECIDE_BATCH, _PREDICT_SHORTLIST, _SHORTLIST_CHOICE, \
+    _EMBED, _PREDICT_TOURNAMENT = range(9)
 _ROUTE, _ROUTE_BATCH, _R_PREDICT, _R_PREDICT_BATCH, _R_PREDICT_LONG, _R_DECIDE = range(6)
 
 _env_lock = _threading.Lock()

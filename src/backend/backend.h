@@ -48,6 +48,8 @@ typedef struct backend_options {
   backend_precision precision;
   int threads;    /* CPU: worker threads (0 = default) */
   int device_id;  /* CUDA: device ordinal */
+  /* the environment as laya_open read it (core/options.h); NULL: the backend reads its own */
+  const struct laya_env_options *env;
 } backend_options;
 
 typedef struct backend_worker backend_worker;
@@ -104,6 +106,8 @@ const char *backend_precision_name(backend_precision p);
 const char *backend_cpu_isa(const backend *b);
 /* The kernel set a "cpu" backend created now would run (CPUID, or LAYA_CPU_ISA when usable). */
 const char *backend_cpu_isa_selected(void);
+/* The same for a LAYA_CPU_ISA value as laya_open read it (laya_env_options.cpu_isa; NULL: none). */
+const char *backend_cpu_isa_chosen(const char *force);
 /* 1 when this CPU and build can run the kernel set of that name ("amx", "avx512", "avx2",
  * "scalar"). */
 int backend_cpu_isa_usable(const char *name);

@@ -25,6 +25,7 @@
 #include "router/router.h"
 #include "core/utf8.h"
 #include "cli/precision.h"
+#include "core/options.h"
 
 typedef struct args {
   char **text;
@@ -1168,91 +1169,124 @@ static int interactive(run_ctx *c) {
   return code;
 }
 
-int cli_laya_main(int argc, char **argv) {
-  args a;
-  int rc = parse_args(argc, argv, &a);
-  if (rc) {
-    free(a.text);
+/* ---------------------------------------------------------------- the four stages of main */
+
+/* What the run does, once the flags are parsed and checked. */
+typedef enum cli_mode { MODE_EMAIL, MODE_BATCH, MODE_SINGLE_INPUT, MODE_PROMPT, MODE_TEXT } cli_mode;
+
+/* print: --help (usage, the flags, then the library's environment from core/options.c's table) */
+static void print_help(FILE *f) {
+  fputs(kUsage, f);
+  fputs(kHelp, f);
+  fputs("\nEnvironment (the library's; `laya env --values` lists them all with their values now):\n", f);
+  laya_env_help(f, LAYA_OPT_TEST | LAYA_OPT_RESEARCH | LAYA_OPT_CUDA);
+}
+
+static int refuse(const char *msg) {
+  fputs(msg, stderr);
+  return 2;
+}
+
+/* validate: the flags against each other and the input, in this order; the --lang-temperatures
+ * value is read here (its errors come after the flag conflicts above it, as always). 0 and *mode,
+ * or the exit status (reported). */
+static int validate_args(run_ctx *c, const char *text, cli_mode *mode) {
+  const args *a = c->a;
+  bool has_text = text && *text;
+  if (a->explain && answering(a))
+    return refuse("laya: --explain is for routing only; omit --predict, --preset and --questions.\n");
+  if (a->min_confidence >= 0 && !answering(a))
+    return refuse("laya: --min-confidence gates answers, so it needs --predict, --preset or --questions.\n");
+  if ((a->window >= 0 || a->stride >= 0) && !a->long_doc)
+    return refuse("laya: --window and --stride size the windows of --long; add --long.\n");
+  if (a->state_json && a->request) return refuse("laya: --state-json and --request are two inputs; pass one.\n");
+  if ((a->state_json || a->request) && (has_text || a->batch))
+    return refuse("laya: pass one input: a text, --state-json, --request or --batch FILE.\n");
+  if ((a->batch_format || a->on_error) && !a->batch)
+    return refuse("laya: --batch-format and --on-error read a --batch FILE; add --batch.\n");
+  int rc = load_lang_temps(c);
+  if (rc) return rc;
+  if (a->email || a->email_state) {
+    if (has_text || a->batch || a->state_json || a->request || (a->email && a->email_state))
+      return refuse("laya: --email / --email-state read the email from FILE; pass no text, --batch, "
+                    "--state-json, --request or the other one.\n");
+    *mode = MODE_EMAIL;
+  } else if (a->batch) {
+    if (has_text) return refuse("laya: pass either a text or --batch FILE, not both.\n");
+    *mode = MODE_BATCH;
+  } else if (a->state_json || a->request) {
+    *mode = MODE_SINGLE_INPUT;
+  } else {
+    *mode = has_text ? MODE_TEXT : MODE_PROMPT;
+  }
+  return 0;
+}
+
+/* run: the mode; each prints its own results (the print_* functions above). */
+static int run_mode(run_ctx *c, cli_mode mode, const char *text) {
+  switch (mode) {
+  case MODE_EMAIL:
+    return run_email(c);
+  case MODE_BATCH: {
+    const char *path = c->a->batch;
+    FILE *in = strcmp(path, "-") ? fopen(path, "rb") : stdin;
+    if (!in) {
+      fprintf(stderr, "laya: could not read %s ([Errno %d] %s: '%s').\n", path, errno, strerror(errno), path);
+      return 2;
+    }
+    int rc = run_stream(c, in);
+    if (in != stdin) fclose(in);
     return rc;
   }
-  if (a.help) {
-    fputs(kUsage, stdout);
-    fputs(kHelp, stdout);
-    free(a.text);
-    return 0;
+  case MODE_SINGLE_INPUT:
+    return run_one(c, "");
+  case MODE_PROMPT:
+    return interactive(c);
+  case MODE_TEXT:
+    return run_one(c, text);
   }
-  cli_use_precision(a.precision);
-  if (a.version) {
-    cli_print_version(stdout);
-    free(a.text);
-    return 0;
-  }
-  run_ctx c = {0};
-  c.a = &a;
-  router_config_init(&c.cfg, false);
-  /* text: the positional words joined by one space, stripped */
+  return 2;
+}
+
+/* The positional words joined by one space, stripped (malloc'd). */
+static char *joined_text(const args *a) {
   strbuf tb;
   sb_init(&tb);
-  for (int i = 0; i < a.ntext; i++) {
+  for (int i = 0; i < a->ntext; i++) {
     if (i) sb_putc(&tb, ' ');
-    sb_puts(&tb, a.text[i]);
+    sb_puts(&tb, a->text[i]);
   }
   char *text = cli_strip(tb.data ? tb.data : "");
   sb_free(&tb);
-  if (a.explain && answering(&a)) {
-    fprintf(stderr, "laya: --explain is for routing only; omit --predict, --preset and --questions.\n");
-    rc = 2;
-  } else if (a.min_confidence >= 0 && !answering(&a)) {
-    fprintf(stderr, "laya: --min-confidence gates answers, so it needs --predict, --preset or "
-                    "--questions.\n");
-    rc = 2;
-  } else if ((a.window >= 0 || a.stride >= 0) && !a.long_doc) {
-    fprintf(stderr, "laya: --window and --stride size the windows of --long; add --long.\n");
-    rc = 2;
-  } else if (a.state_json && a.request) {
-    fprintf(stderr, "laya: --state-json and --request are two inputs; pass one.\n");
-    rc = 2;
-  } else if ((a.state_json || a.request) && ((text && *text) || a.batch)) {
-    fprintf(stderr, "laya: pass one input: a text, --state-json, --request or --batch FILE.\n");
-    rc = 2;
-  } else if ((a.batch_format || a.on_error) && !a.batch) {
-    fprintf(stderr, "laya: --batch-format and --on-error read a --batch FILE; add --batch.\n");
-    rc = 2;
-  } else if ((rc = load_lang_temps(&c))) {
-  } else if (a.email || a.email_state) {
-    if ((text && *text) || a.batch || a.state_json || a.request || (a.email && a.email_state)) {
-      fprintf(stderr, "laya: --email / --email-state read the email from FILE; pass no text, --batch, "
-                      "--state-json, --request or the other one.\n");
-      rc = 2;
-    } else {
-      rc = run_email(&c);
-    }
-  } else if (a.batch) {
-    if (text && *text) {
-      fprintf(stderr, "laya: pass either a text or --batch FILE, not both.\n");
-      rc = 2;
-    } else {
-      FILE *in = strcmp(a.batch, "-") ? fopen(a.batch, "rb") : stdin;
-      if (!in) {
-        fprintf(stderr, "laya: could not read %s ([Errno %d] %s: '%s').\n", a.batch, errno,
-                strerror(errno), a.batch);
-        rc = 2;
-      } else {
-        rc = run_stream(&c, in);
-        if (in != stdin) fclose(in);
-      }
-    }
-  } else if (a.state_json || a.request) {
-    rc = run_one(&c, "");
-  } else if (!text || !*text) {
-    rc = interactive(&c);
-  } else {
-    rc = run_one(&c, text);
-  }
+  return text;
+}
+
+static int validate_and_run(args *a) {
+  run_ctx c = {0};
+  c.a = a;
+  router_config_init(&c.cfg, false);
+  char *text = joined_text(a);
+  cli_mode mode = MODE_PROMPT;
+  int rc = validate_args(&c, text, &mode);
+  if (!rc) rc = run_mode(&c, mode, text);
   free(text);
   if (c.engine) cli_engine_free(c.engine);
   free(c.lang_temps_json);
   router_config_free(&c.cfg);
+  return rc;
+}
+
+/* parse -> (--help / --version: print) -> validate -> run (which prints). */
+int cli_laya_main(int argc, char **argv) {
+  args a;
+  int rc = parse_args(argc, argv, &a);
+  if (!rc && a.help) {
+    print_help(stdout);
+  } else if (!rc) {
+    cli_use_precision(a.precision);
+    if (a.version) cli_print_version(stdout);
+    else rc = validate_and_run(&a);
+  }
   free(a.text);
   return rc;
 }

@@ -174,7 +174,7 @@ static void detect(void) {
   detect_isa(f);
 #endif
   detect_cores(f);
-  const char *dis = laya_env("LAYA_CPU_DISABLE");
+  const char *dis = laya_env_process()->cpu_disable;
   if (dis && *dis) apply_disable(f, dis);
 }
 

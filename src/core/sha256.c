@@ -103,8 +103,7 @@ static int have_ni(void) {
     unsigned a, b, c, d;
     int ok = __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 19)) && (c & (1u << 9));
     ok = ok && __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & (1u << 29));
-    const char *e = laya_env("LAYA_SHA256_PORTABLE");
-    have = ok && !(e && *e && strcmp(e, "0"));
+    have = ok && !(laya_env_process()->sha256_portable > 0);
   }
   return have;
 }

@@ -46,13 +46,13 @@ static _Thread_local threadpool *tls_pool;
 static _Thread_local int tls_index;
 
 int threadpool_default_threads(void) {
-  const char *s = laya_env("LAYA_THREADS");
-  if (s && *s) {
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (*end == 0 && v > 0 && v <= 4096) return (int)v;
-  }
-  return cpu_features_get()->physical_cores;
+  /* for callers with no count of their own: LAYA_THREADS now, through the table (a value it
+   * refuses reads as unset here; laya_open refuses it with the variable's name) */
+  laya_env_options o;
+  laya_env_options_init(&o);
+  laya_error ignored;
+  laya_env_options_read_one(&o, "LAYA_THREADS", &ignored);
+  return o.threads > 0 ? (int)o.threads : cpu_features_get()->physical_cores;
 }
 
 static void run_chunk(threadpool *p, int c) {

@@ -349,6 +349,14 @@ artifact *artifact_open_ex(const char *path, int flags, laya_error *err) {
     laya_err(err, LAYA_ERR_FORMAT, NULL, "%s: artifact config has neither global_layers nor a positive global_every", path);
     goto fail;
   }
+  /* the GeGLU activation (artifacts written before it was stored ran only "gelu") */
+  c->act = ENC_ACT_GELU;
+  const json_value *ha = json_get(cfg, "hidden_activation");
+  if (ha && (ha->type != JSON_STRING || enc_act_parse(ha->s, &c->act))) {
+    laya_err(err, LAYA_ERR_FORMAT, NULL, "%s: artifact config.hidden_activation %s is not an activation this build runs",
+             path, ha->type == JSON_STRING ? ha->s : json_py_type(ha));
+    goto fail;
+  }
   const json_value *te = json_get(a->index, "tok_embeddings");
   const json_value *tdt = te ? json_get(te, "dtype") : NULL;
   size_t tbytes = 0;
@@ -607,11 +615,13 @@ int artifact_write_ex(const char *out_path, const char *ckpt_dir, const model_we
             "{\"format\": \"laya-artifact\", \"version\": %d, \"precision\": \"%s\", \"kernel_layout\": \"%s\", "
             "\"producer\": \"laya.c %s\", \"config\": {\"hidden\": %d, \"n_layers\": %d, \"n_heads\": %d, "
             "\"head_dim\": %d, \"intermediate\": %d, \"vocab\": %d, \"global_every\": %d, \"global_layers\": [%s], \"local_window\": %d, "
+            "\"hidden_activation\": \"%s\", "
             "\"global_theta\": %s, \"local_theta\": %s, \"norm_eps\": %s, \"head_layers\": %d, \"head_heads\": %d, "
             "\"n_act\": %d, \"act_hidden\": %d}, \"sources\": {%s}, \"tok_embeddings\": {\"dtype\": \"%s\", "
             "\"shape\": [%d, %d]%s}, \"files\": {%s}, \"arrays\": {%s}}",
             ARTIFACT_VERSION, backend_precision_name(prec), ARTIFACT_KERNEL_LAYOUT, LAYA_VERSION, c->hidden, c->n_layers,
-            c->n_heads, c->head_dim, c->intermediate, c->vocab, c->global_every, sb_cstr(&layers), c->local_window, g, l, e,
+            c->n_heads, c->head_dim, c->intermediate, c->vocab, c->global_every, sb_cstr(&layers), c->local_window,
+            enc_act_name(c->act), g, l, e,
             m->head_layers, m->head_heads, m->n_act, m->act_hidden, sb_cstr(&sources),
             tok->dtype == DT_F32 ? "F32" : tok->dtype == DT_BF16 ? "BF16" : "F16", c->vocab, c->hidden,
             external ? ", \"external\": true" : "",

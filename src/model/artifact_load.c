@@ -104,6 +104,13 @@ int checkpoint_open_artifact(checkpoint *ck, const char *path, const char *sha25
     rc = laya_err(err, LAYA_ERR_FORMAT, NULL, "%s: the packed weights do not match the stored configs", path);
     goto fail;
   }
+  if (enc.act != pe->act) {
+    rc = laya_err(err, LAYA_ERR_FORMAT, NULL,
+                  "%s: the artifact was packed for hidden_activation \"%s\", its stored encoder/config.json says \"%s\" "
+                  "(convert again)",
+                  path, enc_act_name(pe->act), enc_act_name(enc.act));
+    goto fail;
+  }
   /* the decision head's heads follow from the width (weights_bind.c); a packed count that does not
    * would run the head with the wrong split */
   int want_heads = enc.hidden / 64 > 1 ? enc.hidden / 64 : 1;
@@ -130,12 +137,11 @@ fail:
   return rc ? rc : LAYA_ERR_INTERNAL;
 }
 
-int laya_convert(const char *checkpoint_dir, const char *out_path, const laya_options *opt, laya_error *err) {
-  laya_err_clear(err);
-  if (!checkpoint_dir || !out_path) return laya_err(err, LAYA_ERR_VALUE, NULL, "laya_convert: a path is NULL");
-  backend_options bo = {backend_cpu_default_precision(), opt ? opt->threads : 0, 0};
+static int convert(const char *checkpoint_dir, const char *out_path, const laya_options *opt,
+                   const laya_env_options *env, laya_error *err) {
+  backend_options bo = {backend_cpu_default_precision(), opt ? opt->threads : 0, 0, env};
   const char *prec = opt ? opt->precision : NULL, *from = "precision";
-  if (!prec && laya_env("LAYA_PRECISION") && *laya_env("LAYA_PRECISION")) prec = laya_env("LAYA_PRECISION"), from = "LAYA_PRECISION";
+  if (!prec && env->precision) prec = env->precision, from = "LAYA_PRECISION";
   if (prec) {
     if (!strcmp(prec, "fp32")) bo.precision = PREC_FP32;
     else if (!strcmp(prec, "bf16")) bo.precision = PREC_BF16;
@@ -158,5 +164,16 @@ int laya_convert(const char *checkpoint_dir, const char *out_path, const laya_op
   rc = artifact_write(out_path, checkpoint_dir, &ck.w, b, NULL, err);
   b->destroy(b);
   checkpoint_close(&ck);
+  return rc;
+}
+
+int laya_convert(const char *checkpoint_dir, const char *out_path, const laya_options *opt, laya_error *err) {
+  laya_err_clear(err);
+  if (!checkpoint_dir || !out_path) return laya_err(err, LAYA_ERR_VALUE, NULL, "laya_convert: a path is NULL");
+  /* the environment, read once here and validated (core/options.h), as laya_open reads it */
+  laya_env_options env;
+  int rc = laya_env_options_read(&env, opt && opt->precision ? LAYA_ENV_SKIP_PRECISION : 0, err);
+  if (!rc) rc = convert(checkpoint_dir, out_path, opt, &env, err);
+  laya_env_options_free(&env);
   return rc;
 }

@@ -399,6 +399,53 @@ const temp_table *lang_temps_find(const lang_temps *lt, const char *lang, size_t
 
 /* ---- encoder/config.json ---- */
 
+/* hidden_activation: the transformers ACT2FN keys laya.c runs and the formula each one computes
+ * (transformers/activations.py). gelu_new, gelu_pytorch_tanh, gelu_python_tanh, gelu_fast and
+ * gelu_accurate are one formula, 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))): gelu_fast writes
+ * it as x 0.7978845608 (1 + 0.044715 x^2), whose constant is sqrt(2/pi) to the same fp32. The first
+ * name of each kind is the one artifacts store. */
+static const struct {
+  const char *name;
+  enc_act act;
+} act_names[] = {
+    {"gelu", ENC_ACT_GELU},
+    {"gelu_python", ENC_ACT_GELU},
+    {"gelu_pytorch_tanh", ENC_ACT_GELU_TANH},
+    {"gelu_new", ENC_ACT_GELU_TANH},
+    {"gelu_python_tanh", ENC_ACT_GELU_TANH},
+    {"gelu_fast", ENC_ACT_GELU_TANH},
+    {"gelu_accurate", ENC_ACT_GELU_TANH},
+    {"quick_gelu", ENC_ACT_QUICK_GELU},
+    {"silu", ENC_ACT_SILU},
+    {"swish", ENC_ACT_SILU},
+    {"relu", ENC_ACT_RELU},
+};
+
+int enc_act_parse(const char *name, enc_act *out) {
+  for (size_t i = 0; i < sizeof act_names / sizeof act_names[0]; i++)
+    if (strcmp(name, act_names[i].name) == 0) {
+      *out = act_names[i].act;
+      return 0;
+    }
+  return -1;
+}
+
+const char *enc_act_name(enc_act act) {
+  for (size_t i = 0; i < sizeof act_names / sizeof act_names[0]; i++)
+    if (act_names[i].act == act) return act_names[i].name;
+  return "?";
+}
+
+void enc_act_list(char *buf, size_t cap) {
+  size_t n = 0;
+  if (cap) buf[0] = 0;
+  for (size_t i = 0; i < sizeof act_names / sizeof act_names[0] && n < cap; i++) {
+    int w = snprintf(buf + n, cap - n, "%s%s", i ? ", " : "", act_names[i].name);
+    if (w < 0) break;
+    n += (size_t)w;
+  }
+}
+
 /* A positive integer no larger than `max`. The bounds (ENC_MAX_*, config.h) are checked before
  * anything is sized from the value, so a 1 KB config cannot ask for gigabytes. */
 static int need_int(const json_value *root, const char *key, int dflt, int max, int *out,
@@ -471,11 +518,19 @@ int encoder_config_parse(encoder_config *ec, const char *text, size_t len, const
   ec->norm_eps = 1e-5;
   const json_value *v = json_get(root, "norm_eps");
   if (v && (rc = need_num(v, "norm_eps", &ec->norm_eps, path, err))) goto done;
+  ec->act = ENC_ACT_GELU; /* ModernBertConfig's default "gelu" */
   v = json_get(root, "hidden_activation");
-  if (v && !(v->type == JSON_STRING && strcmp(v->s, "gelu") == 0)) {
+  if (v && v->type != JSON_STRING) {
+    rc = laya_err(err, LAYA_ERR_CONFIG, NULL, "%s: \"hidden_activation\" must be an activation name, got %s", path,
+                  json_py_type(v));
+    goto done;
+  }
+  if (v && enc_act_parse(v->s, &ec->act)) {
+    char names[256];
+    enc_act_list(names, sizeof names);
     rc = laya_err(err, LAYA_ERR_UNSUPPORTED, NULL,
-                  "%s: hidden_activation %s is not supported (laya.c runs the exact erf \"gelu\")",
-                  path, v->type == JSON_STRING ? v->s : json_py_type(v));
+                  "%s: \"hidden_activation\" is \"%s\", which laya.c does not run (it runs %s)", path, v->s,
+                  names);
     goto done;
   }
   static const char *const no_bias[] = {"norm_bias", "attention_bias", "mlp_bias"};

@@ -8,6 +8,7 @@
 #define LAYA_MODEL_CONFIG_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "core/arena.h"
 #include "core/json.h"
@@ -90,6 +91,12 @@ const temp_table *lang_temps_find(const lang_temps *lt, const char *lang, size_t
 #define AGENT_MAX_HEAD_LAYERS 64
 #define AGENT_MAX_ACTS 65536
 #define AGENT_MAX_TOKENS (1 << 20) /* max_len, head_max_len (and max_position_embeddings caps max_len) */
+
+/* hidden_activation names: the kind a transformers ACT2FN key computes (0), or -1 when laya.c does
+ * not run it; the name artifacts store for a kind; the supported names as one comma-separated list. */
+int enc_act_parse(const char *name, enc_act *out);
+const char *enc_act_name(enc_act act);
+void enc_act_list(char *buf, size_t cap);
 
 /* encoder/config.json, transformers 4.x (global/local_rope_theta) or 5.x (rope_parameters). */
 int encoder_config_load(encoder_config *ec, const char *path, laya_error *err);

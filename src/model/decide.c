@@ -696,3 +696,138 @@ int laya_decide(laya_model *m, const char *request_json, char **result_json, lay
 int laya_decide_batch(laya_model *m, const char *request_json, char **result_json, laya_error *err) {
   return json_call("laya_decide_batch", m, request_json, decide_many, m, result_json, err);
 }
+
+/* ---------------------------------------------------------------- a plan with no model */
+
+/* laya-mcp's remote mode (Laya's decide over a RemoteRouter): the schema is planned here, the
+ * questions go to a laya-serve, and its answers come back as JSON, projected as _project and
+ * _details do over the answer dicts. */
+struct decide_plan {
+  arena a;
+  plan p;
+  json_value *questions;
+};
+
+int decide_plan_new(const json_value *schema, decide_plan **out, laya_error *err) {
+  *out = NULL;
+  decide_plan *d = calloc(1, sizeof *d);
+  if (!d) return laya_err(err, LAYA_ERR_NOMEM, NULL, "decide(): out of memory");
+  arena_init(&d->a, 1 << 12);
+  int rc = plan_schema(schema, &d->a, &d->p, err);
+  if (!rc) {
+    d->questions = jv_new(&d->a, JSON_OBJECT, (uint32_t)d->p.n);
+    bool ok = d->questions != NULL;
+    for (int i = 0; ok && i < d->p.n; i++) {
+      ok = d->p.f[i].question != NULL;
+      if (ok) jv_put(d->questions, d->p.f[i].name, *d->p.f[i].question);
+    }
+    if (!ok) rc = laya_err(err, LAYA_ERR_NOMEM, NULL, "decide(): out of memory");
+  }
+  if (rc) {
+    decide_plan_free(d);
+    return rc;
+  }
+  *out = d;
+  return 0;
+}
+
+const json_value *decide_plan_questions(const decide_plan *d) { return d->questions; }
+
+/* float(answer.get(key, 0.0)) */
+static double answer_float(const json_value *answer, const char *key) {
+  const json_value *v = json_get(answer, key);
+  if (v && v->type == JSON_BOOL) return v->b ? 1.0 : 0.0;
+  return v && json_is_number(v) ? v->d : 0.0;
+}
+
+/* The schema's value of one answer dict (the plan's field f). */
+static void project_json(rj *w, const field *f, const json_value *ans) {
+  if (json_truthy(json_get(ans, "low_confidence"))) {
+    rj_null(w);
+  } else if (f->kind == F_NOUL) {
+    rj_bool(w, answer_float(ans, "noul") >= 0.5);
+  } else if (f->kind == F_SCORE) {
+    const json_value *probs = json_get(ans, "probabilities");
+    long long idx = 0;
+    if (probs && probs->type == JSON_OBJECT && probs->n) {
+      double best = 0;
+      for (uint32_t i = 0; i < probs->n; i++) { /* max() over range(len(probs)): the first maximum */
+        char key[16];
+        snprintf(key, sizeof key, "%u", i);
+        double p = answer_float(probs, key);
+        if (i == 0 || p > best) {
+          best = p;
+          idx = i;
+        }
+      }
+    } else {
+      idx = (long long)nearbyint(answer_float(ans, "score")); /* round(): half to even */
+    }
+    rj_int(w, f->minimum + idx);
+  } else {
+    const json_value *c = json_get(ans, "choice");
+    static const json_value none = {.type = JSON_NULL};
+    strbuf label;
+    sb_init(&label);
+    if (c && c->type == JSON_STRING) sb_append(&label, c->s, c->n);
+    else py_str_json(&label, c ? c : &none);
+    const json_value *val = NULL;
+    for (int k = 0; k < f->n_opts && !val; k++)
+      if (!strcmp(f->labels[k], sb_cstr(&label))) val = f->values[k];
+    if (val) rj_value(w, val);
+    else rj_str(w, sb_cstr(&label), label.len);
+    sb_free(&label);
+  }
+}
+
+/* The three members go into the object the caller has open, so a surface writes its own keys
+ * (routing, latency_ms, usage) after them in its own style. */
+void decide_plan_members(const decide_plan *d, const json_value *answers, rj *w) {
+  static const json_value empty = {.type = JSON_OBJECT};
+  if (!answers || answers->type != JSON_OBJECT) answers = &empty;
+  rj_key(w, "values", 6);
+  rj_obj(w);
+  for (int i = 0; i < d->p.n; i++) {
+    const json_value *ans = json_get(answers, d->p.f[i].name);
+    if (!ans || ans->type != JSON_OBJECT) continue; /* answers.get(name) is None */
+    rj_key(w, d->p.f[i].name, strlen(d->p.f[i].name));
+    project_json(w, &d->p.f[i], ans);
+  }
+  rj_end_obj(w);
+  rj_key(w, "confidence", 10);
+  rj_obj(w);
+  for (uint32_t i = 0; i < answers->n; i++) {
+    const json_member *m = &answers->members[i];
+    rj_key(w, m->key, m->key_len);
+    rj_num(w, m->value.type == JSON_OBJECT ? answer_float(&m->value, "confidence") : 0.0);
+  }
+  rj_end_obj(w);
+  rj_key(w, "probabilities", 13);
+  rj_obj(w);
+  for (uint32_t i = 0; i < answers->n; i++) {
+    const json_member *m = &answers->members[i];
+    const json_value *t = m->value.type == JSON_OBJECT ? json_get(&m->value, "type") : NULL;
+    rj_key(w, m->key, m->key_len);
+    if (t && t->type == JSON_STRING && !strcmp(t->s, "noul")) {
+      double p = answer_float(&m->value, "noul");
+      rj_obj(w);
+      rj_key(w, "false", 5);
+      rj_num(w, py_round4(1.0 - p));
+      rj_key(w, "true", 4);
+      rj_num(w, py_round4(p));
+      rj_end_obj(w);
+    } else {
+      const json_value *p = m->value.type == JSON_OBJECT ? json_get(&m->value, "probabilities") : NULL;
+      if (p && p->type == JSON_OBJECT) rj_value(w, p);
+      else rj_value(w, &empty); /* dict(... or {}) */
+    }
+  }
+  rj_end_obj(w);
+}
+
+void decide_plan_free(decide_plan *d) {
+  if (!d) return;
+  plan_free(&d->p);
+  arena_free(&d->a);
+  free(d);
+}

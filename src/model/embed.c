@@ -156,7 +156,7 @@ static backend *embed_backend(laya_model *m, bool *pooled, laya_error *err) {
   if (*pooled) return m->be;
   pthread_mutex_lock(&m->fallback_mu);
   if (!m->fallback) {
-    backend_options bo = {m->ck.w.packed ? artifact_precision(m->ck.w.packed) : PREC_FP32, 0, 0};
+    backend_options bo = {m->ck.w.packed ? artifact_precision(m->ck.w.packed) : PREC_FP32, 0, 0, &m->env};
     m->fallback = backend_cpu_create(&m->ck.w, &bo, err);
   }
   backend *cpu = m->fallback;

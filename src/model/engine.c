@@ -53,7 +53,7 @@ static int forward_on_cpu(laya_model *m, const packed_batch *b, float *logits, f
                           laya_error *err) {
   pthread_mutex_lock(&m->fallback_mu);
   if (!m->fallback) {
-    backend_options bo = {m->ck.w.packed ? artifact_precision(m->ck.w.packed) : PREC_FP32, 0, 0};
+    backend_options bo = {m->ck.w.packed ? artifact_precision(m->ck.w.packed) : PREC_FP32, 0, 0, &m->env};
     m->fallback = backend_cpu_create(&m->ck.w, &bo, err);
   }
   backend *cpu = m->fallback;
@@ -148,8 +148,8 @@ int engine_reserve(laya_model *m, const batch_shape *shape, int workers, laya_er
 }
 
 int engine_warm(laya_model *m, laya_error *err) {
-  const char *off = laya_env("LAYA_CUDA_WARMUP"); /* "0": no worker at open, as before the warm-up */
-  if (!m->be->worker_warm || !m->be->worker_reserve || (off && off[0] == '0')) return 0;
+  /* LAYA_CUDA_WARMUP=0: no worker at open, as before the warm-up */
+  if (!m->be->worker_warm || !m->be->worker_reserve || m->env.cuda_warmup == 0) return 0;
   backend_worker *w = m->be->worker_create(m->be, err);
   if (!w) return err && err->code ? err->code : LAYA_ERR_NOMEM;
   const int row = m->ck.cfg.max_len > 0 ? m->ck.cfg.max_len : 1;

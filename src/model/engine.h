@@ -18,6 +18,7 @@
 #include "backend/backend.h"
 #include "core/arena.h"
 #include "core/json.h"
+#include "core/options.h"
 #include "core/strbuf.h"
 #include "laya.h"
 #include "model/checkpoint.h"
@@ -35,6 +36,7 @@ struct laya_model {
   char device[32];
   char precision[16];
   char pack_cache[640]; /* model/pack_cache.h status of the fast CPU backend's weights ("" otherwise) */
+  laya_env_options env; /* the environment, read once by laya_open (core/options.h) */
   pthread_mutex_t pool_mu;
   /* laya_reserve's shape (zero: none): every pooled worker is ready for it, and engine_forward
    * runs a larger batch in parts within it, so the scratch in use never grows */

@@ -22,15 +22,20 @@ static const struct {
     {PREC_INT8, 0.10, 0.04},
 };
 
-static void env_double(const char *name, double *v) {
-  const char *e = laya_env(name);
-  if (!e || !*e) return;
-  char *end;
-  double x = strtod(e, &end);
-  if (end != e && x >= 0) *v = x;
+static void env_double(double set, double *v) {
+  if (set >= 0) *v = set; /* laya_env_options: -1 unset, else validated >= 0 */
 }
 
-int escalate_default_params(backend_precision p, double t_min, escalate_params *out) {
+int escalate_default_params(backend_precision p, double t_min, const laya_env_options *env, escalate_params *out) {
+  laya_env_options own;
+  laya_env_options_init(&own);
+  if (!env) { /* a caller without laya_open's read: its own (a refused value reads as unset) */
+    laya_error ignored;
+    static const char *const names[] = {"LAYA_ESCALATE_REL", "LAYA_ESCALATE_ABS", "LAYA_ESCALATE_TAU",
+                                        "LAYA_ESCALATE_MARGIN"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) laya_env_options_read_one(&own, names[i], &ignored);
+    env = &own;
+  }
   for (size_t i = 0; i < sizeof DEFAULTS / sizeof DEFAULTS[0]; i++) {
     if (DEFAULTS[i].p != p) continue;
     memset(out, 0, sizeof *out);
@@ -38,12 +43,12 @@ int escalate_default_params(backend_precision p, double t_min, escalate_params *
     out->margin = CAL_MARGIN;
     out->tau = DEFAULTS[i].tau;
     out->t_min = t_min > 0 ? t_min : 1.0;
-    env_double("LAYA_ESCALATE_REL", &out->rel);
-    env_double("LAYA_ESCALATE_REL", &out->act_rel);
-    env_double("LAYA_ESCALATE_ABS", &out->abs);
-    env_double("LAYA_ESCALATE_ABS", &out->act_abs);
-    env_double("LAYA_ESCALATE_TAU", &out->tau);
-    env_double("LAYA_ESCALATE_MARGIN", &out->margin);
+    env_double(env->escalate_rel, &out->rel);
+    env_double(env->escalate_rel, &out->act_rel);
+    env_double(env->escalate_abs, &out->abs);
+    env_double(env->escalate_abs, &out->act_abs);
+    env_double(env->escalate_tau, &out->tau);
+    env_double(env->escalate_margin, &out->margin);
     return 0;
   }
   return -1;
@@ -385,7 +390,7 @@ const escalate_params *backend_escalate_params(const backend *b) {
 backend *backend_escalate_open(backend *low, const model_weights *w, const backend_options *o, double t_min,
                                laya_error *err) {
   escalate_params ep;
-  if (!low || escalate_default_params(o->precision, t_min, &ep)) return low;
+  if (!low || escalate_default_params(o->precision, t_min, o->env, &ep)) return low;
   backend_options fo = *o;
   fo.precision = PREC_FP32;
   backend *exact = backend_cpu_create(w, &fo, err);

@@ -26,6 +26,7 @@
 #define LAYA_MODEL_ESCALATE_H
 
 #include "backend/backend.h"
+#include "core/options.h"
 #include "model/config.h"
 
 typedef struct escalate_params {
@@ -38,9 +39,9 @@ typedef struct escalate_params {
 } escalate_params;
 
 /* The measured defaults for a low precision (bf16, int8), with LAYA_ESCALATE_REL / _ABS / _TAU / _MARGIN
- * overriding them (studies and tests). t_min: the model's smallest decoding temperature. Returns
+ * overriding them (studies and tests; env: laya_open's read, NULL: read here). t_min: the model's smallest decoding temperature. Returns
  * -1 for a precision that has no bound (fp32, fp16). */
-int escalate_default_params(backend_precision p, double t_min, escalate_params *out);
+int escalate_default_params(backend_precision p, double t_min, const laya_env_options *env, escalate_params *out);
 
 /* Run `low` and `exact` on 8 fixed pseudo-random rows (token ids below vocab) and raise p->abs /
  * p->act_abs to p->margin times the largest logit / act-logit difference seen. Deterministic. */

@@ -69,10 +69,15 @@ static char *quoted(const char *s, size_t n) {
   return sb_steal(&sb);
 }
 
-static bool env_true(const char *name) {
-  const char *v = laya_env(name);
-  if (!v) return false;
-  return !strcasecmp(v, "1") || !strcasecmp(v, "true") || !strcasecmp(v, "yes") || !strcasecmp(v, "on");
+/* The variables the hub reads: o->env (laya_open's read), else read now into own (free it). */
+static const laya_env_options *hub_env(const hub_options *o, laya_env_options *own) {
+  laya_env_options_init(own);
+  if (o && o->env) return o->env;
+  static const char *const names[] = {"HF_HUB_CACHE", "HF_HOME",        "XDG_CACHE_HOME", "HOME",
+                                      "HF_TOKEN",     "HF_ENDPOINT",    "HF_HUB_OFFLINE", "LAYA_REVISION"};
+  laya_error ignored; /* strings and a bool: never refused */
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) laya_env_options_read_one(own, names[i], &ignored);
+  return own;
 }
 
 
@@ -85,14 +90,15 @@ static char *fmt(const char *f, const char *a, const char *b, const char *c) {
 
 char *hub_cache_dir(const hub_options *o) {
   if (o && o->cache_dir) return strdup(o->cache_dir);
-  const char *v = laya_env("HF_HUB_CACHE");
-  if (v && *v) return strdup(v);
-  v = laya_env("HF_HOME");
-  if (v && *v) return fmt("%s/hub%s%s", v, NULL, NULL);
-  const char *xdg = laya_env("XDG_CACHE_HOME");
-  if (xdg && *xdg) return fmt("%s/huggingface/hub%s%s", xdg, NULL, NULL);
-  const char *home = laya_env("HOME");
-  return fmt("%s/.cache/huggingface/hub%s%s", home ? home : ".", NULL, NULL);
+  laya_env_options own;
+  const laya_env_options *env = hub_env(o, &own);
+  char *dir;
+  if (env->hf_hub_cache && *env->hf_hub_cache) dir = strdup(env->hf_hub_cache);
+  else if (env->hf_home && *env->hf_home) dir = fmt("%s/hub%s%s", env->hf_home, NULL, NULL);
+  else if (env->xdg_cache_home && *env->xdg_cache_home) dir = fmt("%s/huggingface/hub%s%s", env->xdg_cache_home, NULL, NULL);
+  else dir = fmt("%s/.cache/huggingface/hub%s%s", env->home ? env->home : ".", NULL, NULL);
+  laya_env_options_free(&own);
+  return dir;
 }
 
 static bool is_dir(const char *p) {
@@ -647,8 +653,8 @@ static int download(const char *repo, const char *subfolder, const char *revisio
     curl_ready = 1;
   }
   hub_http h;
-  h.token = o->token ? o->token : laya_env("HF_TOKEN");
-  h.endpoint = o->endpoint ? o->endpoint : laya_env("HF_ENDPOINT");
+  h.token = o->token ? o->token : o->env->hf_token; /* o->env: set by hub_resolve */
+  h.endpoint = o->endpoint ? o->endpoint : o->env->hf_endpoint;
   if (!h.endpoint || !*h.endpoint) h.endpoint = "https://huggingface.co";
   char *url = fmt("%s/api/models/%s/revision/%s", h.endpoint, repo, revision);
   http_resp r;
@@ -748,11 +754,23 @@ static int download(const char *repo, const char *subfolder, const char *revisio
 }
 #endif /* LAYA_HAVE_CURL */
 
+static int resolve(const char *repo_or_path, const char *subfolder, const hub_options *o, char **dir, char **commit,
+                   laya_error *err);
+
 int hub_resolve(const char *repo_or_path, const char *subfolder, const hub_options *o_in, char **dir,
                 char **commit, laya_error *err) {
-  hub_options defaults;
-  hub_options_init(&defaults);
-  const hub_options *o = o_in ? o_in : &defaults;
+  hub_options o;
+  hub_options_init(&o);
+  if (o_in) o = *o_in;
+  laya_env_options own;
+  o.env = hub_env(&o, &own);
+  int rc = resolve(repo_or_path, subfolder, &o, dir, commit, err);
+  laya_env_options_free(&own);
+  return rc;
+}
+
+static int resolve(const char *repo_or_path, const char *subfolder, const hub_options *o, char **dir, char **commit,
+                   laya_error *err) {
   *dir = NULL;
   if (commit) *commit = NULL;
   struct stat st;
@@ -781,7 +799,7 @@ int hub_resolve(const char *repo_or_path, const char *subfolder, const hub_optio
   if (subfolder && *subfolder && !hub_path_is_safe(subfolder, strlen(subfolder)))
     return laya_value_error(err, "unsafe subfolder '%s'", subfolder);
   const char *revision = o->revision;
-  if (!revision || !*revision) revision = laya_env("LAYA_REVISION");
+  if (!revision || !*revision) revision = o->env->revision;
   if (!revision || !*revision) revision = "main";
   if (!hub_path_is_safe(revision, strlen(revision)))
     return laya_value_error(err, "unsafe revision '%s'", revision);
@@ -790,7 +808,7 @@ int hub_resolve(const char *repo_or_path, const char *subfolder, const hub_optio
   char *sha = NULL;
   char *snap = cached_snapshot(repo_dir, revision, subfolder, &sha);
   int rc = 0;
-  bool offline = o->offline < 0 ? env_true("HF_HUB_OFFLINE") : o->offline != 0;
+  bool offline = o->offline < 0 ? o->env->hf_hub_offline > 0 : o->offline != 0;
   if (!snap && offline) {
     rc = laya_err(err, LAYA_ERR_NOT_FOUND, "OSError",
                   "%s%s%s (revision %s) is not in the Hugging Face cache at %s and "

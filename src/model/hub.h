@@ -27,6 +27,9 @@ typedef struct hub_options {
   const char *sha256_json; /* {relpath: hex}: a downloaded file it names must match; NULL = none
                               (the loader checks the whole map again before parsing) */
   bool quiet;              /* no progress lines on stderr */
+  /* the environment as laya_open read it (core/options.h); NULL: the HF variables are read when
+   * hub_resolve / hub_cache_dir start */
+  const struct laya_env_options *env;
 } hub_options;
 
 void hub_options_init(hub_options *o);

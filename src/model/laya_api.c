@@ -26,10 +26,9 @@ void laya_options_init(laya_options *opt) {
 
 void laya_free(void *p) { free(p); }
 
-static bool want_escalation(const laya_options *opt) {
+static bool want_escalation(const laya_model *m, const laya_options *opt) {
   if (opt && opt->escalate) return opt->escalate > 0;
-  const char *e = laya_env("LAYA_ESCALATE");
-  return e && *e && strcmp(e, "0") != 0;
+  return m->env.escalate > 0;
 }
 
 /* Precision escalation (model/escalate.h): low answers, an fp32 backend of the same weights re-runs
@@ -57,14 +56,20 @@ static int device_target(const char *dev, int *id, int *count) {
   return backend_cuda_available(count) && *id < *count ? 1 : 0;
 }
 
-static const char *device_or_env(const char *dev) {
-  if (!dev) dev = laya_env("LAYA_DEVICE");
+static const char *device_or_env(const char *dev, const laya_env_options *env) {
+  if (!dev) dev = env->device;
   return dev && *dev ? dev : "cpu";
 }
 
 int laya_device_uses_cuda(const char *device) {
   int id, count;
-  return device_target(device_or_env(device), &id, &count);
+  laya_env_options env;
+  laya_env_options_init(&env);
+  laya_error ignored;
+  if (!device) laya_env_options_read_one(&env, "LAYA_DEVICE", &ignored);
+  int r = device_target(device_or_env(device, &env), &id, &count);
+  laya_env_options_free(&env);
+  return r;
 }
 
 /* The CUDA backend from a `laya convert` artifact: its packed weights unpacked to row-major
@@ -98,16 +103,13 @@ static backend *cuda_from_artifact(laya_model *m, backend_options *bo, const cha
 
 /* The one place a backend is chosen. */
 static backend *choose_backend(laya_model *m, const laya_options *opt, laya_error *err) {
-  const char *dev = device_or_env(opt ? opt->device : NULL);
-  backend_options bo = {PREC_FP32, opt ? opt->threads : 0, 0};
+  const char *dev = device_or_env(opt ? opt->device : NULL, &m->env);
+  backend_options bo = {PREC_FP32, opt ? opt->threads : 0, 0, &m->env};
   /* the caller's choice, else LAYA_PRECISION (servers and CLI pass theirs that way), else the
    * backend's default (fp32 on the CPU) */
   const char *prec = opt && opt->precision ? opt->precision : NULL;
   const char *from = "precision";
-  if (!prec) {
-    const char *e = laya_env("LAYA_PRECISION");
-    if (e && *e) prec = e, from = "LAYA_PRECISION";
-  }
+  if (!prec && m->env.precision) prec = m->env.precision, from = "LAYA_PRECISION"; /* validated */
   if (prec) {
     if (strcmp(prec, "fp32") == 0) bo.precision = PREC_FP32;
     else if (strcmp(prec, "bf16") == 0) bo.precision = PREC_BF16;
@@ -144,7 +146,7 @@ static backend *choose_backend(laya_model *m, const laya_options *opt, laya_erro
   }
   /* CPU: the fast backend (fp32, Laya-exact, unless a precision is named); LAYA_BACKEND=cpu-ref
    * selects the plain fp32 reference. */
-  const char *forced = laya_env("LAYA_BACKEND");
+  const char *forced = m->env.backend; /* cpu or cpu-ref (refused otherwise at laya_open) */
   snprintf(m->device, sizeof m->device, "cpu");
   if (forced && strcmp(forced, "cpu-ref") == 0) {
     if (bo.precision != PREC_FP32) {
@@ -155,21 +157,16 @@ static backend *choose_backend(laya_model *m, const laya_options *opt, laya_erro
     snprintf(m->precision, sizeof m->precision, "fp32");
     return backend_cpu_ref_create(&m->ck.w, &bo, err);
   }
-  if (forced && *forced && strcmp(forced, "cpu") != 0) {
-    laya_err(err, LAYA_ERR_VALUE, NULL, "LAYA_BACKEND must be cpu or cpu-ref, got '%s'", forced);
-    return NULL;
-  }
   /* Laya's own switch for CPU bf16 (LAYA_CPU_AMP=bf16|bfloat16, any case; anything else ignored, as
    * Laya does) when nothing above named a precision */
-  const char *amp = laya_env("LAYA_CPU_AMP");
-  if (!prec && amp && (!strcasecmp(amp, "bf16") || !strcasecmp(amp, "bfloat16"))) {
+  if (!prec && m->env.cpu_amp) { /* bf16 or bfloat16: any other value reads as unset */
     prec = "bf16";
     bo.precision = PREC_BF16;
   }
   if (!prec) /* an artifact holds one precision; a checkpoint gets the CPU's default */
     bo.precision = m->ck.w.packed ? artifact_precision(m->ck.w.packed) : backend_cpu_default_precision();
   snprintf(m->precision, sizeof m->precision, "%s", backend_precision_name(bo.precision));
-  bool escalate = bo.precision != PREC_FP32 && want_escalation(opt);
+  bool escalate = bo.precision != PREC_FP32 && want_escalation(m, opt);
   if (escalate && m->ck.w.packed) { /* refused before any backend is built */
     laya_err(err, LAYA_ERR_UNSUPPORTED, "NotImplementedError",
              "precision escalation needs the checkpoint's weights for its fp32 pass; %s is a %s artifact "
@@ -246,7 +243,7 @@ static void build_info(laya_model *m) {
     w += l + (nl ? 1 : 0);
   }
   /* the fast CPU backend's kernel table (chosen at create as cpu_kernels_select chooses now) */
-  const char *isa = m->be && !strcmp(m->device, "cpu") && m->be->kind != BACKEND_CPU_REF ? backend_cpu_isa_selected() : NULL;
+  const char *isa = m->be && !strcmp(m->device, "cpu") && m->be->kind != BACKEND_CPU_REF ? backend_cpu_isa_chosen(m->env.cpu_isa) : NULL;
   sb_puts(&sb, "], \"pack_cache\": ");
   if (m->pack_cache[0])
     json_dump_string(&sb, m->pack_cache, strlen(m->pack_cache), false);
@@ -264,8 +261,7 @@ static void build_info(laya_model *m) {
  * first caller's either. Its answer is dropped; a failure here would fail the same way later, so it
  * is not reported at open. */
 static void warm_request(laya_model *m) {
-  const char *e = laya_env("LAYA_CUDA_WARMUP");
-  if (!m->be->worker_warm || (e && e[0] == '0')) return;
+  if (!m->be->worker_warm || m->env.cuda_warmup == 0) return;
   static const char req[] =
       "{\"state\": \"Warm-up: order #48213 arrived on 2024-05-01, caf\\u00e9 \\u4e2d\\u6587, 3 items (x2)!\", "
       "\"questions\": {\"q\": {\"type\": \"choice\", \"instructions\": \"Which one?\", "
@@ -291,6 +287,11 @@ laya_model *laya_open(const char *path, const laya_options *opt, laya_error *err
   pthread_mutex_init(&m->fallback_mu, NULL);
   arena_init(&m->mem, 1 << 12);
   sb_init(&m->warnings);
+  /* the environment, read once here and validated (core/options.h); a variable the caller's
+   * options replace is not read */
+  unsigned skip = (opt && opt->precision ? LAYA_ENV_SKIP_PRECISION : 0) | (opt && opt->device ? LAYA_ENV_SKIP_DEVICE : 0) |
+                  (opt && opt->escalate ? LAYA_ENV_SKIP_ESCALATE : 0);
+  if (laya_env_options_read(&m->env, skip, err)) goto fail;
   /* Like Laya: a name that is not a path and does not exist is a Hub repo id (cache, then
    * download of only Laya's files); a path-like one that does not exist is an error. */
   char *resolved = NULL;
@@ -300,6 +301,7 @@ laya_model *laya_open(const char *path, const laya_options *opt, laya_error *err
     hub_options_init(&ho);
     ho.sha256_json = opt ? opt->sha256_json : NULL;
     ho.quiet = opt && opt->quiet;
+    ho.env = &m->env;
     if (hub_resolve(path, NULL, &ho, &resolved, NULL, err)) goto fail;
   }
   /* the NaN/Inf scan of the weights is deferred to the backend choice: the pack cache knows its
@@ -350,6 +352,7 @@ void laya_close(laya_model *m) {
   sb_free(&m->warnings);
   free(m->info);
   pthread_mutex_destroy(&m->pool_mu);
+  laya_env_options_free(&m->env);
   free(m);
 }
 

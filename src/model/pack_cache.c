@@ -21,8 +21,17 @@
 #include "core/sha256.h"
 #include "model/artifact.h"
 
-char *pack_cache_dir(void) {
-  const char *e = laya_env("LAYA_CACHE_DIR"), *x = laya_env("XDG_CACHE_HOME"), *h = laya_env("HOME");
+char *pack_cache_dir(const laya_env_options *env) {
+  laya_env_options own;
+  laya_env_options_init(&own);
+  if (!env) { /* a caller without laya_open's read (tools, tests) */
+    laya_error ignored;
+    laya_env_options_read_one(&own, "LAYA_CACHE_DIR", &ignored);
+    laya_env_options_read_one(&own, "XDG_CACHE_HOME", &ignored);
+    laya_env_options_read_one(&own, "HOME", &ignored);
+    env = &own;
+  }
+  const char *e = env->cache_dir, *x = env->xdg_cache_home, *h = env->home;
   char buf[PATH_MAX];
   if (e && *e) snprintf(buf, sizeof buf, "%s", e);
   else if (x && *x) snprintf(buf, sizeof buf, "%s/laya-c", x);
@@ -275,7 +284,7 @@ static backend *from_entry(const char *path, const checkpoint *ck, const backend
     aw.tok_embeddings = ct;
   }
   if (artifact_precision(a) != bo->precision || x->hidden != y->hidden || x->n_layers != y->n_layers ||
-      x->n_heads != y->n_heads || x->intermediate != y->intermediate || x->vocab != y->vocab ||
+      x->n_heads != y->n_heads || x->intermediate != y->intermediate || x->vocab != y->vocab || x->act != y->act ||
       aw.head_layers != ck->w.head_layers || aw.head_heads != ck->w.head_heads || aw.n_act != ck->w.n_act) {
     put_str(why, cap, "the entry does not match the checkpoint");
   } else {
@@ -316,11 +325,11 @@ static void bg_join(void *arg) {
   free(g);
 }
 
-backend *pack_cache_cpu_backend(checkpoint *ck, const backend_options *bo, strbuf *warnings, char *status, size_t cap,
-                                laya_error *err) {
-  const char *off = laya_env("LAYA_PACK_CACHE");
-  int bypass = laya_env("LAYA_CPU_STUDY") || laya_env("LAYA_CPU_FP32_LAYERS") || laya_env("LAYA_CPU_INT8_BF16");
-  char *cache = off && !strcmp(off, "0") ? NULL : pack_cache_dir();
+static backend *cached_backend(checkpoint *ck, const backend_options *bo, const laya_env_options *env, strbuf *warnings,
+                               char *status, size_t cap, laya_error *err) {
+  const char *off = env->pack_cache;
+  int bypass = env->cpu_study || env->cpu_fp32_layers || env->cpu_int8_bf16;
+  char *cache = off && !strcmp(off, "0") ? NULL : pack_cache_dir(env);
   if (!cache || bypass || ck->w.packed || bo->precision == PREC_FP16) {
     snprintf(status, cap, "%s", ck->w.packed ? "none (an artifact)" : "off");
     free(cache);
@@ -370,7 +379,7 @@ backend *pack_cache_cpu_backend(checkpoint *ck, const backend_options *bo, strbu
   }
   sweep_stale(dir);
   bg_writer *g = calloc(1, sizeof *g);
-  const char *sync = laya_env("LAYA_PACK_CACHE");
+  const char *sync = env->pack_cache;
   int background = g && !(sync && !strcmp(sync, "sync"));
   if (g) {
     put_str(g->entry, sizeof g->entry, entry);
@@ -391,5 +400,21 @@ backend *pack_cache_cpu_backend(checkpoint *ck, const backend_options *bo, strbu
   }
   if (why[0]) snprintf(status, cap, "rebuilt (%s)", why);
   else snprintf(status, cap, "miss");
+  return b;
+}
+
+backend *pack_cache_cpu_backend(checkpoint *ck, const backend_options *bo, strbuf *warnings, char *status, size_t cap,
+                                laya_error *err) {
+  if (bo->env) return cached_backend(ck, bo, bo->env, warnings, status, cap, err);
+  /* a caller without laya_open's read (tests): the cache's variables now (the backend reads its own) */
+  static const char *const mine[] = {"LAYA_PACK_CACHE", "LAYA_CACHE_DIR",       "XDG_CACHE_HOME",    "HOME",
+                                      "LAYA_CPU_STUDY",  "LAYA_CPU_FP32_LAYERS", "LAYA_CPU_INT8_BF16"};
+  laya_env_options own;
+  laya_env_options_init(&own);
+  backend *b = NULL;
+  size_t i = 0;
+  while (i < sizeof mine / sizeof mine[0] && !laya_env_options_read_one(&own, mine[i], err)) i++;
+  if (i == sizeof mine / sizeof mine[0]) b = cached_backend(ck, bo, &own, warnings, status, cap, err);
+  laya_env_options_free(&own);
   return b;
 }

@@ -33,6 +33,7 @@
 #include <stddef.h>
 
 #include "backend/backend.h"
+#include "core/options.h"
 #include "model/checkpoint.h"
 
 /* A "cpu" backend for checkpoint ck (a directory, not an artifact) at bo, from the cache when it
@@ -46,7 +47,8 @@
 backend *pack_cache_cpu_backend(checkpoint *ck, const backend_options *bo, strbuf *warnings, char *status, size_t cap,
                                 laya_error *err);
 
-/* The cache directory as above (malloc'd), or NULL when none can be named. */
-char *pack_cache_dir(void);
+/* The cache directory as above (malloc'd), or NULL when none can be named; env: laya_open's read of
+ * LAYA_CACHE_DIR, XDG_CACHE_HOME and HOME (NULL: read them now). */
+char *pack_cache_dir(const laya_env_options *env);
 
 #endif

@@ -322,6 +322,38 @@ void rj_shortlist(rj *w, const shortlist_result *s, const char *routing) {
   rj_end_obj(w);
 }
 
+void rj_tournament(rj *w, const tournament_result *t, const char *routing) {
+  rj_obj(w);
+  key(w, "model");
+  rj_str(w, "laya-rl-agent", 13);
+  key(w, "answers");
+  rj_answers(w, &t->r);
+  key(w, "usage");
+  rj_usage(w, &t->r);
+  routing_member(w, routing);
+  key(w, "tournament");
+  rj_obj(w);
+  for (int i = 0; i < t->n; i++) {
+    const tournament_entry *e = &t->e[i];
+    rj_key(w, e->qid, e->qid_len);
+    rj_obj(w);
+    key(w, "labels");
+    rj_arr(w);
+    for (int j = 0; j < e->n_left; j++) {
+      rj_item(w);
+      rj_value(w, e->labels[e->left[j]]);
+    }
+    rj_end_arr(w);
+    key(w, "n");
+    rj_int(w, e->n);
+    key(w, "rounds");
+    rj_int(w, e->rounds);
+    rj_end_obj(w);
+  }
+  rj_end_obj(w);
+  rj_end_obj(w);
+}
+
 void rj_shortlist_choice(rj *w, const shortlist_entry *e, bool return_scores) {
   if (!return_scores) {
     shortlist_labels(w, e);

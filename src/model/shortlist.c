@@ -20,6 +20,7 @@
 #include "model/embed.h"
 #include "model/engine.h"
 #include "model/result_json.h"
+#include "model/shortlist.h"
 #include "model/typed.h"
 
 #define DEFAULT_K 20 /* laya.shortlist.DEFAULT_SHORTLIST_K */
@@ -75,15 +76,7 @@ static uint64_t label_hash(const json_value *v) {
   return hash64(&d, sizeof d, 2);
 }
 
-/* _criteria_items: the labels (dict keys as strings, or list items) and their values (NULL for a
- * list), with Laya's TypeError / ValueError texts. */
-typedef struct items {
-  int n;
-  const json_value **label;
-  const json_value **value; /* NULL entries: no description */
-} items;
-
-static int criteria_items(const json_value *crit, arena *a, items *it, laya_error *err) {
+int shortlist_criteria_items(const json_value *crit, arena *a, shortlist_items *it, laya_error *err) {
   if (crit->type != JSON_OBJECT && crit->type != JSON_ARRAY)
     return laya_type_error(err, "choice criteria must be a dict or list, got %s", json_py_type(crit));
   if (crit->n == 0) return laya_err(err, LAYA_ERR_VALUE, "ValueError", "choice criteria must contain at least one option");
@@ -210,8 +203,8 @@ static void option_text(strbuf *sb, const json_value *label, const json_value *v
 /* _rank for one question: e->labels / scores / passthrough. */
 static int rank(laya_model *m, const json_value *state, const json_value *crit, const json_value *ins, long long k,
                 arena *a, shortlist_entry *e, laya_error *err) {
-  items it = {0, NULL, NULL};
-  int rc = criteria_items(crit, a, &it, err);
+  shortlist_items it = {0, NULL, NULL};
+  int rc = shortlist_criteria_items(crit, a, &it, err);
   if (rc) return rc;
   e->n = it.n;
   if (k >= it.n) {
@@ -319,7 +312,7 @@ static int narrowed(const json_value *q, const json_value *crit, const shortlist
   return 0;
 }
 
-static void warn_dropped(const json_value *qid_key, size_t qid_len, const json_value *order, int kept) {
+void shortlist_warn_dropped(const laya_model *m, const json_value *qid_key, size_t qid_len, const json_value *order, int kept) {
   strbuf sb;
   sb_init(&sb);
   sb_puts(&sb, "RuntimeWarning: laya.shortlist: question ");
@@ -333,7 +326,7 @@ static void warn_dropped(const json_value *qid_key, size_t qid_len, const json_v
             ") was dropped because the label set was narrowed to %d; the order no longer fits the kept options "
             "and remapping it onto them would move options between slots.\n",
             kept);
-  if (!laya_env("LAYA_QUIET_WARNINGS")) fputs(sb_cstr(&sb), stderr);
+  if (m->env.quiet_warnings <= 0) fputs(sb_cstr(&sb), stderr); /* LAYA_QUIET_WARNINGS as laya_open read it */
   sb_free(&sb);
 }
 
@@ -380,7 +373,7 @@ int engine_run_shortlist(laya_model *m, const json_value *req, arena *a, shortli
     if (dropped) {
       e->order_dropped = true;
       json_value qk = json_string_n(e->qid, e->qid_len);
-      warn_dropped(&qk, e->qid_len, json_get(q, "option_order"), e->n_kept);
+      shortlist_warn_dropped(m, &qk, e->qid_len, json_get(q, "option_order"), e->n_kept);
     }
   }
   /* predict(state, narrowed questions, **the other keyword arguments) */

@@ -15,10 +15,12 @@
 #define LAYA_MODEL_TYPED_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "core/arena.h"
 #include "core/error.h"
 #include "core/json.h"
+#include "core/strbuf.h"
 #include "model/questions.h"
 
 struct laya_model;
@@ -91,6 +93,32 @@ typedef struct shortlist_result {
   shortlist_entry *e;
 } shortlist_result;
 
+/* predict_tournament (model/tournament.c): one choice question's elimination, Laya's "tournament" entry. */
+typedef struct tournament_entry {
+  const char *qid;
+  size_t qid_len;
+  uint32_t qi;                /* its index in the request's questions */
+  const json_value *criteria; /* the caller's criteria */
+  const json_value **labels;  /* [n] the criteria's labels (dict keys as strings, or list items) */
+  int n;                      /* the caller's label count */
+  int *left;                  /* [n_left] the labels still in (indices into labels), field order */
+  int n_left, n_next;         /* n_next: winners collected in the round being played */
+  int rounds;
+  bool order_dropped;         /* its option_order was dropped (warned once) */
+} tournament_entry;
+
+/* predict_tournament's result: the final predict, and each choice question's entry in order. */
+typedef struct tournament_result {
+  state_result r;
+  int n;
+  tournament_entry *e;
+} tournament_result;
+
+/* predict_tournament over a parsed request {"state", "questions", "group_size"?, predict's keyword
+ * arguments}: one predict per round, then the final one. */
+int engine_run_tournament(struct laya_model *m, const json_value *req, arena *a, tournament_result *out,
+                          laya_error *err);
+
 /* predict_shortlist over a parsed request {"state", "questions", "k"?, predict's keyword arguments}. */
 int engine_run_shortlist(struct laya_model *m, const json_value *req, arena *a, shortlist_result *out,
                          laya_error *err);
@@ -125,5 +153,16 @@ struct rj;
 int engine_run_decide(struct laya_model *m, const json_value *req, decide_result **out, laya_error *err);
 void rj_decide_member(struct rj *w, const decide_result *d, const char *member);
 void decide_result_free(decide_result *d);
+
+/* A schema planned into questions with no model (laya-mcp's remote mode: Laya's decide over its
+ * RemoteRouter): the questions to ask a laya-serve, then its answers (the "answers" object of the
+ * server's JSON) projected onto the schema: decide_plan_members writes "values", "confidence" and
+ * "probabilities" into the writer's open object (the caller's style). A bad schema is a SchemaError naming the property. The plan points into schema, which
+ * must outlive it. */
+typedef struct decide_plan decide_plan;
+int decide_plan_new(const json_value *schema, decide_plan **out, laya_error *err);
+const json_value *decide_plan_questions(const decide_plan *d);
+void decide_plan_members(const decide_plan *d, const json_value *answers, struct rj *w);
+void decide_plan_free(decide_plan *d);
 
 #endif

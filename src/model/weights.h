@@ -27,6 +27,18 @@ typedef struct tensor {
 /* Convert elements [start, start+count) of t to fp32. */
 void tensor_to_f32(const tensor *t, int64_t start, int64_t count, float *out);
 
+/* The activation of the encoder's GeGLU MLP, act(input) * gate (HF hidden_activation through
+ * transformers' ACT2FN). Which hidden_activation names map to which kind is decided in one place,
+ * config.c's table (enc_act_parse); 0 is HF's default "gelu". */
+typedef enum enc_act {
+  ENC_ACT_GELU = 0,   /* 0.5 x (1 + erf(x / sqrt 2)) */
+  ENC_ACT_GELU_TANH,  /* 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))) = x sigmoid(2 sqrt(2 / pi) (..)) */
+  ENC_ACT_QUICK_GELU, /* x sigmoid(1.702 x) */
+  ENC_ACT_SILU,       /* x sigmoid(x) */
+  ENC_ACT_RELU,       /* max(x, 0) */
+  ENC_ACT_COUNT
+} enc_act;
+
 /* The encoder (HF ModernBertConfig) fields the forward pass needs. */
 typedef struct encoder_config {
   int hidden;         /* d */
@@ -42,6 +54,7 @@ typedef struct encoder_config {
   int local_window;   /* local_attention; a local layer sees keys with |i - j| <= local_window / 2 */
   double global_theta, local_theta;
   double norm_eps;
+  enc_act act;        /* hidden_activation */
   int max_positions;  /* max_position_embeddings (8192 when absent); bounds the checkpoint's max_len */
 } encoder_config;
 

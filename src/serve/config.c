@@ -156,19 +156,12 @@ int serve_config_from_env(serve_config *cfg, char *msg, size_t msg_size) {
   v = getenv("LAYA_HOST");
   cfg->host = strdup(v ? v : "0.0.0.0");
 
-  /* LAYA_ROOT_PATH as FastAPI's root_path: served under that prefix and without it, and named in
-   * /openapi.json's servers. A value without a leading slash gets one; trailing slashes go. */
+  /* LAYA_ROOT_PATH as Laya hands it to FastAPI's root_path: verbatim (no trimming, no slash
+   * added or removed), so "/laya/" or "laya" serve nothing under /laya, as there; any non-empty
+   * value counts. http.c routes under it as Starlette does and names it, without trailing slashes,
+   * in /openapi.json's servers. */
   v = getenv("LAYA_ROOT_PATH");
-  if (v && !is_blank(v)) {
-    char *t = stripped(v);
-    size_t n = t ? strlen(t) : 0;
-    while (n > 0 && t[n - 1] == '/') t[--n] = 0;
-    if (t && n > 0) {
-      cfg->root_path = malloc(n + 2);
-      if (cfg->root_path) snprintf(cfg->root_path, n + 2, "%s%s", t[0] == '/' ? "" : "/", t);
-    }
-    free(t);
-  }
+  if (v && *v) cfg->root_path = strdup(v);
 
   cfg->port = SERVE_DEFAULT_PORT;
   v = getenv("LAYA_PORT");
@@ -278,6 +271,13 @@ int serve_config_from_env(serve_config *cfg, char *msg, size_t msg_size) {
   if (def_buf < 256L * 1024 * 1024) def_buf = 256L * 1024 * 1024;
   long mb = env_long_positive_warn("LAYA_SERVE_MAX_BUFFERED_MB", def_buf / (1024 * 1024));
   cfg->max_buffered_bytes = mb > (1L << 30) ? (1L << 50) : mb * 1024 * 1024;
+  /* the library's variables (core/options.c's table), read once here: a bad value stops the
+   * server at start, named (laya_open would refuse it at every load) */
+  laya_error lerr;
+  if (laya_env_options_read(&cfg->env, LAYA_ENV_SKIP_DEVICE, &lerr)) {
+    snprintf(msg, msg_size, "%s", lerr.message);
+    return -1;
+  }
   return 0;
 }
 
@@ -291,5 +291,6 @@ void serve_config_free(serve_config *cfg) {
   free(cfg->log_level);
   free(cfg->log_format);
   free(cfg->root_path);
+  laya_env_options_free(&cfg->env);
   memset(cfg, 0, sizeof *cfg);
 }

@@ -44,7 +44,7 @@ static void *eng_open(void *ctx, const char *path, const serve_config *cfg, laya
   opt.threads = cfg ? cfg->threads : 0;
   opt.quiet = 1;
   /* LAYA_CALIBRATION: a calibration file (laya calibrate --out) every checkpoint loads */
-  const char *cal = laya_env("LAYA_CALIBRATION");
+  const char *cal = cfg ? cfg->env.calibration : NULL;
   opt.calibration_path = cal && *cal ? cal : NULL;
   return laya_open(path, &opt, err);
 }
@@ -57,7 +57,7 @@ static void *eng_open_pinned(void *ctx, const char *path, const char *sha256_jso
   opt.threads = cfg ? cfg->threads : 0;
   opt.quiet = 1;
   /* LAYA_CALIBRATION: a calibration file (laya calibrate --out) every checkpoint loads */
-  const char *cal = laya_env("LAYA_CALIBRATION");
+  const char *cal = cfg ? cfg->env.calibration : NULL;
   opt.calibration_path = cal && *cal ? cal : NULL;
   opt.sha256_json = sha256_json;
   return laya_open(path, &opt, err);

@@ -54,18 +54,14 @@ enum { ROUTE_ONE = 0, ROUTE_BATCH = 1, ROUTE_OTHER = 2 };
 
 /* What a request gets once its body is in (decided from the request head). */
 typedef enum action {
-  ACT_DECIDE,       /* POST /v1/systemone[/batch]: admission, validation, a job */
-  ACT_HEALTH,
-  ACT_READY,
-  ACT_METRICS,
+  ACT_DECIDE,       /* a route that needs a model: body buffered, admission, a job (its handler) */
+  ACT_HANDLER,      /* any other route of the table: its handler */
   ACT_NOT_FOUND,
   ACT_GET_ONLY,     /* 405, Allow: GET */
   ACT_POST_ONLY,    /* 405, Allow: POST */
   ACT_UNAUTHORIZED, /* 401 */
   ACT_DRAINING,     /* 503 server shutting down */
   ACT_REDIRECT,     /* 307 to the path without its trailing slash */
-  ACT_OPENAPI,      /* GET /openapi.json */
-  ACT_DOCS,         /* GET /docs */
 } action;
 
 /* src/serve/openapi.json and docs.html, compiled in (src/serve/CMakeLists.txt) */
@@ -111,11 +107,21 @@ struct serve_server {
   atomic_bool stopping;
 };
 
+/* An entry of the route table (ROUTES, before route_of). */
+struct req_ctx;
+typedef enum MHD_Result (*route_handler)(struct req_ctx *ctx);
+typedef struct route_entry {
+  serve_http_route info;
+  route_handler handler; /* called once the body is in */
+  int kind;              /* needs_model: ROUTE_ONE or ROUTE_BATCH (the scheduler's request kind) */
+} route_entry;
+
 typedef struct req_ctx {
   serve_server *srv;
   struct MHD_Connection *conn;
   conn_ctx *cc;
   action act;
+  const route_entry *entry; /* the route table's entry (ACT_DECIDE, ACT_HANDLER), or NULL */
   int route;
   const char *route_name;
   bool admitted, arriving, too_large, over_budget, timed_out;
@@ -294,9 +300,8 @@ static enum MHD_Result ready(req_ctx *ctx) {
   return rc;
 }
 
-static enum MHD_Result metrics(req_ctx *ctx) {
+static enum MHD_Result metrics(req_ctx *ctx) { /* the bearer was checked from the table */
   serve_server *srv = ctx->srv;
-  if (!authorized(srv, ctx->conn)) return send_detail_s(ctx, 401, "invalid or missing bearer token");
   strbuf sb;
   sb_init(&sb);
   serve_metrics_render(srv->metrics, serve_sched_depth(srv->sched), &sb);
@@ -341,7 +346,7 @@ static void substitute(strbuf *out, const char *t, const char *mark, const char 
 
 /* The served /openapi.json: the compiled-in template (src/serve/openapi.json) with this build's
  * version, this server's LAYA_MAX_TOKEN_BUDGET and, behind LAYA_ROOT_PATH, FastAPI's "servers":
- * [{"url": root_path}], written compactly. */
+ * [{"url": root_path without trailing slashes}] (none when that is empty), written compactly. */
 static char *build_openapi(const serve_config *cfg) {
   strbuf src, tmp, out;
   sb_init(&src);
@@ -370,9 +375,11 @@ static char *build_openapi(const serve_config *cfg) {
     json_dump_string(&out, m->key, m->key_len, false);
     sb_putc(&out, ':');
     json_dump(&out, &m->value, &o);
-    if (!strcmp(m->key, "info") && cfg->root_path) {
+    size_t rn = cfg->root_path ? strlen(cfg->root_path) : 0;
+    while (rn && cfg->root_path[rn - 1] == '/') rn--; /* FastAPI: root_path.rstrip("/"), if any */
+    if (!strcmp(m->key, "info") && rn) {
       sb_puts(&out, ",\"servers\":[{\"url\":");
-      json_dump_string(&out, cfg->root_path, strlen(cfg->root_path), false);
+      json_dump_string(&out, cfg->root_path, rn, false);
       sb_puts(&out, "}]");
     }
   }
@@ -749,16 +756,8 @@ static enum MHD_Result framing_header(void *cls, enum MHD_ValueKind kind, const 
 /* An answer that needs no body (everything but ACT_DECIDE), once the body is read. */
 static enum MHD_Result answer_action(req_ctx *ctx) {
   switch (ctx->act) {
-  case ACT_HEALTH:
-    return health(ctx);
-  case ACT_READY:
-    return ready(ctx);
-  case ACT_METRICS:
-    return metrics(ctx);
-  case ACT_OPENAPI:
-    return openapi(ctx);
-  case ACT_DOCS:
-    return docs(ctx);
+  case ACT_HANDLER:
+    return ctx->entry->handler(ctx);
   case ACT_GET_ONLY: {
     const char *const h[] = {"Allow", "GET", NULL};
     return send_detail(ctx, 405, "Method Not Allowed", 18, h);
@@ -793,7 +792,24 @@ static enum MHD_Result redirect(req_ctx *ctx, const char *url) {
   return r;
 }
 
-/* The action for a request head (method, path, auth and drain state). */
+/* The route table: every path the server answers, in /openapi.json's order (the test
+ * serve/routes checks the two against each other). A GET route answers HEAD too. */
+
+static const route_entry ROUTES[] = {
+    {{"GET", "/health", false, false, false}, health, ROUTE_OTHER},
+    {{"GET", "/ready", false, false, false}, ready, ROUTE_OTHER},
+    {{"GET", "/metrics", false, true, false}, metrics, ROUTE_OTHER},
+    {{"POST", "/v1/systemone", true, true, false}, decide, ROUTE_ONE},
+    {{"POST", "/v1/systemone/batch", true, true, false}, decide, ROUTE_BATCH},
+    /* as Laya's: no API description on a server with a key (it could not be authenticated) */
+    {{"GET", "/openapi.json", false, false, true}, openapi, ROUTE_OTHER},
+    {{"GET", "/docs", false, false, true}, docs, ROUTE_OTHER},
+};
+enum { N_ROUTES = sizeof ROUTES / sizeof *ROUTES };
+
+const serve_http_route *serve_http_route_at(size_t i) { return i < N_ROUTES ? &ROUTES[i].info : NULL; }
+
+/* The action for a request head (method, path, auth and drain state), from the route table. */
 static action route_of(serve_server *srv, struct MHD_Connection *c, const char *url, const char *method,
                        req_ctx *ctx) {
   /* LAYA_ROOT_PATH as Starlette reads FastAPI's root_path: a path under the prefix is routed
@@ -803,47 +819,31 @@ static action route_of(serve_server *srv, struct MHD_Connection *c, const char *
   bool post = !strcmp(method, "POST");
   ctx->route = ROUTE_OTHER;
   ctx->route_name = "other";
+  ctx->entry = NULL;
   const char *root = srv->cfg->root_path;
   size_t rn = root ? strlen(root) : 0;
   if (rn && !strncmp(url, root, rn)) {
     if (url[rn] == 0) return ACT_NOT_FOUND;
     if (url[rn] == '/') url += rn;
   }
-  if (!strcmp(url, "/health")) {
-    ctx->route_name = "/health";
-    return get ? ACT_HEALTH : ACT_GET_ONLY;
-  }
-  if (!strcmp(url, "/ready")) {
-    ctx->route_name = "/ready";
-    return get ? ACT_READY : ACT_GET_ONLY;
-  }
-  if (!strcmp(url, "/metrics")) {
-    ctx->route_name = "/metrics";
-    return get ? ACT_METRICS : ACT_GET_ONLY;
-  }
-  /* as Laya's: no API description on a server with a key (it could not be authenticated) */
-  if (!srv->cfg->api_key && !strcmp(url, "/openapi.json")) {
-    ctx->route_name = "/openapi.json";
-    return get ? ACT_OPENAPI : ACT_GET_ONLY;
-  }
-  if (!srv->cfg->api_key && !strcmp(url, "/docs")) {
-    ctx->route_name = "/docs";
-    return get ? ACT_DOCS : ACT_GET_ONLY;
-  }
-  if (!strcmp(url, "/v1/systemone") || !strcmp(url, "/v1/systemone/batch")) {
-    int route = url[13] ? ROUTE_BATCH : ROUTE_ONE;
-    ctx->route_name = route == ROUTE_ONE ? "/v1/systemone" : "/v1/systemone/batch";
-    if (!post) return ACT_POST_ONLY;
-    if (!authorized(srv, c)) return ACT_UNAUTHORIZED;
+  size_t un = strlen(url);
+  for (size_t i = 0; i < N_ROUTES; i++) {
+    const route_entry *r = &ROUTES[i];
+    if (r->info.keyless_only && srv->cfg->api_key) continue;
+    size_t pn = strlen(r->info.path);
+    /* Starlette's redirect_slashes: a known path with a trailing slash answers 307 to it */
+    if (un == pn + 1 && url[pn] == '/' && !strncmp(url, r->info.path, pn)) return ACT_REDIRECT;
+    if (strcmp(url, r->info.path)) continue;
+    ctx->route_name = r->info.path;
+    bool is_get = !strcmp(r->info.method, "GET");
+    if (is_get ? !get : !post) return is_get ? ACT_GET_ONLY : ACT_POST_ONLY;
+    if (r->info.needs_key && !authorized(srv, c)) return ACT_UNAUTHORIZED;
+    ctx->entry = r;
+    if (!r->info.needs_model) return ACT_HANDLER;
     if (atomic_load(&srv->draining)) return ACT_DRAINING;
-    ctx->route = route;
+    ctx->route = r->kind;
     return ACT_DECIDE;
   }
-  /* Starlette's redirect_slashes: a known path with a trailing slash answers 307 to it */
-  static const char *const known[] = {"/health/", "/ready/", "/metrics/", "/v1/systemone/",
-                                      "/v1/systemone/batch/", "/openapi.json/", "/docs/"};
-  for (size_t i = 0; strlen(url) > 1 && i < sizeof known / sizeof *known; i++)
-    if (!strcmp(url, known[i]) && (i < 5 || !srv->cfg->api_key)) return ACT_REDIRECT;
   return ACT_NOT_FOUND;
 }
 
@@ -954,7 +954,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
   /* the body is complete */
   if (reading_done(ctx)) return MHD_NO;
   if (serve_now() - ctx->started > srv->cfg->body_read_timeout) ctx->timed_out = true;
-  if (ctx->act == ACT_DECIDE) return decide(ctx);
+  if (ctx->act == ACT_DECIDE) return ctx->entry->handler(ctx);
   if (ctx->act == ACT_REDIRECT) return redirect(ctx, url);
   return answer_action(ctx);
 }

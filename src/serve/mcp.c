@@ -991,12 +991,12 @@ static int tool_predict_batch(mcp_server *s, const json_value *args, arena *a, r
   return 0;
 }
 
-/* Remote mode: the tools laya-serve has no route for (predict_long, decide) fail after routing,
- * as Laya's RemoteRouter does. */
-static int remote_refusal(mcp_server *s, serve_route *r, const char *tool, tool_error *e) {
+/* Remote mode: laya_predict_long, which laya-serve has no route for, fails after routing, as
+ * Laya's RemoteRouter does. */
+static int remote_refusal(mcp_server *s, serve_route *r, tool_error *e) {
   laya_error le;
   laya_err_clear(&le);
-  if (serve_models_get(s->models, r->model, &le)) mcp_remote_refuse(s->remote, tool, &le);
+  if (serve_models_get(s->models, r->model, &le)) mcp_remote_refuse(s->remote, &le);
   serve_route_free(r);
   return engine_failure(&le, e);
 }
@@ -1022,7 +1022,7 @@ static int tool_predict_long(mcp_server *s, const json_value *args, arena *a, rj
   if (!req) return terr(e, "internal_error", "out of memory");
   serve_route r = {0};
   if (route_state(s, state, questions, &c, &r, e)) return -1;
-  if (s->remote) return remote_refusal(s, &r, "predict_long", e);
+  if (s->remote) return remote_refusal(s, &r, e);
   req_put(req, "state", *state);
   req_put(req, "questions", *questions);
   if (window) req_put(req, "window", int_value(a, window));
@@ -1111,6 +1111,44 @@ static int tool_preset(mcp_server *s, const json_value *args, arena *a, rj *w, t
   return tool_predict(s, &targs, a, w, e);
 }
 
+/* Remote mode: laya_decide as Laya's decide() over its RemoteRouter (mcp_remote_decide): the
+ * server's answers projected onto the schema here, then its routing (else the local route's) and
+ * its usage, as they came. */
+static int remote_decide(mcp_server *s, serve_route *r, const json_value *state, const json_value *schema,
+                         const controls *c, const json_value *mc, arena *a, rj *w, tool_error *e) {
+  laya_error le;
+  laya_err_clear(&le);
+  decide_plan *plan = NULL;
+  const json_value *v = NULL;
+  double t0 = serve_now();
+  int rc = serve_models_get(s->models, r->model, &le)
+               ? mcp_remote_decide(s->remote, state, schema, c->model, is_null(mc) ? NULL : mc, a, &plan, &v, &le)
+               : -1;
+  double ms = (serve_now() - t0) * 1000.0;
+  if (rc != 0) {
+    serve_route_free(r);
+    if (!strcmp(le.kind, "SchemaError")) return terr(e, "invalid_schema", "%s", le.message);
+    return engine_failure(&le, e);
+  }
+  const json_value *routing = json_get(v, "routing"), *usage = json_get(v, "usage");
+  rj_obj(w);
+  decide_plan_members(plan, json_get(v, "answers"), w);
+  put_key(w, "routing");
+  if (!is_null(routing))
+    rj_value(w, routing);
+  else
+    rj_raw_styled(w, r->routing_json);
+  add_ms(w, "latency_ms", ms);
+  if (usage && usage->type == JSON_OBJECT && usage->n) {
+    put_key(w, "usage");
+    rj_value(w, usage);
+  }
+  rj_end_obj(w);
+  decide_plan_free(plan);
+  serve_route_free(r);
+  return 0;
+}
+
 static int tool_decide(mcp_server *s, const json_value *args, arena *a, rj *w, tool_error *e) {
   const json_value *state = json_get(args, "state");
   if (validate_state(state, e)) return -1;
@@ -1126,7 +1164,7 @@ static int tool_decide(mcp_server *s, const json_value *args, arena *a, rj *w, t
   if (!req) return terr(e, "internal_error", "out of memory");
   serve_route r = {0};
   if (route_state(s, state, &empty_q, &c, &r, e)) return -1;
-  if (s->remote) return remote_refusal(s, &r, "decide", e);
+  if (s->remote) return remote_decide(s, &r, state, schema, &c, mc, a, w, e);
   req_put(req, "state", *state);
   req_put(req, "schema", schema ? *schema : (json_value){.type = JSON_NULL});
   req_put(req, "return_details", (json_value){.type = JSON_BOOL, .b = true});

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "model/typed.h"
 #include "serve/log.h"
 
 #ifdef LAYA_MCP_HAVE_CURL
@@ -65,7 +66,7 @@ static bool url_ok(const char *u) {
 }
 
 mcp_remote *mcp_remote_from_env(const serve_config *cfg) {
-  const char *raw = laya_env("LAYA_BASE_URL");
+  const char *raw = cfg ? cfg->env.base_url : NULL; /* read at start (serve_config_from_env) */
   char *u = raw ? strip_dup(raw) : NULL;
   if (!u || !*u) {
     free(u);
@@ -90,14 +91,7 @@ mcp_remote *mcp_remote_from_env(const serve_config *cfg) {
              "remote router construction failed: base_url must be an HTTP(S) server URL without a query or fragment");
   r->api_key = cfg && cfg->api_key && *cfg->api_key ? strdup(cfg->api_key) : NULL;
   r->timeout = DEFAULT_TIMEOUT_S;
-  const char *t = laya_env("LAYA_REMOTE_TIMEOUT");
-  char *ts = t ? strip_dup(t) : NULL;
-  if (ts && *ts) {
-    char *end;
-    double d = strtod(ts, &end);
-    if (*end == 0 && isfinite(d) && d > 0) r->timeout = d;
-  }
-  free(ts);
+  if (cfg && cfg->env.remote_timeout > 0) r->timeout = cfg->env.remote_timeout; /* else (unset, 0, refused) 30 */
 #ifndef LAYA_MCP_HAVE_CURL
   if (!r->error[0])
     snprintf(r->error, sizeof r->error,
@@ -340,17 +334,40 @@ int mcp_remote_post(mcp_remote *r, const char *path, const json_value *request, 
   return 0;
 }
 
-int mcp_remote_refuse(mcp_remote *r, const char *tool, laya_error *err) {
+int mcp_remote_refuse(mcp_remote *r, laya_error *err) {
   if (r->error[0]) return remote_err(err, "internal_error", "%s%s", r->error, NULL);
-  if (!strcmp(tool, "predict_long")) /* Laya 0.4.15's scan passes its hooks to RemoteRouter.predict, which refuses them */
-    return laya_err(err, LAYA_ERR_INTERNAL, "RemoteError",
-                    "hooks are callables and cannot be sent to laya-serve; install them on the server");
-  /* a schema decision is planned and read by the engine on the answering checkpoint itself; the
-   * server has no route for it */
-  return remote_err(err, "unsupported_remote",
-                    "laya_decide is not available when LAYA_BASE_URL points laya-mcp at a remote laya-serve "
-                    "(%s); use laya_predict with the schema's questions, or run laya-mcp without LAYA_BASE_URL%s",
-                    r->url, NULL);
+  /* Laya 0.4.15's scan passes its hooks to RemoteRouter.predict, which refuses them */
+  return laya_err(err, LAYA_ERR_INTERNAL, "RemoteError",
+                  "hooks are callables and cannot be sent to laya-serve; install them on the server");
+}
+
+/* laya_decide as Laya's decide() over its RemoteRouter: the schema is planned into questions
+ * here (a bad schema is the SchemaError mcp.c reports as invalid_schema, before any request),
+ * asked of the server as one POST /v1/systemone {state, questions, model?, min_confidence?} (no
+ * model: the caller said auto and the server routes); mcp.c projects the answers back onto the
+ * schema (decide_plan_members). The server applied min_confidence; its low_confidence flags are
+ * the gate's (Laya gates the same payload again at the same threshold). */
+int mcp_remote_decide(mcp_remote *r, const json_value *state, const json_value *schema, const char *model,
+                      const json_value *min_confidence, arena *a, decide_plan **plan, const json_value **reply,
+                      laya_error *err) {
+  *plan = NULL;
+  *reply = NULL;
+  if (r->error[0]) return remote_err(err, "internal_error", "%s%s", r->error, NULL);
+  static const json_value null_v = {.type = JSON_NULL};
+  if (decide_plan_new(schema ? schema : &null_v, plan, err)) return -1;
+  json_member m[4];
+  uint32_t n = 0;
+  m[n++] = (json_member){"state", 5, *state};
+  m[n++] = (json_member){"questions", 9, *decide_plan_questions(*plan)};
+  if (model && *model && strcmp(model, "auto")) m[n++] = (json_member){"model", 5, json_string(model)};
+  if (min_confidence && min_confidence->type != JSON_NULL) m[n++] = (json_member){"min_confidence", 14, *min_confidence};
+  json_value req = {.type = JSON_OBJECT, .n = n, .members = m};
+  int rc = mcp_remote_post(r, "/v1/systemone", &req, NULL, a, reply, err);
+  if (rc) {
+    decide_plan_free(*plan);
+    *plan = NULL;
+  }
+  return rc;
 }
 
 void mcp_remote_engine(mcp_remote *r, serve_engine *eng) {

@@ -380,7 +380,9 @@ void serve_metrics_render_process(serve_metrics *m, serve_models *models, strbuf
                 "# HELP laya_uptime_seconds Seconds since the server started.\n"
                 "# TYPE laya_uptime_seconds gauge\nlaya_uptime_seconds %.3f\n",
             count_threads(), m->start_unix, serve_now() - m->started);
-  const char *prec = laya_env("LAYA_PRECISION");
+  /* LAYA_PRECISION and LAYA_DEVICE as the server read them at start */
+  const serve_config *cfg = models ? serve_models_config(models) : NULL;
+  const char *prec = cfg ? cfg->env.precision : NULL;
   sb_puts(sb, "# HELP laya_build_info This build: version, the Laya version it answers like, the precision "
               "checkpoints open with (LAYA_PRECISION, or default), where they run (LAYA_DEVICE), the CPU's "
               "widest SIMD level.\n"
@@ -391,7 +393,7 @@ void serve_metrics_render_process(serve_metrics *m, serve_models *models, strbuf
   sb_puts(sb, ",precision=");
   label_value(sb, prec && *prec ? prec : "default");
   sb_puts(sb, ",backend=");
-  label_value(sb, laya_device_uses_cuda(NULL) == 1 ? "cuda" : "cpu");
+  label_value(sb, laya_device_uses_cuda(cfg ? cfg->device : NULL) == 1 ? "cuda" : "cpu");
   sb_puts(sb, ",cpu_simd=");
   label_value(sb, cpu_level());
   sb_puts(sb, "} 1\n");

@@ -127,7 +127,7 @@ static bool valid_extra_name(const char *s) {
  * loader (it applies to every checkpoint); {checkpoint: {artifact: digest}} pins each named
  * checkpoint with its own map and the others with none. */
 static int load_digests(serve_models *m, char *msg, size_t msg_size) {
-  const char *env = laya_env("LAYA_SHA256_DIGESTS");
+  const char *env = m->cfg->env.sha256_digests;
   if (!env || !*env) return 0;
   arena a;
   arena_init(&a, 4096);
@@ -166,6 +166,8 @@ static int load_digests(serve_models *m, char *msg, size_t msg_size) {
   arena_free(&a);
   return rc;
 }
+
+const serve_config *serve_models_config(const serve_models *m) { return m->cfg; }
 
 serve_models *serve_models_new(const serve_config *cfg, const serve_engine *eng, char *msg,
                                size_t msg_size) {
@@ -753,7 +755,7 @@ void serve_models_health_members(serve_models *m, serve_health *h) {
   h->key[5] = "cpu_fallbacks";
   sb_printf(&h->value[5], "{%s}", sb_cstr(&fallbacks));
   /* precision: the first loaded checkpoint's; before any loads, what they will open with */
-  const char *env_prec = laya_env("LAYA_PRECISION");
+  const char *env_prec = m->cfg->env.precision; /* LAYA_PRECISION, read at start */
   const char *prec = first_precision ? first_precision : env_prec && *env_prec ? env_prec : "default";
   h->key[6] = "precision";
   json_dump_string(&h->value[6], prec, strlen(prec), false);

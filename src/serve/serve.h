@@ -24,6 +24,7 @@
 
 #include "core/arena.h"
 #include "core/json.h"
+#include "core/options.h"
 #include "core/pystr.h"
 #include "core/strbuf.h"
 #include "laya.h"
@@ -70,11 +71,12 @@ typedef struct serve_config {
   char *extra_models;      /* LAYA_EXTRA_MODELS JSON text, NULL when unset */
   char *device;            /* LAYA_DEVICE */
   int threads;             /* LAYA_THREADS (0 = library default) */
+  laya_env_options env;    /* the library's variables (core/options.h), read and checked at start */
   int max_loaded;          /* LAYA_MAX_LOADED (0 = unset: 2, as Laya's Router) */
   double idle_unload_seconds; /* LAYA_IDLE_UNLOAD_SECONDS (0 = off) */
   char *log_level;         /* LAYA_LOG_LEVEL (uvicorn's names, lower case; default info) */
-  char *root_path;         /* LAYA_ROOT_PATH: the public URL prefix behind a proxy, "/x" (no
-                              trailing slash), or NULL */
+  char *root_path;         /* LAYA_ROOT_PATH: the public URL prefix behind a proxy, as given
+                              (FastAPI's root_path), or NULL when unset or empty */
   char *log_format;        /* LAYA_LOG_FORMAT: "text" (default) or "json" (JSON lines) */
   /* ours (laya.c only) */
   bool batching;           /* LAYA_SERVE_BATCHING: pack concurrent requests (default 1) */
@@ -127,6 +129,8 @@ typedef struct serve_route {
 } serve_route;
 void serve_route_free(serve_route *r); /* routing_json, reason, repo */
 
+/* The configuration the models were made with. */
+const serve_config *serve_models_config(const serve_models *m);
 serve_models *serve_models_new(const serve_config *cfg, const serve_engine *eng, char *msg,
                                size_t msg_size);
 void serve_models_free(serve_models *m);

@@ -71,7 +71,7 @@ int main(int argc, char **argv) {
     }
     mw = &rm.w;
   }
-  backend_options o = {PREC_FP32, 0, 0}; /* threads: LAYA_THREADS or the physical cores */
+  backend_options o = {PREC_FP32, 0, 0, NULL}; /* threads: LAYA_THREADS or the physical cores */
   backend *be = backend_cpu_ref_create(mw, &o, &err);
   if (!be) {
     fprintf(stderr, "%s\n", err.message);

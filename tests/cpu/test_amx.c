@@ -7,7 +7,8 @@
  *
  * Bounds are derived from the arithmetic, per output, from S = sum_k |x_k w_k| (the products the
  * kernel sees): fp32 accumulation of k products (k + 4) 2^-24 S; the split-precision kernels add the
- * products they leave out (x3: 3 * 2^-16 S plus the parts' remainders; x6: 12 * 2^-24 S); then the
+ * products they leave out (x3: 3 * 2^-16 S plus the parts' remainders; x5: the activations' remainder
+ * after two parts, 2^-17 S, plus 2^-26 terms; x6: 12 * 2^-24 S); then the
  * epilogue (gelu's slope <= 1.13 and its approximation, bf16 output rounding 2^-8 |y|). A tile
  * read from the wrong place is off by O(|y|) and fails on any machine.
  */
@@ -36,12 +37,23 @@ static void get_row(void *ctx, int r, float *out) {
 }
 
 static double gelu_d(double x) { return 0.5 * x * (1.0 + erf(x / sqrt(2.0))); }
+/* the GeGLU activation of the next GeGLU cases (weights.h enc_act; each has |act'| <= 1.13) */
+static enc_act case_glu = ENC_ACT_GELU;
+static double glu_d(double x) {
+  switch (case_glu) {
+    case ENC_ACT_GELU_TANH: return 0.5 * x * (1.0 + tanh(sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
+    case ENC_ACT_QUICK_GELU: return x / (1.0 + exp(-1.702 * x));
+    case ENC_ACT_SILU: return x / (1.0 + exp(-x));
+    case ENC_ACT_RELU: return x > 0 ? x : 0;
+    default: return gelu_d(x);
+  }
+}
 
-enum { K_BF16, K_I8, K_X3, K_X6 };
-static const char *kname[] = {"bf16", "int8", "fp32x3", "fp32x6"};
+enum { K_BF16, K_I8, K_X3, K_X5, K_X6, K_N };
+static const char *kname[] = {"bf16", "int8", "fp32x3", "fp32x5", "fp32x6"};
 
 static cpu_gemm_fn pick(const cpu_amx_gemms *g, int kind) {
-  return kind == K_BF16 ? g->bf16 : kind == K_I8 ? g->i8 : kind == K_X3 ? g->f32x3 : g->f32x6;
+  return kind == K_BF16 ? g->bf16 : kind == K_I8 ? g->i8 : kind == K_X3 ? g->f32x3 : kind == K_X5 ? g->f32x5 : g->f32x6;
 }
 
 static int mismatch_bf16, compared_bf16; /* hw vs emu outputs that differ in any bit (reported) */
@@ -63,7 +75,7 @@ static void gemm_case(int kind, int M, int n, int k, int geglu, epi_act act, int
   int32_t *colsum = malloc(sizeof(int32_t) * np * CPU_NR);
   wsrc src = {w, k};
   pack_matrix(fmt, n, k, geglu, get_row, &src, data, scale, colsum, row);
-  packed_matrix pm = {n, k, np, kp, geglu, fmt, data, scale, colsum, use_bias && !geglu ? bias : NULL};
+  packed_matrix pm = {n, k, np, kp, geglu, fmt, data, scale, colsum, use_bias && !geglu ? bias : NULL, case_glu};
 
   /* activations in the kernel's format (exactly M * lda elements: a read past row M - 1 is out of
    * bounds for the sanitizer build), and the values the kernel effectively sees */
@@ -100,7 +112,7 @@ static void gemm_case(int kind, int M, int n, int k, int geglu, epi_act act, int
     }
   }
   /* per-product error of the kernel's arithmetic beyond fp32 accumulation */
-  double c_prod = kind == K_X3 ? 3.2 * pow(2, -16) : kind == K_X6 ? 12 * pow(2, -24) : kind == K_I8 ? 4 * pow(2, -24) : 0;
+  double c_prod = kind == K_X3 ? 3.2 * pow(2, -16) : kind == K_X5 ? 1.1 * pow(2, -17) : kind == K_X6 ? 12 * pow(2, -24) : kind == K_I8 ? 4 * pow(2, -24) : 0;
   double c_acc = (k + 4) * pow(2, -24);
   size_t no = (size_t)M * outs;
   double *naive = malloc(sizeof(double) * no), *bound = malloc(sizeof(double) * no);
@@ -119,8 +131,8 @@ static void gemm_case(int kind, int M, int n, int k, int geglu, epi_act act, int
           sg += fabs((double)xr[c] * wq[(size_t)(o + outs) * k + c]);
         }
         double du = (c_prod + c_acc) * su, dg = (c_prod + c_acc) * sg;
-        y = gelu_d(u) * g;
-        d = 1.13 * du * (fabs(g) + dg) + (fabs(gelu_d(u)) + 1.13 * du) * dg + 4e-7 * (fabs(u) + 1) * fabs(g) + 2e-7 * fabs(y);
+        y = glu_d(u) * g;
+        d = 1.13 * du * (fabs(g) + dg) + (fabs(glu_d(u)) + 1.13 * du) * dg + 4e-7 * (fabs(u) + 1) * fabs(g) + 2e-7 * fabs(y);
       } else {
         double s = 0;
         y = use_bias ? bias[o] : 0.0;
@@ -196,7 +208,7 @@ static void test_gemm(const cpu_amx_gemms **sets, int n_sets, int quick) {
   static const int Ms[] = {1, 5, 16, 17, 31, 32, 33, 70, 129};
   static const int Ns[] = {1, 16, 17, 32, 33, 100};
   static const int Ks[] = {1, 4, 30, 32, 36, 64, 68, 130, 260};
-  for (int kind = 0; kind < 4; kind++)
+  for (int kind = 0; kind < K_N; kind++)
     for (int mi = 0; mi < 9; mi++)
       for (int ni = 0; ni < 6; ni++)
         for (int ki = 0; ki < 9; ki++) {
@@ -210,14 +222,25 @@ static void test_gemm(const cpu_amx_gemms **sets, int n_sets, int quick) {
   /* GeGLU (panels of 16 input + 16 gate columns), a chunk of rows larger than one task's, and
    * ModernBERT's k (1024 hidden, 2624 intermediate) */
   static const int Is[] = {1, 15, 16, 17, 40};
-  for (int kind = 0; kind < 4; kind++) {
+  for (int kind = 0; kind < K_N; kind++) {
     for (int ii = 0; ii < 5; ii++) {
       gemm_case(kind, Ms[(ii * 2 + kind) % 9], 2 * Is[ii], Ks[(ii * 3 + kind) % 9], 1, EPI_GEGLU, 0, 0, 0, sets, n_sets);
       gemm_case(kind, 65, 2 * Is[ii], 36, 1, EPI_GEGLU, 0, ii == 2, ii == 3, sets, n_sets);
     }
     gemm_case(kind, 200, 40, 1024, 0, EPI_NONE, 1, 0, 0, sets, n_sets);
     gemm_case(kind, 37, 33, 2624, 0, EPI_GELU, 1, 0, 0, sets, n_sets);
+    /* k longer than one k block (4096): the accumulators wait in scratch between blocks */
+    gemm_case(kind, 33, 40, 4500, kind == K_BF16, kind == K_BF16 ? EPI_GEGLU : EPI_NONE, kind != K_BF16, 1, 0, sets, n_sets);
   }
+  /* the other hidden_activation kinds through the same GeGLU epilogues */
+  for (int act = 1; act < ENC_ACT_COUNT; act++) {
+    case_glu = (enc_act)act;
+    for (int kind = 0; kind < 4; kind++) {
+      gemm_case(kind, 13, 2 * 17, 36, 1, EPI_GEGLU, 0, 0, 0, sets, n_sets);
+      gemm_case(kind, 65, 2 * 40, 130, 1, EPI_GEGLU, 0, act == 2, act == 3, sets, n_sets);
+    }
+  }
+  case_glu = ENC_ACT_GELU;
 }
 
 /* One tile instruction's worth through each set, with values where the order of tdpbf16ps's
@@ -237,7 +260,7 @@ static void test_order(const cpu_amx_gemms **sets, int n_sets) {
   void *data = aligned_alloc(64, pack_data_bytes(WF_BF16, n, k, 0));
   wsrc src = {w, k};
   pack_matrix(WF_BF16, n, k, 0, get_row, &src, data, sc, cs, row);
-  packed_matrix pm = {n, k, 1, kp, 0, WF_BF16, data, NULL, NULL, NULL};
+  packed_matrix pm = {n, k, 1, kp, 0, WF_BF16, data, NULL, NULL, NULL, ENC_ACT_GELU};
   gemm_input in = {a, kp, NULL, 0};
   for (int si = 0; si < n_sets; si++) {
     float out[16];
@@ -267,9 +290,9 @@ int main(int argc, char **argv) {
   test_gemm(sets, n, quick);
   /* without scratch (as out of memory): the same results through the kernels' fallback paths */
   cpu_amx_scratch_fail_for_tests(1);
-  for (int kind = 0; kind < 4; kind++) {
+  for (int kind = 0; kind < K_N; kind++) {
     gemm_case(kind, 70, 33, 600, 0, EPI_GELU, 1, 0, 0, sets, n);
-    gemm_case(kind, 33, 40, 1100, 1, EPI_GEGLU, 0, 0, 1, sets, n);
+    gemm_case(kind, 33, 40, 4500, 1, EPI_GEGLU, 0, 0, 1, sets, n); /* k over one k block */
   }
   cpu_amx_scratch_fail_for_tests(0);
   if (hw) printf("bf16 plain products: %d of %d outputs differ in some bit between emulated and AMX tiles\n", mismatch_bf16, compared_bf16);

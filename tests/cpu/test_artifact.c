@@ -27,7 +27,7 @@
 
 static void forward_both(const model_weights *ck, const model_weights *art, backend_precision p) {
   laya_error err;
-  backend_options o = {p, 2, 0};
+  backend_options o = {p, 2, 0, NULL};
   backend *b1 = backend_cpu_create(ck, &o, &err);
   CHECK(b1 != NULL);
   backend *b2 = backend_cpu_create(art, &o, &err);
@@ -201,7 +201,7 @@ int main(int argc, char **argv) {
     CHECK(aw.enc.hidden == cw.w.enc.hidden && aw.enc.n_layers == cw.w.enc.n_layers && aw.n_act == cw.w.n_act);
     forward_both(&cw.w, &aw, precs[pi]);
     /* an artifact holds one precision: asking for another is refused, naming both */
-    backend_options other = {precs[(pi + 1) % 3], 1, 0};
+    backend_options other = {precs[(pi + 1) % 3], 1, 0, NULL};
     CHECK(backend_cpu_create(&aw, &other, &err) == NULL);
     CHECK(strstr(err.message, names[pi]) != NULL);
     artifact_weights_free(&aw);
@@ -284,6 +284,19 @@ int main(int argc, char **argv) {
     expect_refused_named(bad, "overlaps");
     CHECK(rewrite_index(out, bad, "\"tok_embeddings\": {\"dtype\": \"F16\"", "\"tok_embeddings\": {\"dtype\": \"Q4\"") == 0);
     expect_refused_named(bad, "tok_embeddings.dtype is 'Q4'");
+    /* the GeGLU activation: one this build does not run, and one the stored encoder/config.json
+     * (gelu) contradicts */
+    CHECK(rewrite_index(out, bad, "\"hidden_activation\": \"gelu\"", "\"hidden_activation\": \"mish\"") == 0);
+    expect_refused_named(bad, "config.hidden_activation mish is not an activation this build runs");
+    CHECK(rewrite_index(out, bad, "\"hidden_activation\": \"gelu\"", "\"hidden_activation\": \"silu\"") == 0);
+    {
+      laya_options o;
+      laya_options_init(&o);
+      o.quiet = 1;
+      CHECK(laya_open(bad, &o, &err) == NULL);
+      CHECK(strstr(err.message, bad) == err.message &&
+            strstr(err.message, "packed for hidden_activation \"silu\", its stored encoder/config.json says \"gelu\""));
+    }
     free(orig);
   }
   /* opening writes nothing: no TMPDIR needed */

@@ -65,7 +65,7 @@ typedef struct run {
 static int run_backend_esc(const model_weights *w, const acc_rows *r, backend_precision p, int ref,
                            escalate_params *ep, long *rerun, int n_rows, run *out, int *attn_bf16) {
   laya_error err;
-  backend_options o = {p, 0, 0};
+  backend_options o = {p, 0, 0, NULL};
   backend *be = ref ? backend_cpu_ref_create(w, &o, &err) : backend_cpu_create(w, &o, &err);
   if (be && attn_bf16) *attn_bf16 = backend_cpu_model(be) ? backend_cpu_model(be)->attn_bf16 : 0;
   if (be && ep) {

@@ -131,7 +131,7 @@ static void test_model(const char *label, const encoder_config *c, const int *le
   random_model rm;
   CHECK(random_model_init(&rm, c, 2, 2, DT_BF16, 7) == 0);
   laya_error err;
-  backend_options ro = {PREC_FP32, 1, 0};
+  backend_options ro = {PREC_FP32, 1, 0, NULL};
   backend *ref = backend_cpu_ref_create(&rm.w, &ro, &err);
   CHECK(ref != NULL);
   if (!ref) return;
@@ -149,7 +149,7 @@ static void test_model(const char *label, const encoder_config *c, const int *le
     if (ii == 0 && c->hidden > 128) continue; /* the scalar oracle is slow: it runs the small model only */
     setenv("LAYA_CPU_ISA", isas[ii], 1);
     for (int pi = 0; pi < 3; pi++) {
-      backend_options o = {precs[pi], 2, 0};
+      backend_options o = {precs[pi], 2, 0, NULL};
       backend *be = backend_cpu_create(&rm.w, &o, &err);
       CHECK(be != NULL);
       if (!be) {
@@ -185,7 +185,7 @@ static void test_model(const char *label, const encoder_config *c, const int *le
       }
       /* thread invariance */
       if (ii >= 2 || (ii == 1 && !cpu_kernels_by_name("avx512"))) {
-        backend_options o3 = {precs[pi], 3, 0}, o1 = {precs[pi], 1, 0};
+        backend_options o3 = {precs[pi], 3, 0, NULL}, o1 = {precs[pi], 1, 0, NULL};
         backend *b3 = backend_cpu_create(&rm.w, &o3, &err), *b1 = backend_cpu_create(&rm.w, &o1, &err);
         float *l3 = malloc(sizeof(float) * Mk), *a3 = malloc(sizeof(float) * n_rows * 2);
         CHECK(b1 && b3);
@@ -215,7 +215,7 @@ static void test_errors(void) {
   random_model rm;
   CHECK(random_model_init(&rm, &c, 1, 2, DT_F32, 3) == 0);
   laya_error err;
-  backend_options o = {PREC_BF16, 1, 0};
+  backend_options o = {PREC_BF16, 1, 0, NULL};
   backend *be = backend_cpu_create(&rm.w, &o, &err);
   CHECK(be != NULL);
   batch_buf *bb = malloc(sizeof *bb);
@@ -262,7 +262,7 @@ static void test_checkpoint(const char *dir) {
   batch_buf *bb = malloc(sizeof *bb);
   make_batch(bb, lens, 8, cw.w.enc.vocab);
   float lr[64], ar[16], l[64], a[16];
-  backend_options o = {PREC_FP32, 2, 0};
+  backend_options o = {PREC_FP32, 2, 0, NULL};
   backend *ref = backend_cpu_ref_create(&cw.w, &o, &err);
   CHECK(ref && run(ref, &bb->b, lr, ar) == 0);
   static const backend_precision precs[] = {PREC_FP32, PREC_BF16, PREC_INT8};
@@ -283,7 +283,7 @@ static void test_checkpoint(const char *dir) {
                pi == 1 ? "wround,a:qkv,a:o,a:i,a:om,h:qkv,h:o,h:1,h:2" : "w8,a8,a:qkv,a:o,a:i,a:om,h:qkv,h:o,h:1,h:2,head16",
                backend_cpu_model(be)->attn_bf16 ? ",attn" : "");
       setenv("LAYA_CPU_STUDY", study, 1);
-      backend_options eo = {PREC_FP32, 2, 0};
+      backend_options eo = {PREC_FP32, 2, 0, NULL};
       backend *em = backend_cpu_create(&cw.w, &eo, &err);
       unsetenv("LAYA_CPU_STUDY");
       float le[64], ae[16];

@@ -11,6 +11,7 @@
 
 #include "../check.h"
 #include "backend/cpu/kernels.h"
+#include "backend/cpu/kernels_amx.h"
 
 static uint64_t rng = 0x1234567ull;
 static float frand(void) { /* uniform in [-1, 1) */
@@ -38,6 +39,21 @@ static void get_row(void *ctx, int r, float *out) {
 
 static double gelu_d(double x) { return 0.5 * x * (1.0 + erf(x / sqrt(2.0))); }
 
+/* The GeGLU activation of the next gemm_case calls (weights.h enc_act), in double: transformers'
+ * formulas (activations.py) */
+static enc_act case_glu = ENC_ACT_GELU;
+static double glu_d(enc_act act, double x) {
+  switch (act) {
+    case ENC_ACT_GELU_TANH: return 0.5 * x * (1.0 + tanh(sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
+    case ENC_ACT_QUICK_GELU: return x / (1.0 + exp(-1.702 * x));
+    case ENC_ACT_SILU: return x / (1.0 + exp(-x));
+    case ENC_ACT_RELU: return x > 0 ? x : 0;
+    case ENC_ACT_GELU:
+    case ENC_ACT_COUNT: break;
+  }
+  return gelu_d(x);
+}
+
 /* One GEMM case: packs W [n, k], runs the scalar kernel and each SIMD table, compares. */
 static void gemm_case(cpu_wfmt fmt, int M, int n, int k, int geglu, epi_act act, int use_bias, int residual,
                       int out16, const cpu_kernels **tabs, int n_tabs) {
@@ -53,7 +69,8 @@ static void gemm_case(cpu_wfmt fmt, int M, int n, int k, int geglu, epi_act act,
   int32_t *colsum = malloc(sizeof(int32_t) * np * CPU_NR);
   wsrc src = {w, k};
   pack_matrix(fmt, n, k, geglu, get_row, &src, data, scale, colsum, row);
-  packed_matrix pm = {n, k, np, kp, geglu, fmt, data, scale, colsum, use_bias && !geglu ? bias : NULL};
+  packed_matrix pm = {n, k, np, kp, geglu, fmt, data, scale, colsum, use_bias && !geglu ? bias : NULL,
+                      geglu ? case_glu : ENC_ACT_GELU};
 
   /* activations in the weight's format */
   void *a = NULL;
@@ -106,7 +123,7 @@ static void gemm_case(cpu_wfmt fmt, int M, int n, int k, int geglu, epi_act act,
           u += (double)xq[(size_t)m * kp + c] * wq[(size_t)o * k + c];
           g += (double)xq[(size_t)m * kp + c] * wq[(size_t)(o + outs) * k + c];
         }
-        y = gelu_d(u) * g;
+        y = glu_d(case_glu, u) * g;
       } else {
         y = use_bias ? bias[o] : 0.0;
         for (int c = 0; c < k; c++) y += (double)xq[(size_t)m * kp + c] * wq[(size_t)o * k + c];
@@ -138,15 +155,16 @@ static void gemm_case(cpu_wfmt fmt, int M, int n, int k, int geglu, epi_act act,
       double tol = out16 ? 8e-3 : 2e-4;
       double e1 = max_rel(out, naive, (size_t)M * outs, 1.0);
       if (e1 > tol)
-        fprintf(stderr, "scalar vs naive fmt=%d M=%d n=%d k=%d geglu=%d act=%d: %.3g\n", fmt, M, n, k, geglu, act, e1);
+        fprintf(stderr, "scalar vs naive fmt=%d M=%d n=%d k=%d geglu=%d act=%d glu=%d: %.3g\n", fmt, M, n, k, geglu, act,
+                (int)case_glu, e1);
       CHECK(e1 <= tol);
       ref = out;
     } else {
       double tol = out16 ? 8e-3 : 2e-5 * sqrt((double)k) + 1e-6;
       double e1 = max_rel(out, ref, (size_t)M * outs, 1.0);
       if (e1 > tol)
-        fprintf(stderr, "%s vs scalar fmt=%d M=%d n=%d k=%d geglu=%d act=%d bias=%d res=%d out16=%d: %.3g\n",
-                kt->name, fmt, M, n, k, geglu, act, use_bias, residual, out16, e1);
+        fprintf(stderr, "%s vs scalar fmt=%d M=%d n=%d k=%d geglu=%d act=%d glu=%d bias=%d res=%d out16=%d: %.3g\n",
+                kt->name, fmt, M, n, k, geglu, act, (int)case_glu, use_bias, residual, out16, e1);
       CHECK(e1 <= tol);
       free(out);
     }
@@ -194,14 +212,19 @@ static void test_gemm(const cpu_kernels **tabs, int n_tabs) {
    * with a last block of 44 (a 4-float slice at its end) */
   gemm_case(WF_F32, 397, 40, 300, 0, EPI_NONE, 1, 1, 0, tabs, n_tabs);
   gemm_case(WF_F32, 203, 2 * 17, 300, 1, EPI_GEGLU, 0, 0, 1, tabs, n_tabs);
-  /* GeGLU: n = 2I with I around the 16-column half panel */
+  /* GeGLU: n = 2I with I around the 16-column half panel, with every hidden_activation kind */
   static const int Is[] = {1, 15, 16, 17, 40};
-  for (int f = 0; f < 3; f++)
-    for (int ii = 0; ii < 5; ii++)
-      for (int ki = 0; ki < 5; ki += 2) {
-        gemm_case((cpu_wfmt)f, Ms[(ii + ki) % 7], 2 * Is[ii], Ks[ki], 1, EPI_GEGLU, 0, 0, 0, tabs, n_tabs);
-        gemm_case((cpu_wfmt)f, 65, 2 * Is[ii], Ks[ki], 1, EPI_GEGLU, 0, 0, 1, tabs, n_tabs);
-      }
+  for (int act = 0; act < ENC_ACT_COUNT; act++) {
+    case_glu = (enc_act)act;
+    for (int f = 0; f < 3; f++)
+      for (int ii = 0; ii < 5; ii++)
+        for (int ki = 0; ki < 5; ki += 2) {
+          gemm_case((cpu_wfmt)f, Ms[(ii + ki) % 7], 2 * Is[ii], Ks[ki], 1, EPI_GEGLU, 0, 0, 0, tabs, n_tabs);
+          gemm_case((cpu_wfmt)f, 65, 2 * Is[ii], Ks[ki], 1, EPI_GEGLU, 0, 0, 1, tabs, n_tabs);
+        }
+    gemm_case(WF_F32, 100, 2 * 17, 2050, 1, EPI_GEGLU, 0, 0, 0, tabs, n_tabs);
+  }
+  case_glu = ENC_ACT_GELU;
 }
 
 /* The AVX-512 fp32 GEMM copies activation rows in chunks (of ~512 KiB) and tiles of nearly equal
@@ -220,7 +243,7 @@ static void gemm_row_invariance(const cpu_kernels **tabs, int n_tabs, const int 
   float *data = aligned_alloc(64, (pack_data_bytes(WF_F32, n, k, 0) + 63) & ~(size_t)63), *row = malloc(sizeof(float) * k);
   wsrc src = {w, k};
   pack_matrix(WF_F32, n, k, 0, get_row, &src, data, NULL, NULL, row);
-  packed_matrix pm = {n, k, np, kp, 0, WF_F32, data, NULL, NULL, NULL};
+  packed_matrix pm = {n, k, np, kp, 0, WF_F32, data, NULL, NULL, NULL, ENC_ACT_GELU};
   gemm_input in = {x, kp, NULL, 0};
   float *all = malloc(sizeof(float) * (size_t)M * n), *part = malloc(sizeof(float) * (size_t)M * n);
   for (int t = -1; t < n_tabs; t++) {
@@ -260,7 +283,7 @@ static void test_gemm_call_id(const cpu_kernels **tabs, int n_tabs) {
   float *data = aligned_alloc(64, (pack_data_bytes(WF_F32, n, k, 0) + 63) & ~(size_t)63), *row = malloc(sizeof(float) * k);
   wsrc src = {w, k};
   pack_matrix(WF_F32, n, k, 0, get_row, &src, data, NULL, NULL, row);
-  packed_matrix pm = {n, k, np, kp, 0, WF_F32, data, NULL, NULL, NULL};
+  packed_matrix pm = {n, k, np, kp, 0, WF_F32, data, NULL, NULL, NULL, ENC_ACT_GELU};
   float *all = malloc(sizeof(float) * (size_t)M * n), *part = malloc(sizeof(float) * (size_t)M * n);
   float *first = malloc(sizeof(float) * (size_t)M * n);
   unsigned long id = 1000;
@@ -475,6 +498,15 @@ int main(void) {
   test_gemm_row_invariance(tabs, n);
   test_gemm_call_id(tabs, n);
   test_rows(tabs, n);
-  test_attention(tabs, n);
+  /* the AMX bf16 attention's tiling on every machine: the emulated tiles (kernels_amx.h) in a copy
+   * of the scalar table (its other kernels are the oracle's own) */
+  static cpu_kernels emu;
+  emu = cpu_kernels_scalar;
+  emu.name = "amx-emu";
+  emu.attention_bf16 = cpu_amx_emu()->attention_bf16;
+  const cpu_kernels *atabs[4];
+  for (int i = 0; i < n; i++) atabs[i] = tabs[i];
+  atabs[n] = &emu;
+  test_attention(atabs, n + 1);
   return check_summary("cpu/kernels");
 }

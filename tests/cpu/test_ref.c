@@ -95,7 +95,7 @@ static float max_abs_diff(const float *a, const float *b, int n) {
 
 static backend *make_backend_threads(const random_model *rm, int threads) {
   laya_error err = {0};
-  backend_options o = {PREC_FP32, threads, 0};
+  backend_options o = {PREC_FP32, threads, 0, NULL};
   backend *be = backend_cpu_ref_create(&rm->w, &o, &err);
   if (!be) fprintf(stderr, "create failed: %s\n", err.message);
   return be;
@@ -584,7 +584,7 @@ static void test_errors(void) {
   be->destroy(be);
 
   /* config and weight problems are reported at create */
-  backend_options o = {PREC_FP32, 1, 0};
+  backend_options o = {PREC_FP32, 1, 0, NULL};
   rm.w.enc.n_heads = 3;
   laya_err_clear(&err);
   CHECK(backend_cpu_ref_create(&rm.w, &o, &err) == NULL && err.code == LAYA_ERR_CONFIG);

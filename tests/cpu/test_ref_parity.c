@@ -46,7 +46,7 @@ int main(int argc, char **argv) {
   }
   const model_weights w = ck.w;
   const agent_config cfg = ck.cfg;
-  backend_options o = {PREC_FP32, 0, 0}; /* default threads: results do not depend on them */
+  backend_options o = {PREC_FP32, 0, 0, NULL}; /* default threads: results do not depend on them */
   backend *be = backend_cpu_ref_create(&w, &o, &err);
   CHECK(be != NULL);
   if (!be) {

@@ -165,7 +165,7 @@ static void test_model(const model_case *mc, uint64_t seed) {
   random_model rm;
   CHECK(random_model_init(&rm, &c, mc->head_layers, n_act, DT_F16, seed) == 0);
   laya_error err;
-  backend_options o = {PREC_FP32, 1, 0};
+  backend_options o = {PREC_FP32, 1, 0, NULL};
   backend *ref = backend_cpu_ref_create(&rm.w, &o, &err);
   CHECK(ref != NULL);
   if (!ref) {
@@ -186,7 +186,7 @@ static void test_model(const model_case *mc, uint64_t seed) {
   for (int prec = PREC_BF16; prec <= PREC_FP16; prec++) {
     const char *pn = prec == PREC_BF16 ? "bf16" : "fp16";
     const double bound = prec == PREC_BF16 ? 0.02 : 0.005;
-    backend_options co = {(backend_precision)prec, 0, 0};
+    backend_options co = {(backend_precision)prec, 0, 0, NULL};
     backend *be = backend_cuda_create(&rm.w, &co, &err);
     CHECK(be != NULL);
     if (!be) {
@@ -275,7 +275,7 @@ static void test_errors(void) {
   CHECK(random_model_init(&rm, &c, 1, 2, DT_F32, 99) == 0);
   laya_error err;
   memset(&err, 0, sizeof err);
-  backend_options o = {PREC_BF16, 0, 999};
+  backend_options o = {PREC_BF16, 0, 999, NULL};
   CHECK(backend_cuda_create(&rm.w, &o, &err) == NULL);
   CHECK(err.code == LAYA_ERR_VALUE && strstr(err.message, "device 999") != NULL);
   CHECK(!backend_error_is_device_oom(&err));
@@ -365,7 +365,7 @@ static void test_devices(int n_dev) {
   laya_error err;
   backend *be[4] = {0};
   for (int d = 0; d < n; d++) {
-    backend_options o = {PREC_BF16, 0, d};
+    backend_options o = {PREC_BF16, 0, d, NULL};
     be[d] = backend_cuda_create(&rm.w, &o, &err);
     CHECK(be[d] != NULL);
     if (!be[d]) fprintf(stderr, "cuda:%d create: %s\n", d, err.message);

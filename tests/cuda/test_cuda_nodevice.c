@@ -33,7 +33,7 @@ int main(void) {
     encoder_config c = random_small_config();
     random_model rm;
     CHECK(random_model_init(&rm, &c, 1, 2, DT_F32, 3) == 0);
-    backend_options o = {PREC_BF16, 0, 0};
+    backend_options o = {PREC_BF16, 0, 0, NULL};
     memset(&e, 0, sizeof e);
     CHECK(backend_cuda_create(&rm.w, &o, &e) == NULL);
     CHECK((e.code == LAYA_ERR_UNSUPPORTED && strstr(e.message, "built without CUDA")) ||

@@ -165,7 +165,7 @@ int main(int argc, char **argv) {
       fprintf(stderr, "row %d has %d options\n", i, rows[i].fx.k);
       return 1;
     }
-  backend_options ro = {PREC_FP32, 0, 0};
+  backend_options ro = {PREC_FP32, 0, 0, NULL};
   backend *ref = backend_cpu_ref_create(&ck.w, &ro, &err);
   CHECK(ref != NULL);
   if (!ref || run_all(ref, rows, n, n_act, NULL, NULL, 1)) return 1;
@@ -173,7 +173,7 @@ int main(int argc, char **argv) {
   for (int i = 0; i < n; i++) total_m += rows[i].fx.k;
   float *lg = malloc(sizeof(float) * (size_t)total_m), *ac = malloc(sizeof(float) * (size_t)n * n_act);
   for (int prec = PREC_BF16; prec <= PREC_FP16; prec++) {
-    backend_options o = {(backend_precision)prec, 0, 0};
+    backend_options o = {(backend_precision)prec, 0, 0, NULL};
     backend *be = backend_cuda_create(&ck.w, &o, &err);
     CHECK(be != NULL);
     if (!be) {

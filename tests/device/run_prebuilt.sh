@@ -17,7 +17,7 @@ if [ "${1:-}" = "--collect" ]; then
   build=${2:?BUILD}; dest=${3:?DEST}
   mkdir -p "$dest/bin" "$dest/lib"
   for b in tests/parity/test_parity tests/parity/test_rows tests/cpu/test_amx tests/cpu/test_kernels \
-           tests/cpu/test_cpu_forward tests/cuda/test_cuda_parity tests/cuda/test_cuda_forward \
+           tests/cpu/test_cpu_forward tests/cuda/test_cuda_parity tests/cuda/test_cuda_forward tests/cuda/test_cuda_geglu \
            tests/cuda/test_cuda_artifact; do
     [ -x "$build/$b" ] && cp "$build/$b" "$dest/bin/"
   done
@@ -51,11 +51,14 @@ if [ -z "${QUICK:-}" ]; then # QUICK=1: the AMX tiles, parity and CUDA only
   check cpu_kernels "$B/test_kernels"
   check cpu_forward "$B/test_cpu_forward"
 fi
-for ck in modernbert-tiny mmbert-tiny modernbert-tiny-layers; do
+# the *-tanh / -silu / -quick / -relu variants: the other hidden_activation kinds of the GeGLU
+for ck in modernbert-tiny mmbert-tiny modernbert-tiny-layers modernbert-tiny-tanh modernbert-tiny-silu \
+          modernbert-tiny-quick modernbert-tiny-relu; do
   check "parity_${ck}_cpu_default" $clean_env LAYA_DEVICE=cpu "$B/test_parity" "$F" "$ck" --expect cpu:fp32
   check "parity_${ck}_cuda" "$B/test_cuda_parity" "$F/ckpt/$ck" "$F/parity/$ck/rows.jsonl"
 done
 check cuda_forward "$B/test_cuda_forward"
+[ -x "$B/test_cuda_geglu" ] && check cuda_geglu "$B/test_cuda_geglu"
 check cuda_artifact "$B/test_cuda_artifact" "$F/ckpt/modernbert-tiny-layers" "$F/parity/modernbert-tiny-layers/cases.jsonl"
 echo "failures: $fails"
 exit $fails

@@ -94,7 +94,7 @@ static void compare_weights(const model_weights *a, const model_weights *b, int 
 /* Two rows of the checkpoint's vocabulary through cpu-ref: logits and act logits. */
 static int forward_ref(const model_weights *w, float *logits, float *act) {
   laya_error err;
-  backend_options o = {PREC_FP32, 1, 0};
+  backend_options o = {PREC_FP32, 1, 0, NULL};
   backend *b = backend_cpu_ref_create(w, &o, &err);
   if (!b) {
     fprintf(stderr, "cpu-ref: %s\n", err.message);

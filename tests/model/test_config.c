@@ -88,8 +88,41 @@ int main(void) {
   e = enc_of("{\"hidden_size\": \"64\"}", &rc, &err);
   CHECK(rc == LAYA_ERR_CONFIG);
   CHECK_STREQ(err.message, "encoder/config.json: \"hidden_size\" must be a positive integer, got str");
-  e = enc_of("{\"hidden_activation\": \"gelu_new\"}", &rc, &err);
+  /* hidden_activation: every ACT2FN key laya.c runs maps to its formula; absent is HF's "gelu" */
+  static const struct {
+    const char *name;
+    enc_act act;
+  } acts[] = {{"gelu", ENC_ACT_GELU},
+              {"gelu_python", ENC_ACT_GELU},
+              {"gelu_new", ENC_ACT_GELU_TANH},
+              {"gelu_pytorch_tanh", ENC_ACT_GELU_TANH},
+              {"gelu_python_tanh", ENC_ACT_GELU_TANH},
+              {"gelu_fast", ENC_ACT_GELU_TANH},
+              {"gelu_accurate", ENC_ACT_GELU_TANH},
+              {"quick_gelu", ENC_ACT_QUICK_GELU},
+              {"silu", ENC_ACT_SILU},
+              {"swish", ENC_ACT_SILU},
+              {"relu", ENC_ACT_RELU}};
+  for (size_t i = 0; i < sizeof acts / sizeof acts[0]; i++) {
+    char j[128];
+    snprintf(j, sizeof j, "{\"hidden_activation\": \"%s\"}", acts[i].name);
+    e = enc_of(j, &rc, &err);
+    CHECK(rc == 0 && e.act == acts[i].act);
+    enc_act back = ENC_ACT_COUNT; /* the name artifacts store reads back as the same kind */
+    CHECK(enc_act_parse(enc_act_name(e.act), &back) == 0 && back == acts[i].act);
+  }
+  e = enc_of("{}", &rc, &err);
+  CHECK(rc == 0 && e.act == ENC_ACT_GELU);
+  e = enc_of("{\"hidden_activation\": \"mish\"}", &rc, &err);
   CHECK(rc == LAYA_ERR_UNSUPPORTED);
+  CHECK(strstr(err.message, "encoder/config.json: \"hidden_activation\" is \"mish\", which laya.c does not run (it runs "
+                            "gelu, gelu_python, ") == err.message &&
+        strstr(err.message, "relu)"));
+  e = enc_of("{\"hidden_activation\": \"GELU\"}", &rc, &err); /* ACT2FN keys are case-sensitive */
+  CHECK(rc == LAYA_ERR_UNSUPPORTED);
+  e = enc_of("{\"hidden_activation\": null}", &rc, &err);
+  CHECK(rc == LAYA_ERR_CONFIG);
+  CHECK_STREQ(err.message, "encoder/config.json: \"hidden_activation\" must be an activation name, got NoneType");
   e = enc_of("{\"hidden_size\": 64, \"num_attention_heads\": 2, \"num_hidden_layers\": 3,"
              " \"layer_types\": [\"full_attention\", \"full_attention\", \"sliding_attention\"]}", &rc, &err);
   /* any per-layer pattern transformers reads, not only every-N (then no interval to report) */

@@ -1,5 +1,5 @@
-/* test_shortlist: laya_embed / laya_predict_shortlist / laya_shortlist_choice against the fixtures
- * recorded from the real laya==0.4.15 (tools/ref/gen_shortlist.py), with the parity suite's rule
+/* test_shortlist: laya_embed / laya_predict_shortlist / laya_shortlist_choice / laya_predict_tournament
+ * against the fixtures recorded from the real laya==0.4.15 (tools/ref/gen_shortlist.py, gen_tournament.py), with the parity suite's rule
  * (compare.h: strings, labels, choices and counts exact; other numbers within 1e-4).
  *
  *   test_shortlist FIXTURES CKPT [--max-labels N]
@@ -11,7 +11,8 @@
  * passthrough) or Laya's error kind and message; for each ranked choice also every label's cosine
  * (through laya_shortlist_choice with k = n - 1, which ranks them all but the last). Then: the label
  * cache answers a repeat byte for byte and counts hits, a fresh model starts with an empty cache,
- * and four threads sharing one model answer as one thread does. */
+ * and four threads sharing one model answer as one thread does. tournament.jsonl
+ * (tools/ref/gen_tournament.py): each laya_predict_tournament result or error. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -198,6 +199,48 @@ static int run_cases(laya_model *m, const case_t *cs, int n, arena *a, int *rank
   return ok;
 }
 
+/* tournament.jsonl: each predict_tournament result (answers, usage, finalists, n, rounds) or
+ * Laya's error. */
+static void test_tournament(laya_model *m, const char *dir, arena *a) {
+  char path[1100];
+  snprintf(path, sizeof path, "%s/tournament.jsonl", dir);
+  char *text = read_all(path);
+  CHECK(text != NULL);
+  static const json_value *ls[128];
+  int n = text ? lines_of(text, a, ls, 128) : 0, ok = 0, rounds = 0;
+  for (int i = 0; i < n; i++) {
+    const char *id = json_get(ls[i], "id")->s;
+    strbuf req;
+    sb_init(&req);
+    json_dump_opts o = {NULL, NULL, false, -1};
+    json_dump(&req, json_get(ls[i], "request"), &o);
+    const json_value *want = json_get(ls[i], "result"), *error = json_get(ls[i], "error");
+    char *res = NULL;
+    laya_error e;
+    int rc = laya_predict_tournament(m, sb_cstr(&req), &res, &e);
+    if (error) {
+      bool same = rc != 0 && !strcmp(e.kind, json_get(error, "kind")->s) &&
+                  !strcmp(e.message, json_get(error, "message")->s);
+      if (!same) fprintf(stderr, "%s: rc %d, %s: %s\n", id, rc, e.kind, rc ? e.message : res);
+      CHECK(same);
+      ok += same;
+    } else {
+      CHECK(rc == 0);
+      if (rc) fprintf(stderr, "%s: %s\n", id, e.message);
+      bool same = !rc && compare(id, "tournament", parse(res, a), want);
+      CHECK(same);
+      ok += same;
+      const json_value *t = json_get(want, "tournament");
+      for (uint32_t j = 0; t && j < t->n; j++) rounds += (int)json_get(&t->members[j].value, "rounds")->i;
+    }
+    laya_free(res);
+    sb_free(&req);
+  }
+  printf("%d/%d tournament cases match laya 0.4.15 (%d rounds played)\n", ok, n, rounds);
+  CHECK(n >= 20 && rounds >= 10);
+  free(text);
+}
+
 typedef struct thread_arg {
   laya_model *m;
   const case_t *cs;
@@ -258,6 +301,7 @@ int main(int argc, char **argv) {
     cs[i].error = json_get(ls[i], "error");
     cs[i].sims = json_get(ls[i], "sims");
   }
+  test_tournament(m, dir, &a);
   int ranked = 0;
   int ok = run_cases(m, cs, n, &a, &ranked);
   printf("%s: %d/%d shortlist cases match laya 0.4.15 (%d ranked questions checked label by label)\n", argv[2], ok, n,

@@ -3,9 +3,9 @@
 
   build_wheel.py SOURCE_DIR WORK_DIR
 
-WORK_DIR/venv is made on the first run (python -m venv, then scikit-build-core, and pydantic for
-the decide tests, from PyPI) and kept, as is WORK_DIR/skbuild (the wheel's CMake build tree), so
-a rerun rebuilds only what changed. The wheel (WORK_DIR/dist) is built with --no-build-isolation
+WORK_DIR/venv is made on the first run (python -m venv, then scikit-build-core, pydantic for the
+decide tests and numpy for the shortlist ones, from PyPI) and kept, as is WORK_DIR/skbuild (the
+wheel's CMake build tree), so a rerun rebuilds only what changed. The wheel (WORK_DIR/dist) is built with --no-build-isolation
 by the venv's own scikit-build-core, installed with --force-reinstall, and imported from outside
 the source tree to prove it is self-contained.
 """
@@ -16,7 +16,7 @@ import subprocess
 import sys
 import venv
 
-PIP_PKGS = ["scikit-build-core>=0.10", "pydantic>=2"]
+PIP_PKGS = ["scikit-build-core>=0.10", "pydantic>=2", "numpy"]
 
 
 def run(cmd, **kw):

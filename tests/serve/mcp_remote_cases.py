@@ -36,6 +36,28 @@ CALLS = [
     ("bad_url", "bad_url", "laya_predict", {"state": ST, "questions": QS}),
 ]
 
+# laya_decide in remote mode (record_mcp_remote.py decide -> fixtures/python_mcp_remote_decide.json):
+# Laya plans the schema into questions, asks the server (POST /v1/systemone) and projects the
+# answers; the server routes when no model is given.
+SCHEMA = {"type": "object", "properties": {
+    "team": {"enum": ["billing", "tech", "other"], "description": "Which team should handle this?"},
+    "refund": {"type": "boolean", "description": "Does the message ask for money back?"},
+    "urgency": {"type": "integer", "minimum": 1, "maximum": 4, "description": "How urgent is it?"},
+    "tier": {"enum": [1, 2.5, True, None], "description": "Which tier?"}}}
+DECIDE_CALLS = [
+    ("decide_auto", "ok", "laya_decide", {"state": ST, "schema": SCHEMA}),
+    ("decide_auto_german", "ok", "laya_decide", {"state": GERMAN, "schema": SCHEMA}),
+    ("decide_pinned", "ok", "laya_decide", {"state": ST, "schema": SCHEMA, "model": "multilingual"}),
+    ("decide_alias", "ok", "laya_decide", {"state": ST, "schema": SCHEMA, "model": "EN"}),
+    ("decide_min_conf", "ok", "laya_decide", {"state": ST, "schema": SCHEMA, "min_confidence": 0.5}),
+    ("decide_bad_schema", "ok", "laya_decide", {"state": ST, "schema": {"type": "object", "properties": {
+        "tags": {"type": "array"}}}}),
+    ("decide_empty_state", "ok", "laya_decide", {"state": {}, "schema": SCHEMA}),
+    ("decide_wrong_key", "wrong_key", "laya_decide", {"state": ST, "schema": SCHEMA}),
+    ("decide_unreachable", "unreachable", "laya_decide", {"state": ST, "schema": SCHEMA}),
+    ("decide_bad_url", "bad_url", "laya_decide", {"state": ST, "schema": SCHEMA}),
+]
+
 
 def free_port():
     s = socket.socket()

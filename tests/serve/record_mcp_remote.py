@@ -3,6 +3,8 @@
 
     PY=/path/to/venv-with-laya-and-mcp/bin/python
     $PY tests/serve/record_mcp_remote.py build/laya-serve   # -> fixtures/python_mcp_remote.json
+    $PY tests/serve/record_mcp_remote.py build/laya-serve decide   # laya_decide's calls (DECIDE_CALLS)
+                                                           # -> fixtures/python_mcp_remote_decide.json
 
 Starts laya-serve on loopback with the tiny fixture checkpoints under Laya's names and
 LAYA_API_KEY, then runs `python -m laya.mcp.server` with each run's LAYA_BASE_URL / LAYA_API_KEY
@@ -26,6 +28,8 @@ CKPT = os.path.join(ROOT, "tests", "fixtures", "ckpt")
 
 def main():
     serve_bin = os.path.abspath(sys.argv[1])
+    decide = sys.argv[2:] == ["decide"]
+    all_calls = mrc.DECIDE_CALLS if decide else mrc.CALLS
     port, closed = mrc.free_port(), mrc.free_port()
     env = dict(os.environ, LAYA_HOST="127.0.0.1", LAYA_PORT=str(port), LAYA_API_KEY=mrc.KEY, LAYA_THREADS="1",
                LAYA_MODELS="english,multilingual", HF_HUB_OFFLINE="1", LAYA_BACKEND="cpu-ref",
@@ -41,7 +45,7 @@ def main():
                 time.sleep(0.1)
         out = []
         for run in ("ok", "wrong_key", "unreachable", "bad_url"):
-            calls = [c for c in mrc.CALLS if c[1] == run]
+            calls = [c for c in all_calls if c[1] == run]
             menv = dict(os.environ, HF_HUB_OFFLINE="1", LAYA_DEVICE="cpu", **mrc.run_env(run, port, closed))
             menv.pop("LAYA_EXTRA_MODELS", None)
             info, res, _ = mrc.call_all([sys.executable, "-m", "laya.mcp.server"], menv, calls)
@@ -52,7 +56,8 @@ def main():
         srv.terminate()
         srv.wait(timeout=30)
     import laya
-    with open(os.path.join(HERE, "fixtures", "python_mcp_remote.json"), "w") as f:
+    name = "python_mcp_remote_decide.json" if decide else "python_mcp_remote.json"
+    with open(os.path.join(HERE, "fixtures", name), "w") as f:
         json.dump({"laya": laya.__version__, "calls": out}, f, indent=1, ensure_ascii=False)
         f.write("\n")
 

@@ -42,6 +42,8 @@ Starts the real server on 127.0.0.1 with an ephemeral port and the tiny fixture 
   metrics     /metrics under a strict text-format parser: per checkpoint, process, build info
   rootpath    LAYA_ROOT_PATH replayed from what Python laya-serve answered
   mcp_remote  laya-mcp LAYA_BASE_URL against a real laya-serve, replayed from Laya's MCP server
+  api_fuzz    (by name only, LAYA_SERVE_CLIENT_PYTHON) schemathesis over /openapi.json,
+              prometheus_client's parser over /metrics
 
 Prints "N passed, M failed" and exits 1 on any failure.
 """
@@ -1689,7 +1691,7 @@ def test_rootpath():
     it in servers; /ready and /metrics (ours only) answer under it too."""
     with open(os.path.join(HERE, "fixtures", "python_root_path.json")) as f:
         rec = json.load(f)
-    with Server(LAYA_ROOT_PATH=rec["root_path"] + "/") as srv:  # a trailing slash is dropped
+    with Server(LAYA_ROOT_PATH=rec["root_path"]) as srv:
         check(any(re.search(r"listening on http://127\.0\.0\.1:\d+/laya ", l) for l in srv.lines), "listening line")
         for r in rec["requests"]:
             path, body = r["path"], None
@@ -1710,6 +1712,24 @@ def test_rootpath():
         status, raw, _ = srv.request("GET", "/openapi.json")
         check("servers" not in json.loads(raw), "servers without a root path")
         check(srv.request("GET", "/laya/health")[0] == 404, "no prefix without LAYA_ROOT_PATH")
+    # other spellings, as Laya passes them to FastAPI verbatim (fixtures/python_root_path_forms.json,
+    # record_root_path.py forms): "/laya/" and "laya" serve nothing under /laya, "/" lets "//x"
+    # reach /x, blanks count, servers drops trailing slashes (none when nothing is left)
+    with open(os.path.join(HERE, "fixtures", "python_root_path_forms.json")) as f:
+        forms = json.load(f)["forms"]
+    check(len(forms) >= 10, "forms %d" % len(forms))
+    for form in forms:
+        with Server(LAYA_ROOT_PATH=form["root_path"]) as srv:
+            for r in form["requests"]:
+                path, body = r["path"], None
+                if r["method"] == "POST":
+                    body = json.dumps({"state": "refund please", "questions": {"refund": cases.NOUL}}).encode()
+                status, raw, hdrs = srv.request(r["method"], path, body, {"Host": "example:81"})
+                what = "LAYA_ROOT_PATH=%r %s %s: %d %r, Laya %d %r" % (form["root_path"], r["method"], path, status,
+                                                                       hdrs.get("location"), r["status"], r["location"])
+                check(status == r["status"] and hdrs.get("location") == r["location"], what)
+                if "servers" in r:
+                    check(json.loads(raw).get("servers") == r["servers"], "%s: servers %r" % (what, raw[:200]))
 
 
 @test
@@ -1775,14 +1795,34 @@ def test_mcp_remote():
     lst.close()
     check(res[0][0] and mrc.parse_text(res[0][1]) == {"error": "timeout", "message": "laya-serve did not answer within 1s"}
           and time.time() - t0 < 15, "timeout %r after %.1fs" % (res, time.time() - t0))
-    # laya_decide needs the answering checkpoint in-process: refused by name in remote mode (Laya
-    # plans the schema into questions and asks the server; not done in laya.c yet)
-    with Server(LAYA_API_KEY=mrc.KEY) as srv:
-        env = dict(os.environ, **mrc.run_env("ok", srv.port, closed))
-        env.pop("LAYA_EXTRA_MODELS", None)
-        _, res, _ = mrc.call_all([mcp], env, [("decide", "ok", "laya_decide", {
-            "state": mrc.ST, "schema": {"type": "object", "properties": {"refund": {"type": "boolean"}}}})])
-        check(res[0][0] and mrc.parse_text(res[0][1])["error"] == "unsupported_remote", "decide %r" % (res,))
+    # laya_decide: the schema planned here, the questions asked of the server, its answers projected
+    # (fixtures/python_mcp_remote_decide.json, record_mcp_remote.py decide); errors before any request
+    # (bad schema, empty state) and the HTTP ones as Laya's codes
+    with open(os.path.join(HERE, "fixtures", "python_mcp_remote_decide.json")) as f:
+        drec = {c["name"]: c for c in json.load(f)["calls"]}
+    check(set(drec) == {c[0] for c in mrc.DECIDE_CALLS}, "decide fixture %r" % sorted(drec))
+    with Server(LAYA_API_KEY=mrc.KEY, LAYA_BACKEND="cpu-ref") as srv:
+        for run in ("ok", "wrong_key", "unreachable", "bad_url"):
+            calls = [c for c in mrc.DECIDE_CALLS if c[1] == run]
+            env = dict(os.environ, LAYA_THREADS="1", **mrc.run_env(run, srv.port, closed))
+            env.pop("LAYA_EXTRA_MODELS", None)
+            _, res, _ = mrc.call_all([mcp], env, calls)
+            for (name, _, _, _), (is_error, text) in zip(calls, res):
+                text = text.replace("127.0.0.1:%d" % srv.port, "{BASE}").replace("127.0.0.1:%d" % closed, "{CLOSED}").replace(CKPT, "{CKPT}")
+                want = drec[name]
+                got_v, want_v = mrc.parse_text(text), mrc.parse_text(want["text"])
+                what = "%s: %s\n  Laya: %s" % (name, text[:900], want["text"][:900])
+                check(is_error == want["isError"], what)
+                if is_error:
+                    check(text.split(":")[0] == want["text"].split(":")[0] and got_v == want_v, what)
+                else:
+                    check(isinstance(got_v.pop("latency_ms", None), float) and want_v.pop("latency_ms", None) is not None
+                          and got_v == want_v and list(got_v) == list(want_v), what)
+        m = srv.metrics({"Authorization": "Bearer " + mrc.KEY})
+        n_ok = sum(1 for c in mrc.DECIDE_CALLS if c[1] == "ok" and not drec[c[0]]["isError"])
+        check(m.get('laya_requests_total{route="/v1/systemone",status="200"}', 0) == n_ok and
+              m.get('laya_requests_total{route="/v1/systemone",status="401"}', 0) == 1, "decide: server saw %r" %
+              {k: v for k, v in m.items() if k.startswith("laya_requests_total")})
 
 
 def run_client_script(env_var, script):
@@ -1806,8 +1846,23 @@ def test_jevclient():
     run_client_script("LAYA_JEVCLIENT_PYTHON", "jevclient_check.py")
 
 
+def test_api_fuzz():
+    """Only when asked by name: schemathesis over /openapi.json and prometheus_client's parser over
+    /metrics (api_fuzz_check.py), by the Python in LAYA_SERVE_CLIENT_PYTHON (the pinned client venv).
+    No key: as Laya's, a server with one serves no /openapi.json."""
+    py = os.environ["LAYA_SERVE_CLIENT_PYTHON"]
+    with Server(LAYA_MAX_CONCURRENT="64") as srv:
+        p = subprocess.run([py, os.path.join(HERE, "api_fuzz_check.py"), "http://127.0.0.1:%d" % srv.port],
+                           capture_output=True, text=True, timeout=1500)
+        print(p.stdout[-4000:])
+        check(p.returncode == 0, "api_fuzz_check.py failed:\n" + p.stdout[-3000:] + p.stderr[-2000:])
+        check(srv.proc.poll() is None, "the server exited during the fuzzing")
+
+
 if "clients" in ONLY:
     test(test_clients)
+if "api_fuzz" in ONLY:
+    test(test_api_fuzz)
 if "jevclient" in ONLY:
     test(test_jevclient)
 

@@ -8,12 +8,19 @@ beyond the common ModernBERT layout (its weights and tokenizer are the base chec
   modernbert-tiny-layers   transformers 5 `layer_types` with full attention at layers 0, 3 and 4
                            (no global-every-N interval), and a 16-token local window so the
                            pattern changes the answers of every state longer than 8 tokens
+  modernbert-tiny-tanh     hidden_activation "gelu_pytorch_tanh" (transformers' GELUTanh: the tanh
+                           approximation that gelu_new / gelu_fast / gelu_accurate also compute)
+  modernbert-tiny-silu     hidden_activation "silu" (x sigmoid(x); "swish" is the same)
+  modernbert-tiny-quick    hidden_activation "quick_gelu" (x sigmoid(1.702 x)), every 12th request
+  modernbert-tiny-relu     hidden_activation "relu", every 12th request
+The activation variants keep the base's weights (trained with "gelu"), so the answers move
+visibly but stay in the range a real checkpoint gives.
 
-For each variant it writes tests/fixtures/ckpt/<variant>/ and, by running laya on every 6th
+For each variant it writes tests/fixtures/ckpt/<variant>/ and, by running laya on every 6th (or 12th)
 parity request of the base checkpoint (tools/ref/parity_cases.py), the same fixture files as
 gen_parity.py: tests/fixtures/parity/<variant>/{cases.jsonl,rows.jsonl,meta.json}.
 
-Usage: make_variants.py            (with the reference venv of tools/ref/setup.sh)
+Usage: make_variants.py [VARIANT...]   (all when none; with the reference venv of tools/ref/setup.sh)
 Deterministic like gen_parity.py (one torch thread, PYTHONHASHSEED=0).
 """
 import json
@@ -44,7 +51,22 @@ def layers_config(cfg):
     return cfg
 
 
-VARIANTS = {"modernbert-tiny-layers": ("modernbert-tiny", layers_config)}
+def activation_config(name):
+    def edit(cfg):
+        cfg = dict(cfg)
+        cfg["hidden_activation"] = name
+        return cfg
+    return edit
+
+
+# name: (base checkpoint, config edit, every n-th base parity request)
+VARIANTS = {
+    "modernbert-tiny-layers": ("modernbert-tiny", layers_config, EVERY),
+    "modernbert-tiny-tanh": ("modernbert-tiny", activation_config("gelu_pytorch_tanh"), EVERY),
+    "modernbert-tiny-silu": ("modernbert-tiny", activation_config("silu"), EVERY),
+    "modernbert-tiny-quick": ("modernbert-tiny", activation_config("quick_gelu"), 2 * EVERY),
+    "modernbert-tiny-relu": ("modernbert-tiny", activation_config("relu"), 2 * EVERY),
+}
 
 
 def make_checkpoint(name, base, edit):
@@ -71,13 +93,18 @@ def main():
     torch.use_deterministic_algorithms(True)
     import laya
 
-    for name, (base, edit) in VARIANTS.items():
+    names = sys.argv[1:] or list(VARIANTS)
+    for name in names:
+        if name not in VARIANTS:
+            sys.exit("make_variants.py: unknown variant %r (known: %s)" % (name, ", ".join(VARIANTS)))
+    for name in names:
+        base, edit, every = VARIANTS[name]
         d = make_checkpoint(name, base, edit)
-        cases = parity_cases.build(base)[::EVERY]
+        cases = parity_cases.build(base)[::every]
         out = os.path.join(PARITY, name)
         os.makedirs(out, exist_ok=True)
         agents = {}
-        meta = {"generator": "tools/ref/make_variants.py", "base": base, "every": EVERY, "device": "cpu",
+        meta = {"generator": "tools/ref/make_variants.py", "base": base, "every": every, "device": "cpu",
                 "precision": "fp32", "torch_threads": 1, "versions": gen_parity.versions(),
                 "load_warnings": [], "case_warnings": {}}
         n_err = 0

@@ -5,7 +5,7 @@
 #   tests/fixtures/parity/{<ckpt>/cases.jsonl,<ckpt>/rows.jsonl,meta.json}
 #   tests/fixtures/{ckpt,parity}/modernbert-tiny-layers/  (encoder variants, make_variants.py)
 #   tests/fixtures/email/cases.jsonl and src/core/email_tables.c  (email cleaning)
-#   tests/fixtures/shortlist/{<ckpt>/embed.jsonl,<ckpt>/cases.jsonl,meta.json}
+#   tests/fixtures/shortlist/{<ckpt>/embed.jsonl,<ckpt>/cases.jsonl,<ckpt>/tournament.jsonl,meta.json}
 # Every step is deterministic: on the same versions a re-run leaves `git status` clean.
 #
 # Usage: tools/ref/regen.sh [tokenizers|checkpoints|parity|variants|email|shortlist|all]   (default all)
@@ -26,7 +26,8 @@ case "$what" in
   variants|all) "$py" "$here/make_variants.py" ;;&
   email|all) "$py" "$here/email_tables.py" src/core/email_tables.c
              "$py" "$here/gen_email.py" ;;&
-  shortlist|all) "$py" "$here/gen_shortlist.py" ;;&
+  shortlist|all) "$py" "$here/gen_shortlist.py"
+                 "$py" "$here/gen_tournament.py" ;;&
   tokenizers|checkpoints|parity|variants|email|shortlist|all) ;;
   *) echo "usage: $0 [tokenizers|checkpoints|parity|variants|email|shortlist|all]" >&2; exit 2 ;;
 esac

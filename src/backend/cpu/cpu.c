@@ -63,7 +63,7 @@ static void study_parse(cpu_model *m) {
       {"w8", STUDY_W8}, {"a8", STUDY_A8}, {"attn", STUDY_ATTN}, {"head16", STUDY_HEAD16}};
   m->study = 0;
   m->study_layer = -1;
-  const char *e = laya_env("LAYA_CPU_STUDY");
+  const char *e = m->env->cpu_study;
   if (!e) return;
   char buf[256], *sv = NULL;
   snprintf(buf, sizeof buf, "%s", e);
@@ -78,10 +78,7 @@ static void study_parse(cpu_model *m) {
  * prints one JSON line on stderr with, per kind of parallel step, the caller's wall time, the summed
  * thread CPU time of its tasks and the number of pool hand-offs. Timing costs two clock reads per
  * task; off, the forward is unchanged. */
-static int profile_enabled(void) {
-  const char *e = laya_env("LAYA_CPU_PROFILE");
-  return e && *e && strcmp(e, "0");
-}
+static int profile_enabled(const laya_env_options *env) { return env->cpu_profile > 0; }
 
 /* ---- model: named arrays ---------------------------------------------------------------------- */
 
@@ -416,14 +413,14 @@ static int listed(const char *list, const char *item) {
 }
 
 /* 1 when an int8 model keeps matrices of this kind in bf16: LAYA_CPU_INT8_BF16, else INT8_KEEP_BF16. */
-static int int8_keeps_bf16(const char *kind) {
-  const char *e = laya_env("LAYA_CPU_INT8_BF16");
+static int int8_keeps_bf16(const cpu_model *m, const char *kind) {
+  const char *e = m->env->cpu_int8_bf16;
   return listed(e ? e : INT8_KEEP_BF16, kind);
 }
 
 static cpu_wfmt matrix_fmt(const cpu_model *m, cpu_wfmt base, int head, int layer, const char *kind) {
   if (base == WF_F32) return base;
-  const char *e = laya_env("LAYA_CPU_FP32_LAYERS");
+  const char *e = m->env->cpu_fp32_layers;
   if (e) {
     char buf[256], *sv = NULL;
     snprintf(buf, sizeof buf, "%s", e);
@@ -433,7 +430,7 @@ static cpu_wfmt matrix_fmt(const cpu_model *m, cpu_wfmt base, int head, int laye
       if (!head && !strncmp(t, "last:", 5) && layer >= m->enc.n_layers - atoi(t + 5)) return WF_F32;
     }
   }
-  if (base == WF_I8 && int8_keeps_bf16(kind)) return WF_BF16;
+  if (base == WF_I8 && int8_keeps_bf16(m, kind)) return WF_BF16;
   return base;
 }
 
@@ -441,7 +438,8 @@ static cpu_wfmt fmt_of(backend_precision p) {
   return p == PREC_BF16 ? WF_BF16 : p == PREC_INT8 ? WF_I8 : WF_F32;
 }
 
-static cpu_model *cpu_model_create(const model_weights *w, const backend_options *o, laya_error *err) {
+static cpu_model *cpu_model_create(const model_weights *w, const backend_options *o, const laya_env_options *env,
+                                   laya_error *err) {
   if (check_config(w, err)) return NULL;
   backend_precision prec = o ? o->precision : backend_cpu_default_precision();
   if (prec == PREC_FP16) {
@@ -471,15 +469,15 @@ static cpu_model *cpu_model_create(const model_weights *w, const backend_options
   m->head_heads = w->head_heads;
   m->n_act = w->n_act;
   m->fmt = fmt_of(prec);
+  m->env = env; /* valid during create only (backend_cpu_create) */
   study_parse(m);
-  m->profile = profile_enabled();
-  m->k = cpu_kernels_select();
+  m->profile = profile_enabled(m->env);
+  m->k = cpu_kernels_select_for(m->env->cpu_isa);
   {
-    const char *e = laya_env("LAYA_CPU_ATTN_F32");
     /* without bf16 dot products the bf16 kernel only widens to fp32 again: AVX2's runs at its
      * fp32 kernel's speed (bench_kernels T=512: 74 vs 78 GFLOP/s; the mmBERT 1x512 forward's CPU
      * time the same within 2%) and adds the rounding of q, k and v, so such models keep fp32 */
-    m->attn_bf16 = m->fmt != WF_F32 && m->k->bf16_dot && !(e && *e && strcmp(e, "0"));
+    m->attn_bf16 = m->fmt != WF_F32 && m->k->bf16_dot && !(m->env->cpu_attn_f32 > 0);
     if ((m->study & STUDY_ATTN) && m->k->bf16_dot) m->attn_bf16 = 1;
   }
   m->layers = calloc(c->n_layers ? (size_t)c->n_layers : 1, sizeof *m->layers);
@@ -502,7 +500,7 @@ static cpu_model *cpu_model_create(const model_weights *w, const backend_options
     m->act_hidden = (int)w->act1_w->shape[0];
   }
 
-  int threads = o && o->threads > 0 ? o->threads : cpu_default_threads();
+  int threads = o && o->threads > 0 ? o->threads : env->threads > 0 ? (int)env->threads : cpu_default_threads();
   m->pool = cpu_pool_create(threads);
   if (!m->pool) {
     laya_err(err, LAYA_ERR_NOMEM, NULL, "cpu backend: cannot start %d threads", threads);
@@ -530,6 +528,7 @@ static cpu_model *cpu_model_create(const model_weights *w, const backend_options
     if (load_linear(&L, &l->wo, nm, lw->wo, d, d, matrix_fmt(m, m->fmt, 0, i, "wo"), 0, 0, NULL)) goto fail;
     snprintf(nm, sizeof nm, "enc.%d.wi", i);
     if (load_linear(&L, &l->wi, nm, lw->wi, 2 * I, d, matrix_fmt(m, m->fmt, 0, i, "wi"), 1, 0, NULL)) goto fail;
+    l->wi.glu_act = w->enc.act; /* hidden_activation of the GeGLU */
     snprintf(nm, sizeof nm, "enc.%d.wo_mlp", i);
     if (load_linear(&L, &l->wo_mlp, nm, lw->wo_mlp, d, I, matrix_fmt(m, m->fmt, 0, i, "wo_mlp"), 0, 0, NULL)) goto fail;
   }
@@ -817,11 +816,13 @@ static void gemm(fwd *f, const void *a, int lda, const float *row_scale, const p
   g.e.out_bf16 = out16;
   g.e.ldo = ldo;
   g.M = M;
-  /* Row chunks of at most GEMM_MTILE rows, equal and whole microkernel tiles; then the number of
+  /* Row chunks of at most GEMM_MTILE rows (about), equal and whole microkernel tiles (the table's
+   * gemm_rows); then the number of
    * panel groups whose tasks, handed out in order to whichever thread is free, finish soonest
    * (an 11-task or 9-task split over 2 threads leaves one idle for a ninth of the GEMM). */
+  int mr = f->m->k->gemm_rows[w->fmt] > 0 ? f->m->k->gemm_rows[w->fmt] : GEMM_MR;
   g.n_m = (M + GEMM_MTILE - 1) / GEMM_MTILE;
-  g.mtile = ((M + g.n_m - 1) / g.n_m + GEMM_MR - 1) / GEMM_MR * GEMM_MR;
+  g.mtile = ((M + g.n_m - 1) / g.n_m + mr - 1) / mr * mr;
   g.n_m = (M + g.mtile - 1) / g.mtile;
   int want = 4 * f->threads; /* enough tasks to balance, few enough to keep panels long */
   int n_p0 = (want + g.n_m - 1) / g.n_m;
@@ -1126,7 +1127,7 @@ static void final_task(void *ctx, int task, int thread) {
 }
 
 /* The MLP half of an encoder layer over tokens [c0, c0 + n): Wo + residual was done on all
- * tokens; here x += Wo_mlp(gelu(in) * gate), [in | gate] = Wi(mlp_norm(x)). */
+ * tokens; here x += Wo_mlp(act(in) * gate), [in | gate] = Wi(mlp_norm(x)), act the hidden_activation. */
 static void mlp_chunk(fwd *f, const cpu_enc_layer *L, int l, int c0, int n) {
   const cpu_model *m = f->m;
   cpu_scratch *s = &f->s;
@@ -1382,7 +1383,19 @@ const char *backend_cpu_isa(const backend *b) {
 }
 
 backend *backend_cpu_create(const model_weights *w, const backend_options *o, laya_error *err) {
-  cpu_model *m = cpu_model_create(w, o, err);
+  /* the environment as laya_open read it, else (tests, bench/, no options) as it is now */
+  static const char *const mine[] = {"LAYA_THREADS",         "LAYA_CPU_ISA",       "LAYA_CPU_PROFILE", "LAYA_CPU_STUDY",
+                                      "LAYA_CPU_FP32_LAYERS", "LAYA_CPU_INT8_BF16", "LAYA_CPU_ATTN_F32"};
+  laya_env_options own;
+  laya_env_options_init(&own);
+  for (size_t i = 0; !(o && o->env) && i < sizeof mine / sizeof mine[0]; i++)
+    if (laya_env_options_read_one(&own, mine[i], err)) {
+      laya_env_options_free(&own);
+      return NULL;
+    }
+  cpu_model *m = cpu_model_create(w, o, o && o->env ? o->env : &own, err);
+  if (m) m->env = NULL; /* read at create only */
+  laya_env_options_free(&own);
   if (!m) return NULL;
   backend *b = calloc(1, sizeof *b);
   if (!b) {

@@ -34,6 +34,7 @@ typedef struct cpu_blob {
 } cpu_blob;
 
 typedef struct cpu_model {
+  const struct laya_env_options *env; /* the environment, during backend_cpu_create only (else NULL) */
   encoder_config enc;
   int head_layers, head_heads, n_act, act_hidden;
   cpu_wfmt fmt;         /* the precision asked for; a few sensitive matrices may stay wider */

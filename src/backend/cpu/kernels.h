@@ -19,7 +19,7 @@
  *         the compensation for activations stored as u8 = q_a + 128.
  * GeGLU weights (Wi [2I, K], rows [input; gate]) are packed so that panel p holds input columns
  * 16p..16p+15 in its first half and the matching gate columns in its second half; its GEMM writes
- * I outputs gelu(input) * gate.
+ * I outputs act(input) * gate, act the encoder's hidden_activation (packed_matrix.glu_act).
  */
 #ifndef LAYA_CPU_KERNELS_H
 #define LAYA_CPU_KERNELS_H
@@ -45,6 +45,7 @@ typedef struct packed_matrix {
   const float *scale;    /* int8: [n_panels * CPU_NR] per packed column */
   const int32_t *colsum; /* int8: [n_panels * CPU_NR] 128 * sum_k q */
   const float *bias;     /* [outputs] fp32, logical order, or NULL */
+  enc_act glu_act;       /* geglu: the activation of the input half (0: erf GELU) */
 } packed_matrix;
 
 /* Activations feeding a GEMM, in the format the weights want: fp32 (WF_F32), bf16 (WF_BF16) or
@@ -61,6 +62,26 @@ typedef struct gemm_input {
 } gemm_input;
 
 typedef enum epi_act { EPI_NONE = 0, EPI_GELU, EPI_RELU, EPI_GEGLU } epi_act;
+
+/* The GeGLU activation on one float, as the scalar kernels apply it (in fp32 the way PyTorch's CPU
+ * kernels evaluate each; the SIMD tables write the sigmoid forms as x / (1 + exp(-z)), with
+ * z = 2 sqrt(2/pi) (x + 0.044715 x^3) for the tanh GELU). */
+static inline float cpu_glu_act(enc_act act, float x) {
+  switch (act) {
+    case ENC_ACT_GELU_TANH:
+      return 0.5f * x * (1.0f + tanhf(0.79788456080286535588f * (x + 0.044715f * (x * x * x))));
+    case ENC_ACT_QUICK_GELU: return x * (1.0f / (1.0f + expf(-(1.702f * x))));
+    case ENC_ACT_SILU: return x / (1.0f + expf(-x));
+    case ENC_ACT_RELU: return x > 0.0f ? x : 0.0f;
+    case ENC_ACT_GELU:
+    case ENC_ACT_COUNT: break;
+  }
+  return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
+}
+/* The sigmoid argument z of the sigmoid-form activations: act(x) = x / (1 + exp(-z)), z = x (c0 + c2 x^2) */
+#define CPU_GLU_TANH_C0 1.5957691216057308f  /* 2 sqrt(2/pi) */
+#define CPU_GLU_TANH_C2 0.07135481627260025f /* 2 sqrt(2/pi) 0.044715 */
+#define CPU_GLU_QUICK_C0 1.702f
 
 /* What happens to each fp32 result y[m][n] (after bias): act, then either stored (out_f32 or
  * out_bf16) or added into out_f32 (residual). Exactly one of out_f32 / out_bf16 is set. */
@@ -120,6 +141,10 @@ static inline size_t attn_bf16_vb_index(int dh, int j, int c) { return ((size_t)
 typedef struct cpu_kernels {
   const char *name; /* "scalar", "avx2", "avx512", "amx" (kernels_amx.h) */
   int bf16_dot;     /* has bf16 dot products (vdpbf16ps): bf16 / int8 models run attention_bf16 */
+  /* Row multiple the GEMM of each weight format (cpu_wfmt index) works in best, for the backend's
+   * split of a GEMM into tasks: 0 = the default (the widest register-blocked microkernel's rows);
+   * the AMX table's tile GEMMs want whole 32-row blocks (two tiles), so no task has a row tail. */
+  int gemm_rows[3];
   /* y = x W^T over activation rows [m0, m1) and weight panels [p0, p1). */
   void (*gemm_f32)(const gemm_input *x, const packed_matrix *w, int m0, int m1, int p0, int p1,
                    const gemm_epilogue *e);
@@ -163,6 +188,8 @@ cpu_isa cpu_isa_detect(void);
 /* The best table this CPU runs, or the one LAYA_CPU_ISA (scalar|avx2|avx512|amx) forces (if usable).
  * Never NULL. */
 const cpu_kernels *cpu_kernels_select(void);
+/* The same with the LAYA_CPU_ISA value given (NULL: none), as laya_open read it. */
+const cpu_kernels *cpu_kernels_select_for(const char *force);
 /* A table by name if this CPU can run it, else NULL. */
 const cpu_kernels *cpu_kernels_by_name(const char *name);
 

@@ -50,11 +50,12 @@ static void amx_copy_part(uint8_t *dst, const uint8_t *src, size_t ld, int nr, i
 
 /* Scratch of the calling thread, kept between calls (grown when a call needs more) and freed when
  * the thread exits: a fresh allocation per call is an mmap and munmap of up to a few MiB per GEMM
- * task, whose page faults and TLB shootdowns cost more than the split-precision GEMM itself. Two
- * slots (the fp32 accumulator buffer of a kernel, the split parts) so one call can hold both. */
+ * task, whose page faults and TLB shootdowns cost more than the split-precision GEMM itself. Three
+ * slots (the fp32 accumulator buffer of a kernel, the split parts, attention's scores) so one call
+ * can hold two. */
 typedef struct amx_scratch {
-  void *p[2];
-  size_t cap[2];
+  void *p[3];
+  size_t cap[3];
 } amx_scratch;
 static pthread_key_t scratch_key;
 static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
@@ -63,6 +64,7 @@ static void scratch_free(void *v) {
   amx_scratch *s = v;
   free(s->p[0]);
   free(s->p[1]);
+  free(s->p[2]);
   free(s);
 }
 static void scratch_init(void) { scratch_key_ok = pthread_key_create(&scratch_key, scratch_free) == 0; }
@@ -194,7 +196,7 @@ static void epi_row_c(const packed_matrix *w, const gemm_epilogue *e, int m, int
     if (o >= outs) break;
     float y;
     if (w->geglu) {
-      y = gelu_erf_c(acc[c]) * acc[c + CPU_NR / 2];
+      y = cpu_glu_act(w->glu_act, acc[c]) * acc[c + CPU_NR / 2];
     } else {
       y = acc[c] + (w->bias ? w->bias[o] : 0.0f);
       if (e->act == EPI_GELU) y = gelu_erf_c(y);
@@ -218,6 +220,29 @@ static void epi_row_i32_c(const gemm_input *x, const packed_matrix *w, const gem
   epi_row_c(w, e, m, p, y);
 }
 
+/* Attention (kernels_amx_tiles.h): one query's probabilities over columns [c0, c1] of its scores
+ * (wp columns; 0 elsewhere), exp(s - max) rounded to bf16; returns the sum of the rounded values. */
+static float softmax_row_c(const float *s, int c0, int c1, int wp, uint16_t *p) {
+  float mx = -INFINITY, sum = 0.0f;
+  for (int c = c0; c <= c1; c++) mx = fmaxf(mx, s[c]);
+  for (int c = 0; c < wp; c++) {
+    if (c < c0 || c > c1) {
+      p[c] = 0;
+      continue;
+    }
+    p[c] = f32_to_bf16_rne(expf(s[c] - mx));
+    sum += bf16_to_f32(p[c]);
+  }
+  return sum;
+}
+/* one query's 64 outputs acc * inv into fp32 or bf16 (one of o32 / o16 is NULL) */
+static void attn_out_c(const float *acc, float inv, float *o32, uint16_t *o16) {
+  for (int c = 0; c < 64; c++) {
+    if (o32) o32[c] = acc[c] * inv;
+    else o16[c] = f32_to_bf16_rne(acc[c] * inv);
+  }
+}
+
 #define AMX_NAME(x) x##_emu
 #define AMX_ATTR
 #define AMX_SETUP() ((void)0)
@@ -230,6 +255,9 @@ static void epi_row_i32_c(const gemm_input *x, const packed_matrix *w, const gem
 #define AMX_EPI_I32(x, w, e, m, p, acc) epi_row_i32_c(x, w, e, m, p, acc)
 #define AMX_SPLIT_ROW split_row_c
 #define AMX_SPLIT_PANEL split_panel_c
+#define AMX_SOFTMAX_ROW softmax_row_c
+#define AMX_ATTN_OUT attn_out_c
+#define AMX_ATTN_FALLBACK(a) cpu_attention_bf16_scalar(a)
 #include "backend/cpu/kernels_amx_tiles.h"
 #undef AMX_NAME
 #undef AMX_ATTR
@@ -243,8 +271,11 @@ static void epi_row_i32_c(const gemm_input *x, const packed_matrix *w, const gem
 #undef AMX_EPI_I32
 #undef AMX_SPLIT_ROW
 #undef AMX_SPLIT_PANEL
+#undef AMX_SOFTMAX_ROW
+#undef AMX_ATTN_OUT
+#undef AMX_ATTN_FALLBACK
 
-static const cpu_amx_gemms emu_gemms = {"amx-emu", gemm_bf16_emu, gemm_i8_emu, gemm_f32x3_emu, gemm_f32x6_emu};
+static const cpu_amx_gemms emu_gemms = {"amx-emu", gemm_bf16_emu, gemm_i8_emu, gemm_f32x3_emu, gemm_f32x6_emu, gemm_f32x5_emu, attention_bf16_emu};
 const cpu_amx_gemms *cpu_amx_emu(void) { return &emu_gemms; }
 
 /* ---- the AMX instantiation ---- */
@@ -318,6 +349,16 @@ INL_AMX __m512 ax_gelu(__m512 x) {
       _mm512_castps_si512(erf_abs), _mm512_and_si512(_mm512_castps_si512(z), _mm512_set1_epi32((int)0x80000000u))));
   return _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(0.5f), x), _mm512_add_ps(_mm512_set1_ps(1.0f), erf));
 }
+/* the other GeGLU activations (kernels.h cpu_glu_act): relu, or x / (1 + exp(-z)) */
+INL_AMX __m512 ax_glu_other(enc_act act, __m512 x) {
+  if (act == ENC_ACT_RELU) return _mm512_max_ps(x, _mm512_setzero_ps());
+  __m512 z = act == ENC_ACT_SILU         ? x
+             : act == ENC_ACT_QUICK_GELU ? _mm512_mul_ps(x, _mm512_set1_ps(CPU_GLU_QUICK_C0))
+                                         : _mm512_mul_ps(x, _mm512_fmadd_ps(_mm512_mul_ps(x, x), _mm512_set1_ps(CPU_GLU_TANH_C2),
+                                                                            _mm512_set1_ps(CPU_GLU_TANH_C0)));
+  __m512 e = ax_exp(_mm512_sub_ps(_mm512_setzero_ps(), z));
+  return _mm512_div_ps(x, _mm512_add_ps(_mm512_set1_ps(1.0f), e));
+}
 INL_AMX __mmask16 ax_mask(int n) { return n >= 16 ? (__mmask16)0xffff : n <= 0 ? (__mmask16)0 : (__mmask16)((1u << n) - 1); }
 INL_AMX void ax_store_bf16(uint16_t *dst, __m512 y, __mmask16 mk) {
   _mm256_mask_storeu_epi16(dst, mk, (__m256i)_mm512_cvtneps_pbh(y));
@@ -328,7 +369,7 @@ INL_AMX void epi_vec(const packed_matrix *w, const gemm_epilogue *e, int m, int 
   if (w->geglu) {
     int o = p * 16;
     __mmask16 mk = ax_mask(w->n / 2 - o);
-    __m512 y = _mm512_mul_ps(ax_gelu(y0), y1);
+    __m512 y = _mm512_mul_ps(w->glu_act == ENC_ACT_GELU ? ax_gelu(y0) : ax_glu_other(w->glu_act, y0), y1);
     if (e->out_f32) {
       float *dst = e->out_f32 + (size_t)m * e->ldo + o;
       if (e->residual) y = _mm512_add_ps(y, _mm512_maskz_loadu_ps(mk, dst));
@@ -421,6 +462,41 @@ FN_AMX void split_panel_hw(const float *src, int k, int kpp, uint16_t *hi, uint1
   }
 }
 
+/* softmax_row_c / attn_out_c on 16 lanes */
+INL_AMX __mmask16 ax_range(int c, int c0, int c1) {
+  __m512i j = _mm512_add_epi32(_mm512_set1_epi32(c), _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
+  return _mm512_cmpge_epi32_mask(j, _mm512_set1_epi32(c0)) & _mm512_cmple_epi32_mask(j, _mm512_set1_epi32(c1));
+}
+FN_AMX float softmax_row_hw(const float *s, int c0, int c1, int wp, uint16_t *p) {
+  __m512 mx = _mm512_set1_ps(-INFINITY);
+  for (int c = c0 & ~15; c <= c1; c += 16) {
+    __mmask16 mk = ax_range(c, c0, c1);
+    mx = _mm512_mask_max_ps(mx, mk, mx, _mm512_maskz_loadu_ps(mk, s + c));
+  }
+  __m512 m = _mm512_set1_ps(_mm512_reduce_max_ps(mx)), sum = _mm512_setzero_ps();
+  for (int c = 0; c < wp; c += 16) {
+    __mmask16 mk = ax_range(c, c0, c1);
+    __m512 e = mk ? _mm512_maskz_mov_ps(mk, ax_exp(_mm512_sub_ps(_mm512_loadu_ps(s + c), m))) : _mm512_setzero_ps();
+    __m256i h = (__m256i)_mm512_cvtneps_pbh(e);
+    _mm256_storeu_si256((__m256i *)(p + c), h);
+    sum = _mm512_add_ps(sum, _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16)));
+  }
+  return _mm512_reduce_add_ps(sum);
+}
+FN_AMX void attn_out_hw(const float *acc, float inv, float *o32, uint16_t *o16) {
+  __m512 v = _mm512_set1_ps(inv);
+  for (int c = 0; c < 64; c += 16) {
+    __m512 y = _mm512_mul_ps(_mm512_loadu_ps(acc + c), v);
+    if (o32) _mm512_storeu_ps(o32 + c, y);
+    else _mm256_storeu_si256((__m256i *)(o16 + c), (__m256i)_mm512_cvtneps_pbh(y));
+  }
+}
+static void attn_fallback_hw(const attn_args *a) {
+  const cpu_kernels *k = cpu_kernels_avx512();
+  if (k) k->attention_bf16(a);
+  else cpu_attention_bf16_scalar(a);
+}
+
 #define AMX_NAME(x) x##_hw
 #define AMX_ATTR __attribute__((target(ISA_AMX)))
 #define AMX_SETUP() amx_setup()
@@ -428,9 +504,12 @@ FN_AMX void split_panel_hw(const float *src, int k, int kpp, uint16_t *hi, uint1
 #define AMX_EPI_I32(x, w, e, m, p, acc) epi_row_i32_hw(x, w, e, m, p, acc)
 #define AMX_SPLIT_ROW split_row_hw
 #define AMX_SPLIT_PANEL split_panel_hw
+#define AMX_SOFTMAX_ROW softmax_row_hw
+#define AMX_ATTN_OUT attn_out_hw
+#define AMX_ATTN_FALLBACK(a) attn_fallback_hw(a)
 #include "backend/cpu/kernels_amx_tiles.h"
 
-static const cpu_amx_gemms hw_gemms = {"amx", gemm_bf16_hw, gemm_i8_hw, gemm_f32x3_hw, gemm_f32x6_hw};
+static const cpu_amx_gemms hw_gemms = {"amx", gemm_bf16_hw, gemm_i8_hw, gemm_f32x3_hw, gemm_f32x6_hw, gemm_f32x5_hw, attention_bf16_hw};
 
 static int hw_ok;
 static pthread_once_t hw_once = PTHREAD_ONCE_INIT;
@@ -461,9 +540,13 @@ static void table_build(void) {
   amx_table.name = "amx";
   amx_table.gemm_bf16 = g->bf16;
   amx_table.gemm_i8 = g->i8;
-  const char *fp = laya_env("LAYA_AMX_FP32");
+  amx_table.gemm_rows[WF_BF16] = amx_table.gemm_rows[WF_I8] = 32;
+  amx_table.attention_bf16 = g->attention_bf16;
+  const char *fp = laya_env_process()->amx_fp32;
   if (fp && !strcmp(fp, "x3")) amx_table.gemm_f32 = g->f32x3;
+  else if (fp && !strcmp(fp, "x5")) amx_table.gemm_f32 = g->f32x5;
   else if (fp && !strcmp(fp, "x6")) amx_table.gemm_f32 = g->f32x6;
+  if (amx_table.gemm_f32 != base->gemm_f32) amx_table.gemm_rows[WF_F32] = 32;
   amx_table_ptr = &amx_table;
 }
 const cpu_kernels *cpu_kernels_amx(void) {

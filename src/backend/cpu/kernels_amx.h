@@ -13,6 +13,8 @@
  *   f32x3  fp32 = bf16 hi + mid + lo parts of both operands; hi*hi + hi*mid + mid*hi products
  *          (relative error of one product <= ~3 * 2^-16 + fp32 rounding)
  *   f32x6  the same plus mid*mid, hi*lo, lo*hi (<= ~12 * 2^-24 + fp32 rounding)
+ *   f32x5  activations in two parts (hi, mid), weights in three: hi*hi, hi*mid, mid*hi, mid*mid,
+ *          hi*lo (<= ~2^-17, the activations' remainder, + fp32 rounding)
  */
 #ifndef LAYA_CPU_KERNELS_AMX_H
 #define LAYA_CPU_KERNELS_AMX_H
@@ -24,7 +26,8 @@ typedef void (*cpu_gemm_fn)(const gemm_input *x, const packed_matrix *w, int m0,
 
 typedef struct cpu_amx_gemms {
   const char *name; /* "amx" or "amx-emu" */
-  cpu_gemm_fn bf16, i8, f32x3, f32x6;
+  cpu_gemm_fn bf16, i8, f32x3, f32x6, f32x5;
+  void (*attention_bf16)(const attn_args *a); /* kernels.h's attention_bf16 on tiles (head size 64) */
 } cpu_amx_gemms;
 
 /* The AMX kernels: NULL unless the compiler built them, CPUID and XCR0 report AMX-BF16/INT8 and
@@ -37,8 +40,8 @@ const cpu_amx_gemms *cpu_amx_emu(void);
  * kernels then take their paths without scratch: one k block; the scalar kernel for split fp32). */
 void cpu_amx_scratch_fail_for_tests(int on);
 
-/* The "amx" kernel table: the AVX-512 table with its bf16 and int8 GEMMs on AMX; its fp32 GEMM is
- * the AVX-512 one unless LAYA_AMX_FP32=x3|x6 picks a split-precision AMX GEMM. NULL where
+/* The "amx" kernel table: the AVX-512 table with its bf16 and int8 GEMMs and its bf16 attention on AMX; its fp32 GEMM is
+ * the AVX-512 one unless LAYA_AMX_FP32=x3|x5|x6 picks a split-precision AMX GEMM. NULL where
  * cpu_amx_hw() is NULL or the AVX-512 table is not available. */
 const cpu_kernels *cpu_kernels_amx(void);
 

@@ -60,13 +60,24 @@
   } while (0)
 
 /* Loop order (both integer and bf16 kernels): row chunk (activations stay in L2) > weight panel >
- * k block (the panel's slice of KC k values, 16 KiB, stays in L1 while every 32-row block of the
- * chunk passes over it) > row block > k step. The accumulators of each row block wait in a
- * buffer between k blocks (fp32 stores and loads: exact), so every output's sum still runs over k
- * in one fixed order. Within a k step the loads are interleaved with the products so a tile's next
- * load can start while the products that do not read it run. */
-#define AMX_KC_BF16 256
-#define AMX_KC_I8 512
+ * k block > row block > k step. The accumulators stay in tiles over a whole k block; between k
+ * blocks they wait in a buffer (fp32 stores and loads: exact), so every output's sum still runs
+ * over k in one fixed order. Within a k step the loads are interleaved with the products so a
+ * tile's next load can start while the products that do not read it run. The k block is as long
+ * as the models' k (768..2624 and more): on the Xeon (Emerald Rapids), k blocks of 256 / 512 (the
+ * panel's slice in L1, the accumulators stored and reloaded every 8 k steps: a tile load of what a
+ * tile store just wrote waits for the store) ran the bf16 GEMM at 327-335 GFLOP/s on one core,
+ * whole-k blocks at 718-1049 (BENCHMARKS.md, "AMX, session 7"). */
+#ifdef AMX_KC_BF16_SET /* build-time overrides for kernel studies (bench_kernels variants) */
+#define AMX_KC_BF16 AMX_KC_BF16_SET
+#else
+#define AMX_KC_BF16 4096
+#endif
+#ifdef AMX_KC_I8_SET
+#define AMX_KC_I8 AMX_KC_I8_SET
+#else
+#define AMX_KC_I8 4096
+#endif
 
 /* bf16: y = x W^T, x bf16 [M][lda], W packed [K/2][32][2] per panel. */
 AMX_ATTR static void AMX_NAME(gemm_bf16)(const gemm_input *x, const packed_matrix *w, int m0, int m1, int p0,
@@ -165,16 +176,22 @@ AMX_ATTR static void AMX_NAME(gemm_i8)(const gemm_input *x, const packed_matrix 
 /* Split-precision fp32: both operands cut into bf16 parts (hi, mid, lo: x = hi + mid + lo + r,
  * |r| <= 2^-24 |x|), then the products of parts whose order is above the cut, smallest first, all
  * into the same fp32 accumulators. The activation rows of a chunk and one weight panel at a time
- * are split into zero-padded buffers (rows to 16, k to 32), so no tile has a tail; k blocks of
- * 128 (the panel's parts: 16 or 24 KiB) as above. */
-#define AMX_KC_SPLIT 128
+ * are split into zero-padded buffers (rows to 16, k to 32), so no tile has a tail; k blocks as
+ * above (whole k up to 4096). */
+#ifdef AMX_KC_SPLIT_SET
+#define AMX_KC_SPLIT AMX_KC_SPLIT_SET
+#else
+#define AMX_KC_SPLIT 4096
+#endif
 AMX_ATTR static void AMX_NAME(gemm_split)(int parts, const gemm_input *x, const packed_matrix *w, int m0,
                                           int m1, int p0, int p1, const gemm_epilogue *e) {
   /* (activation part, weight part) of each product, smallest first */
   static const int prod6[6][2] = {{2, 0}, {1, 1}, {0, 2}, {1, 0}, {0, 1}, {0, 0}};
+  static const int prod5[5][2] = {{1, 1}, {0, 2}, {1, 0}, {0, 1}, {0, 0}};
   static const int prod3[3][2] = {{1, 0}, {0, 1}, {0, 0}};
-  const int(*prod)[2] = parts == 6 ? prod6 : prod3;
-  const int np = parts == 6 ? 6 : 3, nplanes = parts == 6 ? 3 : 2;
+  const int(*prod)[2] = parts == 6 ? prod6 : parts == 5 ? prod5 : prod3;
+  /* planes of the activations (hi, mid[, lo]) and of the weights */
+  const int np = parts, nplanes = parts == 6 ? 3 : 2, nbplanes = parts == 3 ? 2 : 3;
   if (m1 <= m0 || p1 <= p0) return;
   const int kp = w->k_pad, kpp = (kp + 31) & ~31;
   int chunk = amx_chunk_rows(kpp * 2 * nplanes) / AMX_ROWS * AMX_ROWS;
@@ -207,7 +224,7 @@ AMX_ATTR static void AMX_NAME(gemm_split)(int parts, const gemm_input *x, const 
     }
     for (int p = p0; p < p1; p++) {
       AMX_SPLIT_PANEL((const float *)w->data + (size_t)p * kp * CPU_NR, kp, kpp, s.b[0], s.b[1],
-                      nplanes == 3 ? s.b[2] : NULL);
+                      nbplanes == 3 ? s.b[2] : NULL);
       for (int kc0 = 0; kc0 < kpp; kc0 += AMX_KC_SPLIT) {
         int kce = kc0 + AMX_KC_SPLIT < kpp ? kc0 + AMX_KC_SPLIT : kpp, last = kce == kpp;
         for (int m = 0; m < rows; m += AMX_ROWS) {
@@ -243,10 +260,112 @@ AMX_ATTR static void AMX_NAME(gemm_f32x3)(const gemm_input *x, const packed_matr
                                           int p1, const gemm_epilogue *e) {
   AMX_NAME(gemm_split)(3, x, w, m0, m1, p0, p1, e);
 }
+AMX_ATTR static void AMX_NAME(gemm_f32x5)(const gemm_input *x, const packed_matrix *w, int m0, int m1, int p0,
+                                          int p1, const gemm_epilogue *e) {
+  AMX_NAME(gemm_split)(5, x, w, m0, m1, p0, p1, e);
+}
 AMX_ATTR static void AMX_NAME(gemm_f32x6)(const gemm_input *x, const packed_matrix *w, int m0, int m1, int p0,
                                           int p1, const gemm_epilogue *e) {
   AMX_NAME(gemm_split)(6, x, w, m0, m1, p0, p1, e);
 }
+
+/* bf16 attention on tiles (attention_bf16 of kernels.h: the qb / kb / vb layouts, which are already
+ * the tile operand layouts: kb's pair rows are a B operand for q k^T, vb's key-pair rows one for
+ * P V). Head size 64 only (others: AMX_ATTN_FALLBACK). Per block of 16 queries: the scores of the
+ * union of their key ranges (from an even key, 64 keys per step: tmm0..3 = 16 queries x 4 x 16 keys,
+ * tmm4 / tmm5 = q's two 32-value halves, tmm6 / tmm7 = kb tiles), then each query's softmax over
+ * its own keys (AMX_SOFTMAX_ROW: exp(s - max) rounded to bf16, the sum of the rounded values; keys
+ * it may not see get 0), then P V (tmm0..3 = 16 queries x 64 outputs, tmm4 = 32 keys of P, tmm6 /
+ * tmm7 = vb tiles) and out = (P V) / sum. Tiles past t or past the last key pair load zero-filled
+ * copies. Scores and probabilities wait in per-thread scratch (16 x width floats + bf16). */
+#define AMX_AQ 16
+AMX_ATTR static void AMX_NAME(attention_bf16)(const attn_args *a) {
+  const int t = a->t, dh = a->dh;
+  if (dh != 64 || a->i1 <= a->i0) {
+    AMX_ATTN_FALLBACK(a);
+    return;
+  }
+  int wmax = a->window < 0 || 2 * a->window + AMX_AQ > t ? t : 2 * a->window + AMX_AQ;
+  const int wp_max = (wmax + 1 + 63) & ~63; /* +1: the block starts at an even key */
+  float *sbuf = amx_scratch_get(2, sizeof(float) * ((size_t)AMX_AQ * wp_max + AMX_AQ * 64 + AMX_AQ) +
+                                       sizeof(uint16_t) * (size_t)AMX_AQ * wp_max);
+  if (!sbuf) {
+    AMX_ATTN_FALLBACK(a);
+    return;
+  }
+  float *obuf = sbuf + (size_t)AMX_AQ * wp_max, *sums = obuf + AMX_AQ * 64;
+  uint16_t *p16 = (uint16_t *)(sums + AMX_AQ);
+  AMX_SETUP();
+  uint8_t tq[2][1024] __attribute__((aligned(64))), tb[2][1024] __attribute__((aligned(64)));
+  const size_t kld = (size_t)t * 4; /* bytes per kb pair row */
+  const int npairs = (t + 1) / 2;
+  const uint8_t *kbb = (const uint8_t *)a->kb;
+  int lo[AMX_AQ], hi[AMX_AQ];
+  for (int q0 = a->i0; q0 < a->i1; q0 += AMX_AQ) {
+    int nq = a->i1 - q0 < AMX_AQ ? a->i1 - q0 : AMX_AQ, ulo, uhi;
+    attn_block_ranges(a, q0, nq, lo, hi, &ulo, &uhi);
+    const int jb = ulo & ~1, wp = (uhi + 1 - jb + 63) & ~63;
+    const uint8_t *qa = (const uint8_t *)(a->qb + (size_t)q0 * dh);
+    AMX_LOAD_PART(4, qa, 128, nq, 64, tq[0]);
+    AMX_LOAD_PART(5, qa + 64, 128, nq, 64, tq[1]);
+    for (int g = 0; g < wp; g += 64) {
+      T_ZERO(0);
+      T_ZERO(1);
+      T_ZERO(2);
+      T_ZERO(3);
+#define AMX_ATT_S(c)                                                                 \
+  do {                                                                               \
+    int j = jb + g + 16 * (c), nb = t - j;                                           \
+    nb = nb >= 16 ? 64 : nb > 0 ? 4 * nb : 0;                                        \
+    const uint8_t *kp = kbb + (size_t)(j < t ? j : 0) * 4;                           \
+    AMX_LOAD_PART(6, kp, kld, 16, nb, tb[0]);                                        \
+    T_DPBF16(c, 4, 6);                                                               \
+    AMX_LOAD_PART(7, kp + 16 * kld, kld, 16, nb, tb[1]);                             \
+    T_DPBF16(c, 5, 7);                                                               \
+  } while (0)
+      AMX_ATT_S(0);
+      AMX_ATT_S(1);
+      AMX_ATT_S(2);
+      AMX_ATT_S(3);
+#undef AMX_ATT_S
+      T_STORE(0, sbuf + g, (size_t)wp * 4);
+      T_STORE(1, sbuf + g + 16, (size_t)wp * 4);
+      T_STORE(2, sbuf + g + 32, (size_t)wp * 4);
+      T_STORE(3, sbuf + g + 48, (size_t)wp * 4);
+    }
+    for (int qi = 0; qi < AMX_AQ; qi++) {
+      if (qi < nq) sums[qi] = AMX_SOFTMAX_ROW(sbuf + (size_t)qi * wp, lo[qi] - jb, hi[qi] - jb, wp, p16 + (size_t)qi * wp);
+      else memset(p16 + (size_t)qi * wp, 0, sizeof(uint16_t) * (size_t)wp);
+    }
+    T_ZERO(0);
+    T_ZERO(1);
+    T_ZERO(2);
+    T_ZERO(3);
+    for (int k0 = 0; k0 < wp; k0 += 32) {
+      int pr = (jb + k0) / 2, nr = npairs - pr;
+      nr = nr > 16 ? 16 : nr > 0 ? nr : 0;
+      const uint8_t *vp = (const uint8_t *)(a->vb + (size_t)(nr > 0 ? pr : 0) * dh * 2);
+      T_LOAD(4, p16 + k0, (size_t)wp * 2);
+      AMX_LOAD_PART(6, vp, 256, nr, 64, tb[0]);
+      T_DPBF16(0, 4, 6);
+      AMX_LOAD_PART(7, vp + 64, 256, nr, 64, tb[1]);
+      T_DPBF16(1, 4, 7);
+      AMX_LOAD_PART(6, vp + 128, 256, nr, 64, tb[0]);
+      T_DPBF16(2, 4, 6);
+      AMX_LOAD_PART(7, vp + 192, 256, nr, 64, tb[1]);
+      T_DPBF16(3, 4, 7);
+    }
+    T_STORE(0, obuf, 256);
+    T_STORE(1, obuf + 16, 256);
+    T_STORE(2, obuf + 32, 256);
+    T_STORE(3, obuf + 48, 256);
+    for (int qi = 0; qi < nq; qi++) {
+      size_t o = (size_t)(q0 + qi - a->i0) * a->ldo;
+      AMX_ATTN_OUT(obuf + qi * 64, 1.0f / sums[qi], a->out_f32 ? a->out_f32 + o : NULL, a->out_bf16 ? a->out_bf16 + o : NULL);
+    }
+  }
+}
+#undef AMX_AQ
 
 #undef AMX_LOAD_PART
 #undef AMX_C_BEGIN

@@ -51,14 +51,26 @@ INL __m256 v8_gelu(__m256 x) {
   return _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(0.5f), x), _mm256_add_ps(_mm256_set1_ps(1.0f), erf));
 }
 
+/* The GeGLU activation (kernels.h cpu_glu_act): erf GELU, relu, or x / (1 + exp(-z)). */
+INL __m256 v8_glu_act(enc_act act, __m256 x) {
+  if (act == ENC_ACT_GELU) return v8_gelu(x);
+  if (act == ENC_ACT_RELU) return _mm256_max_ps(x, _mm256_setzero_ps());
+  __m256 z = act == ENC_ACT_SILU         ? x
+             : act == ENC_ACT_QUICK_GELU ? _mm256_mul_ps(x, _mm256_set1_ps(CPU_GLU_QUICK_C0))
+                                         : _mm256_mul_ps(x, _mm256_fmadd_ps(_mm256_mul_ps(x, x), _mm256_set1_ps(CPU_GLU_TANH_C2),
+                                                                            _mm256_set1_ps(CPU_GLU_TANH_C0)));
+  __m256 e = v8_exp(_mm256_sub_ps(_mm256_setzero_ps(), z));
+  return _mm256_div_ps(x, _mm256_add_ps(_mm256_set1_ps(1.0f), e));
+}
+
 /* Epilogue of one row over the panel's 32 results (four ymm). Scalar tail for partial panels. */
 INL void epilogue_row8(const packed_matrix *w, const gemm_epilogue *e, int m, int p, __m256 *y) {
   int geglu = w->geglu, width = geglu ? 16 : 32, outs = geglu ? w->n / 2 : w->n;
   int o = p * width;
   float v[32];
   if (geglu) {
-    _mm256_storeu_ps(v, _mm256_mul_ps(v8_gelu(y[0]), y[2]));
-    _mm256_storeu_ps(v + 8, _mm256_mul_ps(v8_gelu(y[1]), y[3]));
+    _mm256_storeu_ps(v, _mm256_mul_ps(v8_glu_act(w->glu_act, y[0]), y[2]));
+    _mm256_storeu_ps(v + 8, _mm256_mul_ps(v8_glu_act(w->glu_act, y[1]), y[3]));
   } else {
     for (int i = 0; i < 4; i++) {
       __m256 t = y[i];

@@ -71,6 +71,18 @@ INL __m512 v_gelu(__m512 x) {
                        _mm512_add_ps(_mm512_set1_ps(1.0f), e));
 }
 
+/* The GeGLU activation (kernels.h cpu_glu_act): erf GELU, relu, or x / (1 + exp(-z)). */
+INL __m512 v_glu_act(enc_act act, __m512 x) {
+  if (act == ENC_ACT_GELU) return v_gelu(x);
+  if (act == ENC_ACT_RELU) return _mm512_max_ps(x, _mm512_setzero_ps());
+  __m512 z = act == ENC_ACT_SILU         ? x
+             : act == ENC_ACT_QUICK_GELU ? _mm512_mul_ps(x, _mm512_set1_ps(CPU_GLU_QUICK_C0))
+                                         : _mm512_mul_ps(x, _mm512_fmadd_ps(_mm512_mul_ps(x, x), _mm512_set1_ps(CPU_GLU_TANH_C2),
+                                                                            _mm512_set1_ps(CPU_GLU_TANH_C0)));
+  __m512 e = v_exp(_mm512_sub_ps(_mm512_setzero_ps(), z));
+  return _mm512_div_ps(x, _mm512_add_ps(_mm512_set1_ps(1.0f), e));
+}
+
 INL __mmask16 tail_mask(int n) { return n >= 16 ? (__mmask16)0xffff : n <= 0 ? (__mmask16)0 : (__mmask16)((1u << n) - 1); }
 
 INL void store_bf16(uint16_t *dst, __m512 y, __mmask16 mk) {
@@ -85,7 +97,7 @@ INL void epilogue_row(const packed_matrix *w, const gemm_epilogue *e, int m, int
   if (w->geglu) {
     int o = p * 16, outs = w->n / 2;
     __mmask16 mk = tail_mask(outs - o);
-    __m512 y = _mm512_mul_ps(v_gelu(y0), y1);
+    __m512 y = _mm512_mul_ps(v_glu_act(w->glu_act, y0), y1);
     if (e->out_f32) {
       float *dst = e->out_f32 + (size_t)m * e->ldo + o;
       if (e->residual) y = _mm512_add_ps(y, _mm512_maskz_loadu_ps(mk, dst));

@@ -27,7 +27,7 @@ static void epilogue_panel(const packed_matrix *w, const gemm_epilogue *e, int m
     if (o >= outs) break;
     float y;
     if (w->geglu) {
-      y = gelu_erf(acc[c]) * acc[c + CPU_NR / 2];
+      y = cpu_glu_act(w->glu_act, acc[c]) * acc[c + CPU_NR / 2];
     } else {
       y = acc[c] + (w->bias ? w->bias[o] : 0.0f);
       if (e->act == EPI_GELU) y = gelu_erf(y);

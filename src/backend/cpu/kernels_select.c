@@ -30,8 +30,7 @@ const cpu_kernels *cpu_kernels_by_name(const char *name) {
   return NULL;
 }
 
-const cpu_kernels *cpu_kernels_select(void) {
-  const char *force = laya_env("LAYA_CPU_ISA");
+const cpu_kernels *cpu_kernels_select_for(const char *force) {
   if (force && *force) {
     const cpu_kernels *k = cpu_kernels_by_name(force);
     if (k) return k;
@@ -42,6 +41,20 @@ const cpu_kernels *cpu_kernels_select(void) {
   return k ? k : &cpu_kernels_scalar;
 }
 
+/* The callers without laya_open's read (tests, `laya --version`): LAYA_CPU_ISA now, through the
+ * table (a name it does not list reads as unset). */
+const cpu_kernels *cpu_kernels_select(void) {
+  laya_env_options env;
+  laya_env_options_init(&env);
+  laya_error ignored;
+  laya_env_options_read_one(&env, "LAYA_CPU_ISA", &ignored);
+  const cpu_kernels *k = cpu_kernels_select_for(env.cpu_isa);
+  laya_env_options_free(&env);
+  return k;
+}
+
 const char *backend_cpu_isa_selected(void) { return cpu_kernels_select()->name; }
+
+const char *backend_cpu_isa_chosen(const char *force) { return cpu_kernels_select_for(force)->name; }
 
 int backend_cpu_isa_usable(const char *name) { return cpu_kernels_by_name(name) != NULL; }

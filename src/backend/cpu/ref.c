@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "backend/backend.h"
+#include "core/options.h"
 #include "backend/cpu/ref_ops.h"
 #include "core/threadpool.h"
 
@@ -343,15 +344,16 @@ static void attention_rows(const ref_model *m, const ref_scratch *s, const packe
 typedef struct geglu_job {
   float *ffn;
   int I;
+  enc_act act;
 } geglu_job;
 
-/* gelu(input) * gate, written over the input half of each token's [input | gate] */
+/* act(input) * gate, written over the input half of each token's [input | gate] */
 static void geglu_tokens(void *arg, int begin, int end, int thread) {
   (void)thread;
   const geglu_job *j = arg;
   for (int t = begin; t < end; t++) {
     float *u = j->ffn + (size_t)t * 2 * j->I;
-    for (int i = 0; i < j->I; i++) u[i] = ref_gelu(u[i]) * u[j->I + i];
+    for (int i = 0; i < j->I; i++) u[i] = ref_act(j->act, u[i]) * u[j->I + i];
   }
 }
 
@@ -400,10 +402,10 @@ static void encoder(const ref_model *m, const packed_batch *bt, const ref_scratc
     attention_rows(m, s, bt, s->att, d, s->qkv, c->n_heads, c->head_dim, global ? -1 : c->local_window / 2);
     mm(m, s, x, d, s->att, d, L->wo, NULL, T, d, d, 1);
 
-    /* MLP block: x = x + Wo(gelu(input) * gate), [input | gate] = Wi(mlp_norm(x)) */
+    /* MLP block: x = x + Wo(act(input) * gate), [input | gate] = Wi(mlp_norm(x)) (ModernBertMLP) */
     for (int t = 0; t < T; t++) ref_layernorm(a + (size_t)t * d, x + (size_t)t * d, L->mlp_norm, NULL, d, eps);
     mm(m, s, s->ffn, 2 * I, a, d, L->wi, NULL, T, 2 * I, d, 0);
-    geglu_job gj = {s->ffn, I};
+    geglu_job gj = {s->ffn, I, c->act};
     parallel_for(m->pool, T, geglu_tokens, &gj);
     mm(m, s, x, d, s->ffn, 2 * I, L->wo_mlp, NULL, T, d, I, 1);
   }
@@ -514,7 +516,8 @@ backend *backend_cpu_ref_create(const model_weights *w, const backend_options *o
   /* always fp32 whatever o->precision says: this is the oracle */
   ref_model *m = ref_model_create(w, err);
   if (!m) return NULL;
-  m->pool = threadpool_create(o ? o->threads : 0, err);
+  /* the caller's count, else LAYA_THREADS as laya_open read it, else the pool's default */
+  m->pool = threadpool_create(o && o->threads > 0 ? o->threads : o && o->env ? (int)o->env->threads : 0, err);
   if (!m->pool) {
     ref_model_free(m);
     return NULL;

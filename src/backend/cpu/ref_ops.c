@@ -89,6 +89,22 @@ void ref_layernorm(float *y, const float *x, const float *w, const float *b, int
 
 float ref_gelu(float x) { return 0.5f * x * (1.0f + erff(x * 0.70710678118654752440f)); }
 
+/* In fp32 the way PyTorch's CPU kernels evaluate them (GELU approximate="tanh", SiLU, sigmoid). */
+float ref_act(enc_act act, float x) {
+  switch (act) {
+    case ENC_ACT_GELU_TANH: {
+      const float beta = 0.79788456080286535588f, kappa = 0.044715f;
+      return 0.5f * x * (1.0f + tanhf(beta * (x + kappa * (x * x * x))));
+    }
+    case ENC_ACT_QUICK_GELU: return x * (1.0f / (1.0f + expf(-(1.702f * x))));
+    case ENC_ACT_SILU: return x / (1.0f + expf(-x));
+    case ENC_ACT_RELU: return x > 0.0f ? x : 0.0f;
+    case ENC_ACT_GELU:
+    case ENC_ACT_COUNT: break;
+  }
+  return ref_gelu(x);
+}
+
 void ref_rope_tables(float *cos_t, float *sin_t, int len, int head_dim, double theta) {
   int half = head_dim / 2;
   for (int j = 0; j < half; j++) {

@@ -11,6 +11,8 @@
 
 #include <stddef.h>
 
+#include "model/weights.h"
+
 /* Floats of scratch ref_matmul needs for a reduction length K. */
 size_t ref_matmul_panel_floats(int K);
 
@@ -30,6 +32,8 @@ void ref_layernorm(float *y, const float *x, const float *w, const float *b, int
 
 /* Exact (erf) GELU, PyTorch's nn.GELU() default. */
 float ref_gelu(float x);
+/* The encoder's GeGLU activation (weights.h enc_act). */
+float ref_act(enc_act act, float x);
 
 /* RoPE tables for positions 0..len-1: cos_t/sin_t are [len][head_dim / 2], computed in fp32 the
  * way transformers does: inv_freq[j] = 1 / theta^((2j) / head_dim), angle = pos * inv_freq[j]. */

@@ -78,6 +78,7 @@ static int lt_fail(laya_error *err, int st, int dev, const char *what) {
 struct dev_layer {
   float *attn_norm, *mlp_norm;
   void *wqkv, *wo, *wi, *wo_mlp;
+  unsigned char wi_map[GG_MAP_BYTES]; /* TMA descriptor of wi (interleaved) when gg_v >= 0 */
 };
 struct dev_head_layer {
   float *n1w, *n1b, *n2w, *n2b, *out_b, *l2b;
@@ -92,6 +93,7 @@ struct cuda_model {
   int att_g, att_l;           /* attention kernel variants: global layers and head, local layers */
   int tile_q, tile_ql;        /* their queries per tile */
   int d, n_layers, H, hd, I, V, window;
+  int act;                    /* enc_act: the GeGLU activation (hidden_activation) */
   unsigned char layer_global[1024]; /* enc_layer_global of each layer */
   float eps;
   int head_layers, head_heads, n_act, act_hidden, ld_act;
@@ -114,6 +116,7 @@ struct cuda_model {
    * timing buffer (gemm.cu). Each happens once per bucket, so the lock is rarely taken. */
   pthread_mutex_t mem_lock;
   int head_all; /* LAYA_CUDA_HEAD_ALL=1: the last head layer over every token (for comparison) */
+  int gg_v;     /* the fused Wi + GeGLU kernel variant (gemm_sm90.cu), -1: cuBLASLt + k_geglu */
 };
 
 /* ---------------------------------------------------------------------------------------------
@@ -260,6 +263,33 @@ static void model_free(cuda_model *m) {
   free(m);
 }
 
+/* The fused Wi + GeGLU GEMM: each layer's Wi rows interleaved in place (through one temporary
+ * matrix) and its TMA descriptor made. A descriptor the driver refuses turns the fusion off
+ * before any weight moved. */
+static int fuse_geglu_weights(cuda_model *m, laya_error *err) {
+  const int dev = m->dev, I = m->I, d = m->d;
+  for (int l = 0; l < m->n_layers; l++)
+    if (geglu_gemm_map_weight(m->gg_v, m->half16, m->layers[l].wi, I, d, m->layers[l].wi_map)) {
+      m->gg_v = -1;
+      return 0;
+    }
+  const size_t bytes = (size_t)2 * I * d * 2;
+  void *tmp = NULL;
+  cudaStream_t st; /* its own non-blocking stream, as run_uploads (never the legacy stream) */
+  CU_TRY(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking), "creating the interleave stream");
+  cudaError_t e = cudaMalloc(&tmp, bytes);
+  for (int l = 0; l < m->n_layers && e == cudaSuccess; l++) {
+    k_geglu_interleave(st, m->half16, m->layers[l].wi, tmp, I, d);
+    e = cudaGetLastError();
+    if (e == cudaSuccess) e = cudaMemcpyAsync(m->layers[l].wi, tmp, bytes, cudaMemcpyDeviceToDevice, st);
+  }
+  if (e == cudaSuccess) e = cudaStreamSynchronize(st);
+  if (tmp) cudaFree(tmp);
+  cudaStreamDestroy(st);
+  if (e != cudaSuccess) return cuda_fail(err, e, dev, "interleaving Wi for the fused GeGLU");
+  return 0;
+}
+
 static int model_load(cuda_model *m, const model_weights *w, laya_error *err) {
   const encoder_config *c = &w->enc;
   m->d = c->hidden;
@@ -270,6 +300,8 @@ static int model_load(cuda_model *m, const model_weights *w, laya_error *err) {
   m->V = c->vocab;
   for (int l = 0; l < c->n_layers && l < (int)sizeof m->layer_global; l++) m->layer_global[l] = (unsigned char)enc_layer_global(c, l);
   m->window = c->local_window / 2;
+  m->act = (int)c->act;
+  if (m->act != ENC_ACT_GELU) m->gg_v = -1; /* the fused Wi epilogue computes the erf GELU only */
   m->eps = (float)c->norm_eps;
   m->head_layers = w->head_layers;
   m->head_heads = w->head_heads > 0 ? w->head_heads : 1;
@@ -393,6 +425,7 @@ static int model_load(cuda_model *m, const model_weights *w, laya_error *err) {
     else m->arena_bytes = L.size;
   }
   if (!rc) rc = run_uploads(m, &L, err);
+  if (!rc && m->gg_v >= 0) rc = fuse_geglu_weights(m, err);
   free(tg);
   free(tl);
   free(L.u);
@@ -626,6 +659,10 @@ static int enqueue_forward(backend_worker *w, int Mp, int Rp, int NMp, laya_erro
     if (rc) return lt_fail(err, rc, dev, what);                                                                  \
   } while (0)
 
+  unsigned char y_map[GG_MAP_BYTES]; /* the fused Wi GEMM's A operand: w->y [Mp, d] */
+  if (m->gg_v >= 0 && geglu_gemm_map_act(m->gg_v, h16, w->y, Mp, d, d, y_map))
+    return cu_fail(err, LAYA_ERR_DEVICE, "CUDA backend on device %d: the driver refused a TMA descriptor (%d x %d)", dev,
+                   Mp, d);
   prof_mark(w, -1);
   k_embed_ln(s, h16, tokens, m->emb, m->emb_dt, m->emb_norm, m->eps, w->x, w->y, counts, Mp, d);
   prof_mark(w, P_EMBED);
@@ -645,11 +682,18 @@ static int enqueue_forward(backend_worker *w, int Mp, int Rp, int NMp, laya_erro
     prof_mark(w, P_WO);
     k_ln(s, h16, w->x, L->mlp_norm, NULL, m->eps, w->y, Mp, d);
     prof_mark(w, P_LN);
-    GEMM(Mp, 2 * I, d, w->y, d, L->wi, T16, hid, 2 * I, T16, 0, EPI_NONE, NULL, "Wi");
-    prof_mark(w, P_WI);
-    k_geglu(s, h16, hid, Mp, I);
-    prof_mark(w, P_GEGLU);
-    GEMM(Mp, d, I, hid, 2 * I, L->wo_mlp, T16, w->x, d, CU_F32, 1, EPI_NONE, NULL, "mlp.Wo");
+    if (m->gg_v >= 0) {
+      /* Wi with GeGLU in its epilogue: hid[Mp, I] written once */
+      k_geglu_gemm(s, m->gg_v, h16, y_map, L->wi_map, hid, Mp, I, I, d);
+      prof_mark(w, P_WI);
+    } else {
+      GEMM(Mp, 2 * I, d, w->y, d, L->wi, T16, hid, 2 * I, T16, 0, EPI_NONE, NULL, "Wi");
+      prof_mark(w, P_WI);
+      k_geglu(s, h16, hid, Mp, I, m->act);
+      prof_mark(w, P_GEGLU);
+    }
+    const int ld_hid = m->gg_v >= 0 ? I : 2 * I;
+    GEMM(Mp, d, I, hid, ld_hid, L->wo_mlp, T16, w->x, d, CU_F32, 1, EPI_NONE, NULL, "mlp.Wo");
     prof_mark(w, P_WO_MLP);
     if (l + 1 < m->n_layers) {
       k_ln(s, h16, w->x, m->layers[l + 1].attn_norm, NULL, m->eps, w->y, Mp, d);
@@ -1090,6 +1134,7 @@ extern "C" backend *backend_cuda_create(const model_weights *w, const backend_op
   m->use_graphs = !(g && g[0] == '0');
   const char *ha = getenv("LAYA_CUDA_HEAD_ALL");
   m->head_all = ha && ha[0] == '1';
+  m->gg_v = geglu_gemm_variant(dev);
   if (model_load(m, w, err)) {
     model_free(m);
     free(b);

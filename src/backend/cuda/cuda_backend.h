@@ -21,6 +21,12 @@ int backend_cuda_memory(const backend *b, backend_worker *w, size_t *weights, si
  * into buf and resets them. Returns -1 when profiling is off. */
 int backend_cuda_profile(backend_worker *w, char *buf, size_t n);
 
+/* The fused Wi + GeGLU GEMM (gemm_sm90.cu) on device 0, every kernel variant, against a plain fp32
+ * kernel on random 16-bit A [M, K] and Wi [2I, K] (whatever LAYA_CUDA_GEGLU says): *max_rel = the
+ * largest |error| over the largest |reference|. Returns 0, 1 when the device cannot run the kernel,
+ * -1 on a CUDA error. */
+int backend_cuda_geglu_selftest(int half16, int M, int I, int K, double *max_rel);
+
 #ifdef __cplusplus
 }
 #endif

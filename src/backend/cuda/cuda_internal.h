@@ -49,7 +49,7 @@ void k_attention(cudaStream_t s, int half16, const void *qkv, void *out, const a
  * or the one LAYA_CUDA_ATTN_G / LAYA_CUDA_ATTN_L names; and its queries per tile. */
 int attention_variant(int local);
 int attention_variant_queries(int local, int variant);
-void k_geglu(cudaStream_t s, int half16, void *h, int Mp, int I);
+void k_geglu(cudaStream_t s, int half16, void *h, int Mp, int I, int act); /* act: enc_act */
 /* Scorer LayerNorm of marker m's state: row marker_tok[m] of x, or row m when marker_tok is NULL. */
 void k_gather_ln(cudaStream_t s, const float *x, const int32_t *marker_tok, const int *counts,
                  const float *w, const float *b, float *out, int NMp, int d);
@@ -79,5 +79,20 @@ void gemm_cache_destroy(struct gemm_cache *c);
 int gemm_run(struct gemm_cache *c, cublasLtHandle_t lt, cudaStream_t s, void *ws, size_t ws_size,
              int M, int N, int K, const void *A, int lda, const void *W, int dt_ab, void *D,
              int ldd, int dt_d, int accumulate, int epi, const void *bias);
+
+/* The Wi GEMM with GeGLU in its epilogue (gemm_sm90.cu, Hopper only, opt-in). geglu_gemm_variant:
+ * the kernel variant LAYA_CUDA_GEGLU names on device dev, -1 when it is unset or 0 or the device
+ * cannot run it (then the forward runs the cuBLASLt GEMM and k_geglu).
+ * The weight must be interleaved once (k_geglu_interleave: [2I, K] rows, src != dst); maps are
+ * TMA descriptors (GG_MAP_BYTES each, any alignment), for the weight once at load and for the
+ * activations per forward. out[M, I] (row stride ldo) = gelu(A Wi_in^T) * (A Wi_gate^T). */
+enum { GG_MAP_BYTES = 128 };
+int geglu_gemm_variant(int dev);
+const char *geglu_gemm_variant_name(int v);
+void k_geglu_interleave(cudaStream_t s, int half16, const void *src, void *dst, int I, int K);
+int geglu_gemm_map_weight(int v, int half16, const void *wi, int I, int K, void *map);
+int geglu_gemm_map_act(int v, int half16, const void *a, int M, int K, int lda, void *map);
+void k_geglu_gemm(cudaStream_t s, int v, int half16, const void *map_a, const void *map_w, void *out, int M, int I,
+                  int ldo, int K);
 
 #endif

@@ -360,20 +360,29 @@ void k_rope_k(cudaStream_t s, int half16, void *qkv, const int32_t *tok_pos, con
 }
 
 /* ---------------------------------------------------------------------------------------------
- * GeGLU in place: h[:, j] = gelu(h[:, j]) * h[:, I + j] for j < I; the next GEMM reads the first
- * I columns with a row stride of 2I. Two elements per thread.
+ * GeGLU in place: h[:, j] = act(h[:, j]) * h[:, I + j] for j < I, act the encoder's
+ * hidden_activation (weights.h enc_act, a template argument: one kernel per kind); the next GEMM
+ * reads the first I columns with a row stride of 2I.
  */
-template <class T> __global__ void geglu_kernel(T *h, int Mp, int I) {
+template <int A> __device__ __forceinline__ float glu_act(float v) {
+  if (A == ENC_ACT_GELU_TANH) return 0.5f * v * (1.0f + tanhf(0.79788456080286535588f * (v + 0.044715f * (v * v * v))));
+  if (A == ENC_ACT_QUICK_GELU) return v / (1.0f + expf(-1.702f * v));
+  if (A == ENC_ACT_SILU) return v / (1.0f + expf(-v));
+  if (A == ENC_ACT_RELU) return v > 0.0f ? v : 0.0f;
+  return gelu_erf(v);
+}
+
+template <class T, int A> __global__ void geglu_kernel(T *h, int Mp, int I) {
   int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   int64_t total = (int64_t)Mp * I;
   if (i >= total) return;
   int64_t r = i / I;
   int j = (int)(i % I);
   T *row = h + r * 2 * I;
-  row[j] = fromf<T>(gelu_erf(tof(row[j])) * tof(row[I + j]));
+  row[j] = fromf<T>(glu_act<A>(tof(row[j])) * tof(row[I + j]));
 }
 
-template <class T> __global__ void geglu_kernel8(T *h, int Mp, int I) {
+template <class T, int A> __global__ void geglu_kernel8(T *h, int Mp, int I) {
   /* vectorised: I a multiple of 8, 16-byte loads and stores; 32-bit index arithmetic (the
    * launcher keeps Mp * I / 8 below 2^31) */
   unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -385,19 +394,29 @@ template <class T> __global__ void geglu_kernel8(T *h, int Mp, int I) {
   uint4 ua = *reinterpret_cast<const uint4 *>(row + j), ug = *reinterpret_cast<const uint4 *>(row + I + j);
   T *a = reinterpret_cast<T *>(&ua), *g = reinterpret_cast<T *>(&ug);
 #pragma unroll
-  for (int e = 0; e < 8; e++) a[e] = fromf<T>(gelu_erf(tof(a[e])) * tof(g[e]));
+  for (int e = 0; e < 8; e++) a[e] = fromf<T>(glu_act<A>(tof(a[e])) * tof(g[e]));
   *reinterpret_cast<uint4 *>(row + j) = ua;
 }
 
-void k_geglu(cudaStream_t s, int half16, void *h, int Mp, int I) {
+template <int A> static void geglu_launch(cudaStream_t s, int half16, void *h, int Mp, int I) {
   if (I % 8 == 0 && (int64_t)Mp * (I / 8) < ((int64_t)1 << 31)) {
     unsigned g = blocks_for((int64_t)Mp * (I / 8), 256);
-    if (half16) geglu_kernel8<<<g, 256, 0, s>>>((__half *)h, Mp, I);
-    else geglu_kernel8<<<g, 256, 0, s>>>((__nv_bfloat16 *)h, Mp, I);
+    if (half16) geglu_kernel8<__half, A><<<g, 256, 0, s>>>((__half *)h, Mp, I);
+    else geglu_kernel8<__nv_bfloat16, A><<<g, 256, 0, s>>>((__nv_bfloat16 *)h, Mp, I);
   } else {
     unsigned g = blocks_for((int64_t)Mp * I, 256);
-    if (half16) geglu_kernel<<<g, 256, 0, s>>>((__half *)h, Mp, I);
-    else geglu_kernel<<<g, 256, 0, s>>>((__nv_bfloat16 *)h, Mp, I);
+    if (half16) geglu_kernel<__half, A><<<g, 256, 0, s>>>((__half *)h, Mp, I);
+    else geglu_kernel<__nv_bfloat16, A><<<g, 256, 0, s>>>((__nv_bfloat16 *)h, Mp, I);
+  }
+}
+
+void k_geglu(cudaStream_t s, int half16, void *h, int Mp, int I, int act) {
+  switch (act) {
+    case ENC_ACT_GELU_TANH: geglu_launch<ENC_ACT_GELU_TANH>(s, half16, h, Mp, I); break;
+    case ENC_ACT_QUICK_GELU: geglu_launch<ENC_ACT_QUICK_GELU>(s, half16, h, Mp, I); break;
+    case ENC_ACT_SILU: geglu_launch<ENC_ACT_SILU>(s, half16, h, Mp, I); break;
+    case ENC_ACT_RELU: geglu_launch<ENC_ACT_RELU>(s, half16, h, Mp, I); break;
+    default: geglu_launch<ENC_ACT_GELU>(s, half16, h, Mp, I); break;
   }
 }
 

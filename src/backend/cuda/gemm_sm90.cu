@@ -1,0 +1,443 @@
+/*
+ * gemm_sm90.cu: the Wi GEMM with GeGLU in its epilogue, for Hopper (sm_90a: TMA + wgmma).
+ *
+ * ModernBERT's MLP is out = gelu(x Wi_in^T) * (x Wi_gate^T) with Wi = [Wi_in; Wi_gate] ([2I, d]).
+ * cuBLASLt has no epilogue that multiplies two output columns, so the forward used to write the
+ * whole [M, 2I] product in 16 bits and read it back in a GeGLU pass (2.4 of ModernBERT-large's
+ * 27 ms at 32 x 512). Here the weight rows are interleaved at load in blocks of 8
+ * (geglu_interleave: rows 16b..16b+7 = Wi_in rows 8b.., rows 16b+8..16b+15 = Wi_gate rows 8b..),
+ * so in wgmma's accumulator layout every thread holds an input column and its gate column for
+ * the same output column; the epilogue writes gelu(in) * gate once, from the fp32 accumulators
+ * (the old path rounded both halves to 16 bits first), as [M, I] with row stride ldo.
+ *
+ * The kernel: persistent blocks of three warpgroups, 128 x BN output tiles; warpgroup 0 issues the TMA
+ * loads (128-byte swizzle, STAGES-deep ring of shared-memory stages guarded by mbarriers),
+ * warpgroups 1 and 2 each run wgmma m64nBNk16 on 64 of the tile's rows. K tails and rows / columns
+ * past the matrix are zero-filled by TMA; the epilogue stores only rows < M and columns < I. The
+ * sum over K runs in the same order for every M, so a row's result does not depend on its batch.
+ * Deterministic: no split-K, no atomics.
+ *
+ * Built for sm_90a only (wgmma); device_ok() says whether the device runs it (compute capability
+ * 9.0 and the driver's cuTensorMapEncodeTiled found). Off unless LAYA_CUDA_GEGLU names a variant
+ * (geglu_gemm_variant).
+ */
+#include <cuda.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda_internal.h"
+
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define GG_SM90 1
+#endif
+
+namespace {
+
+constexpr int GG_BM = 128, GG_BK = 64;
+
+#ifdef GG_SM90
+__device__ __forceinline__ uint32_t smem_u32(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
+
+__device__ __forceinline__ void mbar_init(uint64_t *bar, int count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_u32(bar)), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbar_expect_tx(uint64_t *bar, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_u32(bar)), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(uint64_t *bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem_u32(bar)) : "memory");
+}
+__device__ __forceinline__ void mbar_wait(uint64_t *bar, int parity) {
+  uint32_t ok = 0, a = smem_u32(bar);
+  while (!ok)
+    asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+                 : "=r"(ok)
+                 : "r"(a), "r"(parity)
+                 : "memory");
+}
+__device__ __forceinline__ void tma_load_2d(void *dst, const CUtensorMap *map, int c0, int c1, uint64_t *bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];" ::"r"(
+          smem_u32(dst)),
+      "l"((uint64_t)map), "r"(smem_u32(bar)), "r"(c0), "r"(c1)
+      : "memory");
+}
+/* wgmma shared-memory descriptor: K-major tile of 128-byte rows, 128-byte swizzle, 8-row groups
+ * 1024 bytes apart (the layout a TMA box of 64 16-bit columns writes). */
+__device__ __forceinline__ uint64_t sdesc(const void *p) {
+  uint64_t a = smem_u32(p);
+  return ((a & 0x3FFFF) >> 4) | ((uint64_t)1 << 16) | ((uint64_t)(1024 >> 4) << 32) | ((uint64_t)1 << 62);
+}
+__device__ __forceinline__ void wg_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wg_wait0() { asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory"); }
+__device__ __forceinline__ void wg_wait1() { asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory"); }
+template <int N> __device__ __forceinline__ void acc_fence(float *d) {
+#pragma unroll
+  for (int i = 0; i < N; i++) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+__device__ __forceinline__ void wgmma_n128_bf16(float *d, uint64_t da, uint64_t db) {
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, 0;\n}\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+               : "l"(da), "l"(db), "r"(1));
+}
+__device__ __forceinline__ void wgmma_n128_f16(float *d, uint64_t da, uint64_t db) {
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, 0;\n}\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+               : "l"(da), "l"(db), "r"(1));
+}
+__device__ __forceinline__ void wgmma_n256_bf16(float *d, uint64_t da, uint64_t db) {
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, p, 1, 1, 0, 0;\n}\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+               : "l"(da), "l"(db), "r"(1));
+}
+__device__ __forceinline__ void wgmma_n256_f16(float *d, uint64_t da, uint64_t db) {
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, p, 1, 1, 0, 0;\n}\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+               : "l"(da), "l"(db), "r"(1));
+}
+
+template <class T, int BN> __device__ __forceinline__ void wgmma_tile(float *d, uint64_t da, uint64_t db);
+template <> __device__ __forceinline__ void wgmma_tile<__nv_bfloat16, 128>(float *d, uint64_t da, uint64_t db) {
+  wgmma_n128_bf16(d, da, db);
+}
+template <> __device__ __forceinline__ void wgmma_tile<__nv_bfloat16, 256>(float *d, uint64_t da, uint64_t db) {
+  wgmma_n256_bf16(d, da, db);
+}
+template <> __device__ __forceinline__ void wgmma_tile<__half, 128>(float *d, uint64_t da, uint64_t db) {
+  wgmma_n128_f16(d, da, db);
+}
+template <> __device__ __forceinline__ void wgmma_tile<__half, 256>(float *d, uint64_t da, uint64_t db) {
+  wgmma_n256_f16(d, da, db);
+}
+
+__device__ __forceinline__ float gg_gelu(float v) { return 0.5f * v * (1.0f + erff(v * 0.70710678118654752f)); }
+template <class T> __device__ __forceinline__ void store2(T *p, float a, float b);
+template <> __device__ __forceinline__ void store2<__nv_bfloat16>(__nv_bfloat16 *p, float a, float b) {
+  *reinterpret_cast<__nv_bfloat162 *>(p) = __floats2bfloat162_rn(a, b);
+}
+template <> __device__ __forceinline__ void store2<__half>(__half *p, float a, float b) {
+  *reinterpret_cast<__half2 *>(p) = __floats2half2_rn(a, b);
+}
+#endif // GG_SM90
+
+template <int BN, int STAGES> constexpr size_t gg_smem_bytes() {
+  return (size_t)STAGES * (GG_BM + BN) * GG_BK * 2 + 2 * STAGES * 8 + 1024;
+}
+
+/* A persistent grid of min(tiles, SMs) blocks; tile t is (n tile t % ntn, m tile t / ntn), so the
+ * blocks running at once share A row tiles (reused from L2) while the weight (11 MB for
+ * ModernBERT-large) stays resident in L2. */
+template <class T, int BN, int STAGES, int MINB>
+__global__ void __launch_bounds__(384, MINB)
+    geglu_gemm_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB, T *out, int M,
+                      int I, int ldo, int K) {
+#ifdef GG_SM90
+  extern __shared__ unsigned char gg_smem_raw[];
+  unsigned char *base = (unsigned char *)(((uintptr_t)gg_smem_raw + 1023) & ~(uintptr_t)1023);
+  T *sA = (T *)base;
+  T *sB = sA + (size_t)STAGES * GG_BM * GG_BK;
+  uint64_t *full = (uint64_t *)(sB + (size_t)STAGES * BN * GG_BK);
+  uint64_t *empty = full + STAGES;
+  const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
+  const int kt = (K + GG_BK - 1) / GG_BK;
+  const int ntn = (2 * I + BN - 1) / BN, ntiles = ntn * ((M + GG_BM - 1) / GG_BM);
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < STAGES; s++) {
+      mbar_init(&full[s], 1);
+      mbar_init(&empty[s], 2);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+  }
+  __syncthreads();
+  /* persistent: block b takes tiles b, b + gridDim.x, ...; the ring's use count `it` runs on
+   * across tiles, so the producer fills the next tile's stages while the consumers store. */
+  if (wg == 0) {
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
+    if (tid == 0) {
+      int it = 0;
+      for (int t = blockIdx.x; t < ntiles; t += gridDim.x) {
+        const int n0 = (t % ntn) * BN, m0 = (t / ntn) * GG_BM;
+        for (int k = 0; k < kt; k++, it++) {
+          const int s = it % STAGES;
+          if (it >= STAGES) mbar_wait(&empty[s], ((it / STAGES) - 1) & 1);
+          mbar_expect_tx(&full[s], (uint32_t)((GG_BM + BN) * GG_BK * 2));
+          tma_load_2d(sA + (size_t)s * GG_BM * GG_BK, &tmA, k * GG_BK, m0, &full[s]);
+          tma_load_2d(sB + (size_t)s * BN * GG_BK, &tmB, k * GG_BK, n0, &full[s]);
+        }
+      }
+    }
+    return;
+  }
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
+  constexpr int NACC = BN / 2;
+  float d[NACC];
+  const int c = wg - 1; /* consumer: rows [64c, 64c + 64) of the tile */
+  const int warp = tid / 32, lane = tid % 32;
+  int it = 0;
+  for (int t = blockIdx.x; t < ntiles; t += gridDim.x) {
+    const int n0 = (t % ntn) * BN, m0 = (t / ntn) * GG_BM;
+#pragma unroll
+    for (int i = 0; i < NACC; i++) d[i] = 0.f;
+    for (int k = 0; k < kt; k++, it++) {
+      const int s = it % STAGES;
+      mbar_wait(&full[s], (it / STAGES) & 1);
+      const T *a = sA + (size_t)s * GG_BM * GG_BK + (size_t)c * 64 * GG_BK;
+      const T *b = sB + (size_t)s * BN * GG_BK;
+      acc_fence<NACC>(d);
+      wg_fence();
+#pragma unroll
+      for (int kk = 0; kk < GG_BK / 16; kk++) wgmma_tile<T, BN>(d, sdesc(a + kk * 16), sdesc(b + kk * 16));
+      wg_commit();
+      /* the previous step's products are done: its stage can be refilled */
+      wg_wait1();
+      acc_fence<NACC>(d);
+      if (k > 0 && tid == 0) mbar_arrive(&empty[(it - 1) % STAGES]);
+    }
+    wg_wait0();
+    acc_fence<NACC>(d);
+    if (tid == 0) mbar_arrive(&empty[(it - 1) % STAGES]);
+    /* accumulator layout (m64nN, f32): thread (warp w, lane l) holds, for n8 block i, rows
+     * 16w + l/4 (+8) and columns 8i + 2(l%4) (+1). Blocks 2p and 2p+1 are output block p's
+     * inputs and gates. */
+    const int r0 = m0 + c * 64 + warp * 16 + lane / 4;
+#pragma unroll
+    for (int p = 0; p < BN / 16; p++) {
+      const int col = n0 / 2 + 8 * p + 2 * (lane % 4);
+      if (col >= I) continue;
+      const float *in = d + (2 * p) * 4, *gt = d + (2 * p + 1) * 4;
+      if (r0 < M) store2<T>(out + (size_t)r0 * ldo + col, gg_gelu(in[0]) * gt[0], gg_gelu(in[1]) * gt[1]);
+      if (r0 + 8 < M)
+        store2<T>(out + (size_t)(r0 + 8) * ldo + col, gg_gelu(in[2]) * gt[2], gg_gelu(in[3]) * gt[3]);
+    }
+  }
+#endif
+}
+
+/* Wi rows [2I, K] -> interleaved in blocks of 8 (see the file comment). */
+template <class T> __global__ void interleave_kernel(const T *src, T *dst, int I, int K) {
+  const int r = blockIdx.x; /* destination row */
+  const int b = r / 16, j = r % 16;
+  const int srow = j < 8 ? 8 * b + j : I + 8 * b + (j - 8);
+  for (int k = threadIdx.x; k < K; k += blockDim.x) dst[(size_t)r * K + k] = src[(size_t)srow * K + k];
+}
+
+typedef CUresult (*encode_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *,
+                              const cuuint64_t *, const cuuint32_t *, const cuuint32_t *, CUtensorMapInterleave,
+                              CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+
+encode_fn g_encode;
+int g_sms = 132; /* multiprocessors of the device (geglu_gemm_variant): the persistent grid */
+int g_encode_state; /* 0 not looked up, 1 found, -1 missing */
+
+struct gg_variant {
+  const char *name;
+  int bn;
+  size_t smem;
+  void (*launch)(cudaStream_t, const CUtensorMap *, const CUtensorMap *, void *, int, int, int, int, int);
+  int (*prepare)(void);
+};
+
+template <int BN, int STAGES, int MINB> void launch_v(cudaStream_t s, const CUtensorMap *a, const CUtensorMap *b,
+                                                     void *out, int half16, int M, int I, int ldo, int K) {
+  const long tiles = (long)((2 * I + BN - 1) / BN) * ((M + GG_BM - 1) / GG_BM);
+  dim3 grid((unsigned)(tiles < g_sms ? tiles : g_sms));
+  const size_t smem = gg_smem_bytes<BN, STAGES>();
+  if (half16)
+    geglu_gemm_kernel<__half, BN, STAGES, MINB><<<grid, 384, smem, s>>>(*a, *b, (__half *)out, M, I, ldo, K);
+  else
+    geglu_gemm_kernel<__nv_bfloat16, BN, STAGES, MINB>
+        <<<grid, 384, smem, s>>>(*a, *b, (__nv_bfloat16 *)out, M, I, ldo, K);
+}
+template <int BN, int STAGES, int MINB> int prepare_v(void) {
+  const int smem = (int)gg_smem_bytes<BN, STAGES>();
+  if (cudaFuncSetAttribute(geglu_gemm_kernel<__half, BN, STAGES, MINB>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                           smem) != cudaSuccess)
+    return -1;
+  if (cudaFuncSetAttribute(geglu_gemm_kernel<__nv_bfloat16, BN, STAGES, MINB>,
+                           cudaFuncAttributeMaxDynamicSharedMemorySize, smem) != cudaSuccess)
+    return -1;
+  return 0;
+}
+
+/* LAYA_CUDA_GEGLU names one ("1": the first); unset or 0: the cuBLASLt GEMM + GeGLU pass. */
+const gg_variant g_variants[] = {
+    {"n256s4", 256, gg_smem_bytes<256, 4>(), launch_v<256, 4, 1>, prepare_v<256, 4, 1>},
+    {"n128s6", 128, gg_smem_bytes<128, 6>(), launch_v<128, 6, 1>, prepare_v<128, 6, 1>},
+};
+const int g_n_variants = (int)(sizeof g_variants / sizeof g_variants[0]);
+
+} // namespace
+
+static_assert(sizeof(CUtensorMap) == GG_MAP_BYTES, "GG_MAP_BYTES");
+
+/* Whether device dev runs the kernel: compute capability 9.0 (the sm_90a code) and the driver's
+ * cuTensorMapEncodeTiled found. */
+static int device_ok(int dev) {
+  int major = 0, minor = 0;
+  if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  if (major != 9 || minor != 0) return 0;
+  int sms = 0;
+  if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) == cudaSuccess && sms > 0) g_sms = sms;
+  if (g_encode_state == 0) {
+    void *fn = NULL;
+    cudaDriverEntryPointQueryResult q;
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &q) == cudaSuccess &&
+        q == cudaDriverEntryPointSuccess && fn) {
+      g_encode = (encode_fn)fn;
+      g_encode_state = 1;
+    } else {
+      cudaGetLastError();
+      g_encode_state = -1;
+    }
+  }
+  return g_encode_state == 1;
+}
+
+/* Opt-in (LAYA_CUDA_GEGLU=<variant>): measured on the H200 it saves ~0.6 ms of ModernBERT-large's
+ * 27.6 ms at 32 x 512 but costs 3-14% at one row (too few output tiles for 132 SMs), and the
+ * single-request latency is what the default serves; BENCHMARKS.md (CUDA, fused GeGLU). */
+int geglu_gemm_variant(int dev) {
+  const char *e = getenv("LAYA_CUDA_GEGLU");
+  if (!e || !e[0] || (e[0] == '0' && !e[1])) return -1;
+  if (!device_ok(dev)) return -1;
+  int v = 0;
+  while (v < g_n_variants && strcmp(e, g_variants[v].name) != 0) v++;
+  if (v >= g_n_variants) v = 0; /* "1" or an unknown name: the first variant */
+  if (g_variants[v].prepare()) {
+    cudaGetLastError();
+    return -1;
+  }
+  return v;
+}
+
+const char *geglu_gemm_variant_name(int v) { return v >= 0 && v < g_n_variants ? g_variants[v].name : "off"; }
+
+void k_geglu_interleave(cudaStream_t s, int half16, const void *src, void *dst, int I, int K) {
+  if (half16) interleave_kernel<<<2 * I, 256, 0, s>>>((const __half *)src, (__half *)dst, I, K);
+  else interleave_kernel<<<2 * I, 256, 0, s>>>((const __nv_bfloat16 *)src, (__nv_bfloat16 *)dst, I, K);
+}
+
+static int encode_2d(void *out, int half16, const void *ptr, int rows, int cols, int ld, int box_rows) {
+  cuuint64_t dims[2] = {(cuuint64_t)cols, (cuuint64_t)rows};
+  cuuint64_t strides[1] = {(cuuint64_t)ld * 2};
+  cuuint32_t box[2] = {(cuuint32_t)GG_BK, (cuuint32_t)box_rows};
+  cuuint32_t estr[2] = {1, 1};
+  CUtensorMap map; /* 64-byte aligned here; the caller's storage need not be */
+  CUresult r = g_encode(&map, half16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2,
+                        const_cast<void *>(ptr), dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                        CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                        CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS) return (int)r;
+  memcpy(out, &map, sizeof map);
+  return 0;
+}
+
+int geglu_gemm_map_weight(int v, int half16, const void *wi, int I, int K, void *map) {
+  if (v < 0 || v >= g_n_variants || g_encode_state != 1) return -1;
+  return encode_2d(map, half16, wi, 2 * I, K, K, g_variants[v].bn);
+}
+
+int geglu_gemm_map_act(int v, int half16, const void *a, int M, int K, int lda, void *map) {
+  if (v < 0 || v >= g_n_variants || g_encode_state != 1) return -1;
+  return encode_2d(map, half16, a, M, K, lda, GG_BM);
+}
+
+void k_geglu_gemm(cudaStream_t s, int v, int half16, const void *map_a, const void *map_w, void *out, int M, int I,
+                  int ldo, int K) {
+  CUtensorMap a, w;
+  memcpy(&a, map_a, sizeof a);
+  memcpy(&w, map_w, sizeof w);
+  g_variants[v].launch(s, &a, &w, out, half16, M, I, ldo, K);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Self-check (tests/cuda/test_cuda_geglu.c): every variant against a plain fp32 kernel on the
+ * same 16-bit inputs.
+ */
+namespace {
+template <class T> __global__ void geglu_ref_kernel(const T *A, const T *W, float *out, int M, int I, int K) {
+  const int j = blockIdx.x * blockDim.x + threadIdx.x, m = blockIdx.y;
+  if (j >= I || m >= M) return;
+  float a = 0.f, g = 0.f;
+  for (int k = 0; k < K; k++) {
+    const float x = (float)A[(size_t)m * K + k];
+    a += x * (float)W[(size_t)j * K + k];
+    g += x * (float)W[(size_t)(I + j) * K + k];
+  }
+  out[(size_t)m * I + j] = 0.5f * a * (1.0f + erff(a * 0.70710678118654752f)) * g;
+}
+template <class T> void fill(T *p, size_t n, uint32_t seed, float scale) {
+  for (size_t i = 0; i < n; i++) {
+    seed = seed * 1664525u + 1013904223u;
+    p[i] = (T)(((float)(seed >> 8) / 16777216.0f - 0.5f) * scale);
+  }
+}
+template <class T> int selftest_t(int half16, int M, int I, int K, double *max_rel) {
+  const size_t na = (size_t)M * K, nw = (size_t)2 * I * K, no = (size_t)M * I;
+  T *hA = (T *)malloc(na * sizeof(T)), *hW = (T *)malloc(nw * sizeof(T)), *hO = (T *)malloc(no * sizeof(T));
+  float *hR = (float *)malloc(no * sizeof(float));
+  T *dA = NULL, *dW = NULL, *dW2 = NULL, *dO = NULL;
+  float *dR = NULL;
+  int rc = -1;
+  if (!hA || !hW || !hO || !hR) goto done;
+  fill(hA, na, 1u + (uint32_t)M, 4.0f);
+  fill(hW, nw, 7u + (uint32_t)K, 4.0f / sqrtf((float)K));
+  if (cudaMalloc(&dA, na * sizeof(T)) || cudaMalloc(&dW, nw * sizeof(T)) || cudaMalloc(&dW2, nw * sizeof(T)) ||
+      cudaMalloc(&dO, no * sizeof(T)) || cudaMalloc(&dR, no * sizeof(float)))
+    goto done;
+  cudaMemcpy(dA, hA, na * sizeof(T), cudaMemcpyHostToDevice);
+  cudaMemcpy(dW, hW, nw * sizeof(T), cudaMemcpyHostToDevice);
+  geglu_ref_kernel<T><<<dim3((unsigned)((I + 127) / 128), (unsigned)M), 128>>>(dA, dW, dR, M, I, K);
+  cudaMemcpy(hR, dR, no * sizeof(float), cudaMemcpyDeviceToHost);
+  k_geglu_interleave(0, half16, dW, dW2, I, K);
+  *max_rel = 0;
+  for (int v = 0; v < g_n_variants; v++) {
+    unsigned char ma[GG_MAP_BYTES], mw[GG_MAP_BYTES];
+    if (g_variants[v].prepare() || geglu_gemm_map_act(v, half16, dA, M, K, K, ma) ||
+        geglu_gemm_map_weight(v, half16, dW2, I, K, mw))
+      goto done;
+    cudaMemset(dO, 0xff, no * sizeof(T)); /* NaN everywhere: an element not written fails */
+    k_geglu_gemm(0, v, half16, ma, mw, dO, M, I, I, K);
+    if (cudaDeviceSynchronize() != cudaSuccess) goto done;
+    cudaMemcpy(hO, dO, no * sizeof(T), cudaMemcpyDeviceToHost);
+    double scale = 1e-6, err = 0;
+    for (size_t i = 0; i < no; i++) scale = fmax(scale, fabs((double)hR[i]));
+    for (size_t i = 0; i < no; i++) {
+      const double e = fabs((double)(float)hO[i] - (double)hR[i]);
+      if (!(e <= err)) err = e; /* NaN propagates */
+    }
+    const double rel = err / scale;
+    if (!(rel <= *max_rel)) *max_rel = rel;
+  }
+  rc = cudaGetLastError() == cudaSuccess ? 0 : -1;
+done:
+  cudaFree(dA);
+  cudaFree(dW);
+  cudaFree(dW2);
+  cudaFree(dO);
+  cudaFree(dR);
+  free(hA);
+  free(hW);
+  free(hO);
+  free(hR);
+  return rc;
+}
+} // namespace
+
+extern "C" int backend_cuda_geglu_selftest(int half16, int M, int I, int K, double *max_rel) {
+  if (!device_ok(0)) return 1;
+  return half16 ? selftest_t<__half>(1, M, I, K, max_rel) : selftest_t<__nv_bfloat16>(0, M, I, K, max_rel);
+}

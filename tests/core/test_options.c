@@ -1,0 +1,119 @@
+/* test_options.c: the options table read into laya_env_options (core/options.h): each type parsed,
+ * every refusal naming the variable, the value and the values it takes, lenient rows ignoring a
+ * bad value, the skip mask, copies, and laya_open refusing a bad variable at its boundary. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../check.h"
+#include "core/options.h"
+#include "laya.h"
+
+static void clear_all(void) {
+  for (int i = 0; i < laya_env_count; i++) unsetenv(laya_env_table[i].env);
+}
+
+static const char *refusal(const char *name, const char *value) {
+  static char msg[4096];
+  clear_all();
+  setenv(name, value, 1);
+  laya_env_options o;
+  laya_error err = {0};
+  int rc = laya_env_options_read(&o, 0, &err);
+  laya_env_options_free(&o);
+  unsetenv(name);
+  snprintf(msg, sizeof msg, "%s", rc ? err.message : "(accepted)");
+  if (rc) CHECK(err.code == LAYA_ERR_VALUE);
+  return msg;
+}
+
+int main(void) {
+  /* every row that fills a field is well formed: a type the reader knows, enum values listed */
+  for (int i = 0; i < laya_env_count; i++) {
+    const laya_option *r = &laya_env_table[i];
+    CHECK(laya_option_find(r->env) == r);
+    if (!strcmp(r->type, "enum")) {
+      char v[64];
+      CHECK(laya_option_value(r, 0, v, sizeof v) != NULL && laya_option_value(r, 1, v, sizeof v) != NULL);
+    }
+    CHECK(r->field >= 0 || (r->flags & LAYA_OPT_CUDA));
+  }
+
+  /* unset: the struct's "unset" values */
+  clear_all();
+  laya_env_options o;
+  laya_error err = {0};
+  CHECK(laya_env_options_read(&o, 0, &err) == 0);
+  CHECK(o.precision == NULL && o.threads == 0 && o.escalate == -1 && o.escalate_tau == -1 && o.cuda_warmup == -1);
+  CHECK(o.quiet_warnings == -1 && o.hf_hub_offline == -1 && o.cpu_study == NULL);
+  laya_env_options_free(&o);
+
+  /* each type parsed */
+  setenv("LAYA_PRECISION", "bf16", 1);
+  setenv("LAYA_THREADS", " 3 ", 1);
+  setenv("LAYA_ESCALATE", "yes", 1);
+  setenv("LAYA_ESCALATE_TAU", "0.25", 1);
+  setenv("LAYA_QUIET_WARNINGS", "", 1); /* set | unset: set, even empty */
+  setenv("LAYA_CPU_AMP", "BFloat16", 1); /* any case, stored as the table spells it */
+  setenv("HF_HUB_OFFLINE", "On", 1);
+  setenv("LAYA_CUDA_WARMUP", "0", 1);
+  setenv("LAYA_CACHE_DIR", "/tmp/x", 1);
+  CHECK(laya_env_options_read(&o, 0, &err) == 0);
+  CHECK_STREQ(o.precision, "bf16");
+  CHECK(o.threads == 3 && o.escalate == 1 && o.escalate_tau == 0.25 && o.quiet_warnings == 1);
+  CHECK_STREQ(o.cpu_amp, "bfloat16");
+  CHECK(o.hf_hub_offline == 1 && o.cuda_warmup == 0);
+  CHECK_STREQ(o.cache_dir, "/tmp/x");
+  laya_env_options c;
+  CHECK(laya_env_options_copy(&c, &o) == 0);
+  CHECK(c.precision != o.precision && !strcmp(c.precision, "bf16") && !strcmp(c.cache_dir, "/tmp/x"));
+  laya_env_options_free(&o);
+  CHECK_STREQ(c.precision, "bf16"); /* the copy owns its strings */
+  laya_env_options_free(&c);
+  /* the caller's options replace a variable: it is not read */
+  setenv("LAYA_PRECISION", "fast", 1);
+  CHECK(laya_env_options_read(&o, LAYA_ENV_SKIP_PRECISION, &err) == 0 && o.precision == NULL);
+  laya_env_options_free(&o);
+  /* empty: unset, for the typed rows */
+  setenv("LAYA_PRECISION", "", 1);
+  setenv("LAYA_THREADS", "", 1);
+  CHECK(laya_env_options_read(&o, 0, &err) == 0 && o.precision == NULL && o.threads == 0);
+  laya_env_options_free(&o);
+
+  /* refusals: variable, value, the values it takes */
+  CHECK_STREQ(refusal("LAYA_PRECISION", "fast"), "LAYA_PRECISION must be fp32, bf16, fp16 or int8, got 'fast'");
+  CHECK_STREQ(refusal("LAYA_BACKEND", "gpu"), "LAYA_BACKEND must be cpu or cpu-ref, got 'gpu'");
+  CHECK_STREQ(refusal("LAYA_CPU_ISA", "sse"), "LAYA_CPU_ISA must be amx, avx512, avx2 or scalar, got 'sse'");
+  CHECK_STREQ(refusal("LAYA_PACK_CACHE", "off"), "LAYA_PACK_CACHE must be 0 or sync, got 'off'");
+  CHECK_STREQ(refusal("LAYA_THREADS", "zero"), "LAYA_THREADS must be an integer from 1 to 4096, got 'zero'");
+  CHECK_STREQ(refusal("LAYA_THREADS", "0"), "LAYA_THREADS must be an integer from 1 to 4096, got '0'");
+  CHECK_STREQ(refusal("LAYA_THREADS", "5000"), "LAYA_THREADS must be an integer from 1 to 4096, got '5000'");
+  CHECK_STREQ(refusal("LAYA_ESCALATE_TAU", "-1"), "LAYA_ESCALATE_TAU must be a number >= 0, got '-1'");
+  CHECK_STREQ(refusal("LAYA_ESCALATE_REL", "nan"), "LAYA_ESCALATE_REL must be a number >= 0, got 'nan'");
+  /* lenient rows: a value outside the values reads as unset, as documented */
+  CHECK_STREQ(refusal("LAYA_CPU_AMP", "fp16"), "(accepted)");
+  CHECK_STREQ(refusal("LAYA_REMOTE_TIMEOUT", "soon"), "(accepted)");
+
+  /* one variable read on its own */
+  laya_env_options_init(&o);
+  setenv("LAYA_THREADS", "7", 1);
+  CHECK(laya_env_options_read_one(&o, "LAYA_THREADS", &err) == 0 && o.threads == 7);
+  setenv("LAYA_THREADS", "x", 1);
+  CHECK(laya_env_options_read_one(&o, "LAYA_THREADS", &err) != 0 && o.threads == 7);
+  laya_env_options_free(&o);
+  unsetenv("LAYA_THREADS");
+
+  /* laya_open refuses a bad variable at its boundary, before the path is looked at */
+  setenv("LAYA_BACKEND", "gpu", 1);
+  laya_model *m = laya_open("/nonexistent/checkpoint", NULL, &err);
+  CHECK(m == NULL && err.code == LAYA_ERR_VALUE);
+  CHECK_STREQ(err.message, "LAYA_BACKEND must be cpu or cpu-ref, got 'gpu'");
+  unsetenv("LAYA_BACKEND");
+  setenv("LAYA_PRECISION", "fast", 1);
+  laya_options opt;
+  laya_options_init(&opt);
+  opt.precision = "fp32"; /* replaces LAYA_PRECISION: the path is what fails */
+  m = laya_open("/nonexistent/checkpoint", &opt, &err);
+  CHECK(m == NULL && strstr(err.message, "LAYA_PRECISION") == NULL);
+  clear_all();
+  return check_summary("core/test_options");
+}

@@ -1,0 +1,39 @@
+/*
+ * test_cuda_geglu.c: the fused Wi + GeGLU GEMM (src/backend/cuda/gemm_sm90.cu) against a plain
+ * fp32 kernel, every variant, bf16 and fp16, at shapes with partial tiles in every dimension
+ * (rows not a multiple of 128, K not of 64, 2I not of the tile width) and the full-size ones.
+ * Exit 77 (skipped) without a device that runs it.
+ */
+#include <stdio.h>
+
+#include "cuda_backend.h"
+
+int main(void) {
+  int n = 0;
+  if (!backend_cuda_available(&n)) {
+    printf("no CUDA device: skipped\n");
+    return 77;
+  }
+  /* M, I, K */
+  static const int shapes[][3] = {{1, 64, 48},     {16, 96, 64},     {200, 192, 128}, {300, 256, 192},
+                                  {129, 2624, 1024}, {2048, 2624, 1024}, {1000, 1152, 768}};
+  int fails = 0, checks = 0;
+  for (int h = 0; h < 2; h++)
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+      double rel = -1;
+      int rc = backend_cuda_geglu_selftest(h, shapes[i][0], shapes[i][1], shapes[i][2], &rel);
+      if (rc == 1) {
+        printf("the fused GeGLU GEMM does not run on this device (sm_90 only): skipped\n");
+        return 77;
+      }
+      /* 16-bit output rounding (2^-8 / 2^-11 relative) plus fp32 sum-order differences */
+      const double bound = h ? 2e-3 : 1e-2;
+      const int ok = rc == 0 && rel <= bound;
+      checks++;
+      fails += !ok;
+      printf("%s %s M %d I %d K %d: max |err| / max |ref| %.2e (bound %.0e)\n", ok ? "ok  " : "FAIL",
+             h ? "fp16" : "bf16", shapes[i][0], shapes[i][1], shapes[i][2], rel, bound);
+    }
+  printf("%d checks, %d failed\n", checks, fails);
+  return fails ? 1 : 0;
+}
