@@ -18,6 +18,7 @@ CALLS = {
         "team": {"enum": ["billing", "tech"]}, "ok": {"type": "boolean"}}}},
     "laya_predict_long": {"state": ST, "questions": QS, "window": 16},
     "laya_route": {"state": ST, "questions": QS},
+    "laya_shortlist (k 2)": {"state": ST, "questions": QS, "k": 2},
 }
 ENV = dict(os.environ, LAYA_EXTRA_MODELS=json.dumps({"english": CKPT + "/modernbert-tiny",
                                                       "multilingual": CKPT + "/mmbert-tiny"}),

@@ -63,6 +63,9 @@ static const struct {
                                             "{\"team\": {\"enum\": [\"billing\", \"tech\"]}, \"ok\": {\"type\": \"boolean\"}}}}")},
     {"mcp laya_predict_long", CALL("laya_predict_long", "{\"state\": " ST ", \"questions\": " QS ", \"window\": 16}")},
     {"mcp laya_route", CALL("laya_route", "{\"state\": " ST ", \"questions\": " QS "}")},
+    /* k 20 >= every choice's labels: passthrough, nothing embedded (the stub replaces only the
+     * decision forward) */
+    {"mcp laya_shortlist (k 20)", CALL("laya_shortlist", "{\"state\": " ST ", \"questions\": " QS "}")},
 };
 
 static const struct {

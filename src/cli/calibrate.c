@@ -194,6 +194,7 @@ int cli_calibrate_main(int argc, char **argv) {
     size_t a0 = 0, ml = 0;
     py_strip(p, l, &a0, &ml);
     if (ml && p[a0] != '#') {
+      /* Parse (outside input): one line of the caller's calibration rows file */
       json_value *row = json_parse(p + a0, ml, &ar, NULL, &err);
       const json_value *state = row ? json_get(row, "state") : NULL;
       const json_value *qs = row ? json_get(row, "questions") : NULL;
@@ -287,6 +288,7 @@ int cli_calibrate_main(int argc, char **argv) {
     snprintf(cfg_path, sizeof cfg_path, "%s/rl_agent_config.json", model);
     size_t clen = 0;
     char *ctext = cli_read_file(cfg_path, &clen);
+    /* Parse (outside input): the checkpoint's config file */
     json_value *cfg = ctext ? json_parse(ctext, clen, &ar, NULL, &err) : NULL;
     if (cfg) temps_from_config(cfg, &before);
     else memset(&before, 0, sizeof before), before.temperature[0] = before.temperature[1] = before.temperature[2] = 1.0;

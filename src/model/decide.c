@@ -780,51 +780,49 @@ static void project_json(rj *w, const field *f, const json_value *ans) {
   }
 }
 
-void decide_plan_project(const decide_plan *d, const json_value *answers, strbuf *out) {
+/* The three members go into the object the caller has open, so a surface writes its own keys
+ * (routing, latency_ms, usage) after them in its own style. */
+void decide_plan_members(const decide_plan *d, const json_value *answers, rj *w) {
   static const json_value empty = {.type = JSON_OBJECT};
   if (!answers || answers->type != JSON_OBJECT) answers = &empty;
-  rj w;
-  rj_init(&w, out, &RJ_PY);
-  rj_obj(&w);
-  rj_key(&w, "values", 6);
-  rj_obj(&w);
+  rj_key(w, "values", 6);
+  rj_obj(w);
   for (int i = 0; i < d->p.n; i++) {
     const json_value *ans = json_get(answers, d->p.f[i].name);
     if (!ans || ans->type != JSON_OBJECT) continue; /* answers.get(name) is None */
-    rj_key(&w, d->p.f[i].name, strlen(d->p.f[i].name));
-    project_json(&w, &d->p.f[i], ans);
+    rj_key(w, d->p.f[i].name, strlen(d->p.f[i].name));
+    project_json(w, &d->p.f[i], ans);
   }
-  rj_end_obj(&w);
-  rj_key(&w, "confidence", 10);
-  rj_obj(&w);
+  rj_end_obj(w);
+  rj_key(w, "confidence", 10);
+  rj_obj(w);
   for (uint32_t i = 0; i < answers->n; i++) {
     const json_member *m = &answers->members[i];
-    rj_key(&w, m->key, m->key_len);
-    rj_num(&w, m->value.type == JSON_OBJECT ? answer_float(&m->value, "confidence") : 0.0);
+    rj_key(w, m->key, m->key_len);
+    rj_num(w, m->value.type == JSON_OBJECT ? answer_float(&m->value, "confidence") : 0.0);
   }
-  rj_end_obj(&w);
-  rj_key(&w, "probabilities", 13);
-  rj_obj(&w);
+  rj_end_obj(w);
+  rj_key(w, "probabilities", 13);
+  rj_obj(w);
   for (uint32_t i = 0; i < answers->n; i++) {
     const json_member *m = &answers->members[i];
     const json_value *t = m->value.type == JSON_OBJECT ? json_get(&m->value, "type") : NULL;
-    rj_key(&w, m->key, m->key_len);
+    rj_key(w, m->key, m->key_len);
     if (t && t->type == JSON_STRING && !strcmp(t->s, "noul")) {
       double p = answer_float(&m->value, "noul");
-      rj_obj(&w);
-      rj_key(&w, "false", 5);
-      rj_num(&w, py_round4(1.0 - p));
-      rj_key(&w, "true", 4);
-      rj_num(&w, py_round4(p));
-      rj_end_obj(&w);
+      rj_obj(w);
+      rj_key(w, "false", 5);
+      rj_num(w, py_round4(1.0 - p));
+      rj_key(w, "true", 4);
+      rj_num(w, py_round4(p));
+      rj_end_obj(w);
     } else {
       const json_value *p = m->value.type == JSON_OBJECT ? json_get(&m->value, "probabilities") : NULL;
-      if (p && p->type == JSON_OBJECT) rj_value(&w, p);
-      else rj_value(&w, &empty); /* dict(... or {}) */
+      if (p && p->type == JSON_OBJECT) rj_value(w, p);
+      else rj_value(w, &empty); /* dict(... or {}) */
     }
   }
-  rj_end_obj(&w);
-  rj_end_obj(&w);
+  rj_end_obj(w);
 }
 
 void decide_plan_free(decide_plan *d) {

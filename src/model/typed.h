@@ -156,13 +156,13 @@ void decide_result_free(decide_result *d);
 
 /* A schema planned into questions with no model (laya-mcp's remote mode: Laya's decide over its
  * RemoteRouter): the questions to ask a laya-serve, then its answers (the "answers" object of the
- * server's JSON) projected onto the schema as {"values", "confidence", "probabilities"} in RJ_PY
- * text. A bad schema is a SchemaError naming the property. The plan points into schema, which
+ * server's JSON) projected onto the schema: decide_plan_members writes "values", "confidence" and
+ * "probabilities" into the writer's open object (the caller's style). A bad schema is a SchemaError naming the property. The plan points into schema, which
  * must outlive it. */
 typedef struct decide_plan decide_plan;
 int decide_plan_new(const json_value *schema, decide_plan **out, laya_error *err);
 const json_value *decide_plan_questions(const decide_plan *d);
-void decide_plan_project(const decide_plan *d, const json_value *answers, strbuf *out);
+void decide_plan_members(const decide_plan *d, const json_value *answers, struct rj *w);
 void decide_plan_free(decide_plan *d);
 
 #endif

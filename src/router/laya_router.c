@@ -82,6 +82,7 @@ laya_router *laya_router_open(const char *config_json, laya_error *err) {
   const json_value *cfg = NULL;
   int rc = 0;
   if (config_json && *config_json) {
+    /* Parse (outside input): the caller's Router config */
     cfg = json_parse(config_json, strlen(config_json), &a, NULL, err);
     if (!cfg) {
       rc = LAYA_ERR_FORMAT;
@@ -139,6 +140,7 @@ laya_router *laya_router_open(const char *config_json, laya_error *err) {
   const char *env = laya_env("LAYA_SHA256_DIGESTS");
   if (!rc && env && *env) {
     laya_error perr = {0};
+    /* Parse (outside input): the environment variable's value */
     const json_value *d = json_parse(env, strlen(env), &a, NULL, &perr);
     bool all_str = true, all_obj = true;
     for (uint32_t i = 0; d && d->type == JSON_OBJECT && i < d->n; i++) {

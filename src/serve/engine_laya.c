@@ -80,29 +80,9 @@ static int eng_predict_batch(void *ctx, void *model, const char *req, char **out
   (void)ctx;
   return laya_predict_batch(model, req, out, err);
 }
-#ifdef LAYA_SERVE_HAVE_DECIDE
-static int eng_decide(void *ctx, void *model, const char *req, char **out, laya_error *err) {
-  (void)ctx;
-  return laya_decide(model, req, out, err);
-}
-#else
-#define eng_decide NULL
-#endif
 static const char *eng_info(void *ctx, void *model) {
   (void)ctx;
   return laya_model_info(model);
-}
-#ifdef LAYA_SERVE_HAVE_LONG
-static int eng_predict_long(void *ctx, void *model, const char *req, char **out, laya_error *err) {
-  (void)ctx;
-  return laya_predict_long(model, req, out, err);
-}
-#else
-#define eng_predict_long NULL
-#endif
-static int eng_predict_shortlist(void *ctx, void *model, const char *req, char **out, laya_error *err) {
-  (void)ctx;
-  return laya_predict_shortlist(model, req, out, err);
 }
 static long eng_cpu_fallbacks(void *ctx, void *model) {
   (void)ctx;
@@ -173,6 +153,12 @@ static int eng_decide_values(void *ctx, void *model, const json_value *req, deci
 #else
 #define eng_decide_values NULL
 #endif
+static int eng_predict_shortlist_values(void *ctx, void *model, const json_value *req, arena *a,
+                                        shortlist_result *out, laya_error *err) {
+  (void)ctx;
+  laya_err_clear(err);
+  return engine_run_shortlist(model, req, a, out, err);
+}
 static const char *eng_device(void *ctx, void *model) {
   (void)ctx;
   return engine_model_device(model);
@@ -181,6 +167,7 @@ const serve_engine serve_engine_laya = {.name = "laya",
                                         .predict_values = eng_predict_values,
                                         .predict_long_values = eng_predict_long_values,
                                         .decide_values = eng_decide_values,
+                                        .predict_shortlist_values = eng_predict_shortlist_values,
                                         .device = eng_device,
                                         .open = eng_open,
                                         .open_pinned = eng_open_pinned,
@@ -188,10 +175,7 @@ const serve_engine serve_engine_laya = {.name = "laya",
                                         .reserve = eng_reserve,
                                         .predict = eng_predict,
                                         .predict_batch = eng_predict_batch,
-                                        .decide = eng_decide,
                                         .info = eng_info,
-                                        .predict_long = eng_predict_long,
-                                        .predict_shortlist = eng_predict_shortlist,
                                         .cpu_fallbacks = eng_cpu_fallbacks,
                                         .job_prepare = eng_job_prepare,
                                         .job_tokens = eng_job_tokens,

@@ -10,13 +10,20 @@
  * invalid_request, invalid_batch_size, invalid_hooks_timeout, invalid_preset, invalid_schema),
  * and a failure is an isError result whose text is {"error": code, "message": ...}. Results are
  * JSON text indented by 2, non-ASCII raw, as Laya writes them.
+ *
+ * Typed (docs/engine.md): a line is parsed once; a tool builds its engine request as a value from
+ * the parsed arguments, runs the engine's typed call and writes its result once with
+ * model/result_json.h (RJ_INDENT2). Remote mode posts the same values (mcp_remote_post).
  */
+#include <assert.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/result_json.h"
+#include "model/typed.h"
 #include "serve/mcp.h"
 #include "serve/mcp_remote.h"
 
@@ -53,9 +60,6 @@ static int terr_repr(tool_error *e, const char *code, const char *prefix, const 
 }
 
 static bool is_null(const json_value *v) { return !v || v->type == JSON_NULL; }
-
-/* Engine answers keep repeated keys (labels that render alike), as Laya's json.dumps writes them. */
-static const json_parse_opts RESULT_OPTS = {0, false, false, true};
 
 static bool str_eq(const json_value *v, const char *s) {
   return v && v->type == JSON_STRING && v->n == strlen(s) && !memcmp(v->s, s, v->n);
@@ -409,41 +413,51 @@ typedef struct controls {
   const json_value *min_confidence;
 } controls;
 
-static void options_json(const json_value *questions, const controls *c, strbuf *o) {
-  json_dump_opts d = {NULL, NULL, false, -1};
-  sb_puts(o, "\"questions\": ");
-  json_dump(o, questions, &d);
-  if (c->max_len) sb_printf(o, ", \"max_len\": %ld", c->max_len);
-  if (c->head_max_len) sb_printf(o, ", \"head_max_len\": %ld", c->head_max_len);
-  if (c->lang) {
-    sb_puts(o, ", \"lang\": ");
-    json_dump_string(o, c->lang, strlen(c->lang), false);
-  }
-  if (c->min_confidence) {
-    sb_puts(o, ", \"min_confidence\": ");
-    json_dump(o, c->min_confidence, &d);
-  }
+/* An engine request as a value, built from the parsed arguments (nothing is written or parsed
+ * again): members in the order the text requests had. */
+enum { REQ_MEMBERS = 16 };
+
+static json_value *req_new(arena *a) {
+  json_value *r = new_value(a, JSON_OBJECT);
+  if (r) r->members = arena_alloc(a, REQ_MEMBERS * sizeof(json_member));
+  return r && r->members ? r : NULL;
+}
+
+static void req_put(json_value *r, const char *key, json_value v) {
+  assert(r->n < REQ_MEMBERS); /* the most any tool puts is 11 */
+  if (r->n < REQ_MEMBERS) r->members[r->n++] = (json_member){key, (uint32_t)strlen(key), v};
+}
+
+/* An int value with its lexeme, as a parse would give it. */
+static json_value int_value(arena *a, long x) {
+  char b[24];
+  int n = snprintf(b, sizeof b, "%ld", x);
+  json_value v = {0};
+  v.type = JSON_INT;
+  v.i = x;
+  v.d = (double)x;
+  v.s = arena_strndup(a, b, (size_t)n);
+  v.n = (uint32_t)n;
+  return v;
+}
+
+/* questions, max_len, head_max_len, lang, min_confidence (the set ones). */
+static void req_options(json_value *r, const json_value *questions, const controls *c, arena *a) {
+  req_put(r, "questions", *questions);
+  if (c->max_len) req_put(r, "max_len", int_value(a, c->max_len));
+  if (c->head_max_len) req_put(r, "head_max_len", int_value(a, c->head_max_len));
+  if (c->lang) req_put(r, "lang", json_string(c->lang));
+  if (c->min_confidence) req_put(r, "min_confidence", *c->min_confidence);
 }
 
 /* Remote mode (LAYA_BASE_URL): the server routes, as Laya's RemoteRouter lets it: the request
  * carries the caller's model (null: route), task and lang_guess, and the answer's routing is the
  * server's. */
-static void remote_controls(const mcp_server *s, const controls *c, strbuf *o) {
+static void req_remote_controls(const mcp_server *s, json_value *r, const controls *c) {
   if (!s->remote) return;
-  json_dump_opts d = {NULL, NULL, false, -1};
-  sb_puts(o, ", \"model\": ");
-  if (c->model[0])
-    json_dump_string(o, c->model, strlen(c->model), false);
-  else
-    sb_puts(o, "null");
-  if (c->task) {
-    sb_puts(o, ", \"task\": ");
-    json_dump(o, c->task, &d);
-  }
-  if (c->lang_guess) {
-    sb_puts(o, ", \"lang_guess\": ");
-    json_dump_string(o, c->lang_guess, strlen(c->lang_guess), false);
-  }
+  req_put(r, "model", c->model[0] ? json_string(c->model) : (json_value){.type = JSON_NULL});
+  if (c->task) req_put(r, "task", *c->task);
+  if (c->lang_guess) req_put(r, "lang_guess", json_string(c->lang_guess));
 }
 
 static int engine_failure(const laya_error *le, tool_error *e) {
@@ -452,30 +466,22 @@ static int engine_failure(const laya_error *le, tool_error *e) {
   return terr(e, "internal_error", "%s: %s", le->kind[0] ? le->kind : "RuntimeError", le->message);
 }
 
-/* o["device"] = the device the checkpoint runs on, when the engine reports one. */
-static void add_device(mcp_server *s, arena *a, json_value *o, const char *model) {
+static void put_key(rj *w, const char *k) { rj_key(w, k, strlen(k)); }
+
+/* "device": the device the checkpoint runs on, when the engine reports one. */
+static void add_device(mcp_server *s, rj *w, const char *model) {
   laya_error le;
   void *m = serve_models_get(s->models, model, &le);
-  const char *info = m && s->eng->info ? s->eng->info(s->eng->ctx, m) : NULL;
-  if (!info) return;
-  arena tmp;
-  arena_init(&tmp, 2048);
-  json_value *v = json_parse(info, strlen(info), &tmp, NULL, &le);
-  const json_value *d = v ? json_get(v, "device") : NULL;
-  if (d && d->type == JSON_STRING && d->n) {
-    json_value *dv = new_value(a, JSON_STRING);
-    dv->s = arena_strndup(a, d->s, d->n);
-    dv->n = d->n;
-    obj_add(a, o, "device", dv);
-  }
-  arena_free(&tmp);
+  const char *d = m && s->eng->device ? s->eng->device(s->eng->ctx, m) : NULL;
+  if (!d || !*d) return;
+  put_key(w, "device");
+  rj_str(w, d, strlen(d));
 }
 
-/* o[key] = ms, rounded to the microsecond as Laya reports latencies. */
-static void add_ms(arena *a, json_value *o, const char *key, double ms) {
-  json_value *v = new_value(a, JSON_FLOAT);
-  v->d = round(ms * 1000.0) / 1000.0;
-  obj_add(a, o, key, v);
+/* key: ms, rounded to the microsecond as Laya reports latencies. */
+static void add_ms(rj *w, const char *key, double ms) {
+  put_key(w, key);
+  rj_num(w, round(ms * 1000.0) / 1000.0);
 }
 
 /* Route one state as the controls ask; a routing ValueError is Laya's internal_error. */
@@ -490,18 +496,16 @@ static int route_state(mcp_server *s, const json_value *state, const json_value 
   return rc ? -1 : 0;
 }
 
-/* {"model", "repo", "reason"} of a routing block (laya_route's RouteDecision summary). */
-static json_value *route_summary(arena *a, const char *routing_json) {
-  laya_error le;
-  json_value *full = json_parse(routing_json, strlen(routing_json), a, NULL, &le);
-  json_value *o = new_value(a, JSON_OBJECT);
-  static const char *const keys[] = {"model", "repo", "reason"};
-  static json_value null_v = {.type = JSON_NULL};
-  for (int i = 0; i < 3; i++) {
-    const json_value *x = full ? json_get(full, keys[i]) : NULL;
-    obj_add(a, o, keys[i], x ? x : &null_v);
-  }
-  return o;
+/* {"model", "repo", "reason"} of a route (laya_route's RouteDecision summary). */
+static void route_summary(rj *w, const serve_route *r) {
+  rj_obj(w);
+  put_key(w, "model");
+  rj_str(w, r->model, strlen(r->model));
+  put_key(w, "repo");
+  rj_str(w, r->repo ? r->repo : "None", r->repo ? strlen(r->repo) : 4);
+  put_key(w, "reason");
+  rj_str(w, r->reason ? r->reason : "", r->reason ? strlen(r->reason) : 0);
+  rj_end_obj(w);
 }
 
 /* task and lang_guess choose between checkpoints: refused when the model is pinned. */
@@ -514,29 +518,22 @@ static int check_pinned(const controls *c, tool_error *e) {
   return 0;
 }
 
-typedef int (*engine_call_fn)(void *ctx, void *model, const char *request_json, char **result_json,
-                              laya_error *err);
-
-/* Run one engine entry point on checkpoint `model`: its parsed result (in a) and the time it
- * took, or -1 with the engine's error in le. */
-static int run_engine(mcp_server *s, engine_call_fn fn, const char *model, const strbuf *req, arena *a,
-                      json_value **result, double *ms, laya_error *le) {
+/* predict (batch false) or predict_batch on checkpoint `model`, typed: the results (in a) and the
+ * time it took, or -1 with the engine's error in le. */
+static int run_predict(mcp_server *s, const char *model, const json_value *req, bool batch, arena *a,
+                       const state_result **res, long *n, double *ms, laya_error *le) {
   laya_err_clear(le);
   double t0 = serve_now();
   void *m = serve_models_get(s->models, model, le);
-  char *res = NULL;
-  int rc = m ? fn(s->eng->ctx, m, req->data, &res, le) : -1;
+  int rc = m ? s->eng->predict_values(s->eng->ctx, m, req, batch, a, res, n, le) : -1;
   *ms = (serve_now() - t0) * 1000.0;
-  *result = rc == 0 ? json_parse(res, strlen(res), a, &RESULT_OPTS, le) : NULL;
-  laya_free(res);
+  if (!rc && *n != (batch ? (long)json_get(req, "states")->n : 1))
+    rc = laya_err(le, LAYA_ERR_INTERNAL, NULL, "the engine returned %ld results", *n);
   return rc == 0 ? 0 : -1;
 }
 
-/* `{"state": <state>` , the start of every single-state engine request. */
-static void request_with_state(strbuf *req, const json_value *state) {
-  json_dump_opts d = {NULL, NULL, false, -1};
-  sb_puts(req, "{\"state\": ");
-  json_dump(req, state, &d);
+static int no_engine(tool_error *e, const char *what) {
+  return terr(e, "internal_error", "%s is not available in this build of laya.c", what);
 }
 
 /* The arguments a single-state tool checks first, in Laya's order: state, questions, model. */
@@ -551,42 +548,69 @@ static int state_questions_model(mcp_server *s, const json_value *args, arena *a
   return validate_model(s, json_get(args, "model"), c->model, sizeof c->model, e);
 }
 
-/* {answers, routing, latency_ms, device?} for one state. */
-static int predict_one(mcp_server *s, const json_value *state, const json_value *questions,
-                       const controls *c, arena *a, json_value **out, tool_error *e) {
-  serve_route r = {0};
-  if (route_state(s, state, questions, c, &r, e)) return -1;
-  strbuf req;
-  sb_init(&req);
-  request_with_state(&req, state);
-  sb_puts(&req, ", ");
-  options_json(questions, c, &req);
-  remote_controls(s, c, &req);
-  sb_putc(&req, '}');
+/* Remote mode: POST /v1/systemone; the server's answers (parsed once: its reply is outside input)
+ * written as they came, with its routing when it sent one (else the local route's). */
+static int remote_predict_one(mcp_server *s, const serve_route *r, const json_value *req, arena *a, rj *w,
+                              tool_error *e) {
   laya_error le;
-  json_value *v = NULL;
-  double ms;
-  int rc = run_engine(s, s->eng->predict, r.model, &req, a, &v, &ms, &le);
-  sb_free(&req);
-  if (rc != 0) {
-    serve_route_free(&r);
-    return engine_failure(&le, e);
-  }
-  json_value *routing = json_parse(r.routing_json, strlen(r.routing_json), a, NULL, &le);
-  serve_route_free(&r);
-  if (s->remote && v && json_get(v, "routing")) routing = (json_value *)json_get(v, "routing");
-  const json_value *answers = v ? json_get(v, "answers") : NULL;
+  laya_err_clear(&le);
+  const json_value *v = NULL;
+  double t0 = serve_now();
+  int rc = mcp_remote_post(s->remote, "/v1/systemone", req, NULL, a, &v, &le);
+  double ms = (serve_now() - t0) * 1000.0;
+  if (rc) return engine_failure(&le, e);
+  const json_value *answers = json_get(v, "answers"), *routing = json_get(v, "routing");
   if (!answers || answers->type != JSON_OBJECT) return terr(e, "internal_error", "predict returned non-object answers");
-  json_value *o = new_value(a, JSON_OBJECT);
-  obj_add(a, o, "answers", answers);
-  if (routing) obj_add(a, o, "routing", routing);
-  add_ms(a, o, "latency_ms", ms);
-  add_device(s, a, o, r.model);
-  *out = o;
+  rj_obj(w);
+  put_key(w, "answers");
+  rj_value(w, answers);
+  put_key(w, "routing");
+  if (routing)
+    rj_value(w, routing);
+  else
+    rj_raw_styled(w, r->routing_json);
+  add_ms(w, "latency_ms", ms);
+  rj_end_obj(w);
   return 0;
 }
 
-static int tool_predict(mcp_server *s, const json_value *args, arena *a, json_value **out, tool_error *e) {
+/* {answers, routing, latency_ms, device?} for one state. */
+static int predict_one(mcp_server *s, const json_value *state, const json_value *questions,
+                       const controls *c, arena *a, rj *w, tool_error *e) {
+  if (!s->remote && !s->eng->predict_values) return no_engine(e, "predict");
+  json_value *req = req_new(a);
+  if (!req) return terr(e, "internal_error", "out of memory");
+  serve_route r = {0};
+  if (route_state(s, state, questions, c, &r, e)) return -1;
+  req_put(req, "state", *state);
+  req_options(req, questions, c, a);
+  if (s->remote) {
+    req_remote_controls(s, req, c);
+    int rc = remote_predict_one(s, &r, req, a, w, e);
+    serve_route_free(&r);
+    return rc;
+  }
+  laya_error le;
+  const state_result *res = NULL;
+  long n = 0;
+  double ms;
+  if (run_predict(s, r.model, req, false, a, &res, &n, &ms, &le)) {
+    serve_route_free(&r);
+    return engine_failure(&le, e);
+  }
+  rj_obj(w);
+  put_key(w, "answers");
+  rj_answers(w, &res[0]);
+  put_key(w, "routing");
+  rj_raw_styled(w, r.routing_json);
+  add_ms(w, "latency_ms", ms);
+  add_device(s, w, r.model);
+  rj_end_obj(w);
+  serve_route_free(&r);
+  return 0;
+}
+
+static int tool_predict(mcp_server *s, const json_value *args, arena *a, rj *w, tool_error *e) {
   const json_value *state;
   json_value *questions;
   controls c;
@@ -605,10 +629,10 @@ static int tool_predict(mcp_server *s, const json_value *args, arena *a, json_va
   if (validate_min_conf(mc, e)) return -1;
   c.min_confidence = is_null(mc) ? NULL : mc;
   if (check_pinned(&c, e)) return -1;
-  return predict_one(s, state, questions, &c, a, out, e);
+  return predict_one(s, state, questions, &c, a, w, e);
 }
 
-static int tool_route(mcp_server *s, const json_value *args, arena *a, json_value **out, tool_error *e) {
+static int tool_route(mcp_server *s, const json_value *args, arena *a, rj *w, tool_error *e) {
   const json_value *state;
   json_value *questions;
   controls c;
@@ -624,7 +648,7 @@ static int tool_route(mcp_server *s, const json_value *args, arena *a, json_valu
   c.lang = is_null(lang) ? NULL : lang->s;
   serve_route r = {0};
   if (route_state(s, state, questions, &c, &r, e)) return -1;
-  *out = route_summary(a, r.routing_json);
+  route_summary(w, &r);
   serve_route_free(&r);
   return 0;
 }
@@ -727,47 +751,125 @@ static int validate_hooks_timeout(const json_value *args, tool_error *e) {
   return 0;
 }
 
-static void add_model_count(arena *a, json_value *counts, const json_value *routing) {
-  const json_value *m = routing ? json_get(routing, "model") : NULL;
-  const char *key = (m && m->type == JSON_STRING && m->n) ? m->s : "unknown";
-  for (uint32_t i = 0; i < counts->n; i++)
-    if (!strcmp(counts->members[i].key, key)) {
-      counts->members[i].value.i++;
-      counts->members[i].value.d++;
-      return;
-    }
-  json_value one = {0};
-  one.type = JSON_INT;
-  one.i = 1;
-  one.d = 1;
-  obj_add(a, counts, arena_strndup(a, key, strlen(key)), &one);
+/* model_counts: how many requests each checkpoint answers, in first-seen order. */
+typedef struct model_counts {
+  const char **name;
+  long *count;
+  uint32_t n;
+} model_counts;
+
+static bool counts_init(model_counts *mc, arena *a, uint32_t cap) {
+  mc->name = arena_alloc(a, cap * sizeof *mc->name);
+  mc->count = arena_alloc(a, cap * sizeof *mc->count);
+  mc->n = 0;
+  return mc->name && mc->count;
 }
 
-static int tool_route_batch(mcp_server *s, const json_value *args, arena *a, json_value **out, tool_error *e) {
+static void counts_add(model_counts *mc, const char *model) {
+  const char *key = model && *model ? model : "unknown";
+  for (uint32_t i = 0; i < mc->n; i++)
+    if (!strcmp(mc->name[i], key)) {
+      mc->count[i]++;
+      return;
+    }
+  mc->name[mc->n] = key;
+  mc->count[mc->n++] = 1;
+}
+
+static void counts_write(rj *w, const model_counts *mc) {
+  put_key(w, "model_counts");
+  rj_obj(w);
+  for (uint32_t i = 0; i < mc->n; i++) {
+    put_key(w, mc->name[i]);
+    rj_int(w, mc->count[i]);
+  }
+  rj_end_obj(w);
+}
+
+static void free_routes(serve_route *routes, uint32_t n) {
+  for (uint32_t i = 0; i < n; i++) serve_route_free(&routes[i]);
+}
+
+static int tool_route_batch(mcp_server *s, const json_value *args, arena *a, rj *w, tool_error *e) {
   const json_value *reqs;
   controls *cs;
   json_value **qs;
   if (validate_requests(s, args, a, &reqs, &cs, &qs, e)) return -1;
   if (validate_hooks_timeout(args, e)) return -1;
-  json_value *decisions = new_value(a, JSON_ARRAY);
-  decisions->items = arena_alloc(a, reqs->n * sizeof(json_value));
-  json_value *counts = new_value(a, JSON_OBJECT);
-  for (uint32_t i = 0; i < reqs->n; i++) {
-    serve_route r = {0};
-    if (route_state(s, json_get(&reqs->items[i], "state"), qs[i], &cs[i], &r, e)) return -1;
-    json_value *d = route_summary(a, r.routing_json);
-    serve_route_free(&r);
-    decisions->items[decisions->n++] = *d;
-    add_model_count(a, counts, d);
+  uint32_t n = reqs->n;
+  serve_route *routes = arena_alloc(a, n * sizeof *routes);
+  model_counts counts;
+  if (!routes || !counts_init(&counts, a, n)) return terr(e, "internal_error", "out of memory");
+  memset(routes, 0, n * sizeof *routes);
+  for (uint32_t i = 0; i < n; i++)
+    if (route_state(s, json_get(&reqs->items[i], "state"), qs[i], &cs[i], &routes[i], e)) {
+      free_routes(routes, i);
+      return -1;
+    }
+  rj_obj(w);
+  put_key(w, "decisions");
+  rj_arr(w);
+  for (uint32_t i = 0; i < n; i++) {
+    rj_item(w);
+    route_summary(w, &routes[i]);
+    counts_add(&counts, routes[i].model);
   }
-  json_value *o = new_value(a, JSON_OBJECT);
-  obj_add(a, o, "decisions", decisions);
-  obj_add(a, o, "model_counts", counts);
-  *out = o;
+  rj_end_arr(w);
+  counts_write(w, &counts);
+  rj_end_obj(w);
+  free_routes(routes, n);
   return 0;
 }
 
-static int tool_predict_batch(mcp_server *s, const json_value *args, arena *a, json_value **out, tool_error *e) {
+/* The options part of a batch request as text: which requests may share one call (the same
+ * checkpoint and these equal). A grouping key only, never parsed. */
+static char *options_key(const mcp_server *s, const json_value *questions, const controls *c, long batch_size,
+                         bool sort, arena *a) {
+  json_dump_opts d = {NULL, NULL, false, -1};
+  strbuf o;
+  sb_init(&o);
+  json_dump(&o, questions, &d);
+  sb_printf(&o, "|%ld|%ld|", c->max_len, c->head_max_len);
+  if (c->lang) {
+    sb_putc(&o, 'L');
+    json_dump_string(&o, c->lang, strlen(c->lang), false);
+  }
+  sb_putc(&o, '|');
+  if (c->min_confidence) {
+    sb_putc(&o, 'M');
+    json_dump(&o, c->min_confidence, &d);
+  }
+  if (s->remote) { /* the request carries the caller's model, task and lang_guess too */
+    sb_printf(&o, "|%s|", c->model);
+    if (c->task) json_dump(&o, c->task, &d);
+    sb_putc(&o, '|');
+    if (c->lang_guess) json_dump_string(&o, c->lang_guess, strlen(c->lang_guess), false);
+  }
+  char *k = arena_strndup(a, sb_cstr(&o), o.len);
+  sb_free(&o);
+  (void)batch_size, (void)sort; /* the same for every request of the call */
+  return k;
+}
+
+/* Remote mode: one POST /v1/systemone/batch for a group of k requests (picked out of the call's
+ * by pick); each result (the server's, parsed once) in out[pick[j]]. */
+static int remote_batch(mcp_server *s, const json_value *req, uint32_t k, const uint32_t *pick, arena *a,
+                        const json_value **out, tool_error *e) {
+  laya_error le;
+  laya_err_clear(&le);
+  const json_value *v = NULL;
+  if (mcp_remote_post(s->remote, "/v1/systemone/batch", req, "results", a, &v, &le)) return engine_failure(&le, e);
+  if (v->n != k)
+    return terr(e, "internal_error", "predict_batch returned %u results for %u requests", v->n, k);
+  for (uint32_t j = 0; j < k; j++) {
+    const json_value *answers = json_get(&v->items[j], "answers");
+    if (!answers || answers->type != JSON_OBJECT) return terr(e, "internal_error", "predict returned non-object answers");
+    out[pick[j]] = &v->items[j];
+  }
+  return 0;
+}
+
+static int tool_predict_batch(mcp_server *s, const json_value *args, arena *a, rj *w, tool_error *e) {
   const json_value *reqs;
   controls *cs;
   json_value **qs;
@@ -785,103 +887,122 @@ static int tool_predict_batch(mcp_server *s, const json_value *args, arena *a, j
   if (validate_hooks_timeout(args, e)) return -1;
   const json_value *sbl = json_get(args, "sort_by_length");
   bool sort = sbl && sbl->type == JSON_BOOL && sbl->b;
+  if (!s->remote && !s->eng->predict_values) return no_engine(e, "predict_batch");
 
   /* route every request, then answer each group (checkpoint, questions, budgets, lang) in one call */
   uint32_t n = reqs->n;
   serve_route *routes = arena_alloc(a, n * sizeof *routes);
   char **okeys = arena_alloc(a, n * sizeof *okeys);
+  const state_result **results = arena_alloc(a, n * sizeof *results);
+  const json_value **remote_res = arena_alloc(a, n * sizeof *remote_res); /* remote mode: the server's */
+  bool *done = arena_alloc(a, n);
+  uint32_t *pick = arena_alloc(a, n * sizeof *pick);
+  json_value *states = arena_alloc(a, n * sizeof *states);
+  model_counts counts;
+  if (!routes || !okeys || !results || !remote_res || !done || !pick || !states || !counts_init(&counts, a, n))
+    return terr(e, "internal_error", "out of memory");
+  memset(routes, 0, n * sizeof *routes);
+  memset(done, 0, n);
   for (uint32_t i = 0; i < n; i++) {
     if (!is_null(mc)) cs[i].min_confidence = mc;
     if (route_state(s, json_get(&reqs->items[i], "state"), qs[i], &cs[i], &routes[i], e)) {
-      for (uint32_t k = 0; k < i; k++) serve_route_free(&routes[k]);
+      free_routes(routes, i);
       return -1;
     }
-    strbuf o;
-    sb_init(&o);
-    options_json(qs[i], &cs[i], &o);
-    remote_controls(s, &cs[i], &o);
-    if (batch_size) sb_printf(&o, ", \"batch_size\": %ld", batch_size);
-    if (sort) sb_puts(&o, ", \"sort_by_length\": true");
-    okeys[i] = arena_strndup(a, o.data, o.len);
-    sb_free(&o);
+    okeys[i] = options_key(s, qs[i], &cs[i], batch_size, sort, a);
   }
-  json_value *results = arena_alloc(a, n * sizeof *results);
-  bool *done = arena_alloc(a, n);
-  uint32_t *pick = arena_alloc(a, n * sizeof *pick);
   int rc = 0;
   double t0 = serve_now();
   for (uint32_t i = 0; i < n && rc == 0; i++) {
     if (done[i]) continue;
     uint32_t k = 0;
     for (uint32_t j = i; j < n; j++)
-      if (!done[j] && !strcmp(routes[j].model, routes[i].model) && !strcmp(okeys[j], okeys[i])) pick[k++] = j;
-    strbuf req;
-    sb_init(&req);
-    json_dump_opts d = {NULL, NULL, false, -1};
-    sb_puts(&req, "{\"states\": [");
-    for (uint32_t j = 0; j < k; j++) {
-      if (j) sb_puts(&req, ", ");
-      json_dump(&req, json_get(&reqs->items[pick[j]], "state"), &d);
-    }
-    sb_printf(&req, "], %s}", okeys[i]);
-    laya_error le;
-    laya_err_clear(&le);
-    void *m = serve_models_get(s->models, routes[i].model, &le);
-    char *res = NULL;
-    if (!m || s->eng->predict_batch(s->eng->ctx, m, req.data, &res, &le) != 0) {
-      engine_failure(&le, e);
-      rc = -1;
-    } else {
-      json_value *v = json_parse(res, strlen(res), a, &RESULT_OPTS, &le);
-      if (!v || v->type != JSON_ARRAY || v->n != k) {
-        terr(e, "internal_error", "predict_batch returned %u results for %u requests", v && v->type == JSON_ARRAY ? v->n : 0, k);
-        rc = -1;
-      } else {
-        for (uint32_t j = 0; j < k; j++) {
-          results[pick[j]] = v->items[j];
-          done[pick[j]] = true;
-        }
+      if (!done[j] && !strcmp(routes[j].model, routes[i].model) && !strcmp(okeys[j], okeys[i])) {
+        states[k] = *json_get(&reqs->items[j], "state");
+        pick[k++] = j;
       }
+    json_value *req = req_new(a);
+    if (!req) {
+      rc = terr(e, "internal_error", "out of memory");
+      break;
     }
-    laya_free(res);
-    sb_free(&req);
+    req_put(req, "states", (json_value){.type = JSON_ARRAY, .n = k, .items = states});
+    req_options(req, qs[i], &cs[i], a);
+    req_remote_controls(s, req, &cs[i]);
+    if (batch_size) req_put(req, "batch_size", int_value(a, batch_size));
+    if (sort) req_put(req, "sort_by_length", (json_value){.type = JSON_BOOL, .b = true});
+    laya_error le;
+    if (s->remote) {
+      if ((rc = remote_batch(s, req, k, pick, a, remote_res, e))) break;
+      for (uint32_t j = 0; j < k; j++) done[pick[j]] = true;
+      states += k;
+      continue;
+    }
+    const state_result *res = NULL;
+    long got = 0;
+    double ms_unused;
+    if (run_predict(s, routes[i].model, req, true, a, &res, &got, &ms_unused, &le)) {
+      rc = engine_failure(&le, e);
+      break;
+    }
+    for (uint32_t j = 0; j < k; j++) {
+      results[pick[j]] = &res[j];
+      done[pick[j]] = true;
+    }
+    states += k; /* the next group's states: this group's request still points at these */
   }
   double ms = (serve_now() - t0) * 1000.0;
-  json_value *list = new_value(a, JSON_ARRAY);
-  list->items = arena_alloc(a, n * sizeof(json_value));
-  json_value *counts = new_value(a, JSON_OBJECT);
-  for (uint32_t i = 0; i < n; i++) {
-    if (rc == 0) {
-      laya_error le;
-      json_value *routing = json_parse(routes[i].routing_json, strlen(routes[i].routing_json), a, NULL, &le);
-      if (s->remote && json_get(&results[i], "routing")) routing = (json_value *)json_get(&results[i], "routing");
-      json_value *entry = new_value(a, JSON_OBJECT);
-      const json_value *answers = json_get(&results[i], "answers");
-      if (!answers || answers->type != JSON_OBJECT) {
-        terr(e, "internal_error", "predict returned non-object answers");
-        rc = -1;
-      } else {
-        obj_add(a, entry, "answers", answers);
-        obj_add(a, entry, "routing", routing);
-        add_device(s, a, entry, routes[i].model);
-        list->items[list->n++] = *entry;
-        add_model_count(a, counts, routing);
-      }
-    }
-    serve_route_free(&routes[i]);
+  if (rc) {
+    free_routes(routes, n);
+    return -1;
   }
-  if (rc) return -1;
-  json_value *o = new_value(a, JSON_OBJECT);
-  obj_add(a, o, "requests", list);
-  obj_add(a, o, "model_counts", counts);
-  add_ms(a, o, "total_latency_ms", ms);
-  add_ms(a, o, "per_request_latency_ms", ms / n);
-  *out = o;
+  rj_obj(w);
+  put_key(w, "requests");
+  rj_arr(w);
+  for (uint32_t i = 0; i < n; i++) {
+    rj_item(w);
+    rj_obj(w);
+    put_key(w, "answers");
+    if (s->remote) {
+      const json_value *routing = json_get(remote_res[i], "routing"), *m = routing ? json_get(routing, "model") : NULL;
+      rj_value(w, json_get(remote_res[i], "answers"));
+      put_key(w, "routing");
+      if (routing)
+        rj_value(w, routing);
+      else
+        rj_raw_styled(w, routes[i].routing_json);
+      /* the server's routing names the checkpoint that answered */
+      counts_add(&counts, !routing ? routes[i].model : m && m->type == JSON_STRING ? m->s : NULL);
+    } else {
+      rj_answers(w, results[i]);
+      put_key(w, "routing");
+      rj_raw_styled(w, routes[i].routing_json);
+      counts_add(&counts, routes[i].model);
+    }
+    add_device(s, w, routes[i].model);
+    rj_end_obj(w);
+  }
+  rj_end_arr(w);
+  counts_write(w, &counts);
+  add_ms(w, "total_latency_ms", ms);
+  add_ms(w, "per_request_latency_ms", ms / n);
+  rj_end_obj(w);
+  free_routes(routes, n);
   return 0;
 }
 
+/* Remote mode: laya_predict_long, which laya-serve has no route for, fails after routing, as
+ * Laya's RemoteRouter does. */
+static int remote_refusal(mcp_server *s, serve_route *r, tool_error *e) {
+  laya_error le;
+  laya_err_clear(&le);
+  if (serve_models_get(s->models, r->model, &le)) mcp_remote_refuse(s->remote, &le);
+  serve_route_free(r);
+  return engine_failure(&le, e);
+}
+
 /* laya_predict_long: the state scanned in windows; Laya's argument order and its routing report. */
-static int tool_predict_long(mcp_server *s, const json_value *args, arena *a, json_value **out, tool_error *e) {
+static int tool_predict_long(mcp_server *s, const json_value *args, arena *a, rj *w, tool_error *e) {
   const json_value *state;
   json_value *questions;
   controls c;
@@ -896,66 +1017,56 @@ static int tool_predict_long(mcp_server *s, const json_value *args, arena *a, js
   c.task = is_null(task) ? NULL : task;
   c.lang = is_null(lang) ? NULL : lang->s;
   if (check_pinned(&c, e)) return -1;
-  if (!s->eng->predict_long) return terr(e, "internal_error", "predict_long is not available in this build of laya.c");
+  if (!s->remote && !s->eng->predict_long_values) return no_engine(e, "predict_long");
+  json_value *req = req_new(a);
+  if (!req) return terr(e, "internal_error", "out of memory");
   serve_route r = {0};
   if (route_state(s, state, questions, &c, &r, e)) return -1;
-  json_dump_opts d = {NULL, NULL, false, -1};
-  strbuf req;
-  sb_init(&req);
-  request_with_state(&req, state);
-  sb_puts(&req, ", \"questions\": ");
-  json_dump(&req, questions, &d);
-  if (window) sb_printf(&req, ", \"window\": %ld", window);
-  if (stride) sb_printf(&req, ", \"stride\": %ld", stride);
-  if (c.lang) {
-    sb_puts(&req, ", \"lang\": ");
-    json_dump_string(&req, c.lang, strlen(c.lang), false);
-  }
-  sb_putc(&req, '}');
+  if (s->remote) return remote_refusal(s, &r, e);
+  req_put(req, "state", *state);
+  req_put(req, "questions", *questions);
+  if (window) req_put(req, "window", int_value(a, window));
+  if (stride) req_put(req, "stride", int_value(a, stride));
+  if (c.lang) req_put(req, "lang", json_string(c.lang));
   laya_error le;
-  json_value *v = NULL;
-  double ms;
-  int rc = run_engine(s, s->eng->predict_long, r.model, &req, a, &v, &ms, &le);
-  sb_free(&req);
+  laya_err_clear(&le);
+  long_result l;
+  double t0 = serve_now();
+  void *m = serve_models_get(s->models, r.model, &le);
+  int rc = m ? s->eng->predict_long_values(s->eng->ctx, m, req, a, &l, &le) : -1;
+  double ms = (serve_now() - t0) * 1000.0;
   if (rc != 0) {
     serve_route_free(&r);
     return engine_failure(&le, e);
   }
-  json_value *routing = NULL;
+  rj_obj(w);
+  put_key(w, "answers");
+  rj_long_answers(w, &l);
+  put_key(w, "routing");
   if (c.model[0]) {
-    routing = new_value(a, JSON_OBJECT);
-    json_value mv = {0}, nv = {0}, rv = {0};
-    mv.type = rv.type = JSON_STRING;
-    nv.type = JSON_NULL;
-    mv.s = arena_strndup(a, c.model, strlen(c.model));
-    mv.n = (uint32_t)strlen(c.model);
-    rv.s = "explicit model";
-    rv.n = 14;
-    obj_add(a, routing, "model", &mv);
-    obj_add(a, routing, "repo", &nv);
-    obj_add(a, routing, "reason", &rv);
+    rj_obj(w);
+    put_key(w, "model");
+    rj_str(w, c.model, strlen(c.model));
+    put_key(w, "repo");
+    rj_null(w);
+    put_key(w, "reason");
+    rj_str(w, "explicit model", 14);
+    rj_end_obj(w);
   } else {
-    routing = json_parse(r.routing_json, strlen(r.routing_json), a, NULL, &le);
+    rj_raw_styled(w, r.routing_json);
   }
+  put_key(w, "windows");
+  rj_int(w, l.windows);
+  add_ms(w, "latency_ms", ms);
+  add_device(s, w, r.model);
+  rj_end_obj(w);
   serve_route_free(&r);
-  const json_value *answers = v ? json_get(v, "answers") : NULL;
-  if (!answers || answers->type != JSON_OBJECT) return terr(e, "internal_error", "predict_long returned non-object");
-  const json_value *usage = json_get(v, "usage");
-  const json_value *windows = usage && usage->type == JSON_OBJECT ? json_get(usage, "windows") : NULL;
-  static json_value zero = {.type = JSON_INT};
-  json_value *o = new_value(a, JSON_OBJECT);
-  obj_add(a, o, "answers", answers);
-  obj_add(a, o, "routing", routing);
-  obj_add(a, o, "windows", windows ? windows : &zero);
-  add_ms(a, o, "latency_ms", ms);
-  add_device(s, a, o, r.model);
-  *out = o;
   return 0;
 }
 
 static const char *const PRESETS[] = {"email", "guard", "model_router", "moderation", "triage"};
 
-static int tool_preset(mcp_server *s, const json_value *args, arena *a, json_value **out, tool_error *e) {
+static int tool_preset(mcp_server *s, const json_value *args, arena *a, rj *w, tool_error *e) {
   const json_value *preset = json_get(args, "preset");
   const char *name = NULL;
   if (preset && preset->type == JSON_STRING) {
@@ -975,6 +1086,8 @@ static int tool_preset(mcp_server *s, const json_value *args, arena *a, json_val
   char *qtext = NULL, *field = NULL;
   if (s->preset_questions(name, &qtext, &field) != 0 || !qtext)
     return terr(e, "internal_error", "preset %s is not available in this build of laya.c", name);
+  /* Parse (input, not output): the preset's question set, a JSON literal of model/presets.c
+   * (data laya.c ships, never text it wrote), read as the caller's questions are */
   laya_error le;
   json_value *questions = json_parse(qtext, strlen(qtext), a, NULL, &le);
   free(qtext);
@@ -995,104 +1108,144 @@ static int tool_preset(mcp_server *s, const json_value *args, arena *a, json_val
     const json_value *v = json_get(args, pass[i]);
     if (v) obj_add(a, &targs, pass[i], v);
   }
-  return tool_predict(s, &targs, a, out, e);
+  return tool_predict(s, &targs, a, w, e);
 }
 
-static int tool_decide(mcp_server *s, const json_value *args, arena *a, json_value **out, tool_error *e) {
+/* Remote mode: laya_decide as Laya's decide() over its RemoteRouter (mcp_remote_decide): the
+ * server's answers projected onto the schema here, then its routing (else the local route's) and
+ * its usage, as they came. */
+static int remote_decide(mcp_server *s, serve_route *r, const json_value *state, const json_value *schema,
+                         const controls *c, const json_value *mc, arena *a, rj *w, tool_error *e) {
+  laya_error le;
+  laya_err_clear(&le);
+  decide_plan *plan = NULL;
+  const json_value *v = NULL;
+  double t0 = serve_now();
+  int rc = serve_models_get(s->models, r->model, &le)
+               ? mcp_remote_decide(s->remote, state, schema, c->model, is_null(mc) ? NULL : mc, a, &plan, &v, &le)
+               : -1;
+  double ms = (serve_now() - t0) * 1000.0;
+  if (rc != 0) {
+    serve_route_free(r);
+    if (!strcmp(le.kind, "SchemaError")) return terr(e, "invalid_schema", "%s", le.message);
+    return engine_failure(&le, e);
+  }
+  const json_value *routing = json_get(v, "routing"), *usage = json_get(v, "usage");
+  rj_obj(w);
+  decide_plan_members(plan, json_get(v, "answers"), w);
+  put_key(w, "routing");
+  if (!is_null(routing))
+    rj_value(w, routing);
+  else
+    rj_raw_styled(w, r->routing_json);
+  add_ms(w, "latency_ms", ms);
+  if (usage && usage->type == JSON_OBJECT && usage->n) {
+    put_key(w, "usage");
+    rj_value(w, usage);
+  }
+  rj_end_obj(w);
+  decide_plan_free(plan);
+  serve_route_free(r);
+  return 0;
+}
+
+static int tool_decide(mcp_server *s, const json_value *args, arena *a, rj *w, tool_error *e) {
   const json_value *state = json_get(args, "state");
   if (validate_state(state, e)) return -1;
   controls c = {0};
   if (validate_model(s, json_get(args, "model"), c.model, sizeof c.model, e)) return -1;
   const json_value *mc = as_float_arg(json_get(args, "min_confidence"), a);
   if (validate_min_conf(mc, e)) return -1;
-  if (!s->eng->decide) return terr(e, "internal_error", "decide is not available in this build of laya.c");
+  if (!s->remote && !s->eng->decide_values) return no_engine(e, "decide");
   const json_value *schema = json_get(args, "schema");
-  static json_value null_v = {.type = JSON_NULL};
   json_value empty_q = {0};
   empty_q.type = JSON_OBJECT;
+  json_value *req = req_new(a);
+  if (!req) return terr(e, "internal_error", "out of memory");
   serve_route r = {0};
   if (route_state(s, state, &empty_q, &c, &r, e)) return -1;
-  strbuf req;
-  sb_init(&req);
-  json_dump_opts d = {NULL, NULL, false, -1};
-  request_with_state(&req, state);
-  sb_puts(&req, ", \"schema\": ");
-  json_dump(&req, schema ? schema : &null_v, &d);
-  sb_puts(&req, ", \"return_details\": true");
-  if (!is_null(mc)) {
-    sb_puts(&req, ", \"min_confidence\": ");
-    json_dump(&req, mc, &d);
-  }
-  remote_controls(s, &c, &req); /* remote mode: the caller's model, or null for the server to route */
-  sb_putc(&req, '}');
+  if (s->remote) return remote_decide(s, &r, state, schema, &c, mc, a, w, e);
+  req_put(req, "state", *state);
+  req_put(req, "schema", schema ? *schema : (json_value){.type = JSON_NULL});
+  req_put(req, "return_details", (json_value){.type = JSON_BOOL, .b = true});
+  if (!is_null(mc)) req_put(req, "min_confidence", *mc);
   laya_error le;
-  json_value *v = NULL;
-  double ms;
-  int rc = run_engine(s, s->eng->decide, r.model, &req, a, &v, &ms, &le);
-  sb_free(&req);
+  laya_err_clear(&le);
+  decide_result *d = NULL;
+  double t0 = serve_now();
+  void *m = serve_models_get(s->models, r.model, &le);
+  int rc = m ? s->eng->decide_values(s->eng->ctx, m, req, &d, &le) : -1;
+  double ms = (serve_now() - t0) * 1000.0;
   if (rc != 0) {
     serve_route_free(&r);
     if (!strcmp(le.kind, "SchemaError")) return terr(e, "invalid_schema", "%s", le.message);
     return engine_failure(&le, e);
   }
-  json_value *routing = json_parse(r.routing_json, strlen(r.routing_json), a, NULL, &le);
-  serve_route_free(&r);
-  if (!v || v->type != JSON_OBJECT) return terr(e, "internal_error", "decide returned non-object");
-  json_value *o = new_value(a, JSON_OBJECT);
+  rj_obj(w);
   static const char *const keys[] = {"values", "confidence", "probabilities"};
   for (int i = 0; i < 3; i++) {
-    const json_value *x = json_get(v, keys[i]);
-    obj_add(a, o, keys[i], x ? x : &null_v);
+    put_key(w, keys[i]);
+    rj_decide_member(w, d, keys[i]);
   }
-  const json_value *rr = json_get(v, "routing");
-  obj_add(a, o, "routing", !is_null(rr) ? rr : (routing ? routing : &null_v));
-  add_ms(a, o, "latency_ms", ms);
-  const json_value *usage = json_get(v, "usage");
-  if (usage && usage->type == JSON_OBJECT && usage->n) obj_add(a, o, "usage", usage);
-  add_device(s, a, o, r.model);
-  *out = o;
+  put_key(w, "routing");
+  rj_raw_styled(w, r.routing_json);
+  add_ms(w, "latency_ms", ms);
+  put_key(w, "usage");
+  rj_decide_member(w, d, "usage");
+  add_device(s, w, r.model);
+  rj_end_obj(w);
+  decide_result_free(d);
+  serve_route_free(&r);
   return 0;
 }
 
-static int tool_status(mcp_server *s, const json_value *args, arena *a, json_value **out, tool_error *e) {
+static int tool_status(mcp_server *s, const json_value *args, arena *a, rj *w, tool_error *e) {
   (void)args;
-  if (s->remote) { /* the server's own report */
+  (void)a;
+  if (s->remote) { /* the server's own report (text mcp_remote.c wrote: restyled, not parsed) */
     laya_error re;
+    laya_err_clear(&re);
     char *text = mcp_remote_status(s->remote, &re);
-    char *copy = text ? arena_strndup(a, text, strlen(text)) : NULL;
-    *out = copy ? json_parse(copy, strlen(copy), a, NULL, &re) : NULL;
+    if (!text) return engine_failure(&re, e);
+    rj_raw_styled(w, text);
     free(text);
-    return *out ? 0 : engine_failure(&re, e);
+    return 0;
   }
-  strbuf sb;
-  sb_init(&sb);
-  sb_puts(&sb, "{");
-  serve_models_health(s->models, &sb);
-  sb_printf(&sb, ", \"router_preload\": %s, \"router_ready\": true, \"engine\": \"laya.c\", "
-                 "\"package_versions\": {\"laya.c\": \"%s\", \"laya_compat\": \"%s\"}}",
-            s->cfg->preload ? "true" : "false", LAYA_VERSION, LAYA_COMPAT_VERSION);
-  laya_error le;
-  json_value *v = json_parse(sb.data, sb.len, a, NULL, &le);
-  sb_free(&sb);
-  if (!v) return terr(e, "internal_error", "status report is malformed");
+  serve_health h;
+  serve_models_health_members(s->models, &h);
   /* Laya's key order: device facts, then loaded, then router flags */
-  json_value *o = new_value(a, JSON_OBJECT);
   static const char *const order[] = {"device", "device_is_preference", "checkpoint_devices", "loaded",
-                                      "cpu_fallbacks", "precision", "checkpoint_precisions", "router_preload",
-                                      "router_ready", "engine", "package_versions"};
+                                      "cpu_fallbacks", "precision", "checkpoint_precisions"};
+  rj_obj(w);
   for (size_t i = 0; i < sizeof order / sizeof *order; i++) {
-    const json_value *x = json_get(v, order[i]);
-    if (x) obj_add(a, o, order[i], x);
+    const char *v = serve_health_get(&h, order[i]);
+    if (!v) continue;
+    put_key(w, order[i]);
+    rj_raw_styled(w, v);
   }
-  *out = o;
+  serve_health_free(&h);
+  put_key(w, "router_preload");
+  rj_bool(w, s->cfg->preload);
+  put_key(w, "router_ready");
+  rj_bool(w, true);
+  put_key(w, "engine");
+  rj_str(w, "laya.c", 6);
+  put_key(w, "package_versions");
+  rj_obj(w);
+  put_key(w, "laya.c");
+  rj_str(w, LAYA_VERSION, strlen(LAYA_VERSION));
+  put_key(w, "laya_compat");
+  rj_str(w, LAYA_COMPAT_VERSION, strlen(LAYA_COMPAT_VERSION));
+  rj_end_obj(w);
+  rj_end_obj(w);
   return 0;
 }
 
 /* laya_shortlist: laya_predict's arguments plus k; every choice with more than k labels is narrowed
  * to the k closest by the answering checkpoint's own embeddings, then answered in one pass
- * (laya_predict_shortlist). {answers, routing, shortlist, latency_ms, option_order_dropped?,
+ * (predict_shortlist, typed). {answers, routing, shortlist, latency_ms, option_order_dropped?,
  * device?}, as Laya's tool returns. */
-static int tool_shortlist(mcp_server *s, const json_value *args, arena *a, json_value **out, tool_error *e) {
+static int tool_shortlist(mcp_server *s, const json_value *args, arena *a, rj *w, tool_error *e) {
   const json_value *state;
   json_value *questions;
   controls c;
@@ -1117,61 +1270,64 @@ static int tool_shortlist(mcp_server *s, const json_value *args, arena *a, json_
   const json_value *k = json_get(args, "k");
   if (!is_null(k) && (k->type != JSON_INT || (!k->big && k->i < 1) || (k->big && k->s[0] == '-')))
     return terr_repr(e, "invalid_k", "k must be a positive integer, got ", k, NULL);
-  if (!s->eng->predict_shortlist) return terr(e, "internal_error", "this engine has no shortlist");
+  /* laya-serve has no shortlist route, so the remote engine has none */
+  if (s->remote || !s->eng->predict_shortlist_values) return terr(e, "internal_error", "this engine has no shortlist");
+  json_value *req = req_new(a);
+  if (!req) return terr(e, "internal_error", "out of memory");
   serve_route r = {0};
   if (route_state(s, state, questions, &c, &r, e)) return -1;
-  strbuf req;
-  sb_init(&req);
-  request_with_state(&req, state);
-  sb_puts(&req, ", ");
-  options_json(questions, &c, &req);
-  json_dump_opts d = {NULL, NULL, false, -1};
-  sb_puts(&req, ", \"k\": ");
-  if (is_null(k)) sb_puts(&req, "20"); /* laya.shortlist.DEFAULT_SHORTLIST_K */
-  else json_dump(&req, k, &d);
-  sb_putc(&req, '}');
+  req_put(req, "state", *state);
+  req_options(req, questions, &c, a);
+  req_put(req, "k", is_null(k) ? int_value(a, 20) : *k); /* laya.shortlist.DEFAULT_SHORTLIST_K */
   laya_error le;
-  json_value *v = NULL;
-  double ms;
-  rc = run_engine(s, s->eng->predict_shortlist, r.model, &req, a, &v, &ms, &le);
-  sb_free(&req);
+  laya_err_clear(&le);
+  shortlist_result sl;
+  double t0 = serve_now();
+  void *m = serve_models_get(s->models, r.model, &le);
+  rc = m ? s->eng->predict_shortlist_values(s->eng->ctx, m, req, a, &sl, &le) : -1;
+  double ms = (serve_now() - t0) * 1000.0;
   if (rc != 0) {
     serve_route_free(&r);
     return engine_failure(&le, e);
   }
-  json_value *routing = json_parse(r.routing_json, strlen(r.routing_json), a, NULL, &le);
-  serve_route_free(&r);
-  const json_value *answers = v ? json_get(v, "answers") : NULL, *meta = v ? json_get(v, "shortlist") : NULL;
-  if (!answers || answers->type != JSON_OBJECT || !meta) return terr(e, "internal_error", "predict returned non-object");
-  json_value *o = new_value(a, JSON_OBJECT);
-  obj_add(a, o, "answers", answers);
-  if (routing) obj_add(a, o, "routing", routing);
-  obj_add(a, o, "shortlist", meta);
-  add_ms(a, o, "latency_ms", ms);
+  rj_obj(w);
+  put_key(w, "answers");
+  rj_answers(w, &sl.r);
+  put_key(w, "routing");
+  rj_raw_styled(w, r.routing_json);
+  put_key(w, "shortlist");
+  rj_shortlist_meta(w, &sl);
+  add_ms(w, "latency_ms", ms);
   /* a narrowed choice loses its option_order: said per question, with the old and kept counts */
-  json_value *dropped = new_value(a, JSON_OBJECT);
-  for (uint32_t i = 0; i < questions->n; i++) {
-    const json_value *q = &questions->members[i].value, *m = json_get(meta, questions->members[i].key);
-    const json_value *pass = m ? json_get(m, "passthrough") : NULL, *kept = m ? json_get(m, "labels") : NULL;
-    if (!str_eq(json_get(q, "type"), "choice") || !json_get(q, "option_order") || !pass || pass->b || !kept) continue;
-    json_value *entry = new_value(a, JSON_OBJECT), *nv = new_value(a, JSON_INT), *kv = new_value(a, JSON_INT);
-    nv->i = json_get(q, "criteria")->n;
-    nv->d = (double)nv->i;
-    kv->i = kept->n;
-    kv->d = (double)kv->i;
-    obj_add(a, entry, "n", nv);
-    obj_add(a, entry, "kept", kv);
-    obj_add(a, dropped, questions->members[i].key, entry);
+  bool any = false;
+  for (int i = 0; i < sl.n; i++) {
+    const shortlist_entry *en = &sl.e[i];
+    if (!en->order_dropped) continue;
+    if (!any) {
+      put_key(w, "option_order_dropped");
+      rj_obj(w);
+      any = true;
+    }
+    rj_key(w, en->qid, en->qid_len);
+    rj_obj(w);
+    put_key(w, "n");
+    rj_int(w, en->n);
+    put_key(w, "kept");
+    rj_int(w, en->n_kept);
+    rj_end_obj(w);
   }
-  if (dropped->n) obj_add(a, o, "option_order_dropped", dropped);
-  add_device(s, a, o, r.model);
-  *out = o;
+  if (any) rj_end_obj(w);
+  add_device(s, w, r.model);
+  rj_end_obj(w);
+  serve_route_free(&r);
   return 0;
 }
 
 /* ---- tool table and JSON-RPC ---- */
 
-typedef int (*tool_fn)(mcp_server *, const json_value *, arena *, json_value **, tool_error *);
+/* A tool: its arguments checked (tool_error on a refusal, before anything is written), then its
+ * result written with w (RJ_INDENT2; a tool that builds a json_value writes it with rj_value). */
+typedef int (*tool_fn)(mcp_server *, const json_value *args, arena *, rj *w, tool_error *);
 
 typedef struct tool_def {
   const char *name;
@@ -1323,14 +1479,15 @@ static void call_tool(mcp_server *s, const json_value *id, const json_value *par
     tool_error e;
     e.code[0] = 0;
     sb_init(&e.msg);
-    json_value *out = NULL;
     json_dump_opts ind = {NULL, NULL, false, 2};
     strbuf text;
     sb_init(&text);
-    if (t->fn(s, args, &a, &out, &e) == 0 && out) {
-      json_dump(&text, out, &ind);
+    rj w;
+    rj_init(&w, &text, &RJ_INDENT2);
+    if (t->fn(s, args, &a, &w, &e) == 0 && !text.oom) {
       text_result(&res, text.data, text.len, false);
     } else {
+      sb_reset(&text);
       json_value *err = new_value(&a, JSON_OBJECT);
       json_value c = {0}, m = {0};
       c.type = m.type = JSON_STRING;
@@ -1408,6 +1565,7 @@ void mcp_handle_line(mcp_server *s, const char *line, size_t len) {
   arena a;
   arena_init(&a, 1 << 14);
   laya_error e;
+  /* Parse (outside input): the client's JSON-RPC line, the one parse of a message */
   json_value *v = json_parse(line, len, &a, NULL, &e);
   if (!v) {
     reply_error(s, NULL, -32700, "Parse error");

@@ -1,8 +1,9 @@
 /* mcp_remote.c: laya-mcp's remote mode (mcp_remote.h), over libcurl.
  *
- * The tools of mcp.c run unchanged: they validate their arguments and route locally, then call
- * the engine table below for the checkpoint they chose, and it asks the server for that
- * checkpoint by name. A failure is a laya_error whose kind is "remote:<code>" with the code and
+ * The tools of mcp.c run as in local mode: they validate their arguments and route locally (the
+ * engine table below opens checkpoints by name, loading nothing), then post the request they
+ * built as a value (mcp_remote_post: written once as the body; the server's answer parsed once,
+ * as outside input). A failure is a laya_error whose kind is "remote:<code>" with the code and
  * text Laya's RemoteRouter gives (unauthorized, invalid_request, busy, upstream_error, timeout,
  * unreachable, unsupported_remote, internal_error); mcp.c reports it as that tool error. */
 #include "serve/mcp_remote.h"
@@ -158,6 +159,7 @@ static void error_detail(const strbuf *body, const char *reason, strbuf *out) {
   arena a;
   arena_init(&a, 4096);
   laya_error e;
+  /* Parse (outside input): the server's error body */
   json_value *v = body->len ? json_parse(body->data, body->len, &a, NULL, &e) : NULL;
   const json_value *d = v && v->type == JSON_OBJECT ? json_get(v, "detail") : NULL;
   if (d && d->type == JSON_STRING) {
@@ -258,7 +260,9 @@ static int http_call(mcp_remote *r, const char *path, const char *body, arena *a
     sb_free(&d);
   } else {
     laya_error pe;
-    json_parse_opts po = {0, false, false, true}; /* keep duplicate keys as the server wrote them */
+    /* Parse (outside input): the server's answer, parsed once; keep duplicate keys as the
+     * server wrote them */
+    json_parse_opts po = {0, false, false, true};
     char *text = arena_strndup(a, rep.body.data ? rep.body.data : "", rep.body.len);
     json_value *v = text ? json_parse(text, rep.body.len, a, &po, &pe) : NULL;
     if (!v)
@@ -306,76 +310,32 @@ static const char *r_info(void *ctx, void *model) {
   return NULL; /* no device to report: Laya's remote answers carry none */
 }
 
-/* request_json (an object mcp.c wrote) with "model": the checkpoint's name as its last member,
- * unless it names one already (mcp.c's remote_controls: the caller's, or null for the server
- * to route). */
-static char *with_model(const char *request_json, const char *name) {
-  arena a;
-  arena_init(&a, 1 << 12);
-  laya_error e;
-  json_value *v = json_parse(request_json, strlen(request_json), &a, NULL, &e);
-  bool named = v && json_get(v, "model");
-  arena_free(&a);
-  if (named) return strdup(request_json);
-  size_t n = strlen(request_json);
-  while (n && isspace((unsigned char)request_json[n - 1])) n--;
-  if (!n || request_json[n - 1] != '}') return NULL;
-  strbuf sb;
-  sb_init(&sb);
-  sb_append(&sb, request_json, n - 1);
-  size_t k = n - 1;
-  while (k && isspace((unsigned char)request_json[k - 1])) k--;
-  if (k && request_json[k - 1] != '{') sb_puts(&sb, ", ");
-  sb_puts(&sb, "\"model\": ");
-  json_dump_string(&sb, name, strlen(name), false);
-  sb_putc(&sb, '}');
-  return sb_steal(&sb);
-}
+/* ---- the decision calls (mcp.c builds the request as a value: written here once, as the body) ---- */
 
-static int post(mcp_remote *r, const char *path, void *model, const char *request_json, const char *member,
-                char **result_json, laya_error *err) {
-  *result_json = NULL;
-  char *body = with_model(request_json, ((remote_model *)model)->name);
-  if (!body) return remote_err(err, "internal_error", "%s%s", "malformed request", NULL);
-  arena a;
-  arena_init(&a, 1 << 14);
-  json_value *v = NULL;
-  int rc = http_call(r, path, body, &a, &v, err);
-  free(body);
-  if (rc == 0) {
-    const json_value *x = member ? json_get(v, member) : v;
-    if (!x || (member && x->type != JSON_ARRAY)) {
-      rc = remote_err(err, "upstream_error", "laya-serve's answer has no '%s' list%s", member, NULL);
-    } else {
-      strbuf sb;
-      sb_init(&sb);
-      json_dump_opts o = {NULL, NULL, false, -1};
-      json_dump(&sb, x, &o);
-      *result_json = sb_steal(&sb);
-    }
+int mcp_remote_post(mcp_remote *r, const char *path, const json_value *request, const char *member, arena *a,
+                    const json_value **out, laya_error *err) {
+  *out = NULL;
+  strbuf body;
+  sb_init(&body);
+  json_dump_opts o = {NULL, NULL, false, -1};
+  json_dump(&body, request, &o);
+  if (body.oom) {
+    sb_free(&body);
+    return remote_err(err, "internal_error", "%s%s", "out of memory", NULL);
   }
-  arena_free(&a);
-  return rc;
+  json_value *v = NULL;
+  int rc = http_call(r, path, sb_cstr(&body), a, &v, err);
+  sb_free(&body);
+  if (rc) return rc;
+  const json_value *x = member ? json_get(v, member) : v;
+  if (!x || (member && x->type != JSON_ARRAY))
+    return remote_err(err, "upstream_error", "laya-serve's answer has no '%s' list%s", member, NULL);
+  *out = x;
+  return 0;
 }
 
-/* laya_predict, laya_preset: POST /v1/systemone */
-static int r_predict(void *ctx, void *model, const char *request_json, char **result_json, laya_error *err) {
-  return post(ctx, "/v1/systemone", model, request_json, NULL, result_json, err);
-}
-
-/* laya_predict_batch: one POST /v1/systemone/batch per group of requests mcp.c forms (one
- * checkpoint, one question set and budget); the server's results, in order */
-static int r_predict_batch(void *ctx, void *model, const char *request_json, char **result_json, laya_error *err) {
-  return post(ctx, "/v1/systemone/batch", model, request_json, "results", result_json, err);
-}
-
-/* Laya's RemoteRouter cannot hand out a checkpoint, so its predict_long fails this way */
-static int r_predict_long(void *ctx, void *model, const char *request_json, char **result_json, laya_error *err) {
-  (void)request_json;
-  mcp_remote *r = ctx;
-  *result_json = NULL;
+int mcp_remote_refuse(mcp_remote *r, laya_error *err) {
   if (r->error[0]) return remote_err(err, "internal_error", "%s%s", r->error, NULL);
-  (void)model;
   /* Laya 0.4.15's scan passes its hooks to RemoteRouter.predict, which refuses them */
   return laya_err(err, LAYA_ERR_INTERNAL, "RemoteError",
                   "hooks are callables and cannot be sent to laya-serve; install them on the server");
@@ -384,76 +344,29 @@ static int r_predict_long(void *ctx, void *model, const char *request_json, char
 /* laya_decide as Laya's decide() over its RemoteRouter: the schema is planned into questions
  * here (a bad schema is the SchemaError mcp.c reports as invalid_schema, before any request),
  * asked of the server as one POST /v1/systemone {state, questions, model?, min_confidence?} (no
- * model: the caller said auto and the server routes), and its answers projected back onto the
- * schema. The result holds what mcp.c reads of a DecisionResult: values, confidence,
- * probabilities, the server's routing and usage. The server applied min_confidence; its
- * low_confidence flags are the gate's (Laya gates the same payload again at the same threshold). */
-static int r_decide(void *ctx, void *model, const char *request_json, char **result_json, laya_error *err) {
-  mcp_remote *r = ctx;
-  *result_json = NULL;
+ * model: the caller said auto and the server routes); mcp.c projects the answers back onto the
+ * schema (decide_plan_members). The server applied min_confidence; its low_confidence flags are
+ * the gate's (Laya gates the same payload again at the same threshold). */
+int mcp_remote_decide(mcp_remote *r, const json_value *state, const json_value *schema, const char *model,
+                      const json_value *min_confidence, arena *a, decide_plan **plan, const json_value **reply,
+                      laya_error *err) {
+  *plan = NULL;
+  *reply = NULL;
   if (r->error[0]) return remote_err(err, "internal_error", "%s%s", r->error, NULL);
-  arena a;
-  arena_init(&a, 1 << 14);
-  laya_error pe;
-  json_value *req = json_parse(request_json, strlen(request_json), &a, NULL, &pe);
-  const json_value *state = req && req->type == JSON_OBJECT ? json_get(req, "state") : NULL;
-  const json_value *schema = state ? json_get(req, "schema") : NULL;
-  if (!schema) {
-    arena_free(&a);
-    return remote_err(err, "internal_error", "%s%s", "malformed request", NULL);
+  static const json_value null_v = {.type = JSON_NULL};
+  if (decide_plan_new(schema ? schema : &null_v, plan, err)) return -1;
+  json_member m[4];
+  uint32_t n = 0;
+  m[n++] = (json_member){"state", 5, *state};
+  m[n++] = (json_member){"questions", 9, *decide_plan_questions(*plan)};
+  if (model && *model && strcmp(model, "auto")) m[n++] = (json_member){"model", 5, json_string(model)};
+  if (min_confidence && min_confidence->type != JSON_NULL) m[n++] = (json_member){"min_confidence", 14, *min_confidence};
+  json_value req = {.type = JSON_OBJECT, .n = n, .members = m};
+  int rc = mcp_remote_post(r, "/v1/systemone", &req, NULL, a, reply, err);
+  if (rc) {
+    decide_plan_free(*plan);
+    *plan = NULL;
   }
-  decide_plan *plan = NULL;
-  if (decide_plan_new(schema, &plan, err)) {
-    arena_free(&a);
-    return -1;
-  }
-  json_dump_opts o = {NULL, NULL, false, -1};
-  strbuf body;
-  sb_init(&body);
-  sb_puts(&body, "{\"state\": ");
-  json_dump(&body, state, &o);
-  sb_puts(&body, ", \"questions\": ");
-  json_dump(&body, decide_plan_questions(plan), &o);
-  const json_value *m = json_get(req, "model");
-  const char *name = m ? (m->type == JSON_STRING ? m->s : NULL) : ((remote_model *)model)->name;
-  if (name && *name && strcmp(name, "auto")) {
-    sb_puts(&body, ", \"model\": ");
-    json_dump_string(&body, name, strlen(name), false);
-  }
-  const json_value *mc = json_get(req, "min_confidence");
-  if (mc && mc->type != JSON_NULL) {
-    sb_puts(&body, ", \"min_confidence\": ");
-    json_dump(&body, mc, &o);
-  }
-  sb_putc(&body, '}');
-  json_value *v = NULL;
-  int rc = body.oom ? remote_err(err, "internal_error", "%s%s", "out of memory", NULL)
-                    : http_call(r, "/v1/systemone", sb_cstr(&body), &a, &v, err);
-  sb_free(&body);
-  if (rc == 0) {
-    const json_value *answers = json_get(v, "answers");
-    strbuf out;
-    sb_init(&out);
-    decide_plan_project(plan, answers, &out);
-    /* splice the server's routing and usage in before the closing brace */
-    if (out.len) out.len--;
-    static const char *const keys[] = {"routing", "usage"};
-    for (int i = 0; i < 2; i++) {
-      const json_value *x = json_get(v, keys[i]);
-      if (!x) continue;
-      sb_printf(&out, ", \"%s\": ", keys[i]);
-      json_dump(&out, x, &o);
-    }
-    sb_putc(&out, '}');
-    if (out.oom) {
-      sb_free(&out);
-      rc = remote_err(err, "internal_error", "%s%s", "out of memory", NULL);
-    } else {
-      *result_json = sb_steal(&out);
-    }
-  }
-  decide_plan_free(plan);
-  arena_free(&a);
   return rc;
 }
 
@@ -464,10 +377,6 @@ void mcp_remote_engine(mcp_remote *r, serve_engine *eng) {
   eng->open = r_open;
   eng->close = r_close;
   eng->info = r_info;
-  eng->predict = r_predict;
-  eng->predict_batch = r_predict_batch;
-  eng->predict_long = r_predict_long;
-  eng->decide = r_decide;
   eng->open_by_name = true;
 }
 

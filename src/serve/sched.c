@@ -91,6 +91,7 @@ void serve_job_free(serve_job *job) {
  * expect > 0: an array of that many results; 0: one object. NULL with e otherwise. */
 static json_value *stand_in_results(const char *out, size_t expect, arena *a, laya_error *e) {
   static const json_parse_opts keep_repeats = {0, false, false, true};
+  /* Parse (a test stand-in engine's text, never the library's output) */
   json_value *v = json_parse(out, strlen(out), a, &keep_repeats, e);
   if (v && expect && (v->type != JSON_ARRAY || v->n != expect)) {
     laya_err(e, LAYA_ERR_INTERNAL, NULL, "the engine returned %u results for %zu states",

@@ -181,6 +181,7 @@ bool serve_models_has_lang_temps(serve_models *m, const char *name);
 struct state_result; /* model/typed.h */
 struct long_result;
 struct decide_result;
+struct shortlist_result;
 struct serve_engine {
   void *ctx;
   const char *name;
@@ -199,17 +200,8 @@ struct serve_engine {
                  laya_error *err);
   int (*predict_batch)(void *ctx, void *model, const char *request_json, char **result_json,
                        laya_error *err);
-  /* laya_decide, or NULL when the library has none. */
-  int (*decide)(void *ctx, void *model, const char *request_json, char **result_json,
-                laya_error *err);
   /* laya_model_info JSON (owned by the model). */
   const char *(*info)(void *ctx, void *model);
-  /* laya_predict_long, or NULL when the library has none. */
-  int (*predict_long)(void *ctx, void *model, const char *request_json, char **result_json,
-                      laya_error *err);
-  /* laya_predict_shortlist (laya-mcp's laya_shortlist), or NULL when the library has none. */
-  int (*predict_shortlist)(void *ctx, void *model, const char *request_json, char **result_json,
-                           laya_error *err);
   /* Requests answered on the CPU after a device out-of-memory (laya_cpu_fallback_count), or NULL. */
   long (*cpu_fallbacks)(void *ctx, void *model);
   /* Prepared requests packed into shared forward passes (laya_job_*): prepare takes a
@@ -240,6 +232,10 @@ struct serve_engine {
   /* laya_decide with return_details (free *out with decide_result_free). */
   int (*decide_values)(void *ctx, void *model, const json_value *request, struct decide_result **out,
                        laya_error *err);
+  /* laya_predict_shortlist over a request value ({"state", "questions", "k", predict's keyword
+   * arguments}), the rankings and the decision pass as values (in a), or NULL. */
+  int (*predict_shortlist_values)(void *ctx, void *model, const json_value *request, arena *a,
+                                  struct shortlist_result *out, laya_error *err);
   /* laya_model_info's "device", or NULL. */
   const char *(*device)(void *ctx, void *model);
 };

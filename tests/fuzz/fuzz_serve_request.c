@@ -30,8 +30,7 @@ static int no_predict(void *ctx, void *m, const char *req, char **out, laya_erro
   return laya_err(err, LAYA_ERR_IO, NULL, "fuzzing");
 }
 static const serve_engine no_engine = {.name = "none", .open = no_open, .close = no_close, .predict = no_predict,
-                                       .predict_batch = no_predict, .decide = no_predict,
-                                       .predict_long = no_predict};
+                                       .predict_batch = no_predict};
 
 static serve_config cfg;
 static serve_models *models;
