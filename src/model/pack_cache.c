@@ -332,7 +332,7 @@ backend *pack_cache_cpu_backend(checkpoint *ck, const backend_options *bo, strbu
   static const char *const srcs[] = {"model.safetensors", "encoder/config.json"};
   char key_text[1024], weights_hex[65] = "";
   int n = snprintf(key_text, sizeof key_text, "laya.c packed weights\nformat %d %s tok-external\nprecision %s\nhead_layers %d n_act %d\n",
-                   ARTIFACT_VERSION, ARTIFACT_KERNEL_LAYOUT, backend_precision_name(bo->precision), ck->w.head_layers,
+                   ARTIFACT_VERSION, backend_cpu_layout(), backend_precision_name(bo->precision), ck->w.head_layers,
                    ck->w.n_act);
   for (size_t i = 0; i < sizeof srcs / sizeof *srcs; i++) {
     char path[PATH_MAX], hex[65];

@@ -26,7 +26,6 @@
 #include "backend/cpu/cpu_model.h"
 #include "backend/cpu/ref_ops.h"
 #include "core/options.h"
-#include "model/artifact.h"
 
 #define HEAD_LN_EPS 1e-5f
 #define MLP_CHUNK 512   /* tokens per MLP chunk (C) */
@@ -110,12 +109,12 @@ static void *alloc_owned(cpu_model *m, size_t bytes) {
 static int register_blob(cpu_model *m, const char *name, const void *data, size_t bytes) {
   if (m->n_blobs == m->cap_blobs) {
     int cap = m->cap_blobs ? 2 * m->cap_blobs : 256;
-    cpu_blob *b = realloc(m->blobs, (size_t)cap * sizeof *b);
+    backend_array *b = realloc(m->blobs, (size_t)cap * sizeof *b);
     if (!b) return -1;
     m->blobs = b;
     m->cap_blobs = cap;
   }
-  cpu_blob *b = &m->blobs[m->n_blobs++];
+  backend_array *b = &m->blobs[m->n_blobs++];
   snprintf(b->name, sizeof b->name, "%s", name);
   b->data = data;
   b->bytes = bytes;
@@ -155,26 +154,15 @@ typedef struct pack_job {
 
 typedef struct load_ctx {
   cpu_model *m;
-  const artifact *art; /* non-NULL: take named arrays from here */
+  const struct artifact *art; /* non-NULL: take named arrays from this container */
   laya_error *err;
   pack_job *jobs;
   int n_jobs, cap_jobs, max_k;
 } load_ctx;
 
-/* An array of `bytes` from the artifact (checked size), or NULL with err set. */
+/* An array of `bytes` from the container (checked size), or NULL with err set. */
 static const void *from_artifact(load_ctx *L, const char *name, size_t bytes) {
-  size_t got = 0;
-  const void *p = artifact_blob(L->art, name, &got);
-  if (!p) {
-    laya_err(L->err, LAYA_ERR_FORMAT, NULL, "%s: packed array %s is missing", artifact_path(L->art), name);
-    return NULL;
-  }
-  if (got != bytes) {
-    laya_err(L->err, LAYA_ERR_FORMAT, NULL, "%s: packed array %s has %zu bytes, expected %zu",
-             artifact_path(L->art), name, got, bytes);
-    return NULL;
-  }
-  return p;
+  return cpu_packed_array(L->art, name, bytes, L->err);
 }
 
 /* A small fp32 vector of n values (norm weights, biases). */
@@ -448,16 +436,8 @@ static cpu_model *cpu_model_create(const model_weights *w, const backend_options
     laya_err(err, LAYA_ERR_UNSUPPORTED, NULL, "cpu backend: precision fp16 is not supported on the CPU (use fp32, bf16 or int8)");
     return NULL;
   }
-  const artifact *art = w->packed;
-  if (art) {
-    backend_precision ap = artifact_precision(art);
-    if (o && o->precision != ap) {
-      laya_err(err, LAYA_ERR_UNSUPPORTED, NULL, "%s: the artifact holds %s weights; convert again for %s",
-               artifact_path(art), backend_precision_name(ap), backend_precision_name(o->precision));
-      return NULL;
-    }
-    prec = ap;
-  }
+  const struct artifact *art = w->packed;
+  if (art && cpu_packed_check(art, o, &prec, err)) return NULL;
   cpu_model *m = calloc(1, sizeof *m);
   if (!m) {
     laya_err(err, LAYA_ERR_NOMEM, NULL, "cpu backend: out of memory");

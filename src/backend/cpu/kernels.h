@@ -31,6 +31,9 @@
 #include "backend/backend.h"
 
 #define CPU_NR 32      /* output columns per packed panel */
+/* The name of the layout above, recorded in every container of packed weights (cpu_artifact.c):
+ * change it whenever the packed bytes change, so older containers are refused and cache keys move. */
+#define CPU_PACK_LAYOUT "panel32-v1"
 #define CPU_MAX_DH 256 /* largest attention head size */
 
 typedef enum cpu_wfmt { WF_F32 = 0, WF_BF16 = 1, WF_I8 = 2 } cpu_wfmt;
