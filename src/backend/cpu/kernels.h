@@ -216,6 +216,10 @@ size_t pack_data_bytes(cpu_wfmt fmt, int n, int k, int geglu);
 /* Fills data, and for int8 scale and colsum (each n_panels * CPU_NR). row_tmp: k floats. */
 void pack_matrix(cpu_wfmt fmt, int n, int k, int geglu, pack_row_fn get_row, void *ctx, void *data,
                  float *scale, int32_t *colsum, float *row_tmp);
+/* pack_matrix for panels [p0, p1) only (the rest of data, scale and colsum is not touched): the
+ * same bytes as the whole call, so a matrix can be packed by several threads at once. */
+void pack_matrix_panels(cpu_wfmt fmt, int n, int k, int geglu, int p0, int p1, pack_row_fn get_row, void *ctx,
+                        void *data, float *scale, int32_t *colsum, float *row_tmp);
 int pack_panels(int n, int geglu);
 int pack_kpad(int k);
 /* Packed column c of panel p -> logical row of W, or -1 for padding. */
