@@ -328,6 +328,23 @@ static void entry_path(const char *cache, const char *prec, int head_layers, int
   snprintf(entry, ecap, "%s/%s-%s.laya", dir, key, prec);
 }
 
+/* The weights' SHA-256 computed beside the packing, when no memo had it (a file never hashed
+ * before): SHA-256 is one serial pass (0.5-1 s for a large model's weights), the packing runs on
+ * every core. Small weights: the open waits for both (then looks the key up); large ones
+ * (HASH_WAIT_MIN): the open returns once packed and the writer joins the hasher. */
+typedef struct hasher {
+  pthread_t th;
+  char cache[PATH_MAX - 128], path[PATH_MAX + 32], hex[65];
+  struct stat id;
+  int rc;
+} hasher;
+
+static void *hash_run(void *arg) {
+  hasher *h = arg;
+  h->rc = file_sha256_ex(h->cache, h->path, h->hex, 0, &h->id);
+  return NULL;
+}
+
 /* The entry written after a miss. By default on a background thread, so the open returns once the
  * weights are packed; the backend joins the writer when it is destroyed (laya_close), before its
  * arrays go. A process that exits without closing the model leaves only a temp file (never a
@@ -339,12 +356,39 @@ typedef struct bg_writer {
   const backend *b;
   int rc;
   char why[PATH_MAX + 700];
+  /* a digest still being computed (large weights never hashed before): joined here, then the
+   * NaN/Inf memo is stored and the entry named; no entry is written when one is there already */
+  hasher *h;
+  struct stat weights_id;
+  char cache[PATH_MAX - 128], config_hex[65], prec[8];
+  int head_layers, n_act, nf_scanned, nf_tensors;
+  long long nf_values;
+  strbuf nf_names;
 } bg_writer;
 
 static void bg_run(bg_writer *g) {
   laya_error e;
   g->rc = 0;
   g->why[0] = 0;
+  if (g->h) {
+    pthread_join(g->h->th, NULL);
+    int ok = g->h->rc == 0 && same_identity(&g->h->id, &g->weights_id);
+    memcpy(g->weights_hex, g->h->hex, 65);
+    snprintf(g->why, sizeof g->why, "%s changed or could not be read during the open", g->h->path);
+    free(g->h);
+    g->h = NULL;
+    if (!ok) { /* the file changed under the open: key nothing on it */
+      g->rc = -1;
+      return;
+    }
+    g->why[0] = 0;
+    if (g->nf_scanned)
+      nonfinite_store(g->cache, g->weights_hex, g->nf_values, g->nf_tensors, sb_cstr(&g->nf_names), g->nf_names.len);
+    entry_path(g->cache, g->prec, g->head_layers, g->n_act, g->weights_hex, g->config_hex, g->dir, sizeof g->dir,
+               g->entry, sizeof g->entry);
+    struct stat st;
+    if (stat(g->entry, &st) == 0) return; /* stored before (a copy of these weights) */
+  }
   if (mkdirs(g->dir) != 0) {
     g->rc = -1;
     snprintf(g->why, sizeof g->why, "cannot create %s: %s", g->dir, strerror(errno));
@@ -362,27 +406,42 @@ static void *bg_write(void *arg) {
   return NULL;
 }
 
-static void bg_join(void *arg) {
-  bg_writer *g = arg;
-  pthread_join(g->th, NULL);
+static void bg_free(bg_writer *g) {
+  if (g->h) { /* never started writing: the hasher still has to be joined */
+    pthread_join(g->h->th, NULL);
+    free(g->h);
+  }
+  sb_free(&g->nf_names);
   free(g);
 }
 
-/* The weights' SHA-256 computed beside the packing, when no memo had it (a file never hashed
- * before): SHA-256 is one serial pass (0.5-1 s for a large model's weights), the packing runs on
- * every core, so the first open costs the longer of the two rather than their sum. */
-typedef struct hasher {
-  pthread_t th;
-  const char *cache;
-  char path[PATH_MAX + 32], hex[65];
-  struct stat id;
-  int rc;
-} hasher;
+static void bg_join(void *arg) {
+  bg_writer *g = arg;
+  pthread_join(g->th, NULL);
+  bg_free(g);
+}
 
-static void *hash_run(void *arg) {
-  hasher *h = arg;
-  h->rc = file_sha256_ex(h->cache, h->path, h->hex, 0, &h->id);
-  return NULL;
+/* Weights of at least this many bytes never hashed before: the open returns once they are packed,
+ * and the writer finishes the digest (SHA-256 runs at about 1 GB/s on one core: longer than the
+ * packing on many). Smaller ones are waited for, so a copy of packed weights reports "hit". */
+#define HASH_WAIT_MIN ((int64_t)64 << 20)
+
+/* Write g's entry in the background (LAYA_PACK_CACHE=sync: now) and say so in status. */
+static backend *start_writer(bg_writer *g, backend *b, char *status, size_t cap, const char *why) {
+  const char *sync = laya_env("LAYA_PACK_CACHE");
+  int background = !(sync && !strcmp(sync, "sync"));
+  if (background && pthread_create(&g->th, NULL, bg_write, g) == 0) {
+    if (backend_cpu_adopt(b, bg_join, g) != 0) bg_join(g); /* cannot happen: b is a fresh "cpu" backend */
+  } else {
+    bg_run(g);
+    int rc = g->rc;
+    if (rc) snprintf(status, cap, "miss (not stored: %s)", g->why);
+    bg_free(g);
+    if (rc) return b;
+  }
+  if (why[0]) snprintf(status, cap, "rebuilt (%s)", why);
+  else snprintf(status, cap, "miss");
+  return b;
 }
 
 backend *pack_cache_cpu_backend(checkpoint *ck, const backend_options *bo, strbuf *warnings, char *status, size_t cap,
@@ -408,7 +467,7 @@ backend *pack_cache_cpu_backend(checkpoint *ck, const backend_options *bo, strbu
   }
   hasher *h = wrc == 1 ? calloc(1, sizeof *h) : NULL;
   if (h) {
-    h->cache = cache;
+    put_str(h->cache, sizeof h->cache, cache);
     put_str(h->path, sizeof h->path, path);
     if (pthread_create(&h->th, NULL, hash_run, h) != 0) {
       free(h);
@@ -434,8 +493,32 @@ backend *pack_cache_cpu_backend(checkpoint *ck, const backend_options *bo, strbu
   }
   char dir[PATH_MAX], entry[PATH_MAX + 128], why[600] = "";
   backend *b = NULL;
-  if (h) { /* pack now, and look for an entry once the digest is known */
+  if (h) /* pack now */
     b = backend_cpu_create(&ck->w, bo, err);
+  if (h && b && (int64_t)wid.st_size >= HASH_WAIT_MIN) { /* the writer takes the digest over */
+    bg_writer *g = calloc(1, sizeof *g);
+    if (g) {
+      sb_init(&g->nf_names);
+      g->h = h;
+      g->weights_id = wid;
+      put_str(g->cache, sizeof g->cache, cache);
+      memcpy(g->config_hex, config_hex, 65);
+      put_str(g->prec, sizeof g->prec, prec);
+      g->head_layers = ck->w.head_layers;
+      g->n_act = ck->w.n_act;
+      g->nf_scanned = nf_scanned;
+      g->nf_values = nf_values;
+      g->nf_tensors = nf_tensors;
+      sb_append(&g->nf_names, nf_names.data ? nf_names.data : "", nf_names.len);
+      sb_free(&nf_names);
+      free(cache);
+      put_str(g->ckdir, sizeof g->ckdir, ck->dir);
+      g->w = &ck->w;
+      g->b = b;
+      return start_writer(g, b, status, cap, "");
+    }
+  }
+  if (h) { /* look for an entry once the digest is known */
     pthread_join(h->th, NULL);
     int ok = h->rc == 0;
     struct stat hid = h->id;
@@ -472,24 +555,12 @@ backend *pack_cache_cpu_backend(checkpoint *ck, const backend_options *bo, strbu
     snprintf(status, cap, "miss (not stored: out of memory)");
     return b;
   }
+  sb_init(&g->nf_names);
   put_str(g->entry, sizeof g->entry, entry);
   put_str(g->dir, sizeof g->dir, dir);
   put_str(g->ckdir, sizeof g->ckdir, ck->dir);
   memcpy(g->weights_hex, weights_hex, 65);
   g->w = &ck->w;
   g->b = b;
-  const char *sync = laya_env("LAYA_PACK_CACHE");
-  int background = !(sync && !strcmp(sync, "sync"));
-  if (background && pthread_create(&g->th, NULL, bg_write, g) == 0) {
-    if (backend_cpu_adopt(b, bg_join, g) != 0) bg_join(g); /* cannot happen: b is a fresh "cpu" backend */
-  } else {
-    bg_run(g);
-    int rc = g->rc;
-    if (rc) snprintf(status, cap, "miss (not stored: %s)", g->why);
-    free(g);
-    if (rc) return b;
-  }
-  if (why[0]) snprintf(status, cap, "rebuilt (%s)", why);
-  else snprintf(status, cap, "miss");
-  return b;
+  return start_writer(g, b, status, cap, why);
 }

@@ -17,9 +17,12 @@
  *              the file is a blob of a Hub cache (named by its SHA-256), else computed once and
  *              memoised in digests/ under the file's device, inode, size and change times, so a
  *              changed file is hashed again. A first open (no memo) hashes on a thread of its own
- *              while the backend packs (one serial pass beside a parallel one), then looks the key
- *              up: a copy of weights packed before still maps the entry ("hit"; the packing is
- *              dropped). A file whose identity changed during the open keys nothing.
+ *              while the backend packs (one serial pass beside a parallel one). Weights under 64
+ *              MiB: the open then looks the key up, so a copy of weights packed before still maps
+ *              the entry ("hit"; the packing is dropped). Larger ones: the open returns once
+ *              packed ("miss") and the writer finishes the digest, memoises it and the NaN/Inf
+ *              scan, and writes the entry unless one is there (so the next open hits). A file
+ *              whose identity changed during the open keys nothing.
  *   writing    after a miss, on a background thread (the open returns once the weights are packed;
  *              laya_close waits for it; LAYA_PACK_CACHE=sync writes before returning), to a temp
  *              file in the same directory renamed over the entry when complete: concurrent
