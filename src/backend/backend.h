@@ -120,6 +120,49 @@ int backend_cpu_isa_usable(const char *name);
  * pack cache hands it the artifact its weights are mapped from, or its background writer to
  * join). 0, or -1 when b is not a "cpu" backend or already has a release. */
 int backend_cpu_adopt(backend *b, void (*release)(void *ctx), void *ctx);
+/* ---- the "cpu" backend's packed weights in a container (backend/cpu/cpu_artifact.c) ----------
+ * What `laya convert` and the pack cache store (model/artifact.h): the backend's named arrays,
+ * exactly the bytes its kernels read ("enc.3.wqkv.data", "enc.3.wqkv.fmt", "head.0.norm1_b", ...).
+ * The container stores names and bytes; the layout, and so reading the arrays back, is the
+ * backend's: backend_cpu_create maps them when its weights come from a container
+ * (model_weights.packed). */
+typedef struct backend_array {
+  char name[48];
+  const void *data;
+  size_t bytes;
+} backend_array;
+
+typedef struct backend_arrays {
+  const backend_array *a; /* in registration order; owned by the backend */
+  int n;
+  const char *layout;          /* backend_cpu_layout() */
+  backend_precision precision; /* the precision the backend was created at */
+  int act_hidden;              /* rows of act_head.0 */
+} backend_arrays;
+
+/* The arrays of the "cpu" backend b (valid while b lives). 0, or -1 when b is not a "cpu" backend. */
+int backend_cpu_arrays(const backend *b, backend_arrays *out);
+/* The name of the packed layout (kernels.h panels) this build writes and reads: a container holding
+ * another is refused ("convert again"), and the pack cache's key holds it. */
+const char *backend_cpu_layout(void);
+
+/* A container's "cpu" arrays unpacked to row-major tensors, for backends that do not read the
+ * packed layout (the CUDA backend). Every Linear weight is stored in the panels at fp32 or bf16
+ * per matrix (int8 is refused with the matrix's name) and every vector in fp32; the result holds
+ * exactly those values: bf16 panels become a bf16 [n, k] tensor, fp32 panels an fp32 one (host
+ * copies, freed by backend_cpu_dense_free), and vectors point into the mapping as they are. */
+typedef struct dense_weights {
+  model_weights w; /* the tensors below; w.packed stays NULL */
+  tensor *t;       /* every tensor of w */
+  int n_t, cap_t;
+  void **bufs; /* unpacked matrices (owned) */
+  int n_bufs, cap_bufs;
+} dense_weights;
+/* Fill out from pw (pw->packed set: config, head sizes and tok_embeddings are taken from pw; the
+ * container must outlive the result). `who` starts error messages (e.g. "CUDA backend"). */
+int backend_cpu_dense_weights(const model_weights *pw, dense_weights *out, const char *who, laya_error *err);
+void backend_cpu_dense_free(dense_weights *d);
+
 /* 1 if the CUDA backend was compiled in and a device is present. */
 int backend_cuda_available(int *device_count);
 /* 1 when err comes from a device allocation failure (code LAYA_ERR_DEVICE_OOM, which a backend

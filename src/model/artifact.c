@@ -1,4 +1,5 @@
-/* artifact.c: writer and memory-mapped reader of `laya convert` artifacts (format in artifact.h). */
+/* artifact.c: writer and memory-mapped reader of `laya convert` artifacts (format in artifact.h): a
+ * neutral container of a backend's named arrays; what the arrays hold is the backend's business. */
 #include "model/artifact.h"
 #include "model/config.h"
 
@@ -13,7 +14,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "backend/cpu/cpu_model.h"
 #include "core/arena.h"
 #include "core/fsutil.h"
 #include "core/hash64.h"
@@ -38,6 +38,7 @@ struct artifact {
   arena ar;
   const json_value *index;
   backend_precision precision;
+  const char *layout, *precision_name; /* index strings (in the arena) */
   art_entry *arrays, *files;
   int n_arrays, n_files;
   const json_value *sources;
@@ -290,17 +291,19 @@ artifact *artifact_open_ex(const char *path, int flags, laya_error *err) {
     laya_err(err, LAYA_ERR_FORMAT, NULL, "%s: artifact index format is not \"laya-artifact\"", path);
     goto fail;
   }
-  if (!lay || lay->type != JSON_STRING || strcmp(lay->s, ARTIFACT_KERNEL_LAYOUT) != 0) {
-    laya_err(err, LAYA_ERR_FORMAT, NULL, "%s: artifact kernel layout %s, this build reads %s (convert again)", path,
-             lay && lay->type == JSON_STRING ? lay->s : "(none)", ARTIFACT_KERNEL_LAYOUT);
+  /* the layout is the writing backend's: its reader checks it (cpu: backend/cpu/cpu_artifact.c) */
+  if (!lay || lay->type != JSON_STRING || !lay->s[0]) {
+    laya_err(err, LAYA_ERR_FORMAT, NULL, "%s: artifact index has no kernel_layout", path);
     goto fail;
   }
+  a->layout = lay->s;
   int ok = 0;
   if (prec && prec->type == JSON_STRING) a->precision = parse_precision(prec->s, &ok);
   if (!ok) {
     laya_err(err, LAYA_ERR_FORMAT, NULL, "%s: artifact precision must be fp32, bf16 or int8", path);
     goto fail;
   }
+  a->precision_name = prec->s;
   if (read_entries(a, json_get(a->index, "arrays"), "arrays", data_off, idx_off, &a->arrays, &a->n_arrays, err) ||
       read_entries(a, json_get(a->index, "files"), "files", data_off, idx_off, &a->files, &a->n_files, err))
     goto fail;
@@ -401,6 +404,8 @@ int artifact_tok_external(const artifact *a) { return a->tok_external; }
 
 const char *artifact_path(const artifact *a) { return a->path; }
 backend_precision artifact_precision(const artifact *a) { return a->precision; }
+const char *artifact_precision_name(const artifact *a) { return a->precision_name; }
+const char *artifact_layout(const artifact *a) { return a->layout; }
 int artifact_act_hidden(const artifact *a) { return a->act_hidden; }
 
 static const art_entry *find(const art_entry *e, int n, const char *name) {
@@ -527,11 +532,11 @@ int artifact_write(const char *out_path, const char *ckpt_dir, const model_weigh
 int artifact_write_ex(const char *out_path, const char *ckpt_dir, const model_weights *w, const backend *b,
                       const char *weights_sha256, int flags, laya_error *err) {
   const int external = (flags & ARTIFACT_WRITE_EXTERNAL_TOK) != 0;
-  const cpu_model *m = backend_cpu_model(b);
-  if (!m) return laya_err(err, LAYA_ERR_INTERNAL, NULL, "artifact_write needs the cpu backend");
+  backend_arrays m;
+  if (backend_cpu_arrays(b, &m) != 0) return laya_err(err, LAYA_ERR_INTERNAL, NULL, "artifact_write needs the cpu backend");
   const tensor *tok = w->tok_embeddings;
   if (!tok || !tok->data) return laya_err(err, LAYA_ERR_FORMAT, NULL, "%s: no token embeddings to store", ckpt_dir);
-  backend_precision prec = m->fmt == WF_BF16 ? PREC_BF16 : m->fmt == WF_I8 ? PREC_INT8 : PREC_FP32;
+  backend_precision prec = m.precision;
 
   /* a private temp file beside the output, renamed over it when complete: concurrent writers of
    * one path never share a temp file, and readers see the old file or the whole new one */
@@ -562,8 +567,8 @@ int artifact_write_ex(const char *out_path, const char *ckpt_dir, const model_we
   if (put(&wr, header, HEADER_BYTES)) goto io_fail;
   uint64_t data_off = HEADER_BYTES;
 
-  for (int i = 0; i < m->n_blobs; i++)
-    if (put_entry(&wr, &wr.arrays, &wr.n_arrays, m->blobs[i].name, m->blobs[i].data, m->blobs[i].bytes)) goto io_fail;
+  for (int i = 0; i < m.n; i++)
+    if (put_entry(&wr, &wr.arrays, &wr.n_arrays, m.a[i].name, m.a[i].data, m.a[i].bytes)) goto io_fail;
   if (!external && put_entry(&wr, &wr.arrays, &wr.n_arrays, "tok_embeddings", tok->data,
                              (size_t)tok->numel * (tok->dtype == DT_F32 ? 4 : 2)))
     goto io_fail;
@@ -604,7 +609,7 @@ int artifact_write_ex(const char *out_path, const char *ckpt_dir, const model_we
   }
   if (pad(&wr)) goto io_fail;
   uint64_t idx_off = wr.pos;
-  const encoder_config *c = &m->enc;
+  const encoder_config *c = &w->enc;
   for (int i = 0; i < c->n_layers; i++)
     if (enc_layer_global(c, i)) sb_printf(&layers, "%s%d", layers.len ? ", " : "", i);
   char g[32], l[32], e[32];
@@ -619,10 +624,10 @@ int artifact_write_ex(const char *out_path, const char *ckpt_dir, const model_we
             "\"global_theta\": %s, \"local_theta\": %s, \"norm_eps\": %s, \"head_layers\": %d, \"head_heads\": %d, "
             "\"n_act\": %d, \"act_hidden\": %d}, \"sources\": {%s}, \"tok_embeddings\": {\"dtype\": \"%s\", "
             "\"shape\": [%d, %d]%s}, \"files\": {%s}, \"arrays\": {%s}}",
-            ARTIFACT_VERSION, backend_precision_name(prec), ARTIFACT_KERNEL_LAYOUT, LAYA_VERSION, c->hidden, c->n_layers,
+            ARTIFACT_VERSION, backend_precision_name(prec), m.layout, LAYA_VERSION, c->hidden, c->n_layers,
             c->n_heads, c->head_dim, c->intermediate, c->vocab, c->global_every, sb_cstr(&layers), c->local_window,
             enc_act_name(c->act), g, l, e,
-            m->head_layers, m->head_heads, m->n_act, m->act_hidden, sb_cstr(&sources),
+            w->head_layers, w->head_heads, w->n_act, m.act_hidden, sb_cstr(&sources),
             tok->dtype == DT_F32 ? "F32" : tok->dtype == DT_BF16 ? "BF16" : "F16", c->vocab, c->hidden,
             external ? ", \"external\": true" : "",
             sb_cstr(&wr.files), sb_cstr(&wr.arrays));

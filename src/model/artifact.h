@@ -1,22 +1,29 @@
 /*
- * artifact.h: the single-file model artifact `laya convert CKPT OUT` writes, and its reader.
+ * artifact.h: the single-file container `laya convert CKPT OUT` writes (and the pack cache's
+ * entries, model/pack_cache.h), and its reader.
  *
- * The file is memory-mapped and used in place; loading converts nothing. Layout (little-endian):
+ * A neutral container: a backend's named arrays, the model's facts and the checkpoint's small
+ * files. It knows names, bytes and checksums, never what the arrays mean: the arrays are the ones
+ * a backend hands over (backend_cpu_arrays, backend/backend.h: the "cpu" backend's packed weights,
+ * backend/cpu/cpu_artifact.c), and the same backend reads them back through model/weights.h's
+ * accessors. The file is memory-mapped and used in place; loading converts nothing. Layout
+ * (little-endian):
  *   [0, 64)   header: magic "LAYAPAK\0", u32 format version, u32 reserved, u64 index offset,
  *             u64 index bytes, u64 file bytes, u64 data offset, u64 hash64 of the index bytes,
  *             u64 hash64 of header bytes [0, 56) (core/hash64.h)
- *   data      named arrays, each 64-byte aligned: the cpu backend's packed weights for one
- *             precision (names from backend/cpu/cpu_model.h), the token embedding table as stored
- *             in the checkpoint, and the checkpoint's small files verbatim (configs, tokenizer)
- *   index     JSON: {"format", "version", "precision", "kernel_layout", "producer",
- *             "config": {encoder and head sizes}, "sources": {relpath: sha256 hex},
+ *   data      named arrays, each 64-byte aligned: the backend's arrays for one precision, the token
+ *             embedding table as stored in the checkpoint, and the checkpoint's small files
+ *             verbatim (configs, tokenizer)
+ *   index     JSON: {"format", "version", "precision", "kernel_layout" (the writer backend's layout
+ *             name), "producer", "config": {encoder and head sizes}, "sources": {relpath: sha256 hex},
  *             "tok_embeddings": {"dtype", "shape"}, "files": {relpath: [offset, bytes, hash64 hex]},
  *             "arrays": {name: [offset, bytes, hash64 hex]}}
- * A reader refuses another format version or kernel layout with an error naming both, and checks
- * at open, before anything is used: the header's and the index's checksums, every entry inside the
- * data, no two entries overlapping, every entry's bytes against its checksum (one pass over the
- * file, several GB/s), the embedding dtype. Errors name the artifact file and the field. Opening
- * writes nothing (no temporary files).
+ * A reader refuses another format version with an error naming both, and checks at open, before
+ * anything is used: the header's and the index's checksums, every entry inside the data, no two
+ * entries overlapping, every entry's bytes against its checksum (one pass over the file, several
+ * GB/s), the embedding dtype. The backend that reads the arrays refuses another layout (cpu:
+ * "artifact kernel layout X, this build reads Y"). Errors name the artifact file and the field.
+ * Opening writes nothing (no temporary files).
  */
 #ifndef LAYA_MODEL_ARTIFACT_H
 #define LAYA_MODEL_ARTIFACT_H
@@ -28,7 +35,6 @@
 
 #define ARTIFACT_MAGIC "LAYAPAK"
 #define ARTIFACT_VERSION 2 /* 2: checksums of the header, the index and every entry */
-#define ARTIFACT_KERNEL_LAYOUT "panel32-v1" /* kernels.h packed layout */
 
 typedef struct artifact artifact;
 
@@ -44,12 +50,9 @@ enum { ARTIFACT_SKIP_ARRAY_CHECKSUMS = 1 };
 artifact *artifact_open_ex(const char *path, int flags, laya_error *err);
 void artifact_close(artifact *a);
 
-const char *artifact_path(const artifact *a);
-/* Rows of act_head.0 (the act head's hidden width). */
-int artifact_act_hidden(const artifact *a);
+/* artifact_blob, artifact_path, artifact_layout, artifact_precision_name, artifact_act_hidden: the
+ * backend's view, declared in model/weights.h. */
 backend_precision artifact_precision(const artifact *a);
-/* A named array's bytes inside the mapping, or NULL. */
-const void *artifact_blob(const artifact *a, const char *name, size_t *bytes);
 /* A checkpoint file stored verbatim ("rl_agent_config.json", "encoder/config.json",
  * "tokenizer/tokenizer.json", ...), or NULL. Not NUL-terminated. */
 const char *artifact_file(const artifact *a, const char *relpath, size_t *bytes);
@@ -72,10 +75,12 @@ struct strbuf;
 int checkpoint_open_artifact(struct checkpoint *ck, const char *path, const char *sha256_json,
                              struct strbuf *warnings, laya_error *err);
 
-/* Write an artifact: the "cpu" backend b (created at the wanted precision from checkpoint dir
- * ckpt_dir, whose weights are w) plus the checkpoint's small files and their SHA-256 (that of
- * model.safetensors is weights_sha256 when the caller has it, else computed). Written to a temp
- * file beside out_path and renamed over it. */
+/* Write an artifact: the arrays of the "cpu" backend b (created at the wanted precision from
+ * checkpoint dir ckpt_dir, whose weights are w; backend_cpu_arrays) plus the checkpoint's small
+ * files and their SHA-256 (that of model.safetensors is weights_sha256 when the caller has it, else
+ * computed). Written to a temp file beside out_path and renamed over it (no fsync: see
+ * pack_cache.h for why a cache entry needs none; `laya convert` output is checked in full by its
+ * reader). */
 int artifact_write(const char *out_path, const char *ckpt_dir, const model_weights *w, const backend *b,
                    const char *weights_sha256, laya_error *err);
 /* artifact_write with flags. ARTIFACT_WRITE_EXTERNAL_TOK: the token embeddings (stored unpacked,

@@ -1,5 +1,6 @@
 #include "model/checkpoint.h"
 #include "model/artifact.h"
+#include "core/threadpool.h"
 
 #include <errno.h>
 #include <math.h>
@@ -225,16 +226,65 @@ done:
 
 /* ---- non-finite weights ---- */
 
+/* The scan in pieces of at most SCAN_PIECE elements, on threadpool_default_threads() threads when
+ * the weights are large (a first open reads every byte here: at memory speed on all cores rather
+ * than one). Per-piece counts are summed per tensor in file order, so the result and the warning
+ * do not depend on the thread count. */
+#define SCAN_PIECE ((int64_t)1 << 22)
+
+typedef struct scan_piece {
+  tensor view; /* a run of one tensor's elements */
+  int tensor;
+  int64_t count;
+} scan_piece;
+
+static void scan_chunk(void *ctx, int begin, int end, int thread) {
+  (void)thread;
+  scan_piece *p = ctx;
+  for (int i = begin; i < end; i++) p[i].count = st_count_nonfinite(&p[i].view);
+}
+
 void checkpoint_nonfinite_scan(const st_file *st, int64_t *n_values, int *n_bad, strbuf *names) {
   *n_values = 0;
   *n_bad = 0;
+  int64_t n_pieces = 0, bytes = 0;
   for (int i = 0; i < st->n_tensors; i++) {
-    int64_t k = st_count_nonfinite(&st->tensors[i]);
+    const tensor *t = &st->tensors[i];
+    if (t->data && t->numel > 0) n_pieces += (t->numel + SCAN_PIECE - 1) / SCAN_PIECE;
+    bytes += t->numel * (t->dtype == DT_F32 ? 4 : 2);
+  }
+  scan_piece *pc = n_pieces > 0 && n_pieces < (1 << 30) ? malloc((size_t)n_pieces * sizeof *pc) : NULL;
+  int64_t *per = pc ? calloc(st->n_tensors > 0 ? (size_t)st->n_tensors : 1, sizeof *per) : NULL;
+  if (pc && per) {
+    int n = 0;
+    for (int i = 0; i < st->n_tensors; i++) {
+      const tensor *t = &st->tensors[i];
+      if (!t->data || t->numel <= 0) continue;
+      const int64_t es = t->dtype == DT_F32 ? 4 : 2;
+      for (int64_t o = 0; o < t->numel; o += SCAN_PIECE) {
+        scan_piece *q = &pc[n++];
+        q->view = *t;
+        q->view.data = (const unsigned char *)t->data + o * es;
+        q->view.numel = t->numel - o < SCAN_PIECE ? t->numel - o : SCAN_PIECE;
+        q->tensor = i;
+      }
+    }
+    int k = bytes >= ((int64_t)64 << 20) ? threadpool_default_threads() : 1;
+    laya_error terr;
+    threadpool *tp = k > 1 ? threadpool_create(k, &terr) : NULL;
+    parallel_for(tp, n, scan_chunk, pc); /* NULL pool: inline */
+    if (tp) threadpool_destroy(tp);
+    for (int i = 0; i < n; i++) per[pc[i].tensor] += pc[i].count;
+  }
+  for (int i = 0; i < st->n_tensors; i++) {
+    int64_t k = per ? per[i] : st_count_nonfinite(&st->tensors[i]);
     if (!k) continue;
     if (*n_bad < 5) sb_printf(names, "%s'%s' (%lld)", *n_bad ? ", " : "", st->tensors[i].name, (long long)k);
     (*n_bad)++;
     *n_values += k;
   }
+  free(pc);
+  free(per);
 }
 
 void checkpoint_nonfinite_warning(const char *path, int64_t n_values, int n_bad, const char *names, strbuf *warnings) {

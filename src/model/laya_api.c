@@ -14,7 +14,6 @@
 #include "model/result_json.h"
 #include "model/typed.h"
 #include "model/artifact.h"
-#include "model/artifact_dense.h"
 #include "core/fsutil.h"
 #include "model/hub.h"
 #include "model/escalate.h"
@@ -74,7 +73,7 @@ int laya_device_uses_cuda(const char *device) {
 }
 
 /* The CUDA backend from a `laya convert` artifact: its packed weights unpacked to row-major
- * tensors (model/artifact_dense.h), uploaded, and the host copies freed. A bf16 artifact runs
+ * tensors (backend_cpu_dense_weights, backend/backend.h), uploaded, and the host copies freed. A bf16 artifact runs
  * bf16 (fp16 would round its bf16 weights again: refused, as the CPU refuses a precision the
  * artifact does not hold); an fp32 artifact runs bf16 or fp16 exactly as the checkpoint would;
  * int8 is refused. */
@@ -96,9 +95,9 @@ static backend *cuda_from_artifact(laya_model *m, backend_options *bo, const cha
   }
   if (!prec) bo->precision = PREC_BF16;
   dense_weights dw;
-  if (artifact_dense_weights(&m->ck.w, &dw, "CUDA backend", err)) return NULL;
+  if (backend_cpu_dense_weights(&m->ck.w, &dw, "CUDA backend", err)) return NULL;
   backend *b = backend_cuda_create(&dw.w, bo, err);
-  artifact_dense_free(&dw); /* the device holds its own copy of every weight */
+  backend_cpu_dense_free(&dw); /* the device holds its own copy of every weight */
   return b;
 }
 

@@ -76,12 +76,22 @@ static int write_atomic(const char *path, const char *text) {
   return 0;
 }
 
+/* A file's identity: device, inode, size, modification and change times (any write or rename
+ * over it changes the change time, which user space cannot set). */
+static int same_identity(const struct stat *a, const struct stat *b) {
+  return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
+         a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec &&
+         a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
+}
+
 /* SHA-256 hex of a checkpoint file: the Hub blob name, a memo matching the file's identity, or
- * computed (and memoised). 0 or -1. */
-static int file_sha256(const char *cache, const char *path, char hex[65]) {
+ * computed (and memoised). 0, -1 (unreadable), or with memo_only 1 when it would have to be
+ * computed (nothing is read then). *id gets the file's identity when non-NULL. */
+static int file_sha256_ex(const char *cache, const char *path, char hex[65], int memo_only, struct stat *ident) {
   char real[PATH_MAX];
   struct stat st;
   if (!realpath(path, real) || stat(real, &st) != 0 || !S_ISREG(st.st_mode)) return -1;
+  if (ident) *ident = st;
   /* huggingface_hub stores an LFS file as blobs/<its SHA-256> (checked when it downloads it) */
   const char *base = strrchr(real, '/');
   if (base && base - real >= 6 && !strncmp(base - 6, "/blobs", 6) && is_hex64(base + 1)) {
@@ -107,12 +117,17 @@ static int file_sha256(const char *cache, const char *path, char hex[65]) {
       }
     }
   }
+  if (memo_only) return 1;
   if (sha256_file_hex(real, hex) != 0) return -1;
   char dir[PATH_MAX];
   snprintf(dir, sizeof dir, "%s/digests", cache);
   snprintf(line, sizeof line, "%s %s\n", want, hex);
   if (mkdirs(dir) == 0) (void)write_atomic(memo, line); /* a memo that cannot be written costs a hash next time */
   return 0;
+}
+
+static int file_sha256(const char *cache, const char *path, char hex[65]) {
+  return file_sha256_ex(cache, path, hex, 0, NULL);
 }
 
 /* ---- the NaN/Inf scan's result, memoised by the weights' SHA-256 ---------------------------------
@@ -150,24 +165,27 @@ static int nonfinite_memo_read(const char *cache, const char *weights_hex, const
   return ok ? 0 : -1;
 }
 
-/* Scan (the weights are read here first: the packing that follows finds them in the page cache)
- * and memoise. */
-static void nonfinite_scan_store(const char *cache, const char *weights_hex, const checkpoint *ck, strbuf *warnings) {
-  int64_t values;
-  int tensors;
-  strbuf names, text;
-  sb_init(&names);
+/* The memo of a scan's result. */
+static void nonfinite_store(const char *cache, const char *weights_hex, long long values, int tensors, const char *names,
+                            size_t names_len) {
+  strbuf text;
   sb_init(&text);
-  checkpoint_nonfinite_scan(&ck->st, &values, &tensors, &names);
-  checkpoint_nonfinite_warning(ck->st.path, values, tensors, sb_cstr(&names), warnings);
   char dir[PATH_MAX], path[PATH_MAX + 80];
   snprintf(dir, sizeof dir, "%s/nonfinite", cache);
   snprintf(path, sizeof path, "%s/%s", dir, weights_hex);
-  sb_printf(&text, "laya-nonfinite-1 %lld %d %016llx\n%s", (long long)values, tensors,
-            (unsigned long long)nonfinite_check((long long)values, tensors, sb_cstr(&names), names.len), sb_cstr(&names));
+  sb_printf(&text, "laya-nonfinite-1 %lld %d %016llx\n%s", values, tensors,
+            (unsigned long long)nonfinite_check(values, tensors, names, names_len), names);
   if (mkdirs(dir) == 0) (void)write_atomic(path, sb_cstr(&text)); /* unwritable: the next open scans again */
-  sb_free(&names);
   sb_free(&text);
+}
+
+/* Scan (the weights are read here first: the packing that follows finds them in the page cache)
+ * and warn; the result into *values, *tensors and names for the memo. */
+static void nonfinite_scan(const checkpoint *ck, strbuf *warnings, long long *values, int *tensors, strbuf *names) {
+  int64_t v;
+  checkpoint_nonfinite_scan(&ck->st, &v, tensors, names);
+  *values = (long long)v;
+  checkpoint_nonfinite_warning(ck->st.path, v, *tensors, sb_cstr(names), warnings);
 }
 
 /* ---- verified stamps ----------------------------------------------------------------------------
@@ -302,27 +320,136 @@ static backend *from_entry(const char *path, const checkpoint *ck, const backend
   return b;
 }
 
-/* The entry written in the background after a miss, so the open returns once the weights are
- * packed; the backend joins the writer when it is destroyed (laya_close), before its arrays go.
- * A process that exits without closing the model leaves only a temp file (never a partial entry). */
+/* The entry's path for the key of what the packed bytes depend on: the packing format (container
+ * version, the backend's layout), the precision, the head's depth and act count, and the SHA-256 of
+ * model.safetensors and encoder/config.json. (rl_agent_config.json matters only through the head's
+ * depth and the act head's size, which go in as numbers: a calibration rewriting its temperatures
+ * keeps the entry.) */
+static void entry_path(const char *cache, const char *prec, int head_layers, int n_act, const char *weights_hex,
+                       const char *config_hex, char *dir, size_t dcap, char *entry, size_t ecap) {
+  char key_text[1024], key[65];
+  snprintf(key_text, sizeof key_text,
+           "laya.c packed weights\nformat %d %s tok-external\nprecision %s\nhead_layers %d n_act %d\n"
+           "model.safetensors %s\nencoder/config.json %s\n",
+           ARTIFACT_VERSION, backend_cpu_layout(), prec, head_layers, n_act, weights_hex, config_hex);
+  sha256_hex(key_text, strlen(key_text), key);
+  snprintf(dir, dcap, "%s/packed", cache);
+  snprintf(entry, ecap, "%s/%s-%s.laya", dir, key, prec);
+}
+
+/* The weights' SHA-256 computed beside the packing, when no memo had it (a file never hashed
+ * before): SHA-256 is one serial pass (0.5-1 s for a large model's weights), the packing runs on
+ * every core. Small weights: the open waits for both (then looks the key up); large ones
+ * (HASH_WAIT_MIN): the open returns once packed and the writer joins the hasher. */
+typedef struct hasher {
+  pthread_t th;
+  char cache[PATH_MAX - 128], path[PATH_MAX + 32], hex[65];
+  struct stat id;
+  int rc;
+} hasher;
+
+static void *hash_run(void *arg) {
+  hasher *h = arg;
+  h->rc = file_sha256_ex(h->cache, h->path, h->hex, 0, &h->id);
+  return NULL;
+}
+
+/* The entry written after a miss. By default on a background thread, so the open returns once the
+ * weights are packed; the backend joins the writer when it is destroyed (laya_close), before its
+ * arrays go. A process that exits without closing the model leaves only a temp file (never a
+ * partial entry). */
 typedef struct bg_writer {
   pthread_t th;
-  char entry[PATH_MAX + 128], ckdir[PATH_MAX], weights_hex[65];
+  char entry[PATH_MAX + 128], dir[PATH_MAX], ckdir[PATH_MAX], weights_hex[65];
   const model_weights *w;
   const backend *b;
+  int rc;
+  char why[PATH_MAX + 700];
+  /* a digest still being computed (large weights never hashed before): joined here, then the
+   * NaN/Inf memo is stored and the entry named; no entry is written when one is there already */
+  hasher *h;
+  struct stat weights_id;
+  char cache[PATH_MAX - 128], config_hex[65], prec[8];
+  int head_layers, n_act, nf_scanned, nf_tensors;
+  long long nf_values;
+  strbuf nf_names;
 } bg_writer;
 
-static void *bg_write(void *arg) {
-  bg_writer *g = arg;
+static void bg_run(bg_writer *g) {
   laya_error e;
-  (void)artifact_write_ex(g->entry, g->ckdir, g->w, g->b, g->weights_hex, ARTIFACT_WRITE_EXTERNAL_TOK, &e); /* a failure: the next open packs again */
+  g->rc = 0;
+  g->why[0] = 0;
+  if (g->h) {
+    pthread_join(g->h->th, NULL);
+    int ok = g->h->rc == 0 && same_identity(&g->h->id, &g->weights_id);
+    memcpy(g->weights_hex, g->h->hex, 65);
+    snprintf(g->why, sizeof g->why, "%s changed or could not be read during the open", g->h->path);
+    free(g->h);
+    g->h = NULL;
+    if (!ok) { /* the file changed under the open: key nothing on it */
+      g->rc = -1;
+      return;
+    }
+    g->why[0] = 0;
+    if (g->nf_scanned)
+      nonfinite_store(g->cache, g->weights_hex, g->nf_values, g->nf_tensors, sb_cstr(&g->nf_names), g->nf_names.len);
+    entry_path(g->cache, g->prec, g->head_layers, g->n_act, g->weights_hex, g->config_hex, g->dir, sizeof g->dir,
+               g->entry, sizeof g->entry);
+    struct stat st;
+    if (stat(g->entry, &st) == 0) return; /* stored before (a copy of these weights) */
+  }
+  if (mkdirs(g->dir) != 0) {
+    g->rc = -1;
+    snprintf(g->why, sizeof g->why, "cannot create %s: %s", g->dir, strerror(errno));
+    return;
+  }
+  sweep_stale(g->dir);
+  if (artifact_write_ex(g->entry, g->ckdir, g->w, g->b, g->weights_hex, ARTIFACT_WRITE_EXTERNAL_TOK, &e) != 0) {
+    g->rc = -1; /* the next open packs again */
+    put_str(g->why, sizeof g->why, e.message);
+  }
+}
+
+static void *bg_write(void *arg) {
+  bg_run(arg);
   return NULL;
+}
+
+static void bg_free(bg_writer *g) {
+  if (g->h) { /* never started writing: the hasher still has to be joined */
+    pthread_join(g->h->th, NULL);
+    free(g->h);
+  }
+  sb_free(&g->nf_names);
+  free(g);
 }
 
 static void bg_join(void *arg) {
   bg_writer *g = arg;
   pthread_join(g->th, NULL);
-  free(g);
+  bg_free(g);
+}
+
+/* Weights of at least this many bytes never hashed before: the open returns once they are packed,
+ * and the writer finishes the digest (SHA-256 runs at about 1 GB/s on one core: longer than the
+ * packing on many). Smaller ones are waited for, so a copy of packed weights reports "hit". */
+#define HASH_WAIT_MIN ((int64_t)64 << 20)
+
+/* Write g's entry in the background (sync, LAYA_PACK_CACHE=sync: now) and say so in status. */
+static backend *start_writer(bg_writer *g, backend *b, const char *sync, char *status, size_t cap, const char *why) {
+  int background = !(sync && !strcmp(sync, "sync"));
+  if (background && pthread_create(&g->th, NULL, bg_write, g) == 0) {
+    if (backend_cpu_adopt(b, bg_join, g) != 0) bg_join(g); /* cannot happen: b is a fresh "cpu" backend */
+  } else {
+    bg_run(g);
+    int rc = g->rc;
+    if (rc) snprintf(status, cap, "miss (not stored: %s)", g->why);
+    bg_free(g);
+    if (rc) return b;
+  }
+  if (why[0]) snprintf(status, cap, "rebuilt (%s)", why);
+  else snprintf(status, cap, "miss");
+  return b;
 }
 
 static backend *cached_backend(checkpoint *ck, const backend_options *bo, const laya_env_options *env, strbuf *warnings,
@@ -335,72 +462,115 @@ static backend *cached_backend(checkpoint *ck, const backend_options *bo, const 
     free(cache);
     return backend_cpu_create(&ck->w, bo, err);
   }
-  /* the key: what the packed bytes depend on */
-  /* (rl_agent_config.json matters only through the head's depth and the act head's size, which
-   * go in as numbers: a calibration rewriting its temperatures keeps the entry) */
-  static const char *const srcs[] = {"model.safetensors", "encoder/config.json"};
-  char key_text[1024], weights_hex[65] = "";
-  int n = snprintf(key_text, sizeof key_text, "laya.c packed weights\nformat %d %s tok-external\nprecision %s\nhead_layers %d n_act %d\n",
-                   ARTIFACT_VERSION, ARTIFACT_KERNEL_LAYOUT, backend_precision_name(bo->precision), ck->w.head_layers,
-                   ck->w.n_act);
-  for (size_t i = 0; i < sizeof srcs / sizeof *srcs; i++) {
-    char path[PATH_MAX], hex[65];
-    snprintf(path, sizeof path, "%s/%s", ck->dir, srcs[i]);
-    if (file_sha256(cache, path, hex)) {
-      snprintf(status, cap, "off (cannot read %s)", path);
-      free(cache);
-      return backend_cpu_create(&ck->w, bo, err);
-    }
-    if (i == 0) memcpy(weights_hex, hex, 65);
-    n += snprintf(key_text + n, sizeof key_text - (size_t)n, "%s %s\n", srcs[i], hex);
+  const char *prec = backend_precision_name(bo->precision);
+  /* the digests: encoder/config.json is small; the weights' comes from its memo or Hub name, and
+   * is otherwise computed beside the packing (hasher) */
+  char path[PATH_MAX + 32], config_hex[65], weights_hex[65] = "";
+  struct stat wid;
+  snprintf(path, sizeof path, "%s/encoder/config.json", ck->dir);
+  int wrc = file_sha256(cache, path, config_hex);
+  if (wrc == 0) {
+    snprintf(path, sizeof path, "%s/model.safetensors", ck->dir);
+    wrc = file_sha256_ex(cache, path, weights_hex, 1, &wid);
   }
+  hasher *h = wrc == 1 ? calloc(1, sizeof *h) : NULL;
+  if (h) {
+    put_str(h->cache, sizeof h->cache, cache);
+    put_str(h->path, sizeof h->path, path);
+    if (pthread_create(&h->th, NULL, hash_run, h) != 0) {
+      free(h);
+      h = NULL;
+    }
+  }
+  if (wrc == 1 && !h) wrc = file_sha256(cache, path, weights_hex); /* no thread: hash first */
+  if (wrc < 0) {
+    snprintf(status, cap, "off (cannot read %s)", path);
+    free(cache);
+    return backend_cpu_create(&ck->w, bo, err);
+  }
+  long long nf_values = 0;
+  int nf_tensors = 0, nf_scanned = 0;
+  strbuf nf_names;
+  sb_init(&nf_names);
   if (ck->nonfinite_pending) {
-    if (nonfinite_memo_read(cache, weights_hex, ck, warnings) != 0) nonfinite_scan_store(cache, weights_hex, ck, warnings);
+    if (h || nonfinite_memo_read(cache, weights_hex, ck, warnings) != 0) {
+      nonfinite_scan(ck, warnings, &nf_values, &nf_tensors, &nf_names);
+      nf_scanned = 1;
+    }
     ck->nonfinite_pending = 0;
   }
-  char key[65], dir[PATH_MAX], entry[PATH_MAX + 128], why[600] = "";
-  sha256_hex(key_text, strlen(key_text), key);
-  snprintf(dir, sizeof dir, "%s/packed", cache);
-  snprintf(entry, sizeof entry, "%s/%s-%s.laya", dir, key, backend_precision_name(bo->precision));
+  char dir[PATH_MAX], entry[PATH_MAX + 128], why[600] = "";
+  backend *b = NULL;
+  if (h) /* pack now */
+    b = backend_cpu_create(&ck->w, bo, err);
+  if (h && b && (int64_t)wid.st_size >= HASH_WAIT_MIN) { /* the writer takes the digest over */
+    bg_writer *g = calloc(1, sizeof *g);
+    if (g) {
+      sb_init(&g->nf_names);
+      g->h = h;
+      g->weights_id = wid;
+      put_str(g->cache, sizeof g->cache, cache);
+      memcpy(g->config_hex, config_hex, 65);
+      put_str(g->prec, sizeof g->prec, prec);
+      g->head_layers = ck->w.head_layers;
+      g->n_act = ck->w.n_act;
+      g->nf_scanned = nf_scanned;
+      g->nf_values = nf_values;
+      g->nf_tensors = nf_tensors;
+      sb_append(&g->nf_names, nf_names.data ? nf_names.data : "", nf_names.len);
+      sb_free(&nf_names);
+      free(cache);
+      put_str(g->ckdir, sizeof g->ckdir, ck->dir);
+      g->w = &ck->w;
+      g->b = b;
+      return start_writer(g, b, env->pack_cache, status, cap, "");
+    }
+  }
+  if (h) { /* look for an entry once the digest is known */
+    pthread_join(h->th, NULL);
+    int ok = h->rc == 0;
+    struct stat hid = h->id;
+    memcpy(weights_hex, h->hex, 65);
+    free(h);
+    if (!b) {
+      free(cache);
+      sb_free(&nf_names);
+      return NULL;
+    }
+    if (!ok || !same_identity(&hid, &wid)) { /* the file changed under the open: key nothing on it */
+      snprintf(status, cap, "miss (not stored: %s changed or could not be read during the open)", path);
+      free(cache);
+      sb_free(&nf_names);
+      return b;
+    }
+  }
+  if (nf_scanned) nonfinite_store(cache, weights_hex, nf_values, nf_tensors, sb_cstr(&nf_names), nf_names.len);
+  sb_free(&nf_names);
+  entry_path(cache, prec, ck->w.head_layers, ck->w.n_act, weights_hex, config_hex, dir, sizeof dir, entry, sizeof entry);
   free(cache);
   struct stat st;
-  if (stat(entry, &st) == 0) {
-    backend *b = from_entry(entry, ck, bo, why, sizeof why);
-    if (b) {
+  if (stat(entry, &st) == 0) { /* (after packing too: a copy of weights packed before maps them) */
+    backend *e = from_entry(entry, ck, bo, why, sizeof why);
+    if (e) {
+      if (b) b->destroy(b);
       snprintf(status, cap, "hit");
-      return b;
+      return e;
     }
   }
-  backend *b = backend_cpu_create(&ck->w, bo, err);
-  if (!b) return NULL;
-  if (mkdirs(dir) != 0) {
-    snprintf(status, cap, "miss (not stored: cannot create %s: %s)", dir, strerror(errno));
+  if (!b && !(b = backend_cpu_create(&ck->w, bo, err))) return NULL;
+  bg_writer *g = calloc(1, sizeof *g);
+  if (!g) {
+    snprintf(status, cap, "miss (not stored: out of memory)");
     return b;
   }
-  sweep_stale(dir);
-  bg_writer *g = calloc(1, sizeof *g);
-  const char *sync = env->pack_cache;
-  int background = g && !(sync && !strcmp(sync, "sync"));
-  if (g) {
-    put_str(g->entry, sizeof g->entry, entry);
-    put_str(g->ckdir, sizeof g->ckdir, ck->dir);
-    memcpy(g->weights_hex, weights_hex, 65);
-    g->w = &ck->w;
-    g->b = b;
-  }
-  if (background && pthread_create(&g->th, NULL, bg_write, g) == 0) {
-    if (backend_cpu_adopt(b, bg_join, g) != 0) bg_join(g); /* cannot happen: b is a fresh "cpu" backend */
-  } else {
-    laya_error we;
-    free(g);
-    if (artifact_write_ex(entry, ck->dir, &ck->w, b, weights_hex, ARTIFACT_WRITE_EXTERNAL_TOK, &we) != 0) {
-      snprintf(status, cap, "miss (not stored: %s)", we.message);
-      return b;
-    }
-  }
-  if (why[0]) snprintf(status, cap, "rebuilt (%s)", why);
-  else snprintf(status, cap, "miss");
-  return b;
+  sb_init(&g->nf_names);
+  put_str(g->entry, sizeof g->entry, entry);
+  put_str(g->dir, sizeof g->dir, dir);
+  put_str(g->ckdir, sizeof g->ckdir, ck->dir);
+  memcpy(g->weights_hex, weights_hex, 65);
+  g->w = &ck->w;
+  g->b = b;
+  return start_writer(g, b, env->pack_cache, status, cap, why);
 }
 
 backend *pack_cache_cpu_backend(checkpoint *ck, const backend_options *bo, strbuf *warnings, char *status, size_t cap,

@@ -2,10 +2,11 @@
  * pack_cache.h: the fast CPU backend's packed weights, kept between processes.
  *
  * Packing a checkpoint's weights for the "cpu" backend (fp32 panels, bf16, int8 with scales) is
- * the cost of opening a checkpoint directory. The first open packs them (in parallel, on the
- * backend's threads) and stores them as a `laya convert` artifact (model/artifact.h) in the cache
- * directory, less the token embeddings (stored unpacked, so the hit takes the checkpoint's own:
- * ARTIFACT_WRITE_EXTERNAL_TOK); later opens map that file and pack nothing.
+ * the cost of opening a checkpoint directory. The first open packs them (in parallel: pieces of
+ * about 1 MiB of panels on the backend's threads, backend/cpu/cpu.c pack_all) and stores them as a
+ * `laya convert` artifact (model/artifact.h) in the cache directory, less the token embeddings
+ * (stored unpacked, so the hit takes the checkpoint's own: ARTIFACT_WRITE_EXTERNAL_TOK); later
+ * opens map that file and pack nothing.
  *
  *   directory  LAYA_CACHE_DIR, else $XDG_CACHE_HOME/laya-c, else ~/.cache/laya-c; files under
  *              packed/. LAYA_PACK_CACHE=0 turns the cache off.
@@ -15,12 +16,22 @@
  *              rl_agent_config.json's temperatures keeps the entry). The weights' digest is the Hugging Face blob name when
  *              the file is a blob of a Hub cache (named by its SHA-256), else computed once and
  *              memoised in digests/ under the file's device, inode, size and change times, so a
- *              changed file is hashed again.
+ *              changed file is hashed again. A first open (no memo) hashes on a thread of its own
+ *              while the backend packs (one serial pass beside a parallel one). Weights under 64
+ *              MiB: the open then looks the key up, so a copy of weights packed before still maps
+ *              the entry ("hit"; the packing is dropped). Larger ones: the open returns once
+ *              packed ("miss") and the writer finishes the digest, memoises it and the NaN/Inf
+ *              scan, and writes the entry unless one is there (so the next open hits). A file
+ *              whose identity changed during the open keys nothing.
  *   writing    after a miss, on a background thread (the open returns once the weights are packed;
  *              laya_close waits for it; LAYA_PACK_CACHE=sync writes before returning), to a temp
  *              file in the same directory renamed over the entry when complete: concurrent
  *              processes each write their own and the last rename wins; readers see a whole file.
  *              Temp files over an hour old (their writer died) are removed before a write.
+ *              No fsync: an entry is a cache, and its first use checks every checksum (no stamp
+ *              vouches for it yet), so an entry a crash left short or zeroed is found and rebuilt;
+ *              syncing 1-2 GB would make laya_close wait for the disk. The writer writes straight
+ *              from the backend's packed arrays (one copy, into the page cache).
  *   reading    artifact_open checks the header, index and layout, and every array's checksum unless
  *              ENTRY.verified vouches for the file as it is (device, inode, size, change times;
  *              written after a full check, see pack_cache.c); a corrupt, truncated or mismatching

@@ -98,10 +98,29 @@ typedef struct model_weights {
   const tensor *scorer2_w, *scorer2_b;         /* [1, d], [1] */
   const tensor *act1_w, *act1_b;               /* [256, d + 4], [256] */
   const tensor *act2_w, *act2_b;               /* [n_act, 256], [n_act] */
-  /* Non-NULL when the model comes from a `laya convert` artifact (model/artifact.h): the "cpu"
-   * backend maps its packed weights from there, and only tok_embeddings among the tensors above is
-   * set (the other backends need a checkpoint). */
+  /* Non-NULL when the model comes from a `laya convert` artifact or a pack cache entry: the "cpu"
+   * backend maps the arrays it packed before from there (read through the accessors below), and
+   * only tok_embeddings among the tensors above is set (the other backends need a checkpoint, or
+   * the "cpu" backend's unpacking, backend_cpu_dense_weights). */
   const struct artifact *packed;
 } model_weights;
+
+/* ---- a container of packed arrays, as a backend sees it ------------------------------------------
+ * A `laya convert` artifact (model/artifact.h) is a mapped, checksummed container of named arrays
+ * that a backend laid out before (the "cpu" backend's, written and read by
+ * backend/cpu/cpu_artifact.c), with the model's facts. The container knows names, bytes and
+ * checksums, never a layout: the backend that wrote the arrays is the one that reads them, through
+ * these accessors only (model/artifact.c implements them). */
+struct artifact;
+/* A named array's bytes inside the mapping, or NULL. */
+const void *artifact_blob(const struct artifact *a, const char *name, size_t *bytes);
+/* The file, for messages. */
+const char *artifact_path(const struct artifact *a);
+/* The layout name the writer recorded ("panel32-v1": backend_cpu_layout()). */
+const char *artifact_layout(const struct artifact *a);
+/* The precision the writer recorded: "fp32", "bf16" or "int8". */
+const char *artifact_precision_name(const struct artifact *a);
+/* Rows of act_head.0 (the act head's hidden width). */
+int artifact_act_hidden(const struct artifact *a);
 
 #endif

@@ -1,6 +1,6 @@
 /*
  * test_artifact_dense.c: a `laya convert` artifact's packed weights unpacked to row-major tensors
- * (model/artifact_dense.h, what the CUDA backend loads an artifact through) hold exactly the
+ * (backend_cpu_dense_weights, backend/cpu/cpu_artifact.c: what the CUDA backend loads an artifact through) hold exactly the
  * checkpoint's values: the fp32 artifact its fp32 values, the bf16 artifact their bf16 rounding
  * (nearest even), vectors exact; the fp32 artifact's tensors through the fp32 reference backend
  * answer bit for bit as the checkpoint's own; an int8 artifact is refused with a message naming
@@ -19,7 +19,6 @@
 #include "backend/backend.h"
 #include "backend/cpu/kernels.h"
 #include "laya.h"
-#include "model/artifact_dense.h"
 #include "model/batch.h"
 #include "model/checkpoint.h"
 #include "model/engine.h"
@@ -200,12 +199,12 @@ int main(int argc, char **argv) {
       continue;
     }
     dense_weights dw;
-    rc = artifact_dense_weights(&ca.w, &dw, "test", &err);
+    rc = backend_cpu_dense_weights(&ca.w, &dw, "test", &err);
     if (p == 2) { /* int8: refused, naming it */
       CHECK(rc == LAYA_ERR_UNSUPPORTED);
       CHECK(strstr(err.message, "int8") != NULL);
       printf("int8 artifact refused: %s\n", err.message);
-      if (!rc) artifact_dense_free(&dw);
+      if (!rc) backend_cpu_dense_free(&dw);
     } else {
       CHECK(rc == 0);
       if (!rc) {
@@ -217,7 +216,7 @@ int main(int argc, char **argv) {
           CHECK(memcmp(lg, ref_lg, sizeof lg) == 0);
           CHECK(memcmp(ac, ref_ac, sizeof(float) * 2 * (size_t)n_act) == 0);
         }
-        artifact_dense_free(&dw);
+        backend_cpu_dense_free(&dw);
         if (p == 1) oom_fallback_from_artifact(path);
       } else {
         fprintf(stderr, "unpack %s: %s\n", precs[p], err.message);

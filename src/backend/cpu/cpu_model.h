@@ -3,8 +3,9 @@
  * either packed at create from a checkpoint's tensors or mapped from a `laya convert` artifact.
  *
  * Each array the model uses is registered under a stable name ("enc.3.wqkv.data", "head.0.norm1_b",
- * ...). The artifact writer stores exactly these named blobs, and the artifact path of create looks
- * them up by the same names, so the two load paths cannot drift apart.
+ * ...). backend_cpu_arrays hands exactly these named arrays to a container writer (model/artifact.h),
+ * and the container path of create looks them up by the same names (cpu_artifact.c), so the two
+ * load paths cannot drift apart.
  */
 #ifndef LAYA_CPU_MODEL_H
 #define LAYA_CPU_MODEL_H
@@ -26,12 +27,6 @@ typedef struct cpu_head_layer {
   const float *norm1_w, *norm1_b, *norm2_w, *norm2_b;
   packed_matrix in_proj, out_proj, linear1, linear2;
 } cpu_head_layer;
-
-typedef struct cpu_blob {
-  char name[48];
-  const void *data;
-  size_t bytes;
-} cpu_blob;
 
 typedef struct cpu_model {
   const struct laya_env_options *env; /* the environment, during backend_cpu_create only (else NULL) */
@@ -59,7 +54,7 @@ typedef struct cpu_model {
   atomic_int rope_ready;       /* positions filled */
   float inv_freq[2][CPU_MAX_DH / 2];
   /* named arrays (see top); owned ones are freed with the model */
-  cpu_blob *blobs;
+  backend_array *blobs;
   int n_blobs, cap_blobs;
   void **owned;
   int n_owned, cap_owned;
@@ -69,7 +64,15 @@ typedef struct cpu_model {
   void *release_ctx;
 } cpu_model;
 
-/* Blob lookup for the artifact writer: the model's named arrays, in registration order. */
+/* The model of a "cpu" backend (NULL for another backend): tests read its facts. */
 const cpu_model *backend_cpu_model(const backend *b);
+
+/* ---- weights from a container (cpu_artifact.c) ----
+ * An array of exactly `bytes` named `name` from w->packed (the container), or NULL with err set
+ * naming the container and the array. */
+const void *cpu_packed_array(const struct artifact *a, const char *name, size_t bytes, laya_error *err);
+/* The container's layout and precision against this build and the asked-for precision o (NULL:
+ * any): 0, or an error naming both ("convert again"). *prec gets the container's precision. */
+int cpu_packed_check(const struct artifact *a, const backend_options *o, backend_precision *prec, laya_error *err);
 
 #endif

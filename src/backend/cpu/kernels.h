@@ -31,6 +31,9 @@
 #include "backend/backend.h"
 
 #define CPU_NR 32      /* output columns per packed panel */
+/* The name of the layout above, recorded in every container of packed weights (cpu_artifact.c):
+ * change it whenever the packed bytes change, so older containers are refused and cache keys move. */
+#define CPU_PACK_LAYOUT "panel32-v1"
 #define CPU_MAX_DH 256 /* largest attention head size */
 
 typedef enum cpu_wfmt { WF_F32 = 0, WF_BF16 = 1, WF_I8 = 2 } cpu_wfmt;
@@ -240,6 +243,10 @@ size_t pack_data_bytes(cpu_wfmt fmt, int n, int k, int geglu);
 /* Fills data, and for int8 scale and colsum (each n_panels * CPU_NR). row_tmp: k floats. */
 void pack_matrix(cpu_wfmt fmt, int n, int k, int geglu, pack_row_fn get_row, void *ctx, void *data,
                  float *scale, int32_t *colsum, float *row_tmp);
+/* pack_matrix for panels [p0, p1) only (the rest of data, scale and colsum is not touched): the
+ * same bytes as the whole call, so a matrix can be packed by several threads at once. */
+void pack_matrix_panels(cpu_wfmt fmt, int n, int k, int geglu, int p0, int p1, pack_row_fn get_row, void *ctx,
+                        void *data, float *scale, int32_t *colsum, float *row_tmp);
 int pack_panels(int n, int geglu);
 int pack_kpad(int k);
 /* Packed column c of panel p -> logical row of W, or -1 for padding. */

@@ -38,10 +38,15 @@ static size_t panel_off(cpu_wfmt fmt, int kk, int c) {
 
 void pack_matrix(cpu_wfmt fmt, int n, int k, int geglu, pack_row_fn get_row, void *ctx, void *data,
                  float *scale, int32_t *colsum, float *row_tmp) {
-  int np = pack_panels(n, geglu), kp = pack_kpad(k);
+  pack_matrix_panels(fmt, n, k, geglu, 0, pack_panels(n, geglu), get_row, ctx, data, scale, colsum, row_tmp);
+}
+
+void pack_matrix_panels(cpu_wfmt fmt, int n, int k, int geglu, int p0, int p1, pack_row_fn get_row, void *ctx,
+                        void *data, float *scale, int32_t *colsum, float *row_tmp) {
+  int kp = pack_kpad(k);
   size_t panel = (size_t)kp * CPU_NR;
-  memset(data, 0, pack_data_bytes(fmt, n, k, geglu));
-  for (int p = 0; p < np; p++) {
+  memset((char *)data + (size_t)p0 * panel * fmt_size(fmt), 0, (size_t)(p1 - p0) * panel * fmt_size(fmt));
+  for (int p = p0; p < p1; p++) {
     for (int c = 0; c < CPU_NR; c++) {
       int r = pack_col_row(n, geglu, p, c);
       int col = p * CPU_NR + c;

@@ -1,15 +1,70 @@
-/* artifact_dense.c: an artifact's packed weights unpacked to row-major tensors (artifact_dense.h). */
-#include "model/artifact_dense.h"
-
+/*
+ * cpu_artifact.c: the "cpu" backend's side of a container of packed weights (a `laya convert`
+ * artifact or a pack cache entry, model/artifact.h). The container stores named arrays and the
+ * model's facts and knows no layout; this file owns the layout's part of it:
+ *   - backend_cpu_arrays: the named arrays a writer stores (the model's registered arrays, cpu.c);
+ *   - cpu_packed_check / cpu_packed_array: a container read back (layout, precision, each array's
+ *     size), for backend_cpu_create;
+ *   - backend_cpu_dense_weights: the panels unpacked to row-major tensors for the CUDA backend.
+ */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/backend.h"
+#include "backend/cpu/cpu_model.h"
 #include "backend/cpu/kernels.h"
 
+const char *backend_cpu_layout(void) { return CPU_PACK_LAYOUT; }
+
+int backend_cpu_arrays(const backend *b, backend_arrays *out) {
+  const cpu_model *m = backend_cpu_model(b);
+  if (!m) return -1;
+  out->a = m->blobs;
+  out->n = m->n_blobs;
+  out->layout = CPU_PACK_LAYOUT;
+  out->precision = m->fmt == WF_BF16 ? PREC_BF16 : m->fmt == WF_I8 ? PREC_INT8 : PREC_FP32;
+  out->act_hidden = m->act_hidden;
+  return 0;
+}
+
+int cpu_packed_check(const struct artifact *a, const backend_options *o, backend_precision *prec, laya_error *err) {
+  const char *lay = artifact_layout(a), *pn = artifact_precision_name(a);
+  if (!lay || strcmp(lay, CPU_PACK_LAYOUT) != 0)
+    return laya_err(err, LAYA_ERR_FORMAT, NULL, "%s: artifact kernel layout %s, this build reads %s (convert again)",
+                    artifact_path(a), lay ? lay : "(none)", CPU_PACK_LAYOUT);
+  backend_precision ap;
+  if (pn && !strcmp(pn, "fp32")) ap = PREC_FP32;
+  else if (pn && !strcmp(pn, "bf16")) ap = PREC_BF16;
+  else if (pn && !strcmp(pn, "int8")) ap = PREC_INT8;
+  else return laya_err(err, LAYA_ERR_FORMAT, NULL, "%s: artifact precision must be fp32, bf16 or int8", artifact_path(a));
+  if (o && o->precision != ap)
+    return laya_err(err, LAYA_ERR_UNSUPPORTED, NULL, "%s: the artifact holds %s weights; convert again for %s",
+                    artifact_path(a), backend_precision_name(ap), backend_precision_name(o->precision));
+  *prec = ap;
+  return 0;
+}
+
+const void *cpu_packed_array(const struct artifact *a, const char *name, size_t bytes, laya_error *err) {
+  size_t got = 0;
+  const void *p = artifact_blob(a, name, &got);
+  if (!p) {
+    laya_err(err, LAYA_ERR_FORMAT, NULL, "%s: packed array %s is missing", artifact_path(a), name);
+    return NULL;
+  }
+  if (got != bytes) {
+    laya_err(err, LAYA_ERR_FORMAT, NULL, "%s: packed array %s has %zu bytes, expected %zu", artifact_path(a), name, got,
+             bytes);
+    return NULL;
+  }
+  return p;
+}
+
+/* ---- unpacking (backend_cpu_dense_weights) ------------------------------------------------------ */
+
 typedef struct unpacker {
-  const artifact *a;
+  const struct artifact *a;
   dense_weights *d;
   const char *who;
   laya_error *err;
@@ -129,10 +184,12 @@ static const tensor *linear(unpacker *u, const char *name, int n, int k, int geg
   return t;
 }
 
-int artifact_dense_weights(const model_weights *pw, dense_weights *out, const char *who, laya_error *err) {
+int backend_cpu_dense_weights(const model_weights *pw, dense_weights *out, const char *who, laya_error *err) {
   memset(out, 0, sizeof *out);
-  const artifact *a = pw ? pw->packed : NULL;
+  const struct artifact *a = pw ? pw->packed : NULL;
   if (!a) return laya_err(err, LAYA_ERR_VALUE, NULL, "%s: no artifact to unpack", who);
+  backend_precision prec;
+  if (cpu_packed_check(a, NULL, &prec, err)) return err ? err->code : LAYA_ERR_FORMAT;
   const encoder_config *c = &pw->enc;
   const int d = c->hidden, I = c->intermediate, L = c->n_layers, H = pw->head_layers;
   const int act_hidden = artifact_act_hidden(a);
@@ -149,7 +206,7 @@ int artifact_dense_weights(const model_weights *pw, dense_weights *out, const ch
   w->layers = calloc(L ? (size_t)L : 1, sizeof *w->layers);
   w->head = calloc(H ? (size_t)H : 1, sizeof *w->head);
   if (!out->t || !w->layers || !w->head) {
-    artifact_dense_free(out);
+    backend_cpu_dense_free(out);
     return laya_err(err, LAYA_ERR_NOMEM, NULL, "%s: out of memory", who);
   }
   unpacker u = {a, out, who, err, 0};
@@ -194,13 +251,13 @@ int artifact_dense_weights(const model_weights *pw, dense_weights *out, const ch
   w->act2_w = vec(&u, "act2_w", pw->n_act, act_hidden);
   w->act2_b = vec(&u, "act2_b", pw->n_act, 0);
   if (u.failed) {
-    artifact_dense_free(out);
+    backend_cpu_dense_free(out);
     return err && err->code ? err->code : LAYA_ERR_FORMAT;
   }
   return 0;
 }
 
-void artifact_dense_free(dense_weights *d) {
+void backend_cpu_dense_free(dense_weights *d) {
   if (!d) return;
   for (int i = 0; i < d->n_bufs; i++) free(d->bufs[i]);
   free(d->bufs);

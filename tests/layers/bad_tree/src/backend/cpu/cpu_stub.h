@@ -1,0 +1,1 @@
+/* stands in for a backend's own header */
