@@ -159,6 +159,12 @@ static int eng_predict_shortlist_values(void *ctx, void *model, const json_value
   laya_err_clear(err);
   return engine_run_shortlist(model, req, a, out, err);
 }
+static int eng_predict_tournament_values(void *ctx, void *model, const json_value *req, arena *a,
+                                         tournament_result *out, laya_error *err) {
+  (void)ctx;
+  laya_err_clear(err);
+  return engine_run_tournament(model, req, a, out, err);
+}
 static const char *eng_device(void *ctx, void *model) {
   (void)ctx;
   return engine_model_device(model);
@@ -168,6 +174,7 @@ const serve_engine serve_engine_laya = {.name = "laya",
                                         .predict_long_values = eng_predict_long_values,
                                         .decide_values = eng_decide_values,
                                         .predict_shortlist_values = eng_predict_shortlist_values,
+                                        .predict_tournament_values = eng_predict_tournament_values,
                                         .device = eng_device,
                                         .open = eng_open,
                                         .open_pinned = eng_open_pinned,

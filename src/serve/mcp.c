@@ -16,6 +16,8 @@
  * model/result_json.h (RJ_INDENT2). Remote mode posts the same values (mcp_remote_post).
  */
 #include <assert.h>
+#include <ctype.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -1323,6 +1325,147 @@ static int tool_shortlist(mcp_server *s, const json_value *args, arena *a, rj *w
   return 0;
 }
 
+/* An integer argument as pydantic's lax mode reads one: an int, a bool, an integral float, or a
+ * string of decimal digits (sign and surrounding blanks allowed). Huge values saturate. */
+static bool lax_int(const json_value *v, long long *out) {
+  switch (v->type) {
+    case JSON_INT: *out = v->big ? (v->s[0] == '-' ? LLONG_MIN : LLONG_MAX) : (long long)v->i; return true;
+    case JSON_BOOL: *out = v->b; return true;
+    case JSON_FLOAT:
+      if (!isfinite(v->d) || v->d != floor(v->d)) return false;
+      *out = v->d >= 9.2e18 ? LLONG_MAX : v->d <= -9.2e18 ? LLONG_MIN : (long long)v->d;
+      return true;
+    case JSON_STRING: {
+      const char *p = v->s, *end = v->s + v->n;
+      while (p < end && isspace((unsigned char)*p)) p++;
+      while (end > p && isspace((unsigned char)end[-1])) end--;
+      bool neg = p < end && *p == '-';
+      if (p < end && (*p == '-' || *p == '+')) p++;
+      if (p == end) return false;
+      long long x = 0;
+      for (; p < end; p++) {
+        if (!isdigit((unsigned char)*p)) return false;
+        x = x > (LLONG_MAX - 9) / 10 ? LLONG_MAX : x * 10 + (*p - '0');
+      }
+      *out = neg ? -x : x;
+      return true;
+    }
+    default: return false;
+  }
+}
+
+/* laya_tournament: Laya's predict_tournament in-process, on the checkpoint the request routes to
+ * (routed once, then pinned for every round); the answers are the final pass's, over each narrowed
+ * choice's finalists. */
+static int tool_tournament(mcp_server *s, const json_value *args, arena *a, rj *w, tool_error *e) {
+  if (s->remote)
+    return terr(e, "unsupported_remote",
+                "laya_tournament runs core tournament rounds in-process; it is not available when LAYA_BASE_URL "
+                "points at laya-serve. Use laya_predict with LAYA_TOURNAMENT_GROUP enabled on that server, or run "
+                "the MCP server without LAYA_BASE_URL.");
+  const json_value *state;
+  json_value *questions;
+  controls c;
+  choice_cap = SERVE_TOURNAMENT_MAX_LABELS;
+  int rc = state_questions_model(s, args, a, &state, &questions, &c, false, e);
+  choice_cap = SERVE_MAX_CHOICE_OPTIONS;
+  if (rc) return -1;
+  /* group_size as Laya's tool reads it (pydantic's lax int: true is 1, "8" and 8.0 are 8) */
+  const json_value *group = json_get(args, "group_size");
+  long long g = 16; /* laya.shortlist.DEFAULT_TOURNAMENT_GROUP */
+  if (group && !lax_int(group, &g))
+    return terr_repr(e, "invalid_group_size", "group_size must be an integer of at least 2, got ", group, NULL);
+  if (g < 2) return terr(e, "invalid_group_size", "group_size must be an integer of at least 2, got %lld", g);
+  const json_value *task = json_get(args, "task"), *lang = json_get(args, "lang"), *guess = json_get(args, "lang_guess");
+  if (validate_task(s, task, e) || validate_lang_kind(lang, "lang", e) || validate_lang_kind(guess, "lang_guess", e))
+    return -1;
+  c.task = is_null(task) ? NULL : task;
+  c.lang = is_null(lang) ? NULL : lang->s;
+  c.lang_guess = is_null(guess) ? NULL : guess->s;
+  if ((c.max_len = validate_budget(json_get(args, "max_len"), "max_len", e)) < 0) return -1;
+  if ((c.head_max_len = validate_budget(json_get(args, "head_max_len"), "head_max_len", e)) < 0) return -1;
+  const json_value *mc = as_float_arg(json_get(args, "min_confidence"), a);
+  if (validate_min_conf(mc, e)) return -1;
+  c.min_confidence = is_null(mc) ? NULL : mc;
+  if (check_pinned(&c, e)) return -1;
+  if (!s->eng->predict_tournament_values) return no_engine(e, "tournament");
+  json_value *req = req_new(a);
+  if (!req) return terr(e, "internal_error", "out of memory");
+  double t0 = serve_now();
+  serve_route r = {0};
+  if (route_state(s, state, questions, &c, &r, e)) return -1;
+  req_put(req, "state", *state);
+  req_options(req, questions, &c, a);
+  /* a routed request's rounds read the state in the language its route detected (Laya pins the
+   * routed checkpoint and passes that language to every round) */
+  if (!c.model[0] && !c.lang && r.language[0]) req_put(req, "lang", json_string(arena_strndup(a, r.language, strlen(r.language))));
+  req_put(req, "group_size", int_value(a, (long)g));
+  laya_error le;
+  laya_err_clear(&le);
+  tournament_result t;
+  void *m = serve_models_get(s->models, r.model, &le);
+  rc = m ? s->eng->predict_tournament_values(s->eng->ctx, m, req, a, &t, &le) : -1;
+  double ms = (serve_now() - t0) * 1000.0;
+  if (rc != 0) {
+    serve_route_free(&r);
+    return engine_failure(&le, e);
+  }
+  rj_obj(w);
+  put_key(w, "answers");
+  rj_answers(w, &t.r);
+  /* a routed request reports its route's summary (Laya routes once, then pins every round); a
+   * pinned one the final pass's routing block */
+  put_key(w, "routing");
+  if (c.model[0])
+    rj_raw_styled(w, r.routing_json);
+  else
+    route_summary(w, &r);
+  add_ms(w, "latency_ms", ms);
+  add_device(s, w, r.model);
+  put_key(w, "tournament");
+  rj_obj(w);
+  for (int i = 0; i < t.n; i++) {
+    const tournament_entry *en = &t.e[i];
+    rj_key(w, en->qid, en->qid_len);
+    rj_obj(w);
+    put_key(w, "labels");
+    rj_arr(w);
+    for (int j = 0; j < en->n_left; j++) {
+      rj_item(w);
+      rj_value(w, en->labels[en->left[j]]);
+    }
+    rj_end_arr(w);
+    put_key(w, "n");
+    rj_int(w, en->n);
+    put_key(w, "rounds");
+    rj_int(w, en->rounds);
+    rj_end_obj(w);
+  }
+  rj_end_obj(w);
+  /* a narrowed choice loses its option_order: said per question, with the old and kept counts */
+  bool any = false;
+  for (int i = 0; i < t.n; i++) {
+    const tournament_entry *en = &t.e[i];
+    if (!en->order_dropped) continue;
+    if (!any) {
+      put_key(w, "option_order_dropped");
+      rj_obj(w);
+      any = true;
+    }
+    rj_key(w, en->qid, en->qid_len);
+    rj_obj(w);
+    put_key(w, "n");
+    rj_int(w, en->n);
+    put_key(w, "kept");
+    rj_int(w, en->n_left);
+    rj_end_obj(w);
+  }
+  if (any) rj_end_obj(w);
+  rj_end_obj(w);
+  serve_route_free(&r);
+  return 0;
+}
+
 /* ---- tool table and JSON-RPC ---- */
 
 /* A tool: its arguments checked (tool_error on a refusal, before anything is written), then its
@@ -1404,6 +1547,18 @@ static const tool_def TOOLS[] = {
      "labels per choice. head_max_len sets the token budget the kept labels share." ABOUT,
      "{\"type\":\"object\",\"properties\":{" S_STATE "," S_QUESTIONS "," S_OPT_STR("model") ",\"k\":{\"type\":"
      "\"integer\",\"default\":20}," S_CONTROLS "},\"required\":[\"state\",\"questions\"]}"},
+    {"laya_tournament", tool_tournament,
+     "Answer many-option choice questions by balanced elimination with the decision model, no embeddings: "
+     "each choice over group_size labels (an integer of at least 2, default 16) is cut into groups, all "
+     "groups share one forward pass per round, the group winners go on until they fit, then one final "
+     "pass answers the whole request. Smaller choices and other questions are answered as given. Returns "
+     "the answers (a narrowed choice's probabilities and confidence cover its finalists only), the "
+     "routing, latency_ms, the device, and per choice question the tournament: labels (the finalists), n "
+     "(the label count) and rounds (0: answered as given). A narrowed question's option_order is dropped "
+     "and reported under option_order_dropped. Up to 255 labels per choice. Local checkpoints only: not "
+     "with LAYA_BASE_URL." ABOUT,
+     "{\"type\":\"object\",\"properties\":{" S_STATE "," S_QUESTIONS "," S_OPT_STR("model") ",\"group_size\":{"
+     "\"type\":\"integer\",\"default\":16}," S_CONTROLS "},\"required\":[\"state\",\"questions\"]}"},
     {"laya_predict_long", tool_predict_long,
      "Answer typed questions about a state longer than one context window: the state is read in "
      "overlapping windows and each answer comes from the window that decides it (the strongest for "

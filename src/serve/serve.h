@@ -41,6 +41,8 @@
  * (Laya's MCP server has no cap; these keep one call bounded): per choice, and in all */
 #define SERVE_SHORTLIST_MAX_LABELS 10000
 #define SERVE_SHORTLIST_MAX_TOTAL 20000
+/* laya-mcp's laya_tournament reads a choice in groups: Laya's serve.py cap for a tournament choice */
+#define SERVE_TOURNAMENT_MAX_LABELS 255
 #define SERVE_DEFAULT_MAX_CONCURRENT 16
 #define SERVE_DEFAULT_MAX_TOKEN_BUDGET 8192
 #define SERVE_DEFAULT_MAX_BATCH_TOKENS 131072
@@ -182,6 +184,7 @@ struct state_result; /* model/typed.h */
 struct long_result;
 struct decide_result;
 struct shortlist_result;
+struct tournament_result;
 struct serve_engine {
   void *ctx;
   const char *name;
@@ -236,6 +239,10 @@ struct serve_engine {
    * arguments}), the rankings and the decision pass as values (in a), or NULL. */
   int (*predict_shortlist_values)(void *ctx, void *model, const json_value *request, arena *a,
                                   struct shortlist_result *out, laya_error *err);
+  /* laya_predict_tournament over a request value ({"state", "questions", "group_size", predict's
+   * keyword arguments}): the final pass and the elimination rounds as values (in a), or NULL. */
+  int (*predict_tournament_values)(void *ctx, void *model, const json_value *request, arena *a,
+                                   struct tournament_result *out, laya_error *err);
   /* laya_model_info's "device", or NULL. */
   const char *(*device)(void *ctx, void *model);
 };

@@ -94,7 +94,7 @@ def main():
     tools = rpc("tools/list")["result"]["tools"]
     names = sorted(t["name"] for t in tools)
     want = ["laya_decide", "laya_predict", "laya_predict_batch", "laya_predict_long", "laya_preset", "laya_route",
-            "laya_route_batch", "laya_shortlist", "laya_status"]
+            "laya_route_batch", "laya_shortlist", "laya_status", "laya_tournament"]
     check(names == want, "tools %r" % names)
     for t in tools:
         check(t["inputSchema"]["type"] == "object" and t["description"], "schema of " + t["name"])
