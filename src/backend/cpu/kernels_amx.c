@@ -316,98 +316,12 @@ static void amx_setup(void) {
 #define T_DPBF16(c, a, b) __asm__ volatile("tdpbf16ps %%tmm" #b ", %%tmm" #a ", %%tmm" #c ::: "memory")
 #define T_DPBUSD(c, a, b) __asm__ volatile("tdpbusd %%tmm" #b ", %%tmm" #a ", %%tmm" #c ::: "memory")
 
-/* exp / erf / gelu on 16 fp32 lanes (the approximations of kernels_avx512.c: exp ~2 ulp,
- * erf Abramowitz-Stegun 7.1.26, |abs err| <= 1.5e-7) */
-INL_AMX __m512 ax_exp(__m512 x) {
-  x = _mm512_max_ps(_mm512_min_ps(x, _mm512_set1_ps(88.3762626647949f)), _mm512_set1_ps(-88.3762626647949f));
-  __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
-                                  _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
-  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
-  __m512 p = _mm512_set1_ps(1.9875691500E-4f);
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507E-3f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073E-3f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894E-2f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459E-1f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201E-1f));
-  p = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
-  return _mm512_scalef_ps(p, n);
-}
-INL_AMX __m512 ax_gelu(__m512 x) {
-  __m512 z = _mm512_mul_ps(x, _mm512_set1_ps(0.70710678118654752f));
-  __m512 az = _mm512_abs_ps(z);
-  __m512 t = _mm512_div_ps(_mm512_set1_ps(1.0f), _mm512_fmadd_ps(az, _mm512_set1_ps(0.3275911f), _mm512_set1_ps(1.0f)));
-  __m512 p = _mm512_set1_ps(1.061405429f);
-  p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(-1.453152027f));
-  p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(1.421413741f));
-  p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(-0.284496736f));
-  p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(0.254829592f));
-  p = _mm512_mul_ps(p, t);
-  __m512 erf_abs = _mm512_fnmadd_ps(p, ax_exp(_mm512_mul_ps(_mm512_sub_ps(_mm512_setzero_ps(), az), az)),
-                                    _mm512_set1_ps(1.0f));
-  __m512 erf = _mm512_castsi512_ps(_mm512_or_si512(
-      _mm512_castps_si512(erf_abs), _mm512_and_si512(_mm512_castps_si512(z), _mm512_set1_epi32((int)0x80000000u))));
-  return _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(0.5f), x), _mm512_add_ps(_mm512_set1_ps(1.0f), erf));
-}
-/* the other GeGLU activations (kernels.h cpu_glu_act): relu, or x / (1 + exp(-z)) */
-INL_AMX __m512 ax_glu_other(enc_act act, __m512 x) {
-  if (act == ENC_ACT_RELU) return _mm512_max_ps(x, _mm512_setzero_ps());
-  __m512 z = act == ENC_ACT_SILU         ? x
-             : act == ENC_ACT_QUICK_GELU ? _mm512_mul_ps(x, _mm512_set1_ps(CPU_GLU_QUICK_C0))
-                                         : _mm512_mul_ps(x, _mm512_fmadd_ps(_mm512_mul_ps(x, x), _mm512_set1_ps(CPU_GLU_TANH_C2),
-                                                                            _mm512_set1_ps(CPU_GLU_TANH_C0)));
-  __m512 e = ax_exp(_mm512_sub_ps(_mm512_setzero_ps(), z));
-  return _mm512_div_ps(x, _mm512_add_ps(_mm512_set1_ps(1.0f), e));
-}
-INL_AMX __mmask16 ax_mask(int n) { return n >= 16 ? (__mmask16)0xffff : n <= 0 ? (__mmask16)0 : (__mmask16)((1u << n) - 1); }
-INL_AMX void ax_store_bf16(uint16_t *dst, __m512 y, __mmask16 mk) {
-  _mm256_mask_storeu_epi16(dst, mk, (__m256i)_mm512_cvtneps_pbh(y));
-}
+/* exp / erf / the GeGLU activations and the epilogue: the AVX-512 table's own (one copy) */
+#define KINL INL_AMX
+#include "backend/cpu/kernels_avx512_math.h"
 
-/* The epilogue of kernels_avx512.c for one row's 32 results y0 (columns 0-15), y1 (16-31). */
-INL_AMX void epi_vec(const packed_matrix *w, const gemm_epilogue *e, int m, int p, __m512 y0, __m512 y1) {
-  if (w->geglu) {
-    int o = p * 16;
-    __mmask16 mk = ax_mask(w->n / 2 - o);
-    __m512 y = _mm512_mul_ps(w->glu_act == ENC_ACT_GELU ? ax_gelu(y0) : ax_glu_other(w->glu_act, y0), y1);
-    if (e->out_f32) {
-      float *dst = e->out_f32 + (size_t)m * e->ldo + o;
-      if (e->residual) y = _mm512_add_ps(y, _mm512_maskz_loadu_ps(mk, dst));
-      _mm512_mask_storeu_ps(dst, mk, y);
-    } else {
-      ax_store_bf16(e->out_bf16 + (size_t)m * e->ldo + o, y, mk);
-    }
-    return;
-  }
-  int o = p * 32;
-  __mmask16 mk0 = ax_mask(w->n - o), mk1 = ax_mask(w->n - o - 16);
-  if (w->bias) {
-    y0 = _mm512_add_ps(y0, _mm512_maskz_loadu_ps(mk0, w->bias + o));
-    y1 = _mm512_add_ps(y1, _mm512_maskz_loadu_ps(mk1, w->bias + o + 16));
-  }
-  if (e->act == EPI_GELU) {
-    y0 = ax_gelu(y0);
-    y1 = ax_gelu(y1);
-  } else if (e->act == EPI_RELU) {
-    y0 = _mm512_max_ps(y0, _mm512_setzero_ps());
-    y1 = _mm512_max_ps(y1, _mm512_setzero_ps());
-  }
-  if (e->out_f32) {
-    float *dst = e->out_f32 + (size_t)m * e->ldo + o;
-    if (e->residual) {
-      y0 = _mm512_add_ps(y0, _mm512_maskz_loadu_ps(mk0, dst));
-      y1 = _mm512_add_ps(y1, _mm512_maskz_loadu_ps(mk1, dst + 16));
-    }
-    _mm512_mask_storeu_ps(dst, mk0, y0);
-    _mm512_mask_storeu_ps(dst + 16, mk1, y1);
-  } else {
-    uint16_t *dst = e->out_bf16 + (size_t)m * e->ldo + o;
-    ax_store_bf16(dst, y0, mk0);
-    ax_store_bf16(dst + 16, y1, mk1);
-  }
-}
 INL_AMX void epi_row_hw(const packed_matrix *w, const gemm_epilogue *e, int m, int p, const float *acc) {
-  epi_vec(w, e, m, p, _mm512_load_ps(acc), _mm512_load_ps(acc + 16));
+  epilogue_row(w, e, m, p, _mm512_load_ps(acc), _mm512_load_ps(acc + 16));
 }
 INL_AMX void epi_row_i32_hw(const gemm_input *x, const packed_matrix *w, const gemm_epilogue *e, int m, int p,
                             const int32_t *acc) {
@@ -418,7 +332,7 @@ INL_AMX void epi_row_i32_hw(const gemm_input *x, const packed_matrix *w, const g
   __m512 y1 = _mm512_mul_ps(
       _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_load_si512(acc + 16), _mm512_loadu_si512(w->colsum + col + 16))),
       _mm512_mul_ps(rs, _mm512_loadu_ps(w->scale + col + 16)));
-  epi_vec(w, e, m, p, y0, y1);
+  epilogue_row(w, e, m, p, y0, y1);
 }
 
 /* split3 on 16 lanes: the parts' fp32 bit patterns (low 16 bits zero) */
@@ -436,7 +350,7 @@ INL_AMX void ax_split(__m512 x, __m512i *h, __m512i *m, __m512i *l) {
 }
 FN_AMX void split_row_hw(const float *src, int n, int npad, uint16_t *hi, uint16_t *mid, uint16_t *lo) {
   for (int i = 0; i < npad; i += 16) {
-    __mmask16 mk = ax_mask(n - i);
+    __mmask16 mk = tail_mask(n - i);
     __m512i h, m, l;
     ax_split(_mm512_maskz_loadu_ps(mk, src + i), &h, &m, &l);
     _mm256_storeu_si256((__m256i *)(hi + i), _mm512_cvtepi32_epi16(_mm512_srli_epi32(h, 16)));
@@ -476,7 +390,7 @@ FN_AMX float softmax_row_hw(const float *s, int c0, int c1, int wp, uint16_t *p)
   __m512 m = _mm512_set1_ps(_mm512_reduce_max_ps(mx)), sum = _mm512_setzero_ps();
   for (int c = 0; c < wp; c += 16) {
     __mmask16 mk = ax_range(c, c0, c1);
-    __m512 e = mk ? _mm512_maskz_mov_ps(mk, ax_exp(_mm512_sub_ps(_mm512_loadu_ps(s + c), m))) : _mm512_setzero_ps();
+    __m512 e = mk ? _mm512_maskz_mov_ps(mk, v_exp(_mm512_sub_ps(_mm512_loadu_ps(s + c), m))) : _mm512_setzero_ps();
     __m256i h = (__m256i)_mm512_cvtneps_pbh(e);
     _mm256_storeu_si256((__m256i *)(p + c), h);
     sum = _mm512_add_ps(sum, _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16)));
