@@ -252,8 +252,8 @@ static void routing_member(rj *w, const char *routing) {
   rj_raw(w, routing);
 }
 
-void rj_state(rj *w, const state_result *r, const char *routing) {
-  rj_obj(w);
+/* predict's members: model, answers, usage and the routing block when there is one. */
+static void state_members(rj *w, const state_result *r, const char *routing) {
   key(w, "model");
   rj_str(w, "laya-rl-agent", 13);
   key(w, "answers");
@@ -261,6 +261,11 @@ void rj_state(rj *w, const state_result *r, const char *routing) {
   key(w, "usage");
   rj_usage(w, r);
   routing_member(w, routing);
+}
+
+void rj_state(rj *w, const state_result *r, const char *routing) {
+  rj_obj(w);
+  state_members(w, r, routing);
   rj_end_obj(w);
 }
 
@@ -310,28 +315,13 @@ void rj_shortlist_meta(rj *w, const shortlist_result *s) {
 
 void rj_shortlist(rj *w, const shortlist_result *s, const char *routing) {
   rj_obj(w);
-  key(w, "model");
-  rj_str(w, "laya-rl-agent", 13);
-  key(w, "answers");
-  rj_answers(w, &s->r);
-  key(w, "usage");
-  rj_usage(w, &s->r);
-  routing_member(w, routing);
+  state_members(w, &s->r, routing);
   key(w, "shortlist");
   rj_shortlist_meta(w, s);
   rj_end_obj(w);
 }
 
-void rj_tournament(rj *w, const tournament_result *t, const char *routing) {
-  rj_obj(w);
-  key(w, "model");
-  rj_str(w, "laya-rl-agent", 13);
-  key(w, "answers");
-  rj_answers(w, &t->r);
-  key(w, "usage");
-  rj_usage(w, &t->r);
-  routing_member(w, routing);
-  key(w, "tournament");
+void rj_tournament_meta(rj *w, const tournament_result *t) {
   rj_obj(w);
   for (int i = 0; i < t->n; i++) {
     const tournament_entry *e = &t->e[i];
@@ -351,6 +341,13 @@ void rj_tournament(rj *w, const tournament_result *t, const char *routing) {
     rj_end_obj(w);
   }
   rj_end_obj(w);
+}
+
+void rj_tournament(rj *w, const tournament_result *t, const char *routing) {
+  rj_obj(w);
+  state_members(w, &t->r, routing);
+  key(w, "tournament");
+  rj_tournament_meta(w, t);
   rj_end_obj(w);
 }
 

@@ -71,6 +71,8 @@ void rj_shortlist_meta(rj *w, const shortlist_result *s);
 /* predict_tournament's dict: rj_state's members (routing as there), then "tournament":
  * {qid: {"labels": finalists, "n", "rounds"}}, which Laya adds last. */
 void rj_tournament(rj *w, const tournament_result *t, const char *routing);
+/* The "tournament" member's value: {qid: {"labels": finalists, "n", "rounds"}}. */
+void rj_tournament_meta(rj *w, const tournament_result *t);
 /* shortlist_choice's return: the kept labels, or with return_scores [labels, scores | null]. */
 void rj_shortlist_choice(rj *w, const shortlist_entry *e, bool return_scores);
 /* embed_fn's array: n rows of d floats (each float32 written as the Python float it becomes). */

@@ -330,18 +330,37 @@ void shortlist_warn_dropped(const laya_model *m, const json_value *qid_key, size
   sb_free(&sb);
 }
 
+int shortlist_request(const json_value *req, const char *fn, const json_value **state, const json_value **questions,
+                      laya_error *err) {
+  if (req->type != JSON_OBJECT)
+    return laya_type_error(err, "%s() argument after ** must be a mapping, not %s", fn, json_py_type(req));
+  *state = json_get(req, "state");
+  *questions = json_get(req, "questions");
+  if (!*state && !*questions)
+    return laya_type_error(err, "%s() missing 2 required positional arguments: 'state' and 'questions'", fn);
+  if (!*state) return laya_type_error(err, "%s() missing 1 required positional argument: 'state'", fn);
+  if (!*questions) return laya_type_error(err, "%s() missing 1 required positional argument: 'questions'", fn);
+  if ((*questions)->type != JSON_OBJECT)
+    return laya_type_error(err, "questions must be a dict of question id -> definition");
+  return 0;
+}
+
+int shortlist_no_criteria(const char *qid, size_t qid_len, laya_error *err) {
+  strbuf r;
+  sb_init(&r);
+  py_repr_str(&r, qid, qid_len);
+  laya_err(err, LAYA_ERR_VALUE, "ValueError", "question %s is a choice but has no criteria", sb_cstr(&r));
+  sb_free(&r);
+  return LAYA_ERR_VALUE;
+}
+
 int engine_run_shortlist(laya_model *m, const json_value *req, arena *a, shortlist_result *out, laya_error *err) {
   memset(out, 0, sizeof *out);
-  if (req->type != JSON_OBJECT)
-    return laya_type_error(err, "predict_shortlist() argument after ** must be a mapping, not %s", json_py_type(req));
-  const json_value *state = json_get(req, "state"), *questions = json_get(req, "questions");
-  if (!state && !questions)
-    return laya_type_error(err, "predict_shortlist() missing 2 required positional arguments: 'state' and 'questions'");
-  if (!state) return laya_type_error(err, "predict_shortlist() missing 1 required positional argument: 'state'");
-  if (!questions) return laya_type_error(err, "predict_shortlist() missing 1 required positional argument: 'questions'");
-  if (questions->type != JSON_OBJECT) return laya_type_error(err, "questions must be a dict of question id -> definition");
+  const json_value *state, *questions;
+  int rc = shortlist_request(req, "predict_shortlist", &state, &questions, err);
+  if (rc) return rc;
   out->k_arg = json_get(req, "k");
-  int rc = check_k(out->k_arg, &out->k, err);
+  rc = check_k(out->k_arg, &out->k, err);
   if (rc) return rc;
   out->e = arena_alloc(a, sizeof *out->e * (questions->n + 1));
   json_value *reduced = arena_alloc(a, sizeof *reduced);
@@ -354,14 +373,7 @@ int engine_run_shortlist(laya_model *m, const json_value *req, arena *a, shortli
     const json_value *type = q->type == JSON_OBJECT ? json_get(q, "type") : NULL;
     if (!type || type->type != JSON_STRING || strcmp(type->s, "choice") != 0) continue;
     const json_value *crit = json_get(q, "criteria");
-    if (!crit) {
-      strbuf r;
-      sb_init(&r);
-      py_repr_str(&r, questions->members[i].key, questions->members[i].key_len);
-      laya_err(err, LAYA_ERR_VALUE, "ValueError", "question %s is a choice but has no criteria", sb_cstr(&r));
-      sb_free(&r);
-      return LAYA_ERR_VALUE;
-    }
+    if (!crit) return shortlist_no_criteria(questions->members[i].key, questions->members[i].key_len, err);
     shortlist_entry *e = &out->e[out->n];
     e->qid = questions->members[i].key;
     e->qid_len = questions->members[i].key_len;

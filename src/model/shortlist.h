@@ -19,6 +19,13 @@ typedef struct shortlist_items {
 } shortlist_items;
 int shortlist_criteria_items(const json_value *crit, arena *a, shortlist_items *it, laya_error *err);
 
+/* The checks predict_shortlist / predict_tournament (fn) make of their request before anything
+ * else, with Python's TypeError texts: a mapping with "state" and "questions", questions a dict. */
+int shortlist_request(const json_value *req, const char *fn, const json_value **state, const json_value **questions,
+                      laya_error *err);
+/* Laya's ValueError for a choice question without criteria. */
+int shortlist_no_criteria(const char *qid, size_t qid_len, laya_error *err);
+
 /* _drop_stale_order's RuntimeWarning (stderr, unless m's LAYA_QUIET_WARNINGS): question qid's
  * option_order was dropped because its label set was narrowed to `kept`. */
 struct laya_model;

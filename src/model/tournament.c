@@ -173,17 +173,12 @@ static int play_round(laya_model *m, const json_value *req, const json_value *qu
 
 int engine_run_tournament(laya_model *m, const json_value *req, arena *a, tournament_result *out, laya_error *err) {
   memset(out, 0, sizeof *out);
-  if (req->type != JSON_OBJECT)
-    return laya_type_error(err, "predict_tournament() argument after ** must be a mapping, not %s", json_py_type(req));
-  const json_value *state = json_get(req, "state"), *questions = json_get(req, "questions");
-  if (!state && !questions)
-    return laya_type_error(err, "predict_tournament() missing 2 required positional arguments: 'state' and 'questions'");
-  if (!state) return laya_type_error(err, "predict_tournament() missing 1 required positional argument: 'state'");
-  if (!questions) return laya_type_error(err, "predict_tournament() missing 1 required positional argument: 'questions'");
-  if (questions->type != JSON_OBJECT) return laya_type_error(err, "questions must be a dict of question id -> definition");
-  long long group;
-  int rc = check_group(json_get(req, "group_size"), &group, err);
+  const json_value *state, *questions;
+  int rc = shortlist_request(req, "predict_tournament", &state, &questions, err);
   if (rc) return rc;
+  (void)state; /* predict reads it from req */
+  long long group;
+  if ((rc = check_group(json_get(req, "group_size"), &group, err))) return rc;
   out->e = arena_alloc(a, sizeof *out->e * (questions->n + 1));
   if (!out->e) return nomem(err);
   for (uint32_t i = 0; i < questions->n; i++) {
@@ -191,14 +186,7 @@ int engine_run_tournament(laya_model *m, const json_value *req, arena *a, tourna
     const json_value *type = q->type == JSON_OBJECT ? json_get(q, "type") : NULL;
     if (!type || type->type != JSON_STRING || strcmp(type->s, "choice") != 0) continue;
     const json_value *crit = json_get(q, "criteria");
-    if (!crit) {
-      strbuf r;
-      sb_init(&r);
-      py_repr_str(&r, questions->members[i].key, questions->members[i].key_len);
-      laya_err(err, LAYA_ERR_VALUE, "ValueError", "question %s is a choice but has no criteria", sb_cstr(&r));
-      sb_free(&r);
-      return LAYA_ERR_VALUE;
-    }
+    if (!crit) return shortlist_no_criteria(questions->members[i].key, questions->members[i].key_len, err);
     tournament_entry *e = &out->e[out->n++];
     memset(e, 0, sizeof *e);
     shortlist_items it;

@@ -1247,6 +1247,45 @@ static int tool_status(mcp_server *s, const json_value *args, arena *a, rj *w, t
  * to the k closest by the answering checkpoint's own embeddings, then answered in one pass
  * (predict_shortlist, typed). {answers, routing, shortlist, latency_ms, option_order_dropped?,
  * device?}, as Laya's tool returns. */
+/* laya_predict's controls after state, questions and model, in Laya's order of checks: task,
+ * lang, lang_guess, max_len, head_max_len, min_confidence, then task / lang_guess with a pinned model. */
+static int predict_controls(mcp_server *s, const json_value *args, arena *a, controls *c, tool_error *e) {
+  const json_value *task = json_get(args, "task"), *lang = json_get(args, "lang"), *guess = json_get(args, "lang_guess");
+  if (validate_task(s, task, e) || validate_lang_kind(lang, "lang", e) || validate_lang_kind(guess, "lang_guess", e))
+    return -1;
+  c->task = is_null(task) ? NULL : task;
+  c->lang = is_null(lang) ? NULL : lang->s;
+  c->lang_guess = is_null(guess) ? NULL : guess->s;
+  if ((c->max_len = validate_budget(json_get(args, "max_len"), "max_len", e)) < 0) return -1;
+  if ((c->head_max_len = validate_budget(json_get(args, "head_max_len"), "head_max_len", e)) < 0) return -1;
+  const json_value *mc = as_float_arg(json_get(args, "min_confidence"), a);
+  if (validate_min_conf(mc, e)) return -1;
+  c->min_confidence = is_null(mc) ? NULL : mc;
+  return check_pinned(c, e);
+}
+
+/* option_order_dropped: {qid: {"n", "kept"}} for each narrowed choice that lost its option_order;
+ * call once per choice in order, then order_dropped_end. */
+static void order_dropped(rj *w, bool *any, bool dropped, const char *qid, size_t qid_len, int n, int kept) {
+  if (!dropped) return;
+  if (!*any) {
+    put_key(w, "option_order_dropped");
+    rj_obj(w);
+    *any = true;
+  }
+  rj_key(w, qid, qid_len);
+  rj_obj(w);
+  put_key(w, "n");
+  rj_int(w, n);
+  put_key(w, "kept");
+  rj_int(w, kept);
+  rj_end_obj(w);
+}
+
+static void order_dropped_end(rj *w, bool any) {
+  if (any) rj_end_obj(w);
+}
+
 static int tool_shortlist(mcp_server *s, const json_value *args, arena *a, rj *w, tool_error *e) {
   const json_value *state;
   json_value *questions;
@@ -1257,18 +1296,7 @@ static int tool_shortlist(mcp_server *s, const json_value *args, arena *a, rj *w
   choice_cap = SERVE_MAX_CHOICE_OPTIONS;
   total_cap = SERVE_MAX_TOTAL_OPTIONS;
   if (rc) return -1;
-  const json_value *task = json_get(args, "task"), *lang = json_get(args, "lang"), *guess = json_get(args, "lang_guess");
-  if (validate_task(s, task, e) || validate_lang_kind(lang, "lang", e) || validate_lang_kind(guess, "lang_guess", e))
-    return -1;
-  c.task = is_null(task) ? NULL : task;
-  c.lang = is_null(lang) ? NULL : lang->s;
-  c.lang_guess = is_null(guess) ? NULL : guess->s;
-  if ((c.max_len = validate_budget(json_get(args, "max_len"), "max_len", e)) < 0) return -1;
-  if ((c.head_max_len = validate_budget(json_get(args, "head_max_len"), "head_max_len", e)) < 0) return -1;
-  const json_value *mc = as_float_arg(json_get(args, "min_confidence"), a);
-  if (validate_min_conf(mc, e)) return -1;
-  c.min_confidence = is_null(mc) ? NULL : mc;
-  if (check_pinned(&c, e)) return -1;
+  if (predict_controls(s, args, a, &c, e)) return -1;
   const json_value *k = json_get(args, "k");
   if (!is_null(k) && (k->type != JSON_INT || (!k->big && k->i < 1) || (k->big && k->s[0] == '-')))
     return terr_repr(e, "invalid_k", "k must be a positive integer, got ", k, NULL);
@@ -1302,23 +1330,9 @@ static int tool_shortlist(mcp_server *s, const json_value *args, arena *a, rj *w
   add_ms(w, "latency_ms", ms);
   /* a narrowed choice loses its option_order: said per question, with the old and kept counts */
   bool any = false;
-  for (int i = 0; i < sl.n; i++) {
-    const shortlist_entry *en = &sl.e[i];
-    if (!en->order_dropped) continue;
-    if (!any) {
-      put_key(w, "option_order_dropped");
-      rj_obj(w);
-      any = true;
-    }
-    rj_key(w, en->qid, en->qid_len);
-    rj_obj(w);
-    put_key(w, "n");
-    rj_int(w, en->n);
-    put_key(w, "kept");
-    rj_int(w, en->n_kept);
-    rj_end_obj(w);
-  }
-  if (any) rj_end_obj(w);
+  for (int i = 0; i < sl.n; i++)
+    order_dropped(w, &any, sl.e[i].order_dropped, sl.e[i].qid, sl.e[i].qid_len, sl.e[i].n, sl.e[i].n_kept);
+  order_dropped_end(w, any);
   add_device(s, w, r.model);
   rj_end_obj(w);
   serve_route_free(&r);
@@ -1376,18 +1390,7 @@ static int tool_tournament(mcp_server *s, const json_value *args, arena *a, rj *
   if (group && !lax_int(group, &g))
     return terr_repr(e, "invalid_group_size", "group_size must be an integer of at least 2, got ", group, NULL);
   if (g < 2) return terr(e, "invalid_group_size", "group_size must be an integer of at least 2, got %lld", g);
-  const json_value *task = json_get(args, "task"), *lang = json_get(args, "lang"), *guess = json_get(args, "lang_guess");
-  if (validate_task(s, task, e) || validate_lang_kind(lang, "lang", e) || validate_lang_kind(guess, "lang_guess", e))
-    return -1;
-  c.task = is_null(task) ? NULL : task;
-  c.lang = is_null(lang) ? NULL : lang->s;
-  c.lang_guess = is_null(guess) ? NULL : guess->s;
-  if ((c.max_len = validate_budget(json_get(args, "max_len"), "max_len", e)) < 0) return -1;
-  if ((c.head_max_len = validate_budget(json_get(args, "head_max_len"), "head_max_len", e)) < 0) return -1;
-  const json_value *mc = as_float_arg(json_get(args, "min_confidence"), a);
-  if (validate_min_conf(mc, e)) return -1;
-  c.min_confidence = is_null(mc) ? NULL : mc;
-  if (check_pinned(&c, e)) return -1;
+  if (predict_controls(s, args, a, &c, e)) return -1;
   if (!s->eng->predict_tournament_values) return no_engine(e, "tournament");
   json_value *req = req_new(a);
   if (!req) return terr(e, "internal_error", "out of memory");
@@ -1423,44 +1426,12 @@ static int tool_tournament(mcp_server *s, const json_value *args, arena *a, rj *
   add_ms(w, "latency_ms", ms);
   add_device(s, w, r.model);
   put_key(w, "tournament");
-  rj_obj(w);
-  for (int i = 0; i < t.n; i++) {
-    const tournament_entry *en = &t.e[i];
-    rj_key(w, en->qid, en->qid_len);
-    rj_obj(w);
-    put_key(w, "labels");
-    rj_arr(w);
-    for (int j = 0; j < en->n_left; j++) {
-      rj_item(w);
-      rj_value(w, en->labels[en->left[j]]);
-    }
-    rj_end_arr(w);
-    put_key(w, "n");
-    rj_int(w, en->n);
-    put_key(w, "rounds");
-    rj_int(w, en->rounds);
-    rj_end_obj(w);
-  }
-  rj_end_obj(w);
+  rj_tournament_meta(w, &t);
   /* a narrowed choice loses its option_order: said per question, with the old and kept counts */
   bool any = false;
-  for (int i = 0; i < t.n; i++) {
-    const tournament_entry *en = &t.e[i];
-    if (!en->order_dropped) continue;
-    if (!any) {
-      put_key(w, "option_order_dropped");
-      rj_obj(w);
-      any = true;
-    }
-    rj_key(w, en->qid, en->qid_len);
-    rj_obj(w);
-    put_key(w, "n");
-    rj_int(w, en->n);
-    put_key(w, "kept");
-    rj_int(w, en->n_left);
-    rj_end_obj(w);
-  }
-  if (any) rj_end_obj(w);
+  for (int i = 0; i < t.n; i++)
+    order_dropped(w, &any, t.e[i].order_dropped, t.e[i].qid, t.e[i].qid_len, t.e[i].n, t.e[i].n_left);
+  order_dropped_end(w, any);
   rj_end_obj(w);
   serve_route_free(&r);
   return 0;
