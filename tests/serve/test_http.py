@@ -1859,6 +1859,48 @@ def test_api_fuzz():
         check(srv.proc.poll() is None, "the server exited during the fuzzing")
 
 
+def no_jev(body):
+    """A /v1/systemone answer without the x_jev_* fields the server adds (Agent.predict has none)."""
+    if isinstance(body, dict):
+        return {k: no_jev(v) for k, v in body.items() if not k.startswith("x_jev_")}
+    return body
+
+
+@test
+def test_calibration():
+    """LAYA_CALIBRATION: every checkpoint the server opens applies that calibration file (laya
+    calibrate --out, Laya's save_calibration). Answers equal Python Laya's Agent.predict after
+    load_calibration of the same file (tests/fixtures/surfaces/cli_calibration.json, recorded by
+    tools/ref from laya 0.4.15 on the tiny checkpoint), and without it the plain answers; a file
+    that cannot be read, or is not a calibration, stops a preloading server with a message naming the
+    file or what is wrong in it."""
+    fx = json.load(open(os.path.join(HERE, "..", "fixtures", "surfaces", "cli_calibration.json")))
+    cal = os.path.join(EMPTY_HF_HOME, "calibration.json")
+    with open(cal, "w") as f:
+        json.dump(fx["calibration"], f)
+    for env, want in ((dict(LAYA_CALIBRATION=cal), fx["calibrated"]), (dict(LAYA_CALIBRATION=None), fx["plain"])):
+        with Server(LAYA_BACKEND="cpu-ref", **env) as srv:
+            for state, expect in zip(fx["states"], want):
+                status, raw, _ = srv.post("/v1/systemone", {"state": state, "questions": fx["questions"],
+                                                            "model": "english"})
+                check(status == 200, "calibration %s: status %d %r" % (env, status, raw[:200]))
+                got = no_jev(json.loads(raw))
+                routing = got.pop("routing", None)  # the server's addition: which checkpoint answered
+                check(isinstance(routing, dict) and routing.get("model") == "english", "routing %r" % routing)
+                why = same(got, expect)
+                check(why is None, "LAYA_CALIBRATION=%s, state %r: %s" % (env["LAYA_CALIBRATION"], state, why))
+    check(fx["calibrated"] != fx["plain"], "the fixture's calibration changes the answers")
+    broken = os.path.join(EMPTY_HF_HOME, "broken.json")
+    with open(broken, "w") as f:
+        json.dump({"version": 2, "temperature": "x"}, f)
+    for bad, what in ((os.path.join(EMPTY_HF_HOME, "missing.json"), "missing.json: cannot open"),
+                      (broken, "calibration JSON must contain temperature")):
+        e = dict(os.environ, LAYA_EXTRA_MODELS=extra_models(), LAYA_PRELOAD="1", LAYA_MODELS="english",
+                 LAYA_CALIBRATION=bad, LAYA_HOST="127.0.0.1", LAYA_PORT="0", LAYA_SERVE_ALLOW_PORT_0="1")
+        p = subprocess.run([BIN], env=e, capture_output=True, text=True, timeout=60)
+        check(p.returncode != 0 and what in p.stderr, "bad LAYA_CALIBRATION %s: rc %d %r" % (bad, p.returncode, p.stderr[-300:]))
+
+
 if "clients" in ONLY:
     test(test_clients)
 if "api_fuzz" in ONLY:
