@@ -17,6 +17,7 @@
 #include "cli/cli_util.h"
 #include "cli/predict.h"
 #include "model/presets.h"
+#include "model/typed.h"
 #include "cli/email_file.h"
 #include "core/email.h"
 #include "cli/questions_file.h"
@@ -611,6 +612,15 @@ static const json_value *routed_state(const cli_item *it) {
   return it->request ? json_get(it->request, "state") : NULL;
 }
 
+/* --long on one input: its windows' progress line (cli_progress: a TTY on stderr, no --quiet);
+ * nothing for a state answered in one window. */
+static void long_progress(void *user, long done, long total) {
+  cli_progress *p = user;
+  if (total <= 1) return;
+  p->total = (size_t)total;
+  cli_progress_update(p, (size_t)done);
+}
+
 static int run_one(run_ctx *c, const char *text) {
   call_ctx k;
   int rc = call_begin(c, &k, 1 << 14);
@@ -629,8 +639,16 @@ static int run_one(run_ctx *c, const char *text) {
   }
   if (answering(c->a)) {
     char *result = NULL;
-    if (cli_engine_answer_item(c->engine, k.call, &it, k.qs, &k.ov, &result, &k.err))
-      return call_end(&k, fail(&k.err));
+    cli_progress prog;
+    engine_progress windows = {long_progress, &prog};
+    if (k.call == CLI_PREDICT_LONG) {
+      cli_progress_begin(&prog, 0, "windows", c->a->quiet);
+      k.ov.progress = &windows;
+    }
+    rc = cli_engine_answer_item(c->engine, k.call, &it, k.qs, &k.ov, &result, &k.err);
+    k.ov.progress = NULL;
+    if (k.call == CLI_PREDICT_LONG && prog.done > 0) cli_progress_end(&prog);
+    if (rc) return call_end(&k, fail(&k.err));
     json_value *rv = cli_parse(result, strlen(result), &k.ar, &k.err);
     if (!rv) rc = fail(&k.err);
     else print_answer(c->a, k.call, rv, 2, result);

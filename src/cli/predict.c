@@ -157,13 +157,13 @@ static int oom(laya_error *err) { return laya_err(err, LAYA_ERR_NOMEM, "MemoryEr
 
 /* ---------------------------------------------------------------- calls */
 
-static int answer_value(cli_engine *e, cli_call call, bool routed, const json_value *req, arena *a, strbuf *out,
-                        laya_error *err) {
+static int answer_value(cli_engine *e, cli_call call, bool routed, const json_value *req,
+                        const engine_progress *progress, arena *a, strbuf *out, laya_error *err) {
   if (req->type != JSON_OBJECT)
     return laya_type_error(err, "a request must be a JSON object of keyword arguments, got %s", json_py_type(req));
   if (routed) {
     int kind = call == CLI_PREDICT ? ROUTER_CALL_PREDICT : call == CLI_PREDICT_LONG ? ROUTER_CALL_LONG : ROUTER_CALL_DECIDE;
-    return router_call_value(e->router, kind, req, out, err);
+    return router_call_value(e->router, kind, req, progress, out, err);
   }
   laya_err_clear(err);
   if (call == CLI_DECIDE) return decide_run(e->direct, req, false, NULL, NULL, out, err);
@@ -171,7 +171,7 @@ static int answer_value(cli_engine *e, cli_call call, bool routed, const json_va
   rj_init(&w, out, &RJ_PY);
   if (call == CLI_PREDICT_LONG) {
     long_result l;
-    int rc = engine_run_long(e->direct, req, a, &l, err);
+    int rc = engine_run_long(e->direct, req, progress, a, &l, err);
     if (!rc) rj_long(&w, &l, NULL);
     return rc;
   }
@@ -207,7 +207,7 @@ int cli_engine_answer_item(cli_engine *e, cli_call call, const cli_item *item, c
     if (!rc) sb_puts(&out, got);
     free(got);
   } else {
-    rc = req ? answer_value(e, call, routed, req, &a, &out, err) : oom(err);
+    rc = req ? answer_value(e, call, routed, req, ov->progress, &a, &out, err) : oom(err);
   }
   if (!rc && out.oom) rc = oom(err);
   if (!rc) *result = sb_steal(&out);

@@ -29,6 +29,7 @@ typedef struct cli_overrides {
   const char *model_path;                             /* --model naming a directory or file */
   const char *calibration;                            /* --calibration FILE */
   const char *lang_temperatures;                      /* --lang-temperatures, as JSON text */
+  const struct engine_progress *progress;             /* --long: told after each pass of one input; NULL = none */
 } cli_overrides;
 
 typedef struct cli_engine cli_engine;

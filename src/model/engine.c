@@ -503,6 +503,7 @@ int engine_run(laya_model *m, const json_value *states, const json_value *questi
       long g = part - off < chunk ? part - off : chunk;
       pass_part pp = {&cx, es, order + off, (int)g, NULL};
       rc = run_pass(m, &pp, 1, err);
+      if (!rc && c && c->progress && c->progress->fn) c->progress->fn(c->progress->user, start + off + g, n);
     }
     cx.results = base;
   }

@@ -69,6 +69,7 @@ typedef struct engine_call {
    * anywhere else Python slices with the float (TypeError). head_float_frac: not integral. */
   bool head_float, head_float_frac;
   const json_value *min_confidence; /* NULL = not set */
+  const struct engine_progress *progress; /* NULL = none: told after each forward pass (typed.h) */
   /* Testing seam: when set, each packed batch goes here instead of the backend (the sequence
    * builder and the decoder can then be checked against rows recorded from Python Laya). */
   int (*forward_override)(void *ctx, const packed_batch *b, float *logits, float *act, laya_error *err);

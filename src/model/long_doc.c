@@ -88,7 +88,8 @@ static int int_arg(const json_value *req, const char *key, long *out, laya_error
   return laya_type_error(err, "predict_long: %s must be an int, got %s", key, json_py_type(v));
 }
 
-int engine_run_long(laya_model *m, const json_value *req, arena *a, long_result *out, laya_error *err) {
+int engine_run_long(laya_model *m, const json_value *req, const engine_progress *progress, arena *a, long_result *out,
+                    laya_error *err) {
   static const char *const keys[] = {"state", "questions", "window", "stride", "aggregate",
                                      "batch_size", "lang", NULL};
   if (req->type != JSON_OBJECT)
@@ -120,6 +121,7 @@ int engine_run_long(laya_model *m, const json_value *req, arena *a, long_result 
   const json_value *lang = json_get(req, "lang");
   engine_call call;
   memset(&call, 0, sizeof call);
+  call.progress = progress;
   if (lang && json_truthy(lang) && lang->type == JSON_STRING) {
     call.lang = lang->s;
     call.lang_len = lang->n;
@@ -228,7 +230,7 @@ static int scan_call(void *m, const json_value *req, strbuf *out, laya_error *er
   arena a;
   arena_init(&a, 1 << 14);
   long_result l;
-  int rc = engine_run_long(m, req, &a, &l, err);
+  int rc = engine_run_long(m, req, NULL, &a, &l, err);
   if (!rc) {
     rj w;
     rj_init(&w, out, &RJ_PY);

@@ -132,8 +132,16 @@ int engine_run(struct laya_model *m, const json_value *states, const json_value 
 int engine_run_request(struct laya_model *m, const json_value *req, bool batch, arena *a,
                        state_result **out, long *n_out, laya_error *err);
 
-/* predict_long over a parsed request object. */
-int engine_run_long(struct laya_model *m, const json_value *req, arena *a, long_result *out, laya_error *err);
+/* Progress of a call that runs several forward passes: fn(user, done, total) after each pass,
+ * done of the call's total states (predict_long: windows) answered so far. */
+typedef struct engine_progress {
+  void (*fn)(void *user, long done, long total);
+  void *user;
+} engine_progress;
+
+/* predict_long over a parsed request object; progress may be NULL. */
+int engine_run_long(struct laya_model *m, const json_value *req, const engine_progress *progress, arena *a,
+                    long_result *out, laya_error *err);
 
 /* laya_job_prepare of a request value (predict_batch's keys): nothing is parsed. The job points
  * into req, which must outlive it. */

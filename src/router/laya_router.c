@@ -462,6 +462,7 @@ static const char *effective_lang(const json_value *req, const char *detected) {
 typedef struct routed {
   laya_router *r;
   int call; /* CALL_* */
+  const engine_progress *progress; /* CALL_LONG's passes; NULL = none */
 } routed;
 enum { CALL_PREDICT, CALL_LONG, CALL_DECIDE, CALL_SHORTLIST };
 
@@ -470,6 +471,7 @@ enum { CALL_PREDICT, CALL_LONG, CALL_DECIDE, CALL_SHORTLIST };
 static int routed_run(void *ctx, const json_value *req, strbuf *out, laya_error *err) {
   laya_router *r = ((routed *)ctx)->r;
   const int call = ((routed *)ctx)->call;
+  const engine_progress *r_progress = ((routed *)ctx)->progress;
   strbuf dec;
   sb_init(&dec);
   char chosen[64], detected[32];
@@ -502,7 +504,7 @@ static int routed_run(void *ctx, const json_value *req, strbuf *out, laya_error 
         if (!rc) rj_state(&w, &res[0], sb_cstr(&dec));
       } else {
         long_result l;
-        rc = engine_run_long(m, mreq, &a, &l, err);
+        rc = engine_run_long(m, mreq, r_progress, &a, &l, err);
         if (!rc) rj_long(&w, &l, sb_cstr(&dec));
       }
     }
@@ -515,7 +517,7 @@ static int routed_run(void *ctx, const json_value *req, strbuf *out, laya_error 
 
 static int routed_call(laya_router *r, const char *request_json, int call, char **result_json,
                        laya_error *err) {
-  routed ctx = {r, call};
+  routed ctx = {r, call, NULL};
   return json_call("laya_router", r, request_json, routed_run, &ctx, result_json, err);
 }
 
@@ -684,9 +686,10 @@ int router_predict_batch_value(laya_router *r, const json_value *req, const rj_s
   return rc;
 }
 
-int router_call_value(laya_router *r, int call, const json_value *req, strbuf *out, laya_error *err) {
+int router_call_value(laya_router *r, int call, const json_value *req, const engine_progress *progress,
+                      strbuf *out, laya_error *err) {
   laya_err_clear(err);
-  routed ctx = {r, call};
+  routed ctx = {r, call, progress};
   return routed_run(&ctx, req, out, err);
 }
 

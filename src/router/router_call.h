@@ -10,12 +10,14 @@
 #include "core/strbuf.h"
 #include "laya.h"
 #include "model/result_json.h"
+#include "model/typed.h"
 
 enum { ROUTER_CALL_PREDICT = 0, ROUTER_CALL_LONG = 1, ROUTER_CALL_DECIDE = 2 };
 
 /* laya_router_predict / _predict_long / _decide (call) over a request value; the result JSON is
- * appended to out. */
-int router_call_value(laya_router *r, int call, const json_value *req, strbuf *out, laya_error *err);
+ * appended to out. progress (may be NULL) hears predict_long's passes. */
+int router_call_value(laya_router *r, int call, const json_value *req, const engine_progress *progress,
+                      strbuf *out, laya_error *err);
 
 /* laya_router_predict_batch over a request value: results[i] (malloc'd, n = requests' length)
  * is request i's result, as the joined array would hold it. On error every results[i] is NULL. */

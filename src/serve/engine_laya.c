@@ -139,7 +139,7 @@ static int eng_predict_long_values(void *ctx, void *model, const json_value *req
                                    laya_error *err) {
   (void)ctx;
   laya_err_clear(err);
-  return engine_run_long(model, req, a, out, err);
+  return engine_run_long(model, req, NULL, a, out, err);
 }
 #else
 #define eng_predict_long_values NULL

@@ -244,6 +244,19 @@ rc, out, err = run(["--batch", small, "--json"])
 check("lines (" not in err, "no progress when stderr is not a TTY: %r" % err[-200:])
 txt = on_pty(["eval", "run", os.path.join(SURF, "eval_dataset.jsonl"), "--model", CK])
 check("examples (100%)" in txt, "eval run progress: %r" % txt[-300:])
+# --long on one text: a line over its windows (passes of --batch-size windows); none for a text
+# that fits one window, none with --quiet
+long_text = " ".join("word%d refund invoice crash" % i for i in range(600))
+long_args = [long_text, "--model", CK, "--questions", q1, "--long", "--window", "64", "--stride", "32",
+             "--batch-size", "4", "--json"]
+txt = on_pty(long_args)
+check("windows (100%)" in txt and "/s" in txt, "--long progress on a TTY: %r" % txt[-300:])
+# (stderr also carries the fixture checkpoint's own temperature warning)
+check("windows (" not in on_pty(long_args + ["--quiet"]), "--long --quiet: no progress")
+check("windows (" not in on_pty(["short text", "--model", CK, "--questions", q1, "--long", "--json"]),
+      "--long on a one-window text: no progress line")
+rc, out, err = run(long_args)
+check(rc == 0 and "windows (" not in err and json.loads(out)["answers"], "--long without a TTY: no progress, an answer: %r" % err[-200:])
 
 # ---- calibrate --write-config: a backup, and the checkpoint's bucket temperatures kept
 import shutil
