@@ -8,6 +8,8 @@
 #   bench/cpu/run_xeon.sh bench [WHL] the benchmark (bench/cpu/run.py + e2e.py, 8 threads), with
 #                                     Python Laya from its wheel WHL (installed --no-deps)
 #   bench/cpu/run_xeon.sh kern        build, AMX tests, kernel throughput, parity of the fp32 x6 GEMM
+#   bench/cpu/run_xeon.sh open        laya_open time of a ModernBERT-large-shaped directory (first
+#                                     open, then pack cache hits)
 #   bench/cpu/run_xeon.sh all [WHL]   test and bench; steps also combine: kern,bench
 # The device copies /work/main's tree: copy this worktree to /work/main/.devrun/<name> (without
 # build/ and .git), add the missing libraries with bench/cpu/xeon_deps.sh /work/main/.devrun/<name>
@@ -105,6 +107,21 @@ bench() {
   cat "$OUT/forward.md"
 }
 
+# issue 17 item 5 on this machine: laya_open of a ModernBERT-large-shaped directory (scaled fixture,
+# F16 803 MiB), first open into an empty pack cache, then two cache hits; fp32 and bf16; T threads
+# and all cores
+opentime() {
+  log "open time"
+  python3 tools/scale_fixture_ckpt.py tests/fixtures/ckpt/modernbert-tiny /tmp/open-large > /dev/null
+  for t in $T $(nproc); do
+    for p in fp32 bf16; do
+      rm -rf /tmp/open-cache
+      echo "threads $t precision $p:" | tee -a "$OUT/open_time.txt"
+      LAYA_THREADS=$t LAYA_CACHE_DIR=/tmp/open-cache build/bench/cpu/open_time /tmp/open-large $p 3 2>&1 | tee -a "$OUT/open_time.txt"
+    done
+  done
+}
+
 build
 for step in ${mode//,/ }; do
   case $step in
@@ -112,6 +129,7 @@ for step in ${mode//,/ }; do
     kern) kern ;;
     amx) amx ;;
     bench) bench ;;
+    open) opentime ;;
     all) tests; bench ;;
   esac
 done
