@@ -92,16 +92,31 @@ static const model_fn kModelOps[] = {laya_predict,          laya_predict_batch, 
                                      laya_decide,           laya_decide_batch,  laya_predict_shortlist,
                                      laya_shortlist_choice, laya_embed,         laya_predict_tournament};
 
-static PyObject *Model_call(Model *self, PyObject *args) {
-  int op;
+/* call(op, request) of Model and Router: the operation number (below n_ops) and the request's
+ * UTF-8 text; NULL with a Python exception set when either is bad. */
+static const char *call_args(PyObject *args, int n_ops, const char *what, int *op) {
   PyObject *req;
-  if (!PyArg_ParseTuple(args, "iO:call", &op, &req)) return NULL;
-  if (op < 0 || op >= (int)(sizeof kModelOps / sizeof kModelOps[0])) {
-    PyErr_Format(PyExc_ValueError, "unknown model operation %d", op);
+  if (!PyArg_ParseTuple(args, "iO:call", op, &req)) return NULL;
+  if (*op < 0 || *op >= n_ops) {
+    PyErr_Format(PyExc_ValueError, "unknown %s operation %d", what, *op);
     return NULL;
   }
   Py_ssize_t len;
-  const char *text = text_of(req, &len);
+  return text_of(req, &len);
+}
+
+/* An engine call's outcome as Python sees it: the result text, or Laya's exception. */
+static PyObject *call_result(int rc, char *out, const laya_error *err) {
+  if (rc) {
+    laya_free(out);
+    return raise_laya(err);
+  }
+  return result_str(out);
+}
+
+static PyObject *Model_call(Model *self, PyObject *args) {
+  int op;
+  const char *text = call_args(args, (int)(sizeof kModelOps / sizeof kModelOps[0]), "model", &op);
   if (!text) return NULL;
   laya_model *m = model_enter(self);
   if (!m) return NULL;
@@ -112,11 +127,7 @@ static PyObject *Model_call(Model *self, PyObject *args) {
   rc = kModelOps[op](m, text, &out, &err);
   Py_END_ALLOW_THREADS
   model_leave(self);
-  if (rc) {
-    laya_free(out);
-    return raise_laya(&err);
-  }
-  return result_str(out);
+  return call_result(rc, out, &err);
 }
 
 static PyObject *Model_tokenize(Model *self, PyObject *arg) {
@@ -270,14 +281,7 @@ static const router_fn kRouterOps[] = {laya_route,
 
 static PyObject *Router_call(Router *self, PyObject *args) {
   int op;
-  PyObject *req;
-  if (!PyArg_ParseTuple(args, "iO:call", &op, &req)) return NULL;
-  if (op < 0 || op >= (int)(sizeof kRouterOps / sizeof kRouterOps[0])) {
-    PyErr_Format(PyExc_ValueError, "unknown router operation %d", op);
-    return NULL;
-  }
-  Py_ssize_t len;
-  const char *text = text_of(req, &len);
+  const char *text = call_args(args, (int)(sizeof kRouterOps / sizeof kRouterOps[0]), "router", &op);
   if (!text) return NULL;
   if (!self->r || self->closed) {
     PyErr_SetString(PyExc_RuntimeError, "the laya_c router is closed");
@@ -293,11 +297,7 @@ static PyObject *Router_call(Router *self, PyObject *args) {
   Py_END_ALLOW_THREADS
   self->inflight--;
   router_release(self);
-  if (rc) {
-    laya_free(out);
-    return raise_laya(&err);
-  }
-  return result_str(out);
+  return call_result(rc, out, &err);
 }
 
 static PyObject *Router_info(Router *self, PyObject *Py_UNUSED(ignored)) {
