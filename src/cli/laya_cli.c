@@ -1197,7 +1197,9 @@ static void print_help(FILE *f) {
   fputs(kUsage, f);
   fputs(kHelp, f);
   fputs("\nEnvironment (the library's; `laya env --values` lists them all with their values now):\n", f);
-  laya_env_help(f, LAYA_OPT_TEST | LAYA_OPT_RESEARCH | LAYA_OPT_CUDA);
+  /* the CUDA backend's own switches (LAYA_CUDA_WARMUP, LAYA_CUDA_GRAPHS) are validated options
+   * like the rest; its kernel studies and test hooks are listed by `laya env` only */
+  laya_env_help(f, LAYA_OPT_TEST | LAYA_OPT_RESEARCH);
 }
 
 static int refuse(const char *msg) {

@@ -48,7 +48,8 @@ const laya_option laya_env_table[] = {
     {"LAYA_PACK_CACHE", "enum", "0 (off) | sync (write before laya_open returns)", "on, written in the background",
      "the packed-weights cache of the CPU backend", 0, F(pack_cache), 0, 0},
     {"LAYA_CACHE_DIR", "path", "a directory", "$XDG_CACHE_HOME/laya, else ~/.cache/laya", "where the pack cache lives", 0, F(cache_dir), 0, 0},
-    {"LAYA_SHA256_DIGESTS", "json", "{\"relpath\": \"hex\"}", "unset (no check)",
+    {"LAYA_SHA256_DIGESTS", "json",
+     "{\"relpath\": \"hex\"}; laya-serve and the Router also take {\"checkpoint\": {\"relpath\": \"hex\"}}", "unset or blank (no check)",
      "digests a checkpoint's files must match before anything is parsed", 0, F(sha256_digests), 0, 0},
     {"LAYA_SHA256_PORTABLE", "bool", "0 | anything else", "unset", "use the portable SHA-256 instead of the CPU's instructions", T | P, F(sha256_portable), 0, 0},
     {"LAYA_REVISION", "string", "a branch, tag or commit", "main", "the Hugging Face Hub revision to load", 0, F(revision), 0, 0},
@@ -61,15 +62,19 @@ const laya_option laya_env_table[] = {
     {"HOME", "path", "a directory", "", "the base of the caches when XDG_CACHE_HOME is unset", X, F(home), 0, 0},
     /* CUDA (read by the CUDA backend itself) */
     {"LAYA_CUDA_WARMUP", "bool", "0 | 1", "1", "warm the CUDA workers (kernels, graphs) at laya_open", C, F(cuda_warmup), 0, 0},
-    {"LAYA_CUDA_GRAPHS", "bool", "0 | 1", "1", "CUDA graphs for the forward", C, -1, 0, 0},
-    {"LAYA_CUDA_GEGLU", "string", "0 | n256s4 | n128s6", "0", "the fused Wi + GeGLU GEMM on Hopper (0: cuBLASLt + a GeGLU pass)", C | R, -1, 0, 0},
-    {"LAYA_CUDA_HEAD_FP16", "bool", "0 | 1", "per precision", "the decision head in fp16 on CUDA", C | R, -1, 0, 0},
-    {"LAYA_CUDA_HEAD_ALL", "bool", "0 | 1", "0", "run the last head layer at every token, not only CLS and markers", C | R, -1, 0, 0},
-    {"LAYA_CUDA_GEMM_TUNE", "string", "a tuning spec", "unset", "cuBLASLt algorithm choice study", C | R, -1, 0, 0},
-    {"LAYA_CUDA_ATTN_L", "string", "a kernel spec", "unset", "local attention kernel study", C | R, -1, 0, 0},
-    {"LAYA_CUDA_ATTN_G", "string", "a kernel spec", "unset", "global attention kernel study", C | R, -1, 0, 0},
-    {"LAYA_CUDA_PROFILE", "bool", "set | unset", "unset", "print per-stage CUDA timings", C | R, -1, 0, 0},
-    {"LAYA_CUDA_MAX_SCRATCH", "int", "bytes", "unset", "cap the CUDA scratch (simulates device out-of-memory)", C | T, -1, 0, 0},
+    {"LAYA_CUDA_GRAPHS", "bool", "0 | 1", "1", "CUDA graphs for the forward (0: every forward eager)", C, F(cuda_graphs), 0, 0},
+    {"LAYA_CUDA_GEGLU", "enum", "0 (off) | 1 (the first variant, n256s4) | n256s4 | n128s6", "0",
+     "the fused Wi + GeGLU GEMM on Hopper (0: cuBLASLt + a GeGLU pass)", C | R, F(cuda_geglu), 0, 0},
+    {"LAYA_CUDA_HEAD_FP16", "bool", "0 | 1", "1 (an fp16 model's head is fp16 either way)",
+     "the decision head in fp16 on CUDA (0: bf16, as the rest of a bf16 forward)", C | R, F(cuda_head_fp16), 0, 0},
+    {"LAYA_CUDA_HEAD_ALL", "bool", "0 | 1", "0", "run the last head layer at every token, not only CLS and markers", C | R, F(cuda_head_all), 0, 0},
+    {"LAYA_CUDA_GEMM_TUNE", "bool", "0 | 1", "0", "time cuBLASLt's candidates at each GEMM shape's first eager call, keep the fastest", C | R,
+     F(cuda_gemm_tune), 0, 0},
+    {"LAYA_CUDA_ATTN_L", "enum", "w4m1n32b4 | w4m1n64", "w4m1n32b4", "the local (sliding-window) attention kernel variant", C | R, F(cuda_attn_l), 0, 0},
+    {"LAYA_CUDA_ATTN_G", "enum", "w4m2n32b3 | w4m2n64", "w4m2n32b3", "the global attention kernel variant", C | R, F(cuda_attn_g), 0, 0},
+    {"LAYA_CUDA_PROFILE", "bool", "0 | 1", "0", "eager forwards with events between stages, for per-stage CUDA timings", C | R, F(cuda_profile), 0, 0},
+    {"LAYA_CUDA_MAX_SCRATCH", "int", "bytes >= 0", "unset (no cap)", "cap the CUDA scratch (simulates device out-of-memory)", C | T,
+     F(cuda_max_scratch), 0, 0},
     /* research switches of the CPU backend (LAYA_RESEARCH_SWITCHES builds) */
     {"LAYA_CPU_STUDY", "string", "a study name (bench/cpu/README.md)", "unset", "a kernel study inside the CPU forward", R, F(cpu_study), 0, 0},
     {"LAYA_CPU_FP32_LAYERS", "string", "layer list", "unset", "run these layers in fp32 (precision experiments)", R, F(cpu_fp32_layers), 0, 0},
@@ -144,7 +149,7 @@ static const char *trimmed(const char *v, char *buf, size_t cap) {
 
 static int refuse(const laya_option *o, const char *v, laya_error *err) {
   char what[400];
-  if (kind_of(o) == OPT_ENUM) {
+  if (kind_of(o) == OPT_ENUM || (kind_of(o) == OPT_BOOL && !strcmp(o->range, "0 | 1"))) {
     values_text(o, what, sizeof what);
   } else if (kind_of(o) == OPT_INT && o->max > 0) {
     snprintf(what, sizeof what, "an integer from %.0f to %.0f", o->min, o->max);
@@ -168,7 +173,12 @@ static int parse_into(const laya_option *o, const char *v, laya_env_options *out
   case OPT_BOOL: {
     int *b = (int *)base;
     if (!strcmp(o->range, "set | unset")) *b = 1; /* set at all, even empty */
-    else if (o->flags & LAYA_OPT_EXTERNAL) /* huggingface_hub's truthy spellings */
+    else if (!strcmp(o->range, "0 | 1")) {         /* exactly one of the two (the CUDA switches) */
+      const char *t = trimmed(v, buf, sizeof buf);
+      if (!*v) return 0;
+      if (strcmp(t, "0") && strcmp(t, "1")) return 1;
+      *b = t[0] == '1';
+    } else if (o->flags & LAYA_OPT_EXTERNAL) /* huggingface_hub's truthy spellings */
       *b = !strcasecmp(v, "1") || !strcasecmp(v, "true") || !strcasecmp(v, "yes") || !strcasecmp(v, "on");
     else if (*v) *b = strcmp(v, "0") != 0;
     return 0;
@@ -215,6 +225,7 @@ void laya_env_options_init(laya_env_options *o) {
     if (r->field < 0) continue;
     if (kind_of(r) == OPT_NUMBER) *(double *)((char *)o + r->field) = -1;
     if (kind_of(r) == OPT_BOOL) *(int *)((char *)o + r->field) = -1;
+    if (kind_of(r) == OPT_INT && r->min <= 0) *(long long *)((char *)o + r->field) = -1; /* 0 is a value */
   }
 }
 

@@ -22,9 +22,13 @@
  * tests and bench/cpu/ use them); with it OFF, they read as unset, so a production build's forward
  * cannot be changed from the environment.
  *
- * The CUDA backend (src/backend/cuda/) links no laya symbol and reads its variables itself; they
- * are listed here (LAYA_OPT_CUDA) so that the listing is complete. The servers' own variables
- * (LAYA_HOST, LAYA_PORT, ...) are serve/config.c's, documented in docs/serve.md.
+ * The CUDA backend's variables (LAYA_OPT_CUDA) are rows like the others: laya_open reads and
+ * validates them with the rest, and backend_cuda_create takes them from backend_options.env (or
+ * reads its own rows when that is NULL), once per backend; nothing under src/backend/cuda/ calls
+ * getenv (tests/layers/check_env.py). LAYA_SHA256_DIGESTS is read the same way: laya_open /
+ * laya_convert hand their read to checkpoint_open_ex, the Router and the servers read it once at
+ * start. The servers' own variables (LAYA_HOST, LAYA_PORT, ...) are serve/config.c's, documented in
+ * docs/serve.md.
  */
 #ifndef LAYA_CORE_OPTIONS_H
 #define LAYA_CORE_OPTIONS_H
@@ -33,6 +37,10 @@
 #include <stdio.h>
 
 #include "core/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 enum {
   LAYA_OPT_RESEARCH = 1, /* read only with LAYA_RESEARCH_SWITCHES */
@@ -45,7 +53,9 @@ enum {
 };
 
 /* The library's variables, typed. Unset (or empty, for the non-string types) reads as: NULL for
- * strings, 0 for ints, -1 for numbers and bools. Strings are the process's own copies (freed by
+ * strings, 0 for ints (-1 for an int row whose values include 0 or less: LAYA_CUDA_MAX_SCRATCH=0
+ * is a value), -1 for numbers and bools. A bool row whose values are "0 | 1" takes only those two
+ * (the CUDA switches: anything else is refused naming the variable). Strings are the process's own copies (freed by
  * laya_env_options_free); an empty string stays "" (a layer list "" means none). Enum values are
  * stored as the table's spelling (LAYA_CPU_AMP=BFloat16 reads "bfloat16"). */
 typedef struct laya_env_options {
@@ -65,8 +75,10 @@ typedef struct laya_env_options {
   char *revision, *hf_hub_cache, *hf_home, *hf_token, *hf_endpoint;
   int hf_hub_offline;
   char *xdg_cache_home, *home;
-  /* CUDA (the library's own reads: the warm-up at laya_open) */
-  int cuda_warmup;
+  /* CUDA backend (src/backend/cuda/; cuda_warmup is also laya_open's warm-up request) */
+  int cuda_warmup, cuda_graphs, cuda_head_fp16, cuda_head_all, cuda_gemm_tune, cuda_profile;
+  char *cuda_geglu, *cuda_attn_l, *cuda_attn_g;
+  long long cuda_max_scratch;
   /* research switches of the CPU backend */
   char *cpu_study, *cpu_fp32_layers, *cpu_int8_bf16;
   int cpu_attn_f32;
@@ -121,5 +133,9 @@ void laya_env_print(FILE *f, int with_values);
 /* The table's variables as a --help section: "  NAME  help" lines, wrapped at 78 columns; with
  * flags_mask, only rows having none of those flags. */
 void laya_env_help(FILE *f, unsigned exclude_flags);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -72,7 +72,7 @@ void artifact_weights_free(model_weights *w);
  * checkpoint_open calls this for artifact files, checkpoint_close closes it. */
 struct checkpoint;
 struct strbuf;
-int checkpoint_open_artifact(struct checkpoint *ck, const char *path, const char *sha256_json,
+int checkpoint_open_artifact(struct checkpoint *ck, const char *path, const char *sha256_json, const char *env_digests,
                              struct strbuf *warnings, laya_error *err);
 
 /* Write an artifact: the arrays of the "cpu" backend b (created at the wanted precision from

@@ -18,9 +18,10 @@
 #include "model/checkpoint.h"
 #include "model/config.h"
 
-/* Requested digests ({relpath: hex}) against the digests recorded at convert time. */
-static int check_digests(const artifact *a, const char *sha256_json, laya_error *err) {
-  const char *text = sha256_json ? sha256_json : laya_env("LAYA_SHA256_DIGESTS");
+/* Requested digests ({relpath: hex}: sha256_json, else LAYA_SHA256_DIGESTS as the options read it)
+ * against the digests recorded at convert time. */
+static int check_digests(const artifact *a, const char *sha256_json, const char *env_digests, laya_error *err) {
+  const char *text = sha256_json ? sha256_json : env_digests;
   if (!text || !*text) return 0;
   arena ar;
   arena_init(&ar, 4096);
@@ -49,8 +50,8 @@ done:
   return rc;
 }
 
-int checkpoint_open_artifact(checkpoint *ck, const char *path, const char *sha256_json, strbuf *warnings,
-                             laya_error *err) {
+int checkpoint_open_artifact(checkpoint *ck, const char *path, const char *sha256_json, const char *env_digests,
+                             strbuf *warnings, laya_error *err) {
   memset(ck, 0, sizeof *ck);
   ck->n_binning = -1;
   ck->model_id = strdup(path);
@@ -71,7 +72,7 @@ int checkpoint_open_artifact(checkpoint *ck, const char *path, const char *sha25
                   path);
     goto fail;
   }
-  if ((rc = check_digests(a, sha256_json, err))) goto fail;
+  if ((rc = check_digests(a, sha256_json, env_digests, err))) goto fail;
   size_t n = 0;
   const char *cfg = artifact_file(a, "rl_agent_config.json", &n);
   if (!cfg) {
@@ -153,7 +154,7 @@ static int convert(const char *checkpoint_dir, const char *out_path, const laya_
   checkpoint ck;
   strbuf warnings;
   sb_init(&warnings);
-  int rc = checkpoint_open(&ck, checkpoint_dir, opt ? opt->sha256_json : NULL, &warnings, err);
+  int rc = checkpoint_open_ex(&ck, checkpoint_dir, opt ? opt->sha256_json : NULL, env->sha256_digests, 0, &warnings, err);
   sb_free(&warnings);
   if (rc) return rc;
   backend *b = backend_cpu_create(&ck.w, &bo, err);

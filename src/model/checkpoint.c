@@ -13,6 +13,7 @@
 #include "core/pystr.h"
 #include "core/sha256.h"
 #include "core/fsutil.h"
+#include "core/options.h"
 
 /* ---- calibration ---- */
 
@@ -356,14 +357,20 @@ static bool not_regular(const char *file, laya_error *err, int *rc) {
 
 int checkpoint_open(checkpoint *ck, const char *path, const char *sha256_json, strbuf *warnings,
                     laya_error *err) {
-  return checkpoint_open_ex(ck, path, sha256_json, 0, warnings, err);
+  /* no read of the environment to hand on: this one reads its variable (when it needs it) */
+  laya_env_options env;
+  laya_env_options_init(&env);
+  int rc = sha256_json ? 0 : laya_env_options_read_one(&env, "LAYA_SHA256_DIGESTS", err);
+  if (!rc) rc = checkpoint_open_ex(ck, path, sha256_json, env.sha256_digests, 0, warnings, err);
+  laya_env_options_free(&env);
+  return rc;
 }
 
-int checkpoint_open_ex(checkpoint *ck, const char *path, const char *sha256_json, int flags, strbuf *warnings,
-                       laya_error *err) {
+int checkpoint_open_ex(checkpoint *ck, const char *path, const char *sha256_json, const char *env_digests, int flags,
+                       strbuf *warnings, laya_error *err) {
   /* a single-file artifact written by `laya convert` (model/artifact_load.c) */
   if (fs_is_file(path) && artifact_is_artifact(path))
-    return checkpoint_open_artifact(ck, path, sha256_json, warnings, err);
+    return checkpoint_open_artifact(ck, path, sha256_json, env_digests, warnings, err);
   memset(ck, 0, sizeof *ck);
   ck->n_binning = -1;
   int rc = 0;
@@ -378,7 +385,7 @@ int checkpoint_open_ex(checkpoint *ck, const char *path, const char *sha256_json
                    path);
     goto fail;
   }
-  if ((rc = verify_digests(ck->dir, sha256_json, err))) goto fail;
+  if ((rc = verify_digests(ck->dir, sha256_json, env_digests, err))) goto fail;
 
   file = fs_join(ck->dir, "rl_agent_config.json");
   if (not_regular(file, err, &rc)) goto fail;

@@ -33,23 +33,28 @@ typedef struct checkpoint {
   int nonfinite_pending; /* CKPT_DEFER_NONFINITE: the NaN/Inf scan of st is still to be done */
 } checkpoint;
 
-/* sha256_json: {"relpath": "hex"}; NULL reads LAYA_SHA256_DIGESTS (unset or blank = no check). */
+/* sha256_json: {"relpath": "hex"}; NULL: LAYA_SHA256_DIGESTS, which checkpoint_open reads itself
+ * (core/options.h; for callers without a read of their own: tests, bench/) and checkpoint_open_ex
+ * takes as env_digests (laya_env_options.sha256_digests as laya_open / laya_convert read it).
+ * Unset or blank = no check. */
 int checkpoint_open(checkpoint *ck, const char *path, const char *sha256_json, strbuf *warnings,
                     laya_error *err);
 /* checkpoint_open with flags. CKPT_DEFER_NONFINITE: the weights' NaN/Inf scan (a pass over every
  * byte of model.safetensors) is left to the caller, who does it where the weights are first read
  * or takes its result from the pack cache (laya_open); ck->nonfinite_pending says it is owed. */
 enum { CKPT_DEFER_NONFINITE = 1 };
-int checkpoint_open_ex(checkpoint *ck, const char *path, const char *sha256_json, int flags, strbuf *warnings,
-                       laya_error *err);
+int checkpoint_open_ex(checkpoint *ck, const char *path, const char *sha256_json, const char *env_digests, int flags,
+                       strbuf *warnings, laya_error *err);
 void checkpoint_close(checkpoint *ck);
 
 /* Install a loaded tokenizer (ck takes it) and check it has the special tokens Laya's sequences
  * need (CLS, SEP, MASK, PAD); where + what name its source in the error. */
 int checkpoint_set_tokenizer(checkpoint *ck, tokenizer *tok, const char *where, const char *what, laya_error *err);
 
-/* Laya's verify_digests: the map's files are hashed before anything is parsed. */
-int verify_digests(const char *dir, const char *sha256_json, laya_error *err);
+/* Laya's verify_digests: the map's files are hashed before anything is parsed. The map is
+ * sha256_json, else env_digests (LAYA_SHA256_DIGESTS as the options read it; NULL or blank: no
+ * check); a malformed env_digests is refused naming the variable. */
+int verify_digests(const char *dir, const char *sha256_json, const char *env_digests, laya_error *err);
 
 /* Check `st` against the architecture the configs describe and fill w (strict: missing and
  * unexpected tensors are errors; shapes compared exactly). */

@@ -4,7 +4,6 @@
 #include <string.h>
 
 #include "core/json.h"
-#include "core/options.h"
 #include "core/pystr.h"
 #include "core/sha256.h"
 #include "model/checkpoint.h"
@@ -17,11 +16,11 @@ static bool win_drive_abs(const char *s) {
          s[2] == '/';
 }
 
-int verify_digests(const char *dir, const char *sha256_json, laya_error *err) {
+int verify_digests(const char *dir, const char *sha256_json, const char *env_digests, laya_error *err) {
   const char *text = sha256_json;
   bool from_env = false;
   if (!text) {
-    text = laya_env("LAYA_SHA256_DIGESTS");
+    text = env_digests;
     if (!text || py_is_blank(text, strlen(text))) return 0;
     from_env = true;
   }

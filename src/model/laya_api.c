@@ -307,7 +307,7 @@ laya_model *laya_open(const char *path, const laya_options *opt, laya_error *err
   /* the NaN/Inf scan of the weights is deferred to the backend choice: the pack cache knows its
    * result on a hit (pack_cache.h); every other path scans right after */
   int crc = checkpoint_open_ex(&m->ck, resolved ? resolved : path, opt ? opt->sha256_json : NULL,
-                               CKPT_DEFER_NONFINITE, &m->warnings, err);
+                               m->env.sha256_digests, CKPT_DEFER_NONFINITE, &m->warnings, err);
   free(resolved);
   if (crc) goto fail;
   m->st.tok = m->ck.tok;

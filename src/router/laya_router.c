@@ -79,9 +79,13 @@ laya_router *laya_router_open(const char *config_json, laya_error *err) {
   r->offline = -1;
   arena a;
   arena_init(&a, 1 << 12);
+  /* LAYA_SHA256_DIGESTS, read once here (core/options.h) for its per-checkpoint form below; the
+   * flat form is the loader's own read (laya_open) */
+  laya_env_options envo;
+  laya_env_options_init(&envo);
   const json_value *cfg = NULL;
-  int rc = 0;
-  if (config_json && *config_json) {
+  int rc = laya_env_options_read_one(&envo, "LAYA_SHA256_DIGESTS", err);
+  if (!rc && config_json && *config_json) {
     /* Parse (outside input): the caller's Router config */
     cfg = json_parse(config_json, strlen(config_json), &a, NULL, err);
     if (!cfg) {
@@ -137,7 +141,7 @@ laya_router *laya_router_open(const char *config_json, laya_error *err) {
    * own files; a checkpoint it does not name gets {} so the loader does not read the nested map
    * as an artifact map. A flat {artifact: digest} map is left to the loader, which applies it to
    * every checkpoint. The config's own sha256_digests below win over the variable. */
-  const char *env = laya_env("LAYA_SHA256_DIGESTS");
+  const char *env = envo.sha256_digests;
   if (!rc && env && *env) {
     laya_error perr = {0};
     /* Parse (outside input): the environment variable's value */
@@ -207,6 +211,7 @@ laya_router *laya_router_open(const char *config_json, laya_error *err) {
     }
   }
 done:
+  laya_env_options_free(&envo);
   arena_free(&a);
   if (rc) {
     laya_router_close(r);

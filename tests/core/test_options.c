@@ -12,6 +12,14 @@ static void clear_all(void) {
   for (int i = 0; i < laya_env_count; i++) unsetenv(laya_env_table[i].env);
 }
 
+/* a build without LAYA_RESEARCH_SWITCHES reads the research rows as unset (options.h) */
+static int research_build(void) {
+  setenv("LAYA_CPU_STUDY", "x", 1);
+  const int on = laya_env("LAYA_CPU_STUDY") != NULL;
+  unsetenv("LAYA_CPU_STUDY");
+  return on;
+}
+
 static const char *refusal(const char *name, const char *value) {
   static char msg[4096];
   clear_all();
@@ -35,7 +43,7 @@ int main(void) {
       char v[64];
       CHECK(laya_option_value(r, 0, v, sizeof v) != NULL && laya_option_value(r, 1, v, sizeof v) != NULL);
     }
-    CHECK(r->field >= 0 || (r->flags & LAYA_OPT_CUDA));
+    CHECK(r->field >= 0); /* every row is read into the struct, the CUDA backend's too */
   }
 
   /* unset: the struct's "unset" values */
@@ -45,7 +53,49 @@ int main(void) {
   CHECK(laya_env_options_read(&o, 0, &err) == 0);
   CHECK(o.precision == NULL && o.threads == 0 && o.escalate == -1 && o.escalate_tau == -1 && o.cuda_warmup == -1);
   CHECK(o.quiet_warnings == -1 && o.hf_hub_offline == -1 && o.cpu_study == NULL);
+  CHECK(o.cuda_graphs == -1 && o.cuda_head_fp16 == -1 && o.cuda_head_all == -1 && o.cuda_gemm_tune == -1);
+  CHECK(o.cuda_profile == -1 && o.cuda_geglu == NULL && o.cuda_attn_l == NULL && o.cuda_attn_g == NULL);
+  CHECK(o.cuda_max_scratch == -1 && o.sha256_digests == NULL); /* -1: LAYA_CUDA_MAX_SCRATCH=0 is a value */
   laya_env_options_free(&o);
+
+  /* the CUDA backend's rows: the values its code took before the table, with the same meaning */
+  setenv("LAYA_CUDA_GRAPHS", "0", 1);
+  setenv("LAYA_CUDA_HEAD_FP16", " 0", 1);
+  setenv("LAYA_CUDA_HEAD_ALL", "1", 1);
+  setenv("LAYA_CUDA_GEMM_TUNE", "1", 1);
+  setenv("LAYA_CUDA_PROFILE", "1", 1);
+  setenv("LAYA_CUDA_MAX_SCRATCH", "0", 1);
+  setenv("LAYA_CUDA_ATTN_L", "w4m1n64", 1);
+  setenv("LAYA_CUDA_ATTN_G", "w4m2n64", 1);
+  setenv("LAYA_SHA256_DIGESTS", "{\"m\": {\"model.safetensors\": \"00\"}}", 1); /* a string: checked where used */
+  const int research = research_build();
+  const char *geglu[] = {"0", "1", "n256s4", "n128s6"};
+  for (int i = 0; i < 4; i++) {
+    setenv("LAYA_CUDA_GEGLU", geglu[i], 1);
+    CHECK(laya_env_options_read(&o, 0, &err) == 0);
+    if (research) {
+      CHECK_STREQ(o.cuda_geglu, geglu[i]);
+      CHECK(o.cuda_head_fp16 == 0 && o.cuda_head_all == 1 && o.cuda_gemm_tune == 1 && o.cuda_profile == 1);
+      CHECK_STREQ(o.cuda_attn_l, "w4m1n64");
+      CHECK_STREQ(o.cuda_attn_g, "w4m2n64");
+    } else {
+      CHECK(o.cuda_geglu == NULL && o.cuda_head_fp16 == -1 && o.cuda_attn_l == NULL);
+    }
+    CHECK(o.cuda_graphs == 0 && o.cuda_max_scratch == 0);
+    CHECK_STREQ(o.sha256_digests, "{\"m\": {\"model.safetensors\": \"00\"}}");
+    laya_env_options_free(&o);
+  }
+  setenv("LAYA_CUDA_MAX_SCRATCH", "4096", 1);
+  setenv("LAYA_CUDA_GRAPHS", "1", 1);
+  CHECK(laya_env_options_read(&o, 0, &err) == 0 && o.cuda_max_scratch == 4096 && o.cuda_graphs == 1);
+  laya_env_options_free(&o);
+  /* empty: unset, as before (the code's "unset or empty" defaults) */
+  setenv("LAYA_CUDA_GRAPHS", "", 1);
+  setenv("LAYA_CUDA_MAX_SCRATCH", "", 1);
+  setenv("LAYA_CUDA_GEGLU", "", 1);
+  CHECK(laya_env_options_read(&o, 0, &err) == 0 && o.cuda_graphs == -1 && o.cuda_max_scratch == -1 && o.cuda_geglu == NULL);
+  laya_env_options_free(&o);
+  clear_all();
 
   /* each type parsed */
   setenv("LAYA_PRECISION", "bf16", 1);
@@ -89,6 +139,20 @@ int main(void) {
   CHECK_STREQ(refusal("LAYA_THREADS", "5000"), "LAYA_THREADS must be an integer from 1 to 4096, got '5000'");
   CHECK_STREQ(refusal("LAYA_ESCALATE_TAU", "-1"), "LAYA_ESCALATE_TAU must be a number >= 0, got '-1'");
   CHECK_STREQ(refusal("LAYA_ESCALATE_REL", "nan"), "LAYA_ESCALATE_REL must be a number >= 0, got 'nan'");
+  /* the CUDA rows: what the code silently read as its default before is refused by name */
+  CHECK_STREQ(refusal("LAYA_CUDA_WARMUP", "no"), "LAYA_CUDA_WARMUP must be 0 or 1, got 'no'");
+  CHECK_STREQ(refusal("LAYA_CUDA_GRAPHS", "off"), "LAYA_CUDA_GRAPHS must be 0 or 1, got 'off'");
+  CHECK_STREQ(refusal("LAYA_CUDA_MAX_SCRATCH", "4k"), "LAYA_CUDA_MAX_SCRATCH must be an integer >= 0, got '4k'");
+  CHECK_STREQ(refusal("LAYA_CUDA_MAX_SCRATCH", "-1"), "LAYA_CUDA_MAX_SCRATCH must be an integer >= 0, got '-1'");
+  if (research_build()) {
+    CHECK_STREQ(refusal("LAYA_CUDA_GEGLU", "n64s9"), "LAYA_CUDA_GEGLU must be 0, 1, n256s4 or n128s6, got 'n64s9'");
+    CHECK_STREQ(refusal("LAYA_CUDA_ATTN_L", "w4m2n64"), "LAYA_CUDA_ATTN_L must be w4m1n32b4 or w4m1n64, got 'w4m2n64'");
+    CHECK_STREQ(refusal("LAYA_CUDA_ATTN_G", "fast"), "LAYA_CUDA_ATTN_G must be w4m2n32b3 or w4m2n64, got 'fast'");
+    CHECK_STREQ(refusal("LAYA_CUDA_HEAD_FP16", "yes"), "LAYA_CUDA_HEAD_FP16 must be 0 or 1, got 'yes'");
+    CHECK_STREQ(refusal("LAYA_CUDA_HEAD_ALL", "2"), "LAYA_CUDA_HEAD_ALL must be 0 or 1, got '2'");
+    CHECK_STREQ(refusal("LAYA_CUDA_GEMM_TUNE", "on"), "LAYA_CUDA_GEMM_TUNE must be 0 or 1, got 'on'");
+    CHECK_STREQ(refusal("LAYA_CUDA_PROFILE", "10"), "LAYA_CUDA_PROFILE must be 0 or 1, got '10'");
+  }
   /* lenient rows: a value outside the values reads as unset, as documented */
   CHECK_STREQ(refusal("LAYA_CPU_AMP", "fp16"), "(accepted)");
   CHECK_STREQ(refusal("LAYA_REMOTE_TIMEOUT", "soon"), "(accepted)");
@@ -108,6 +172,11 @@ int main(void) {
   CHECK(m == NULL && err.code == LAYA_ERR_VALUE);
   CHECK_STREQ(err.message, "LAYA_BACKEND must be cpu or cpu-ref, got 'gpu'");
   unsetenv("LAYA_BACKEND");
+  setenv("LAYA_CUDA_GRAPHS", "no", 1); /* the CUDA rows too, on any build */
+  m = laya_open("/nonexistent/checkpoint", NULL, &err);
+  CHECK(m == NULL && err.code == LAYA_ERR_VALUE);
+  CHECK_STREQ(err.message, "LAYA_CUDA_GRAPHS must be 0 or 1, got 'no'");
+  unsetenv("LAYA_CUDA_GRAPHS");
   setenv("LAYA_PRECISION", "fast", 1);
   laya_options opt;
   laya_options_init(&opt);

@@ -23,6 +23,7 @@
 #include "../cpu/batch_buf.h"
 #include "../cpu/random_model.h"
 #include "backend/backend.h"
+#include "backend/cuda/cuda_backend.h"
 
 /* n rows; lengths from lens[] (or random 1..maxlen when lens is NULL); 1..6 markers per row. */
 static void make_batch(batch_buf *bb, int n, const int *lens, int maxlen, int vocab, uint64_t seed) {
@@ -303,13 +304,32 @@ static void test_errors(void) {
   CHECK(be->forward(be, w, &bb.b, logits, act, &err) == LAYA_ERR_VALUE);
   CHECK(strstr(err.message, "outside the row") != NULL);
   bb.markers[0] = keepm;
-  /* simulated out-of-memory: the engine detects LAYA_ERR_DEVICE_OOM (its own code) */
-  setenv("LAYA_CUDA_MAX_SCRATCH", "4096", 1);
-  CHECK(be->forward(be, w, &bb.b, logits, act, &err) == LAYA_ERR_DEVICE_OOM);
-  CHECK(strstr(err.message, "out of memory") != NULL);
-  CHECK(backend_error_is_device_oom(&err));
-  unsetenv("LAYA_CUDA_MAX_SCRATCH");
-  CHECK(be->forward(be, w, &bb.b, logits, act, &err) == 0); /* and the worker recovers */
+  /* simulated out-of-memory: the engine detects LAYA_ERR_DEVICE_OOM (its own code). The cap is
+   * read once, when a backend is created (LAYA_CUDA_MAX_SCRATCH, core/options.h): a second backend
+   * created with it set fails its first forward; the hook lifts the cap and its worker recovers. */
+  {
+    setenv("LAYA_CUDA_MAX_SCRATCH", "4096", 1);
+    backend *capped = backend_cuda_create(&rm.w, &o, &err);
+    unsetenv("LAYA_CUDA_MAX_SCRATCH");
+    CHECK(capped != NULL);
+    backend_worker *cwk = capped ? capped->worker_create(capped, &err) : NULL;
+    CHECK(cwk != NULL);
+    if (cwk) {
+      CHECK(capped->forward(capped, cwk, &bb.b, logits, act, &err) == LAYA_ERR_DEVICE_OOM);
+      CHECK(strstr(err.message, "out of memory") != NULL);
+      CHECK(backend_error_is_device_oom(&err));
+      CHECK(backend_cuda_set_max_scratch(capped, -1) == 0);
+      CHECK(capped->forward(capped, cwk, &bb.b, logits, act, &err) == 0); /* and the worker recovers */
+      capped->worker_destroy(capped, cwk);
+    }
+    if (capped) capped->destroy(capped);
+    /* a value the table does not take is refused at create, naming the variable */
+    setenv("LAYA_CUDA_MAX_SCRATCH", "lots", 1);
+    CHECK(backend_cuda_create(&rm.w, &o, &err) == NULL && err.code == LAYA_ERR_VALUE);
+    CHECK(strstr(err.message, "LAYA_CUDA_MAX_SCRATCH") != NULL);
+    unsetenv("LAYA_CUDA_MAX_SCRATCH");
+  }
+  CHECK(be->forward(be, w, &bb.b, logits, act, &err) == 0);
   batch_buf_free(&bb);
   be->worker_destroy(be, w);
   be->destroy(be);

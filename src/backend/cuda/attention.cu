@@ -659,8 +659,7 @@ void k_attention(cudaStream_t s, int half16, const void *qkv, void *out, const a
                                H, hd, window, rope, variant);
 }
 
-int attention_variant(int local) {
-  const char *e = getenv(local ? "LAYA_CUDA_ATTN_L" : "LAYA_CUDA_ATTN_G");
+int attention_variant(int local, const char *e) {
   const attn_variant *v = local ? kLocalVariants : kGlobalVariants;
   const int n = local ? kNLocal : kNGlobal;
   for (int i = 0; e && i < n; i++)

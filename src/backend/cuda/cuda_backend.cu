@@ -32,6 +32,10 @@
 #include "cuda_backend.h"
 #include "model/spec.h"
 
+extern "C" {
+#include "core/options.h"
+}
+
 #define MAX_POS 8192      /* longest row (RoPE tables) */
 #define ACT_HIDDEN_MAX 4096
 #define WS_BYTES ((size_t)32 << 20)
@@ -117,6 +121,9 @@ struct cuda_model {
    * timing buffer (gemm.cu). Each happens once per bucket, so the lock is rarely taken. */
   pthread_mutex_t mem_lock;
   int head_all; /* LAYA_CUDA_HEAD_ALL=1: the last head layer over every token (for comparison) */
+  /* the rest of the environment as the backend was created with it (core/options.h): read once */
+  int warmup, profile, gemm_tune;
+  long long max_scratch; /* LAYA_CUDA_MAX_SCRATCH, -1: no cap */
   int gg_v;     /* the fused Wi + GeGLU kernel variant (gemm_sm90.cu), -1: cuBLASLt + k_geglu */
 };
 
@@ -589,9 +596,8 @@ static int ensure_capacity_locked(backend_worker *w, int Mp, int Rp, int NMp, la
   size_t total = 0;
   for (int i = 0; i < 13; i++) total += al256(sz[i]);
   /* LAYA_CUDA_MAX_SCRATCH (bytes) caps this allocation: a test hook for the out-of-memory path. */
-  const char *cap_env = getenv("LAYA_CUDA_MAX_SCRATCH");
-  cudaError_t e = cap_env && (size_t)strtoull(cap_env, NULL, 10) < total ? cudaErrorMemoryAllocation
-                                                                          : cudaMalloc(&w->scratch, total);
+  cudaError_t e = m->max_scratch >= 0 && (size_t)m->max_scratch < total ? cudaErrorMemoryAllocation
+                                                                         : cudaMalloc(&w->scratch, total);
   if (e != cudaSuccess) {
     w->scratch = NULL;
     return cuda_fail(err, e, dev, "allocating activation scratch");
@@ -786,15 +792,14 @@ static backend_worker *worker_create_locked(cuda_model *m, laya_error *err) {
     free(w);
     return NULL;
   }
-  const char *pe = getenv("LAYA_CUDA_PROFILE");
-  if (pe && pe[0] == '1') {
+  if (m->profile) {
     w->prof_ev = (cudaEvent_t *)calloc(PROF_MAX, sizeof(cudaEvent_t));
     w->prof_cat = (int *)calloc(PROF_MAX, sizeof(int));
     w->prof = w->prof_ev && w->prof_cat;
     for (int i = 0; w->prof && i < PROF_MAX; i++) cudaEventCreate(&w->prof_ev[i]);
   }
   cublasStatus_t st = cublasLtCreate(&w->lt);
-  w->gc = gemm_cache_create();
+  w->gc = gemm_cache_create(m->gemm_tune);
   if (st != CUBLAS_STATUS_SUCCESS || !w->gc) {
     lt_fail(err, st != CUBLAS_STATUS_SUCCESS ? (int)st : (int)CUBLAS_STATUS_ALLOC_FAILED, dev, "creating a handle");
     if (st == CUBLAS_STATUS_SUCCESS) cublasLtDestroy(w->lt);
@@ -1052,9 +1057,8 @@ static int warm_bucket(backend *b, backend_worker *w, int Mp, int Rp, int NMp, i
 }
 
 static int cuda_worker_warm(backend *b, backend_worker *w, int row_len, laya_error *err) {
-  const char *e = getenv("LAYA_CUDA_WARMUP");
-  if ((e && e[0] == '0') || !w || w->prof) return 0;
   cuda_model *m = (cuda_model *)b->impl;
+  if (!m->warmup || !w || w->prof) return 0;
   const int passes = m->use_graphs ? 2 : 1;
   if (row_len < 64) row_len = 64;
   int rc = 0;
@@ -1113,11 +1117,26 @@ extern "C" backend *backend_cuda_create(const model_weights *w, const backend_op
     cuda_fail(err, e, dev, "selecting the device");
     return NULL;
   }
+  /* the environment as laya_open read and validated it, else (tests, bench/: no options) the
+   * backend's own rows, read and validated here once: a bad value is refused naming the variable */
+  static const char *const mine[] = {"LAYA_CUDA_WARMUP",    "LAYA_CUDA_GRAPHS", "LAYA_CUDA_GEGLU",
+                                      "LAYA_CUDA_HEAD_FP16", "LAYA_CUDA_HEAD_ALL", "LAYA_CUDA_GEMM_TUNE",
+                                      "LAYA_CUDA_ATTN_L",    "LAYA_CUDA_ATTN_G", "LAYA_CUDA_PROFILE",
+                                      "LAYA_CUDA_MAX_SCRATCH"};
+  laya_env_options own;
+  laya_env_options_init(&own);
+  for (size_t i = 0; !(o && o->env) && i < sizeof mine / sizeof mine[0]; i++)
+    if (laya_env_options_read_one(&own, mine[i], err)) {
+      laya_env_options_free(&own);
+      return NULL;
+    }
+  const laya_env_options *env = o && o->env ? o->env : &own;
   cuda_model *m = (cuda_model *)calloc(1, sizeof *m);
   backend *b = (backend *)calloc(1, sizeof *b);
   if (!m || !b) {
     free(m);
     free(b);
+    laya_env_options_free(&own);
     cu_fail(err, LAYA_ERR_NOMEM, "out of host memory");
     return NULL;
   }
@@ -1130,18 +1149,21 @@ extern "C" backend *backend_cuda_create(const model_weights *w, const backend_op
    * mantissa bits than bf16; its inputs are normalised, so range is no concern) it costs nothing
    * measurable and moved fewer argmaxes on the parity fixtures (mmbert-tiny: 754 vs 742 of 765
    * equal to fp32). LAYA_CUDA_HEAD_FP16=0 keeps the head in bf16. */
-  const char *hf = getenv("LAYA_CUDA_HEAD_FP16");
-  m->head_half16 = m->half16 || !(hf && hf[0] == '0');
+  /* bools read -1 when unset: each keeps its default (core/options.c's table) */
+  m->head_half16 = m->half16 || env->cuda_head_fp16 != 0;
   m->head_dt16 = m->head_half16 ? CU_F16 : CU_BF16;
-  m->att_g = attention_variant(0);
-  m->att_l = attention_variant(1);
+  m->att_g = attention_variant(0, env->cuda_attn_g);
+  m->att_l = attention_variant(1, env->cuda_attn_l);
   m->tile_q = attention_variant_queries(0, m->att_g);
   m->tile_ql = attention_variant_queries(1, m->att_l);
-  const char *g = getenv("LAYA_CUDA_GRAPHS");
-  m->use_graphs = !(g && g[0] == '0');
-  const char *ha = getenv("LAYA_CUDA_HEAD_ALL");
-  m->head_all = ha && ha[0] == '1';
-  m->gg_v = geglu_gemm_variant(dev);
+  m->use_graphs = env->cuda_graphs != 0;
+  m->head_all = env->cuda_head_all == 1;
+  m->warmup = env->cuda_warmup != 0;
+  m->profile = env->cuda_profile == 1;
+  m->gemm_tune = env->cuda_gemm_tune == 1;
+  m->max_scratch = env->cuda_max_scratch;
+  m->gg_v = geglu_gemm_variant(dev, env->cuda_geglu);
+  laya_env_options_free(&own);
   if (model_load(m, w, err)) {
     model_free(m);
     free(b);
@@ -1165,6 +1187,15 @@ extern "C" int backend_cuda_available(int *device_count) {
   if (cudaGetDeviceCount(&n) != cudaSuccess) n = 0;
   if (device_count) *device_count = n;
   return n > 0;
+}
+
+extern "C" int backend_cuda_set_max_scratch(backend *b, long long bytes) {
+  if (!b || b->kind != BACKEND_CUDA) return -1;
+  cuda_model *m = (cuda_model *)b->impl;
+  pthread_mutex_lock(&m->mem_lock); /* read under it, in ensure_capacity_locked */
+  m->max_scratch = bytes;
+  pthread_mutex_unlock(&m->mem_lock);
+  return 0;
 }
 
 extern "C" int backend_cuda_memory(const backend *b, backend_worker *w, size_t *weights, size_t *scratch) {

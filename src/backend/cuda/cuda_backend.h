@@ -16,7 +16,12 @@ extern "C" {
  * workspace). Returns -1 when b is not a CUDA backend. */
 int backend_cuda_memory(const backend *b, backend_worker *w, size_t *weights, size_t *scratch);
 
-/* With LAYA_CUDA_PROFILE=1 in the environment when the worker is created, forwards run eagerly
+/* Test hook: replace the LAYA_CUDA_MAX_SCRATCH cap the backend was created with (bytes; -1: none),
+ * so that a test can make a worker's next scratch growth fail and then let it recover. Returns -1
+ * when b is not a CUDA backend. */
+int backend_cuda_set_max_scratch(backend *b, long long bytes);
+
+/* With LAYA_CUDA_PROFILE=1 when the backend is created (the options it was created with), forwards run eagerly
  * with events between stages; this writes the mean milliseconds per stage since the last call
  * into buf and resets them. Returns -1 when profiling is off. */
 int backend_cuda_profile(backend_worker *w, char *buf, size_t n);

@@ -45,9 +45,10 @@ void k_attention(cudaStream_t s, int half16, const void *qkv, void *out, const a
                  const int32_t *tok_row, const int32_t *tok_pos, const int32_t *row_start,
                  const int *counts, const int *n_tiles, int n_tiles_cap, int Mp, int H, int hd, int window,
                  const float2 *rope, int variant);
-/* The tensor-core attention variant of global (local = 0) or local (local = 1) layers: the default,
- * or the one LAYA_CUDA_ATTN_G / LAYA_CUDA_ATTN_L names; and its queries per tile. */
-int attention_variant(int local);
+/* The tensor-core attention variant of global (local = 0) or local (local = 1) layers: the default
+ * when name is NULL, else the one named (LAYA_CUDA_ATTN_G / LAYA_CUDA_ATTN_L as the options read
+ * them); and its queries per tile. */
+int attention_variant(int local, const char *name);
 int attention_variant_queries(int local, int variant);
 void k_geglu(cudaStream_t s, int half16, void *h, int Mp, int I, int act); /* act: enc_act */
 /* Scorer LayerNorm of marker m's state: row marker_tok[m] of x, or row m when marker_tok is NULL. */
@@ -73,7 +74,8 @@ int attention_has_fast_path(int hd);
  * W[N, K]^T (+ bias, activation) (+ D when accumulate). */
 enum gemm_epi { EPI_NONE = 0, EPI_BIAS, EPI_RELU_BIAS };
 struct gemm_cache;
-struct gemm_cache *gemm_cache_create(void);
+/* tune: LAYA_CUDA_GEMM_TUNE=1 (time the candidates at each shape's first eager call) */
+struct gemm_cache *gemm_cache_create(int tune);
 void gemm_cache_destroy(struct gemm_cache *c);
 /* dt_ab: type of A and W; dt_d: type of D (and C). Returns 0 or a cublasStatus_t. */
 int gemm_run(struct gemm_cache *c, cublasLtHandle_t lt, cudaStream_t s, void *ws, size_t ws_size,
@@ -81,13 +83,13 @@ int gemm_run(struct gemm_cache *c, cublasLtHandle_t lt, cudaStream_t s, void *ws
              int ldd, int dt_d, int accumulate, int epi, const void *bias);
 
 /* The Wi GEMM with GeGLU in its epilogue (gemm_sm90.cu, Hopper only, opt-in). geglu_gemm_variant:
- * the kernel variant LAYA_CUDA_GEGLU names on device dev, -1 when it is unset or 0 or the device
- * cannot run it (then the forward runs the cuBLASLt GEMM and k_geglu).
+ * the kernel variant name (LAYA_CUDA_GEGLU as the options read it) names on device dev, -1 when it
+ * is NULL or "0" or the device cannot run it (then the forward runs the cuBLASLt GEMM and k_geglu).
  * The weight must be interleaved once (k_geglu_interleave: [2I, K] rows, src != dst); maps are
  * TMA descriptors (GG_MAP_BYTES each, any alignment), for the weight once at load and for the
  * activations per forward. out[M, I] (row stride ldo) = gelu(A Wi_in^T) * (A Wi_gate^T). */
 enum { GG_MAP_BYTES = 128 };
-int geglu_gemm_variant(int dev);
+int geglu_gemm_variant(int dev, const char *name);
 const char *geglu_gemm_variant_name(int v);
 void k_geglu_interleave(cudaStream_t s, int half16, const void *src, void *dst, int I, int K);
 int geglu_gemm_map_weight(int v, int half16, const void *wi, int I, int K, void *map);

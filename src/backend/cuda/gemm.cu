@@ -41,10 +41,13 @@ cudaDataType_t cuda_type(int dt) {
 struct gemm_cache {
   gemm_plan *plans;
   int n, cap;
+  int tune; /* LAYA_CUDA_GEMM_TUNE=1 */
 };
 
-struct gemm_cache *gemm_cache_create(void) {
-  return (struct gemm_cache *)calloc(1, sizeof(struct gemm_cache));
+struct gemm_cache *gemm_cache_create(int tune) {
+  struct gemm_cache *c = (struct gemm_cache *)calloc(1, sizeof(struct gemm_cache));
+  if (c) c->tune = tune;
+  return c;
 }
 
 static void plan_free(gemm_plan *p) {
@@ -104,11 +107,10 @@ static int plan_build(gemm_plan *p, cublasLtHandle_t lt, size_t ws_size) {
  * fastest. Costs a few milliseconds once per shape. Never during a capture: an eager forward runs
  * under the model's capture lock (cuda_backend.cu), so its cudaMalloc / cudaFree cannot invalidate
  * another worker's capture. */
-static void plan_tune(gemm_plan *p, cublasLtHandle_t lt, cudaStream_t s, void *ws, size_t ws_size, const void *A,
-                      const void *W, void *D, const void *bias) {
+static void plan_tune(gemm_plan *p, int tune, cublasLtHandle_t lt, cudaStream_t s, void *ws, size_t ws_size,
+                      const void *A, const void *W, void *D, const void *bias) {
   p->tuned = 1;
-  const char *e = getenv("LAYA_CUDA_GEMM_TUNE");
-  if (!e || e[0] != '1' || p->n_cand < 2) return;
+  if (!tune || p->n_cand < 2) return;
   cudaStreamCaptureStatus cs;
   if (cudaStreamIsCapturing(s, &cs) != cudaSuccess || cs != cudaStreamCaptureStatusNone) return;
   const gemm_key &k = p->key;
@@ -193,7 +195,7 @@ int gemm_run(struct gemm_cache *c, cublasLtHandle_t lt, cudaStream_t s, void *ws
     }
     c->n++;
   }
-  if (!p->tuned) plan_tune(p, lt, s, ws, ws_size, A, W, D, bias);
+  if (!p->tuned) plan_tune(p, c->tune, lt, s, ws, ws_size, A, W, D, bias);
   if (bias)
     LT_TRY(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
   const float one = 1.0f, zero = 0.0f;

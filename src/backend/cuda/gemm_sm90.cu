@@ -309,13 +309,12 @@ static int device_ok(int dev) {
 /* Opt-in (LAYA_CUDA_GEGLU=<variant>): measured on the H200 it saves ~0.6 ms of ModernBERT-large's
  * 27.6 ms at 32 x 512 but costs 3-14% at one row (too few output tiles for 132 SMs), and the
  * single-request latency is what the default serves; BENCHMARKS.md (CUDA, fused GeGLU). */
-int geglu_gemm_variant(int dev) {
-  const char *e = getenv("LAYA_CUDA_GEGLU");
+int geglu_gemm_variant(int dev, const char *e) {
   if (!e || !e[0] || (e[0] == '0' && !e[1])) return -1;
   if (!device_ok(dev)) return -1;
   int v = 0;
   while (v < g_n_variants && strcmp(e, g_variants[v].name) != 0) v++;
-  if (v >= g_n_variants) v = 0; /* "1" or an unknown name: the first variant */
+  if (v >= g_n_variants) v = 0; /* "1" (the options refuse any other name): the first variant */
   if (g_variants[v].prepare()) {
     cudaGetLastError();
     return -1;
