@@ -1938,10 +1938,30 @@ def test_tournament():
     check(len(rec["cases"]) >= 15, "too few recorded cases")
     check(narrowed >= 8, "only %d narrowed answers: the fixture does not exercise the tournament" % narrowed)
     check(not problems, "%d differ from Python laya-serve:\n  %s" % (len(problems), "\n  ".join(problems)))
-    # without the variable, the same large choice is refused by the one-pass cap (100)
+    # without the variable, the same large choice is refused by the one-pass cap (100); the
+    # /openapi.json each server serves states its own cap
+    def criteria_caps(srv):
+        status, raw, _ = srv.request("GET", "/openapi.json")
+        check(status == 200, "/openapi.json: %d" % status)
+        found = []
+
+        def walk(v):
+            if isinstance(v, dict):
+                if "criteria" in v and isinstance(v["criteria"], dict) and "anyOf" in v["criteria"]:
+                    found.extend([a.get("maxProperties", a.get("maxItems")) for a in v["criteria"]["anyOf"]])
+                for x in v.values():
+                    walk(x)
+            elif isinstance(v, list):
+                for x in v:
+                    walk(x)
+        walk(json.loads(raw))
+        return found
+    with Server(LAYA_TOURNAMENT_GROUP=tournament_cases.GROUP) as srv:
+        check(criteria_caps(srv) == [255, 255], "openapi caps with the group: %r" % criteria_caps(srv))
     with Server(LAYA_BACKEND="cpu-ref") as srv:
         status, raw, _ = srv.post(*by_name["order_dropped_120"])
         check(status == 413 and b"(120 > 100)" in raw, "no LAYA_TOURNAMENT_GROUP: %d %r" % (status, raw[:200]))
+        check(criteria_caps(srv) == [100, 100], "openapi caps without the group: %r" % criteria_caps(srv))
     for bad in ("1", "101", "eight", "-3"):
         start_fails_env({"LAYA_TOURNAMENT_GROUP": bad, "LAYA_EXTRA_MODELS": extra_models(), "LAYA_MODELS": "english"},
                         "LAYA_TOURNAMENT_GROUP must be 0 (off) or an integer from 2 to 100, got '%s'" % bad)
