@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <math.h>
+#include <stdbool.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +44,9 @@ const laya_option laya_env_table[] = {
      "the calibration laya-serve and laya-mcp apply to every checkpoint they open", 0, F(calibration), 0, 0},
     {"LAYA_BASE_URL", "string", "http(s)://host:port of a laya-serve", "unset", "laya-mcp's remote mode: answer from that server", 0, F(base_url), 0, 0},
     {"LAYA_REMOTE_TIMEOUT", "number", "seconds > 0 (any other value: the default)", "30", "laya-mcp's remote mode: how long to wait for the server", L, F(remote_timeout), 0, 0},
+    {"LAYA_TOURNAMENT_GROUP", "int", "0 (off) | an integer from 2 to 100", "0 (off)",
+     "laya-serve: a choice with more options than this is answered by elimination in groups of this size "
+     "(Laya's predict_tournament), and a choice may have up to 255 options", 0, F(tournament_group), 2, 100},
     {"LAYA_CPU_PROFILE", "bool", "1 | unset", "unset", "print the CPU forward's per-step times (one JSON line per forward) on stderr", 0, F(cpu_profile), 0, 0},
     /* files, caches, downloads */
     {"LAYA_PACK_CACHE", "enum", "0 (off) | sync (write before laya_open returns)", "on, written in the background",
@@ -147,10 +151,15 @@ static const char *trimmed(const char *v, char *buf, size_t cap) {
   return buf;
 }
 
+/* An int row whose range starts "0 (off)": 0 is taken too, below its smallest value. */
+static bool off_zero(const laya_option *o) { return !strncmp(o->range, "0 (off)", 7); }
+
 static int refuse(const laya_option *o, const char *v, laya_error *err) {
   char what[400];
   if (kind_of(o) == OPT_ENUM || (kind_of(o) == OPT_BOOL && !strcmp(o->range, "0 | 1"))) {
     values_text(o, what, sizeof what);
+  } else if (kind_of(o) == OPT_INT && off_zero(o)) {
+    snprintf(what, sizeof what, "0 (off) or an integer from %.0f to %.0f", o->min, o->max);
   } else if (kind_of(o) == OPT_INT && o->max > 0) {
     snprintf(what, sizeof what, "an integer from %.0f to %.0f", o->min, o->max);
   } else {
@@ -188,7 +197,9 @@ static int parse_into(const laya_option *o, const char *v, laya_env_options *out
     if (!*v) return 0;
     char *end;
     long long x = strtoll(t, &end, 10);
-    if (!*t || *end || x < (long long)o->min || (o->max > 0 && x > (long long)o->max)) return 1;
+    if (!*t || *end || ((x < (long long)o->min) && !(x == 0 && off_zero(o))) ||
+        (o->max > 0 && x > (long long)o->max))
+      return 1;
     *(long long *)base = x;
     return 0;
   }

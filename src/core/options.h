@@ -69,6 +69,7 @@ typedef struct laya_env_options {
   char *calibration, *base_url;
   double remote_timeout;
   int cpu_profile;
+  long long tournament_group; /* laya-serve's LAYA_TOURNAMENT_GROUP (0: off) */
   /* files, caches, downloads */
   char *pack_cache, *cache_dir, *sha256_digests;
   int sha256_portable;

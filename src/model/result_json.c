@@ -552,6 +552,31 @@ static void strict_answer(rj *w, const answer *a) {
 }
 
 void rj_served(rj *w, const state_result *r, const char *routing, bool strict) {
+  rj_served_tournament(w, r, routing, strict, NULL, NULL);
+}
+
+/* x_tournament: the finalists (criteria order) and the rounds played */
+static void tournament_note(rj *w, const tournament_entry *e, bool dropped) {
+  key(w, "x_tournament");
+  rj_obj(w);
+  key(w, "finalists");
+  rj_arr(w);
+  for (int j = 0; j < e->n_left; j++) {
+    rj_item(w);
+    rj_value(w, e->labels[e->left[j]]);
+  }
+  rj_end_arr(w);
+  key(w, "rounds");
+  rj_int(w, e->rounds);
+  if (dropped) {
+    key(w, "option_order_dropped");
+    rj_bool(w, true);
+  }
+  rj_end_obj(w);
+}
+
+void rj_served_tournament(rj *w, const state_result *r, const char *routing, bool strict,
+                          const tournament_entry *const *notes, const bool *dropped) {
   rj_obj(w);
   key(w, "model");
   rj_str(w, "laya-rl-agent", 13);
@@ -565,6 +590,7 @@ void rj_served(rj *w, const state_result *r, const char *routing, bool strict) {
       continue;
     }
     answer_members(w, a);
+    if (notes && notes[j]) tournament_note(w, notes[j], dropped && dropped[j]);
     double c;
     if (rj_jev_confidence(a, &c)) {
       key(w, "x_jev_confidence");

@@ -84,6 +84,12 @@ void rj_embeddings(rj *w, const float *v, long n, int d);
  * strict, the strict Jev projection ({model, answers: {type, value, confidence, probabilities,
  * legend}, usage: {input_tokens, output_tokens}}). */
 void rj_served(rj *w, const state_result *r, const char *routing, bool strict);
+/* The same with laya-serve's LAYA_TOURNAMENT_GROUP report: answer j with notes[j] set (a choice
+ * narrowed by elimination) gets "x_tournament": {"finalists", "rounds", "option_order_dropped"
+ * when dropped[j]} after its own members (before x_jev_confidence), as Laya's serve writes it.
+ * notes may be NULL (rj_served). Strict Jev drops it, as Laya's projection does. */
+void rj_served_tournament(rj *w, const state_result *r, const char *routing, bool strict,
+                          const tournament_entry *const *notes, const bool *dropped);
 /* x_jev_confidence of a choice or score answer (false for noul, or probabilities it cannot use):
  * choice the normalised top probability's lift over uniform, score 1 - spread around the mode
  * relative to a uniform spread. */

@@ -90,9 +90,10 @@ static int cut_warned(const laya_model *m, const json_value *questions, tourname
   return 0;
 }
 
-/* predict(state, questions, **the request's other keyword arguments) */
+/* predict(state, questions, **the request's other keyword arguments); *tokens_all adds its
+ * input_tokens (laya-serve reports the sum over every call, Laya's _predict_with_tournament) */
 static int predict(laya_model *m, const json_value *req, const json_value *questions, arena *a, state_result *out,
-                   laya_error *err) {
+                   long *tokens_all, laya_error *err) {
   json_value *preq = arena_alloc(a, sizeof *preq);
   json_member *pm = arena_alloc(a, sizeof *pm * (req->n + 1));
   if (!preq || !pm) return nomem(err);
@@ -109,7 +110,10 @@ static int predict(laya_model *m, const json_value *req, const json_value *quest
   state_result *r = NULL;
   long nr = 0;
   int rc = engine_run_request(m, preq, false, a, &r, &nr, err);
-  if (!rc) *out = r[0];
+  if (!rc) {
+    *out = r[0];
+    *tokens_all += r[0].input_tokens;
+  }
   return rc;
 }
 
@@ -152,7 +156,7 @@ static int play_round(laya_model *m, const json_value *req, const json_value *qu
     }
   }
   state_result r;
-  int rc = predict(m, req, &qs, a, &r, err);
+  int rc = predict(m, req, &qs, a, &r, &t->input_tokens_all, err);
   if (rc) return rc;
   LAYA_ASSERT(r.n == groups);
   /* each group's winner replaces the field, in group order; left[] is rewritten in place, which is
@@ -211,7 +215,7 @@ int engine_run_tournament(laya_model *m, const json_value *req, arena *a, tourna
     if (e->rounds && (rc = cut_warned(m, questions, e, e->left, e->n_left, a, &final.members[e->qi].value, err)))
       return rc;
   }
-  return predict(m, req, &final, a, &out->r, err);
+  return predict(m, req, &final, a, &out->r, &out->input_tokens_all, err);
 }
 
 static int api_tournament(void *ctx, const json_value *req, strbuf *out, laya_error *err) {

@@ -110,6 +110,7 @@ typedef struct tournament_entry {
 /* predict_tournament's result: the final predict, and each choice question's entry in order. */
 typedef struct tournament_result {
   state_result r;
+  long input_tokens_all; /* usage.input_tokens summed over every predict (rounds and final) */
   int n;
   tournament_entry *e;
 } tournament_result;

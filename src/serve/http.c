@@ -345,7 +345,7 @@ static void substitute(strbuf *out, const char *t, const char *mark, const char 
 }
 
 /* The served /openapi.json: the compiled-in template (src/serve/openapi.json) with this build's
- * version, this server's LAYA_MAX_TOKEN_BUDGET and, behind LAYA_ROOT_PATH, FastAPI's "servers":
+ * version, this server's LAYA_MAX_TOKEN_BUDGET, its choice option cap and, behind LAYA_ROOT_PATH, FastAPI's "servers":
  * [{"url": root_path without trailing slashes}] (none when that is empty), written compactly. */
 static char *build_openapi(const serve_config *cfg) {
   strbuf src, tmp, out;
@@ -356,6 +356,14 @@ static char *build_openapi(const serve_config *cfg) {
   snprintf(budget, sizeof budget, "%ld", cfg->max_token_budget);
   substitute(&tmp, (const char *)serve_asset_openapi_json, "@LAYA_VERSION@", LAYA_VERSION);
   substitute(&src, sb_cstr(&tmp), "\"@MAX_TOKEN_BUDGET@\"", budget);
+  /* a choice's option cap: LAYA_TOURNAMENT_GROUP raises it to 255 (the quoted mark is the schema's
+   * number, the bare one the description's text) */
+  char cap[16];
+  snprintf(cap, sizeof cap, "%d", cfg->env.tournament_group ? SERVE_TOURNAMENT_MAX_LABELS : SERVE_MAX_CHOICE_OPTIONS);
+  sb_reset(&tmp);
+  substitute(&tmp, sb_cstr(&src), "\"@MAX_CHOICE_OPTIONS@\"", cap);
+  sb_reset(&src);
+  substitute(&src, sb_cstr(&tmp), "@MAX_CHOICE_OPTIONS@", cap);
   sb_free(&tmp);
   arena a;
   arena_init(&a, 1 << 16);

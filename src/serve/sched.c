@@ -30,7 +30,9 @@
 #include <time.h>
 
 #include "core/assert.h"
+#include "core/pystr.h"
 #include "model/result_json.h"
+#include "model/shortlist.h"
 #include "model/typed.h"
 #include "serve/log.h"
 #include "serve/serve.h"
@@ -163,11 +165,78 @@ static char *routed_language(serve_models *models, const serve_route *r) {
   return strdup(r->language);
 }
 
+static int error_status(const laya_error *e);
+
+/* Laya's _tournament_plan: 1 when LAYA_TOURNAMENT_GROUP (group) narrows this request's choices by
+ * elimination, 0 when it is answered in one pass, or an HTTP status with rej. Every choice over
+ * group is narrowed, unless none is over SERVE_MAX_CHOICE_OPTIONS and one of them has an
+ * option_order (narrowing drops it, and one pass can still read it) or a label that is not a
+ * string (an answer could not be mapped back); over that cap, only a non-string label refuses. */
+static int tournament_plan(const json_value *questions, long long group, serve_reject *rej) {
+  if (!group || questions->type != JSON_OBJECT) return 0;
+  bool any = false, huge = false, ordered = false;
+  const char *unmappable = NULL;
+  size_t unmappable_len = 0;
+  for (uint32_t i = 0; i < questions->n; i++) {
+    const json_value *q = &questions->members[i].value;
+    const json_value *type = q->type == JSON_OBJECT ? json_get(q, "type") : NULL;
+    if (!type || type->type != JSON_STRING || strcmp(type->s, "choice") != 0) continue;
+    const json_value *crit = json_get(q, "criteria");
+    if (!crit || (crit->type != JSON_OBJECT && crit->type != JSON_ARRAY) || crit->n <= (uint32_t)group) continue;
+    /* the labels as Laya's _criteria_items reads them (its duplicate / unhashable errors too) */
+    arena a;
+    arena_init(&a, 1 << 12);
+    shortlist_items it;
+    laya_error e;
+    laya_err_clear(&e);
+    int rc = shortlist_criteria_items(crit, &a, &it, &e);
+    bool strings = true;
+    for (int j = 0; !rc && j < it.n; j++) strings = strings && it.label[j]->type == JSON_STRING;
+    arena_free(&a);
+    if (rc) {
+      if (error_status(&e) == 422) return serve_reject_set(rej, 422, "%s", e.message);
+      serve_log(SERVE_LOG_ERROR, "inference failed: %s", e.message);
+      return serve_reject_set(rej, 500, "inference failed");
+    }
+    any = true;
+    huge = huge || crit->n > SERVE_MAX_CHOICE_OPTIONS;
+    if (!strings && !unmappable) {
+      unmappable = questions->members[i].key;
+      unmappable_len = questions->members[i].key_len;
+    }
+    const json_value *order = json_get(q, "option_order");
+    ordered = ordered || (order && order->type != JSON_NULL);
+  }
+  if (!any) return 0;
+  if (huge) {
+    if (!unmappable) return 1;
+    strbuf qid;
+    sb_init(&qid);
+    py_repr_str(&qid, unmappable, unmappable_len);
+    serve_reject_set(rej, 422,
+                     "question %s: a choice is narrowed by elimination once a request has one over %d options, "
+                     "and that needs every label to be a string",
+                     sb_cstr(&qid), SERVE_MAX_CHOICE_OPTIONS);
+    sb_free(&qid);
+    return 422;
+  }
+  return unmappable || ordered ? 0 : 1;
+}
+
 int serve_job_from_request(serve_models *models, const serve_request *req, bool strict,
                            serve_job **out, serve_reject *rej) {
   *out = NULL;
+  /* decided before routing, as Laya decides it before its first predict routes */
+  const serve_config *cfg = serve_models_config(models);
+  long long group = cfg ? cfg->env.tournament_group : 0;
+  int narrow = tournament_plan(req->questions, group, rej);
+  if (narrow < 0 || narrow > 1) return narrow;
   serve_job *job = calloc(1, sizeof *job);
   if (!job) return serve_reject_set(rej, 500, "inference failed");
+  if (narrow) {
+    job->tournament_group = group;
+    job->solo = true; /* its rounds are its own passes */
+  }
   sb_init(&job->body);
   job->is_batch = req->kind == SERVE_BATCH;
   job->strict = strict;
@@ -449,7 +518,148 @@ static const state_result *run_alone_typed(serve_models *models, const serve_eng
 /* Write job->body from its typed results (the same body finish_job writes, without a parse). */
 static void finish_job_typed(serve_job *job, const state_result *r);
 
+/* One state's predict_tournament request: the job's predict request for state i (without the
+ * batch-only controls, which shape one batched pass and have nothing to apply to here, as in
+ * Laya) and "group_size". NULL when out of memory. */
+static json_value *tournament_request(const serve_job *job, size_t i, arena *a) {
+  json_value *one = pick_request(job, &i, 1, true, job->langs[i], a);
+  json_member *m = one ? arena_alloc(a, sizeof *m * (one->n + 1)) : NULL;
+  if (!m) return NULL;
+  uint32_t n = 0;
+  for (uint32_t k = 0; k < one->n; k++)
+    if (strcmp(one->members[k].key, "batch_size") != 0 && strcmp(one->members[k].key, "sort_by_length") != 0)
+      m[n++] = one->members[k];
+  json_member g;
+  int_member(&g, "group_size", (long)job->tournament_group, a);
+  if (!g.value.s) return NULL;
+  m[n++] = g;
+  one->members = m;
+  one->n = n;
+  return one;
+}
+
+/* Laya's _predict_with_tournament reshapes the final pass's answer of each narrowed choice: its
+ * probabilities name every option in criteria order, the finalists' from the final pass and 0.0
+ * for an option eliminated earlier (so choice is still the argmax and they still sum to 1), and
+ * usage.input_tokens is summed over every pass. *notes gets each answer's entry (NULL: not
+ * narrowed). The widened answers live in a. */
+static int tournament_widen(const tournament_result *t, arena *a, state_result *out,
+                            const tournament_entry ***notes) {
+  *out = t->r;
+  out->input_tokens = t->input_tokens_all;
+  answer *ans = arena_alloc(a, sizeof *ans * (size_t)(t->r.n + 1));
+  const tournament_entry **nt = arena_alloc(a, sizeof *nt * (size_t)(t->r.n + 1));
+  if (!ans || !nt) return -1;
+  for (int j = 0; j < t->r.n; j++) {
+    const answer *src = &t->r.answers[j];
+    ans[j] = *src;
+    nt[j] = NULL;
+    const tournament_entry *e = NULL;
+    for (int k = 0; k < t->n && !e; k++)
+      if (t->e[k].rounds && t->e[k].qid_len == src->q->qid_len && !memcmp(t->e[k].qid, src->q->qid, src->q->qid_len))
+        e = &t->e[k];
+    if (!e) continue;
+    question *q = arena_alloc(a, sizeof *q);
+    double *prob = arena_alloc(a, sizeof *prob * (size_t)e->n);
+    if (!q || !prob) return -1;
+    *q = *src->q;
+    q->n_opts = e->n;
+    q->label = e->labels;
+    q->opt = NULL;
+    q->opt_len = NULL;
+    q->order = NULL;
+    for (int i = 0; i < e->n; i++) prob[i] = 0.0;
+    /* the final pass's option i is finalist i (its question was cut to them, in order) */
+    for (int i = 0; i < src->k && i < e->n_left; i++) prob[e->left[i]] = src->prob[i];
+    ans[j].q = q;
+    ans[j].k = e->n;
+    ans[j].prob = prob;
+    ans[j].top = e->left[src->top];
+    ans[j].logits = NULL;
+    nt[j] = e;
+  }
+  out->answers = ans;
+  *notes = nt;
+  return 0;
+}
+
+/* A job LAYA_TOURNAMENT_GROUP narrows: each state through the engine's predict_tournament on the
+ * checkpoint it routed to (its rounds, then the final pass), answered in Laya's serve shape. */
+static void run_tournament_job(serve_models *models, const serve_engine *eng, serve_job *job) {
+  arena a;
+  arena_init(&a, 1 << 16);
+  laya_error e;
+  laya_err_clear(&e);
+  double t0 = serve_now();
+  job->batch_requests = 1;
+  state_result *r = arena_alloc(&a, sizeof *r * job->n_states);
+  const tournament_entry ***notes = arena_alloc(&a, sizeof *notes * job->n_states);
+  bool **dropped = arena_alloc(&a, sizeof *dropped * job->n_states);
+  const json_value *questions = job->request ? &job->request->members[1].value : NULL;
+  int rc = r && notes && dropped && questions ? 0 : laya_err(&e, LAYA_ERR_NOMEM, NULL, "out of memory");
+  if (!rc && !eng->predict_tournament_values)
+    rc = laya_err(&e, LAYA_ERR_UNSUPPORTED, NULL, "this engine has no predict_tournament");
+  for (size_t i = 0; !rc && i < job->n_states; i++) {
+    json_value *req = tournament_request(job, i, &a);
+    if (!req) {
+      rc = laya_err(&e, LAYA_ERR_NOMEM, NULL, "out of memory");
+      break;
+    }
+    void *model = serve_models_acquire(models, job->state_models[i], &e);
+    if (!model) {
+      rc = -1;
+      break;
+    }
+    tournament_result t;
+    rc = eng->predict_tournament_values(eng->ctx, model, req, &a, &t, &e);
+    serve_models_release(models, model);
+    if (rc) break;
+    if (tournament_widen(&t, &a, &r[i], &notes[i]) || !(dropped[i] = arena_alloc(&a, (size_t)t.r.n + 1))) {
+      rc = laya_err(&e, LAYA_ERR_NOMEM, NULL, "out of memory");
+      break;
+    }
+    /* Laya reports a dropped order when the caller's question had one (not None) */
+    for (int j = 0; j < t.r.n; j++) {
+      const json_value *q = (uint32_t)j < questions->n ? &questions->members[j].value : NULL; /* answers: question order */
+      const json_value *order = q && q->type == JSON_OBJECT ? json_get(q, "option_order") : NULL;
+      dropped[i][j] = notes[i][j] && order && order->type != JSON_NULL;
+    }
+  }
+  job->infer_ms = (serve_now() - t0) * 1000.0;
+  if (rc) {
+    fail_job(job, &e);
+    arena_free(&a);
+    return;
+  }
+  for (size_t i = 0; i < job->n_states; i++)
+    if (!rj_state_finite(&r[i])) {
+      laya_err(&e, LAYA_ERR_INTERNAL, NULL, NONFINITE_MESSAGE);
+      fail_job(job, &e);
+      arena_free(&a);
+      return;
+    }
+  sb_reset(&job->body);
+  long in = 0;
+  for (size_t i = 0; i < job->n_states; i++) in += r[i].input_tokens;
+  job->input_tokens = in;
+  rj w;
+  rj_init(&w, &job->body, &RJ_COMPACT);
+  if (job->is_batch) sb_puts(&job->body, "{\"results\":[");
+  for (size_t i = 0; i < job->n_states; i++) {
+    if (i) sb_putc(&job->body, ',');
+    rj_init(&w, &job->body, &RJ_COMPACT);
+    rj_served_tournament(&w, &r[i], job->routing_json[i], job->strict, notes[i], dropped[i]);
+  }
+  if (job->is_batch) sb_printf(&job->body, "],\"total_usage\":{\"input_tokens\":%ld,\"output_tokens\":0}}", in);
+  job->status = job->body.oom ? 500 : 0;
+  arena_free(&a);
+}
+
 void serve_job_run_alone(serve_models *models, const serve_engine *eng, serve_job *job) {
+  if (job->tournament_group) {
+    run_tournament_job(models, eng, job);
+    return;
+  }
   arena a;
   arena_init(&a, 1 << 16);
   laya_error e;

@@ -320,6 +320,8 @@ struct serve_job {
   bool solo;             /* must run alone (explicit batch_size / sort_by_length, or states
                             routed to different checkpoints or languages) */
   size_t est_tokens;
+  long long tournament_group; /* > 0: LAYA_TOURNAMENT_GROUP narrows its large choices by
+                                 elimination (Laya's _tournament_plan said so); runs alone */
   char **routing_json;   /* per state: the routing block to attach (may be NULL entries) */
   char (*state_models)[64]; /* per state: the checkpoint it routed to */
   char **langs;          /* per state: the language the checkpoint reads it in (NULL = none):

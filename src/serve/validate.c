@@ -100,8 +100,9 @@ static int json_depth(const json_value *v, int limit) {
   return deepest + 1;
 }
 
-/* Laya's _check_request_limits (400/413/422). */
-static int check_request_limits(const json_value *state, const json_value *questions,
+/* Laya's _check_request_limits (400/413/422); max_choice: SERVE_MAX_CHOICE_OPTIONS, or
+ * SERVE_TOURNAMENT_MAX_LABELS when LAYA_TOURNAMENT_GROUP narrows large choices in groups. */
+static int check_request_limits(const json_value *state, const json_value *questions, long max_choice,
                                 serve_reject *rej) {
   if (is_null(state)) return serve_reject_set(rej, 400, "'state' is required");
   if (!questions || questions->type != JSON_OBJECT)
@@ -116,12 +117,12 @@ static int check_request_limits(const json_value *state, const json_value *quest
     const json_value *type = json_get(&q->value, "type");
     if (str_eq(type, "choice") && crit && (crit->type == JSON_OBJECT || crit->type == JSON_ARRAY)) {
       total += crit->n;
-      if (crit->n > SERVE_MAX_CHOICE_OPTIONS) {
+      if (crit->n > max_choice) {
         strbuf qid;
         sb_init(&qid);
         py_repr_str(&qid, q->key, q->key_len);
-        serve_reject_set(rej, 413, "too many choice options for %s (%u > %d)", sb_cstr(&qid), crit->n,
-                         SERVE_MAX_CHOICE_OPTIONS);
+        serve_reject_set(rej, 413, "too many choice options for %s (%u > %ld)", sb_cstr(&qid), crit->n,
+                         max_choice);
         sb_free(&qid);
         return 413;
       }
@@ -366,12 +367,13 @@ int serve_validate(const char *body, size_t len, serve_route_kind kind, const se
   if (!root || has_huge_int(root)) return serve_reject_set(rej, 400, "request body must be valid JSON");
   req->body = root;
 
+  long max_choice = cfg && cfg->env.tournament_group ? SERVE_TOURNAMENT_MAX_LABELS : SERVE_MAX_CHOICE_OPTIONS;
   if (kind == SERVE_ONE) {
     if (root->type != JSON_OBJECT || !json_get(root, "questions"))
       return serve_reject_set(rej, 400, "request body must be an object with a 'questions' field");
     req->state = json_get(root, "state");
     req->questions = json_get(root, "questions");
-    int rc = check_request_limits(req->state, req->questions, rej);
+    int rc = check_request_limits(req->state, req->questions, max_choice, rej);
     if (rc) return rc;
   } else {
     if (root->type != JSON_OBJECT || !json_get(root, "questions") || !json_get(root, "states"))
@@ -385,7 +387,7 @@ int serve_validate(const char *body, size_t len, serve_route_kind kind, const se
       return serve_reject_set(rej, 413, "too many states in batch (%u > %d)", req->states->n,
                               SERVE_MAX_BATCH_STATES);
     for (uint32_t i = 0; i < req->states->n; i++) {
-      int rc = check_request_limits(&req->states->items[i], req->questions, rej);
+      int rc = check_request_limits(&req->states->items[i], req->questions, max_choice, rej);
       if (rc) return rc;
     }
   }

@@ -1901,6 +1901,72 @@ def test_calibration():
         check(p.returncode != 0 and what in p.stderr, "bad LAYA_CALIBRATION %s: rc %d %r" % (bad, p.returncode, p.stderr[-300:]))
 
 
+@test
+def test_tournament():
+    """LAYA_TOURNAMENT_GROUP: a choice over the group is answered by elimination in groups on both
+    decision routes, in Laya's serve shape (probabilities over every option, 0.0 for the eliminated,
+    x_tournament, input_tokens summed over every pass), a choice may have 255 options, and one at or
+    under the group (or kept in one pass by Laya's plan) is answered as without it. Every response
+    equals what Python laya-serve answered to the same request (fixtures/python_tournament.json,
+    record_tournament.py); only the timing headers' values differ. A bad value stops the server,
+    naming the variable."""
+    import tournament_cases
+    with open(os.path.join(HERE, "fixtures", "python_tournament.json")) as f:
+        rec = json.load(f)
+    check(rec["group"] == tournament_cases.GROUP, "the fixture was recorded with another group")
+    by_name = {name: (path, body) for name, path, body, _ in tournament_cases.cases()}
+    problems = []
+    narrowed = 0
+    for strict in (False, True):
+        recorded = [r for r in rec["cases"] if r["strict"] == strict]
+        with Server(LAYA_TOURNAMENT_GROUP=tournament_cases.GROUP, LAYA_BACKEND="cpu-ref",
+                    LAYA_JEV_STRICT="1" if strict else "0") as srv:
+            for r in recorded:
+                path, body = by_name[r["name"]]
+                status, raw, hdrs = srv.post(path, body)
+                why = None
+                if status != r["status"]:
+                    why = "status %d, Python %d: %s" % (status, r["status"], raw[:300])
+                else:
+                    why = same(json.loads(raw), r["body"])
+                timed = "server-timing" in hdrs and "x-inference-time-ms" in hdrs
+                if not why and timed != r["timed"]:
+                    why = "timing headers present=%s, Python %s" % (timed, r["timed"])
+                if why:
+                    problems.append("%s%s: %s" % (r["name"], " (strict)" if strict else "", why))
+                narrowed += raw.count(b'"x_tournament"')
+    check(len(rec["cases"]) >= 15, "too few recorded cases")
+    check(narrowed >= 8, "only %d narrowed answers: the fixture does not exercise the tournament" % narrowed)
+    check(not problems, "%d differ from Python laya-serve:\n  %s" % (len(problems), "\n  ".join(problems)))
+    # without the variable, the same large choice is refused by the one-pass cap (100); the
+    # /openapi.json each server serves states its own cap
+    def criteria_caps(srv):
+        status, raw, _ = srv.request("GET", "/openapi.json")
+        check(status == 200, "/openapi.json: %d" % status)
+        found = []
+
+        def walk(v):
+            if isinstance(v, dict):
+                if "criteria" in v and isinstance(v["criteria"], dict) and "anyOf" in v["criteria"]:
+                    found.extend([a.get("maxProperties", a.get("maxItems")) for a in v["criteria"]["anyOf"]])
+                for x in v.values():
+                    walk(x)
+            elif isinstance(v, list):
+                for x in v:
+                    walk(x)
+        walk(json.loads(raw))
+        return found
+    with Server(LAYA_TOURNAMENT_GROUP=tournament_cases.GROUP) as srv:
+        check(criteria_caps(srv) == [255, 255], "openapi caps with the group: %r" % criteria_caps(srv))
+    with Server(LAYA_BACKEND="cpu-ref") as srv:
+        status, raw, _ = srv.post(*by_name["order_dropped_120"])
+        check(status == 413 and b"(120 > 100)" in raw, "no LAYA_TOURNAMENT_GROUP: %d %r" % (status, raw[:200]))
+        check(criteria_caps(srv) == [100, 100], "openapi caps without the group: %r" % criteria_caps(srv))
+    for bad in ("1", "101", "eight", "-3"):
+        start_fails_env({"LAYA_TOURNAMENT_GROUP": bad, "LAYA_EXTRA_MODELS": extra_models(), "LAYA_MODELS": "english"},
+                        "LAYA_TOURNAMENT_GROUP must be 0 (off) or an integer from 2 to 100, got '%s'" % bad)
+
+
 if "clients" in ONLY:
     test(test_clients)
 if "api_fuzz" in ONLY:

@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""Record what the real Python laya-serve (laya 0.4.15) answers with LAYA_TOURNAMENT_GROUP set.
+
+    PYTHONPATH=<fastapi+uvicorn> /work/refvenv/bin/python tests/serve/record_tournament.py
+    # writes tests/serve/fixtures/python_tournament.json
+
+Runs that venv's `laya-serve` on loopback with LAYA_TOURNAMENT_GROUP=tournament_cases.GROUP and
+the tiny fixture checkpoints under Laya's names (as record_python.py does), plainly and with
+LAYA_JEV_STRICT=1, and stores status, body and whether the timing headers came for every case
+of tournament_cases.py.
+"""
+import json
+import os
+import subprocess
+import sys
+import time
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import tournament_cases  # noqa: E402
+from record_python import CKPT, LAYA_SERVE, extra_models, free_port, post  # noqa: E402
+
+
+def run(strict):
+    port = free_port()
+    env = dict(os.environ, LAYA_HOST="127.0.0.1", LAYA_PORT=str(port), LAYA_DEVICE="cpu",
+               LAYA_MODELS="english,multilingual", HF_HUB_OFFLINE="1", LAYA_EXTRA_MODELS=extra_models(CKPT),
+               LAYA_JEV_STRICT="1" if strict else "0", LAYA_THREADS="1",
+               LAYA_TOURNAMENT_GROUP=str(tournament_cases.GROUP))
+    proc = subprocess.Popen([LAYA_SERVE], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        for _ in range(300):
+            try:
+                urllib.request.urlopen("http://127.0.0.1:%d/health" % port, timeout=1).read()
+                break
+            except OSError:
+                time.sleep(0.2)
+        out = []
+        for name, path, body, in_strict in tournament_cases.cases():
+            if strict and not in_strict:
+                continue
+            status, raw, hdrs = post(port, path, body, {})
+            low = {k.lower(): v for k, v in hdrs.items()}
+            out.append({"name": name, "strict": strict, "status": status, "body": json.loads(raw),
+                        "timed": "server-timing" in low and "x-inference-time-ms" in low})
+        return out
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def main():
+    records = run(False) + run(True)
+    dest = os.path.join(HERE, "fixtures", "python_tournament.json")
+    with open(dest, "w") as f:
+        json.dump({"laya": "0.4.15", "group": tournament_cases.GROUP, "cases": records}, f, indent=1,
+                  ensure_ascii=False)
+        f.write("\n")
+    print("recorded %d cases into %s" % (len(records), dest))
+
+
+if __name__ == "__main__":
+    main()
