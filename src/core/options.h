@@ -45,7 +45,7 @@ extern "C" {
 enum {
   LAYA_OPT_RESEARCH = 1, /* read only with LAYA_RESEARCH_SWITCHES */
   LAYA_OPT_TEST = 2,     /* a test hook */
-  LAYA_OPT_CUDA = 4,     /* read by the CUDA backend itself */
+  LAYA_OPT_CUDA = 4,     /* the CUDA backend's (backend_cuda_create takes it from the struct) */
   LAYA_OPT_EXTERNAL = 8, /* a standard variable of other tools (HOME, HF_*), read as they define it */
   LAYA_OPT_LENIENT = 16, /* a value outside the values is ignored (as Laya ignores it), not refused */
   LAYA_OPT_NOCASE = 32,  /* enum values match in any case */
