@@ -46,7 +46,7 @@ const laya_option laya_env_table[] = {
     {"LAYA_REMOTE_TIMEOUT", "number", "seconds > 0 (any other value: the default)", "30", "laya-mcp's remote mode: how long to wait for the server", L, F(remote_timeout), 0, 0},
     {"LAYA_TOURNAMENT_GROUP", "int", "0 (off) | an integer from 2 to 100", "0 (off)",
      "laya-serve: a choice with more options than this is answered by elimination in groups of this size "
-     "(Laya's predict_tournament), and a choice may have up to 255 options", 0, F(tournament_group), 2, 100},
+     "(Laya's predict_tournament), and a choice may have up to 255 options", LAYA_OPT_SERVER, F(tournament_group), 2, 100},
     {"LAYA_CPU_PROFILE", "bool", "1 | unset", "unset", "print the CPU forward's per-step times (one JSON line per forward) on stderr", 0, F(cpu_profile), 0, 0},
     /* files, caches, downloads */
     {"LAYA_PACK_CACHE", "enum", "0 (off) | sync (write before laya_open returns)", "on, written in the background",
@@ -263,6 +263,7 @@ int laya_env_options_read(laya_env_options *o, unsigned skip, laya_error *err) {
   for (int i = 0; i < laya_env_count; i++) {
     const laya_option *r = &laya_env_table[i];
     if (r->field < 0) continue;
+    if ((r->flags & LAYA_OPT_SERVER) && !(skip & LAYA_ENV_READ_SERVER)) continue;
     if (((skip & LAYA_ENV_SKIP_DEVICE) && !strcmp(r->env, "LAYA_DEVICE")) ||
         ((skip & LAYA_ENV_SKIP_PRECISION) && !strcmp(r->env, "LAYA_PRECISION")) ||
         ((skip & LAYA_ENV_SKIP_ESCALATE) && !strcmp(r->env, "LAYA_ESCALATE")))

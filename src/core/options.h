@@ -49,7 +49,9 @@ enum {
   LAYA_OPT_EXTERNAL = 8, /* a standard variable of other tools (HOME, HF_*), read as they define it */
   LAYA_OPT_LENIENT = 16, /* a value outside the values is ignored (as Laya ignores it), not refused */
   LAYA_OPT_NOCASE = 32,  /* enum values match in any case */
-  LAYA_OPT_PROCESS = 64  /* a process-wide fact: read once per process (laya_env_process) */
+  LAYA_OPT_PROCESS = 64, /* a process-wide fact: read once per process (laya_env_process) */
+  LAYA_OPT_SERVER = 128  /* read only by laya-serve / laya-mcp (LAYA_ENV_READ_SERVER): laya_open
+                            never refuses a server's variable */
 };
 
 /* The library's variables, typed. Unset (or empty, for the non-string types) reads as: NULL for
@@ -104,7 +106,8 @@ extern const laya_option laya_env_table[];
 extern const int laya_env_count;
 
 /* Bits of laya_env_options_read's skip: variables the caller's options replace, not read. */
-enum { LAYA_ENV_SKIP_DEVICE = 1, LAYA_ENV_SKIP_PRECISION = 2, LAYA_ENV_SKIP_ESCALATE = 4 };
+enum { LAYA_ENV_SKIP_DEVICE = 1, LAYA_ENV_SKIP_PRECISION = 2, LAYA_ENV_SKIP_ESCALATE = 4,
+       LAYA_ENV_READ_SERVER = 8 /* also read the LAYA_OPT_SERVER rows (the servers' config) */ };
 
 /* All unset. */
 void laya_env_options_init(laya_env_options *o);

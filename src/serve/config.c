@@ -274,7 +274,7 @@ int serve_config_from_env(serve_config *cfg, char *msg, size_t msg_size) {
   /* the library's variables (core/options.c's table), read once here: a bad value stops the
    * server at start, named (laya_open would refuse it at every load) */
   laya_error lerr;
-  if (laya_env_options_read(&cfg->env, LAYA_ENV_SKIP_DEVICE, &lerr)) {
+  if (laya_env_options_read(&cfg->env, LAYA_ENV_SKIP_DEVICE | LAYA_ENV_READ_SERVER, &lerr)) {
     snprintf(msg, msg_size, "%s", lerr.message);
     return -1;
   }

@@ -41,7 +41,8 @@
  * (Laya's MCP server has no cap; these keep one call bounded): per choice, and in all */
 #define SERVE_SHORTLIST_MAX_LABELS 10000
 #define SERVE_SHORTLIST_MAX_TOTAL 20000
-/* laya-mcp's laya_tournament reads a choice in groups: Laya's serve.py cap for a tournament choice */
+/* a choice read in groups (laya-mcp's laya_tournament, laya-serve with LAYA_TOURNAMENT_GROUP): Laya's
+ * serve.py cap for a tournament choice (MAX_TOURNAMENT_CHOICE_OPTIONS) */
 #define SERVE_TOURNAMENT_MAX_LABELS 255
 #define SERVE_DEFAULT_MAX_CONCURRENT 16
 #define SERVE_DEFAULT_MAX_TOKEN_BUDGET 8192

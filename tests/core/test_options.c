@@ -184,5 +184,34 @@ int main(void) {
   m = laya_open("/nonexistent/checkpoint", &opt, &err);
   CHECK(m == NULL && strstr(err.message, "LAYA_PRECISION") == NULL);
   clear_all();
+  /* LAYA_TOURNAMENT_GROUP: a server row (0 is off, else 2 to 100), refused only when the servers
+   * read it (LAYA_ENV_READ_SERVER), never by laya_open's read */
+  {
+    const char *good[] = {"0", "2", " 8 ", "100"};
+    const long long want[] = {0, 2, 8, 100};
+    for (int i = 0; i < 4; i++) {
+      clear_all();
+      setenv("LAYA_TOURNAMENT_GROUP", good[i], 1);
+      laya_env_options t;
+      laya_error terr = {0};
+      CHECK(laya_env_options_read(&t, LAYA_ENV_READ_SERVER, &terr) == 0 && t.tournament_group == want[i]);
+      laya_env_options_free(&t);
+    }
+    const char *bad[] = {"1", "101", "-2", "eight", "8.0"};
+    for (int i = 0; i < 5; i++) {
+      clear_all();
+      setenv("LAYA_TOURNAMENT_GROUP", bad[i], 1);
+      laya_env_options t;
+      laya_error terr = {0};
+      CHECK(laya_env_options_read(&t, 0, &terr) == 0 && t.tournament_group == 0); /* laya_open's read */
+      laya_env_options_free(&t);
+      CHECK(laya_env_options_read(&t, LAYA_ENV_READ_SERVER, &terr) == LAYA_ERR_VALUE);
+      laya_env_options_free(&t);
+      char want_msg[128];
+      snprintf(want_msg, sizeof want_msg, "LAYA_TOURNAMENT_GROUP must be 0 (off) or an integer from 2 to 100, got '%s'", bad[i]);
+      CHECK_STREQ(terr.message, want_msg);
+    }
+    unsetenv("LAYA_TOURNAMENT_GROUP");
+  }
   return check_summary("core/test_options");
 }

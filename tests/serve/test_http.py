@@ -1915,10 +1915,17 @@ def test_tournament():
         rec = json.load(f)
     check(rec["group"] == tournament_cases.GROUP, "the fixture was recorded with another group")
     by_name = {name: (path, body) for name, path, body, _ in tournament_cases.cases()}
+    # the sanitizer build (CMake sets this there) answers only the choices of at most this many
+    # options: the 120- and 255-option ones take minutes on its fp32 reference backend
+    most = int(os.environ.get("LAYA_TEST_TOURNAMENT_MAX_OPTIONS", "0"))
+
+    def widest(body):
+        return max([len(q.get("criteria") or ()) for q in body["questions"].values()] or [0])
     problems = []
     narrowed = 0
     for strict in (False, True):
-        recorded = [r for r in rec["cases"] if r["strict"] == strict]
+        recorded = [r for r in rec["cases"] if r["strict"] == strict and
+                    not (most and r["status"] == 200 and widest(by_name[r["name"]][1]) > most)]
         with Server(LAYA_TOURNAMENT_GROUP=tournament_cases.GROUP, LAYA_BACKEND="cpu-ref",
                     LAYA_JEV_STRICT="1" if strict else "0") as srv:
             for r in recorded:
@@ -1936,7 +1943,7 @@ def test_tournament():
                     problems.append("%s%s: %s" % (r["name"], " (strict)" if strict else "", why))
                 narrowed += raw.count(b'"x_tournament"')
     check(len(rec["cases"]) >= 15, "too few recorded cases")
-    check(narrowed >= 8, "only %d narrowed answers: the fixture does not exercise the tournament" % narrowed)
+    check(narrowed >= (6 if most else 8), "only %d narrowed answers: the fixture does not exercise the tournament" % narrowed)
     check(not problems, "%d differ from Python laya-serve:\n  %s" % (len(problems), "\n  ".join(problems)))
     # without the variable, the same large choice is refused by the one-pass cap (100); the
     # /openapi.json each server serves states its own cap
