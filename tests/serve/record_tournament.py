@@ -54,8 +54,8 @@ def main():
     records = run(False) + run(True)
     dest = os.path.join(HERE, "fixtures", "python_tournament.json")
     with open(dest, "w") as f:
-        json.dump({"laya": "0.4.15", "group": tournament_cases.GROUP, "cases": records}, f, indent=1,
-                  ensure_ascii=False)
+        json.dump({"laya": "0.4.15", "group": tournament_cases.GROUP, "paths": {"ckpt": CKPT}, "cases": records},
+                  f, indent=1, ensure_ascii=False)
         f.write("\n")
     print("recorded %d cases into %s" % (len(records), dest))
 
