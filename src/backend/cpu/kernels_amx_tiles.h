@@ -236,7 +236,7 @@ AMX_ATTR static void AMX_NAME(gemm_split)(int parts, const gemm_input *x, const 
      * step): a panel is split in one pass before its products and, without this, that pass waited
      * on memory for the panel (a fifth of the kernel's time in a ModernBERT-large forward). */
     const int nsteps = (rows + AMX_ROWS - 1) / AMX_ROWS * (kpp / 32), plines = kp * CPU_NR * 4 / 64;
-    const int pfl = (plines + nsteps - 1) / nsteps;
+    const int pfl = nsteps > 0 ? (plines + nsteps - 1) / nsteps : 0;
     for (int p = p0; p < p1; p++) {
       AMX_SPLIT_PANEL((const float *)w->data + (size_t)p * kp * CPU_NR, kp, kpp, s.b[0], s.b[1],
                       nbplanes == 3 ? s.b[2] : NULL);
