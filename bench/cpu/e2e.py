@@ -10,8 +10,8 @@ Requests (per model; state lengths set with the checkpoint's own tokenizer):
   1q x 128   one choice question, ~128 tokens in all
   1q x 512   one choice question on a long state (truncated to max_len = 512 by both engines)
   3q x 300   three questions on one ~300-token state (Laya runs one row per question)
-Engines: laya.c fp32 / bf16 / int8 (the checkpoint directory, kernel table chosen by CPUID), laya.c
-fp32 with the split-precision AMX GEMM (LAYA_AMX_FP32=x6),
+Engines: laya.c fp32 / bf16 / int8 (the checkpoint directory, kernel table chosen by CPUID; fp32 on an
+AMX CPU is the split-precision AMX GEMM), laya.c fp32 with the AVX-512 FMA GEMM (LAYA_AMX_FP32=avx512),
 laya.c fp32 on the AVX2 table (LAYA_CPU_ISA=avx2), torch fp32 (Laya's stock CPU path), torch
 bf16 autocast (LAYA_CPU_AMP=bf16), and torch fp32 pinned to AVX2 (ATEN_CPU_CAPABILITY=avx2
 ONEDNN_MAX_CPU_ISA=AVX2 MKL_ENABLE_INSTRUCTIONS=AVX2). Prints a Markdown table (median ms) and writes raw JSON to --out.
@@ -132,7 +132,7 @@ def main():
         jobs = [("laya.c fp32", base + ["--precision", "fp32"], {}),
                 ("laya.c bf16", base + ["--precision", "bf16"], {}),
                 ("laya.c int8", base + ["--precision", "int8"], {}),
-                ("laya.c fp32 AMX x6", base + ["--precision", "fp32"], {"LAYA_AMX_FP32": "x6"}),
+                ("laya.c fp32 AVX-512 GEMM", base + ["--precision", "fp32"], {"LAYA_AMX_FP32": "avx512"}),
                 ("laya.c fp32 AVX2", base + ["--precision", "fp32"], {"LAYA_CPU_ISA": "avx2"}),
                 ("torch fp32", [sys.executable, me, "torch", ckpt, rf, "--threads", str(a.threads), "--reps",
                                 str(a.reps), "--label", "torch fp32"], {}),

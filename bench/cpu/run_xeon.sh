@@ -59,8 +59,8 @@ kern() {
   log "peak + bench_kernels"
   build/bench/cpu/peak > "$OUT/peak.txt" 2>&1; cat "$OUT/peak.txt"
   build/bench/cpu/bench_kernels > "$OUT/bench_kernels.txt" 2>&1; cat "$OUT/bench_kernels.txt"
-  log "parity at fp32 with LAYA_AMX_FP32=x6"
-  LAYA_AMX_FP32=x6 ctest --test-dir build -R 'parity/.*cpu-fp32' -j4 --timeout 600 --output-on-failure > "$OUT/parity_x6.log" 2>&1
+  log "parity at fp32 (cpu-default) with the default split-precision x6 GEMM"
+  ctest --test-dir build -R 'parity/.*cpu-default$' -j4 --timeout 600 --output-on-failure > "$OUT/parity_x6.log" 2>&1
   grep -E "tests passed|Passed|Failed" "$OUT/parity_x6.log" | head
 }
 
@@ -71,11 +71,11 @@ tests() {
   tail -25 "$OUT/ctest.log"
   for v in x3; do
     log "parity at fp32 with LAYA_AMX_FP32=$v"
-    LAYA_AMX_FP32=$v ctest --test-dir build -R 'parity/.*cpu-fp32' -j4 --timeout 600 --output-on-failure > "$OUT/parity_$v.log" 2>&1
+    LAYA_AMX_FP32=$v ctest --test-dir build -R 'parity/.*cpu-default$' -j4 --timeout 600 --output-on-failure > "$OUT/parity_$v.log" 2>&1
     grep -E "tests passed|Passed|Failed|max|worst" "$OUT/parity_$v.log" | head -20
   done
-  log "parity at fp32 on the AVX-512 fp32 GEMM (the default)"
-  ctest --test-dir build -R 'parity/.*cpu-fp32' -j4 --timeout 600 --output-on-failure > "$OUT/parity_avx512.log" 2>&1
+  log "parity at fp32 on the AVX-512 fp32 GEMM (LAYA_AMX_FP32=avx512)"
+  LAYA_AMX_FP32=avx512 ctest --test-dir build -R 'parity/.*cpu-default$' -j4 --timeout 600 --output-on-failure > "$OUT/parity_avx512.log" 2>&1
   grep -E "tests passed|Passed|Failed" "$OUT/parity_avx512.log" | head
 }
 

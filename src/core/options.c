@@ -31,6 +31,9 @@ const laya_option laya_env_table[] = {
     {"LAYA_THREADS", "int", ">= 1", "the physical core count", "CPU worker threads of a model", 0, F(threads), 1, 4096},
     {"LAYA_CPU_ISA", "enum", "amx | avx512 | avx2 | scalar", "the best table the CPU supports",
      "the CPU kernel table (a name the CPU cannot run is not used; `laya` refuses it)", 0, F(cpu_isa), 0, 0},
+    {"LAYA_AMX_FP32", "enum", "x6 | avx512 | x5 (study) | x3 (study)", "x6",
+     "the amx table's fp32 GEMM: x6 split-precision on AMX tiles, avx512 the AVX-512 FMA one (x3 / x5 fail parity)", P,
+     F(amx_fp32), 0, 0},
     {"LAYA_CPU_DISABLE", "string", "comma list of CPU features (avx512f, avx2, amx, ...)", "none",
      "treat the CPU as lacking these features (to test the narrower kernel tables)", T | P, F(cpu_disable), 0, 0},
     {"LAYA_ESCALATE", "bool", "0 | anything else", "off (laya_options.escalate decides first)",
@@ -84,7 +87,6 @@ const laya_option laya_env_table[] = {
     {"LAYA_CPU_FP32_LAYERS", "string", "layer list", "unset", "run these layers in fp32 (precision experiments)", R, F(cpu_fp32_layers), 0, 0},
     {"LAYA_CPU_INT8_BF16", "string", "layer list", "unset", "int8 experiments: these parts in bf16", R, F(cpu_int8_bf16), 0, 0},
     {"LAYA_CPU_ATTN_F32", "bool", "0 | anything else", "unset", "attention in fp32 inside a low-precision forward", R, F(cpu_attn_f32), 0, 0},
-    {"LAYA_AMX_FP32", "enum", "x3 | x5 | x6", "unset", "the amx table's split-precision AMX fp32 GEMM (study)", R | P, F(amx_fp32), 0, 0},
 };
 const int laya_env_count = (int)(sizeof laya_env_table / sizeof laya_env_table[0]);
 

@@ -255,6 +255,7 @@ static void attn_out_c(const float *acc, float inv, float *o32, uint16_t *o16) {
 #define AMX_EPI_I32(x, w, e, m, p, acc) epi_row_i32_c(x, w, e, m, p, acc)
 #define AMX_SPLIT_ROW split_row_c
 #define AMX_SPLIT_PANEL split_panel_c
+#define AMX_PREFETCH(p) ((void)(p))
 #define AMX_SOFTMAX_ROW softmax_row_c
 #define AMX_ATTN_OUT attn_out_c
 #define AMX_ATTN_FALLBACK(a) cpu_attention_bf16_scalar(a)
@@ -271,6 +272,7 @@ static void attn_out_c(const float *acc, float inv, float *o32, uint16_t *o16) {
 #undef AMX_EPI_I32
 #undef AMX_SPLIT_ROW
 #undef AMX_SPLIT_PANEL
+#undef AMX_PREFETCH
 #undef AMX_SOFTMAX_ROW
 #undef AMX_ATTN_OUT
 #undef AMX_ATTN_FALLBACK
@@ -418,6 +420,7 @@ static void attn_fallback_hw(const attn_args *a) {
 #define AMX_EPI_I32(x, w, e, m, p, acc) epi_row_i32_hw(x, w, e, m, p, acc)
 #define AMX_SPLIT_ROW split_row_hw
 #define AMX_SPLIT_PANEL split_panel_hw
+#define AMX_PREFETCH(p) _mm_prefetch((const char *)(p), _MM_HINT_T1)
 #define AMX_SOFTMAX_ROW softmax_row_hw
 #define AMX_ATTN_OUT attn_out_hw
 #define AMX_ATTN_FALLBACK(a) attn_fallback_hw(a)
@@ -456,10 +459,14 @@ static void table_build(void) {
   amx_table.gemm_i8 = g->i8;
   amx_table.gemm_rows[WF_BF16] = amx_table.gemm_rows[WF_I8] = 32;
   amx_table.attention_bf16 = g->attention_bf16;
+  /* fp32: the split-precision x6 GEMM by default (it passes tests/parity's 1e-4 rule and ran
+   * faster than the AVX-512 FMA GEMM, BENCHMARKS.md "session 8"); LAYA_AMX_FP32=avx512 keeps the
+   * AVX-512 one, x3 / x5 are studies that fail parity. */
   const char *fp = laya_env_process()->amx_fp32;
-  if (fp && !strcmp(fp, "x3")) amx_table.gemm_f32 = g->f32x3;
+  if (fp && !strcmp(fp, "avx512")) amx_table.gemm_f32 = base->gemm_f32;
+  else if (fp && !strcmp(fp, "x3")) amx_table.gemm_f32 = g->f32x3;
   else if (fp && !strcmp(fp, "x5")) amx_table.gemm_f32 = g->f32x5;
-  else if (fp && !strcmp(fp, "x6")) amx_table.gemm_f32 = g->f32x6;
+  else amx_table.gemm_f32 = g->f32x6;
   if (amx_table.gemm_f32 != base->gemm_f32) amx_table.gemm_rows[WF_F32] = 32;
   amx_table_ptr = &amx_table;
 }

@@ -41,7 +41,7 @@ const cpu_amx_gemms *cpu_amx_emu(void);
 void cpu_amx_scratch_fail_for_tests(int on);
 
 /* The "amx" kernel table: the AVX-512 table with its bf16 and int8 GEMMs and its bf16 attention on AMX; its fp32 GEMM is
- * the AVX-512 one unless LAYA_AMX_FP32=x3|x5|x6 picks a split-precision AMX GEMM. NULL where
+ * the split-precision x6 AMX GEMM, or the AVX-512 one with LAYA_AMX_FP32=avx512 (x3 / x5: studies). NULL where
  * cpu_amx_hw() is NULL or the AVX-512 table is not available. */
 const cpu_kernels *cpu_kernels_amx(void);
 

@@ -11,6 +11,7 @@
  *   AMX_EPI_I32(x, w, e, m, p, acc)              the same from 32 int32 sums (int8)
  *   AMX_SPLIT_ROW(src, n, npad, hi, mid, lo)     fp32 row -> bf16 parts (zero to npad)
  *   AMX_SPLIT_PANEL(src, k, kpp, hi, mid, lo)    fp32 panel [k][32] -> bf16 parts [kpp/2][32][2]
+ *   AMX_PREFETCH(p)                              prefetch the cache line at p into L2 (or nothing)
  *
  * Tile configuration (palette 1, the same for every kernel): all eight tiles are 16 rows x 64
  * bytes. tmm0..3: fp32 / int32 accumulators of a 32-row x 32-column block (tmm0 rows 0-15 columns
@@ -185,16 +186,25 @@ AMX_ATTR static void AMX_NAME(gemm_i8)(const gemm_input *x, const packed_matrix 
 #endif
 AMX_ATTR static void AMX_NAME(gemm_split)(int parts, const gemm_input *x, const packed_matrix *w, int m0,
                                           int m1, int p0, int p1, const gemm_epilogue *e) {
-  /* (activation part, weight part) of each product, smallest first */
-  static const int prod6[6][2] = {{2, 0}, {1, 1}, {0, 2}, {1, 0}, {0, 1}, {0, 0}};
-  static const int prod5[5][2] = {{1, 1}, {0, 2}, {1, 0}, {0, 1}, {0, 0}};
-  static const int prod3[3][2] = {{1, 0}, {0, 1}, {0, 0}};
+  /* (activation part, weight part) of each product. Consecutive products share one operand, so a
+   * k step reloads only the two tiles of the part that changes: x6 loads 4 + 5 * 2 = 14 tiles for
+   * its 24 tile products instead of 24 (x5 12 for 20, x3 8 for 12). The tile loads (1 KiB each
+   * from L2) and not the products bounded the kernel: on the development Xeon the reorder took x6
+   * from 140-192 to 155-235 GFLOP/s (BENCHMARKS.md, "session 8"). The smaller products still come first,
+   * (0, 0) last, all into the same fp32 accumulators. */
+  static const int prod6[6][2] = {{2, 0}, {1, 0}, {1, 1}, {0, 1}, {0, 2}, {0, 0}};
+  static const int prod5[5][2] = {{1, 1}, {0, 1}, {0, 2}, {1, 0}, {0, 0}}; /* (0,2) -> (1,0): both change */
+  static const int prod3[3][2] = {{1, 0}, {0, 0}, {0, 1}};
   const int(*prod)[2] = parts == 6 ? prod6 : parts == 5 ? prod5 : prod3;
   /* planes of the activations (hi, mid[, lo]) and of the weights */
   const int np = parts, nplanes = parts == 6 ? 3 : 2, nbplanes = parts == 3 ? 2 : 3;
   if (m1 <= m0 || p1 <= p0) return;
   const int kp = w->k_pad, kpp = (kp + 31) & ~31;
-  int chunk = amx_chunk_rows(kpp * 2 * nplanes) / AMX_ROWS * AMX_ROWS;
+  /* rows whose split parts (2 bytes x nplanes per k) fill about 2 MiB, not the 1 MiB of the other
+   * kernels: every chunk splits every weight panel again (kpp x 32 values each), so longer chunks
+   * split less; at k = 2624 that took x6 from 168-179 to 205-211 GFLOP/s on the development Xeon
+   * (BENCHMARKS.md, "session 8") */
+  int chunk = amx_chunk_rows(kpp * nplanes) / AMX_ROWS * AMX_ROWS;
   if (chunk < AMX_ROWS) chunk = AMX_ROWS;
   int crows = m1 - m0 < chunk ? (m1 - m0 + 31) & ~31 : chunk;
   size_t asz = (size_t)crows * kpp, bsz = (size_t)kpp * CPU_NR, csz = (size_t)crows * CPU_NR;
@@ -222,9 +232,16 @@ AMX_ATTR static void AMX_NAME(gemm_split)(int parts, const gemm_input *x, const 
       else
         for (int i = 0; i < nplanes; i++) memset(s.a[i] + o, 0, sizeof(uint16_t) * kpp);
     }
+    /* The next panel's fp32 weights are prefetched into L2 over this panel's k steps (pfl lines a
+     * step): a panel is split in one pass before its products and, without this, that pass waited
+     * on memory for the panel (a fifth of the kernel's time in a ModernBERT-large forward). */
+    const int nsteps = (rows + AMX_ROWS - 1) / AMX_ROWS * (kpp / 32), plines = kp * CPU_NR * 4 / 64;
+    const int pfl = nsteps > 0 ? (plines + nsteps - 1) / nsteps : 0;
     for (int p = p0; p < p1; p++) {
       AMX_SPLIT_PANEL((const float *)w->data + (size_t)p * kp * CPU_NR, kp, kpp, s.b[0], s.b[1],
                       nbplanes == 3 ? s.b[2] : NULL);
+      const char *pf = (const char *)((const float *)w->data + (size_t)(p + 1 < p1 ? p + 1 : p) * kp * CPU_NR);
+      int pleft = p + 1 < p1 ? plines : 0; /* lines of the next panel not yet prefetched */
       for (int kc0 = 0; kc0 < kpp; kc0 += AMX_KC_SPLIT) {
         int kce = kc0 + AMX_KC_SPLIT < kpp ? kc0 + AMX_KC_SPLIT : kpp, last = kce == kpp;
         for (int m = 0; m < rows; m += AMX_ROWS) {
@@ -232,19 +249,42 @@ AMX_ATTR static void AMX_NAME(gemm_split)(int parts, const gemm_input *x, const 
           float *cb = cbuf + (size_t)m * CPU_NR;
           AMX_C_BEGIN(kc0 == 0, cb);
           for (int k0 = kc0; k0 < kce; k0 += 32) {
+            int pa = -1, pb = -1; /* the parts now in tmm4/5 and tmm6/7 */
+            for (int i = 0; i < pfl && pleft > 0; i++, pleft--, pf += 64) AMX_PREFETCH(pf);
             for (int q = 0; q < np; q++) {
-              const uint8_t *bk = (const uint8_t *)(s.b[prod[q][1]] + (size_t)k0 * CPU_NR);
-              const uint8_t *ak = (const uint8_t *)(s.a[prod[q][0]] + (size_t)m * kpp + k0);
-              T_LOAD(4, ak, ldb);
-              T_LOAD(6, bk, 128);
-              T_DPBF16(0, 4, 6);
-              T_LOAD(7, bk + 64, 128);
-              T_DPBF16(1, 4, 7);
-              if (nr1) {
-                T_LOAD(5, ak + 16 * ldb, ldb);
-                T_DPBF16(2, 5, 6);
-                T_DPBF16(3, 5, 7);
+              const int qa = prod[q][0], qb = prod[q][1];
+              const uint8_t *bk = (const uint8_t *)(s.b[qb] + (size_t)k0 * CPU_NR);
+              const uint8_t *ak = (const uint8_t *)(s.a[qa] + (size_t)m * kpp + k0);
+              if (qb == pb) { /* new activation part: rows 0-15, then 16-31 */
+                T_LOAD(4, ak, ldb);
+                T_DPBF16(0, 4, 6);
+                T_DPBF16(1, 4, 7);
+                if (nr1) {
+                  T_LOAD(5, ak + 16 * ldb, ldb);
+                  T_DPBF16(2, 5, 6);
+                  T_DPBF16(3, 5, 7);
+                }
+              } else if (qa == pa) { /* new weight part: columns 0-15, then 16-31 */
+                T_LOAD(6, bk, 128);
+                T_DPBF16(0, 4, 6);
+                if (nr1) T_DPBF16(2, 5, 6);
+                T_LOAD(7, bk + 64, 128);
+                T_DPBF16(1, 4, 7);
+                if (nr1) T_DPBF16(3, 5, 7);
+              } else {
+                T_LOAD(4, ak, ldb);
+                T_LOAD(6, bk, 128);
+                T_DPBF16(0, 4, 6);
+                T_LOAD(7, bk + 64, 128);
+                T_DPBF16(1, 4, 7);
+                if (nr1) {
+                  T_LOAD(5, ak + 16 * ldb, ldb);
+                  T_DPBF16(2, 5, 6);
+                  T_DPBF16(3, 5, 7);
+                }
               }
+              pa = qa;
+              pb = qb;
             }
           }
           AMX_C_END(last ? acc : cb);
