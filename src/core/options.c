@@ -282,6 +282,18 @@ int laya_env_options_read_one(laya_env_options *o, const char *name, laya_error 
   return r && r->field >= 0 ? read_row(o, r, err) : 0;
 }
 
+const laya_env_options *laya_env_options_given_or_read(const laya_env_options *given, laya_env_options *own,
+                                                       const char *const *names, size_t n, laya_error *err) {
+  laya_env_options_init(own);
+  if (given) return given;
+  for (size_t i = 0; i < n; i++)
+    if (laya_env_options_read_one(own, names[i], err)) {
+      laya_env_options_free(own);
+      return NULL;
+    }
+  return own;
+}
+
 int laya_env_options_copy(laya_env_options *dst, const laya_env_options *src) {
   *dst = *src;
   int bad = 0;

@@ -117,6 +117,11 @@ void laya_env_options_init(laya_env_options *o);
 int laya_env_options_read(laya_env_options *o, unsigned skip, laya_error *err);
 /* One variable of the table into its field of o (the others untouched); 0 or the refusal. */
 int laya_env_options_read_one(laya_env_options *o, const char *name, laya_error *err);
+/* A backend's view of the environment: given when its caller read it (laya_open), else the n
+ * variables names read into own here (tests, bench/: no options). own is initialised either way
+ * and freed by the caller; NULL (own freed) with the refusal of a bad value. */
+const laya_env_options *laya_env_options_given_or_read(const laya_env_options *given, laya_env_options *own,
+                                                       const char *const *names, size_t n, laya_error *err);
 void laya_env_options_free(laya_env_options *o);
 /* A copy of src's values (strings duplicated). 0, or -1 when out of memory (dst freed). */
 int laya_env_options_copy(laya_env_options *dst, const laya_env_options *src);

@@ -321,6 +321,16 @@ void rj_shortlist(rj *w, const shortlist_result *s, const char *routing) {
   rj_end_obj(w);
 }
 
+/* The labels a tournament entry has left (its finalists), in criteria order. */
+static void rj_left_labels(rj *w, const tournament_entry *e) {
+  rj_arr(w);
+  for (int j = 0; j < e->n_left; j++) {
+    rj_item(w);
+    rj_value(w, e->labels[e->left[j]]);
+  }
+  rj_end_arr(w);
+}
+
 void rj_tournament_meta(rj *w, const tournament_result *t) {
   rj_obj(w);
   for (int i = 0; i < t->n; i++) {
@@ -328,12 +338,7 @@ void rj_tournament_meta(rj *w, const tournament_result *t) {
     rj_key(w, e->qid, e->qid_len);
     rj_obj(w);
     key(w, "labels");
-    rj_arr(w);
-    for (int j = 0; j < e->n_left; j++) {
-      rj_item(w);
-      rj_value(w, e->labels[e->left[j]]);
-    }
-    rj_end_arr(w);
+    rj_left_labels(w, e);
     key(w, "n");
     rj_int(w, e->n);
     key(w, "rounds");
@@ -560,12 +565,7 @@ static void tournament_note(rj *w, const tournament_entry *e, bool dropped) {
   key(w, "x_tournament");
   rj_obj(w);
   key(w, "finalists");
-  rj_arr(w);
-  for (int j = 0; j < e->n_left; j++) {
-    rj_item(w);
-    rj_value(w, e->labels[e->left[j]]);
-  }
-  rj_end_arr(w);
+  rj_left_labels(w, e);
   key(w, "rounds");
   rj_int(w, e->rounds);
   if (dropped) {

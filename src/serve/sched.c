@@ -517,6 +517,10 @@ static const state_result *run_alone_typed(serve_models *models, const serve_eng
 
 /* Write job->body from its typed results (the same body finish_job writes, without a parse). */
 static void finish_job_typed(serve_job *job, const state_result *r);
+/* The same with LAYA_TOURNAMENT_GROUP's per-answer notes (notes / dropped: per state, per answer;
+ * both NULL: no tournament). */
+static void write_job_body(serve_job *job, const state_result *r, const tournament_entry ***notes,
+                           bool **dropped);
 
 /* One state's predict_tournament request: the job's predict request for state i (without the
  * batch-only controls, which shape one batched pass and have nothing to apply to here, as in
@@ -626,32 +630,8 @@ static void run_tournament_job(serve_models *models, const serve_engine *eng, se
     }
   }
   job->infer_ms = (serve_now() - t0) * 1000.0;
-  if (rc) {
-    fail_job(job, &e);
-    arena_free(&a);
-    return;
-  }
-  for (size_t i = 0; i < job->n_states; i++)
-    if (!rj_state_finite(&r[i])) {
-      laya_err(&e, LAYA_ERR_INTERNAL, NULL, NONFINITE_MESSAGE);
-      fail_job(job, &e);
-      arena_free(&a);
-      return;
-    }
-  sb_reset(&job->body);
-  long in = 0;
-  for (size_t i = 0; i < job->n_states; i++) in += r[i].input_tokens;
-  job->input_tokens = in;
-  rj w;
-  rj_init(&w, &job->body, &RJ_COMPACT);
-  if (job->is_batch) sb_puts(&job->body, "{\"results\":[");
-  for (size_t i = 0; i < job->n_states; i++) {
-    if (i) sb_putc(&job->body, ',');
-    rj_init(&w, &job->body, &RJ_COMPACT);
-    rj_served_tournament(&w, &r[i], job->routing_json[i], job->strict, notes[i], dropped[i]);
-  }
-  if (job->is_batch) sb_printf(&job->body, "],\"total_usage\":{\"input_tokens\":%ld,\"output_tokens\":0}}", in);
-  job->status = job->body.oom ? 500 : 0;
+  if (rc) fail_job(job, &e);
+  else write_job_body(job, r, notes, dropped);
   arena_free(&a);
 }
 
@@ -790,7 +770,10 @@ int serve_sched_prepare(serve_sched *s, serve_job *job) {
 }
 
 /* Write job->body from its typed results (the same body finish_job writes, without a parse). */
-static void finish_job_typed(serve_job *job, const state_result *r) {
+static void finish_job_typed(serve_job *job, const state_result *r) { write_job_body(job, r, NULL, NULL); }
+
+static void write_job_body(serve_job *job, const state_result *r, const tournament_entry ***notes,
+                           bool **dropped) {
   for (size_t i = 0; i < job->n_states; i++)
     if (!rj_state_finite(&r[i])) {
       laya_error e;
@@ -803,16 +786,15 @@ static void finish_job_typed(serve_job *job, const state_result *r) {
   long in = 0;
   for (size_t i = 0; i < job->n_states; i++) in += r[i].input_tokens;
   job->input_tokens = in;
-  if (!job->is_batch) {
-    serve_write_result(&r[0], job->routing_json[0], job->strict, &job->body);
-  } else {
-    sb_puts(&job->body, "{\"results\":[");
-    for (size_t i = 0; i < job->n_states; i++) {
-      if (i) sb_putc(&job->body, ',');
-      serve_write_result(&r[i], job->routing_json[i], job->strict, &job->body);
-    }
-    sb_printf(&job->body, "],\"total_usage\":{\"input_tokens\":%ld,\"output_tokens\":0}}", in);
+  if (job->is_batch) sb_puts(&job->body, "{\"results\":[");
+  for (size_t i = 0; i < job->n_states; i++) {
+    if (i) sb_putc(&job->body, ',');
+    rj w;
+    rj_init(&w, &job->body, &RJ_COMPACT);
+    rj_served_tournament(&w, &r[i], job->routing_json[i], job->strict, notes ? notes[i] : NULL,
+                         dropped ? dropped[i] : NULL);
   }
+  if (job->is_batch) sb_printf(&job->body, "],\"total_usage\":{\"input_tokens\":%ld,\"output_tokens\":0}}", in);
   job->status = job->body.oom ? 500 : 0;
 }
 

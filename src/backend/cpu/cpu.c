@@ -1384,13 +1384,10 @@ backend *backend_cpu_create(const model_weights *w, const backend_options *o, la
   static const char *const mine[] = {"LAYA_THREADS",         "LAYA_CPU_ISA",       "LAYA_CPU_PROFILE", "LAYA_CPU_STUDY",
                                       "LAYA_CPU_FP32_LAYERS", "LAYA_CPU_INT8_BF16", "LAYA_CPU_ATTN_F32"};
   laya_env_options own;
-  laya_env_options_init(&own);
-  for (size_t i = 0; !(o && o->env) && i < sizeof mine / sizeof mine[0]; i++)
-    if (laya_env_options_read_one(&own, mine[i], err)) {
-      laya_env_options_free(&own);
-      return NULL;
-    }
-  cpu_model *m = cpu_model_create(w, o, o && o->env ? o->env : &own, err);
+  const laya_env_options *env =
+      laya_env_options_given_or_read(o ? o->env : NULL, &own, mine, sizeof mine / sizeof mine[0], err);
+  if (!env) return NULL;
+  cpu_model *m = cpu_model_create(w, o, env, err);
   if (m) m->env = NULL; /* read at create only */
   laya_env_options_free(&own);
   if (!m) return NULL;

@@ -1124,13 +1124,9 @@ extern "C" backend *backend_cuda_create(const model_weights *w, const backend_op
                                       "LAYA_CUDA_ATTN_L",    "LAYA_CUDA_ATTN_G", "LAYA_CUDA_PROFILE",
                                       "LAYA_CUDA_MAX_SCRATCH"};
   laya_env_options own;
-  laya_env_options_init(&own);
-  for (size_t i = 0; !(o && o->env) && i < sizeof mine / sizeof mine[0]; i++)
-    if (laya_env_options_read_one(&own, mine[i], err)) {
-      laya_env_options_free(&own);
-      return NULL;
-    }
-  const laya_env_options *env = o && o->env ? o->env : &own;
+  const laya_env_options *env =
+      laya_env_options_given_or_read(o ? o->env : NULL, &own, mine, sizeof mine / sizeof mine[0], err);
+  if (!env) return NULL;
   cuda_model *m = (cuda_model *)calloc(1, sizeof *m);
   backend *b = (backend *)calloc(1, sizeof *b);
   if (!m || !b) {
