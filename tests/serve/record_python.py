@@ -8,6 +8,7 @@ re-pointed under Laya's own names (LAYA_EXTRA_MODELS), once plainly and once wit
 LAYA_JEV_STRICT=1, and stores status, body and the headers that matter for every case.
 Needs fastapi and uvicorn in that venv (laya's `serve` extra).
 """
+import contextlib
 import json
 import os
 import socket
@@ -49,11 +50,14 @@ def post(port, path, body, headers):
         return e.code, e.read(), dict(e.headers)
 
 
-def run(strict):
+@contextlib.contextmanager
+def python_server(strict, **extra):
+    """The reference venv's laya-serve on a free loopback port with the tiny checkpoints under
+    Laya's names (plus extra environment); yields the port once /health answers."""
     port = free_port()
     env = dict(os.environ, LAYA_HOST="127.0.0.1", LAYA_PORT=str(port), LAYA_DEVICE="cpu",
                LAYA_MODELS="english,multilingual", HF_HUB_OFFLINE="1", LAYA_EXTRA_MODELS=extra_models(CKPT),
-               LAYA_JEV_STRICT="1" if strict else "0", LAYA_THREADS="1")
+               LAYA_JEV_STRICT="1" if strict else "0", LAYA_THREADS="1", **extra)
     proc = subprocess.Popen([LAYA_SERVE], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         for _ in range(300):
@@ -62,6 +66,14 @@ def run(strict):
                 break
             except OSError:
                 time.sleep(0.2)
+        yield port
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def run(strict):
+    with python_server(strict) as port:
         out = []
         for name, path, body, headers in cases.cases():
             if strict and not name.startswith(("ok_", "batch_ok")):
@@ -77,9 +89,6 @@ def run(strict):
                         "content_type": low.get("content-type"), "retry_after": low.get("retry-after"),
                         "timed": "server-timing" in low and "x-inference-time-ms" in low})
         return out
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
 
 
 def main():

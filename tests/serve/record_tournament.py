@@ -11,31 +11,16 @@ of tournament_cases.py.
 """
 import json
 import os
-import subprocess
 import sys
-import time
-import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import tournament_cases  # noqa: E402
-from record_python import CKPT, LAYA_SERVE, extra_models, free_port, post  # noqa: E402
+from record_python import CKPT, post, python_server  # noqa: E402
 
 
 def run(strict):
-    port = free_port()
-    env = dict(os.environ, LAYA_HOST="127.0.0.1", LAYA_PORT=str(port), LAYA_DEVICE="cpu",
-               LAYA_MODELS="english,multilingual", HF_HUB_OFFLINE="1", LAYA_EXTRA_MODELS=extra_models(CKPT),
-               LAYA_JEV_STRICT="1" if strict else "0", LAYA_THREADS="1",
-               LAYA_TOURNAMENT_GROUP=str(tournament_cases.GROUP))
-    proc = subprocess.Popen([LAYA_SERVE], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        for _ in range(300):
-            try:
-                urllib.request.urlopen("http://127.0.0.1:%d/health" % port, timeout=1).read()
-                break
-            except OSError:
-                time.sleep(0.2)
+    with python_server(strict, LAYA_TOURNAMENT_GROUP=str(tournament_cases.GROUP)) as port:
         out = []
         for name, path, body, in_strict in tournament_cases.cases():
             if strict and not in_strict:
@@ -45,9 +30,6 @@ def run(strict):
             out.append({"name": name, "strict": strict, "status": status, "body": json.loads(raw),
                         "timed": "server-timing" in low and "x-inference-time-ms" in low})
         return out
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
 
 
 def main():

@@ -189,9 +189,9 @@ AMX_ATTR static void AMX_NAME(gemm_split)(int parts, const gemm_input *x, const 
   /* (activation part, weight part) of each product. Consecutive products share one operand, so a
    * k step reloads only the two tiles of the part that changes: x6 loads 4 + 5 * 2 = 14 tiles for
    * its 24 tile products instead of 24 (x5 12 for 20, x3 8 for 12). The tile loads (1 KiB each
-   * from L2) and not the products bounded the kernel: on the development Xeon the reorder took x6
-   * from 140-192 to 155-235 GFLOP/s (BENCHMARKS.md, "session 8"). The smaller products still come first,
-   * (0, 0) last, all into the same fp32 accumulators. */
+   * from L2) and not the products bounded the kernel (BENCHMARKS.md, "Split-precision fp32 on AMX,
+   * session 8"). The smaller products still come first, (0, 0) last, all into the same fp32
+   * accumulators. */
   static const int prod6[6][2] = {{2, 0}, {1, 0}, {1, 1}, {0, 1}, {0, 2}, {0, 0}};
   static const int prod5[5][2] = {{1, 1}, {0, 1}, {0, 2}, {1, 0}, {0, 0}}; /* (0,2) -> (1,0): both change */
   static const int prod3[3][2] = {{1, 0}, {0, 0}, {0, 1}};
@@ -202,8 +202,7 @@ AMX_ATTR static void AMX_NAME(gemm_split)(int parts, const gemm_input *x, const 
   const int kp = w->k_pad, kpp = (kp + 31) & ~31;
   /* rows whose split parts (2 bytes x nplanes per k) fill about 2 MiB, not the 1 MiB of the other
    * kernels: every chunk splits every weight panel again (kpp x 32 values each), so longer chunks
-   * split less; at k = 2624 that took x6 from 168-179 to 205-211 GFLOP/s on the development Xeon
-   * (BENCHMARKS.md, "session 8") */
+   * split less (measured in BENCHMARKS.md, "Split-precision fp32 on AMX, session 8") */
   int chunk = amx_chunk_rows(kpp * nplanes) / AMX_ROWS * AMX_ROWS;
   if (chunk < AMX_ROWS) chunk = AMX_ROWS;
   int crows = m1 - m0 < chunk ? (m1 - m0 + 31) & ~31 : chunk;
@@ -234,7 +233,7 @@ AMX_ATTR static void AMX_NAME(gemm_split)(int parts, const gemm_input *x, const 
     }
     /* The next panel's fp32 weights are prefetched into L2 over this panel's k steps (pfl lines a
      * step): a panel is split in one pass before its products and, without this, that pass waited
-     * on memory for the panel (a fifth of the kernel's time in a ModernBERT-large forward). */
+     * on memory for the panel (profiled in BENCHMARKS.md, "Split-precision fp32 on AMX, session 8"). */
     const int nsteps = (rows + AMX_ROWS - 1) / AMX_ROWS * (kpp / 32), plines = kp * CPU_NR * 4 / 64;
     const int pfl = nsteps > 0 ? (plines + nsteps - 1) / nsteps : 0;
     for (int p = p0; p < p1; p++) {
