@@ -57,7 +57,7 @@ typedef struct laya_model laya_model;
 
 typedef struct laya_options {
   const char *device;          /* "cpu", "cuda", "cuda:N", "auto"; NULL = LAYA_DEVICE or "cpu" */
-  const char *precision;       /* "fp32", "bf16", "fp16", "int8"; NULL = LAYA_PRECISION, else the
+  const char *precision;       /* "fp32", "bf16", "fp16", "int8", "fp8" (CUDA, Hopper); NULL = LAYA_PRECISION, else the
                                   backend default (fp32 on the CPU, Laya's numbers; an artifact: its own) */
   int threads;                 /* CPU threads; 0 = LAYA_THREADS or the physical core count */
   const char *sha256_json;     /* {"relpath": "hex"} checked before anything is parsed; NULL = skip

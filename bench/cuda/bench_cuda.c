@@ -2,7 +2,7 @@
  * bench_cuda.c: times the CUDA backend on a Laya checkpoint directory (model.safetensors +
  * encoder/config.json) over synthetic packed batches.
  *
- *   bench_cuda DIR [--prec bf16|fp16] [--shapes 1x128,1x512,32x512,32x1024,mixed64] [--reps N]
+ *   bench_cuda DIR [--prec bf16|fp16|fp8] [--shapes 1x128,1x512,32x512,32x1024,mixed64] [--reps N]
  *   bench_cuda DIR --cold [--prec P]          # process start to the first answer (1 x 128)
  *   bench_cuda DIR --acc BATCH.bin REF.bin    # logits vs a reference written by torch_bench.py
  *
@@ -155,7 +155,7 @@ static int run_acc(backend *be, const char *batch_path, const char *ref_path) {
 int main(int argc, char **argv) {
   double t_main = now_ms();
   if (argc < 2) {
-    fprintf(stderr, "usage: %s DIR [--prec bf16|fp16] [--shapes LIST] [--reps N] [--cold] [--acc B R]\n", argv[0]);
+    fprintf(stderr, "usage: %s DIR [--prec bf16|fp16|fp8] [--shapes LIST] [--reps N] [--cold] [--acc B R]\n", argv[0]);
     return 2;
   }
   const char *dir = argv[1], *shapes = "1x128,1x512,32x512,32x1024,mixed64", *acc_b = NULL, *acc_r = NULL;
@@ -163,7 +163,10 @@ int main(int argc, char **argv) {
   backend_precision prec = PREC_BF16;
   int reps = 0, cold = 0;
   for (int i = 2; i < argc; i++) {
-    if (!strcmp(argv[i], "--prec") && i + 1 < argc) prec = strcmp(argv[++i], "fp16") ? PREC_BF16 : PREC_FP16;
+    if (!strcmp(argv[i], "--prec") && i + 1 < argc) {
+      i++;
+      prec = !strcmp(argv[i], "fp16") ? PREC_FP16 : !strcmp(argv[i], "fp8") ? PREC_FP8 : PREC_BF16;
+    }
     else if (!strcmp(argv[i], "--shapes") && i + 1 < argc) shapes = argv[++i];
     else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--label") && i + 1 < argc) label = argv[++i];
@@ -171,7 +174,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--acc") && i + 2 < argc) acc_b = argv[++i], acc_r = argv[++i];
   }
   if (!label) label = dir;
-  const char *pn = prec == PREC_FP16 ? "fp16" : "bf16";
+  const char *pn = backend_precision_name(prec);
   laya_error err;
   memset(&err, 0, sizeof err);
   loaded m;

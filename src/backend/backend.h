@@ -47,7 +47,8 @@ typedef struct batch_shape {
   int n_tokens, n_rows, n_markers, row_len;
 } batch_shape;
 
-typedef enum backend_precision { PREC_FP32 = 0, PREC_BF16, PREC_FP16, PREC_INT8 } backend_precision;
+/* PREC_FP8 (E4M3 encoder GEMMs) runs on CUDA devices with FP8 tensor cores only. */
+typedef enum backend_precision { PREC_FP32 = 0, PREC_BF16, PREC_FP16, PREC_INT8, PREC_FP8 } backend_precision;
 
 typedef struct backend_options {
   backend_precision precision;
@@ -105,7 +106,7 @@ backend *backend_cuda_create(const model_weights *w, const backend_options *o, l
 /* The fast CPU backend's precision when the caller names none: fp32 on every CPU (Laya-exact;
  * bf16 / int8 are opt-in). (backend/cpu/cpu.c) */
 backend_precision backend_cpu_default_precision(void);
-/* "fp32", "bf16", "fp16", "int8". */
+/* "fp32", "bf16", "fp16", "int8", "fp8". */
 const char *backend_precision_name(backend_precision p);
 /* The kernel set the "cpu" backend b runs ("avx512", "avx2", "scalar"); NULL for other backends. */
 const char *backend_cpu_isa(const backend *b);

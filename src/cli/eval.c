@@ -1278,7 +1278,7 @@ static const char kHelpRun[] =
     "                        alias) for every row, or a checkpoint directory; default: each row's\n"
     "                        \"model\", else routed\n"
     "  --device DEV          cpu, cuda, cuda:N or auto\n"
-    "  --precision P         fp32, bf16, fp16 or int8 (else LAYA_PRECISION, else fp32 on the CPU)\n"
+    "  --precision P         fp32, bf16, fp16, int8 or fp8 (else LAYA_PRECISION, else fp32 on the CPU)\n"
     "  --calibration FILE    a calibration JSON (laya calibrate --out) applied to --model DIR\n"
     "  --revision SHA|NAME=SHA\n"
     "                        pin the Hub commit of every checkpoint, or of one (repeatable);\n"

@@ -14,7 +14,7 @@
 #include "backend/backend.h"
 #include "laya.h"
 
-const char *const cli_precisions[] = {"fp32", "bf16", "int8", "fp16", NULL};
+const char *const cli_precisions[] = {"fp32", "bf16", "int8", "fp16", "fp8", NULL};
 
 void cli_use_precision(const char *p) {
   if (p && *p) setenv("LAYA_PRECISION", p, 1);

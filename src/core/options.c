@@ -23,7 +23,7 @@
 const laya_option laya_env_table[] = {
     /* where and how a model runs */
     {"LAYA_DEVICE", "string", "cpu | cuda | cuda:N | auto", "cpu", "where laya_open runs a model when the caller names no device", 0, F(device), 0, 0},
-    {"LAYA_PRECISION", "enum", "fp32 | bf16 | fp16 | int8", "the backend's default (fp32 on the CPU; an artifact: its own)",
+    {"LAYA_PRECISION", "enum", "fp32 | bf16 | fp16 | int8 | fp8", "the backend's default (fp32 on the CPU; an artifact: its own)",
      "the forward's numbers; a value the backend cannot run is refused naming LAYA_PRECISION", 0, F(precision), 0, 0},
     {"LAYA_CPU_AMP", "enum", "bf16 | bfloat16 (any case; other values ignored, as Laya does)", "unset",
      "Laya's own switch for CPU bf16, used when nothing else names a precision", L | NC, F(cpu_amp), 0, 0},
@@ -37,10 +37,10 @@ const laya_option laya_env_table[] = {
     {"LAYA_CPU_DISABLE", "string", "comma list of CPU features (avx512f, avx2, amx, ...)", "none",
      "treat the CPU as lacking these features (to test the narrower kernel tables)", T | P, F(cpu_disable), 0, 0},
     {"LAYA_ESCALATE", "bool", "0 | anything else", "off (laya_options.escalate decides first)",
-     "precision escalation for bf16 / int8: rows the low precision could move re-run in fp32", 0, F(escalate), 0, 0},
-    {"LAYA_ESCALATE_REL", "number", ">= 0", "per precision (bf16 0.03, int8 0.10)", "escalation: relative logit error bound", T, F(escalate_rel), 0, 0},
+     "precision escalation for bf16 / int8 (re-run in fp32) and CUDA fp8 (re-run in bf16): rows the low precision could move", 0, F(escalate), 0, 0},
+    {"LAYA_ESCALATE_REL", "number", ">= 0", "per precision (bf16 0.03, int8 0.10, fp8 0.10)", "escalation: relative logit error bound", T, F(escalate_rel), 0, 0},
     {"LAYA_ESCALATE_ABS", "number", ">= 0", "0", "escalation: absolute logit error bound", T, F(escalate_abs), 0, 0},
-    {"LAYA_ESCALATE_TAU", "number", ">= 0", "per precision (bf16 0.02, int8 0.04)", "escalation: answer movement that re-runs a row", T, F(escalate_tau), 0, 0},
+    {"LAYA_ESCALATE_TAU", "number", ">= 0", "per precision (bf16 0.02, int8 0.04, fp8 0.02)", "escalation: answer movement that re-runs a row", T, F(escalate_tau), 0, 0},
     {"LAYA_ESCALATE_MARGIN", "number", ">= 0", "the calibrated margin", "escalation: safety margin", T, F(escalate_margin), 0, 0},
     {"LAYA_QUIET_WARNINGS", "bool", "set | unset", "unset", "do not print Laya's warnings (e.g. a shortlist dropping option_order) on stderr", 0, F(quiet_warnings), 0, 0},
     {"LAYA_CALIBRATION", "path", "a calibration file (laya calibrate --out, Laya's save_calibration)", "unset",

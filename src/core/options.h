@@ -4,7 +4,7 @@
  *
  * The environment is read once at a boundary into a typed struct, laya_env_options, and validated
  * there: a value outside the table's values is refused with an error naming the variable, the
- * value and the values it takes (LAYA_PRECISION must be fp32, bf16, fp16 or int8, got 'fast').
+ * value and the values it takes (LAYA_PRECISION must be fp32, bf16, fp16, int8 or fp8, got 'fast').
  * Use sites read the struct's fields, never the environment. The boundaries:
  *   - laya_open / laya_convert (model/laya_api.c, model/artifact_load.c): one read per call, kept
  *     in the model (laya_model.env) and handed to its backend (backend_options.env) and the Hub

@@ -21,6 +21,7 @@ static const struct {
 } DEFAULTS[] = {
     {PREC_BF16, 0.03, 0.02},
     {PREC_INT8, 0.10, 0.04},
+    {PREC_FP8, 0.10, 0.02},
 };
 
 static void env_double(double set, double *v) {
@@ -359,9 +360,10 @@ backend *backend_escalate_open(backend *low, const model_weights *w, const backe
                                laya_error *err) {
   escalate_params ep;
   if (!low || escalate_default_params(o->precision, t_min, o->env, &ep)) return low;
+  /* fp8 runs on the GPU, and re-runs there in bf16; the CPU's low precisions re-run in fp32 */
   backend_options fo = *o;
-  fo.precision = PREC_FP32;
-  backend *exact = backend_cpu_create(w, &fo, err);
+  fo.precision = o->precision == PREC_FP8 ? PREC_BF16 : PREC_FP32;
+  backend *exact = o->precision == PREC_FP8 ? backend_cuda_create(w, &fo, err) : backend_cpu_create(w, &fo, err);
   if (!exact) {
     low->destroy(low);
     return NULL;

@@ -1,8 +1,9 @@
 /*
- * escalate.h: precision escalation. A low-precision backend (bf16, int8) answers every row of a
- * packed batch; each row whose answer could still move by more than a target `tau`, given the low
- * precision's logit error, runs again through an exact (fp32) backend, and that row's answers are
- * taken from it.
+ * escalate.h: precision escalation. A low-precision backend (bf16, int8; fp8 on CUDA) answers
+ * every row of a packed batch; each row whose answer could still move by more than a target `tau`,
+ * given the low precision's logit error, runs again through an exact backend (fp32 on the CPU; for
+ * fp8, bf16 on the same GPU, so there tau is measured from the bf16 answer), and that row's answers
+ * are taken from it.
  *
  * Why it is cheap: an option probability moves by about p_i * (dl_i - sum_j p_j dl_j), so a row whose
  * probabilities are all near 0 or 1 cannot move by tau even under a logit error of ~1; only near-tie
@@ -63,7 +64,7 @@ int escalate_row_needed(const escalate_params *p, const float *logits, int k, co
 backend *backend_escalate_create(backend *low, backend *exact, int n_act, const escalate_params *p,
                                  laya_error *err);
 /* The way every caller makes one: low (built with options o from weights w) wrapped with the fast
- * CPU backend in fp32 of the same weights (o's threads), with the defaults for o->precision and
+ * CPU backend in fp32 of the same weights (o's threads; fp8: the CUDA backend in bf16 on o's device), with the defaults for o->precision and
  * their calibration. Takes ownership of low; returns it unwrapped when o->precision has no
  * escalation (fp32), NULL on failure (low destroyed). */
 backend *backend_escalate_open(backend *low, const model_weights *w, const backend_options *o, double t_min,

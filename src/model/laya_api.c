@@ -115,8 +115,9 @@ static backend *choose_backend(laya_model *m, const laya_options *opt, laya_erro
     else if (strcmp(prec, "bf16") == 0) bo.precision = PREC_BF16;
     else if (strcmp(prec, "fp16") == 0) bo.precision = PREC_FP16;
     else if (strcmp(prec, "int8") == 0) bo.precision = PREC_INT8;
+    else if (strcmp(prec, "fp8") == 0) bo.precision = PREC_FP8;
     else {
-      laya_err(err, LAYA_ERR_VALUE, NULL, "%s must be fp32, bf16, fp16 or int8, got '%s'", from, prec);
+      laya_err(err, LAYA_ERR_VALUE, NULL, "%s must be fp32, bf16, fp16, int8 or fp8, got '%s'", from, prec);
       return NULL;
     }
   }
@@ -136,6 +137,17 @@ static backend *choose_backend(laya_model *m, const laya_options *opt, laya_erro
     if (b) {
       snprintf(m->device, sizeof m->device, "cuda:%d", id);
       snprintf(m->precision, sizeof m->precision, "%s", prec ? prec : "default");
+    }
+    /* fp8's escalation re-runs rows on the same GPU in bf16 (model/escalate.c) */
+    if (b && bo.precision == PREC_FP8 && want_escalation(m, opt)) {
+      if (m->ck.w.packed) {
+        b->destroy(b);
+        laya_err(err, LAYA_ERR_UNSUPPORTED, "NotImplementedError",
+                 "precision escalation needs the checkpoint's weights for its bf16 pass; open the checkpoint "
+                 "directory, or turn escalation off");
+        return NULL;
+      }
+      b = escalating_backend(m, b, &bo, err);
     }
     return b;
   }

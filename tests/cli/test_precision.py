@@ -76,7 +76,7 @@ with tempfile.TemporaryDirectory() as d:
         check(outs["env bf16"] == outs["bf16"], "%s: LAYA_PRECISION=bf16 equals --precision bf16" % name)
         check(outs["flag over env"] == outs["fp32"], "%s: --precision wins over LAYA_PRECISION" % name)
     rc, so, se = run(modes["predict"], dict(base_env, LAYA_PRECISION="fast"))
-    check(rc == 2 and "LAYA_PRECISION must be fp32, bf16, fp16 or int8, got 'fast'" in se,
+    check(rc == 2 and "LAYA_PRECISION must be fp32, bf16, fp16, int8 or fp8, got 'fast'" in se,
           "invalid LAYA_PRECISION is refused naming the variable: rc %d, %s" % (rc, se[-300:]))
 
 rc, so, se = run(["--version"])

@@ -79,14 +79,19 @@ int main(int argc, char **argv) {
   laya_model *env8 = open_at(dir, NULL, &err);
   CHECK(env8 && info_has(env8, "\"precision\": \"int8\""));
 
+  /* fp8 is a CUDA mode: on the CPU it is refused naming the precision, not silently run as another */
+  laya_model *cpu8 = open_at(dir, "fp8", &err);
+  CHECK(cpu8 == NULL && err.code == LAYA_ERR_UNSUPPORTED);
+  CHECK_STREQ(err.message, "cpu backend: precision fp8 is not supported on the CPU (use fp32, bf16 or int8)");
+
   setenv("LAYA_PRECISION", "fast", 1);
   laya_model *bad = open_at(dir, NULL, &err);
   CHECK(bad == NULL);
   CHECK(bad == NULL && err.code == LAYA_ERR_VALUE);
-  CHECK_STREQ(err.message, "LAYA_PRECISION must be fp32, bf16, fp16 or int8, got 'fast'");
+  CHECK_STREQ(err.message, "LAYA_PRECISION must be fp32, bf16, fp16, int8 or fp8, got 'fast'");
   laya_model *badopt = open_at(dir, "fp64", &err);
   CHECK(badopt == NULL);
-  CHECK_STREQ(err.message, "precision must be fp32, bf16, fp16 or int8, got 'fp64'");
+  CHECK_STREQ(err.message, "precision must be fp32, bf16, fp16, int8 or fp8, got 'fp64'");
 
   /* Laya's LAYA_CPU_AMP=bf16 (any case) selects bf16 on the CPU when nothing else names a precision;
    * other values are ignored, as Laya ignores them; LAYA_PRECISION wins over it */

@@ -1325,7 +1325,7 @@ def test_precision():
     e = dict(os.environ, LAYA_EXTRA_MODELS=extra_models(), LAYA_PRELOAD="1", LAYA_MODELS="english",
              LAYA_PRECISION="fast", LAYA_HOST="127.0.0.1", LAYA_PORT="0", LAYA_SERVE_ALLOW_PORT_0="1")
     p = subprocess.run([BIN], env=e, capture_output=True, text=True, timeout=60)
-    check(p.returncode != 0 and "LAYA_PRECISION must be fp32, bf16, fp16 or int8, got 'fast'" in p.stderr,
+    check(p.returncode != 0 and "LAYA_PRECISION must be fp32, bf16, fp16, int8 or fp8, got 'fast'" in p.stderr,
           "invalid LAYA_PRECISION: rc %d %r" % (p.returncode, p.stderr[-300:]))
 
 

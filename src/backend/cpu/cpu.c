@@ -456,8 +456,9 @@ static cpu_model *cpu_model_create(const model_weights *w, const backend_options
                                    laya_error *err) {
   if (check_config(w, err)) return NULL;
   backend_precision prec = o ? o->precision : backend_cpu_default_precision();
-  if (prec == PREC_FP16) {
-    laya_err(err, LAYA_ERR_UNSUPPORTED, NULL, "cpu backend: precision fp16 is not supported on the CPU (use fp32, bf16 or int8)");
+  if (prec == PREC_FP16 || prec == PREC_FP8) {
+    laya_err(err, LAYA_ERR_UNSUPPORTED, NULL, "cpu backend: precision %s is not supported on the CPU (use fp32, bf16 or int8)",
+             backend_precision_name(prec));
     return NULL;
   }
   const struct artifact *art = w->packed;
@@ -1370,6 +1371,7 @@ const char *backend_precision_name(backend_precision p) {
     case PREC_BF16: return "bf16";
     case PREC_FP16: return "fp16";
     case PREC_INT8: return "int8";
+    case PREC_FP8: return "fp8";
   }
   return "?";
 }

@@ -7,7 +7,8 @@
  * head) are fp32. In bf16 mode the decision head's GEMMs and attention run in fp16 (see
  * LAYA_CUDA_HEAD_FP16). The embedding table keeps the checkpoint's dtype (fp16 is exact).
  * PREC_FP32 (the zero value of backend_options) selects the default, bf16: there is no fp32
- * CUDA path; PREC_INT8 is refused.
+ * CUDA path; PREC_INT8 is refused. PREC_FP8 (opt-in, Hopper) is bf16 mode with the encoder's
+ * GEMMs on E4M3 tensor cores (fp8.cu).
  *
  * Graphs: a batch is padded to a bucket (tokens to 1/8-octave steps of 64, rows and markers to
  * powers of two) for the grid sizes only; kernels read the real counts from device memory, and
@@ -83,6 +84,8 @@ static int lt_fail(laya_error *err, int st, int dev, const char *what) {
 struct dev_layer {
   float *attn_norm, *mlp_norm;
   void *wqkv, *wo, *wi, *wo_mlp;
+  /* fp8 mode: each weight above holds E4M3 values followed by its per-channel scales, these */
+  const float *s_qkv, *s_o, *s_i, *s_o_mlp;
   unsigned char wi_map[GG_MAP_BYTES]; /* TMA descriptor of wi (interleaved) when gg_v >= 0 */
 };
 struct dev_head_layer {
@@ -93,6 +96,7 @@ struct dev_head_layer {
 struct cuda_model {
   int dev;
   int half16; /* 1 = fp16, 0 = bf16 */
+  int fp8;    /* 1: the encoder GEMMs in E4M3 (precision fp8; half16 is 0) */
   int dt16;   /* CU_F16 or CU_BF16 */
   int head_half16, head_dt16; /* the decision head's 16-bit type (see LAYA_CUDA_HEAD_FP16) */
   int att_g, att_l;           /* attention kernel variants: global layers and head, local layers */
@@ -298,6 +302,50 @@ static int fuse_geglu_weights(cuda_model *m, laya_error *err) {
   return 0;
 }
 
+/* fp8 needs FP8 tensor cores (compute capability 9.0+) and a cuBLASLt that takes per-row and
+ * per-column scales for E4M3 there ("outer vector" scaling: cuBLAS 12.9 and later). Asked once. */
+static int fp8_check_device(cuda_model *m, laya_error *err) {
+  const int dev = m->dev;
+  cudaDeviceProp pr;
+  if (cudaGetDeviceProperties(&pr, dev) != cudaSuccess || pr.major < 9) {
+    cudaGetLastError();
+    return cu_fail(err, LAYA_ERR_UNSUPPORTED, "CUDA backend: precision fp8 needs a GPU with FP8 tensor cores (compute "
+                   "capability 9.0 or newer; device %d is %d.%d): use bf16 or fp16", dev, pr.major, pr.minor);
+  }
+  const int st = gemm_fp8_supported();
+  if (st)
+    return cu_fail(err, LAYA_ERR_UNSUPPORTED, "CUDA backend: this cuBLASLt has no per-row fp8 scales on device %d "
+                   "(status %d; cuBLAS 12.9 or newer has them): use bf16 or fp16", dev, st);
+  return 0;
+}
+
+/* fp8 mode: every encoder GEMM weight quantised in place (fp8.cu), through one temporary. */
+static int quantize_weights_fp8(cuda_model *m, laya_error *err) {
+  const int dev = m->dev, I = m->I, d = m->d;
+  const size_t wi_bytes = (size_t)2 * I * d + (size_t)8 * I, qkv_bytes = (size_t)3 * d * d + (size_t)12 * d;
+  const size_t tmp_bytes = wi_bytes > qkv_bytes ? wi_bytes : qkv_bytes; /* N*K + 4*N of the largest */
+  void *tmp = NULL;
+  cudaStream_t st;
+  CU_TRY(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking), "creating the fp8 stream");
+  cudaError_t e = cudaMalloc(&tmp, tmp_bytes);
+  int bad = 0;
+  for (int l = 0; l < m->n_layers && e == cudaSuccess && !bad; l++) {
+    dev_layer *L = &m->layers[l];
+    struct { void *w; const float **s; int N, K; } mats[4] = {
+        {L->wqkv, &L->s_qkv, 3 * d, d}, {L->wo, &L->s_o, d, d}, {L->wi, &L->s_i, 2 * I, d}, {L->wo_mlp, &L->s_o_mlp, d, I}};
+    for (int i = 0; i < 4 && !bad; i++) {
+      bad = fp8_quantize_weight(st, 0, mats[i].w, mats[i].N, mats[i].K, tmp);
+      *mats[i].s = (const float *)((const char *)mats[i].w + (size_t)mats[i].N * mats[i].K);
+    }
+  }
+  if (e == cudaSuccess) e = cudaStreamSynchronize(st);
+  if (tmp) cudaFree(tmp);
+  cudaStreamDestroy(st);
+  if (e != cudaSuccess) return cuda_fail(err, e, dev, "quantising the weights to fp8");
+  if (bad) return cu_fail(err, LAYA_ERR_DEVICE, "CUDA backend on device %d: fp8 weight quantisation failed", dev);
+  return 0;
+}
+
 static int model_load(cuda_model *m, const model_weights *w, laya_error *err) {
   const encoder_config *c = &w->enc;
   m->d = c->hidden;
@@ -430,6 +478,7 @@ static int model_load(cuda_model *m, const model_weights *w, laya_error *err) {
   }
   if (!rc) rc = run_uploads(m, &L, err);
   if (!rc && m->gg_v >= 0) rc = fuse_geglu_weights(m, err);
+  if (!rc && m->fp8) rc = quantize_weights_fp8(m, err);
   free(tg);
   free(tl);
   free(L.u);
@@ -455,6 +504,8 @@ struct backend_worker {
   size_t scratch_bytes;
   float *x, *s_in, *s_hid, *act_in, *act_h, *dout;
   void *y, *big;
+  void *q8;      /* fp8 mode: a GEMM's E4M3 activations [Mp, max(d, I)] */
+  float *q8s;    /* and their per-token scales [Mp] */
   /* the last head layer on the kept tokens only (markers, then each row's CLS): residual, its
    * LayerNorm, attention output, MLP hidden */
   float *xk;
@@ -475,11 +526,11 @@ struct backend_worker {
 
 enum prof_cat {
   P_EMBED, P_QKV, P_ROPE, P_ATT_GLOBAL, P_ATT_LOCAL, P_WO, P_LN, P_WI, P_GEGLU, P_WO_MLP, P_HEAD_GEMM, P_HEAD_ATT,
-  P_TAIL, P_N
+  P_TAIL, P_QUANT, P_N
 };
 static const char *prof_names[P_N] = {"embed+ln", "gemm Wqkv", "rope k", "attn global", "attn local",
                                       "gemm Wo (+res)", "layernorm", "gemm Wi", "geglu", "gemm mlp.Wo (+res)",
-                                      "head gemms", "head attn", "tail"};
+                                      "head gemms", "head attn", "tail", "fp8 quantise"};
 #define PROF_MAX 2048
 
 static void prof_mark(backend_worker *w, int cat) {
@@ -578,7 +629,8 @@ static int ensure_capacity_locked(backend_worker *w, int Mp, int Rp, int NMp, la
   w->din_bytes = o * 4;
   w->dout_bytes = ((size_t)cN + (size_t)cR * m->n_act) * 4;
   const size_t cK = (size_t)cN + (size_t)cR; /* kept tokens of the last head layer */
-  size_t sz[13] = {
+  const size_t q8_cols = m->fp8 ? (d > (size_t)m->I ? d : (size_t)m->I) : 0;
+  size_t sz[15] = {
       (size_t)cM * d * 4,                       /* x */
       (size_t)cM * d * 2,                       /* y */
       (size_t)cM * big_cols * 2,                /* big: qkv + attention out, or MLP hidden */
@@ -592,9 +644,11 @@ static int ensure_capacity_locked(backend_worker *w, int Mp, int Rp, int NMp, la
       cK * d * 2,                               /* yk */
       cK * d * 2,                               /* attk */
       cK * 4 * d * 2,                           /* hidk */
+      (size_t)cM * q8_cols,                     /* q8 (fp8 mode) */
+      m->fp8 ? (size_t)cM * 4 : 0,              /* q8s */
   };
   size_t total = 0;
-  for (int i = 0; i < 13; i++) total += al256(sz[i]);
+  for (int i = 0; i < 15; i++) total += al256(sz[i]);
   /* LAYA_CUDA_MAX_SCRATCH (bytes) caps this allocation: a test hook for the out-of-memory path. */
   cudaError_t e = m->max_scratch >= 0 && (size_t)m->max_scratch < total ? cudaErrorMemoryAllocation
                                                                          : cudaMalloc(&w->scratch, total);
@@ -603,8 +657,8 @@ static int ensure_capacity_locked(backend_worker *w, int Mp, int Rp, int NMp, la
     return cuda_fail(err, e, dev, "allocating activation scratch");
   }
   char *p = (char *)w->scratch;
-  void *ptr[13];
-  for (int i = 0; i < 13; i++) {
+  void *ptr[15];
+  for (int i = 0; i < 15; i++) {
     ptr[i] = p;
     p += al256(sz[i]);
   }
@@ -621,6 +675,8 @@ static int ensure_capacity_locked(backend_worker *w, int Mp, int Rp, int NMp, la
   w->yk = ptr[10];
   w->attk = ptr[11];
   w->hidk = ptr[12];
+  w->q8 = ptr[13];
+  w->q8s = (float *)ptr[14];
   w->scratch_bytes = total;
   /* zero once: padded rows of every buffer start finite */
   e = cudaMemsetAsync(w->scratch, 0, total, w->st);
@@ -662,6 +718,23 @@ static int enqueue_forward(backend_worker *w, int Mp, int Rp, int NMp, laya_erro
     if (rc) return lt_fail(err, rc, dev, what);                                                                  \
   } while (0)
 
+  /* An encoder GEMM: 16-bit, or in fp8 mode E4M3 x E4M3 on w->q8, which holds A quantised per
+   * token already when q8_ready (its producer wrote it: k_ln_fp8, k_geglu_fp8), else quantised here. */
+  int q8_ready = 0;
+#define ENC_GEMM(M_, N_, K_, A_, lda_, W_, WS_, D_, ldd_, dtd_, acc_, what)                                       \
+  do {                                                                                                           \
+    if (m->fp8) {                                                                                                \
+      if (!q8_ready) k_quant_fp8(s, 0, (A_), (lda_), (M_), (K_), w->q8, w->q8s);                                \
+      q8_ready = 0;                                                                                              \
+      prof_mark(w, P_QUANT);                                                                                     \
+      rc = gemm_run_fp8(w->gc, w->lt, s, w->ws, WS_BYTES, (M_), (N_), (K_), w->q8, (K_), w->q8s, (W_), (WS_),   \
+                        (D_), (ldd_), (dtd_), (acc_));                                                           \
+      if (rc) return lt_fail(err, rc, dev, what);                                                                \
+    } else {                                                                                                     \
+      GEMM(M_, N_, K_, A_, lda_, W_, T16, D_, ldd_, dtd_, acc_, EPI_NONE, NULL, what);                           \
+    }                                                                                                            \
+  } while (0)
+
   unsigned char y_map[GG_MAP_BYTES]; /* the fused Wi GEMM's A operand: w->y [Mp, d] */
   if (m->gg_v >= 0 && geglu_gemm_map_act(m->gg_v, h16, w->y, Mp, d, d, y_map))
     return cu_fail(err, LAYA_ERR_DEVICE, "CUDA backend on device %d: the driver refused a TMA descriptor (%d x %d)", dev,
@@ -674,7 +747,7 @@ static int enqueue_forward(backend_worker *w, int Mp, int Rp, int NMp, laya_erro
     const int window = m->layer_window[l];
     const bool global = window < 0;
     const float2 *rope = global ? m->rope_global : m->rope_local;
-    GEMM(Mp, 3 * d, d, w->y, d, L->wqkv, T16, qkv, 3 * d, T16, 0, EPI_NONE, NULL, "Wqkv");
+    ENC_GEMM(Mp, 3 * d, d, w->y, d, L->wqkv, L->s_qkv, qkv, 3 * d, T16, 0, "Wqkv");
     prof_mark(w, P_QKV);
     k_rope_k(s, h16, qkv, tok_pos, rope, counts, Mp, m->H, m->hd);
     prof_mark(w, P_ROPE);
@@ -682,25 +755,29 @@ static int enqueue_forward(backend_worker *w, int Mp, int Rp, int NMp, laya_erro
                 counts + (global ? CNT_TILES : CNT_TILES_LOCAL), global ? n_tiles_cap : n_tiles_cap_l, Mp, m->H,
                 m->hd, window, rope, global ? m->att_g : m->att_l);
     prof_mark(w, global ? P_ATT_GLOBAL : P_ATT_LOCAL);
-    GEMM(Mp, d, d, attn_o, d, L->wo, T16, w->x, d, CU_F32, 1, EPI_NONE, NULL, "Wo");
+    ENC_GEMM(Mp, d, d, attn_o, d, L->wo, L->s_o, w->x, d, CU_F32, 1, "Wo");
     prof_mark(w, P_WO);
-    k_ln(s, h16, w->x, L->mlp_norm, NULL, m->eps, w->y, Mp, d);
+    if (!m->fp8 || !(q8_ready = k_ln_fp8(s, w->x, L->mlp_norm, m->eps, w->q8, w->q8s, Mp, d) == 0))
+      k_ln(s, h16, w->x, L->mlp_norm, NULL, m->eps, w->y, Mp, d);
     prof_mark(w, P_LN);
     if (m->gg_v >= 0) {
       /* Wi with GeGLU in its epilogue: hid[Mp, I] written once */
       k_geglu_gemm(s, m->gg_v, h16, y_map, L->wi_map, hid, Mp, I, I, d);
       prof_mark(w, P_WI);
     } else {
-      GEMM(Mp, 2 * I, d, w->y, d, L->wi, T16, hid, 2 * I, T16, 0, EPI_NONE, NULL, "Wi");
+      ENC_GEMM(Mp, 2 * I, d, w->y, d, L->wi, L->s_i, hid, 2 * I, T16, 0, "Wi");
       prof_mark(w, P_WI);
-      k_geglu(s, h16, hid, Mp, I, m->act);
+      if (!m->fp8 || !(q8_ready = k_geglu_fp8(s, hid, Mp, I, m->act, w->q8, w->q8s) == 0))
+        k_geglu(s, h16, hid, Mp, I, m->act);
       prof_mark(w, P_GEGLU);
     }
     const int ld_hid = m->gg_v >= 0 ? I : 2 * I;
-    GEMM(Mp, d, I, hid, ld_hid, L->wo_mlp, T16, w->x, d, CU_F32, 1, EPI_NONE, NULL, "mlp.Wo");
+    ENC_GEMM(Mp, d, I, hid, ld_hid, L->wo_mlp, L->s_o_mlp, w->x, d, CU_F32, 1, "mlp.Wo");
     prof_mark(w, P_WO_MLP);
     if (l + 1 < m->n_layers) {
-      k_ln(s, h16, w->x, m->layers[l + 1].attn_norm, NULL, m->eps, w->y, Mp, d);
+      const float *nw = m->layers[l + 1].attn_norm;
+      if (!m->fp8 || !(q8_ready = k_ln_fp8(s, w->x, nw, m->eps, w->q8, w->q8s, Mp, d) == 0))
+        k_ln(s, h16, w->x, nw, NULL, m->eps, w->y, Mp, d);
     } else {
       k_final_ln(s, m->head_half16, w->x, m->final_norm, m->eps, m->type_emb, tok_row, qtype,
                  m->head_layers > 0 ? m->head[0].n1w : NULL, m->head_layers > 0 ? m->head[0].n1b : NULL, w->y, Mp,
@@ -751,6 +828,7 @@ static int enqueue_forward(backend_worker *w, int Mp, int Rp, int NMp, laya_erro
   k_act_out(s, w->act_h, m->a2_w, m->a2_b, counts, act, Rp, m->act_hidden, m->n_act);
   prof_mark(w, P_TAIL);
 #undef GEMM
+#undef ENC_GEMM
   cudaError_t e = cudaGetLastError();
   if (e != cudaSuccess) return cuda_fail(err, e, dev, "launching the forward kernels");
   return 0;
@@ -1093,7 +1171,7 @@ extern "C" backend *backend_cuda_create(const model_weights *w, const backend_op
   int dev = o ? o->device_id : 0;
   backend_precision prec = o ? o->precision : PREC_BF16;
   if (prec == PREC_INT8) {
-    cu_fail(err, LAYA_ERR_UNSUPPORTED, "CUDA backend: int8 is not supported (use bf16 or fp16)");
+    cu_fail(err, LAYA_ERR_UNSUPPORTED, "CUDA backend: int8 is not supported (use bf16, fp16 or fp8)");
     return NULL;
   }
   if (!w) {
@@ -1141,6 +1219,7 @@ extern "C" backend *backend_cuda_create(const model_weights *w, const backend_op
   /* fp32 (the zero value of backend_options) means "the default" here: the CUDA path is 16-bit. */
   m->half16 = prec == PREC_FP16;
   m->dt16 = m->half16 ? CU_F16 : CU_BF16;
+  m->fp8 = prec == PREC_FP8;
   /* The decision head is 7% of the work and sits right before the scorer: in fp16 (3 more
    * mantissa bits than bf16; its inputs are normalised, so range is no concern) it costs nothing
    * measurable and moved fewer argmaxes on the parity fixtures (mmbert-tiny: 754 vs 742 of 765
@@ -1158,8 +1237,13 @@ extern "C" backend *backend_cuda_create(const model_weights *w, const backend_op
   m->profile = env->cuda_profile == 1;
   m->gemm_tune = env->cuda_gemm_tune == 1;
   m->max_scratch = env->cuda_max_scratch;
-  m->gg_v = geglu_gemm_variant(dev, env->cuda_geglu);
+  m->gg_v = m->fp8 ? -1 : geglu_gemm_variant(dev, env->cuda_geglu); /* the fused Wi GEMM is 16-bit */
   laya_env_options_free(&own);
+  if (m->fp8 && fp8_check_device(m, err)) {
+    model_free(m);
+    free(b);
+    return NULL;
+  }
   if (model_load(m, w, err)) {
     model_free(m);
     free(b);

@@ -32,6 +32,13 @@ int backend_cuda_profile(backend_worker *w, char *buf, size_t n);
  * -1 on a CUDA error. */
 int backend_cuda_geglu_selftest(int half16, int M, int I, int K, double *max_rel);
 
+/* The fp8 GEMM (fp8.cu, gemm.cu) on device 0: random bf16 A [M, K] and W [N, K] quantised per row
+ * on the device, multiplied in E4M3 into bf16 (accumulate 0) or added into an fp32 D (1).
+ * *rel_q: max |error| / max |reference| against the fp32 product of the dequantised operands;
+ * *rel_16: the same against the product of the bf16 operands. Returns 0, 1 when the device has no
+ * FP8 tensor cores, 2 when cuBLASLt has no per-row fp8 scales, -1 on a CUDA or cuBLASLt error. */
+int backend_cuda_fp8_selftest(int M, int N, int K, int accumulate, double *rel_q, double *rel_16);
+
 #ifdef __cplusplus
 }
 #endif

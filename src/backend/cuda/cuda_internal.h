@@ -17,8 +17,8 @@ extern "C" {
 #include "backend/backend.h"
 }
 
-/* Source and destination element types for weight conversion. */
-enum cu_dtype { CU_F32 = 0, CU_F16 = 1, CU_BF16 = 2 };
+/* Element types: of weight conversion (F32, F16, BF16) and of GEMM operands (also F8: E4M3). */
+enum cu_dtype { CU_F32 = 0, CU_F16 = 1, CU_BF16 = 2, CU_F8 = 3 };
 
 /* Per-batch counts on the device, read by kernels whose grid covers a padded bucket. */
 enum { CNT_TOKENS = 0, CNT_ROWS, CNT_MARKERS, CNT_TILES, CNT_KMAX, CNT_TILES_LOCAL, CNT_N };
@@ -81,6 +81,29 @@ void gemm_cache_destroy(struct gemm_cache *c);
 int gemm_run(struct gemm_cache *c, cublasLtHandle_t lt, cudaStream_t s, void *ws, size_t ws_size,
              int M, int N, int K, const void *A, int lda, const void *W, int dt_ab, void *D,
              int ldd, int dt_d, int accumulate, int epi, const void *bias);
+
+/* The FP8 mode's GEMM (fp8.cu explains the scheme): A8 [M, K] and W8 [N, K] E4M3, row-major;
+ * D = (a_scale[m] * w_scale[n] * sum_k A8 W8) (+ D when accumulate), D bf16 or fp32. */
+int gemm_run_fp8(struct gemm_cache *c, cublasLtHandle_t lt, cudaStream_t s, void *ws, size_t ws_size, int M, int N,
+                 int K, const void *A8, int lda, const float *a_scale, const void *W8, const float *w_scale, void *D,
+                 int ldd, int dt_d, int accumulate);
+
+/* 0 when cuBLASLt on the current device plans an E4M3 GEMM with per-row scales (else a
+ * cublasStatus_t). */
+int gemm_fp8_supported(void);
+
+/* FP8 quantisation (fp8.cu). k_quant_fp8: rows of a 16-bit matrix (row stride ld, K a multiple of
+ * 8) to E4M3 dst [rows, K] with one fp32 scale per row. fp8_quantize_weight: a 16-bit weight
+ * [N, K] in place to N*K E4M3 bytes followed by its N scales (tmp: N*K + 4*N device bytes);
+ * returns 0 or -1. */
+void k_quant_fp8(cudaStream_t s, int half16, const void *src, int ld, int rows, int K, void *dst, float *scale);
+/* The same quantisation fused into its producer (kernels.cu), writing E4M3 [Mp, d] / [Mp, I] and
+ * the row scales in place of the 16-bit output: the LayerNorm without bias (k_ln's, d a multiple of
+ * 128 up to 1024) and the GLU product of a bf16 [Mp, 2I] (I a multiple of 8 up to 4096). Return -1,
+ * launching nothing, for a size they do not cover. */
+int k_ln_fp8(cudaStream_t s, const float *x, const float *w, float eps, void *q, float *scale, int Mp, int d);
+int k_geglu_fp8(cudaStream_t s, const void *h, int Mp, int I, int act, void *q, float *scale);
+int fp8_quantize_weight(cudaStream_t s, int half16, void *w, int N, int K, void *tmp);
 
 /* The Wi GEMM with GeGLU in its epilogue (gemm_sm90.cu, Hopper only, opt-in). geglu_gemm_variant:
  * the kernel variant name (LAYA_CUDA_GEGLU as the options read it) names on device dev, -1 when it

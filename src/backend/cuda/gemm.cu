@@ -33,7 +33,7 @@ struct gemm_plan {
 };
 
 cudaDataType_t cuda_type(int dt) {
-  return dt == CU_F32 ? CUDA_R_32F : dt == CU_F16 ? CUDA_R_16F : CUDA_R_16BF;
+  return dt == CU_F32 ? CUDA_R_32F : dt == CU_F16 ? CUDA_R_16F : dt == CU_F8 ? CUDA_R_8F_E4M3 : CUDA_R_16BF;
 }
 
 } // namespace
@@ -70,7 +70,7 @@ void gemm_cache_destroy(struct gemm_cache *c) {
     if (st_ != CUBLAS_STATUS_SUCCESS) return (int)st_; \
   } while (0)
 
-static int plan_build(gemm_plan *p, cublasLtHandle_t lt, size_t ws_size) {
+static int plan_build(gemm_plan *p, cublasLtHandle_t lt, size_t ws_size, const float *a_scale, const float *w_scale) {
   const gemm_key &k = p->key;
   /* fp32 GEMMs (the decision tail) run in true fp32, never TF32. */
   LT_TRY(cublasLtMatmulDescCreate(&p->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
@@ -81,6 +81,16 @@ static int plan_build(gemm_plan *p, cublasLtHandle_t lt, size_t ws_size) {
                            : k.epi == EPI_RELU_BIAS ? CUBLASLT_EPILOGUE_RELU_BIAS
                                                     : CUBLASLT_EPILOGUE_DEFAULT;
   LT_TRY(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi));
+  if (k.dt_ab == CU_F8) {
+    /* per-channel (our W: cuBLASLt's A, N rows) and per-token (our A: its B, M columns) fp32
+     * scales, applied to each product in the epilogue */
+    const int32_t vec = CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F;
+    LT_TRY(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &vec, sizeof vec));
+    LT_TRY(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &vec, sizeof vec));
+    /* the heuristic refuses (status 7) a vector scale mode whose pointers are not set yet */
+    LT_TRY(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &w_scale, sizeof w_scale));
+    LT_TRY(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &a_scale, sizeof a_scale));
+  }
   cudaDataType_t tab = cuda_type(k.dt_ab), td = cuda_type(k.dt_d);
   LT_TRY(cublasLtMatrixLayoutCreate(&p->la, tab, (uint64_t)k.K, (uint64_t)k.N, (int64_t)k.K));
   LT_TRY(cublasLtMatrixLayoutCreate(&p->lb, tab, (uint64_t)k.K, (uint64_t)k.M, (int64_t)k.lda));
@@ -157,9 +167,9 @@ static void plan_tune(gemm_plan *p, int tune, cublasLtHandle_t lt, cudaStream_t 
   }
 }
 
-int gemm_run(struct gemm_cache *c, cublasLtHandle_t lt, cudaStream_t s, void *ws, size_t ws_size, int M, int N,
-             int K, const void *A, int lda, const void *W, int dt_ab, void *D, int ldd, int dt_d, int accumulate,
-             int epi, const void *bias) {
+static int gemm_call(struct gemm_cache *c, cublasLtHandle_t lt, cudaStream_t s, void *ws, size_t ws_size, int M,
+                     int N, int K, const void *A, int lda, const void *W, int dt_ab, void *D, int ldd, int dt_d,
+                     int accumulate, int epi, const void *bias, const float *a_scale, const float *w_scale) {
   gemm_key key;
   memset(&key, 0, sizeof key);
   key.M = M;
@@ -188,12 +198,16 @@ int gemm_run(struct gemm_cache *c, cublasLtHandle_t lt, cudaStream_t s, void *ws
     p = &c->plans[c->n];
     memset(p, 0, sizeof *p);
     p->key = key;
-    int rc = plan_build(p, lt, ws_size);
+    int rc = plan_build(p, lt, ws_size, a_scale, w_scale);
     if (rc) {
       plan_free(p);
       return rc;
     }
     c->n++;
+  }
+  if (dt_ab == CU_F8) { /* set before tuning: the timed candidates read them */
+    LT_TRY(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &w_scale, sizeof w_scale));
+    LT_TRY(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &a_scale, sizeof a_scale));
   }
   if (!p->tuned) plan_tune(p, c->tune, lt, s, ws, ws_size, A, W, D, bias);
   if (bias)
@@ -202,4 +216,46 @@ int gemm_run(struct gemm_cache *c, cublasLtHandle_t lt, cudaStream_t s, void *ws
   LT_TRY(cublasLtMatmul(lt, p->desc, &one, W, p->la, A, p->lb, accumulate ? &one : &zero, D, p->lc, D, p->lc,
                         &p->algo, ws, ws_size, s));
   return 0;
+}
+
+int gemm_run(struct gemm_cache *c, cublasLtHandle_t lt, cudaStream_t s, void *ws, size_t ws_size, int M, int N,
+             int K, const void *A, int lda, const void *W, int dt_ab, void *D, int ldd, int dt_d, int accumulate,
+             int epi, const void *bias) {
+  return gemm_call(c, lt, s, ws, ws_size, M, N, K, A, lda, W, dt_ab, D, ldd, dt_d, accumulate, epi, bias, NULL, NULL);
+}
+
+int gemm_run_fp8(struct gemm_cache *c, cublasLtHandle_t lt, cudaStream_t s, void *ws, size_t ws_size, int M, int N,
+                 int K, const void *A8, int lda, const float *a_scale, const void *W8, const float *w_scale, void *D,
+                 int ldd, int dt_d, int accumulate) {
+  return gemm_call(c, lt, s, ws, ws_size, M, N, K, A8, lda, W8, CU_F8, D, ldd, dt_d, accumulate, EPI_NONE, NULL,
+                   a_scale, w_scale);
+}
+
+/* Asked by running one: a plan can be made (the heuristic does not look at the scale pointers) for
+ * a combination the matmul then refuses. */
+int gemm_fp8_supported(void) {
+  const int M = 64, N = 128, K = 128;
+  cublasLtHandle_t lt = NULL;
+  struct gemm_cache *c = gemm_cache_create(0);
+  void *buf = NULL, *ws = NULL;
+  cudaStream_t s = NULL;
+  const size_t ws_size = (size_t)4 << 20;
+  int rc = (int)CUBLAS_STATUS_NOT_INITIALIZED;
+  if (c && cublasLtCreate(&lt) == CUBLAS_STATUS_SUCCESS &&
+      cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess &&
+      cudaMalloc(&buf, (size_t)(M + N) * K + (size_t)(M + N) * 4 + (size_t)M * N * 2) == cudaSuccess &&
+      cudaMalloc(&ws, ws_size) == cudaSuccess && cudaMemsetAsync(buf, 0, (size_t)(M + N) * (K + 4), s) == cudaSuccess) {
+    char *b = (char *)buf;
+    const float *sa = (const float *)(b + (size_t)(M + N) * K), *sw = sa + M;
+    rc = gemm_run_fp8(c, lt, s, ws, ws_size, M, N, K, b, K, sa, b + (size_t)M * K, sw, b + (size_t)(M + N) * (K + 4),
+                      N, CU_BF16, 0);
+    if (!rc && cudaStreamSynchronize(s) != cudaSuccess) rc = (int)CUBLAS_STATUS_EXECUTION_FAILED;
+  }
+  cudaGetLastError();
+  if (s) cudaStreamDestroy(s);
+  cudaFree(buf);
+  cudaFree(ws);
+  if (lt) cublasLtDestroy(lt);
+  gemm_cache_destroy(c);
+  return rc;
 }

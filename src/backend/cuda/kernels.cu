@@ -8,6 +8,7 @@
  */
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 #include <math.h>
 
 #include "cuda_internal.h"
@@ -188,26 +189,33 @@ __global__ void ln_kernel(const float *x, const float *w, const float *b, float 
   }
 }
 
-/* The common case, d a multiple of 128 up to 1024: lane l owns float4 columns l + 32 v. */
+/* The common case, d a multiple of 128 up to 1024: lane l owns float4 columns l + 32 v. The
+ * row's mean and 1 / std, from the values a warp holds. */
+template <int NV> __device__ __forceinline__ void ln4_stats(const float4 *v, int d, float eps, float *mu, float *rs) {
+  float s = 0.f;
+#pragma unroll
+  for (int i = 0; i < NV; i++) s += (v[i].x + v[i].y) + (v[i].z + v[i].w);
+  const float m = warp_sum(s) / (float)d;
+  float q = 0.f;
+#pragma unroll
+  for (int i = 0; i < NV; i++) {
+    float a = v[i].x - m, bb = v[i].y - m, c = v[i].z - m, e = v[i].w - m;
+    q += a * a + bb * bb + c * c + e * e;
+  }
+  *mu = m;
+  *rs = rsqrtf(warp_sum(q) / (float)d + eps);
+}
+
 template <class T, int NV>
 __global__ void ln4_kernel(const float *x, const float *w, const float *b, float eps, T *y, int Mp, int d) {
   int row = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32, lane = threadIdx.x & 31;
   if (row >= Mp) return;
   const float4 *xr = reinterpret_cast<const float4 *>(x + (int64_t)row * d);
   float4 v[NV];
-  float s = 0.f;
 #pragma unroll
-  for (int i = 0; i < NV; i++) {
-    v[i] = xr[lane + 32 * i];
-    s += (v[i].x + v[i].y) + (v[i].z + v[i].w);
-  }
-  float mu = warp_sum(s) / (float)d, q = 0.f;
-#pragma unroll
-  for (int i = 0; i < NV; i++) {
-    float a = v[i].x - mu, bb = v[i].y - mu, c = v[i].z - mu, e = v[i].w - mu;
-    q += a * a + bb * bb + c * c + e * e;
-  }
-  float rs = rsqrtf(warp_sum(q) / (float)d + eps);
+  for (int i = 0; i < NV; i++) v[i] = xr[lane + 32 * i];
+  float mu, rs;
+  ln4_stats<NV>(v, d, eps, &mu, &rs);
   const float4 *w4 = reinterpret_cast<const float4 *>(w), *b4 = reinterpret_cast<const float4 *>(b);
 #pragma unroll
   for (int i = 0; i < NV; i++) {
@@ -229,6 +237,50 @@ static bool ln4_launch(cudaStream_t s, const float *x, const float *w, const flo
     case 6: ln4_kernel<T, 6><<<g, 256, 0, s>>>(x, w, b, eps, y, Mp, d); return true;
     case 8: ln4_kernel<T, 8><<<g, 256, 0, s>>>(x, w, b, eps, y, Mp, d); return true;
     default: return false;
+  }
+}
+
+/* fp8 mode: the LayerNorm written straight as E4M3 with its row's scale (fp8.cu's rule: the row's
+ * largest |value| maps to 448), instead of a 16-bit y that the next GEMM's quantisation reads back. */
+template <int NV>
+__global__ void ln4_fp8_kernel(const float *x, const float *w, float eps, uint8_t *q, float *scale, int Mp, int d) {
+  int row = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32, lane = threadIdx.x & 31;
+  if (row >= Mp) return;
+  const float4 *xr = reinterpret_cast<const float4 *>(x + (int64_t)row * d);
+  float4 v[NV];
+#pragma unroll
+  for (int i = 0; i < NV; i++) v[i] = xr[lane + 32 * i];
+  float mu, rs, mx = 0.f;
+  ln4_stats<NV>(v, d, eps, &mu, &rs);
+  const float4 *w4 = reinterpret_cast<const float4 *>(w);
+#pragma unroll
+  for (int i = 0; i < NV; i++) {
+    const float4 ww = w4[lane + 32 * i];
+    v[i] = make_float4((v[i].x - mu) * rs * ww.x, (v[i].y - mu) * rs * ww.y, (v[i].z - mu) * rs * ww.z,
+                       (v[i].w - mu) * rs * ww.w);
+    mx = fmaxf(mx, fmaxf(fmaxf(fabsf(v[i].x), fabsf(v[i].y)), fmaxf(fabsf(v[i].z), fabsf(v[i].w))));
+  }
+  mx = warp_max(mx);
+  const float sc = mx > 0.f ? mx / 448.0f : 1.0f, inv = 1.0f / sc;
+  if (lane == 0) scale[row] = sc;
+#pragma unroll
+  for (int i = 0; i < NV; i++) {
+    const uint32_t lo = __nv_cvt_float2_to_fp8x2(make_float2(v[i].x * inv, v[i].y * inv), __NV_SATFINITE, __NV_E4M3);
+    const uint32_t hi = __nv_cvt_float2_to_fp8x2(make_float2(v[i].z * inv, v[i].w * inv), __NV_SATFINITE, __NV_E4M3);
+    *reinterpret_cast<uint32_t *>(q + (int64_t)row * d + 4 * (lane + 32 * i)) = lo | (hi << 16);
+  }
+}
+
+int k_ln_fp8(cudaStream_t s, const float *x, const float *w, float eps, void *q, float *scale, int Mp, int d) {
+  unsigned g = blocks_for(Mp, 8);
+  uint8_t *q8 = (uint8_t *)q;
+  switch (d % 128 == 0 ? d / 128 : 0) {
+    case 1: ln4_fp8_kernel<1><<<g, 256, 0, s>>>(x, w, eps, q8, scale, Mp, d); return 0;
+    case 2: ln4_fp8_kernel<2><<<g, 256, 0, s>>>(x, w, eps, q8, scale, Mp, d); return 0;
+    case 4: ln4_fp8_kernel<4><<<g, 256, 0, s>>>(x, w, eps, q8, scale, Mp, d); return 0;
+    case 6: ln4_fp8_kernel<6><<<g, 256, 0, s>>>(x, w, eps, q8, scale, Mp, d); return 0;
+    case 8: ln4_fp8_kernel<8><<<g, 256, 0, s>>>(x, w, eps, q8, scale, Mp, d); return 0;
+    default: return -1;
   }
 }
 
@@ -408,6 +460,66 @@ template <int A> static void geglu_launch(cudaStream_t s, int half16, void *h, i
     unsigned g = blocks_for((int64_t)Mp * I, 256);
     if (half16) geglu_kernel<__half, A><<<g, 256, 0, s>>>((__half *)h, Mp, I);
     else geglu_kernel<__nv_bfloat16, A><<<g, 256, 0, s>>>((__nv_bfloat16 *)h, Mp, I);
+  }
+}
+
+/* fp8 mode: the GLU product of a bf16 row written as E4M3 [Mp, I] with its row's scale; one block
+ * per row, each thread keeping up to CH chunks of 8 values in registers between the row's maximum
+ * and the write. */
+template <int A, int CH>
+__global__ void __launch_bounds__(128) geglu_fp8_kernel(const __nv_bfloat16 *h, int I, uint8_t *q, float *scale) {
+  const int r = blockIdx.x;
+  const __nv_bfloat16 *row = h + (int64_t)r * 2 * I;
+  float o[CH][8];
+  float mx = 0.f;
+#pragma unroll
+  for (int c = 0; c < CH; c++) {
+    const int j = (threadIdx.x + 128 * c) * 8;
+    if (j >= I) break;
+    const uint4 ua = *reinterpret_cast<const uint4 *>(row + j), ug = *reinterpret_cast<const uint4 *>(row + I + j);
+    const __nv_bfloat16 *a = reinterpret_cast<const __nv_bfloat16 *>(&ua), *g = reinterpret_cast<const __nv_bfloat16 *>(&ug);
+#pragma unroll
+    for (int e = 0; e < 8; e++) {
+      o[c][e] = glu_act<A>(tof(a[e])) * tof(g[e]);
+      mx = fmaxf(mx, fabsf(o[c][e]));
+    }
+  }
+  __shared__ float part[4];
+  mx = warp_max(mx);
+  if ((threadIdx.x & 31) == 0) part[threadIdx.x >> 5] = mx;
+  __syncthreads();
+  mx = fmaxf(fmaxf(part[0], part[1]), fmaxf(part[2], part[3]));
+  const float sc = mx > 0.f ? mx / 448.0f : 1.0f, inv = 1.0f / sc;
+  if (threadIdx.x == 0) scale[r] = sc;
+#pragma unroll
+  for (int c = 0; c < CH; c++) {
+    const int j = (threadIdx.x + 128 * c) * 8;
+    if (j >= I) break;
+    uint32_t w[2];
+#pragma unroll
+    for (int h2 = 0; h2 < 2; h2++) {
+      const float *v = o[c] + 4 * h2;
+      w[h2] = __nv_cvt_float2_to_fp8x2(make_float2(v[0] * inv, v[1] * inv), __NV_SATFINITE, __NV_E4M3) |
+              ((uint32_t)__nv_cvt_float2_to_fp8x2(make_float2(v[2] * inv, v[3] * inv), __NV_SATFINITE, __NV_E4M3)
+               << 16);
+    }
+    *reinterpret_cast<uint2 *>(q + (int64_t)r * I + j) = make_uint2(w[0], w[1]);
+  }
+}
+
+template <int A> static int geglu_fp8_launch(cudaStream_t s, const void *h, int Mp, int I, void *q, float *scale) {
+  if (I % 8 != 0 || I > 128 * 8 * 4 || Mp <= 0) return -1;
+  geglu_fp8_kernel<A, 4><<<Mp, 128, 0, s>>>((const __nv_bfloat16 *)h, I, (uint8_t *)q, scale);
+  return 0;
+}
+
+int k_geglu_fp8(cudaStream_t s, const void *h, int Mp, int I, int act, void *q, float *scale) {
+  switch (act) {
+    case ENC_ACT_GELU_TANH: return geglu_fp8_launch<ENC_ACT_GELU_TANH>(s, h, Mp, I, q, scale);
+    case ENC_ACT_QUICK_GELU: return geglu_fp8_launch<ENC_ACT_QUICK_GELU>(s, h, Mp, I, q, scale);
+    case ENC_ACT_SILU: return geglu_fp8_launch<ENC_ACT_SILU>(s, h, Mp, I, q, scale);
+    case ENC_ACT_RELU: return geglu_fp8_launch<ENC_ACT_RELU>(s, h, Mp, I, q, scale);
+    default: return geglu_fp8_launch<ENC_ACT_GELU>(s, h, Mp, I, q, scale);
   }
 }
 
