@@ -1977,6 +1977,51 @@ def test_tournament():
                         "LAYA_TOURNAMENT_GROUP must be 0 (off) or an integer from 2 to 100, got '%s'" % bad)
 
 
+@test
+def test_tournament_cancel():
+    """A client that leaves while its tournament plays stops it at the next pass: the rounds still
+    to play are not computed (the server logs after how many passes it stopped, counts the job in
+    laya_cancelled_jobs_total, and answers the next request at once). 255 options in groups of 2 take
+    7 rounds and a final pass; the client closes during the first, the largest."""
+    body = {"state": "where is my parcel? it was due last week and nobody answers " * 8,
+            "questions": {"q": {"type": "choice", "instructions": "Which label fits?",
+                                "criteria": ["label %d" % i for i in range(255)]}}}
+    raw = json.dumps(body).encode()
+    with Server(LAYA_TOURNAMENT_GROUP="2") as srv:
+        t0 = time.time()
+        status, out, _ = srv.post("/v1/systemone", body, timeout=600)
+        full = time.time() - t0
+        answer = json.loads(out)["answers"]["q"] if status == 200 else {}
+        check(status == 200 and answer.get("x_tournament", {}).get("rounds") == 7,
+              "the whole tournament: %d %r" % (status, out[:300]))
+        stopped = None
+        for frac in (0.1, 0.2, 0.35):
+            seen = len(srv.lines)
+            s = socket.create_connection(("127.0.0.1", srv.port))
+            s.sendall(raw_request("POST", "/v1/systemone", raw))
+            time.sleep(full * frac)  # inside the first round (about half of the work)
+            s.close()
+            deadline = time.time() + full + 60
+            while time.time() < deadline and stopped is None:
+                for line in srv.lines[seen:]:
+                    m = re.search(r"tournament stopped after (\d+) pass(es)?: client gone", line)
+                    if m:
+                        stopped = int(m.group(1))
+                if wait_metric(srv, "laya_inflight_requests", lambda v: v == 0, 0.05) == 0 and stopped is None:
+                    time.sleep(0.1)
+                    if not any("tournament stopped" in l for l in srv.lines[seen:]):
+                        break  # skipped while queued, or answered: try closing later
+            if stopped is not None:
+                break
+        check(stopped is not None and 1 <= stopped < 8,
+              "no tournament stopped between its passes (%r): %r" % (stopped, srv.lines[-5:]))
+        check(srv.metrics().get("laya_cancelled_jobs_total", 0) >= 1, "not counted as cancelled")
+        t0 = time.time()
+        status, _, _ = srv.post("/v1/systemone", {"state": "refund please", "questions": {"r": cases.NOUL}})
+        check(status == 200, "the next request: %d" % status)
+        print("  full tournament %.2fs; stopped after %d of 8 passes" % (full, stopped or -1))
+
+
 if "clients" in ONLY:
     test(test_clients)
 if "api_fuzz" in ONLY:
