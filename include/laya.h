@@ -173,6 +173,11 @@ int laya_router_decide(laya_router *r, const char *request_json, char **result_j
 /* predict_shortlist through the router: laya_predict_shortlist's request plus the route keys; the
  * result has "routing" before "shortlist" (Laya's predict_shortlist over a Router). */
 int laya_router_predict_shortlist(laya_router *r, const char *request_json, char **result_json, laya_error *err);
+/* predict_tournament through the router: laya_predict_tournament's request plus the route keys.
+ * As Laya's predict_tournament(router, ...), every call of it (each round's, then the final one) is
+ * routed on its own questions and answered on the checkpoint it routes to; the result is the final
+ * call's, "routing" (its RouteDecision) before "tournament". */
+int laya_router_predict_tournament(laya_router *r, const char *request_json, char **result_json, laya_error *err);
 /* predict_batch: {"requests": [{state, questions, model?, task?, lang?, lang_guess?, max_len?,
  * head_max_len?}], "batch_size"?, "sort_by_length"?, "min_confidence"?} -> array of results. */
 int laya_router_predict_batch(laya_router *r, const char *request_json, char **result_json,

@@ -277,7 +277,8 @@ static const router_fn kRouterOps[] = {laya_route,
                                        laya_router_predict,
                                        laya_router_predict_batch,
                                        laya_router_predict_long,
-                                       laya_router_decide};
+                                       laya_router_decide,
+                                       laya_router_predict_tournament};
 
 static PyObject *Router_call(Router *self, PyObject *args) {
   int op;
@@ -327,7 +328,7 @@ static void Router_dealloc(Router *self) {
 static PyMethodDef Router_methods[] = {
     {"call", (PyCFunction)Router_call, METH_VARARGS,
      "call(op, request_json) -> result_json; op: 0 route, 1 route_batch, 2 predict, 3 predict_batch, "
-     "4 predict_long, 5 decide"},
+     "4 predict_long, 5 decide, 6 predict_tournament"},
     {"info", (PyCFunction)Router_info, METH_NOARGS, "info() -> JSON {loaded, max_loaded, default}"},
     {"close", (PyCFunction)Router_close, METH_NOARGS, "close the router (after the calls in flight)"},
     {NULL, NULL, 0, NULL}};

@@ -46,7 +46,7 @@ BUILTIN_MODELS = ("english", "multilingual", "typed-decisions")
 # Agent/Router ops of laya_c._native (python/_native.c)
 _PREDICT, _PREDICT_BATCH, _PREDICT_LONG, _DECIDE, _DECIDE_BATCH, _PREDICT_SHORTLIST, _SHORTLIST_CHOICE, \
     _EMBED, _PREDICT_TOURNAMENT = range(9)
-_ROUTE, _ROUTE_BATCH, _R_PREDICT, _R_PREDICT_BATCH, _R_PREDICT_LONG, _R_DECIDE = range(6)
+_ROUTE, _ROUTE_BATCH, _R_PREDICT, _R_PREDICT_BATCH, _R_PREDICT_LONG, _R_DECIDE, _R_PREDICT_TOURNAMENT = range(7)
 
 _env_lock = _threading.Lock()
 

@@ -13,8 +13,10 @@ label keeps only a few tokens. Two ways narrow the label set before the one pred
 Behaviour, messages and warnings are Laya 0.4.15's. When the embedder is the agent's own one with
 its default max_length, predict_shortlist runs in the C library in one call (laya_predict_shortlist:
 ranking, label-vector cache and predict without a round trip through Python), and so does
-predict_tournament on a laya_c.Agent (laya_predict_tournament: every round in C); any other
-embedder, keyword or agent goes through the Python orchestration below, which gives the same result.
+predict_tournament on a laya_c.Agent or laya_c.Router (laya_predict_tournament /
+laya_router_predict_tournament: every round in C, each routed on its own questions on a Router); any
+other embedder, keyword or agent goes through the Python orchestration below, which gives the same
+result.
 
 numpy is needed here (the embedders return arrays, as Laya's do): pip install laya-c[shortlist].
 """
@@ -232,11 +234,20 @@ def predict_shortlist(agent: Any, state: Any, questions: Dict[str, Dict[str, Any
     return out
 
 
+# Router.predict's keyword arguments laya_router_predict_tournament takes itself (a lang_guess that
+# is a code; a callable one, and hooks, take the Python path)
+_NATIVE_ROUTER_KWARGS = _NATIVE_KWARGS + ("model", "task", "lang_guess")
+
+
 def _native_tournament(agent, questions, group_size, kwargs):
-    """The request laya_predict_tournament answers exactly as the Python path would, or None."""
-    from . import Agent
-    if not (type(agent) is Agent and isinstance(questions, dict) and not isinstance(group_size, bool)
-            and isinstance(group_size, int) and group_size >= 2 and all(key in _NATIVE_KWARGS for key in kwargs)):
+    """The request laya_predict_tournament (on an Agent) or laya_router_predict_tournament (on a
+    Router: each call routed on its own questions, as Router.predict routes each of them) answers
+    exactly as the Python path would, or None."""
+    from . import Agent, Router
+    allowed = _NATIVE_KWARGS if type(agent) is Agent else _NATIVE_ROUTER_KWARGS if type(agent) is Router else None
+    if not (allowed and isinstance(questions, dict) and not isinstance(group_size, bool)
+            and isinstance(group_size, int) and group_size >= 2 and all(key in allowed for key in kwargs)
+            and not callable(kwargs.get("lang_guess"))):
         return None
     for _qid, q in _choices(questions):
         crit = q.get("criteria")
@@ -255,9 +266,9 @@ def predict_tournament(agent: Any, state: Any, questions: Dict[str, Dict[str, An
     group's answer. The result carries "tournament": {qid: {"labels", "n", "rounds"}}."""
     native = _native_tournament(agent, questions, group_size, predict_kwargs)
     if native is not None:
-        from . import _PREDICT_TOURNAMENT, _call
+        from . import _PREDICT_TOURNAMENT, _R_PREDICT_TOURNAMENT, Router, _call
         native["state"] = state
-        return _call(agent._h, _PREDICT_TOURNAMENT, native)
+        return _call(agent._h, _R_PREDICT_TOURNAMENT if type(agent) is Router else _PREDICT_TOURNAMENT, native)
     if not isinstance(questions, dict):
         raise TypeError("questions must be a dict of question id -> definition")
     if isinstance(group_size, bool) or not isinstance(group_size, int) or group_size < 2:

@@ -326,7 +326,18 @@ void shortlist_warn_dropped(const laya_model *m, const json_value *qid_key, size
             ") was dropped because the label set was narrowed to %d; the order no longer fits the kept options "
             "and remapping it onto them would move options between slots.\n",
             kept);
-  if (m->env.quiet_warnings <= 0) fputs(sb_cstr(&sb), stderr); /* LAYA_QUIET_WARNINGS as laya_open read it */
+  /* LAYA_QUIET_WARNINGS as laya_open read it; without a model (a Router's tournament, whose calls
+   * each pick theirs) as it is now */
+  int quiet = 0;
+  if (m) {
+    quiet = m->env.quiet_warnings;
+  } else {
+    laya_env_options o;
+    laya_env_options_init(&o);
+    if (!laya_env_options_read_one(&o, "LAYA_QUIET_WARNINGS", NULL)) quiet = o.quiet_warnings;
+    laya_env_options_free(&o);
+  }
+  if (quiet <= 0) fputs(sb_cstr(&sb), stderr);
   sb_free(&sb);
 }
 

@@ -90,10 +90,14 @@ static int cut_warned(const laya_model *m, const json_value *questions, tourname
   return 0;
 }
 
-/* predict(state, questions, **the request's other keyword arguments); *tokens_all adds its
- * input_tokens (laya-serve reports the sum over every call, Laya's _predict_with_tournament) */
-static int predict(laya_model *m, const json_value *req, const json_value *questions, arena *a, state_result *out,
-                   long *tokens_all, laya_error *err) {
+/* predict(state, questions, **the request's other keyword arguments): on m, or through the
+ * caller's predict (the Router's, which routes each call as Laya's Router.predict does); *tokens_all
+ * adds its input_tokens (laya-serve reports the sum over every call, Laya's _predict_with_tournament).
+ * Before it, the caller's stop may end the tournament (laya-serve: the client has left). */
+static int predict(laya_model *m, const tournament_calls *c, const json_value *req, const json_value *questions,
+                   arena *a, state_result *out, long *tokens_all, laya_error *err) {
+  if (c && c->stop && c->stop(c->ctx))
+    return laya_err(err, LAYA_ERR_INTERNAL, "cancelled", "stopped before a tournament pass");
   json_value *preq = arena_alloc(a, sizeof *preq);
   json_member *pm = arena_alloc(a, sizeof *pm * (req->n + 1));
   if (!preq || !pm) return nomem(err);
@@ -107,20 +111,23 @@ static int predict(laya_model *m, const json_value *req, const json_value *quest
   *preq = *req;
   preq->members = pm;
   preq->n = n;
-  state_result *r = NULL;
-  long nr = 0;
-  int rc = engine_run_request(m, preq, false, a, &r, &nr, err);
-  if (!rc) {
-    *out = r[0];
-    *tokens_all += r[0].input_tokens;
+  int rc;
+  if (c && c->predict) {
+    rc = c->predict(c->ctx, preq, a, out, err);
+  } else {
+    state_result *r = NULL;
+    long nr = 0;
+    rc = engine_run_request(m, preq, false, a, &r, &nr, err);
+    if (!rc) *out = r[0];
   }
+  if (!rc) *tokens_all += out->input_tokens;
   return rc;
 }
 
 /* One elimination round over every field larger than group: returns 0 with *played false when
  * no field needed one. */
-static int play_round(laya_model *m, const json_value *req, const json_value *questions, tournament_result *t,
-                      long long group, arena *a, bool *played, laya_error *err) {
+static int play_round(laya_model *m, const tournament_calls *c, const json_value *req, const json_value *questions,
+                      tournament_result *t, long long group, arena *a, bool *played, laya_error *err) {
   int groups = 0;
   for (int i = 0; i < t->n; i++) {
     long long left = t->e[i].n_left;
@@ -156,7 +163,7 @@ static int play_round(laya_model *m, const json_value *req, const json_value *qu
     }
   }
   state_result r;
-  int rc = predict(m, req, &qs, a, &r, &t->input_tokens_all, err);
+  int rc = predict(m, c, req, &qs, a, &r, &t->input_tokens_all, err);
   if (rc) return rc;
   LAYA_ASSERT(r.n == groups);
   /* each group's winner replaces the field, in group order; left[] is rewritten in place, which is
@@ -175,7 +182,8 @@ static int play_round(laya_model *m, const json_value *req, const json_value *qu
   return 0;
 }
 
-int engine_run_tournament(laya_model *m, const json_value *req, arena *a, tournament_result *out, laya_error *err) {
+int engine_run_tournament_calls(laya_model *m, const tournament_calls *c, const json_value *req, arena *a,
+                                tournament_result *out, laya_error *err) {
   memset(out, 0, sizeof *out);
   const json_value *state, *questions;
   int rc = shortlist_request(req, "predict_tournament", &state, &questions, err);
@@ -205,7 +213,7 @@ int engine_run_tournament(laya_model *m, const json_value *req, arena *a, tourna
     for (int j = 0; j < it.n; j++) e->left[j] = j;
   }
   for (bool played = true; played;)
-    if ((rc = play_round(m, req, questions, out, group, a, &played, err))) return rc;
+    if ((rc = play_round(m, c, req, questions, out, group, a, &played, err))) return rc;
   /* the final call: every question, each choice that played cut to its finalists */
   json_value final = *questions;
   if (!(final.members = arena_alloc(a, sizeof *final.members * (questions->n + 1)))) return nomem(err);
@@ -215,7 +223,11 @@ int engine_run_tournament(laya_model *m, const json_value *req, arena *a, tourna
     if (e->rounds && (rc = cut_warned(m, questions, e, e->left, e->n_left, a, &final.members[e->qi].value, err)))
       return rc;
   }
-  return predict(m, req, &final, a, &out->r, &out->input_tokens_all, err);
+  return predict(m, c, req, &final, a, &out->r, &out->input_tokens_all, err);
+}
+
+int engine_run_tournament(laya_model *m, const json_value *req, arena *a, tournament_result *out, laya_error *err) {
+  return engine_run_tournament_calls(m, NULL, req, a, out, err);
 }
 
 static int api_tournament(void *ctx, const json_value *req, strbuf *out, laya_error *err) {

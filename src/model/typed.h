@@ -119,6 +119,18 @@ typedef struct tournament_result {
  * arguments}: one predict per round, then the final one. */
 int engine_run_tournament(struct laya_model *m, const json_value *req, arena *a, tournament_result *out,
                           laya_error *err);
+/* The same with the caller's hooks (either may be NULL): predict answers each call of the
+ * tournament (preq: the caller's request, its questions the call's, without group_size) instead of
+ * the model m (which may then be NULL: its warnings read LAYA_QUIET_WARNINGS themselves); stop is
+ * asked before every pass, and true ends the call with the error kind "cancelled" (laya-serve: the
+ * client left between rounds, so the remaining rounds are not computed). */
+typedef struct tournament_calls {
+  int (*predict)(void *ctx, const json_value *preq, arena *a, state_result *out, laya_error *err);
+  bool (*stop)(void *ctx);
+  void *ctx;
+} tournament_calls;
+int engine_run_tournament_calls(struct laya_model *m, const tournament_calls *c, const json_value *req, arena *a,
+                                tournament_result *out, laya_error *err);
 
 /* predict_shortlist over a parsed request {"state", "questions", "k"?, predict's keyword arguments}. */
 int engine_run_shortlist(struct laya_model *m, const json_value *req, arena *a, shortlist_result *out,

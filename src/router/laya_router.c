@@ -367,8 +367,9 @@ static int route_request(laya_router *r, const json_value *req, int index, strbu
     return laya_type_error(err, "%smust be a dict, got %s", where, json_py_type(req));
   const json_value *state = json_get(req, "state");
   if (!state) return laya_value_error(err, "%sis missing required key 'state'", where);
-  if (state->type == JSON_NULL)
-    return laya_type_error(err, "%s'state' must not be None; pass a string, dict, or list", where);
+  if (state->type == JSON_NULL) /* Router.predict's words, and predict_batch's naming the request */
+    return index >= 0 ? laya_type_error(err, "%s'state' must not be None; pass a string, dict, or list", where)
+                      : laya_type_error(err, "state must not be None; pass a string, dict, or list");
   const json_value *ex = json_get(req, "explain");
   return router_route_detect(&r->cfg, state, json_get(req, "questions"), json_get(req, "model"),
                              json_get(req, "task"), json_get(req, "lang"), json_get(req, "lang_guess"),
@@ -543,6 +544,59 @@ int laya_router_predict_long(laya_router *r, const char *request_json, char **re
 /* decide through the router: decide's result with "routing" last. */
 int laya_router_decide(laya_router *r, const char *request_json, char **result_json, laya_error *err) {
   return routed_call(r, request_json, CALL_DECIDE, result_json, err);
+}
+
+/* predict_tournament over a Router (Laya's laya.shortlist.predict_tournament(router, ...)): every
+ * call of the tournament, each round's and the final one, is a Router.predict of its own, so each is
+ * routed on its own questions (a round's are keyed "0", "1", ..., which match no typed-decisions
+ * workflow) and answered on the checkpoint it routes to. The result is the final call's, with its
+ * RouteDecision as "routing", then "tournament". */
+typedef struct routed_tournament {
+  laya_router *r;
+  strbuf dec; /* the latest call's RouteDecision */
+} routed_tournament;
+
+static int tournament_call(void *ctx, const json_value *preq, arena *a, state_result *out, laya_error *err) {
+  routed_tournament *t = ctx;
+  sb_reset(&t->dec);
+  char chosen[64], detected[32];
+  int rc = route_request(t->r, preq, -1, &t->dec, chosen, detected, err);
+  if (rc) return rc;
+  laya_model *m = model_for(t->r, chosen, err);
+  if (!m) return err && err->code ? err->code : LAYA_ERR_IO;
+  const json_value *mreq = model_request(preq, effective_lang(preq, detected), a);
+  if (!mreq) {
+    rc = laya_err(err, LAYA_ERR_NOMEM, "MemoryError", "out of memory");
+  } else {
+    state_result *res;
+    long n;
+    rc = engine_run_request(m, mreq, false, a, &res, &n, err);
+    if (!rc) *out = res[0]; /* in a, with the questions it points to: the model may go after release */
+  }
+  release(t->r, m);
+  return rc;
+}
+
+static int tournament_run(void *ctx, const json_value *req, strbuf *out, laya_error *err) {
+  routed_tournament t = {ctx, {0}};
+  sb_init(&t.dec);
+  arena a;
+  arena_init(&a, 1 << 14);
+  tournament_calls calls = {tournament_call, NULL, &t};
+  tournament_result res;
+  int rc = engine_run_tournament_calls(NULL, &calls, req, &a, &res, err);
+  if (!rc) {
+    rj w;
+    rj_init(&w, out, &RJ_PY);
+    rj_tournament(&w, &res, sb_cstr(&t.dec));
+  }
+  arena_free(&a);
+  sb_free(&t.dec);
+  return rc;
+}
+
+int laya_router_predict_tournament(laya_router *r, const char *request_json, char **result_json, laya_error *err) {
+  return json_call("laya_router_predict_tournament", r, request_json, tournament_run, r, result_json, err);
 }
 
 /* predict_batch: route everything first (nothing loads before every request is valid), then one

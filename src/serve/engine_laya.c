@@ -159,11 +159,12 @@ static int eng_predict_shortlist_values(void *ctx, void *model, const json_value
   laya_err_clear(err);
   return engine_run_shortlist(model, req, a, out, err);
 }
-static int eng_predict_tournament_values(void *ctx, void *model, const json_value *req, arena *a,
-                                         tournament_result *out, laya_error *err) {
+static int eng_predict_tournament_values(void *ctx, void *model, const json_value *req, bool (*stop)(void *arg),
+                                         void *stop_arg, arena *a, tournament_result *out, laya_error *err) {
   (void)ctx;
   laya_err_clear(err);
-  return engine_run_tournament(model, req, a, out, err);
+  tournament_calls calls = {NULL, stop, stop_arg};
+  return engine_run_tournament_calls(model, &calls, req, a, out, err);
 }
 static const char *eng_device(void *ctx, void *model) {
   (void)ctx;

@@ -119,10 +119,13 @@ static int validate_state(const json_value *v, tool_error *e) {
 /* The caps check_question_limits applies to choices: the HTTP server's, or laya_shortlist's
  * (which narrows a choice before it is read) while that tool validates. One message at a time. */
 static int choice_cap = SERVE_MAX_CHOICE_OPTIONS, total_cap = SERVE_MAX_TOTAL_OPTIONS;
+/* false while a remote-mode tool validates (mode_questions): the server counts */
+static bool count_limits = true;
 
 /* Counts first, before any question is looked at: 64 questions, 100 choice options, 32 score
  * levels, 512 options in all. */
 static int check_question_limits(const json_value *q, tool_error *e) {
+  if (!count_limits) return 0;
   if (q->n > SERVE_MAX_QUESTIONS)
     return terr(e, "invalid_questions", "too many questions (%u > %d)", q->n, SERVE_MAX_QUESTIONS);
   long total = 0;
@@ -538,15 +541,27 @@ static int no_engine(tool_error *e, const char *what) {
   return terr(e, "internal_error", "%s is not available in this build of laya.c", what);
 }
 
+/* validate_questions as the mode answers. In remote mode (LAYA_BASE_URL) the server applies its
+ * own limits, the choice cap among them (100 options, or 255 when it runs tournaments,
+ * LAYA_TOURNAMENT_GROUP), and refuses more with its 400/413, which comes back as invalid_request in
+ * the server's words: what Laya's MCP server does, as it forwards every request. So the counts are
+ * not capped here then (the work here stays bounded by the 2 MiB message line). */
+static json_value *mode_questions(const mcp_server *s, const json_value *q, arena *a, tool_error *e) {
+  count_limits = !s->remote;
+  json_value *out = validate_questions(q, a, e);
+  count_limits = true;
+  return out;
+}
+
 /* The arguments a single-state tool checks first, in Laya's order: state, questions, model. */
 static int state_questions_model(mcp_server *s, const json_value *args, arena *a, const json_value **state,
                                  json_value **questions, controls *c, bool long_state, tool_error *e) {
   memset(c, 0, sizeof *c);
   *state = json_get(args, "state");
   if (validate_state(*state, e)) return -1;
-  *questions = validate_questions(json_get(args, "questions"), a, e);
+  *questions = mode_questions(s, json_get(args, "questions"), a, e);
   if (!*questions) return -1;
-  if (validate_state_limits(*state, long_state, e)) return -1;
+  if (!s->remote && validate_state_limits(*state, long_state, e)) return -1;
   return validate_model(s, json_get(args, "model"), c->model, sizeof c->model, e);
 }
 
@@ -662,9 +677,9 @@ static int validate_batch_item(mcp_server *s, const json_value *item, uint32_t i
   if (!item || item->type != JSON_OBJECT)
     return terr(e, "invalid_request", "requests[%u] must be an object with 'state' and 'questions'", i);
   if (validate_state(json_get(item, "state"), e)) return -1;
-  *questions = validate_questions(json_get(item, "questions"), a, e);
+  *questions = mode_questions(s, json_get(item, "questions"), a, e);
   if (!*questions) return -1;
-  if (validate_state_limits(json_get(item, "state"), false, e)) return -1;
+  if (!s->remote && validate_state_limits(json_get(item, "state"), false, e)) return -1;
   const json_value *model = json_get(item, "model");
   if (model && !is_null(model)) {
     tool_error inner = {{0}, {0}};
@@ -1287,6 +1302,12 @@ static void order_dropped_end(rj *w, bool any) {
 }
 
 static int tool_shortlist(mcp_server *s, const json_value *args, arena *a, rj *w, tool_error *e) {
+  /* laya-serve has no shortlist route: refused before any argument is read, as Laya refuses it */
+  if (s->remote)
+    return terr(e, "unsupported_remote",
+                "laya_shortlist embeds options with the answering checkpoint in-process; it is not available when "
+                "LAYA_BASE_URL points the MCP server at a remote laya-serve. Use laya_predict with head_max_len "
+                "raised, or run the MCP server without LAYA_BASE_URL.");
   const json_value *state;
   json_value *questions;
   controls c;
@@ -1300,8 +1321,7 @@ static int tool_shortlist(mcp_server *s, const json_value *args, arena *a, rj *w
   const json_value *k = json_get(args, "k");
   if (!is_null(k) && (k->type != JSON_INT || (!k->big && k->i < 1) || (k->big && k->s[0] == '-')))
     return terr_repr(e, "invalid_k", "k must be a positive integer, got ", k, NULL);
-  /* laya-serve has no shortlist route, so the remote engine has none */
-  if (s->remote || !s->eng->predict_shortlist_values) return terr(e, "internal_error", "this engine has no shortlist");
+  if (!s->eng->predict_shortlist_values) return terr(e, "internal_error", "this engine has no shortlist");
   json_value *req = req_new(a);
   if (!req) return terr(e, "internal_error", "out of memory");
   serve_route r = {0};
@@ -1407,7 +1427,7 @@ static int tool_tournament(mcp_server *s, const json_value *args, arena *a, rj *
   laya_err_clear(&le);
   tournament_result t;
   void *m = serve_models_get(s->models, r.model, &le);
-  rc = m ? s->eng->predict_tournament_values(s->eng->ctx, m, req, a, &t, &le) : -1;
+  rc = m ? s->eng->predict_tournament_values(s->eng->ctx, m, req, NULL, NULL, a, &t, &le) : -1;
   double ms = (serve_now() - t0) * 1000.0;
   if (rc != 0) {
     serve_route_free(&r);

@@ -587,6 +587,22 @@ static int tournament_widen(const tournament_result *t, arena *a, state_result *
   return 0;
 }
 
+/* Before each pass of a tournament job: has its client left? Then the rounds still to play are
+ * not computed (the scheduler's look before a job, repeated between its passes: one poll of the
+ * socket per pass; the watchdog's 50 ms look sets job->cancelled too). */
+typedef struct tournament_watch {
+  serve_job *job;
+  int passes; /* passes started so far */
+} tournament_watch;
+
+static bool tournament_client_gone(void *arg) {
+  tournament_watch *w = arg;
+  serve_job *job = w->job;
+  if (atomic_load(&job->cancelled) || (job->client_gone && job->client_gone(job, job->done_arg))) return true;
+  w->passes++;
+  return false;
+}
+
 /* A job LAYA_TOURNAMENT_GROUP narrows: each state through the engine's predict_tournament on the
  * checkpoint it routed to (its rounds, then the final pass), answered in Laya's serve shape. */
 static void run_tournament_job(serve_models *models, const serve_engine *eng, serve_job *job) {
@@ -603,6 +619,7 @@ static void run_tournament_job(serve_models *models, const serve_engine *eng, se
   int rc = r && notes && dropped && questions ? 0 : laya_err(&e, LAYA_ERR_NOMEM, NULL, "out of memory");
   if (!rc && !eng->predict_tournament_values)
     rc = laya_err(&e, LAYA_ERR_UNSUPPORTED, NULL, "this engine has no predict_tournament");
+  tournament_watch watch = {job, 0};
   for (size_t i = 0; !rc && i < job->n_states; i++) {
     json_value *req = tournament_request(job, i, &a);
     if (!req) {
@@ -615,7 +632,7 @@ static void run_tournament_job(serve_models *models, const serve_engine *eng, se
       break;
     }
     tournament_result t;
-    rc = eng->predict_tournament_values(eng->ctx, model, req, &a, &t, &e);
+    rc = eng->predict_tournament_values(eng->ctx, model, req, tournament_client_gone, &watch, &a, &t, &e);
     serve_models_release(models, model);
     if (rc) break;
     if (tournament_widen(&t, &a, &r[i], &notes[i]) || !(dropped[i] = arena_alloc(&a, (size_t)t.r.n + 1))) {
@@ -630,8 +647,17 @@ static void run_tournament_job(serve_models *models, const serve_engine *eng, se
     }
   }
   job->infer_ms = (serve_now() - t0) * 1000.0;
-  if (rc) fail_job(job, &e);
-  else write_job_body(job, r, notes, dropped);
+  if (rc && !strcmp(e.kind, "cancelled")) {
+    /* answered 499, to nobody, as a queued job whose client left */
+    serve_log(SERVE_LOG_INFO, "tournament stopped after %d pass%s: client gone (model=%s)", watch.passes,
+              watch.passes == 1 ? "" : "es", job->model);
+    job->status = 499;
+    laya_err(&job->err, LAYA_ERR_INTERNAL, NULL, "client closed request");
+  } else if (rc) {
+    fail_job(job, &e);
+  } else {
+    write_job_body(job, r, notes, dropped);
+  }
   arena_free(&a);
 }
 

@@ -241,9 +241,11 @@ struct serve_engine {
   int (*predict_shortlist_values)(void *ctx, void *model, const json_value *request, arena *a,
                                   struct shortlist_result *out, laya_error *err);
   /* laya_predict_tournament over a request value ({"state", "questions", "group_size", predict's
-   * keyword arguments}): the final pass and the elimination rounds as values (in a), or NULL. */
-  int (*predict_tournament_values)(void *ctx, void *model, const json_value *request, arena *a,
-                                   struct tournament_result *out, laya_error *err);
+   * keyword arguments}): the final pass and the elimination rounds as values (in a), or NULL.
+   * stop (may be NULL) is asked before each of its passes: true ends it there with the error kind
+   * "cancelled" (its client has left, so the rounds still to play are not computed). */
+  int (*predict_tournament_values)(void *ctx, void *model, const json_value *request, bool (*stop)(void *arg),
+                                   void *stop_arg, arena *a, struct tournament_result *out, laya_error *err);
   /* laya_model_info's "device", or NULL. */
   const char *(*device)(void *ctx, void *model);
 };

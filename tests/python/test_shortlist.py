@@ -12,6 +12,8 @@ laya.shortlist returned on the fixture checkpoints. Replayed through laya_c:
    Laya's. shortlist_choice(..., return_scores=True) gives each ranked question's labels and scores.
 3. tournament.jsonl: predict_tournament gives Laya's results, errors and warnings, through the
    Python orchestration and (on a laya_c.Agent) the C library's laya_predict_tournament.
+   router_tournament.jsonl: the same over a laya_c.Router (the recorded Router's config), through
+   the Python orchestration over Router.predict and the C library's laya_router_predict_tournament.
 4. cached_embed_fn: the same answers as the bare embedder, counted hits and misses, Laya's errors
    for a bad shape and for a changed dimension.
 Numbers follow tests/parity's rule (compare.py); labels, errors and warnings are exact.
@@ -135,6 +137,31 @@ def tournaments(fx, ck, agent):
     return n, native
 
 
+def router_tournaments(fx):
+    rows = lines(os.path.join(fx, "shortlist", "router_tournament.jsonl"))
+    cfg = rows[0]["router"]
+    ckpt = os.path.join(fx, "ckpt")
+    router = laya_c.Router(models={k: os.path.join(ckpt, v) for k, v in cfg["models"].items()},
+                           auto_task_detection=cfg["auto_task_detection"], default=cfg["default"])
+    n = native = 0
+    for row in rows[1:]:
+        row = json.loads(json.dumps(row).replace("{CKPT}", json.dumps(ckpt)[1:-1]))
+        req = json.loads(json.dumps(row["request"]))
+        state, questions = req.pop("state"), req.pop("questions")
+        ways = [("python path", _Predictor(router))]
+        if sl._native_tournament(router, questions, req.get("group_size", 16),
+                                 {k: v for k, v in req.items() if k != "group_size"}) is not None:
+            native += 1
+            ways.append(("C library", router))
+        for name, who in ways:
+            got, err, _ = outcome(lambda: laya_c.predict_tournament(who, state, questions, **req))
+            # the load warnings of the first call (a checkpoint's temperatures) are not the tournament's
+            same_outcome("router tournament %s (%s)" % (row["id"], name), dict(row, warnings=[]), got, err, [])
+        n += 1
+    router.close()
+    return n, native
+
+
 class _Predictor:
     """The agent behind an object laya_c does not know: the tournament's Python orchestration."""
 
@@ -238,6 +265,9 @@ def main():
         if ck == CKPTS[0]:
             contracts(agent)
         agent.close()
+    n_tour, native_tour = router_tournaments(fx)
+    check(n_tour >= 10 and native_tour >= 8, "router: %d tournaments, %d in C" % (n_tour, native_tour))
+    print("router: %d tournaments (%d in C)" % (n_tour, native_tour))
     print("%d failures" % len(failures))
     return 1 if failures else 0
 

@@ -59,6 +59,44 @@ DECIDE_CALLS = [
 ]
 
 
+# Choices over the one-pass cap in remote mode (record_mcp_remote.py tournament ->
+# fixtures/python_mcp_remote_tournament.json): Laya's MCP server forwards every choice, so the
+# server's caps decide. Run "ok" is a laya-serve with LAYA_TOURNAMENT_GROUP=TOURNAMENT_GROUP (it
+# answers up to 255 options by elimination), "plain" one without (it refuses over 100).
+TOURNAMENT_GROUP = 8
+
+
+def labels(n, prefix="option"):
+    return {"%s %d" % (prefix, i): "the %s numbered %d" % (prefix, i) for i in range(n)}
+
+
+def big_choice(n):
+    return {"type": "choice", "instructions": "Which option fits the message?", "criteria": labels(n)}
+
+
+TOURNAMENT_CALLS = [
+    ("t_predict_120", "ok", "laya_predict", {"state": ST, "questions": {"q": big_choice(120)}, "model": "english"}),
+    ("t_predict_255_auto", "ok", "laya_predict", {"state": ST, "questions": {"q": big_choice(255), "refund": NOUL}}),
+    ("t_predict_256", "ok", "laya_predict", {"state": ST, "questions": {"q": big_choice(256)}, "model": "english"}),
+    ("t_batch_120", "ok", "laya_predict_batch", {"requests": [
+        {"state": ST, "questions": {"q": big_choice(120)}, "model": "english"},
+        {"state": {"message": "The app crashes on start."}, "questions": {"q": big_choice(120)}, "model": "english"}]}),
+    ("t_total_600", "ok", "laya_predict", {"state": ST, "questions": {"c%d" % i: big_choice(100) for i in range(6)},
+                                           "model": "english"}),
+    ("t_questions_65", "ok", "laya_predict", {"state": ST, "questions": {"q%d" % i: NOUL for i in range(65)},
+                                              "model": "english"}),
+    ("t_state_60000", "ok", "laya_predict", {"state": {"message": "x" * 60000}, "questions": {"refund": NOUL},
+                                             "model": "english"}),
+    ("t_invalid_locally_first", "ok", "laya_predict", {"state": ST, "questions": dict(
+        {"q%d" % i: NOUL for i in range(65)}, bad={"type": "rank", "instructions": "i"})}),
+    ("p_predict_120", "plain", "laya_predict", {"state": ST, "questions": {"q": big_choice(120)}, "model": "english"}),
+    ("p_predict_100", "plain", "laya_predict", {"state": ST, "questions": {"q": big_choice(100)}, "model": "english"}),
+    ("p_batch_120", "plain", "laya_predict_batch", {"requests": [
+        {"state": ST, "questions": {"q": big_choice(120)}, "model": "english"}]}),
+    ("p_shortlist", "plain", "laya_shortlist", {"state": ST, "questions": {"q": big_choice(120)}, "k": 5}),
+]
+
+
 def free_port():
     s = socket.socket()
     s.bind(("127.0.0.1", 0))

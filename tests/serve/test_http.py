@@ -1825,6 +1825,57 @@ def test_mcp_remote():
               {k: v for k, v in m.items() if k.startswith("laya_requests_total")})
 
 
+@test
+def test_mcp_remote_tournament():
+    """laya-mcp with LAYA_BASE_URL forwards choices of any size as Laya's MCP server does, so the
+    server's caps decide: a laya-serve with LAYA_TOURNAMENT_GROUP answers 120 and 255 options by
+    elimination (laya_predict and laya_predict_batch), and refuses 256, 600 options in all, 65
+    questions or a 60,000-character state with its own words (invalid_request); one without refuses
+    120 the same way and answers 100. Local checks still come first, and laya_shortlist is refused
+    before any (unsupported_remote). Every call as Laya 0.4.15's MCP server answered it against the
+    same servers (fixtures/python_mcp_remote_tournament.json, record_mcp_remote.py tournament)."""
+    import mcp_remote_cases as mrc
+    mcp = os.path.join(os.path.dirname(BIN), "laya-mcp")
+    with open(os.path.join(HERE, "fixtures", "python_mcp_remote_tournament.json")) as f:
+        fx = json.load(f)
+    check(fx["group"] == mrc.TOURNAMENT_GROUP, "the fixture was recorded with another group")
+    rec = {c["name"]: c for c in fx["calls"]}
+    check(set(rec) == {c[0] for c in mrc.TOURNAMENT_CALLS}, "fixture calls %r" % sorted(rec))
+    narrowed = 0
+    with Server(LAYA_API_KEY=mrc.KEY, LAYA_BACKEND="cpu-ref", LAYA_TOURNAMENT_GROUP=mrc.TOURNAMENT_GROUP) as ok, \
+            Server(LAYA_API_KEY=mrc.KEY, LAYA_BACKEND="cpu-ref") as plain:
+        for run, srv in (("ok", ok), ("plain", plain)):
+            calls = [c for c in mrc.TOURNAMENT_CALLS if c[1] == run]
+            env = dict(os.environ, LAYA_THREADS="1", LAYA_BASE_URL="127.0.0.1:%d" % srv.port, LAYA_API_KEY=mrc.KEY)
+            env.pop("LAYA_EXTRA_MODELS", None)
+            _, res, _ = mrc.call_all([mcp], env, calls)
+            for (name, _, tool, _), (is_error, text) in zip(calls, res):
+                text = text.replace("127.0.0.1:%d" % srv.port, "{BASE}").replace(CKPT, "{CKPT}")
+                want = rec[name]
+                got_v, want_v = mrc.parse_text(text), mrc.parse_text(want["text"])
+                what = "%s: %s\n  Laya: %s" % (name, text[:600], want["text"][:600])
+                check(is_error == want["isError"], what)
+                if is_error:
+                    check(text.split(":")[0] == want["text"].split(":")[0] and got_v == want_v, what)
+                    continue
+                narrowed += text.count('"x_tournament"')
+                if tool == "laya_predict_batch":
+                    check(got_v["model_counts"] == want_v["model_counts"] and
+                          len(got_v["requests"]) == len(want_v["requests"]), what)
+                    for g, w in zip(got_v["requests"], want_v["requests"]):
+                        why = same(g, w)
+                        check(why is None, "%s: a request differs: %s" % (name, why))
+                else:
+                    got_v.pop("latency_ms", None)
+                    want_v.pop("latency_ms", None)
+                    why = same(got_v, want_v)
+                    check(why is None, "%s: %s" % (name, why))
+        check(narrowed >= 4, "only %d answers narrowed by the server" % narrowed)
+        m = plain.metrics({"Authorization": "Bearer " + mrc.KEY})
+        check(m.get('laya_requests_total{route="/v1/systemone",status="413"}', 0) == 1, "plain server saw %r" %
+              {k: v for k, v in m.items() if k.startswith("laya_requests_total")})
+
+
 def run_client_script(env_var, script):
     """A third-party client's check script, run by the Python named in env_var (one that has that
     client installed), against a server that requires a key."""
@@ -1975,6 +2026,51 @@ def test_tournament():
     for bad in ("1", "101", "eight", "-3"):
         start_fails_env({"LAYA_TOURNAMENT_GROUP": bad, "LAYA_EXTRA_MODELS": extra_models(), "LAYA_MODELS": "english"},
                         "LAYA_TOURNAMENT_GROUP must be 0 (off) or an integer from 2 to 100, got '%s'" % bad)
+
+
+@test
+def test_tournament_cancel():
+    """A client that leaves while its tournament plays stops it at the next pass: the rounds still
+    to play are not computed (the server logs after how many passes it stopped, counts the job in
+    laya_cancelled_jobs_total, and answers the next request at once). 255 options in groups of 2 take
+    7 rounds and a final pass; the client closes during the first, the largest."""
+    body = {"state": "where is my parcel? it was due last week and nobody answers " * 8,
+            "questions": {"q": {"type": "choice", "instructions": "Which label fits?",
+                                "criteria": ["label %d" % i for i in range(255)]}}}
+    raw = json.dumps(body).encode()
+    with Server(LAYA_TOURNAMENT_GROUP="2") as srv:
+        t0 = time.time()
+        status, out, _ = srv.post("/v1/systemone", body, timeout=600)
+        full = time.time() - t0
+        answer = json.loads(out)["answers"]["q"] if status == 200 else {}
+        check(status == 200 and answer.get("x_tournament", {}).get("rounds") == 7,
+              "the whole tournament: %d %r" % (status, out[:300]))
+        stopped = None
+        for frac in (0.1, 0.2, 0.35):
+            seen = len(srv.lines)
+            s = socket.create_connection(("127.0.0.1", srv.port))
+            s.sendall(raw_request("POST", "/v1/systemone", raw))
+            time.sleep(full * frac)  # inside the first round (about half of the work)
+            s.close()
+            deadline = time.time() + full + 60
+            while time.time() < deadline and stopped is None:
+                for line in srv.lines[seen:]:
+                    m = re.search(r"tournament stopped after (\d+) pass(es)?: client gone", line)
+                    if m:
+                        stopped = int(m.group(1))
+                if wait_metric(srv, "laya_inflight_requests", lambda v: v == 0, 0.05) == 0 and stopped is None:
+                    time.sleep(0.1)
+                    if not any("tournament stopped" in l for l in srv.lines[seen:]):
+                        break  # skipped while queued, or answered: try closing later
+            if stopped is not None:
+                break
+        check(stopped is not None and 1 <= stopped < 8,
+              "no tournament stopped between its passes (%r): %r" % (stopped, srv.lines[-5:]))
+        check(srv.metrics().get("laya_cancelled_jobs_total", 0) >= 1, "not counted as cancelled")
+        t0 = time.time()
+        status, _, _ = srv.post("/v1/systemone", {"state": "refund please", "questions": {"r": cases.NOUL}})
+        check(status == 200, "the next request: %d" % status)
+        print("  full tournament %.2fs; stopped after %d of 8 passes" % (full, stopped or -1))
 
 
 if "clients" in ONLY:
