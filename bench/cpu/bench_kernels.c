@@ -48,7 +48,7 @@ static void bench_gemm(const cpu_kernels *kt, cpu_wfmt fmt, int M, int N, int K,
   int32_t *colsum = malloc(4 * np * CPU_NR);
   src s = {K};
   pack_matrix(fmt, N, K, geglu, row_fn, &s, data, scale, colsum, row);
-  packed_matrix pm = {N, K, np, kp, geglu, fmt, data, scale, colsum, NULL, ENC_ACT_GELU};
+  packed_matrix pm = {N, K, np, kp, geglu, fmt, data, scale, colsum, NULL, ENC_ACT_GELU, NULL};
   size_t el = fmt == WF_F32 ? 4 : fmt == WF_BF16 ? 2 : 1;
   void *a = aligned_alloc(64, ((size_t)M * kp * el + 63) & ~(size_t)63);
   memset(a, 0x3c, (size_t)M * kp * el);
@@ -56,7 +56,7 @@ static void bench_gemm(const cpu_kernels *kt, cpu_wfmt fmt, int M, int N, int K,
   for (int i = 0; i < M; i++) rs[i] = 0.01f;
   int outs = geglu ? N / 2 : N;
   uint16_t *out = aligned_alloc(64, ((size_t)M * outs * 4 + 63) & ~(size_t)63);
-  gemm_input in = {a, kp, rs, 0};
+  gemm_input in = {a, kp, rs, 0, NULL, 0, 0};
   gemm_epilogue e = {geglu ? EPI_GEGLU : EPI_NONE, 0, fmt == WF_BF16 ? NULL : (float *)out,
                      fmt == WF_BF16 ? out : NULL, outs};
   void (*g)(const gemm_input *, const packed_matrix *, int, int, int, int, const gemm_epilogue *) =

@@ -90,39 +90,15 @@ static void *amx_scratch_get(int slot, size_t bytes) {
   return s->p[slot];
 }
 
-/* fp32 bits rounded to the nearest bf16 (ties to even), low 16 bits cleared. Inputs are finite. */
-static inline uint32_t rb_bits(uint32_t u) { return (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u; }
-static inline uint32_t f2u(float f) {
-  uint32_t u;
-  memcpy(&u, &f, 4);
-  return u;
-}
-static inline float u2f(uint32_t u) {
-  float f;
-  memcpy(&f, &u, 4);
-  return f;
-}
-/* x = hi + mid + lo + r, each part the nearest bf16 to what the previous ones leave (exact
- * differences: a part holds x's leading bits). */
-static inline void split3(float x, uint16_t *h, uint16_t *m, uint16_t *l) {
-  uint32_t hb = rb_bits(f2u(x));
-  float r1 = x - u2f(hb);
-  uint32_t mb = rb_bits(f2u(r1));
-  float r2 = r1 - u2f(mb);
-  *h = (uint16_t)(hb >> 16);
-  *m = (uint16_t)(mb >> 16);
-  if (l) *l = (uint16_t)(rb_bits(f2u(r2)) >> 16);
-}
-
 static void split_row_c(const float *src, int n, int npad, uint16_t *hi, uint16_t *mid, uint16_t *lo) {
-  for (int i = 0; i < npad; i++) split3(i < n ? src[i] : 0.0f, hi + i, mid + i, lo ? lo + i : NULL);
+  for (int i = 0; i < npad; i++) cpu_split3(i < n ? src[i] : 0.0f, hi + i, mid + i, lo ? lo + i : NULL);
 }
 /* fp32 panel [k][32] -> parts in the bf16 panel order [kpp/2][32][2] */
 static void split_panel_c(const float *src, int k, int kpp, uint16_t *hi, uint16_t *mid, uint16_t *lo) {
   for (int kk = 0; kk < kpp; kk++)
     for (int c = 0; c < CPU_NR; c++) {
       size_t o = (size_t)(kk >> 1) * CPU_NR * 2 + (size_t)c * 2 + (kk & 1);
-      split3(kk < k ? src[(size_t)kk * CPU_NR + c] : 0.0f, hi + o, mid + o, lo ? lo + o : NULL);
+      cpu_split3(kk < k ? src[(size_t)kk * CPU_NR + c] : 0.0f, hi + o, mid + o, lo ? lo + o : NULL);
     }
 }
 
@@ -277,7 +253,8 @@ static void attn_out_c(const float *acc, float inv, float *o32, uint16_t *o16) {
 #undef AMX_ATTN_OUT
 #undef AMX_ATTN_FALLBACK
 
-static const cpu_amx_gemms emu_gemms = {"amx-emu", gemm_bf16_emu, gemm_i8_emu, gemm_f32x3_emu, gemm_f32x6_emu, gemm_f32x5_emu, attention_bf16_emu};
+static const cpu_amx_gemms emu_gemms = {"amx-emu", gemm_bf16_emu, gemm_i8_emu, gemm_f32x3_emu, gemm_f32x6_emu, gemm_f32x5_emu,
+                                       attention_bf16_emu, split_rows_emu};
 const cpu_amx_gemms *cpu_amx_emu(void) { return &emu_gemms; }
 
 /* ---- the AMX instantiation ---- */
@@ -426,7 +403,8 @@ static void attn_fallback_hw(const attn_args *a) {
 #define AMX_ATTN_FALLBACK(a) attn_fallback_hw(a)
 #include "backend/cpu/kernels_amx_tiles.h"
 
-static const cpu_amx_gemms hw_gemms = {"amx", gemm_bf16_hw, gemm_i8_hw, gemm_f32x3_hw, gemm_f32x6_hw, gemm_f32x5_hw, attention_bf16_hw};
+static const cpu_amx_gemms hw_gemms = {"amx", gemm_bf16_hw, gemm_i8_hw, gemm_f32x3_hw, gemm_f32x6_hw, gemm_f32x5_hw,
+                                      attention_bf16_hw, split_rows_hw};
 
 static int hw_ok;
 static pthread_once_t hw_once = PTHREAD_ONCE_INIT;
@@ -467,7 +445,12 @@ static void table_build(void) {
   else if (fp && !strcmp(fp, "x3")) amx_table.gemm_f32 = g->f32x3;
   else if (fp && !strcmp(fp, "x5")) amx_table.gemm_f32 = g->f32x5;
   else amx_table.gemm_f32 = g->f32x6;
-  if (amx_table.gemm_f32 != base->gemm_f32) amx_table.gemm_rows[WF_F32] = 32;
+  if (amx_table.gemm_f32 != base->gemm_f32) {
+    amx_table.gemm_rows[WF_F32] = 32;
+    /* the split GEMMs read parts split once: the weights' at create, the rows' per call (kernels.h);
+     * with LAYA_AMX_FP32=avx512 nothing is split, and no fp32 matrix carries parts */
+    amx_table.split_rows_f32 = g->split_rows;
+  }
   amx_table_ptr = &amx_table;
 }
 const cpu_kernels *cpu_kernels_amx(void) {

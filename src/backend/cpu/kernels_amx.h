@@ -28,6 +28,8 @@ typedef struct cpu_amx_gemms {
   const char *name; /* "amx" or "amx-emu" */
   cpu_gemm_fn bf16, i8, f32x3, f32x6, f32x5;
   void (*attention_bf16)(const attn_args *a); /* kernels.h's attention_bf16 on tiles (head size 64) */
+  /* kernels.h's split_rows_f32: the activation parts the f32x* GEMMs read from gemm_input.split */
+  void (*split_rows)(const float *x, int lda, int k, int r0, int r1, int m, uint16_t *parts, int ld, size_t plane);
 } cpu_amx_gemms;
 
 /* The AMX kernels: NULL unless the compiler built them, CPUID and XCR0 report AMX-BF16/INT8 and
