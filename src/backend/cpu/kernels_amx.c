@@ -257,6 +257,27 @@ static const cpu_amx_gemms emu_gemms = {"amx-emu", gemm_bf16_emu, gemm_i8_emu, g
                                        attention_bf16_emu, split_rows_emu};
 const cpu_amx_gemms *cpu_amx_emu(void) { return &emu_gemms; }
 
+/* The "amx-emu" table (LAYA_CPU_ISA=amx-emu, tests only; never picked by itself): the scalar table
+ * with the amx table's fp32 GEMM choice on emulated tiles, so the backend's use of the split GEMM
+ * (weight parts made at create, each call's rows split in a pool step before its tasks: cpu.c)
+ * runs through whole forwards on machines without AMX (tests/cpu forward, tests/parity). Plain C
+ * per tile element: tiny models only. bf16 and int8 stay the scalar ones. */
+static cpu_kernels emu_table;
+static pthread_once_t emu_table_once = PTHREAD_ONCE_INIT;
+static void emu_table_build(void) {
+  emu_table = cpu_kernels_scalar;
+  emu_table.name = "amx-emu";
+  const char *fp = laya_env_process()->amx_fp32;
+  if (fp && !strcmp(fp, "avx512")) return; /* the FMA GEMM's stand-in: the scalar one, nothing split */
+  emu_table.gemm_f32 = fp && !strcmp(fp, "x3") ? gemm_f32x3_emu : fp && !strcmp(fp, "x5") ? gemm_f32x5_emu : gemm_f32x6_emu;
+  emu_table.gemm_rows[WF_F32] = 32;
+  emu_table.split_rows_f32 = split_rows_emu;
+}
+const cpu_kernels *cpu_kernels_amx_emu(void) {
+  pthread_once(&emu_table_once, emu_table_build);
+  return &emu_table;
+}
+
 /* ---- the AMX instantiation ---- */
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && defined(__linux__)

@@ -47,4 +47,7 @@ void cpu_amx_scratch_fail_for_tests(int on);
  * cpu_amx_hw() is NULL or the AVX-512 table is not available. */
 const cpu_kernels *cpu_kernels_amx(void);
 
+/* The scalar table with the fp32 GEMM above on the emulated tiles (LAYA_CPU_ISA=amx-emu: tests). */
+const cpu_kernels *cpu_kernels_amx_emu(void);
+
 #endif
