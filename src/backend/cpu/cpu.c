@@ -389,30 +389,29 @@ static void split_task(void *ctx, int task, int thread) {
   pack_split_panels(w, pc->p0, pc->p1, (uint16_t *)w->split);
 }
 
+/* Panels per piece of a matrix of split parts (about PACK_PIECE_BYTES). */
+static int split_per_piece(const packed_matrix *w) {
+  size_t panel = pack_split_bytes(CPU_NR, w->k, 0);
+  return panel >= PACK_PIECE_BYTES ? 1 : (int)(PACK_PIECE_BYTES / panel);
+}
+
 static int split_all(load_ctx *L) {
   if (!L->n_splits) return 0;
   int n = 0;
-  size_t per_b = PACK_PIECE_BYTES;
-  for (int pass = 0; pass < 2; pass++) {
-    pack_piece *pieces = pass ? malloc((size_t)n * sizeof *pieces) : NULL;
-    if (pass && !pieces) return laya_err(L->err, LAYA_ERR_NOMEM, NULL, "cpu backend: out of memory splitting weights");
-    int i_out = 0;
-    for (int i = 0; i < L->n_splits; i++) {
-      const packed_matrix *w = L->splits[i];
-      size_t panel = pack_split_bytes(CPU_NR, w->k, 0);
-      int per = panel >= per_b ? 1 : (int)(per_b / panel);
-      for (int p = 0; p < w->n_panels; p += per) {
-        if (pass) pieces[i_out] = (pack_piece){i, p, p + per < w->n_panels ? p + per : w->n_panels};
-        i_out++;
-      }
-    }
-    n = i_out;
-    if (pass) {
-      split_all_ctx c = {L->splits, pieces};
-      cpu_pool_run(L->m->pool, n, split_task, &c);
-      free(pieces);
-    }
+  for (int i = 0; i < L->n_splits; i++) {
+    int per = split_per_piece(L->splits[i]);
+    n += (L->splits[i]->n_panels + per - 1) / per;
   }
+  pack_piece *pieces = malloc((size_t)(n ? n : 1) * sizeof *pieces);
+  if (!pieces) return laya_err(L->err, LAYA_ERR_NOMEM, NULL, "cpu backend: out of memory splitting weights");
+  n = 0;
+  for (int i = 0; i < L->n_splits; i++) {
+    int per = split_per_piece(L->splits[i]), np = L->splits[i]->n_panels;
+    for (int p = 0; p < np; p += per) pieces[n++] = (pack_piece){i, p, p + per < np ? p + per : np};
+  }
+  split_all_ctx c = {L->splits, pieces};
+  cpu_pool_run(L->m->pool, n, split_task, &c);
+  free(pieces);
   return 0;
 }
 
