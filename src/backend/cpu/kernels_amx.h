@@ -15,6 +15,9 @@
  *   f32x6  the same plus mid*mid, hi*lo, lo*hi (<= ~12 * 2^-24 + fp32 rounding)
  *   f32x5  activations in two parts (hi, mid), weights in three: hi*hi, hi*mid, mid*hi, mid*mid,
  *          hi*lo (<= ~2^-17, the activations' remainder, + fp32 rounding)
+ * The f32x* GEMMs read the operands' parts where the caller gives them (packed_matrix.split: the
+ * weights', made at create; gemm_input.split: the rows', split once per call by split_rows in a
+ * pool step of the backend) and split what is not given themselves, with the same results.
  */
 #ifndef LAYA_CPU_KERNELS_AMX_H
 #define LAYA_CPU_KERNELS_AMX_H
