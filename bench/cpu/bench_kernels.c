@@ -5,7 +5,9 @@
  * An N written with a trailing g (5248g) is a GeGLU weight (N = 2I). BENCH_AVX2=1 adds the AVX2
  * table, BENCH_AVX2=only runs it alone; BENCH_REPS=N takes the best of N GEMM runs (3); BENCH_FMT=fp32|bf16|int8 runs one weight format; a line
  * also gives the share of BENCH_PEAK GFLOP/s (bench/cpu/peak: the zmm FMA rate, or the ymm one for
- * the AVX2 table) when set as AVX512_PEAK,AVX2_PEAK.
+ * the AVX2 table) when set as AVX512_PEAK,AVX2_PEAK. Split-precision fp32 GEMMs run on parts split
+ * once as the backend gives them (BENCH_SPLIT=own: the kernel splits for itself); BENCH_EMU=1 adds
+ * the amx-emu table's (emulated tiles, for checking this program where there is no AMX).
  */
 #include <math.h>
 #include <stdio.h>
@@ -48,7 +50,7 @@ static void bench_gemm(const cpu_kernels *kt, cpu_wfmt fmt, int M, int N, int K,
   int32_t *colsum = malloc(4 * np * CPU_NR);
   src s = {K};
   pack_matrix(fmt, N, K, geglu, row_fn, &s, data, scale, colsum, row);
-  packed_matrix pm = {N, K, np, kp, geglu, fmt, data, scale, colsum, NULL, ENC_ACT_GELU};
+  packed_matrix pm = {N, K, np, kp, geglu, fmt, data, scale, colsum, NULL, ENC_ACT_GELU, NULL};
   size_t el = fmt == WF_F32 ? 4 : fmt == WF_BF16 ? 2 : 1;
   void *a = aligned_alloc(64, ((size_t)M * kp * el + 63) & ~(size_t)63);
   memset(a, 0x3c, (size_t)M * kp * el);
@@ -56,26 +58,43 @@ static void bench_gemm(const cpu_kernels *kt, cpu_wfmt fmt, int M, int N, int K,
   for (int i = 0; i < M; i++) rs[i] = 0.01f;
   int outs = geglu ? N / 2 : N;
   uint16_t *out = aligned_alloc(64, ((size_t)M * outs * 4 + 63) & ~(size_t)63);
-  gemm_input in = {a, kp, rs, 0};
+  gemm_input in = {a, kp, rs, 0, NULL, 0, 0};
   gemm_epilogue e = {geglu ? EPI_GEGLU : EPI_NONE, 0, fmt == WF_BF16 ? NULL : (float *)out,
                      fmt == WF_BF16 ? out : NULL, outs};
   void (*g)(const gemm_input *, const packed_matrix *, int, int, int, int, const gemm_epilogue *) =
       fmt == WF_F32 ? kt->gemm_f32 : fmt == WF_BF16 ? kt->gemm_bf16 : kt->gemm_i8;
+  /* a split-precision fp32 GEMM as the backend runs it: weight parts made beforehand (create), the
+   * rows split once per call (timed with the GEMM); BENCH_SPLIT=own times the kernel splitting
+   * both itself (the way before the backend split once) */
+  uint16_t *wsplit = NULL, *parts = NULL;
+  const char *bs = getenv("BENCH_SPLIT");
+  int given = fmt == WF_F32 && kt->split_rows_f32 && !(bs && !strcmp(bs, "own"));
+  int ld = CPU_SPLIT_K(kp), rows = (M + 15) & ~15;
+  if (given) {
+    wsplit = malloc(pack_split_bytes(N, K, geglu));
+    parts = aligned_alloc(64, (3 * (size_t)rows * ld * 2 + 63) & ~(size_t)63);
+    pack_split_panels(&pm, 0, np, wsplit);
+    pm.split = wsplit;
+    in.split = parts;
+    in.split_plane = (size_t)rows * ld;
+    in.split_ld = ld;
+  }
   double best = 1e30;
   int reps = getenv("BENCH_REPS") ? atoi(getenv("BENCH_REPS")) : 3;
   for (int r = 0; r < reps; r++) {
     double t = cpu_now();
+    if (given) kt->split_rows_f32((const float *)a, kp, kp, 0, rows, M, parts, ld, (size_t)rows * ld);
     g(&in, &pm, 0, M, 0, np, &e);
     t = cpu_now() - t;
     if (t < best) best = t;
   }
   double gf = 2.0 * M * N * K / best * 1e-9, pk = peak_of(kt);
-  printf("%-7s %-5s M=%-5d N=%-5d K=%-5d %s: %8.2f ms  %6.1f GFLOP/s", kt->name,
+  printf("%-7s %-5s M=%-5d N=%-5d K=%-5d %s: %8.2f ms  %6.1f GFLOP/s%s", kt->name,
          fmt == WF_F32 ? "fp32" : fmt == WF_BF16 ? "bf16" : "int8", M, N, K, geglu ? "geglu" : "     ",
-         best * 1e3, gf);
+         best * 1e3, gf, given ? "  (parts split once)" : "");
   if (pk > 0 && fmt == WF_F32) printf("  %3.0f%% of %.1f", 100.0 * gf / pk, pk);
   printf("\n");
-  free(data), free(scale), free(row), free(colsum), free(a), free(rs), free(out);
+  free(data), free(scale), free(row), free(colsum), free(a), free(rs), free(out), free(wsplit), free(parts);
 }
 
 static void bench_attn(const cpu_kernels *kt, int t, int window) {
@@ -118,7 +137,7 @@ static void bench_attn_bf16(const cpu_kernels *kt, int t, int window) {
 }
 
 int main(int argc, char **argv) {
-  const cpu_kernels *tabs[6];
+  const cpu_kernels *tabs[7];
   int n = 0;
   const char *a2 = getenv("BENCH_AVX2");
   int only_avx2 = a2 && !strcmp(a2, "only");
@@ -133,11 +152,13 @@ int main(int argc, char **argv) {
     amx_x3.gemm_f32 = cpu_amx_hw()->f32x3;
     amx_x6.name = "amx-x6";
     amx_x6.gemm_f32 = cpu_amx_hw()->f32x6;
+    amx_x3.split_rows_f32 = amx_x5.split_rows_f32 = amx_x6.split_rows_f32 = cpu_amx_hw()->split_rows;
   }
   if (!only_avx2 && cpu_kernels_by_name("avx512")) tabs[n++] = cpu_kernels_by_name("avx512");
   if (cpu_kernels_by_name("avx2") && getenv("BENCH_AVX2")) tabs[n++] = cpu_kernels_by_name("avx2");
   int n_main = n;
   if (amx_x3.name) tabs[n++] = &amx_x3, tabs[n++] = &amx_x5, tabs[n++] = &amx_x6;
+  if (getenv("BENCH_EMU")) tabs[n++] = cpu_kernels_by_name("amx-emu"); /* the emulated tiles (slow): its fp32 GEMM */
   for (int i = 0; i < n; i++) {
     int fmt0 = 0, fmt1 = i < n_main ? 3 : 1; /* the split copies: their fp32 GEMM only */
     if (argc >= 4) {

@@ -10,6 +10,9 @@
 #   bench/cpu/run_xeon.sh kern        build, AMX tests, kernel throughput, parity of the fp32 x6 GEMM
 #   bench/cpu/run_xeon.sh open        laya_open time of a ModernBERT-large-shaped directory (first
 #                                     open, then pack cache hits)
+#   bench/cpu/run_xeon.sh prof        where the fp32 forward's time goes (LAYA_CPU_PROFILE): x6 and
+#                                     the AVX-512 FMA GEMM, 1 and THREADS threads, ModernBERT-large
+#                                     shapes at 1x512 (GEMM wall / task CPU, the x6 row-split step)
 #   bench/cpu/run_xeon.sh all [WHL]   test and bench; steps also combine: kern,bench
 # The device copies /work/main's tree: copy this worktree to /work/main/.devrun/<name> (without
 # build/ and .git), add the missing libraries with bench/cpu/xeon_deps.sh /work/main/.devrun/<name>
@@ -122,6 +125,28 @@ opentime() {
   done
 }
 
+# issue 17 (x6 operands split once): each forward's LAYA_CPU_PROFILE line (stderr) per variant and
+# thread count in $OUT/prof_<v>_<t>.jsonl, the last forward's GEMM numbers summarised in prof.txt
+prof() {
+  log "profile (x6 / avx512, 1 and $T threads)"
+  [ -f /tmp/open-large/model.safetensors ] || python3 tools/scale_fixture_ckpt.py tests/fixtures/ckpt/modernbert-tiny /tmp/open-large > /dev/null
+  for v in x6 avx512; do
+    for t in 1 $T; do
+      LAYA_AMX_FP32=$v LAYA_CPU_PROFILE=1 build/bench/cpu/bench_ckpt /tmp/open-large --precision fp32 --shapes 1x512 \
+          --reps ${PROF_REPS:-3} --threads $t > "$OUT/prof_${v}_$t.txt" 2> "$OUT/prof_${v}_$t.jsonl"
+      python3 - "$OUT/prof_${v}_$t.jsonl" "$v" "$t" <<'PY' | tee -a "$OUT/prof.txt"
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.startswith('{"cpu_profile"')]
+if not rows: sys.exit(print(sys.argv[2], "threads", sys.argv[3], ": no profile lines"))
+r = min(rows[1:] or rows, key=lambda r: r["wall_ms"])  # the fastest timed forward
+g, s = r["gemm"], r.get("gemm_split", {"wall_ms": 0, "task_cpu_ms": 0})
+print(f'{sys.argv[2]:7s} threads {sys.argv[3]:>2s}: forward {r["wall_ms"]:.1f} ms wall; GEMM {g["wall_ms"]:.1f} wall / '
+      f'{g["task_cpu_ms"]:.1f} task CPU ms ({g["tasks"]} tasks); row split {s["wall_ms"]:.1f} / {s["task_cpu_ms"]:.1f}')
+PY
+    done
+  done
+}
+
 build
 for step in ${mode//,/ }; do
   case $step in
@@ -130,6 +155,7 @@ for step in ${mode//,/ }; do
     amx) amx ;;
     bench) bench ;;
     open) opentime ;;
+    prof) prof ;;
     all) tests; bench ;;
   esac
 done

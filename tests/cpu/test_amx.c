@@ -19,6 +19,7 @@
 
 #include "../check.h"
 #include "backend/cpu/kernels.h"
+#include "backend/cpu/cpu_pool.h"
 #include "backend/cpu/kernels_amx.h"
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
@@ -75,7 +76,7 @@ static void gemm_case(int kind, int M, int n, int k, int geglu, epi_act act, int
   int32_t *colsum = malloc(sizeof(int32_t) * np * CPU_NR);
   wsrc src = {w, k};
   pack_matrix(fmt, n, k, geglu, get_row, &src, data, scale, colsum, row);
-  packed_matrix pm = {n, k, np, kp, geglu, fmt, data, scale, colsum, use_bias && !geglu ? bias : NULL, case_glu};
+  packed_matrix pm = {n, k, np, kp, geglu, fmt, data, scale, colsum, use_bias && !geglu ? bias : NULL, case_glu, NULL};
 
   /* activations in the kernel's format (exactly M * lda elements: a read past row M - 1 is out of
    * bounds for the sanitizer build), and the values the kernel effectively sees */
@@ -98,7 +99,7 @@ static void gemm_case(int kind, int M, int n, int k, int geglu, epi_act act, int
     }
     a = q;
   }
-  gemm_input in = {a, lda, rs, 0};
+  gemm_input in = {a, lda, rs, 0, NULL, 0, 0};
 
   /* the weights as stored (bf16-rounded or on the int8 grid) */
   float *wq = malloc(sizeof(float) * (size_t)n * k);
@@ -260,8 +261,8 @@ static void test_order(const cpu_amx_gemms **sets, int n_sets) {
   void *data = aligned_alloc(64, pack_data_bytes(WF_BF16, n, k, 0));
   wsrc src = {w, k};
   pack_matrix(WF_BF16, n, k, 0, get_row, &src, data, sc, cs, row);
-  packed_matrix pm = {n, k, 1, kp, 0, WF_BF16, data, NULL, NULL, NULL, ENC_ACT_GELU};
-  gemm_input in = {a, kp, NULL, 0};
+  packed_matrix pm = {n, k, 1, kp, 0, WF_BF16, data, NULL, NULL, NULL, ENC_ACT_GELU, NULL};
+  gemm_input in = {a, kp, NULL, 0, NULL, 0, 0};
   for (int si = 0; si < n_sets; si++) {
     float out[16];
     gemm_epilogue e = {EPI_NONE, 0, out, NULL, n};
@@ -273,6 +274,137 @@ static void test_order(const cpu_amx_gemms **sets, int n_sets) {
     for (int c = 1; c < n; c++) CHECK(out[c] == out[0]);
   }
   free(data);
+}
+
+
+/* ---- the split-precision GEMMs on parts split once (the backend's way, cpu.c gemm) ----
+ * Weights split by pack_split_panels (create), the rows by the set's split_rows in row-block tasks
+ * on a pool, then the GEMM's (row tile, panel group) tasks on the same pool after that step. The
+ * fp32 activations and panels the parts came from are then overwritten with NaN, and the split
+ * buffer starts as NaN too: a task that read unsplit values, split them again, or read parts the
+ * split step did not write (k padding, rows of another task) gives NaN or other bits. The results
+ * must be bit for bit those of the kernel splitting for itself (same parts, same products, same
+ * order) and within the derived bound of a double-precision product. */
+typedef struct split_run {
+  const cpu_amx_gemms *g;
+  cpu_gemm_fn fn;
+  gemm_input in;
+  const packed_matrix *w;
+  gemm_epilogue e;
+  const float *x;
+  int lda, M, rows, mtile, n_m, pgroup;
+  uint16_t *parts;
+  size_t plane;
+} split_run;
+
+static void split_block_task(void *ctx, int task, int thread) {
+  (void)thread;
+  const split_run *r = ctx;
+  int r0 = task * 32, r1 = r0 + 32 < r->rows ? r0 + 32 : r->rows;
+  r->g->split_rows(r->x, r->lda, r->w->k_pad, r0, r1, r->M, r->parts, CPU_SPLIT_K(r->w->k_pad), r->plane);
+}
+static void split_gemm_task(void *ctx, int task, int thread) {
+  (void)thread;
+  const split_run *r = ctx;
+  int mi = task % r->n_m, pi = task / r->n_m;
+  int m0 = mi * r->mtile, m1 = m0 + r->mtile < r->M ? m0 + r->mtile : r->M;
+  int p0 = pi * r->pgroup, p1 = p0 + r->pgroup < r->w->n_panels ? p0 + r->pgroup : r->w->n_panels;
+  r->fn(&r->in, r->w, m0, m1, p0, p1, &r->e);
+}
+
+static void split_case(const cpu_amx_gemms *g, cpu_pool *pool, int kind, int M, int n, int k, int geglu, int mtile,
+                       int pgroup) {
+  int kp = pack_kpad(k), kpp = CPU_SPLIT_K(kp), lda = kp + 4 * (M % 3), np = pack_panels(n, geglu);
+  int outs = geglu ? n / 2 : n;
+  float *w = malloc(sizeof(float) * (size_t)n * k), *x = malloc(sizeof(float) * (size_t)M * lda), row[4600];
+  for (size_t i = 0; i < (size_t)n * k; i++) w[i] = frand() / sqrtf((float)k);
+  for (size_t i = 0; i < (size_t)M * lda; i++) x[i] = (int)(i % lda) < k ? 2.0f * frand() : 0.0f;
+  size_t db = pack_data_bytes(WF_F32, n, k, geglu);
+  float *data = aligned_alloc(64, (db + 63) & ~(size_t)63);
+  wsrc src = {w, k};
+  pack_matrix(WF_F32, n, k, geglu, get_row, &src, data, NULL, NULL, row);
+  packed_matrix pm = {n, k, np, kp, geglu, WF_F32, data, NULL, NULL, NULL, ENC_ACT_GELU, NULL};
+  CHECK(pack_split_bytes(n, k, geglu) == (size_t)np * 3 * kpp * CPU_NR * 2);
+  uint16_t *wsplit = malloc(pack_split_bytes(n, k, geglu));
+  /* panels in two pieces, as split_all's tasks may cut them */
+  pack_split_panels(&pm, 0, np / 2, wsplit);
+  pack_split_panels(&pm, np / 2, np, wsplit);
+  /* the kernel splitting for itself: today's path, the bits to match */
+  size_t no = (size_t)M * outs;
+  float *own = malloc(sizeof(float) * no), *given = malloc(sizeof(float) * no);
+  epi_act act = geglu ? EPI_GEGLU : EPI_NONE;
+  gemm_input in = {x, lda, NULL, 0, NULL, 0, 0};
+  gemm_epilogue e = {act, 0, own, NULL, outs};
+  cpu_gemm_fn fn = pick(g, kind);
+  fn(&in, &pm, 0, M, 0, np, &e);
+  /* the double-precision product and bound (as gemm_case) */
+  double c = (kind == K_X3 ? 3.2 * pow(2, -16) : kind == K_X5 ? 1.1 * pow(2, -17) : 12 * pow(2, -24)) + (k + 4) * pow(2, -24);
+  int bad = 0;
+  for (int m = 0; m < M; m++)
+    for (int o = 0; o < outs; o++) {
+      double y = 0, sabs = 0, u = 0, su = 0;
+      for (int cc = 0; cc < k; cc++) {
+        double p = (double)x[(size_t)m * lda + cc] * w[(size_t)(geglu ? o + outs : o) * k + cc];
+        y += p;
+        sabs += fabs(p);
+        if (geglu) {
+          double q = (double)x[(size_t)m * lda + cc] * w[(size_t)o * k + cc];
+          u += q;
+          su += fabs(q);
+        }
+      }
+      double ref = y, bound = c * sabs + pow(2, -23) * fabs(y) + 1e-30;
+      if (geglu) { /* gelu(u) * g */
+        ref = gelu_d(u) * y;
+        double du = c * su;
+        bound = 1.13 * du * (fabs(y) + bound) + (fabs(gelu_d(u)) + 1.13 * du) * bound + 4e-7 * (fabs(u) + 1) * fabs(y) +
+                2e-7 * fabs(ref) + 1e-30;
+      }
+      if (!(fabs(own[(size_t)m * outs + o] - ref) <= bound)) bad++;
+    }
+  pm.split = wsplit;
+  int rows = (M + 15) & ~15;
+  size_t plane = (size_t)rows * kpp;
+  uint16_t *parts = malloc(3 * plane * sizeof(uint16_t));
+  memset(parts, 0xff, 3 * plane * sizeof(uint16_t)); /* bf16 NaN */
+  split_run r = {g, fn, {x, lda, NULL, 0, parts, plane, kpp}, &pm, {act, 0, given, NULL, outs}, x, lda, M, rows,
+                 mtile, (M + mtile - 1) / mtile, pgroup, parts, plane};
+  for (size_t i = 0; i < no; i++) given[i] = NAN;
+  cpu_pool_run(pool, (rows + 31) / 32, split_block_task, &r);
+  /* the rows are split: poison what the parts came from before the GEMM's step */
+  for (size_t i = 0; i < (size_t)M * lda; i++) x[i] = NAN;
+  for (size_t i = 0; i < db / 4; i++) data[i] = NAN;
+  cpu_pool_run(pool, r.n_m * ((np + pgroup - 1) / pgroup), split_gemm_task, &r);
+  int diff = 0;
+  for (size_t i = 0; i < no; i++) diff += memcmp(&own[i], &given[i], 4) != 0;
+
+  if (bad || diff)
+    fprintf(stderr, "%s %s split once: M=%d n=%d k=%d geglu=%d tasks %dx%d: %d outputs off the bound, %d differ from the kernel's own split\n",
+            g->name, kname[kind], M, n, k, geglu, mtile, pgroup, bad, diff);
+  CHECK(bad == 0);
+  CHECK(diff == 0);
+  free(w), free(x), free(data), free(wsplit), free(own), free(given), free(parts);
+}
+
+static void test_split_once(const cpu_amx_gemms **sets, int n_sets, int quick) {
+  cpu_pool *pool = cpu_pool_create(7); /* more threads than this machine's cores: tasks interleave */
+  CHECK(pool != NULL);
+  if (!pool) return;
+  /* ragged M (a row tile's tail, under 16, over 16), k off the 32-value tile step, panel tails,
+   * GeGLU, k over one k block; task tiles of one and several 32-row blocks, panel groups of 1-3 */
+  static const int cases[][6] = {
+      /* kind-independent: M, n, k, geglu, mtile, pgroup */
+      {1, 33, 30, 0, 32, 1},   {17, 100, 36, 0, 32, 2},   {33, 64, 130, 0, 32, 1}, {70, 2 * 40, 260, 1, 64, 1},
+      {129, 100, 68, 0, 96, 3}, {200, 40, 1030, 0, 192, 1}, {45, 33, 4500, 0, 32, 1}, {31, 2 * 17, 1, 1, 32, 1},
+  };
+  for (int si = 0; si < n_sets; si++)
+    for (int kind = K_X3; kind <= K_X6; kind++)
+      for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+        if (quick && kind != K_X6 && ci % 2) continue;
+        const int *cs = cases[ci];
+        split_case(sets[si], pool, kind, cs[0], cs[1], cs[2], cs[3], cs[4], cs[5]);
+      }
+  cpu_pool_destroy(pool);
 }
 
 int main(int argc, char **argv) {
@@ -288,6 +420,7 @@ int main(int argc, char **argv) {
   if (t) CHECK(t->gemm_bf16 == hw->bf16 && t->gemm_i8 == hw->i8);
   test_order(sets, n);
   test_gemm(sets, n, quick);
+  test_split_once(sets, n, quick);
   /* without scratch (as out of memory): the same results through the kernels' fallback paths */
   cpu_amx_scratch_fail_for_tests(1);
   for (int kind = 0; kind < K_N; kind++) {

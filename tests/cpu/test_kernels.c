@@ -70,7 +70,7 @@ static void gemm_case(cpu_wfmt fmt, int M, int n, int k, int geglu, epi_act act,
   wsrc src = {w, k};
   pack_matrix(fmt, n, k, geglu, get_row, &src, data, scale, colsum, row);
   packed_matrix pm = {n, k, np, kp, geglu, fmt, data, scale, colsum, use_bias && !geglu ? bias : NULL,
-                      geglu ? case_glu : ENC_ACT_GELU};
+                      geglu ? case_glu : ENC_ACT_GELU, NULL};
 
   /* activations in the weight's format */
   void *a = NULL;
@@ -94,7 +94,7 @@ static void gemm_case(cpu_wfmt fmt, int M, int n, int k, int geglu, epi_act act,
     }
     a = q;
   }
-  gemm_input in = {a, kp, rs, 0};
+  gemm_input in = {a, kp, rs, 0, NULL, 0, 0};
 
   /* naive: y = xq Wq^T with the weights the packer stored */
   float *wq = malloc(sizeof(float) * (size_t)n * k);
@@ -243,8 +243,8 @@ static void gemm_row_invariance(const cpu_kernels **tabs, int n_tabs, const int 
   float *data = aligned_alloc(64, (pack_data_bytes(WF_F32, n, k, 0) + 63) & ~(size_t)63), *row = malloc(sizeof(float) * k);
   wsrc src = {w, k};
   pack_matrix(WF_F32, n, k, 0, get_row, &src, data, NULL, NULL, row);
-  packed_matrix pm = {n, k, np, kp, 0, WF_F32, data, NULL, NULL, NULL, ENC_ACT_GELU};
-  gemm_input in = {x, kp, NULL, 0};
+  packed_matrix pm = {n, k, np, kp, 0, WF_F32, data, NULL, NULL, NULL, ENC_ACT_GELU, NULL};
+  gemm_input in = {x, kp, NULL, 0, NULL, 0, 0};
   float *all = malloc(sizeof(float) * (size_t)M * n), *part = malloc(sizeof(float) * (size_t)M * n);
   for (int t = -1; t < n_tabs; t++) {
     const cpu_kernels *kt = t < 0 ? &cpu_kernels_scalar : tabs[t];
@@ -283,13 +283,13 @@ static void test_gemm_call_id(const cpu_kernels **tabs, int n_tabs) {
   float *data = aligned_alloc(64, (pack_data_bytes(WF_F32, n, k, 0) + 63) & ~(size_t)63), *row = malloc(sizeof(float) * k);
   wsrc src = {w, k};
   pack_matrix(WF_F32, n, k, 0, get_row, &src, data, NULL, NULL, row);
-  packed_matrix pm = {n, k, np, kp, 0, WF_F32, data, NULL, NULL, NULL, ENC_ACT_GELU};
+  packed_matrix pm = {n, k, np, kp, 0, WF_F32, data, NULL, NULL, NULL, ENC_ACT_GELU, NULL};
   float *all = malloc(sizeof(float) * (size_t)M * n), *part = malloc(sizeof(float) * (size_t)M * n);
   float *first = malloc(sizeof(float) * (size_t)M * n);
   unsigned long id = 1000;
   for (int t = -1; t < n_tabs; t++) {
     const cpu_kernels *kt = t < 0 ? &cpu_kernels_scalar : tabs[t];
-    gemm_input in = {x, kp, NULL, 0};
+    gemm_input in = {x, kp, NULL, 0, NULL, 0, 0};
     gemm_epilogue e = {EPI_NONE, 0, all, NULL, n};
     for (size_t i = 0; i < (size_t)M * kp; i++) x[i] = (i % kp) < (size_t)k ? frand() : 0.0f;
     in.gen = 0, e.out_f32 = first;

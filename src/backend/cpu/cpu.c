@@ -158,6 +158,8 @@ typedef struct load_ctx {
   laya_error *err;
   pack_job *jobs;
   int n_jobs, cap_jobs, max_k;
+  packed_matrix **splits; /* fp32 matrices whose split parts split_all makes */
+  int n_splits, cap_splits;
 } load_ctx;
 
 /* An array of `bytes` from the container (checked size), or NULL with err set. */
@@ -281,6 +283,27 @@ static int load_linear(load_ctx *L, packed_matrix *pm, const char *name, const t
   }
   snprintf(nm, sizeof nm, "%s.data", name);
   if (register_blob(m, nm, pm->data, data_bytes)) return laya_err(L->err, LAYA_ERR_NOMEM, NULL, "cpu backend: out of memory");
+  if (fmt == WF_F32 && m->k->split_rows_f32) {
+    /* The split-precision GEMM's weight parts (packed_matrix.split), made from the fp32 panels
+     * once here (split_all) rather than by every GEMM task at run time. They are not a named
+     * array: a container (`laya convert`, the pack cache) keeps the fp32 panels only, which every
+     * table and the CUDA unpacker read and the parts follow from exactly, so its bytes and layout
+     * name do not depend on the table. The fp32 panels stay too (1.5x their bytes in parts on
+     * top): they are what a container is written from, and the kernel's out-of-memory fallback
+     * reads them; mapped from a container and not read again, their pages are the kernel's to
+     * drop. Tables that do not split (LAYA_AMX_FP32=avx512 included) get no parts. */
+    uint16_t *sp = alloc_owned(m, pack_split_bytes(n, k, geglu));
+    if (!sp) return laya_err(L->err, LAYA_ERR_NOMEM, NULL, "cpu backend: out of memory splitting %s", name);
+    if (L->n_splits == L->cap_splits) {
+      int cap = L->cap_splits ? 2 * L->cap_splits : 128;
+      packed_matrix **q = realloc(L->splits, (size_t)cap * sizeof *q);
+      if (!q) return laya_err(L->err, LAYA_ERR_NOMEM, NULL, "cpu backend: out of memory splitting %s", name);
+      L->splits = q;
+      L->cap_splits = cap;
+    }
+    L->splits[L->n_splits++] = pm;
+    pm->split = sp; /* filled by split_all, after pack_all has filled pm->data */
+  }
   if (fmt == WF_I8) {
     snprintf(nm, sizeof nm, "%s.scale", name);
     if (register_blob(m, nm, pm->scale, cols * sizeof(float))) return laya_err(L->err, LAYA_ERR_NOMEM, NULL, "cpu backend: out of memory");
@@ -347,6 +370,47 @@ static int pack_all(load_ctx *L) {
   }
   cpu_pool_run(L->m->pool, n, pack_task, &c);
   free(c.rows);
+  free(pieces);
+  return 0;
+}
+
+/* The split parts of every recorded fp32 matrix from its panels (pack_split_panels), on the pool in
+ * pieces of whole panels like pack_all's; each piece writes only its own panels' parts. */
+typedef struct split_all_ctx {
+  packed_matrix *const *ms;
+  const pack_piece *pieces;
+} split_all_ctx;
+
+static void split_task(void *ctx, int task, int thread) {
+  (void)thread;
+  const split_all_ctx *c = ctx;
+  const pack_piece *pc = &c->pieces[task];
+  const packed_matrix *w = c->ms[pc->job];
+  pack_split_panels(w, pc->p0, pc->p1, (uint16_t *)w->split);
+}
+
+/* Panels per piece of a matrix of split parts (about PACK_PIECE_BYTES). */
+static int split_per_piece(const packed_matrix *w) {
+  size_t panel = pack_split_bytes(CPU_NR, w->k, 0);
+  return panel >= PACK_PIECE_BYTES ? 1 : (int)(PACK_PIECE_BYTES / panel);
+}
+
+static int split_all(load_ctx *L) {
+  if (!L->n_splits) return 0;
+  int n = 0;
+  for (int i = 0; i < L->n_splits; i++) {
+    int per = split_per_piece(L->splits[i]);
+    n += (L->splits[i]->n_panels + per - 1) / per;
+  }
+  pack_piece *pieces = malloc((size_t)(n ? n : 1) * sizeof *pieces);
+  if (!pieces) return laya_err(L->err, LAYA_ERR_NOMEM, NULL, "cpu backend: out of memory splitting weights");
+  n = 0;
+  for (int i = 0; i < L->n_splits; i++) {
+    int per = split_per_piece(L->splits[i]), np = L->splits[i]->n_panels;
+    for (int p = 0; p < np; p += per) pieces[n++] = (pack_piece){i, p, p + per < np ? p + per : np};
+  }
+  split_all_ctx c = {L->splits, pieces};
+  cpu_pool_run(L->m->pool, n, split_task, &c);
   free(pieces);
   return 0;
 }
@@ -468,7 +532,7 @@ static cpu_model *cpu_model_create(const model_weights *w, const backend_options
     laya_err(err, LAYA_ERR_NOMEM, NULL, "cpu backend: out of memory");
     return NULL;
   }
-  load_ctx L = {m, art, err, NULL, 0, 0, 0};
+  load_ctx L = {m, art, err, NULL, 0, 0, 0, NULL, 0, 0};
   const encoder_config *c = &w->enc;
   int d = c->hidden, I = c->intermediate;
   m->enc = *c;
@@ -559,11 +623,13 @@ static cpu_model *cpu_model_create(const model_weights *w, const backend_options
 #undef VEC
 #undef LIN
 
-  if (pack_all(&L)) goto fail;
+  if (pack_all(&L) || split_all(&L)) goto fail;
   free(L.jobs);
+  free(L.splits);
   return m;
 fail:
   free(L.jobs);
+  free(L.splits);
   cpu_model_free(m);
   return NULL;
 }
@@ -588,6 +654,8 @@ typedef struct cpu_scratch {
   float *mk, *mk2;    /* [Mk][d] */
   float *act_in;      /* [R][kpad(d + 4)] */
   float *act_h;       /* [R][act_hidden] */
+  uint16_t *split;    /* split-precision tables: one fp32 GEMM's rows in bf16 parts (gemm) */
+  size_t split_bytes;
   int kd, kf, kin;    /* padded widths of act (d), chid (F) and act_in (d + 4) */
 } cpu_scratch;
 
@@ -633,6 +701,16 @@ static size_t carve(cpu_scratch *s, unsigned char *base, const cpu_model *m, int
   TAKE(mk2, float *, (size_t)Mk * d * 4);
   TAKE(act_in, float *, (size_t)R * s->kin * 4);
   TAKE(act_h, float *, (size_t)R * m->act_hidden * 4);
+  /* the parts of the largest fp32 GEMM input (gemm's calls: act / cact with k = d, chid with
+   * k = F, mk with d, act_in with d + 4), rows padded to 16 */
+  s->split_bytes = 0;
+  if (m->k->split_rows_f32) {
+    size_t sz[4] = {(Tn + 15) / 16 * 16 * CPU_SPLIT_K(s->kd), (C + 15) / 16 * 16 * CPU_SPLIT_K(s->kf),
+                    ((size_t)Mk + 15) / 16 * 16 * CPU_SPLIT_K(s->kd), ((size_t)R + 15) / 16 * 16 * CPU_SPLIT_K(s->kin)};
+    for (int i = 0; i < 4; i++)
+      if (3 * sizeof(uint16_t) * sz[i] > s->split_bytes) s->split_bytes = 3 * sizeof(uint16_t) * sz[i];
+  }
+  TAKE(split, uint16_t *, s->split_bytes);
 #undef TAKE
   return off;
 }
@@ -687,8 +765,8 @@ static void cpu_worker_destroy(backend *b, backend_worker *w) {
 /* ---- parallel steps --------------------------------------------------------------------------- */
 
 /* Kinds of parallel step (LAYA_CPU_PROFILE). */
-enum { PS_GEMM, PS_ATTN_G, PS_ATTN_L, PS_ATTN_HEAD, PS_NORM, PS_OTHER, PS_N };
-static const char *const PS_NAMES[PS_N] = {"gemm", "attn_global", "attn_local", "attn_head", "norm_convert", "other"};
+enum { PS_GEMM, PS_SPLIT, PS_ATTN_G, PS_ATTN_L, PS_ATTN_HEAD, PS_NORM, PS_OTHER, PS_N };
+static const char *const PS_NAMES[PS_N] = {"gemm", "gemm_split", "attn_global", "attn_local", "attn_head", "norm_convert", "other"};
 
 typedef struct fwd_profile {
   double wall_ms[PS_N];           /* caller's wall time inside the pool runs of each kind */
@@ -797,10 +875,43 @@ static long gemm_makespan(int M, int mtile, int n_m, int n_panels, int pgroup, i
   return span;
 }
 
+/* The split-precision tables' first step of an fp32 GEMM: its rows cut into bf16 parts once, in
+ * blocks of ROW_BLOCK rows (tasks), into the forward's split buffer that all the GEMM's tasks read
+ * after it (the pool step between them is the barrier). */
+typedef struct split_job {
+  const cpu_kernels *k;
+  const float *a;
+  int lda, k_pad, M, rows, ld;
+  uint16_t *parts;
+  size_t plane;
+} split_job;
+
+static void split_rows_task(void *ctx, int task, int thread) {
+  (void)thread;
+  const split_job *j = ctx;
+  int r0 = task * ROW_BLOCK, r1 = r0 + ROW_BLOCK < j->rows ? r0 + ROW_BLOCK : j->rows;
+  j->k->split_rows_f32(j->a, j->lda, j->k_pad, r0, r1, j->M, j->parts, j->ld, j->plane);
+}
+
 static void gemm(fwd *f, const void *a, int lda, const float *row_scale, const packed_matrix *w, int M,
                  epi_act act, int residual, float *out32, void *out16, int ldo) {
   if (M <= 0) return;
   gemm_job g;
+  g.in.split = NULL;
+  g.in.split_plane = 0;
+  g.in.split_ld = 0;
+  if (w->fmt == WF_F32 && w->split && f->m->k->split_rows_f32) {
+    int ld = CPU_SPLIT_K(w->k_pad), rows = (M + 15) & ~15;
+    size_t plane = (size_t)rows * ld;
+    if (3 * plane * sizeof(uint16_t) <= f->s.split_bytes) { /* else (never, by carve) each task splits */
+      split_job sj = {f->m->k, a, lda, w->k_pad, M, rows, ld, f->s.split, plane};
+      f->step = PS_SPLIT;
+      run(f, (rows + ROW_BLOCK - 1) / ROW_BLOCK, split_rows_task, &sj);
+      g.in.split = f->s.split;
+      g.in.split_plane = plane;
+      g.in.split_ld = ld;
+    }
+  }
   g.m = f->m;
   g.in.a = a;
   g.in.lda = lda;

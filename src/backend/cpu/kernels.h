@@ -49,7 +49,14 @@ typedef struct packed_matrix {
   const int32_t *colsum; /* int8: [n_panels * CPU_NR] 128 * sum_k q */
   const float *bias;     /* [outputs] fp32, logical order, or NULL */
   enc_act glu_act;       /* geglu: the activation of the input half (0: erf GELU) */
+  /* fp32 weights on a table whose fp32 GEMM works on bf16 parts (cpu_kernels.split_rows_f32 set):
+   * each panel's hi, mid and lo parts (cpu_split3), [n_panels][3][CPU_SPLIT_K(k_pad) / 2][32][2]
+   * (pack_split_panels), made once at create; NULL otherwise (the GEMM then splits data itself). */
+  const uint16_t *split;
 } packed_matrix;
+
+/* k of the split-precision parts: k_pad rounded up to the 32 values of one bf16 tile row. */
+#define CPU_SPLIT_K(k_pad) (((k_pad) + 31) & ~31)
 
 /* Activations feeding a GEMM, in the format the weights want: fp32 (WF_F32), bf16 (WF_BF16) or
  * u8 = round(x / row_scale) + 128 (WF_I8). Row m starts at a + m * lda elements; lda >= k_pad and
@@ -62,6 +69,12 @@ typedef struct gemm_input {
    * on the same rows may then reuse that thread's copy of those rows (the AVX2 fp32 GEMM copies
    * them per call). 0: no reuse (each call copies). */
   unsigned long gen;
+  /* fp32 split-precision GEMMs only: the rows already cut into their three bf16 parts by the
+   * table's split_rows_f32, split[i * split_plane + m * split_ld + k] (part i = hi, mid, lo of row
+   * m, zero past k and for the padding rows up to 16); NULL: each task splits the rows it reads. */
+  const uint16_t *split;
+  size_t split_plane;
+  int split_ld;
 } gemm_input;
 
 typedef enum epi_act { EPI_NONE = 0, EPI_GELU, EPI_RELU, EPI_GEGLU } epi_act;
@@ -168,6 +181,13 @@ typedef struct cpu_kernels {
   void (*rope)(float *x, int dh, const float *cs, float scale);
   void (*attention)(const attn_args *a);
   void (*attention_bf16)(const attn_args *a); /* qb / kb / vb instead of q / kt / v */
+  /* Tables whose gemm_f32 multiplies bf16 parts (the AMX split-precision GEMMs), else NULL: rows
+   * [r0, r1) of the fp32 activations x (row stride lda, k values) cut into their hi / mid / lo parts
+   * at parts + i * plane + r * ld (ld >= k, zeros from k to ld; rows r >= m all zero). The backend
+   * runs it over row blocks as one pool step before the GEMM's tasks, which then read the parts
+   * (gemm_input.split) instead of each splitting its rows again; the weights' parts are made at
+   * create (packed_matrix.split). */
+  void (*split_rows_f32)(const float *x, int lda, int k, int r0, int r1, int m, uint16_t *parts, int ld, size_t plane);
 } cpu_kernels;
 
 /* Floats of attention scratch per call. */
@@ -214,6 +234,25 @@ static inline float bf16_to_f32(uint16_t h) {
   return v.f;
 }
 
+/* fp32 bits rounded to the nearest bf16 (ties to even), low 16 bits cleared. Inputs are finite. */
+static inline uint32_t cpu_rb_bits(uint32_t u) { return (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u; }
+/* x = hi + mid + lo + r, each part the nearest bf16 to what the previous ones leave (the
+ * differences are exact: a part holds x's leading bits); lo may be NULL. The split of the
+ * split-precision GEMMs (kernels_amx.h), their SIMD versions bit for bit the same. */
+static inline void cpu_split3(float x, uint16_t *h, uint16_t *m, uint16_t *l) {
+  union { float f; uint32_t u; } v = {x}, p;
+  p.u = cpu_rb_bits(v.u);
+  v.f = x - p.f;
+  *h = (uint16_t)(p.u >> 16);
+  p.u = cpu_rb_bits(v.u);
+  float r2 = v.f - p.f;
+  *m = (uint16_t)(p.u >> 16);
+  if (l) {
+    v.f = r2;
+    *l = (uint16_t)(cpu_rb_bits(v.u) >> 16);
+  }
+}
+
 /* The int8 grid of a packed weight column (pack.c) and of a token's GEMM input (quantize_row): one
  * symmetric scale max|x| / 127 over the n values (1 when all are 0). int8_grid returns the scale and
  * sets *inv = 1 / scale; a value's level is x * inv rounded to nearest (ties to even) and clamped to
@@ -249,6 +288,11 @@ void pack_matrix_panels(cpu_wfmt fmt, int n, int k, int geglu, int p0, int p1, p
                         void *data, float *scale, int32_t *colsum, float *row_tmp);
 int pack_panels(int n, int geglu);
 int pack_kpad(int k);
+/* The split-precision parts of an fp32 matrix (packed_matrix.split): bytes for all of its panels,
+ * and panels [p0, p1) of them from w->data (the bytes do not depend on how the panels are shared
+ * out among threads). */
+size_t pack_split_bytes(int n, int k, int geglu);
+void pack_split_panels(const packed_matrix *w, int p0, int p1, uint16_t *split);
 /* Packed column c of panel p -> logical row of W, or -1 for padding. */
 int pack_col_row(int n, int geglu, int p, int c);
 

@@ -90,39 +90,15 @@ static void *amx_scratch_get(int slot, size_t bytes) {
   return s->p[slot];
 }
 
-/* fp32 bits rounded to the nearest bf16 (ties to even), low 16 bits cleared. Inputs are finite. */
-static inline uint32_t rb_bits(uint32_t u) { return (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u; }
-static inline uint32_t f2u(float f) {
-  uint32_t u;
-  memcpy(&u, &f, 4);
-  return u;
-}
-static inline float u2f(uint32_t u) {
-  float f;
-  memcpy(&f, &u, 4);
-  return f;
-}
-/* x = hi + mid + lo + r, each part the nearest bf16 to what the previous ones leave (exact
- * differences: a part holds x's leading bits). */
-static inline void split3(float x, uint16_t *h, uint16_t *m, uint16_t *l) {
-  uint32_t hb = rb_bits(f2u(x));
-  float r1 = x - u2f(hb);
-  uint32_t mb = rb_bits(f2u(r1));
-  float r2 = r1 - u2f(mb);
-  *h = (uint16_t)(hb >> 16);
-  *m = (uint16_t)(mb >> 16);
-  if (l) *l = (uint16_t)(rb_bits(f2u(r2)) >> 16);
-}
-
 static void split_row_c(const float *src, int n, int npad, uint16_t *hi, uint16_t *mid, uint16_t *lo) {
-  for (int i = 0; i < npad; i++) split3(i < n ? src[i] : 0.0f, hi + i, mid + i, lo ? lo + i : NULL);
+  for (int i = 0; i < npad; i++) cpu_split3(i < n ? src[i] : 0.0f, hi + i, mid + i, lo ? lo + i : NULL);
 }
 /* fp32 panel [k][32] -> parts in the bf16 panel order [kpp/2][32][2] */
 static void split_panel_c(const float *src, int k, int kpp, uint16_t *hi, uint16_t *mid, uint16_t *lo) {
   for (int kk = 0; kk < kpp; kk++)
     for (int c = 0; c < CPU_NR; c++) {
       size_t o = (size_t)(kk >> 1) * CPU_NR * 2 + (size_t)c * 2 + (kk & 1);
-      split3(kk < k ? src[(size_t)kk * CPU_NR + c] : 0.0f, hi + o, mid + o, lo ? lo + o : NULL);
+      cpu_split3(kk < k ? src[(size_t)kk * CPU_NR + c] : 0.0f, hi + o, mid + o, lo ? lo + o : NULL);
     }
 }
 
@@ -147,7 +123,15 @@ static void emu_store(int t, void *p, size_t stride) {
 }
 static void emu_zero(int t) { memset(&emu_tmm[t], 0, sizeof(emu_tile)); }
 
-static inline float daz(float x) { return fpclassify(x) == FP_SUBNORMAL ? copysignf(0.0f, x) : x; }
+/* denormal -> zero of the same sign (what fpclassify == FP_SUBNORMAL then copysignf gives), by the
+ * exponent bits: the emulation runs this per product, and the test suites run whole forwards on it */
+static inline float daz(float x) {
+  uint32_t u;
+  memcpy(&u, &x, 4);
+  if (!(u & 0x7f800000u)) u &= 0x80000000u;
+  memcpy(&x, &u, 4);
+  return x;
+}
 static inline float bf16_daz(const uint8_t *p) {
   uint16_t h;
   memcpy(&h, p, 2);
@@ -156,14 +140,20 @@ static inline float bf16_daz(const uint8_t *p) {
 
 static void emu_dpbf16(int c, int a, int b) {
   emu_tile *C = &emu_tmm[c], *A = &emu_tmm[a], *B = &emu_tmm[b];
+  /* B's 16 k pairs x 16 columns as floats once (each is read by all 16 rows of A) */
+  float bv[16][16][2];
+  for (int k = 0; k < 16; k++)
+    for (int n = 0; n < 16; n++) {
+      bv[k][n][0] = bf16_daz(B->d[k] + 4 * n);
+      bv[k][n][1] = bf16_daz(B->d[k] + 4 * n + 2);
+    }
   for (int m = 0; m < 16; m++) {
     float tmp[16];
     memcpy(tmp, C->d[m], 64);
     for (int k = 0; k < 16; k++) {
       float a0 = bf16_daz(A->d[m] + 4 * k), a1 = bf16_daz(A->d[m] + 4 * k + 2);
       for (int n = 0; n < 16; n++) {
-        float b0 = bf16_daz(B->d[k] + 4 * n), b1 = bf16_daz(B->d[k] + 4 * n + 2);
-        float p0 = a0 * b0, p1 = a1 * b1; /* exact (or flushed / overflowed as the hardware) */
+        float p0 = a0 * bv[k][n][0], p1 = a1 * bv[k][n][1]; /* exact (or flushed / overflowed as the hardware) */
         tmp[n] = daz(daz(tmp[n] + daz(p0)) + daz(p1));
       }
     }
@@ -277,8 +267,30 @@ static void attn_out_c(const float *acc, float inv, float *o32, uint16_t *o16) {
 #undef AMX_ATTN_OUT
 #undef AMX_ATTN_FALLBACK
 
-static const cpu_amx_gemms emu_gemms = {"amx-emu", gemm_bf16_emu, gemm_i8_emu, gemm_f32x3_emu, gemm_f32x6_emu, gemm_f32x5_emu, attention_bf16_emu};
+static const cpu_amx_gemms emu_gemms = {"amx-emu", gemm_bf16_emu, gemm_i8_emu, gemm_f32x3_emu, gemm_f32x6_emu, gemm_f32x5_emu,
+                                       attention_bf16_emu, split_rows_emu};
 const cpu_amx_gemms *cpu_amx_emu(void) { return &emu_gemms; }
+
+/* The "amx-emu" table (LAYA_CPU_ISA=amx-emu, tests only; never picked by itself): the scalar table
+ * with the amx table's fp32 GEMM choice on emulated tiles, so the backend's use of the split GEMM
+ * (weight parts made at create, each call's rows split in a pool step before its tasks: cpu.c)
+ * runs through whole forwards on machines without AMX (tests/cpu forward, tests/parity). Plain C
+ * per tile element: tiny models only. bf16 and int8 stay the scalar ones. */
+static cpu_kernels emu_table;
+static pthread_once_t emu_table_once = PTHREAD_ONCE_INIT;
+static void emu_table_build(void) {
+  emu_table = cpu_kernels_scalar;
+  emu_table.name = "amx-emu";
+  const char *fp = laya_env_process()->amx_fp32;
+  if (fp && !strcmp(fp, "avx512")) return; /* the FMA GEMM's stand-in: the scalar one, nothing split */
+  emu_table.gemm_f32 = fp && !strcmp(fp, "x3") ? gemm_f32x3_emu : fp && !strcmp(fp, "x5") ? gemm_f32x5_emu : gemm_f32x6_emu;
+  emu_table.gemm_rows[WF_F32] = 32;
+  emu_table.split_rows_f32 = split_rows_emu;
+}
+const cpu_kernels *cpu_kernels_amx_emu(void) {
+  pthread_once(&emu_table_once, emu_table_build);
+  return &emu_table;
+}
 
 /* ---- the AMX instantiation ---- */
 
@@ -426,7 +438,8 @@ static void attn_fallback_hw(const attn_args *a) {
 #define AMX_ATTN_FALLBACK(a) attn_fallback_hw(a)
 #include "backend/cpu/kernels_amx_tiles.h"
 
-static const cpu_amx_gemms hw_gemms = {"amx", gemm_bf16_hw, gemm_i8_hw, gemm_f32x3_hw, gemm_f32x6_hw, gemm_f32x5_hw, attention_bf16_hw};
+static const cpu_amx_gemms hw_gemms = {"amx", gemm_bf16_hw, gemm_i8_hw, gemm_f32x3_hw, gemm_f32x6_hw, gemm_f32x5_hw,
+                                      attention_bf16_hw, split_rows_hw};
 
 static int hw_ok;
 static pthread_once_t hw_once = PTHREAD_ONCE_INIT;
@@ -467,7 +480,12 @@ static void table_build(void) {
   else if (fp && !strcmp(fp, "x3")) amx_table.gemm_f32 = g->f32x3;
   else if (fp && !strcmp(fp, "x5")) amx_table.gemm_f32 = g->f32x5;
   else amx_table.gemm_f32 = g->f32x6;
-  if (amx_table.gemm_f32 != base->gemm_f32) amx_table.gemm_rows[WF_F32] = 32;
+  if (amx_table.gemm_f32 != base->gemm_f32) {
+    amx_table.gemm_rows[WF_F32] = 32;
+    /* the split GEMMs read parts split once: the weights' at create, the rows' per call (kernels.h);
+     * with LAYA_AMX_FP32=avx512 nothing is split, and no fp32 matrix carries parts */
+    amx_table.split_rows_f32 = g->split_rows;
+  }
   amx_table_ptr = &amx_table;
 }
 const cpu_kernels *cpu_kernels_amx(void) {

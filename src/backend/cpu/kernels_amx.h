@@ -15,6 +15,9 @@
  *   f32x6  the same plus mid*mid, hi*lo, lo*hi (<= ~12 * 2^-24 + fp32 rounding)
  *   f32x5  activations in two parts (hi, mid), weights in three: hi*hi, hi*mid, mid*hi, mid*mid,
  *          hi*lo (<= ~2^-17, the activations' remainder, + fp32 rounding)
+ * The f32x* GEMMs read the operands' parts where the caller gives them (packed_matrix.split: the
+ * weights', made at create; gemm_input.split: the rows', split once per call by split_rows in a
+ * pool step of the backend) and split what is not given themselves, with the same results.
  */
 #ifndef LAYA_CPU_KERNELS_AMX_H
 #define LAYA_CPU_KERNELS_AMX_H
@@ -28,6 +31,8 @@ typedef struct cpu_amx_gemms {
   const char *name; /* "amx" or "amx-emu" */
   cpu_gemm_fn bf16, i8, f32x3, f32x6, f32x5;
   void (*attention_bf16)(const attn_args *a); /* kernels.h's attention_bf16 on tiles (head size 64) */
+  /* kernels.h's split_rows_f32: the activation parts the f32x* GEMMs read from gemm_input.split */
+  void (*split_rows)(const float *x, int lda, int k, int r0, int r1, int m, uint16_t *parts, int ld, size_t plane);
 } cpu_amx_gemms;
 
 /* The AMX kernels: NULL unless the compiler built them, CPUID and XCR0 report AMX-BF16/INT8 and
@@ -44,5 +49,8 @@ void cpu_amx_scratch_fail_for_tests(int on);
  * the split-precision x6 AMX GEMM, or the AVX-512 one with LAYA_AMX_FP32=avx512 (x3 / x5: studies). NULL where
  * cpu_amx_hw() is NULL or the AVX-512 table is not available. */
 const cpu_kernels *cpu_kernels_amx(void);
+
+/* The scalar table with the fp32 GEMM above on the emulated tiles (LAYA_CPU_ISA=amx-emu: tests). */
+const cpu_kernels *cpu_kernels_amx_emu(void);
 
 #endif

@@ -176,14 +176,31 @@ AMX_ATTR static void AMX_NAME(gemm_i8)(const gemm_input *x, const packed_matrix 
 
 /* Split-precision fp32: both operands cut into bf16 parts (hi, mid, lo: x = hi + mid + lo + r,
  * |r| <= 2^-24 |x|), then the products of parts whose order is above the cut, smallest first, all
- * into the same fp32 accumulators. The activation rows of a chunk and one weight panel at a time
- * are split into zero-padded buffers (rows to 16, k to 32), so no tile has a tail; k blocks as
- * above (whole k up to 4096). */
+ * into the same fp32 accumulators. The parts are zero-padded (rows to 16, k to 32), so no tile has
+ * a tail. The backend hands them over ready: the weights' at create (w->split, [panel][part][kpp/2]
+ * [32][2]) and the activations' once per GEMM call, in a pool step before its tasks (x->split,
+ * AMX_NAME(split_rows)): with every task splitting the rows and panels it read, 8 threads spent
+ * about twice the one-thread CPU time on the same GEMM (BENCHMARKS.md, "Where the 8-thread x6
+ * forward goes"). A caller without them (tests, bench_kernels, scratch for the shared split
+ * missing) gets the same products from parts split here, per row chunk and per panel, into
+ * per-thread scratch: the parts, the products and their order are the same either way, so the
+ * results are bit for bit the same. k blocks as above (whole k up to 4096). */
 #ifdef AMX_KC_SPLIT_SET
 #define AMX_KC_SPLIT AMX_KC_SPLIT_SET
 #else
 #define AMX_KC_SPLIT 4096
 #endif
+/* split_rows_f32 of kernels.h: the activation rows [r0, r1) into their three parts. */
+AMX_ATTR static void AMX_NAME(split_rows)(const float *x, int lda, int k, int r0, int r1, int m, uint16_t *parts,
+                                          int ld, size_t plane) {
+  for (int r = r0; r < r1; r++) {
+    size_t o = (size_t)r * ld;
+    if (r < m)
+      AMX_SPLIT_ROW(x + (size_t)r * lda, k, ld, parts + o, parts + plane + o, parts + 2 * plane + o);
+    else
+      for (int i = 0; i < 3; i++) memset(parts + i * plane + o, 0, sizeof(uint16_t) * (size_t)ld);
+  }
+}
 AMX_ATTR static void AMX_NAME(gemm_split)(int parts, const gemm_input *x, const packed_matrix *w, int m0,
                                           int m1, int p0, int p1, const gemm_epilogue *e) {
   /* (activation part, weight part) of each product. Consecutive products share one operand, so a
@@ -199,53 +216,72 @@ AMX_ATTR static void AMX_NAME(gemm_split)(int parts, const gemm_input *x, const 
   /* planes of the activations (hi, mid[, lo]) and of the weights */
   const int np = parts, nplanes = parts == 6 ? 3 : 2, nbplanes = parts == 3 ? 2 : 3;
   if (m1 <= m0 || p1 <= p0) return;
-  const int kp = w->k_pad, kpp = (kp + 31) & ~31;
+  const int kp = w->k_pad, kpp = CPU_SPLIT_K(kp);
+  /* given parts: the x parts must have this k (the split of the same call, kpp wide) */
+  const int own_a = !x->split || x->split_ld != kpp, own_b = !w->split;
   /* rows whose split parts (2 bytes x nplanes per k) fill about 2 MiB, not the 1 MiB of the other
-   * kernels: every chunk splits every weight panel again (kpp x 32 values each), so longer chunks
-   * split less (measured in BENCHMARKS.md, "Split-precision fp32 on AMX, session 8") */
+   * kernels: every chunk passes over every weight panel (and splits it again when it splits them
+   * itself), so longer chunks split less (measured in BENCHMARKS.md, "Split-precision fp32 on AMX,
+   * session 8") */
   int chunk = amx_chunk_rows(kpp * nplanes) / AMX_ROWS * AMX_ROWS;
   if (chunk < AMX_ROWS) chunk = AMX_ROWS;
   int crows = m1 - m0 < chunk ? (m1 - m0 + 31) & ~31 : chunk;
-  size_t asz = (size_t)crows * kpp, bsz = (size_t)kpp * CPU_NR, csz = (size_t)crows * CPU_NR;
-  uint16_t *buf = amx_scratch_get(1, sizeof(uint16_t) * (asz + bsz) * 3 + sizeof(float) * csz);
-  if (!buf) { /* no scratch (out of memory): the scalar kernel, which needs none */
+  const int kcb = kpp > AMX_KC_SPLIT ? AMX_KC_SPLIT : kpp;
+  size_t asz = own_a ? (size_t)crows * kpp : 0, bsz = own_b ? (size_t)kpp * CPU_NR : 0;
+  size_t csz = kcb < kpp ? (size_t)crows * CPU_NR : 0;
+  uint16_t *buf = asz + bsz + csz ? amx_scratch_get(1, sizeof(uint16_t) * (asz + bsz) * 3 + sizeof(float) * csz) : NULL;
+  if (!buf && (asz || bsz)) { /* no scratch for parts (out of memory): the scalar kernel, which needs none */
     cpu_kernels_scalar.gemm_f32(x, w, m0, m1, p0, p1, e);
     return;
   }
+  /* no scratch for the accumulators between k blocks: one k block (the same sums, as gemm_bf16) */
+  const int kc = buf || !csz ? kcb : kpp;
+  float *cbuf = csz && buf ? (float *)(void *)(buf + (asz + bsz) * 3) : NULL;
   amx_split_bufs s;
-  for (int i = 0; i < 3; i++) {
-    s.a[i] = buf + asz * i;
-    s.b[i] = buf + asz * 3 + bsz * i;
-  }
-  float *cbuf = (float *)(void *)(buf + (asz + bsz) * 3);
+  size_t aplane = own_a ? asz : x->split_plane;
+  size_t bplane = (size_t)kpp * CPU_NR; /* elements of one part of one panel */
+  for (int i = 0; i < 3; i++) s.b[i] = own_b ? buf + asz * 3 + bsz * i : NULL;
   AMX_SETUP();
   float acc[AMX_ROWS * CPU_NR] __attribute__((aligned(64)));
   const size_t ldb = (size_t)kpp * 2; /* bytes per split activation row */
   for (int mc = m0; mc < m1; mc += chunk) {
     int mce = mc + chunk < m1 ? mc + chunk : m1, rows = mce - mc, rows_pad = (rows + 15) & ~15;
-    for (int r = 0; r < rows_pad; r++) {
-      size_t o = (size_t)r * kpp;
-      if (r < rows)
-        AMX_SPLIT_ROW((const float *)x->a + (size_t)(mc + r) * x->lda, kp, kpp, s.a[0] + o, s.a[1] + o,
-                      nplanes == 3 ? s.a[2] + o : NULL);
-      else
-        for (int i = 0; i < nplanes; i++) memset(s.a[i] + o, 0, sizeof(uint16_t) * kpp);
+    if (own_a) {
+      for (int i = 0; i < 3; i++) s.a[i] = buf + asz * i;
+      for (int r = 0; r < rows_pad; r++) {
+        size_t o = (size_t)r * kpp;
+        if (r < rows)
+          AMX_SPLIT_ROW((const float *)x->a + (size_t)(mc + r) * x->lda, kp, kpp, s.a[0] + o, s.a[1] + o,
+                        nplanes == 3 ? s.a[2] + o : NULL);
+        else
+          for (int i = 0; i < nplanes; i++) memset(s.a[i] + o, 0, sizeof(uint16_t) * kpp);
+      }
+    } else { /* the call's parts, from row mc */
+      for (int i = 0; i < 3; i++) s.a[i] = (uint16_t *)x->split + aplane * i + (size_t)mc * kpp;
     }
-    /* The next panel's fp32 weights are prefetched into L2 over this panel's k steps (pfl lines a
-     * step): a panel is split in one pass before its products and, without this, that pass waited
-     * on memory for the panel (profiled in BENCHMARKS.md, "Split-precision fp32 on AMX, session 8"). */
-    const int nsteps = (rows + AMX_ROWS - 1) / AMX_ROWS * (kpp / 32), plines = kp * CPU_NR * 4 / 64;
+    /* The next panel is prefetched into L2 over this panel's k steps (pfl lines a step): its fp32
+     * weights where this kernel splits them (a panel is split in one pass before its products and,
+     * without this, that pass waited on memory for the panel: BENCHMARKS.md, "Split-precision fp32
+     * on AMX, session 8"), else its parts, which the first row block's tile loads would wait for. */
+    const int nsteps = (rows + AMX_ROWS - 1) / AMX_ROWS * (kpp / 32);
+    const int plines = own_b ? kp * CPU_NR * 4 / 64 : nbplanes * kpp * CPU_NR * 2 / 64;
     const int pfl = nsteps > 0 ? (plines + nsteps - 1) / nsteps : 0;
     for (int p = p0; p < p1; p++) {
-      AMX_SPLIT_PANEL((const float *)w->data + (size_t)p * kp * CPU_NR, kp, kpp, s.b[0], s.b[1],
-                      nbplanes == 3 ? s.b[2] : NULL);
-      const char *pf = (const char *)((const float *)w->data + (size_t)(p + 1 < p1 ? p + 1 : p) * kp * CPU_NR);
+      const char *pf;
+      if (own_b) {
+        AMX_SPLIT_PANEL((const float *)w->data + (size_t)p * kp * CPU_NR, kp, kpp, s.b[0], s.b[1],
+                        nbplanes == 3 ? s.b[2] : NULL);
+        pf = (const char *)((const float *)w->data + (size_t)(p + 1 < p1 ? p + 1 : p) * kp * CPU_NR);
+      } else {
+        for (int i = 0; i < 3; i++) s.b[i] = (uint16_t *)w->split + ((size_t)p * 3 + i) * bplane;
+        pf = (const char *)(w->split + (size_t)(p + 1 < p1 ? p + 1 : p) * 3 * bplane);
+      }
       int pleft = p + 1 < p1 ? plines : 0; /* lines of the next panel not yet prefetched */
-      for (int kc0 = 0; kc0 < kpp; kc0 += AMX_KC_SPLIT) {
-        int kce = kc0 + AMX_KC_SPLIT < kpp ? kc0 + AMX_KC_SPLIT : kpp, last = kce == kpp;
+      for (int kc0 = 0; kc0 < kpp; kc0 += kc) {
+        int kce = kc0 + kc < kpp ? kc0 + kc : kpp, last = kce == kpp;
         for (int m = 0; m < rows; m += AMX_ROWS) {
           int nr = rows - m < AMX_ROWS ? rows - m : AMX_ROWS, nr1 = nr > 16;
-          float *cb = cbuf + (size_t)m * CPU_NR;
+          float *cb = cbuf ? cbuf + (size_t)m * CPU_NR : acc;
           AMX_C_BEGIN(kc0 == 0, cb);
           for (int k0 = kc0; k0 < kce; k0 += 32) {
             int pa = -1, pb = -1; /* the parts now in tmm4/5 and tmm6/7 */

@@ -27,6 +27,8 @@ const cpu_kernels *cpu_kernels_by_name(const char *name) {
     return isa.avx512_bf16 && isa.avx512_vnni ? cpu_kernels_avx512() : NULL;
   /* the AVX-512 table with AMX GEMMs (kernels_amx.h): CPUID, XCR0 and the OS's tile permission */
   if (!strcmp(name, "amx")) return isa.avx512_bf16 && isa.avx512_vnni ? cpu_kernels_amx() : NULL;
+  /* the scalar table with the amx table's fp32 GEMM on emulated tiles (tests; every machine) */
+  if (!strcmp(name, "amx-emu")) return cpu_kernels_amx_emu();
   return NULL;
 }
 

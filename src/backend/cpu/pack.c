@@ -77,3 +77,23 @@ void pack_matrix_panels(cpu_wfmt fmt, int n, int k, int geglu, int p0, int p1, p
     }
   }
 }
+
+size_t pack_split_bytes(int n, int k, int geglu) {
+  return (size_t)pack_panels(n, geglu) * 3 * (size_t)CPU_SPLIT_K(pack_kpad(k)) * CPU_NR * sizeof(uint16_t);
+}
+
+/* Panel p of w's fp32 panels [k_pad][32] -> its three parts, each in the bf16 panel order
+ * [kpp/2][32][2] (the tile layout the split-precision GEMM reads in place), zero from k_pad to kpp. */
+void pack_split_panels(const packed_matrix *w, int p0, int p1, uint16_t *split) {
+  const int kp = w->k_pad, kpp = CPU_SPLIT_K(kp);
+  const size_t plane = (size_t)kpp * CPU_NR;
+  for (int p = p0; p < p1; p++) {
+    const float *src = (const float *)w->data + (size_t)p * kp * CPU_NR;
+    uint16_t *hi = split + (size_t)p * 3 * plane, *mid = hi + plane, *lo = mid + plane;
+    for (int kk = 0; kk < kpp; kk++)
+      for (int c = 0; c < CPU_NR; c++) {
+        size_t o = (size_t)(kk >> 1) * CPU_NR * 2 + (size_t)c * 2 + (kk & 1);
+        cpu_split3(kk < kp ? src[(size_t)kk * CPU_NR + c] : 0.0f, hi + o, mid + o, lo + o);
+      }
+  }
+}
