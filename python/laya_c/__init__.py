@@ -184,8 +184,9 @@ class Agent:
     """A loaded checkpoint (laya.Agent). Thread-safe: share one Agent between threads.
 
     Laya's arguments, in Laya's order; laya.c's own are keyword-only: `precision` ("fp32",
-    "bf16", "int8", "fp16" on CUDA; None = the backend's default), `threads` (CPU threads; None =
-    LAYA_THREADS or the core count), `escalate` (True/False: re-run near-tie rows in fp32), `quiet`
+    "bf16", "int8", "fp16" or "fp8" on CUDA; None = the backend's default), `threads` (CPU threads;
+    None = LAYA_THREADS or the core count), `escalate` (True/False: re-run near-tie rows in fp32, or
+    in bf16 for fp8), `quiet`
     (do not turn load warnings into Python warnings).
     """
 

@@ -144,7 +144,7 @@ int cli_calibrate_main(int argc, char **argv) {
   cli_args_free(opts, sizeof opts / sizeof opts[0], &r);
   if (help) {
     printf("usage: laya calibrate --model DIR --data FILE [--out FILE] [--write-config] [--json]\n"
-           "                      [--precision fp32|bf16|int8|fp16]\n\n"
+           "                      [--precision fp32|bf16|int8|fp16|fp8]\n\n"
            "Fit temperatures (per question type, and per option-count bucket with >= %d\n"
            "records) on labelled JSONL: {\"state\", \"questions\", \"expected\": {qid: label|bool|level}}\n"
            "or {..., \"gold\": {qid: {\"probabilities\": {...}}}}. --out writes Laya's calibration\n"

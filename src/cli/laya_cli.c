@@ -110,7 +110,7 @@ static const char kHelp[] =
     "  --min-confidence P    mark answers whose confidence is below P (0..1) as\n"
     "                        low-confidence; needs an answering mode\n"
     "  --device DEV          cpu, cuda, cuda:N or auto (default: LAYA_DEVICE or cpu)\n"
-    "  --precision P         fp32, bf16, int8 (CPU) or fp16 (CUDA); default: LAYA_PRECISION,\n"
+    "  --precision P         fp32, bf16, int8 (CPU), fp16 or fp8 (CUDA); default: LAYA_PRECISION,\n"
     "                        else fp32 on the CPU (Laya's numbers; bf16 / int8 are faster and\n"
     "                        move probabilities by up to a few hundredths)\n"
     "  --json                print JSON (JSONL in --batch mode)\n"

@@ -17,7 +17,7 @@ if [ "${1:-}" = "--collect" ]; then
   build=${2:?BUILD}; dest=${3:?DEST}
   mkdir -p "$dest/bin" "$dest/lib"
   for b in tests/parity/test_parity tests/parity/test_rows tests/cpu/test_amx tests/cpu/test_kernels \
-           tests/cpu/test_cpu_forward tests/cuda/test_cuda_parity tests/cuda/test_cuda_forward tests/cuda/test_cuda_geglu \
+           tests/cpu/test_cpu_forward tests/cuda/test_cuda_parity tests/cuda/test_cuda_forward tests/cuda/test_cuda_geglu tests/cuda/test_cuda_fp8 \
            tests/cuda/test_cuda_artifact; do
     [ -x "$build/$b" ] && cp "$build/$b" "$dest/bin/"
   done
@@ -59,6 +59,7 @@ for ck in modernbert-tiny mmbert-tiny modernbert-tiny-layers modernbert-tiny-tan
 done
 check cuda_forward "$B/test_cuda_forward"
 [ -x "$B/test_cuda_geglu" ] && check cuda_geglu "$B/test_cuda_geglu"
+[ -x "$B/test_cuda_fp8" ] && check cuda_fp8 "$B/test_cuda_fp8"
 check cuda_artifact "$B/test_cuda_artifact" "$F/ckpt/modernbert-tiny-layers" "$F/parity/modernbert-tiny-layers/cases.jsonl"
 echo "failures: $fails"
 exit $fails
