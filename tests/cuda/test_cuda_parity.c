@@ -32,11 +32,13 @@
 #include "../parity_rows.h"
 
 enum { ROWS_PER_BATCH = 16 };
-/* fp8 alone on these large-logit models (measured on the H200: max |dp| 0.71 / 0.60, argmax 75% /
- * 81%, modernbert-tiny / mmbert-tiny): regression bounds a little above, as for bf16. What makes
- * fp8 usable is escalation, checked against bf16 below. */
-#define FP8_BOUND 0.8
-#define FP8_MIN_PCT 70
+/* fp8 alone on these large-logit models moves probabilities almost anywhere (measured on the H200:
+ * max |dp| 0.71-0.85 / 0.56-0.60, argmax 75-85% / 75-81%, modernbert-tiny / mmbert-tiny, over three
+ * builds), so no bound on |dp| says anything; the argmax bound only catches broken quantisation
+ * (a garbage GEMM agrees on about one question in k). What makes fp8 usable is escalation,
+ * checked against bf16 below. */
+#define FP8_BOUND 1.0
+#define FP8_MIN_PCT 55
 
 /* A fixture row and the cpu-ref outputs for it. */
 typedef struct row {
