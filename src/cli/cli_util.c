@@ -219,6 +219,23 @@ void cli_unascii(strbuf *out, const char *json) {
   sb_append(out, run, (size_t)(p - run));
 }
 
+void cli_text_decision(strbuf *sb, const char *model, const char *reason, const char *detection,
+                       size_t detection_len) {
+  sb_printf(sb, "Model     : %s\n", model);
+  sb_printf(sb, "Reason    : %s\n", reason);
+  /* "{}" and "null" show nothing; an object with members is written in json.dumps's default
+   * spacing already (the decision's own), so only its escapes are undone */
+  if (detection_len > 2 && detection[0] == '{') {
+    strbuf d;
+    sb_init(&d);
+    sb_append(&d, detection, detection_len);
+    sb_puts(sb, "Detected  : ");
+    cli_unascii(sb, sb_cstr(&d));
+    sb_putc(sb, '\n');
+    sb_free(&d);
+  }
+}
+
 static double now_s(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);

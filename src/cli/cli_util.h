@@ -34,6 +34,12 @@ long cli_utf8_invalid(const char *s, size_t n);
  * surrogate pair one character; a lone surrogate stays escaped). */
 void cli_unascii(strbuf *out, const char *json);
 
+/* A RouteDecision as `laya` shows it in text: "Model     : ...", "Reason    : ..." and, when the
+ * detection (detection_len bytes of RJ_PY text, as the decision holds it) is a non-empty object,
+ * "Detected  : " and that object on one line. Written from the decision's facts, not read back. */
+void cli_text_decision(strbuf *sb, const char *model, const char *reason, const char *detection,
+                       size_t detection_len);
+
 /* A progress line on stderr ("\r 1200/100000 lines  850/s  ETA 1m55s"), for --batch, eval run,
  * calibrate and --long: drawn only when stderr is a terminal and quiet is false, at most every
  * 0.2 s and at the end. total 0 = unknown (no ETA). */
