@@ -154,6 +154,16 @@ int engine_job_results(const struct laya_job *job, arena *a, state_result **out,
 /* laya_model_info's "device" ("cpu", "cuda:0"): where m runs. */
 const char *engine_model_device(const struct laya_model *m);
 
+/* The facts of laya_model_info that laya-serve reads (its load log, /health, /metrics), as
+ * values: the strings are the model's own, valid while it is open. */
+typedef struct model_facts {
+  const char *backend, *device, *precision; /* "backend", "device", "precision" */
+  const char *cpu_isa;                      /* "cpu_isa"; NULL where info has null */
+  const char *warnings;                     /* "warnings", one a line ("": none) */
+  int lang_temperatures;                    /* members of "lang_temperatures" */
+} model_facts;
+void engine_model_facts(const struct laya_model *m, model_facts *out);
+
 /* laya_decide over a parsed request (one state), kept as values: its DecisionResult members are
  * written with rj_decide_member ("values", "confidence", "probabilities", "usage"; any other
  * name writes null). Free with decide_result_free. */
