@@ -303,8 +303,13 @@ void serve_finish_result(json_value *result, const char *routing_json, bool stri
                          strbuf *out);
 /* Jev's own confidence for a choice/score answer; false when it has none. */
 bool serve_jev_confidence(const json_value *answer, double *out);
-/* serve_finish_result from a typed result (model/typed.h): the same body, written once. */
-void serve_write_result(const struct state_result *r, const char *routing_json, bool strict, strbuf *out);
+/* The response body of n typed results (model/typed.h), as laya-serve writes every answered job
+ * (serve_job_finish, serve_job_run_alone): each result as serve_finish_result writes it, with
+ * routing_json[i] (entries may be NULL) and, for LAYA_TOURNAMENT_GROUP, notes[i] / dropped[i]
+ * (NULL: none); batch: {"results": [...], "total_usage": {...}}. Appended to body. */
+struct tournament_entry;
+void serve_write_body(strbuf *body, const struct state_result *r, size_t n, char *const *routing_json, bool strict,
+                      bool batch, const struct tournament_entry ***notes, bool **dropped);
 /* {"detail": "..."} as FastAPI writes it. */
 void serve_detail_json(strbuf *sb, const char *detail, size_t n);
 
