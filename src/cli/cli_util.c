@@ -108,13 +108,6 @@ void cli_pad(strbuf *sb, const char *s, size_t width) {
   for (size_t k = utf8_count(s); k < width; k++) sb_putc(sb, ' ');
 }
 
-void cli_dump(strbuf *sb, const json_value *v, int indent) {
-  json_dump_opts o = {0};
-  o.ensure_ascii = false;
-  o.indent = indent;
-  json_dump(sb, v, &o);
-}
-
 json_value *cli_parse(const char *text, size_t len, arena *a, laya_error *err) {
   return json_parse(text, len, a, NULL, err);
 }

@@ -20,8 +20,6 @@ char *cli_strip(const char *s);
 size_t cli_utf8_prefix(const char *s, size_t n);
 /* printf("%-Ns", s) as Python pads: by code points. */
 void cli_pad(strbuf *sb, const char *s, size_t width);
-/* json.dumps(v, ensure_ascii=False, indent=indent) (indent < 0: one line). */
-void cli_dump(strbuf *sb, const json_value *v, int indent);
 /* Parse text of JSON into arena a; NULL (and err filled) on failure. */
 json_value *cli_parse(const char *text, size_t len, arena *a, laya_error *err);
 /* Parse a Python int literal as argparse's type=int would (whitespace, sign, underscores). */

@@ -17,7 +17,6 @@
 #include "core/pystr.h"
 #include "core/strbuf.h"
 #include "laya.h"
-#include "model/decide.h"
 #include "model/engine.h"
 #include "model/result_json.h"
 #include "model/typed.h"
