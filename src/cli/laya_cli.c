@@ -592,7 +592,7 @@ static int run_one(run_ctx *c, const char *text) {
   router_facts f;
   sb_init(&f.reason);
   if (router_route_facts(&c->cfg, state, NULL, k.ov.model, k.ov.task, k.ov.lang, k.ov.lang_guess, c->a->explain,
-                         &dec, chosen, &f, &k.err))
+                         &dec, chosen, c->a->json ? NULL : &f, &k.err))
     rc = fail(&k.err);
   else
     print_route(sb_cstr(&dec), chosen, &f, c->a->json);
@@ -781,7 +781,8 @@ static void run_chunk(stream *s, entry *es, size_t n) {
       if (!state) {
         laya_value_error(&err, "the request has no 'state' to route");
       } else if (!router_route_facts(&c->cfg, state, &empty, k->ov.model, k->ov.task, k->ov.lang,
-                                     k->ov.lang_guess, c->a->explain, &dec, model, &f, &err)) {
+                                     k->ov.lang_guess, c->a->explain, &dec, model, c->a->json ? NULL : &f,
+                                     &err)) { /* --json prints the decision's text: no facts */
         route_print(s, e, sb_cstr(&dec), model, &f);
         sb_free(&f.reason);
         sb_free(&dec);
