@@ -3,7 +3,8 @@
  * build has, on the same jobs in the same run (BENCHMARKS.md, "Typed core: request overhead"):
  *   text:  laya_job_result -> json_parse -> serve_finish_result (routing parsed and set,
  *          x_jev_confidence added) -> compact json_dump   (what laya-serve did before)
- *   typed: engine_job_results -> serve_write_result (rj_served)   (what it does now)
+ *   typed: engine_job_results -> serve_write_body (rj_served_tournament per result, the one
+ *          body writer serve_job_finish and serve_job_run_alone call)   (what it does now)
  * Each job's two bodies must be byte-identical (checked, non-strict and strict). The forward is a
  * stand-in with fixed pseudo-random logits. Usage: serve_finish <fixtures dir> [rounds]
  */
@@ -68,12 +69,12 @@ static int body_typed(laya_job *j, bool strict, strbuf *body) {
   long n;
   laya_error e;
   int rc = engine_job_results(j, &a, &r, &n, &e);
-  for (long i = 0; !rc && i < n; i++) {
-    if (i) sb_putc(body, ',');
-    serve_write_result(&r[i], kRouting, strict, body);
-  }
+  char **routing = rc ? NULL : arena_alloc(&a, sizeof *routing * (size_t)(n ? n : 1));
+  for (long i = 0; routing && i < n; i++) routing[i] = (char *)kRouting;
+  /* the text way writes the results comma-joined: compared without the batch wrapper */
+  if (routing) serve_write_body(body, r, (size_t)n, routing, strict, false, NULL, NULL);
   arena_free(&a);
-  return rc;
+  return rc || !routing;
 }
 
 int main(int argc, char **argv) {

@@ -10,7 +10,11 @@
  * Built from the servers' headers only, so the same file builds against an older tree for a
  * before/after comparison. Single-threaded; CPU time of the process.
  *
- *   serve_overhead <ckpt dir> [rounds]      (modernbert-tiny, mmbert-tiny under <ckpt dir>)
+ *   serve_overhead <ckpt dir> [rounds [row]]   (modernbert-tiny, mmbert-tiny under <ckpt dir>)
+ *
+ * row: run only the row of that name (and skip its warm-up), so that an outside
+ * counter (valgrind's heap summary, callgrind's instruction count) run at two round counts gives
+ * the allocations and instructions of one request of that row by difference.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,6 +109,7 @@ static int run_http(const serve_config *cfg, serve_models *models, const char *b
 int main(int argc, char **argv) {
   if (argc < 2) return 2;
   int rounds = argc > 2 ? atoi(argv[2]) : 200;
+  const char *only = argc > 3 ? argv[3] : NULL;
   char extra[8192];
   snprintf(extra, sizeof extra, "{\"english\": \"%s/modernbert-tiny\", \"multilingual\": \"%s/mmbert-tiny\"}", argv[1],
            argv[1]);
@@ -128,13 +133,15 @@ int main(int argc, char **argv) {
   FILE *null = fopen("/dev/null", "w");
   mcp_server s = {&cfg, models, &serve_engine_laya, null, NULL, NULL};
   for (size_t t = 0; t < sizeof MCP / sizeof *MCP; t++) {
-    for (int i = 0; i < 20; i++) mcp_handle_line(&s, MCP[t].line, strlen(MCP[t].line));
+    if (only && strcmp(MCP[t].name, only)) continue;
+    for (int i = 0; i < (only ? 1 : 20); i++) mcp_handle_line(&s, MCP[t].line, strlen(MCP[t].line));
     double t0 = cpu_s();
     for (int i = 0; i < rounds; i++) mcp_handle_line(&s, MCP[t].line, strlen(MCP[t].line));
     printf("%-32s %8.1f us / request\n", MCP[t].name, (cpu_s() - t0) / rounds * 1e6);
   }
   for (size_t t = 0; t < sizeof HTTP / sizeof *HTTP; t++) {
-    for (int i = 0; i < 20; i++)
+    if (only && strcmp(HTTP[t].name, only)) continue;
+    for (int i = 0; i < (only ? 1 : 20); i++)
     {
       int rc = run_http(&cfg, models, HTTP[t].body, HTTP[t].kind);
       if (rc) return fprintf(stderr, "%s failed: %d\n", HTTP[t].name, rc), 1;

@@ -108,13 +108,6 @@ void cli_pad(strbuf *sb, const char *s, size_t width) {
   for (size_t k = utf8_count(s); k < width; k++) sb_putc(sb, ' ');
 }
 
-void cli_dump(strbuf *sb, const json_value *v, int indent) {
-  json_dump_opts o = {0};
-  o.ensure_ascii = false;
-  o.indent = indent;
-  json_dump(sb, v, &o);
-}
-
 json_value *cli_parse(const char *text, size_t len, arena *a, laya_error *err) {
   return json_parse(text, len, a, NULL, err);
 }
@@ -217,6 +210,23 @@ void cli_unascii(strbuf *out, const char *json) {
     run = p;
   }
   sb_append(out, run, (size_t)(p - run));
+}
+
+void cli_text_decision(strbuf *sb, const char *model, const char *reason, const char *detection,
+                       size_t detection_len) {
+  sb_printf(sb, "Model     : %s\n", model);
+  sb_printf(sb, "Reason    : %s\n", reason);
+  /* "{}" and "null" show nothing; an object with members is written in json.dumps's default
+   * spacing already (the decision's own), so only its escapes are undone */
+  if (detection_len > 2 && detection[0] == '{') {
+    strbuf d;
+    sb_init(&d);
+    sb_append(&d, detection, detection_len);
+    sb_puts(sb, "Detected  : ");
+    cli_unascii(sb, sb_cstr(&d));
+    sb_putc(sb, '\n');
+    sb_free(&d);
+  }
 }
 
 static double now_s(void) {

@@ -20,8 +20,6 @@ char *cli_strip(const char *s);
 size_t cli_utf8_prefix(const char *s, size_t n);
 /* printf("%-Ns", s) as Python pads: by code points. */
 void cli_pad(strbuf *sb, const char *s, size_t width);
-/* json.dumps(v, ensure_ascii=False, indent=indent) (indent < 0: one line). */
-void cli_dump(strbuf *sb, const json_value *v, int indent);
 /* Parse text of JSON into arena a; NULL (and err filled) on failure. */
 json_value *cli_parse(const char *text, size_t len, arena *a, laya_error *err);
 /* Parse a Python int literal as argparse's type=int would (whitespace, sign, underscores). */
@@ -33,6 +31,12 @@ long cli_utf8_invalid(const char *s, size_t n);
  * with ensure_ascii=False: \uXXXX escapes of U+007F and above become the characters (a
  * surrogate pair one character; a lone surrogate stays escaped). */
 void cli_unascii(strbuf *out, const char *json);
+
+/* A RouteDecision as `laya` shows it in text: "Model     : ...", "Reason    : ..." and, when the
+ * detection (detection_len bytes of RJ_PY text, as the decision holds it) is a non-empty object,
+ * "Detected  : " and that object on one line. Written from the decision's facts, not read back. */
+void cli_text_decision(strbuf *sb, const char *model, const char *reason, const char *detection,
+                       size_t detection_len);
 
 /* A progress line on stderr ("\r 1200/100000 lines  850/s  ETA 1m55s"), for --batch, eval run,
  * calibrate and --long: drawn only when stderr is a terminal and quiet is false, at most every

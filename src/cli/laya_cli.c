@@ -17,6 +17,7 @@
 #include "cli/cli_util.h"
 #include "cli/predict.h"
 #include "model/presets.h"
+#include "model/result_json.h"
 #include "model/typed.h"
 #include "cli/email_file.h"
 #include "core/email.h"
@@ -303,82 +304,25 @@ static int parse_args(int argc, char **argv, args *a) {
 
 /* ---------------------------------------------------------------- output */
 
-static void print_decision(const json_value *d) {
-  const json_value *m = json_get(d, "model"), *r = json_get(d, "reason"), *det = json_get(d, "detection");
-  printf("Model     : %s\n", m && m->type == JSON_STRING ? m->s : "?");
-  printf("Reason    : %s\n", r && r->type == JSON_STRING ? r->s : "?");
-  if (det && det->type == JSON_OBJECT && det->n) {
-    strbuf sb;
-    sb_init(&sb);
-    cli_dump(&sb, det, -1);
-    printf("Detected  : %s\n", sb.data);
-    sb_free(&sb);
+/* A RouteDecision as routing prints it: text from its facts, or --json (indent=2) restyled from
+ * the text the router wrote; never read back. */
+static void print_route(const char *decision, const char *model, router_facts *f, bool json) {
+  strbuf sb;
+  sb_init(&sb);
+  if (json) {
+    strbuf st;
+    sb_init(&st);
+    rj w;
+    rj_init(&w, &st, &RJ_INDENT2);
+    rj_raw_styled(&w, decision);
+    cli_unascii(&sb, sb_cstr(&st));
+    sb_putc(&sb, '\n');
+    sb_free(&st);
+  } else {
+    cli_text_decision(&sb, model, sb_cstr(&f->reason), decision + f->detection_at, f->detection_len);
   }
-}
-
-static void print_answers(const json_value *result) {
-  const json_value *routing = json_get(result, "routing");
-  if (routing && routing->type == JSON_OBJECT && routing->n) {
-    print_decision(routing);
-    printf("\n");
-  }
-  const json_value *answers = json_get(result, "answers");
-  if (!answers || answers->type != JSON_OBJECT) return;
-  for (uint32_t i = 0; i < answers->n; i++) {
-    const json_value *ans = &answers->members[i].value;
-    strbuf line;
-    sb_init(&line);
-    const json_value *c = json_get(ans, "choice"), *s = json_get(ans, "score"), *n = json_get(ans, "noul");
-    if (c) {
-      strbuf label;
-      sb_init(&label);
-      py_str_json(&label, c);
-      double p = 0.0;
-      const json_value *probs = json_get(ans, "probabilities");
-      const json_value *pv = c->type == JSON_STRING ? json_get(probs, c->s) : NULL;
-      if (pv && json_is_number(pv)) p = pv->d;
-      sb_printf(&line, "%s (p=%.3f)", label.data ? label.data : "", p);
-      sb_free(&label);
-    } else if (s && json_is_number(s)) {
-      sb_printf(&line, "%.2f", s->d);
-    } else if (n && json_is_number(n)) {
-      sb_printf(&line, "%.3f", n->d);
-    } else {
-      cli_dump(&line, ans, -1);
-    }
-    const json_value *low = json_get(ans, "low_confidence");
-    if (low && low->type == JSON_BOOL && low->b) sb_puts(&line, "  [low-confidence]");
-    strbuf out;
-    sb_init(&out);
-    cli_pad(&out, answers->members[i].key, 12);
-    printf("%s: %s\n", out.data, line.data ? line.data : "");
-    sb_free(&out);
-    sb_free(&line);
-  }
-}
-
-/* Typed values of a schema decision, one "name: value" per line. */
-static void print_values(const json_value *result) {
-  const json_value *routing = json_get(result, "routing");
-  if (routing && routing->type == JSON_OBJECT && routing->n) {
-    print_decision(routing);
-    printf("\n");
-  }
-  const json_value *values = json_get(result, "values");
-  const json_value *conf = json_get(result, "confidence");
-  if (!values || values->type != JSON_OBJECT) return;
-  for (uint32_t i = 0; i < values->n; i++) {
-    strbuf out, v;
-    sb_init(&out);
-    sb_init(&v);
-    cli_pad(&out, values->members[i].key, 12);
-    cli_dump(&v, &values->members[i].value, -1);
-    const json_value *c = json_get(conf, values->members[i].key);
-    if (c && json_is_number(c)) sb_printf(&v, "  (confidence %.3f)", c->d);
-    printf("%s: %s\n", out.data, v.data);
-    sb_free(&out);
-    sb_free(&v);
-  }
+  fputs(sb_cstr(&sb), stdout);
+  sb_free(&sb);
 }
 
 /* ---------------------------------------------------------------- modes */
@@ -434,6 +378,8 @@ static void fill_overrides(const run_ctx *c, cli_overrides *ov, json_value *stor
   ov->calibration = a->calibration;
   ov->lang_temperatures = c->lang_temps_json;
   ov->shortlist_k = a->shortlist_k > 0 ? a->shortlist_k : -1;
+  /* --json prints a result indented, or in --batch one a line (JSON Lines) */
+  ov->layout = !a->json ? CLI_LAYOUT_TEXT : a->batch ? CLI_LAYOUT_JSONL : CLI_LAYOUT_JSON;
 }
 
 /* The question set, the state key, and the call kind for the answering modes. */
@@ -498,16 +444,6 @@ static json_value *make_state(arena *ar, const char *key, const char *text) {
   return st;
 }
 
-/* One answer object as JSON on stdout: indented for a single state, one line per state in
- * --batch mode (indent -1), so the output stays JSON Lines. */
-static void print_json(const json_value *v, int indent, const char *fallback) {
-  strbuf sb;
-  sb_init(&sb);
-  if (v) cli_dump(&sb, v, indent);
-  printf("%s\n", sb.data ? sb.data : fallback);
-  sb_free(&sb);
-}
-
 static int refuse_model_dir_for_routing(void) {
   return usage_error("argument --model: a directory is for answering modes; routing picks "
                      "between named checkpoints%s%s", "", "");
@@ -539,14 +475,6 @@ static int call_end(call_ctx *k, int rc) {
   fflush(stdout);
   arena_free(&k->ar);
   return rc;
-}
-
-/* One answer as --json asks (JSON at `indent`, raw text if it did not parse) or as text. */
-static void print_answer(const args *a, cli_call call, const json_value *rv, int indent, const char *raw) {
-  if (a->json) print_json(rv, indent, raw);
-  else if (!rv) return;
-  else if (call == CLI_DECIDE) print_values(rv);
-  else print_answers(rv);
 }
 
 /* ---------------------------------------------------------------- inputs */
@@ -649,9 +577,7 @@ static int run_one(run_ctx *c, const char *text) {
     k.ov.progress = NULL;
     if (k.call == CLI_PREDICT_LONG && prog.done > 0) cli_progress_end(&prog);
     if (rc) return call_end(&k, fail(&k.err));
-    json_value *rv = cli_parse(result, strlen(result), &k.ar, &k.err);
-    if (!rv) rc = fail(&k.err);
-    else print_answer(c->a, k.call, rv, 2, result);
+    fputs(result, stdout);
     free(result);
     return call_end(&k, rc);
   }
@@ -663,14 +589,14 @@ static int run_one(run_ctx *c, const char *text) {
   strbuf dec;
   sb_init(&dec);
   char chosen[64];
-  if (router_route_ex(&c->cfg, state, NULL, k.ov.model, k.ov.task, k.ov.lang, k.ov.lang_guess, c->a->explain,
-                      &dec, chosen, &k.err)) {
+  router_facts f;
+  sb_init(&f.reason);
+  if (router_route_facts(&c->cfg, state, NULL, k.ov.model, k.ov.task, k.ov.lang, k.ov.lang_guess, c->a->explain,
+                         &dec, chosen, c->a->json ? NULL : &f, &k.err))
     rc = fail(&k.err);
-  } else {
-    json_value *dv = cli_parse(dec.data, dec.len, &k.ar, &k.err);
-    if (c->a->json) print_json(dv, 2, dec.data);
-    else print_decision(dv);
-  }
+  else
+    print_route(sb_cstr(&dec), chosen, &f, c->a->json);
+  sb_free(&f.reason);
   sb_free(&dec);
   return call_end(&k, rc);
 }
@@ -798,29 +724,18 @@ static bool line_failed(stream *s, const entry *e, const char *kind, const char 
   return false;
 }
 
+/* One result, already laid out (ov->layout): JSON Lines as is; text under its line's header. */
 static void print_result(stream *s, const entry *e, const char *result) {
-  const args *a = s->c->a;
-  if (a->json) {
-    strbuf u;
-    sb_init(&u);
-    cli_unascii(&u, result);
-    fwrite(u.data, 1, u.len, stdout);
-    fputc('\n', stdout);
-    sb_free(&u);
+  if (s->c->a->json) {
+    fputs(result, stdout);
     return;
   }
   print_text_header(e->text);
-  arena ar;
-  arena_init(&ar, 1 << 12);
-  laya_error err = {0};
-  json_value *rv = cli_parse(result, strlen(result), &ar, &err); /* for the text layout only */
-  if (s->k->call == CLI_DECIDE) print_values(rv);
-  else print_answers(rv);
+  fputs(result, stdout);
   printf("\n");
-  arena_free(&ar);
 }
 
-static void route_print(stream *s, const entry *e, const char *dec, const char *model) {
+static void route_print(stream *s, const entry *e, const char *dec, const char *model, router_facts *f) {
   const args *a = s->c->a;
   if (a->json) {
     strbuf u;
@@ -830,23 +745,18 @@ static void route_print(stream *s, const entry *e, const char *dec, const char *
     sb_free(&u);
     return;
   }
-  arena ar;
-  arena_init(&ar, 1 << 12);
-  laya_error err = {0};
-  json_value *dv = cli_parse(dec, strlen(dec), &ar, &err);
   if (a->explain) {
-    print_decision(dv);
+    print_route(dec, model, f, false);
   } else {
-    const json_value *r = json_get(dv, "reason");
+    const char *r = sb_cstr(&f->reason);
     strbuf sb;
     sb_init(&sb);
     cli_pad(&sb, model, 14);
     const char *line = e->text;
-    if (utf8_count(line) <= 48) printf("%s %s  <- %s\n", sb.data, r ? r->s : "", line);
-    else printf("%s %s  <- %.*s...\n", sb.data, r ? r->s : "", (int)cli_utf8_prefix(line, 45), line);
+    if (utf8_count(line) <= 48) printf("%s %s  <- %s\n", sb.data, r, line);
+    else printf("%s %s  <- %.*s...\n", sb.data, r, (int)cli_utf8_prefix(line, 45), line);
     sb_free(&sb);
   }
-  arena_free(&ar);
 }
 
 /* Answer or route one chunk and write its lines, in input order. */
@@ -865,15 +775,20 @@ static void run_chunk(stream *s, entry *es, size_t n) {
       strbuf dec;
       sb_init(&dec);
       char model[64] = "";
+      router_facts f;
+      sb_init(&f.reason);
       laya_error err = {0};
       if (!state) {
         laya_value_error(&err, "the request has no 'state' to route");
-      } else if (!router_route_ex(&c->cfg, state, &empty, k->ov.model, k->ov.task, k->ov.lang, k->ov.lang_guess,
-                                  c->a->explain, &dec, model, &err)) {
-        route_print(s, e, dec.data, model);
+      } else if (!router_route_facts(&c->cfg, state, &empty, k->ov.model, k->ov.task, k->ov.lang,
+                                     k->ov.lang_guess, c->a->explain, &dec, model, c->a->json ? NULL : &f,
+                                     &err)) { /* --json prints the decision's text: no facts */
+        route_print(s, e, sb_cstr(&dec), model, &f);
+        sb_free(&f.reason);
         sb_free(&dec);
         continue;
       }
+      sb_free(&f.reason);
       sb_free(&dec);
       if (line_failed(s, e, err.kind, err.message)) return;
     }
@@ -1145,9 +1060,7 @@ static int run_email(run_ctx *c) {
     if (!state || cli_engine_answer(c->engine, &c->cfg, k.call, state, k.qs, &k.ov, &result, &k.err)) {
       rc = fail(&k.err);
     } else {
-      json_value *rv = cli_parse(result, strlen(result), &k.ar, &k.err);
-      if (!rv) rc = fail(&k.err);
-      else print_answer(c->a, k.call, rv, 2, result);
+      fputs(result, stdout);
     }
     free(result);
   }

@@ -12,11 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/cli_util.h"
 #include "core/error.h"
 #include "core/pystr.h"
 #include "core/strbuf.h"
 #include "laya.h"
-#include "model/decide.h"
 #include "model/engine.h"
 #include "model/result_json.h"
 #include "model/typed.h"
@@ -153,33 +153,175 @@ static json_value *one_request(const cli_item *it, cli_call call, const json_val
   return o;
 }
 
-static int oom(laya_error *err) { return laya_err(err, LAYA_ERR_NOMEM, "MemoryError", "out of memory"); }
+/* ---------------------------------------------------------------- output layouts */
+
+/* One answer line per question, "qid         : value", as Laya's CLI prints them. */
+static void text_answers(strbuf *sb, const state_result *r) {
+  strbuf line, key, label;
+  sb_init(&line);
+  sb_init(&key);
+  sb_init(&label);
+  for (int i = 0; i < r->n; i++) {
+    const answer *a = &r->answers[i];
+    const question *q = a->q;
+    sb_reset(&line);
+    if (q->type == QT_CHOICE) {
+      const json_value *c = q->label[a->top];
+      sb_reset(&label);
+      py_str_json(&label, c);
+      /* probabilities[choice]: the label's own key; of labels rendering to one key the last
+       * (a dict's value), and 0.0 for a label that is not a string (no such key is looked up) */
+      double p = 0.0;
+      for (int k = 0; c->type == JSON_STRING && k < a->k; k++) {
+        sb_reset(&key);
+        label_json_key(&key, q->label[k]);
+        if (key.len == c->n && !memcmp(sb_cstr(&key), c->s, key.len)) p = a->prob[k];
+      }
+      sb_printf(&line, "%s (p=%.3f)", sb_cstr(&label), p);
+    } else if (q->type == QT_SCORE) {
+      sb_printf(&line, "%.2f", a->score);
+    } else {
+      sb_printf(&line, "%.3f", a->noul);
+    }
+    if (a->gate == GATE_ABSTAINED) sb_puts(&line, "  [low-confidence]");
+    sb_reset(&key);
+    sb_append(&key, q->qid, q->qid_len);
+    cli_pad(sb, sb_cstr(&key), 12);
+    sb_printf(sb, ": %s\n", sb_cstr(&line));
+  }
+  sb_free(&line);
+  sb_free(&key);
+  sb_free(&label);
+}
+
+/* A schema decision's typed values, "name        : value  (confidence c)"; nothing when the
+ * result is the values alone (no details: Laya's CLI finds no "values" in it). */
+static void text_values(strbuf *sb, const decide_result *d) {
+  if (!decide_result_details(d)) return;
+  const state_result *r = decide_result_state(d);
+  strbuf name, v, one;
+  sb_init(&name);
+  sb_init(&v);
+  sb_init(&one);
+  for (int i = 0, n = decide_result_count(d); i < n; i++) {
+    size_t len;
+    const char *nm = decide_result_name(d, i, &len);
+    sb_reset(&name);
+    sb_append(&name, nm, len);
+    sb_reset(&v);
+    sb_reset(&one);
+    rj w;
+    rj_init(&w, &one, &RJ_PY);
+    rj_decide_value(&w, d, i);
+    cli_unascii(&v, sb_cstr(&one));
+    /* confidence is keyed by question id: the last answer of that id, as a dict keeps it */
+    const answer *c = NULL;
+    for (int k = 0; k < r->n; k++)
+      if (r->answers[k].q->qid_len == len && !memcmp(r->answers[k].q->qid, nm, len)) c = &r->answers[k];
+    if (c) sb_printf(&v, "  (confidence %.3f)", c->confidence);
+    cli_pad(sb, sb_cstr(&name), 12);
+    sb_printf(sb, ": %s\n", sb_cstr(&v));
+  }
+  sb_free(&name);
+  sb_free(&v);
+  sb_free(&one);
+}
+
+/* An answer laid out as ov->layout asks, appended to out: the text lines, or its JSON (indented,
+ * or one line) with a newline. v->decision NULL: answered on one checkpoint, no routing. */
+static void lay_out(const router_answer *v, cli_layout layout, strbuf *out) {
+  if (layout == CLI_LAYOUT_TEXT) {
+    if (v->decision) {
+      cli_text_decision(out, v->model, v->reason, v->detection, v->detection_len);
+      sb_putc(out, '\n');
+    }
+    if (v->call == ROUTER_CALL_DECIDE) text_values(out, v->decide);
+    else text_answers(out, v->call == ROUTER_CALL_LONG ? &v->lng->r : v->state);
+    return;
+  }
+  strbuf js;
+  sb_init(&js);
+  rj w;
+  rj_init(&w, &js, layout == CLI_LAYOUT_JSON ? &RJ_INDENT2 : &RJ_PY);
+  if (v->call == ROUTER_CALL_DECIDE) {
+    /* the Router's decide text has the DecisionResult's "routing": null and the decision as a
+     * last "routing" member, which JSON Lines print as the text is; indented output prints the
+     * dict that text reads as (one "routing", in its field, holding the decision) */
+    bool one = layout == CLI_LAYOUT_JSON && decide_result_details(v->decide);
+    rj_decide_result(&w, v->decide, one ? v->decision : NULL, one ? NULL : v->decision);
+  }
+  else if (v->call == ROUTER_CALL_LONG) rj_long(&w, v->lng, v->decision);
+  else if (v->call == ROUTER_CALL_SHORTLIST) rj_shortlist(&w, v->shortlist, v->decision);
+  else rj_state(&w, v->state, v->decision);
+  if (js.oom) out->oom = true;
+  cli_unascii(out, sb_cstr(&js));
+  sb_putc(out, '\n');
+  sb_free(&js);
+}
 
 /* ---------------------------------------------------------------- calls */
 
-static int answer_value(cli_engine *e, cli_call call, bool routed, const json_value *req,
-                        const engine_progress *progress, arena *a, strbuf *out, laya_error *err) {
+/* router_answer_fn: one routed answer laid out into the strbuf of user (layout below). */
+typedef struct layout_sink {
+  cli_layout layout;
+  strbuf *out;    /* a single call */
+  char **results; /* a batch: results[index] */
+} layout_sink;
+
+static int oom(laya_error *err) { return laya_err(err, LAYA_ERR_NOMEM, "MemoryError", "out of memory"); }
+
+static int sink_answer(void *user, long index, const router_answer *v, laya_error *err) {
+  layout_sink *s = user;
+  if (s->out) {
+    lay_out(v, s->layout, s->out);
+    return s->out->oom ? oom(err) : 0;
+  }
+  strbuf one;
+  sb_init(&one);
+  lay_out(v, s->layout, &one);
+  if (one.oom) {
+    sb_free(&one);
+    return oom(err);
+  }
+  s->results[index] = sb_steal(&one);
+  return 0;
+}
+
+static int answer_value(cli_engine *e, cli_call call, bool routed, bool shortlist, const json_value *req,
+                        const cli_overrides *ov, arena *a, strbuf *out, laya_error *err) {
   if (req->type != JSON_OBJECT)
     return laya_type_error(err, "a request must be a JSON object of keyword arguments, got %s", json_py_type(req));
-  if (routed) {
-    int kind = call == CLI_PREDICT ? ROUTER_CALL_PREDICT : call == CLI_PREDICT_LONG ? ROUTER_CALL_LONG : ROUTER_CALL_DECIDE;
-    return router_call_value(e->router, kind, req, progress, out, err);
-  }
+  int kind = shortlist ? ROUTER_CALL_SHORTLIST : call == CLI_PREDICT ? ROUTER_CALL_PREDICT
+             : call == CLI_PREDICT_LONG ? ROUTER_CALL_LONG : ROUTER_CALL_DECIDE;
+  layout_sink sink = {ov->layout, out, NULL};
+  if (routed) return router_call_typed(e->router, kind, req, ov->progress, sink_answer, &sink, err);
   laya_err_clear(err);
-  if (call == CLI_DECIDE) return decide_run(e->direct, req, false, NULL, NULL, out, err);
-  rj w;
-  rj_init(&w, out, &RJ_PY);
-  if (call == CLI_PREDICT_LONG) {
-    long_result l;
-    int rc = engine_run_long(e->direct, req, progress, a, &l, err);
-    if (!rc) rj_long(&w, &l, NULL);
+  router_answer v = {.call = kind};
+  int rc;
+  if (kind == ROUTER_CALL_DECIDE) {
+    decide_result *d = NULL;
+    rc = engine_run_decide(e->direct, req, &d, err);
+    v.decide = d;
+    if (!rc) rc = sink_answer(&sink, 0, &v, err);
+    decide_result_free(d);
     return rc;
   }
+  shortlist_result sl;
+  long_result l;
   state_result *res = NULL;
   long n = 0;
-  int rc = engine_run_request(e->direct, req, false, a, &res, &n, err);
-  if (!rc) rj_state(&w, &res[0], NULL);
-  return rc;
+  if (kind == ROUTER_CALL_SHORTLIST) {
+    rc = engine_run_shortlist(e->direct, req, a, &sl, err);
+    v.shortlist = &sl;
+    v.state = &sl.r;
+  } else if (kind == ROUTER_CALL_LONG) {
+    rc = engine_run_long(e->direct, req, ov->progress, a, &l, err);
+    v.lng = &l;
+  } else {
+    rc = engine_run_request(e->direct, req, false, a, &res, &n, err);
+    v.state = res;
+  }
+  return rc ? rc : sink_answer(&sink, 0, &v, err);
 }
 
 int cli_engine_answer_item(cli_engine *e, cli_call call, const cli_item *item, const json_value *questions,
@@ -193,22 +335,10 @@ int cli_engine_answer_item(cli_engine *e, cli_call call, const cli_item *item, c
   strbuf out;
   sb_init(&out);
   json_value *req = one_request(item, call, questions, ov, routed, true, &a);
-  if (req && call == CLI_PREDICT && ov->shortlist_k > 0) {
-    /* predict_shortlist (k): its own entry point, JSON in and out like the public API */
-    obj_fill(req, "k", json_int(ov->shortlist_k));
-    strbuf text;
-    sb_init(&text);
-    json_dump(&text, req, NULL);
-    char *got = NULL;
-    rc = text.oom ? oom(err)
-         : routed ? laya_router_predict_shortlist(e->router, text.data, &got, err)
-                  : laya_predict_shortlist(e->direct, text.data, &got, err);
-    sb_free(&text);
-    if (!rc) sb_puts(&out, got);
-    free(got);
-  } else {
-    rc = req ? answer_value(e, call, routed, req, ov->progress, &a, &out, err) : oom(err);
-  }
+  /* predict_shortlist (k): its own entry point */
+  bool shortlist = call == CLI_PREDICT && ov->shortlist_k > 0;
+  if (req && shortlist) obj_fill(req, "k", json_int(ov->shortlist_k));
+  rc = req ? answer_value(e, call, routed, shortlist, req, ov, &a, &out, err) : oom(err);
   if (!rc && out.oom) rc = oom(err);
   if (!rc) *result = sb_steal(&out);
   sb_free(&out);
@@ -269,9 +399,10 @@ int cli_engine_answer_items(cli_engine *e, cli_call call, const cli_item *items,
       if (ov->batch_size > 0) obj_fill(req, "batch_size", json_int(ov->batch_size));
       if (ov->sort_by_length) obj_fill(req, "sort_by_length", json_bool(true));
       if (ov->min_confidence >= 0) obj_fill(req, "min_confidence", json_float(ov->min_confidence));
+      layout_sink sink = {ov->layout, NULL, got};
       if (routed) {
         obj_fill(req, "requests", arr);
-        rc = router_predict_batch_value(e->router, req, &RJ_PY, got, err);
+        rc = router_predict_batch_typed_each(e->router, req, sink_answer, &sink, err);
       } else {
         obj_fill(req, "states", arr);
         obj_fill(req, "questions", *questions);
@@ -282,11 +413,8 @@ int cli_engine_answer_items(cli_engine *e, cli_call call, const cli_item *items,
         rc = engine_run_request(e->direct, req, true, &a, &res, &nres, err);
         if (!rc && nres != (long)k) rc = laya_err(err, LAYA_ERR_INTERNAL, NULL, "predict_batch returned %ld results for %zu states", nres, k);
         for (size_t t = 0; !rc && t < k; t++) {
-          strbuf one;
-          sb_init(&one);
-          rj_write_state(&one, &RJ_PY, &res[t], NULL);
-          if (one.oom) rc = oom(err);
-          got[t] = sb_steal(&one);
+          router_answer v = {.call = ROUTER_CALL_PREDICT, .state = &res[t]};
+          rc = sink_answer(&sink, (long)t, &v, err);
         }
       }
       for (size_t t = 0; t < k; t++) {

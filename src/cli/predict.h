@@ -4,7 +4,8 @@
  * route-only mode builds and runs without any model code.
  *
  * Inputs arrive parsed (json_value) and go to the engine's typed calls as values; each result
- * is written once, as the JSON text laya_predict would return for it (one line, ", " / ": ").
+ * is written once from its typed values, in the layout the command prints (cli_layout): nothing
+ * laya.c wrote is parsed back.
  */
 #ifndef LAYA_CLI_PREDICT_H
 #define LAYA_CLI_PREDICT_H
@@ -18,6 +19,10 @@
 #include "core/json.h"
 #include "router/router.h"
 
+/* How an answer is printed: Laya's CLI's text lines, its --json (indent=2) or --batch --json's
+ * JSON Lines; each written once from the typed result. */
+typedef enum cli_layout { CLI_LAYOUT_TEXT = 0, CLI_LAYOUT_JSON, CLI_LAYOUT_JSONL } cli_layout;
+
 typedef struct cli_overrides {
   const json_value *model, *task, *lang, *lang_guess; /* NULL = absent */
   long long max_len, head_max_len;                    /* < 0 = not given */
@@ -30,6 +35,7 @@ typedef struct cli_overrides {
   const char *calibration;                            /* --calibration FILE */
   const char *lang_temperatures;                      /* --lang-temperatures, as JSON text */
   const struct engine_progress *progress;             /* --long: told after each pass of one input; NULL = none */
+  cli_layout layout;                                  /* what the results are laid out as */
 } cli_overrides;
 
 typedef struct cli_engine cli_engine;
@@ -52,8 +58,9 @@ typedef struct cli_item {
   const json_value *request;
 } cli_item;
 
-/* Answer one input; *result is the JSON result (with "routing" when routed), malloc'd. For
- * CLI_DECIDE, `questions` is the JSON schema. */
+/* Answer one input; *result (malloc'd) is its result laid out as ov->layout says: the text lines,
+ * or the JSON result (with "routing" when routed) and a newline. For CLI_DECIDE, `questions` is
+ * the JSON schema. */
 int cli_engine_answer_item(cli_engine *e, cli_call call, const cli_item *item, const json_value *questions,
                            const cli_overrides *ov, char **result, laya_error *err);
 /* Answer n inputs, sharing forward passes (predict_batch); results[i] malloc'd. On error every

@@ -447,54 +447,71 @@ static int plan_schema(const json_value *schema, arena *a, plan *p, laya_error *
 static void routing_last(rj *w, const char *routing) {
   if (!routing) return;
   rj_key(w, "routing", 7);
-  rj_raw(w, routing);
+  rj_raw_styled(w, routing);
+}
+
+/* The schema's values (p) or, with no schema, the answers themselves. */
+/* How many values values() writes, and the i-th one's name. */
+static int values_count(const state_result *r, const plan *p) {
+  if (!p) return r->n;
+  return p->n < r->n ? p->n : r->n;
+}
+
+static const char *value_name(const state_result *r, const plan *p, int i, size_t *len) {
+  if (!p) {
+    *len = r->answers[i].q->qid_len;
+    return r->answers[i].q->qid;
+  }
+  *len = strlen(p->f[i].name);
+  return p->f[i].name;
+}
+
+/* The i-th value: the schema field's typed value (p), or with no schema the answer itself. */
+static void value_at(rj *w, const state_result *r, const plan *p, int i) {
+  const answer *ans = &r->answers[i];
+  if (!p) {
+    rj_answer(w, ans);
+    return;
+  }
+  const field *f = &p->f[i];
+  if (ans->gate == GATE_ABSTAINED) {
+    rj_null(w);
+  } else if (f->kind == F_NOUL) {
+    rj_bool(w, ans->noul >= 0.5);
+  } else if (f->kind == F_SCORE) {
+    long long idx = 0;
+    if (ans->k) {
+      double best = -INFINITY;
+      for (int k = 0; k < ans->k; k++)
+        if (ans->prob[k] > best) {
+          best = ans->prob[k];
+          idx = k;
+        }
+    } else {
+      idx = (long long)nearbyint(ans->score);
+    }
+    rj_int(w, f->minimum + idx);
+  } else {
+    strbuf label;
+    sb_init(&label);
+    py_str_json(&label, ans->q->label[ans->top]);
+    const json_value *val = NULL;
+    for (int k = 0; k < f->n_opts && !val; k++)
+      if (!strcmp(f->labels[k], label.data ? label.data : "")) val = f->values[k];
+    if (val) rj_value(w, val);
+    else rj_str(w, label.data ? label.data : "", label.len);
+    sb_free(&label);
+  }
 }
 
 /* The schema's values (p) or, with no schema, the answers themselves. */
 static void values(rj *w, const state_result *r, const plan *p, const char *routing_tail) {
-  if (!p) {
-    rj_obj(w);
-    for (int i = 0; i < r->n; i++) {
-      rj_key(w, r->answers[i].q->qid, r->answers[i].q->qid_len);
-      rj_answer(w, &r->answers[i]);
-    }
-    routing_last(w, routing_tail);
-    rj_end_obj(w);
-    return;
-  }
   rj_obj(w);
-  for (int i = 0; i < p->n && i < r->n; i++) {
-    const field *f = &p->f[i];
-    const answer *ans = &r->answers[i];
-    rj_key(w, f->name, strlen(f->name));
-    if (ans->gate == GATE_ABSTAINED) {
-      rj_null(w);
-    } else if (f->kind == F_NOUL) {
-      rj_bool(w, ans->noul >= 0.5);
-    } else if (f->kind == F_SCORE) {
-      long long idx = 0;
-      if (ans->k) {
-        double best = -INFINITY;
-        for (int k = 0; k < ans->k; k++)
-          if (ans->prob[k] > best) {
-            best = ans->prob[k];
-            idx = k;
-          }
-      } else {
-        idx = (long long)nearbyint(ans->score);
-      }
-      rj_int(w, f->minimum + idx);
-    } else {
-      strbuf label;
-      sb_init(&label);
-      py_str_json(&label, ans->q->label[ans->top]);
-      const json_value *val = NULL;
-      for (int k = 0; k < f->n_opts && !val; k++)
-        if (!strcmp(f->labels[k], label.data ? label.data : "")) val = f->values[k];
-      if (val) rj_value(w, val);
-      else rj_str(w, label.data ? label.data : "", label.len);
-      sb_free(&label);
-    }
+  for (int i = 0, n = values_count(r, p); i < n; i++) {
+    size_t len;
+    const char *name = value_name(r, p, i, &len);
+    rj_key(w, name, len);
+    value_at(w, r, p, i);
   }
   routing_last(w, routing_tail);
   rj_end_obj(w);
@@ -543,7 +560,7 @@ static void details(rj *w, const state_result *r, const plan *p, const char *rou
   rj_key(w, "usage", 5);
   rj_usage(w, r);
   rj_key(w, "routing", 7);
-  if (routing_json) rj_raw(w, routing_json);
+  if (routing_json) rj_raw_styled(w, routing_json);
   else rj_null(w);
   rj_key(w, "answer_confidence", 17);
   rj_obj(w);
@@ -644,6 +661,7 @@ struct decide_result {
   arena a;
   plan p;
   bool schema;
+  bool details; /* return_details: the DecisionResult, else the values */
   state_result *res;
 };
 
@@ -661,9 +679,28 @@ int engine_run_decide(laya_model *m, const json_value *req, decide_result **out,
   }
   const json_value *schema = json_get(req, "schema");
   d->schema = schema && schema->type != JSON_NULL;
+  d->details = json_truthy(json_get(req, "return_details"));
   *out = d;
   return 0;
 }
+
+void rj_decide_result(rj *w, const decide_result *d, const char *routing_json, const char *routing_tail) {
+  const plan *p = d->schema ? &d->p : NULL;
+  if (d->details) details(w, &d->res[0], p, routing_json, routing_tail);
+  else values(w, &d->res[0], p, routing_tail);
+}
+
+bool decide_result_details(const decide_result *d) { return d->details; }
+
+const state_result *decide_result_state(const decide_result *d) { return &d->res[0]; }
+
+int decide_result_count(const decide_result *d) { return values_count(&d->res[0], d->schema ? &d->p : NULL); }
+
+const char *decide_result_name(const decide_result *d, int i, size_t *len) {
+  return value_name(&d->res[0], d->schema ? &d->p : NULL, i, len);
+}
+
+void rj_decide_value(rj *w, const decide_result *d, int i) { value_at(w, &d->res[0], d->schema ? &d->p : NULL, i); }
 
 void rj_decide_member(rj *w, const decide_result *d, const char *member) {
   const state_result *r = &d->res[0];

@@ -44,6 +44,7 @@ struct laya_model {
   backend_worker **idle;
   int n_idle, cap_idle;
   char *info;
+  const char *cpu_isa; /* info's "cpu_isa" (NULL: null) */
   strbuf warnings; /* one per line */
   /* A device out-of-memory on one request reruns that request on a CPU backend (fp32, as Laya
    * demotes to), created on first need; the reruns are counted. */

@@ -256,6 +256,7 @@ static void build_info(laya_model *m) {
   }
   /* the fast CPU backend's kernel table (chosen at create as cpu_kernels_select chooses now) */
   const char *isa = m->be && !strcmp(m->device, "cpu") && m->be->kind != BACKEND_CPU_REF ? backend_cpu_isa_chosen(m->env.cpu_isa) : NULL;
+  m->cpu_isa = isa;
   sb_puts(&sb, "], \"pack_cache\": ");
   if (m->pack_cache[0])
     json_dump_string(&sb, m->pack_cache, strlen(m->pack_cache), false);
@@ -369,6 +370,16 @@ void laya_close(laya_model *m) {
 }
 
 const char *laya_model_info(const laya_model *m) { return m ? m->info : NULL; }
+
+void engine_model_facts(const laya_model *m, model_facts *out) {
+  /* the values build_info writes into the info text */
+  out->backend = m->be ? m->be->name : "none";
+  out->device = m->device;
+  out->precision = m->precision;
+  out->cpu_isa = m->cpu_isa;
+  out->warnings = m->warnings.data ? m->warnings.data : "";
+  out->lang_temperatures = m->langs.n;
+}
 
 /* ---- requests ---- */
 

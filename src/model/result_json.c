@@ -249,7 +249,7 @@ void rj_usage(rj *w, const state_result *r) {
 static void routing_member(rj *w, const char *routing) {
   if (!routing) return;
   key(w, "routing");
-  rj_raw(w, routing);
+  rj_raw_styled(w, routing); /* as is in RJ_PY; the `laya` command's --json writes RJ_INDENT2 */
 }
 
 /* predict's members: model, answers, usage and the routing block when there is one. */
@@ -466,6 +466,10 @@ void rj_write_states(strbuf *sb, const rj_style *st, const state_result *r, long
 /* ---- the server's body (FastAPI's compact JSON) ---- */
 
 void rj_raw_respaced(rj *w, const char *json) {
+  if (!strcmp(w->st->item_sep, ", ") && !strcmp(w->st->key_sep, ": ")) {
+    sb_puts(w->sb, json); /* already in these separators */
+    return;
+  }
   /* json.dumps's default separators outside strings become the writer's */
   bool in_str = false;
   for (const char *p = json; *p; p++) {

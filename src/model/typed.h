@@ -166,6 +166,16 @@ int engine_job_results(const struct laya_job *job, arena *a, state_result **out,
 /* laya_model_info's "device" ("cpu", "cuda:0"): where m runs. */
 const char *engine_model_device(const struct laya_model *m);
 
+/* The facts of laya_model_info that laya-serve reads (its load log, /health, /metrics), as
+ * values: the strings are the model's own, valid while it is open. */
+typedef struct model_facts {
+  const char *backend, *device, *precision; /* "backend", "device", "precision" */
+  const char *cpu_isa;                      /* "cpu_isa"; NULL where info has null */
+  const char *warnings;                     /* "warnings", one a line ("": none) */
+  int lang_temperatures;                    /* members of "lang_temperatures" */
+} model_facts;
+void engine_model_facts(const struct laya_model *m, model_facts *out);
+
 /* laya_decide over a parsed request (one state), kept as values: its DecisionResult members are
  * written with rj_decide_member ("values", "confidence", "probabilities", "usage"; any other
  * name writes null). Free with decide_result_free. */
@@ -173,6 +183,17 @@ typedef struct decide_result decide_result;
 struct rj;
 int engine_run_decide(struct laya_model *m, const json_value *req, decide_result **out, laya_error *err);
 void rj_decide_member(struct rj *w, const decide_result *d, const char *member);
+/* The whole result as decide_run writes it (the DecisionResult when the request asked
+ * return_details, its "routing" field routing_json; else the values), with routing_tail as the
+ * last "routing" member (RJ_PY texts, NULL = none / null). */
+void rj_decide_result(struct rj *w, const decide_result *d, const char *routing_json, const char *routing_tail);
+/* Its parts as values, for a surface that lays them out itself (the `laya` command's text):
+ * whether it holds the details, the answers, and the values "values" holds (name, value). */
+bool decide_result_details(const decide_result *d);
+const state_result *decide_result_state(const decide_result *d);
+int decide_result_count(const decide_result *d);
+const char *decide_result_name(const decide_result *d, int i, size_t *len);
+void rj_decide_value(struct rj *w, const decide_result *d, int i);
 void decide_result_free(decide_result *d);
 
 /* A schema planned into questions with no model (laya-mcp's remote mode: Laya's decide over its

@@ -359,8 +359,11 @@ char *laya_router_info(laya_router *r) {
 
 static const char *const kRouteKeys[] = {"model", "task", "lang", "lang_guess", "explain", NULL};
 
-static int route_request(laya_router *r, const json_value *req, int index, strbuf *decision,
-                         char chosen[64], char language[32], laya_error *err) {
+/* Route one request (index >= 0: a batch's, named in messages): the RouteDecision's text in
+ * decision, the checkpoint in chosen and, when facts is not NULL (sb_init'd by the caller), the
+ * decision's language, reason and where its detection lies. */
+static int route_request_facts(laya_router *r, const json_value *req, int index, strbuf *decision,
+                               char chosen[64], router_facts *facts, laya_error *err) {
   char where[32] = "";
   if (index >= 0) snprintf(where, sizeof where, "request %d ", index);
   if (req->type != JSON_OBJECT)
@@ -371,9 +374,20 @@ static int route_request(laya_router *r, const json_value *req, int index, strbu
     return index >= 0 ? laya_type_error(err, "%s'state' must not be None; pass a string, dict, or list", where)
                       : laya_type_error(err, "state must not be None; pass a string, dict, or list");
   const json_value *ex = json_get(req, "explain");
-  return router_route_detect(&r->cfg, state, json_get(req, "questions"), json_get(req, "model"),
-                             json_get(req, "task"), json_get(req, "lang"), json_get(req, "lang_guess"),
-                             ex && ex->type == JSON_BOOL && ex->b, decision, chosen, language, err);
+  return router_route_facts(&r->cfg, state, json_get(req, "questions"), json_get(req, "model"),
+                            json_get(req, "task"), json_get(req, "lang"), json_get(req, "lang_guess"),
+                            ex && ex->type == JSON_BOOL && ex->b, decision, chosen, facts, err);
+}
+
+/* route_request_facts keeping only the detected language (language NULL: none). */
+static int route_request(laya_router *r, const json_value *req, int index, strbuf *decision,
+                         char chosen[64], char language[32], laya_error *err) {
+  router_facts f;
+  sb_init(&f.reason);
+  int rc = route_request_facts(r, req, index, decision, chosen, language ? &f : NULL, err);
+  if (language) snprintf(language, 32, "%s", rc ? "" : f.language);
+  sb_free(&f.reason);
+  return rc;
 }
 
 /* What a batch checks of each request before routing it (Laya names the request's index). */
@@ -469,8 +483,47 @@ typedef struct routed {
   laya_router *r;
   int call; /* CALL_* */
   const engine_progress *progress; /* CALL_LONG's passes; NULL = none */
+  router_answer_fn fn;             /* router_call_typed: the result to fn, not written */
+  void *user;
 } routed;
-enum { CALL_PREDICT, CALL_LONG, CALL_DECIDE, CALL_SHORTLIST };
+enum { CALL_PREDICT = ROUTER_CALL_PREDICT, CALL_LONG = ROUTER_CALL_LONG, CALL_DECIDE = ROUTER_CALL_DECIDE,
+       CALL_SHORTLIST = ROUTER_CALL_SHORTLIST };
+
+/* The view of a routed answer (its results set by the caller). */
+static router_answer answer_view(int call, const char *text, const char *chosen, router_facts *f) {
+  return (router_answer){.call = call, .decision = text, .model = chosen, .reason = sb_cstr(&f->reason),
+                         .detection = text + f->detection_at, .detection_len = f->detection_len};
+}
+
+/* The typed call of routed_run when a callback takes the result. */
+static int routed_typed(const routed *ctx, laya_model *m, const json_value *mreq, arena *a, router_answer *v,
+                        laya_error *err) {
+  int rc;
+  if (ctx->call == CALL_DECIDE) {
+    decide_result *d = NULL;
+    rc = engine_run_decide(m, mreq, &d, err);
+    v->decide = d;
+    if (!rc) rc = ctx->fn(ctx->user, 0, v, err);
+    decide_result_free(d);
+    return rc;
+  }
+  shortlist_result sl;
+  long_result l;
+  state_result *res = NULL;
+  long n = 0;
+  if (ctx->call == CALL_SHORTLIST) {
+    rc = engine_run_shortlist(m, mreq, a, &sl, err);
+    v->shortlist = &sl;
+    v->state = &sl.r;
+  } else if (ctx->call == CALL_PREDICT) {
+    rc = engine_run_request(m, mreq, false, a, &res, &n, err);
+    v->state = res;
+  } else {
+    rc = engine_run_long(m, mreq, ctx->progress, a, &l, err);
+    v->lng = &l;
+  }
+  return rc ? rc : ctx->fn(ctx->user, 0, v, err);
+}
 
 /* One routed call: route, borrow the model, run the model-level call typed, and write its result
  * with the RouteDecision as "routing" (last). */
@@ -481,7 +534,10 @@ static int routed_run(void *ctx, const json_value *req, strbuf *out, laya_error 
   strbuf dec;
   sb_init(&dec);
   char chosen[64], detected[32];
-  int rc = route_request(r, req, -1, &dec, chosen, detected, err);
+  router_facts facts;
+  sb_init(&facts.reason);
+  int rc = route_request_facts(r, req, -1, &dec, chosen, &facts, err);
+  snprintf(detected, sizeof detected, "%s", rc ? "" : facts.language);
   laya_model *m = NULL;
   if (!rc) {
     m = model_for(r, chosen, err);
@@ -494,6 +550,9 @@ static int routed_run(void *ctx, const json_value *req, strbuf *out, laya_error 
     const json_value *mreq = model_request(req, effective_lang(req, detected), &a);
     if (!mreq) {
       rc = laya_err(err, LAYA_ERR_NOMEM, "MemoryError", "out of memory");
+    } else if (((routed *)ctx)->fn) {
+      router_answer v = answer_view(call, sb_cstr(&dec), chosen, &facts);
+      rc = routed_typed(ctx, m, mreq, &a, &v, err);
     } else if (call == CALL_DECIDE) {
       rc = decide_run(m, mreq, false, NULL, sb_cstr(&dec), out, err);
     } else {
@@ -517,13 +576,14 @@ static int routed_run(void *ctx, const json_value *req, strbuf *out, laya_error 
     release(r, m);
     arena_free(&a);
   }
+  sb_free(&facts.reason);
   sb_free(&dec);
   return rc;
 }
 
 static int routed_call(laya_router *r, const char *request_json, int call, char **result_json,
                        laya_error *err) {
-  routed ctx = {r, call, NULL};
+  routed ctx = {r, call, NULL, NULL, NULL};
   return json_call("laya_router", r, request_json, routed_run, &ctx, result_json, err);
 }
 
@@ -603,7 +663,7 @@ int laya_router_predict_tournament(laya_router *r, const char *request_json, cha
  * laya_predict_batch per (checkpoint, question set, budgets, language) group, in order of first
  * appearance; results come back in input order. */
 static int predict_batch_each(laya_router *r, const json_value *req, const rj_style *style, char **results,
-                              laya_error *err) {
+                              router_answer_fn fn, void *user, laya_error *err) {
   const json_value *reqs = json_get(req, "requests");
   int rc = 0;
   arena a; /* the decisions and per-group results read back */
@@ -615,7 +675,9 @@ static int predict_batch_each(laya_router *r, const json_value *req, const rj_st
   const char **langs = calloc(n ? n : 1, sizeof(char *));
   char (*detected)[32] = calloc(n ? n : 1, 32);
   bool *done = calloc(n ? n : 1, sizeof(bool));
-  if (!decs || !models || !keys || !langs || !detected || !done)
+  router_facts *facts = calloc(n ? n : 1, sizeof *facts); /* fn's views */
+  for (uint32_t i = 0; facts && i < n; i++) sb_init(&facts[i].reason);
+  if (!decs || !models || !keys || !langs || !detected || !done || !facts)
     rc = laya_err(err, LAYA_ERR_NOMEM, NULL, "laya_router_predict_batch: out of memory");
   for (uint32_t i = 0; !rc && i < n; i++) {
     const json_value *q = &reqs->items[i];
@@ -623,7 +685,8 @@ static int predict_batch_each(laya_router *r, const json_value *req, const rj_st
     const json_value *qs = q->type == JSON_OBJECT ? json_get(q, "questions") : NULL;
     strbuf d;
     sb_init(&d);
-    rc = route_request(r, q, (int)i, &d, models[i], detected[i], err);
+    rc = route_request_facts(r, q, (int)i, &d, models[i], &facts[i], err);
+    if (!rc) snprintf(detected[i], 32, "%s", facts[i].language);
     decs[i] = sb_steal(&d);
     if (!rc && !decs[i]) rc = laya_err(err, LAYA_ERR_NOMEM, NULL, "laya_router_predict_batch: out of memory");
     if (rc) break;
@@ -690,7 +753,12 @@ static int predict_batch_each(laya_router *r, const json_value *req, const rj_st
     release(r, m);
     if (!rc && got != (long)k)
       rc = laya_err(err, LAYA_ERR_INTERNAL, NULL, "predict_batch returned the wrong number of results");
-    for (uint32_t t = 0; !rc && t < k; t++) {
+    for (uint32_t t = 0; fn && !rc && t < k; t++) {
+      router_answer v = answer_view(CALL_PREDICT, decs[members[t]], models[members[t]], &facts[members[t]]);
+      v.state = &res[t];
+      rc = fn(user, members[t], &v, err);
+    }
+    for (uint32_t t = 0; !fn && !rc && t < k; t++) {
       strbuf one;
       sb_init(&one);
       rj_write_state(&one, style, &res[t], decs[members[t]]);
@@ -709,6 +777,8 @@ static int predict_batch_each(laya_router *r, const json_value *req, const rj_st
   free(langs);
   free(detected);
   free(done);
+  for (uint32_t i = 0; facts && i < n; i++) sb_free(&facts[i].reason);
+  free(facts);
   arena_free(&a);
   return rc;
 }
@@ -719,7 +789,7 @@ static int predict_batch_run(void *ctx, const json_value *req, strbuf *out, laya
     return laya_type_error(err, "requests must be a sequence of request dictionaries");
   char **results = calloc(reqs->n ? reqs->n : 1, sizeof(char *));
   if (!results) return laya_err(err, LAYA_ERR_NOMEM, NULL, "laya_router_predict_batch: out of memory");
-  int rc = predict_batch_each(ctx, req, &RJ_PY, results, err);
+  int rc = predict_batch_each(ctx, req, &RJ_PY, results, NULL, NULL, err);
   if (!rc) {
     sb_putc(out, '[');
     for (uint32_t i = 0; i < reqs->n; i++) {
@@ -739,17 +809,33 @@ int router_predict_batch_value(laya_router *r, const json_value *req, const rj_s
   const json_value *reqs = json_get(req, "requests");
   if (!reqs || reqs->type != JSON_ARRAY)
     return laya_type_error(err, "requests must be a sequence of request dictionaries");
-  int rc = predict_batch_each(r, req, style, results, err);
+  int rc = predict_batch_each(r, req, style, results, NULL, NULL, err);
   if (rc)
     for (uint32_t i = 0; i < reqs->n; i++) free(results[i]), results[i] = NULL;
   return rc;
 }
 
+int router_predict_batch_typed_each(laya_router *r, const json_value *req, router_answer_fn fn, void *user,
+                                    laya_error *err) {
+  laya_err_clear(err);
+  const json_value *reqs = json_get(req, "requests");
+  if (!reqs || reqs->type != JSON_ARRAY)
+    return laya_type_error(err, "requests must be a sequence of request dictionaries");
+  return predict_batch_each(r, req, NULL, NULL, fn, user, err);
+}
+
 int router_call_value(laya_router *r, int call, const json_value *req, const engine_progress *progress,
                       strbuf *out, laya_error *err) {
   laya_err_clear(err);
-  routed ctx = {r, call, progress};
+  routed ctx = {r, call, progress, NULL, NULL};
   return routed_run(&ctx, req, out, err);
+}
+
+int router_call_typed(laya_router *r, int call, const json_value *req, const engine_progress *progress,
+                      router_answer_fn fn, void *user, laya_error *err) {
+  laya_err_clear(err);
+  routed ctx = {r, call, progress, fn, user};
+  return routed_run(&ctx, req, NULL, err);
 }
 
 int laya_router_predict_batch(laya_router *r, const char *request_json, char **result_json,

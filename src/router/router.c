@@ -270,7 +270,7 @@ static int english_from_code(const json_value *v) {
   return r;
 }
 
-static void decision(strbuf *out, const router_config *cfg, const char *key, const char *reason,
+static void decision(strbuf *out, size_t det_span[2], const router_config *cfg, const char *key, const char *reason,
                      const lang_detection *det, const lang_diag *diag, const char *workflow) {
   sb_puts(out, "{\"model\": ");
   json_dump_string(out, key, strlen(key), false);
@@ -288,8 +288,10 @@ static void decision(strbuf *out, const router_config *cfg, const char *key, con
   sb_puts(out, ", \"reason\": ");
   json_dump_string(out, reason, strlen(reason), false);
   sb_puts(out, ", \"detection\": ");
+  det_span[0] = out->len;
   if (det) lang_detection_json_explain(out, det, diag);
   else sb_puts(out, "null");
+  det_span[1] = out->len - det_span[0];
   sb_puts(out, ", \"workflow\": ");
   if (workflow) json_dump_string(out, workflow, strlen(workflow), false);
   else sb_puts(out, "null");
@@ -333,12 +335,13 @@ int router_route_facts(const router_config *cfg, const json_value *state, const 
                            json_py_type(questions));
   strbuf reason;
   sb_init(&reason);
+  size_t det_span[2] = {0, 0};
   int rc = 0;
   if (model && model->type != JSON_NULL) {
     if ((rc = router_resolve(cfg, model, chosen, err))) goto done;
     sb_puts(&reason, "explicit model=");
     py_repr_json(&reason, model);
-    decision(out, cfg, chosen, reason.data, NULL, NULL, NULL);
+    decision(out, det_span, cfg, chosen, reason.data, NULL, NULL, NULL);
     goto done;
   }
   if (task && task->type != JSON_NULL) {
@@ -357,14 +360,14 @@ int router_route_facts(const router_config *cfg, const json_value *state, const 
     if (rc) goto done;
     sb_puts(&reason, "explicit task=");
     py_repr_json(&reason, task);
-    decision(out, cfg, chosen, reason.data, NULL, NULL, NULL);
+    decision(out, det_span, cfg, chosen, reason.data, NULL, NULL, NULL);
     goto done;
   }
   const char *workflow = router_match_workflow(questions);
   if (workflow && cfg->auto_task_detection) {
     snprintf(chosen, 64, "typed-decisions");
     sb_printf(&reason, "question ids match the '%s' typed-decisions workflow", workflow);
-    decision(out, cfg, chosen, reason.data, NULL, NULL, workflow);
+    decision(out, det_span, cfg, chosen, reason.data, NULL, NULL, workflow);
     goto done;
   }
   if (lang && lang->type != JSON_NULL) {
@@ -373,7 +376,7 @@ int router_route_facts(const router_config *cfg, const json_value *state, const 
       snprintf(chosen, 64, "%s", en ? "english" : "multilingual");
       sb_puts(&reason, "explicit lang=");
       py_repr_json(&reason, lang);
-      decision(out, cfg, chosen, reason.data, NULL, NULL, workflow);
+      decision(out, det_span, cfg, chosen, reason.data, NULL, NULL, workflow);
       goto done;
     }
   }
@@ -389,7 +392,7 @@ int router_route_facts(const router_config *cfg, const json_value *state, const 
       snprintf(chosen, 64, "%s", en ? "english" : "multilingual");
       sb_printf(&reason, "%s: the caller identified this as %s text",
                 pass == 0 ? "lang_guess" : "Router(lang_guess=...)", en ? "English" : "non-English");
-      decision(out, cfg, chosen, reason.data, NULL, NULL, workflow);
+      decision(out, det_span, cfg, chosen, reason.data, NULL, NULL, workflow);
       goto done;
     }
   }
@@ -439,12 +442,16 @@ int router_route_facts(const router_config *cfg, const json_value *state, const 
     snprintf(chosen, 64, "english");
     sb_puts(&reason, "English Latin text");
   }
-  decision(out, cfg, chosen, reason.data ? reason.data : "", &det, explain ? &diag : NULL, workflow);
+  decision(out, det_span, cfg, chosen, reason.data ? reason.data : "", &det, explain ? &diag : NULL, workflow);
   if (language && det.language) snprintf(language, 32, "%s", det.language);
   lang_detection_free(&det);
   if (explain) lang_diag_free(&diag);
 done:
-  if (facts && !rc) sb_append(&facts->reason, reason.data ? reason.data : "", reason.len);
+  if (facts && !rc) {
+    sb_append(&facts->reason, reason.data ? reason.data : "", reason.len);
+    facts->detection_at = det_span[0];
+    facts->detection_len = det_span[1];
+  }
   sb_free(&reason);
   if (out->oom && !rc) rc = laya_err(err, LAYA_ERR_NOMEM, "MemoryError", "out of memory");
   return rc;

@@ -79,6 +79,9 @@ int router_route_detect(const router_config *cfg, const json_value *state, const
 typedef struct router_facts {
   char language[32]; /* the detection's language ("" when it ran none or named none) */
   strbuf reason;     /* the decision's reason (the caller frees it) */
+  /* where the decision's "detection" value lies in decision_json (its "null" when no detection
+   * ran): the `laya` command prints it without reading the decision back */
+  size_t detection_at, detection_len;
 } router_facts;
 
 /* router_route_ex that also fills *facts (sb_init'd by the caller; NULL: none). */

@@ -27,14 +27,15 @@ static int eng_predict(void *ctx, void *model, const char *req, char **out, laya
   *out = NULL;
   return laya_err(err, LAYA_ERR_UNSUPPORTED, NULL, "this build has no inference engine");
 }
-static const char *eng_info(void *ctx, void *model) {
+static bool eng_facts(void *ctx, void *model, model_facts *out) {
   (void)ctx;
   (void)model;
-  return NULL;
+  (void)out;
+  return false;
 }
 const serve_engine serve_engine_laya = {.name = "none", .open = eng_open, .close = eng_close,
                                         .predict = eng_predict, .predict_batch = eng_predict,
-                                        .info = eng_info};
+                                        .facts = eng_facts};
 #else
 static void *eng_open(void *ctx, const char *path, const serve_config *cfg, laya_error *err) {
   (void)ctx;
@@ -80,9 +81,10 @@ static int eng_predict_batch(void *ctx, void *model, const char *req, char **out
   (void)ctx;
   return laya_predict_batch(model, req, out, err);
 }
-static const char *eng_info(void *ctx, void *model) {
+static bool eng_facts(void *ctx, void *model, model_facts *out) {
   (void)ctx;
-  return laya_model_info(model);
+  engine_model_facts(model, out);
+  return true;
 }
 static long eng_cpu_fallbacks(void *ctx, void *model) {
   (void)ctx;
@@ -183,7 +185,7 @@ const serve_engine serve_engine_laya = {.name = "laya",
                                         .reserve = eng_reserve,
                                         .predict = eng_predict,
                                         .predict_batch = eng_predict_batch,
-                                        .info = eng_info,
+                                        .facts = eng_facts,
                                         .cpu_fallbacks = eng_cpu_fallbacks,
                                         .job_prepare = eng_job_prepare,
                                         .job_tokens = eng_job_tokens,

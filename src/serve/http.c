@@ -47,6 +47,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "model/result_json.h"
 #include "serve/http.h"
 #include "serve/log.h"
 
@@ -257,22 +258,21 @@ static enum MHD_Result health(req_ctx *ctx) {
   if (!authorized(srv, ctx->conn)) {
     sb_puts(&sb, "{\"status\":\"ok\"}");
   } else {
-    strbuf raw;
-    sb_init(&raw);
-    sb_puts(&raw, "{\"status\": \"ok\", ");
-    serve_models_health(srv->models, &raw);
-    sb_putc(&raw, '}');
-    arena a;
-    arena_init(&a, 4096);
-    laya_error e;
-    json_value *v = json_parse(raw.data, raw.len, &a, NULL, &e);
-    json_dump_opts o = {",", ":", false, -1};
-    if (v)
-      json_dump(&sb, v, &o);
-    else
-      sb_append(&sb, raw.data, raw.len);
-    arena_free(&a);
-    sb_free(&raw);
+    /* the members as the models wrote them (json.dumps spacing, no floats), respaced compact as
+     * FastAPI sends them: written once, not parsed back */
+    serve_health h;
+    serve_models_health_members(srv->models, &h);
+    rj w;
+    rj_init(&w, &sb, &RJ_COMPACT);
+    sb_puts(&sb, "{\"status\":\"ok\"");
+    for (int i = 0; i < SERVE_HEALTH_N; i++) {
+      sb_putc(&sb, ',');
+      json_dump_string(&sb, h.key[i], strlen(h.key[i]), false);
+      sb_putc(&sb, ':');
+      rj_raw_respaced(&w, sb_cstr(&h.value[i]));
+    }
+    sb_putc(&sb, '}');
+    serve_health_free(&h);
   }
   enum MHD_Result rc = send_json(ctx, 200, &sb, NULL);
   sb_free(&sb);

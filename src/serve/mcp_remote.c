@@ -304,10 +304,11 @@ static void r_close(void *ctx, void *model) {
   free(model);
 }
 
-static const char *r_info(void *ctx, void *model) {
+static bool r_facts(void *ctx, void *model, model_facts *out) {
   (void)ctx;
   (void)model;
-  return NULL; /* no device to report: Laya's remote answers carry none */
+  (void)out;
+  return false; /* no device to report: Laya's remote answers carry none */
 }
 
 /* ---- the decision calls (mcp.c builds the request as a value: written here once, as the body) ---- */
@@ -376,7 +377,7 @@ void mcp_remote_engine(mcp_remote *r, serve_engine *eng) {
   eng->name = "remote";
   eng->open = r_open;
   eng->close = r_close;
-  eng->info = r_info;
+  eng->facts = r_facts;
   eng->open_by_name = true;
 }
 

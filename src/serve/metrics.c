@@ -14,6 +14,7 @@
 
 #include "core/cpu_features.h"
 #include "core/options.h"
+#include "model/typed.h"
 #include "serve/serve.h"
 
 static const double LATENCY_BUCKETS[] = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
@@ -340,10 +341,21 @@ static const char *cpu_level(void) {
   return "generic";
 }
 
-static void info_label(strbuf *sb, const char *name, const json_value *info, const char *key) {
-  const json_value *v = info ? json_get(info, key) : NULL;
+static void info_label(strbuf *sb, const char *name, const char *value) {
   sb_printf(sb, ",%s=", name);
-  label_value(sb, v && v->type == JSON_STRING ? v->s : "");
+  label_value(sb, value ? value : "");
+}
+
+/* One loaded checkpoint's laya_checkpoint_info line (no facts: every label empty). */
+static void checkpoint_info(void *user, const char *name, const model_facts *f) {
+  strbuf *sb = user;
+  sb_puts(sb, "laya_checkpoint_info{model=");
+  label_value(sb, name);
+  info_label(sb, "backend", f ? f->backend : NULL);
+  info_label(sb, "device", f ? f->device : NULL);
+  info_label(sb, "precision", f ? f->precision : NULL);
+  info_label(sb, "cpu_isa", f ? f->cpu_isa : NULL);
+  sb_puts(sb, "} 1\n");
 }
 
 void serve_metrics_render_process(serve_metrics *m, serve_models *models, strbuf *sb) {
@@ -398,28 +410,10 @@ void serve_metrics_render_process(serve_metrics *m, serve_models *models, strbuf
   label_value(sb, cpu_level());
   sb_puts(sb, "} 1\n");
   if (!models) return;
-  strbuf infos;
-  sb_init(&infos);
-  serve_models_infos(models, &infos);
-  arena a;
-  arena_init(&a, 1 << 14);
-  laya_error e;
-  json_value *v = json_parse(infos.data ? infos.data : "{}", infos.len, &a, NULL, &e);
   sb_puts(sb, "# HELP laya_checkpoint_info A loaded checkpoint: its backend, device, precision and CPU kernel table.\n"
               "# TYPE laya_checkpoint_info gauge\n");
-  for (uint32_t i = 0; v && v->type == JSON_OBJECT && i < v->n; i++) {
-    const json_member *c = &v->members[i];
-    sb_puts(sb, "laya_checkpoint_info{model=");
-    label_value(sb, c->key);
-    info_label(sb, "backend", &c->value, "backend");
-    info_label(sb, "device", &c->value, "device");
-    info_label(sb, "precision", &c->value, "precision");
-    info_label(sb, "cpu_isa", &c->value, "cpu_isa");
-    sb_puts(sb, "} 1\n");
-  }
+  unsigned loaded = serve_models_each_facts(models, checkpoint_info, sb);
   sb_printf(sb, "# HELP laya_checkpoints_loaded Checkpoints loaded now.\n"
                 "# TYPE laya_checkpoints_loaded gauge\nlaya_checkpoints_loaded %u\n",
-            v && v->type == JSON_OBJECT ? v->n : 0);
-  arena_free(&a);
-  sb_free(&infos);
+            loaded);
 }

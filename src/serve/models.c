@@ -21,6 +21,7 @@
 
 #include "core/options.h"
 #include "model/hub.h"
+#include "model/typed.h"
 #include "router/router.h"
 #include "serve/log.h"
 #include "serve/serve.h"
@@ -382,20 +383,16 @@ static char *locate(serve_models *m, checkpoint *c, bool offline, char **commit,
 /* The engine's load warnings for a checkpoint it just opened (NaN/Inf weights, a device fallback:
  * laya_model_info's "warnings"), through the logger: the engine opens quietly. */
 static void log_load_warnings(serve_models *m, checkpoint *c, void *model) {
-  const char *info = m->eng->info ? m->eng->info(m->eng->ctx, model) : NULL;
-  if (!info) return;
-  arena a;
-  arena_init(&a, 4096);
-  laya_error e;
-  json_value *v = json_parse(info, strlen(info), &a, NULL, &e);
-  const json_value *w = v ? json_get(v, "warnings") : NULL;
-  for (uint32_t i = 0; w && w->type == JSON_ARRAY && i < w->n; i++) {
-    const json_value *s = &w->items[i];
-    if (s->type != JSON_STRING) continue;
-    const char *text = strncmp(s->s, "laya: ", 6) ? s->s : s->s + 6;
-    serve_log(SERVE_LOG_WARNING, "checkpoint '%s': %s", c->name, text);
+  model_facts f;
+  if (!m->eng->facts || !m->eng->facts(m->eng->ctx, model, &f)) return;
+  /* one a line, as the info's "warnings" list holds them */
+  for (const char *w = f.warnings; *w;) {
+    const char *nl = strchr(w, '\n');
+    int len = nl ? (int)(nl - w) : (int)strlen(w);
+    const char *text = strncmp(w, "laya: ", 6) || len < 6 ? w : w + 6;
+    serve_log(SERVE_LOG_WARNING, "checkpoint '%s': %.*s", c->name, len - (int)(text - w), text);
+    w += len + (nl ? 1 : 0);
   }
-  arena_free(&a);
 }
 
 /* Find and open checkpoint c, reserving its pass scratch. Called without the registry lock (a
@@ -616,20 +613,19 @@ void serve_models_loaded(serve_models *m, strbuf *sb) {
   pthread_mutex_unlock(&m->lock);
 }
 
-void serve_models_infos(serve_models *m, strbuf *sb) {
+unsigned serve_models_each_facts(serve_models *m, void (*fn)(void *user, const char *name, const model_facts *f),
+                                 void *user) {
   pthread_mutex_lock(&m->lock);
-  sb_putc(sb, '{');
-  int k = 0;
+  unsigned k = 0;
   for (int i = 0; i < m->n; i++) {
     if (!m->cp[i].model) continue;
-    const char *info = m->eng->info ? m->eng->info(m->eng->ctx, m->cp[i].model) : NULL;
-    if (k++) sb_putc(sb, ',');
-    json_dump_string(sb, m->cp[i].name, strlen(m->cp[i].name), false);
-    sb_putc(sb, ':');
-    sb_puts(sb, info && *info ? info : "{}");
+    model_facts f;
+    bool have = m->eng->facts && m->eng->facts(m->eng->ctx, m->cp[i].model, &f);
+    fn(user, m->cp[i].name, have ? &f : NULL);
+    k++;
   }
-  sb_putc(sb, '}');
   pthread_mutex_unlock(&m->lock);
+  return k;
 }
 
 bool serve_models_ready(serve_models *m) {
@@ -658,19 +654,12 @@ void serve_models_not_ready(serve_models *m, strbuf *sb) {
   pthread_mutex_unlock(&m->lock);
 }
 
-/* The device a loaded model reports in its info JSON, or NULL. */
-/* A string field of a model's info ("device", "precision"), malloc'd, or NULL. */
+/* A string fact of a model's info ("device", "precision"), malloc'd, or NULL. */
 static char *model_info_str(serve_models *m, void *model, const char *key) {
-  const char *info = m->eng->info ? m->eng->info(m->eng->ctx, model) : NULL;
-  if (!info) return NULL;
-  arena a;
-  arena_init(&a, 4096);
-  laya_error e;
-  json_value *v = json_parse(info, strlen(info), &a, NULL, &e);
-  const json_value *d = v ? json_get(v, key) : NULL;
-  char *out = (d && d->type == JSON_STRING) ? strdup(d->s) : NULL;
-  arena_free(&a);
-  return out;
+  model_facts f;
+  if (!m->eng->facts || !m->eng->facts(m->eng->ctx, model, &f)) return NULL;
+  const char *v = !strcmp(key, "device") ? f.device : f.precision;
+  return v ? strdup(v) : NULL;
 }
 
 static char *model_device(serve_models *m, void *model) { return model_info_str(m, model, "device"); }
@@ -781,18 +770,6 @@ const char *serve_health_get(const serve_health *h, const char *key) {
   return NULL;
 }
 
-void serve_models_health(serve_models *m, strbuf *sb) {
-  serve_health h;
-  serve_models_health_members(m, &h);
-  for (int i = 0; i < SERVE_HEALTH_N; i++) {
-    if (i) sb_puts(sb, ", ");
-    json_dump_string(sb, h.key[i], strlen(h.key[i]), false);
-    sb_puts(sb, ": ");
-    sb_puts(sb, sb_cstr(&h.value[i]));
-  }
-  serve_health_free(&h);
-}
-
 bool serve_models_has_lang_temps(serve_models *m, const char *name) {
   laya_error err;
   void *model = serve_models_get(m, name, &err);
@@ -801,15 +778,8 @@ bool serve_models_has_lang_temps(serve_models *m, const char *name) {
   checkpoint *c = find(m, name);
   if (c && c->model && c->lang_temps < 0) { /* c->model: `model` may have been evicted since */
     c->lang_temps = 0;
-    const char *info = m->eng->info ? m->eng->info(m->eng->ctx, c->model) : NULL;
-    if (info) {
-      arena a;
-      arena_init(&a, 4096);
-      json_value *v = json_parse(info, strlen(info), &a, NULL, &err);
-      const json_value *t = v ? json_get(v, "lang_temperatures") : NULL;
-      c->lang_temps = t && t->type == JSON_OBJECT && t->n > 0;
-      arena_free(&a);
-    }
+    model_facts f;
+    if (m->eng->facts && m->eng->facts(m->eng->ctx, c->model, &f)) c->lang_temps = f.lang_temperatures > 0;
   }
   bool has = c && c->lang_temps == 1;
   pthread_mutex_unlock(&m->lock);

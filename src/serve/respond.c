@@ -190,26 +190,47 @@ static void add_jev_confidence(json_value *result, arena *a) {
 
 void serve_finish_result(json_value *result, const char *routing_json, bool strict, arena *a,
                          strbuf *out) {
-  if (result->type == JSON_OBJECT) {
-    if (strict) {
-      project_strict(result, a);
-    } else {
-      if (routing_json) {
-        laya_error e;
-        json_value *r = json_parse(routing_json, strlen(routing_json), a, NULL, &e);
-        if (r) set_member(result, "routing", r, a);
-      }
-      add_jev_confidence(result, a);
-    }
-  }
   json_dump_opts o = {",", ":", false, -1};
-  json_dump(out, result, &o);
-}
-
-void serve_write_result(const struct state_result *r, const char *routing_json, bool strict, strbuf *out) {
+  if (result->type != JSON_OBJECT || strict || !routing_json) {
+    if (result->type == JSON_OBJECT && strict) project_strict(result, a);
+    else if (result->type == JSON_OBJECT) add_jev_confidence(result, a);
+    json_dump(out, result, &o);
+    return;
+  }
+  add_jev_confidence(result, a);
+  /* result["routing"] = the RouteDecision (its place kept when the result has one, else last):
+   * the decision is text the router wrote, spliced with compact separators, not parsed */
+  const json_member *at = find_member(result, "routing");
   rj w;
   rj_init(&w, out, &RJ_COMPACT);
-  rj_served(&w, r, routing_json, strict);
+  sb_putc(out, '{');
+  for (uint32_t i = 0; i < result->n; i++) {
+    const json_member *m = &result->members[i];
+    if (i) sb_putc(out, ',');
+    json_dump_string(out, m->key, m->key_len, false);
+    sb_putc(out, ':');
+    if (m == at) rj_raw_respaced(&w, routing_json);
+    else json_dump(out, &m->value, &o);
+  }
+  if (!at) {
+    sb_puts(out, result->n ? ",\"routing\":" : "\"routing\":");
+    rj_raw_respaced(&w, routing_json);
+  }
+  sb_putc(out, '}');
+}
+
+void serve_write_body(strbuf *body, const state_result *r, size_t n, char *const *routing_json, bool strict,
+                      bool batch, const tournament_entry ***notes, bool **dropped) {
+  long in = 0;
+  for (size_t i = 0; i < n; i++) in += r[i].input_tokens;
+  if (batch) sb_puts(body, "{\"results\":[");
+  for (size_t i = 0; i < n; i++) {
+    if (i) sb_putc(body, ',');
+    rj w;
+    rj_init(&w, body, &RJ_COMPACT);
+    rj_served_tournament(&w, &r[i], routing_json[i], strict, notes ? notes[i] : NULL, dropped ? dropped[i] : NULL);
+  }
+  if (batch) sb_printf(body, "],\"total_usage\":{\"input_tokens\":%ld,\"output_tokens\":0}}", in);
 }
 
 void serve_detail_json(strbuf *sb, const char *detail, size_t n) {

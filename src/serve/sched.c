@@ -812,15 +812,7 @@ static void write_job_body(serve_job *job, const state_result *r, const tourname
   long in = 0;
   for (size_t i = 0; i < job->n_states; i++) in += r[i].input_tokens;
   job->input_tokens = in;
-  if (job->is_batch) sb_puts(&job->body, "{\"results\":[");
-  for (size_t i = 0; i < job->n_states; i++) {
-    if (i) sb_putc(&job->body, ',');
-    rj w;
-    rj_init(&w, &job->body, &RJ_COMPACT);
-    rj_served_tournament(&w, &r[i], job->routing_json[i], job->strict, notes ? notes[i] : NULL,
-                         dropped ? dropped[i] : NULL);
-  }
-  if (job->is_batch) sb_printf(&job->body, "],\"total_usage\":{\"input_tokens\":%ld,\"output_tokens\":0}}", in);
+  serve_write_body(&job->body, r, job->n_states, job->routing_json, job->strict, job->is_batch, notes, dropped);
   job->status = job->body.oom ? 500 : 0;
 }
 

@@ -157,10 +157,9 @@ void *serve_models_get(serve_models *m, const char *name, laya_error *err);
 int serve_models_unload_idle(serve_models *m, double idle_seconds);
 /* Load every checkpoint LAYA_MODELS names (or every registered one that has a local source). */
 int serve_models_preload(serve_models *m, laya_error *err);
-/* {"loaded": [...], "revisions": {...}, "device":..., ...} members for /health and laya_status. */
-void serve_models_health(serve_models *m, strbuf *sb);
-/* The same members one by one (key, value as JSON text in json.dumps's default spacing), in
- * /health's order, for a surface that writes them in its own order and style (laya_status). */
+/* /health's members ("loaded", "revisions", "device", ...) one by one (key, value as JSON text in
+ * json.dumps's default spacing, no floats), in /health's order, for a surface that writes them in
+ * its own style (/health, laya_status). */
 #define SERVE_HEALTH_N 8
 typedef struct serve_health {
   const char *key[SERVE_HEALTH_N];
@@ -171,8 +170,12 @@ const char *serve_health_get(const serve_health *h, const char *key); /* NULL: n
 void serve_health_free(serve_health *h);
 /* JSON array of the loaded checkpoint names. */
 void serve_models_loaded(serve_models *m, strbuf *sb);
-/* {name: laya_model_info JSON} of the loaded checkpoints (/metrics). */
-void serve_models_infos(serve_models *m, strbuf *sb);
+struct model_facts; /* model/typed.h */
+/* fn(user, name, facts) for each loaded checkpoint in registry order, under the registry lock
+ * (the facts are the model's: valid only during the call); facts NULL when the engine has none
+ * (/metrics). Returns how many were loaded. */
+unsigned serve_models_each_facts(serve_models *m, void (*fn)(void *user, const char *name, const struct model_facts *f),
+                                 void *user);
 bool serve_models_ready(serve_models *m);
 /* /ready's 503 body while not ready: {"status":"loading"}, or, once a checkpoint failed to load,
  * {"status":"unavailable","errors":{name: why}}. */
@@ -204,8 +207,9 @@ struct serve_engine {
                  laya_error *err);
   int (*predict_batch)(void *ctx, void *model, const char *request_json, char **result_json,
                        laya_error *err);
-  /* laya_model_info JSON (owned by the model). */
-  const char *(*info)(void *ctx, void *model);
+  /* The facts of laya_model_info the server reads (model/typed.h), filled in *out; false: none
+  (the engine reports no model info). */
+  bool (*facts)(void *ctx, void *model, struct model_facts *out);
   /* Requests answered on the CPU after a device out-of-memory (laya_cpu_fallback_count), or NULL. */
   long (*cpu_fallbacks)(void *ctx, void *model);
   /* Prepared requests packed into shared forward passes (laya_job_*): prepare takes a
@@ -301,8 +305,13 @@ void serve_finish_result(json_value *result, const char *routing_json, bool stri
                          strbuf *out);
 /* Jev's own confidence for a choice/score answer; false when it has none. */
 bool serve_jev_confidence(const json_value *answer, double *out);
-/* serve_finish_result from a typed result (model/typed.h): the same body, written once. */
-void serve_write_result(const struct state_result *r, const char *routing_json, bool strict, strbuf *out);
+/* The response body of n typed results (model/typed.h), as laya-serve writes every answered job
+ * (serve_job_finish, serve_job_run_alone): each result as serve_finish_result writes it, with
+ * routing_json[i] (entries may be NULL) and, for LAYA_TOURNAMENT_GROUP, notes[i] / dropped[i]
+ * (NULL: none); batch: {"results": [...], "total_usage": {...}}. Appended to body. */
+struct tournament_entry;
+void serve_write_body(strbuf *body, const struct state_result *r, size_t n, char *const *routing_json, bool strict,
+                      bool batch, const struct tournament_entry ***notes, bool **dropped);
 /* {"detail": "..."} as FastAPI writes it. */
 void serve_detail_json(strbuf *sb, const char *detail, size_t n);
 

@@ -412,7 +412,35 @@ static void run_cases(serve_models *models, serve_config *cfg, bool pipeline) {
   serve_sched_free(s);
 }
 
+/* A stand-in engine's answer gets the RouteDecision as its "routing" member: in the place of one
+ * the answer already has, else last; the decision's text respaced compact (as parsing and
+ * re-writing it gave), strings and their escapes untouched. */
+static void test_finish_routing(void) {
+  static const char *dec = "{\"model\": \"english\", \"reason\": \"a, b: \\\"c\\\"\", \"detection\": {\"x\": [1, 2.5]}}";
+  static const char *want = "{\"model\":\"english\",\"reason\":\"a, b: \\\"c\\\"\",\"detection\":{\"x\":[1,2.5]}}";
+  const char *results[2] = {"{\"model\": \"laya-rl-agent\", \"answers\": {}, \"usage\": {\"input_tokens\": 3}}",
+                            "{\"routing\": null, \"answers\": {}}"};
+  for (int k = 0; k < 2; k++) {
+    arena a;
+    arena_init(&a, 4096);
+    laya_error e;
+    json_value *v = json_parse(results[k], strlen(results[k]), &a, NULL, &e);
+    CHECK(v != NULL);
+    strbuf out, expect;
+    sb_init(&out);
+    sb_init(&expect);
+    if (v) serve_finish_result(v, dec, false, &a, &out);
+    if (k == 0) sb_printf(&expect, "{\"model\":\"laya-rl-agent\",\"answers\":{},\"usage\":{\"input_tokens\":3},\"routing\":%s}", want);
+    else sb_printf(&expect, "{\"routing\":%s,\"answers\":{}}", want);
+    CHECK_STREQ(sb_cstr(&out), sb_cstr(&expect));
+    sb_free(&out);
+    sb_free(&expect);
+    arena_free(&a);
+  }
+}
+
 int main(void) {
+  test_finish_routing();
   setenv("LAYA_EXTRA_MODELS", "{\"english\": \"/fake/english\"}", 1);
   setenv("LAYA_SERVE_BATCH_WAIT_US", "500000", 1);
   serve_config cfg;
