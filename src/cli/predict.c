@@ -297,31 +297,7 @@ static int answer_value(cli_engine *e, cli_call call, bool routed, bool shortlis
   if (routed) return router_call_typed(e->router, kind, req, ov->progress, sink_answer, &sink, err);
   laya_err_clear(err);
   router_answer v = {.call = kind};
-  int rc;
-  if (kind == ROUTER_CALL_DECIDE) {
-    decide_result *d = NULL;
-    rc = engine_run_decide(e->direct, req, &d, err);
-    v.decide = d;
-    if (!rc) rc = sink_answer(&sink, 0, &v, err);
-    decide_result_free(d);
-    return rc;
-  }
-  shortlist_result sl;
-  long_result l;
-  state_result *res = NULL;
-  long n = 0;
-  if (kind == ROUTER_CALL_SHORTLIST) {
-    rc = engine_run_shortlist(e->direct, req, a, &sl, err);
-    v.shortlist = &sl;
-    v.state = &sl.r;
-  } else if (kind == ROUTER_CALL_LONG) {
-    rc = engine_run_long(e->direct, req, ov->progress, a, &l, err);
-    v.lng = &l;
-  } else {
-    rc = engine_run_request(e->direct, req, false, a, &res, &n, err);
-    v.state = res;
-  }
-  return rc ? rc : sink_answer(&sink, 0, &v, err);
+  return router_model_call_typed(e->direct, &v, req, ov->progress, a, sink_answer, &sink, err);
 }
 
 int cli_engine_answer_item(cli_engine *e, cli_call call, const cli_item *item, const json_value *questions,

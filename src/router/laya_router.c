@@ -495,15 +495,15 @@ static router_answer answer_view(int call, const char *text, const char *chosen,
                          .detection = text + f->detection_at, .detection_len = f->detection_len};
 }
 
-/* The typed call of routed_run when a callback takes the result. */
-static int routed_typed(const routed *ctx, laya_model *m, const json_value *mreq, arena *a, router_answer *v,
-                        laya_error *err) {
+int router_model_call_typed(laya_model *m, const router_answer *route, const json_value *req, const engine_progress *progress,
+                            arena *a, router_answer_fn fn, void *user, laya_error *err) {
+  router_answer v = *route;
   int rc;
-  if (ctx->call == CALL_DECIDE) {
+  if (v.call == CALL_DECIDE) {
     decide_result *d = NULL;
-    rc = engine_run_decide(m, mreq, &d, err);
-    v->decide = d;
-    if (!rc) rc = ctx->fn(ctx->user, 0, v, err);
+    rc = engine_run_decide(m, req, &d, err);
+    v.decide = d;
+    if (!rc) rc = fn(user, 0, &v, err);
     decide_result_free(d);
     return rc;
   }
@@ -511,18 +511,18 @@ static int routed_typed(const routed *ctx, laya_model *m, const json_value *mreq
   long_result l;
   state_result *res = NULL;
   long n = 0;
-  if (ctx->call == CALL_SHORTLIST) {
-    rc = engine_run_shortlist(m, mreq, a, &sl, err);
-    v->shortlist = &sl;
-    v->state = &sl.r;
-  } else if (ctx->call == CALL_PREDICT) {
-    rc = engine_run_request(m, mreq, false, a, &res, &n, err);
-    v->state = res;
+  if (v.call == CALL_SHORTLIST) {
+    rc = engine_run_shortlist(m, req, a, &sl, err);
+    v.shortlist = &sl;
+    v.state = &sl.r;
+  } else if (v.call == CALL_PREDICT) {
+    rc = engine_run_request(m, req, false, a, &res, &n, err);
+    v.state = res;
   } else {
-    rc = engine_run_long(m, mreq, ctx->progress, a, &l, err);
-    v->lng = &l;
+    rc = engine_run_long(m, req, progress, a, &l, err);
+    v.lng = &l;
   }
-  return rc ? rc : ctx->fn(ctx->user, 0, v, err);
+  return rc ? rc : fn(user, 0, &v, err);
 }
 
 /* One routed call: route, borrow the model, run the model-level call typed, and write its result
@@ -552,7 +552,8 @@ static int routed_run(void *ctx, const json_value *req, strbuf *out, laya_error 
       rc = laya_err(err, LAYA_ERR_NOMEM, "MemoryError", "out of memory");
     } else if (((routed *)ctx)->fn) {
       router_answer v = answer_view(call, sb_cstr(&dec), chosen, &facts);
-      rc = routed_typed(ctx, m, mreq, &a, &v, err);
+      rc = router_model_call_typed(m, &v, mreq, ((routed *)ctx)->progress, &a, ((routed *)ctx)->fn,
+                                   ((routed *)ctx)->user, err);
     } else if (call == CALL_DECIDE) {
       rc = decide_run(m, mreq, false, NULL, sb_cstr(&dec), out, err);
     } else {

@@ -33,6 +33,13 @@ typedef struct router_answer {
  * the call with that status (err filled by fn). */
 typedef int (*router_answer_fn)(void *user, long index, const router_answer *a, laya_error *err);
 
+/* One call on a chosen model m, its typed result handed to fn (index 0): what router_call_typed
+ * runs once it has routed, and the `laya --model DIR` path. route->call (ROUTER_CALL_*) says which
+ * call; its routing members are passed on as given; a: the call's scratch (results live in it
+ * until fn returns). progress (may be NULL) hears LONG's passes. */
+int router_model_call_typed(laya_model *m, const router_answer *route, const json_value *req, const engine_progress *progress,
+                            arena *a, router_answer_fn fn, void *user, laya_error *err);
+
 /* router_call_value with the result handed to fn as values instead of written. */
 int router_call_typed(laya_router *r, int call, const json_value *req, const engine_progress *progress,
                       router_answer_fn fn, void *user, laya_error *err);

@@ -34,10 +34,9 @@
 enum { ROWS_PER_BATCH = 16 };
 /* fp8 alone on these large-logit models moves probabilities almost anywhere (measured on the H200:
  * max |dp| 0.71-0.85 / 0.56-0.60, argmax 75-85% / 75-81%, modernbert-tiny / mmbert-tiny, over three
- * builds), so no bound on |dp| says anything; the argmax bound only catches broken quantisation
- * (a garbage GEMM agrees on about one question in k). What makes fp8 usable is escalation,
- * checked against bf16 below. */
-#define FP8_BOUND 1.0
+ * builds), so it has no |dp| bound; the argmax bound only catches broken quantisation (a
+ * garbage GEMM agrees on about one question in k). What makes fp8 usable is escalation, checked
+ * against bf16 below. */
 #define FP8_MIN_PCT 55
 
 /* A fixture row and the cpu-ref outputs for it. */
@@ -208,7 +207,7 @@ int main(int argc, char **argv) {
     const char *pn = backend_precision_name(prec);
     /* the issue's targets (fp8: bf16's), and regression bounds (see above) */
     const double target = prec == PREC_FP16 ? 0.005 : 0.02;
-    const double bound = prec == PREC_BF16 ? 0.15 : prec == PREC_FP16 ? 0.02 : FP8_BOUND;
+    const double bound = prec == PREC_BF16 ? 0.15 : 0.02; /* bf16, fp16 (fp8: none, above) */
     const int min_pct = prec == PREC_BF16 ? 96 : prec == PREC_FP16 ? 99 : FP8_MIN_PCT;
     printf("%s %s vs cpu-ref fp32: questions %d, argmax same %d (%.2f%%), max |dp| %.5f, max |d act p| %.5f\n",
            argv[1], pn, vs_ref.n, vs_ref.same, 100.0 * vs_ref.same / vs_ref.n, vs_ref.max_dp, vs_ref.max_dact);
@@ -221,8 +220,10 @@ int main(int argc, char **argv) {
     printf("%s %s issue targets: max |dp| <= %.3f %s, argmax >= 99%% %s\n", argv[1], pn, target,
            vs_ref.max_dp <= target && vs_ref.max_dact <= target ? "MET" : "MISSED",
            vs_ref.same * 100 >= vs_ref.n * 99 ? "MET" : "MISSED");
-    CHECK(vs_ref.max_dp <= bound && vs_ref.max_dact <= bound);
-    CHECK(vs_torch.max_dp <= bound && vs_torch.max_dact <= bound);
+    if (prec != PREC_FP8) {
+      CHECK(vs_ref.max_dp <= bound && vs_ref.max_dact <= bound);
+      CHECK(vs_torch.max_dp <= bound && vs_torch.max_dact <= bound);
+    }
     CHECK(vs_ref.same * 100 >= vs_ref.n * min_pct);
     CHECK(vs_torch.same * 100 >= vs_torch.n * min_pct);
     if (prec == PREC_BF16) {

@@ -21,10 +21,10 @@
 #include <stdlib.h>
 
 #include "cuda_internal.h"
+#include "fp8_rule.cuh"
 
 namespace {
 
-constexpr float E4M3_MAX = 448.0f;
 constexpr int QT = 128; /* threads per row */
 
 __device__ __forceinline__ float tof(__half v) { return __half2float(v); }
@@ -51,20 +51,15 @@ __global__ void __launch_bounds__(QT) quant_rows_kernel(const T *src, int ld, in
 #pragma unroll
   for (int i = 1; i < QT / 32; i++) mx = fmaxf(mx, part[i]);
   /* a NaN or Inf row keeps its NaN through the scale, as a 16-bit GEMM would */
-  const float s = mx > 0.0f ? mx / E4M3_MAX : 1.0f;
+  const float s = fp8_row_scale(mx);
   const float inv = 1.0f / s;
   if (threadIdx.x == 0) scale[r] = s;
   uint8_t *out = dst + (size_t)r * K;
   for (int c = threadIdx.x * 8; c < K; c += QT * 8) {
     const uint4 v = *(const uint4 *)(row + c);
     const T *e = (const T *)&v;
-    uint2 q;
-    uint16_t *qh = (uint16_t *)&q;
-#pragma unroll
-    for (int j = 0; j < 4; j++)
-      qh[j] = __nv_cvt_float2_to_fp8x2(make_float2(tof(e[2 * j]) * inv, tof(e[2 * j + 1]) * inv), __NV_SATFINITE,
-                                       __NV_E4M3);
-    *(uint2 *)(out + c) = q;
+    *(uint2 *)(out + c) = make_uint2(fp8_pack4(tof(e[0]), tof(e[1]), tof(e[2]), tof(e[3]), inv),
+                                     fp8_pack4(tof(e[4]), tof(e[5]), tof(e[6]), tof(e[7]), inv));
   }
 }
 

@@ -8,10 +8,10 @@
  */
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
-#include <cuda_fp8.h>
 #include <math.h>
 
 #include "cuda_internal.h"
+#include "fp8_rule.cuh"
 #include "model/spec.h"
 
 /* ---------------------------------------------------------------------------------------------
@@ -240,8 +240,7 @@ static bool ln4_launch(cudaStream_t s, const float *x, const float *w, const flo
   }
 }
 
-/* fp8 mode: the LayerNorm written straight as E4M3 with its row's scale (fp8.cu's rule: the row's
- * largest |value| maps to 448), instead of a 16-bit y that the next GEMM's quantisation reads back. */
+/* fp8 mode: the LayerNorm written straight as E4M3 with its row's scale (fp8_rule.cuh), instead of a 16-bit y that the next GEMM's quantisation reads back. */
 template <int NV>
 __global__ void ln4_fp8_kernel(const float *x, const float *w, float eps, uint8_t *q, float *scale, int Mp, int d) {
   int row = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32, lane = threadIdx.x & 31;
@@ -261,14 +260,12 @@ __global__ void ln4_fp8_kernel(const float *x, const float *w, float eps, uint8_
     mx = fmaxf(mx, fmaxf(fmaxf(fabsf(v[i].x), fabsf(v[i].y)), fmaxf(fabsf(v[i].z), fabsf(v[i].w))));
   }
   mx = warp_max(mx);
-  const float sc = mx > 0.f ? mx / 448.0f : 1.0f, inv = 1.0f / sc;
+  const float sc = fp8_row_scale(mx), inv = 1.0f / sc;
   if (lane == 0) scale[row] = sc;
 #pragma unroll
-  for (int i = 0; i < NV; i++) {
-    const uint32_t lo = __nv_cvt_float2_to_fp8x2(make_float2(v[i].x * inv, v[i].y * inv), __NV_SATFINITE, __NV_E4M3);
-    const uint32_t hi = __nv_cvt_float2_to_fp8x2(make_float2(v[i].z * inv, v[i].w * inv), __NV_SATFINITE, __NV_E4M3);
-    *reinterpret_cast<uint32_t *>(q + (int64_t)row * d + 4 * (lane + 32 * i)) = lo | (hi << 16);
-  }
+  for (int i = 0; i < NV; i++)
+    *reinterpret_cast<uint32_t *>(q + (int64_t)row * d + 4 * (lane + 32 * i)) =
+        fp8_pack4(v[i].x, v[i].y, v[i].z, v[i].w, inv);
 }
 
 int k_ln_fp8(cudaStream_t s, const float *x, const float *w, float eps, void *q, float *scale, int Mp, int d) {
@@ -489,21 +486,15 @@ __global__ void __launch_bounds__(128) geglu_fp8_kernel(const __nv_bfloat16 *h, 
   if ((threadIdx.x & 31) == 0) part[threadIdx.x >> 5] = mx;
   __syncthreads();
   mx = fmaxf(fmaxf(part[0], part[1]), fmaxf(part[2], part[3]));
-  const float sc = mx > 0.f ? mx / 448.0f : 1.0f, inv = 1.0f / sc;
+  const float sc = fp8_row_scale(mx), inv = 1.0f / sc;
   if (threadIdx.x == 0) scale[r] = sc;
 #pragma unroll
   for (int c = 0; c < CH; c++) {
     const int j = (threadIdx.x + 128 * c) * 8;
     if (j >= I) break;
-    uint32_t w[2];
-#pragma unroll
-    for (int h2 = 0; h2 < 2; h2++) {
-      const float *v = o[c] + 4 * h2;
-      w[h2] = __nv_cvt_float2_to_fp8x2(make_float2(v[0] * inv, v[1] * inv), __NV_SATFINITE, __NV_E4M3) |
-              ((uint32_t)__nv_cvt_float2_to_fp8x2(make_float2(v[2] * inv, v[3] * inv), __NV_SATFINITE, __NV_E4M3)
-               << 16);
-    }
-    *reinterpret_cast<uint2 *>(q + (int64_t)r * I + j) = make_uint2(w[0], w[1]);
+    const float *v = o[c];
+    *reinterpret_cast<uint2 *>(q + (int64_t)r * I + j) =
+        make_uint2(fp8_pack4(v[0], v[1], v[2], v[3], inv), fp8_pack4(v[4], v[5], v[6], v[7], inv));
   }
 }
 
