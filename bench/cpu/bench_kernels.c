@@ -6,7 +6,8 @@
  * table, BENCH_AVX2=only runs it alone; BENCH_REPS=N takes the best of N GEMM runs (3); BENCH_FMT=fp32|bf16|int8 runs one weight format; a line
  * also gives the share of BENCH_PEAK GFLOP/s (bench/cpu/peak: the zmm FMA rate, or the ymm one for
  * the AVX2 table) when set as AVX512_PEAK,AVX2_PEAK. Split-precision fp32 GEMMs run on parts split
- * once as the backend gives them (BENCH_SPLIT=own: the kernel splits for itself); BENCH_EMU=1 adds
+ * once as the backend gives them (BENCH_SPLIT=own: the kernel splits for itself; BENCH_WBITS=11 | 8:
+ * float16 | bfloat16 weights, see row_fn); BENCH_EMU=1 adds
  * the amx-emu table's (emulated tiles, for checking this program where there is no AMX).
  */
 #include <math.h>
@@ -27,9 +28,20 @@ static double cpu_now(void) {
 typedef struct src {
   int k;
 } src;
+/* BENCH_WBITS=11 / 8: weights rounded to float16's / bfloat16's significand (Laya's checkpoints
+ * store float16), which the split-precision GEMMs multiply with fewer parts (packed_matrix.split_parts) */
 static void row_fn(void *ctx, int r, float *out) {
   src *s = ctx;
-  for (int i = 0; i < s->k; i++) out[i] = (float)((r * 31 + i * 17) % 97 - 48) / 97.0f;
+  const char *wb = getenv("BENCH_WBITS");
+  int bits = wb ? atoi(wb) : 0;
+  for (int i = 0; i < s->k; i++) {
+    out[i] = (float)((r * 31 + i * 17) % 97 - 48) / 97.0f;
+    if (bits > 0 && bits < 24 && out[i] != 0) {
+      int ex;
+      float m = frexpf(out[i], &ex);
+      out[i] = ldexpf(rintf(ldexpf(m, bits)), ex - bits);
+    }
+  }
 }
 
 static double peak_of(const cpu_kernels *kt) {
@@ -50,7 +62,7 @@ static void bench_gemm(const cpu_kernels *kt, cpu_wfmt fmt, int M, int N, int K,
   int32_t *colsum = malloc(4 * np * CPU_NR);
   src s = {K};
   pack_matrix(fmt, N, K, geglu, row_fn, &s, data, scale, colsum, row);
-  packed_matrix pm = {N, K, np, kp, geglu, fmt, data, scale, colsum, NULL, ENC_ACT_GELU, NULL};
+  packed_matrix pm = {N, K, np, kp, geglu, fmt, data, scale, colsum, NULL, ENC_ACT_GELU, NULL, 0};
   size_t el = fmt == WF_F32 ? 4 : fmt == WF_BF16 ? 2 : 1;
   void *a = aligned_alloc(64, ((size_t)M * kp * el + 63) & ~(size_t)63);
   memset(a, 0x3c, (size_t)M * kp * el);
@@ -69,11 +81,11 @@ static void bench_gemm(const cpu_kernels *kt, cpu_wfmt fmt, int M, int N, int K,
   uint16_t *wsplit = NULL, *parts = NULL;
   const char *bs = getenv("BENCH_SPLIT");
   int given = fmt == WF_F32 && kt->split_rows_f32 && !(bs && !strcmp(bs, "own"));
-  int ld = CPU_SPLIT_K(kp), rows = (M + 15) & ~15;
+  int ld = CPU_SPLIT_LD(kp), rows = (M + 15) & ~15;
   if (given) {
     wsplit = malloc(pack_split_bytes(N, K, geglu));
     parts = aligned_alloc(64, (3 * (size_t)rows * ld * 2 + 63) & ~(size_t)63);
-    pack_split_panels(&pm, 0, np, wsplit);
+    pm.split_parts = pack_split_panels(&pm, 0, np, wsplit);
     pm.split = wsplit;
     in.split = parts;
     in.split_plane = (size_t)rows * ld;
@@ -89,9 +101,9 @@ static void bench_gemm(const cpu_kernels *kt, cpu_wfmt fmt, int M, int N, int K,
     if (t < best) best = t;
   }
   double gf = 2.0 * M * N * K / best * 1e-9, pk = peak_of(kt);
-  printf("%-7s %-5s M=%-5d N=%-5d K=%-5d %s: %8.2f ms  %6.1f GFLOP/s%s", kt->name,
+  printf("%-7s %-5s M=%-5d N=%-5d K=%-5d %s: %8.2f ms  %6.1f GFLOP/s%s%.0d%s", kt->name,
          fmt == WF_F32 ? "fp32" : fmt == WF_BF16 ? "bf16" : "int8", M, N, K, geglu ? "geglu" : "     ",
-         best * 1e3, gf, given ? "  (parts split once)" : "");
+         best * 1e3, gf, given ? " (parts split once, weight parts " : "", given ? pm.split_parts : 0, given ? ")" : "");
   if (pk > 0 && fmt == WF_F32) printf("  %3.0f%% of %.1f", 100.0 * gf / pk, pk);
   printf("\n");
   free(data), free(scale), free(row), free(colsum), free(a), free(rs), free(out), free(wsplit), free(parts);

@@ -76,7 +76,7 @@ static void gemm_case(int kind, int M, int n, int k, int geglu, epi_act act, int
   int32_t *colsum = malloc(sizeof(int32_t) * np * CPU_NR);
   wsrc src = {w, k};
   pack_matrix(fmt, n, k, geglu, get_row, &src, data, scale, colsum, row);
-  packed_matrix pm = {n, k, np, kp, geglu, fmt, data, scale, colsum, use_bias && !geglu ? bias : NULL, case_glu, NULL};
+  packed_matrix pm = {n, k, np, kp, geglu, fmt, data, scale, colsum, use_bias && !geglu ? bias : NULL, case_glu, NULL, 0};
 
   /* activations in the kernel's format (exactly M * lda elements: a read past row M - 1 is out of
    * bounds for the sanitizer build), and the values the kernel effectively sees */
@@ -261,7 +261,7 @@ static void test_order(const cpu_amx_gemms **sets, int n_sets) {
   void *data = aligned_alloc(64, pack_data_bytes(WF_BF16, n, k, 0));
   wsrc src = {w, k};
   pack_matrix(WF_BF16, n, k, 0, get_row, &src, data, sc, cs, row);
-  packed_matrix pm = {n, k, 1, kp, 0, WF_BF16, data, NULL, NULL, NULL, ENC_ACT_GELU, NULL};
+  packed_matrix pm = {n, k, 1, kp, 0, WF_BF16, data, NULL, NULL, NULL, ENC_ACT_GELU, NULL, 0};
   gemm_input in = {a, kp, NULL, 0, NULL, 0, 0};
   for (int si = 0; si < n_sets; si++) {
     float out[16];
@@ -301,7 +301,7 @@ static void split_block_task(void *ctx, int task, int thread) {
   (void)thread;
   const split_run *r = ctx;
   int r0 = task * 32, r1 = r0 + 32 < r->rows ? r0 + 32 : r->rows;
-  r->g->split_rows(r->x, r->lda, r->w->k_pad, r0, r1, r->M, r->parts, CPU_SPLIT_K(r->w->k_pad), r->plane);
+  r->g->split_rows(r->x, r->lda, r->w->k_pad, r0, r1, r->M, r->parts, CPU_SPLIT_LD(r->w->k_pad), r->plane);
 }
 static void split_gemm_task(void *ctx, int task, int thread) {
   (void)thread;
@@ -312,23 +312,38 @@ static void split_gemm_task(void *ctx, int task, int thread) {
   r->fn(&r->in, r->w, m0, m1, p0, p1, &r->e);
 }
 
+/* wbits: 0, or the weights rounded to 11 / 8 significant bits (float16's / bfloat16's), whose lo
+ * (and mid) parts are zero everywhere: pack_split_panels must say so (split_parts 2 / 1) and the
+ * GEMM on the given parts, which then leaves those products out, must still give the own split's
+ * bits (which runs them all). */
 static void split_case(const cpu_amx_gemms *g, cpu_pool *pool, int kind, int M, int n, int k, int geglu, int mtile,
-                       int pgroup) {
+                       int pgroup, int wbits) {
   int kp = pack_kpad(k), kpp = CPU_SPLIT_K(kp), lda = kp + 4 * (M % 3), np = pack_panels(n, geglu);
   int outs = geglu ? n / 2 : n;
   float *w = malloc(sizeof(float) * (size_t)n * k), *x = malloc(sizeof(float) * (size_t)M * lda), row[4600];
-  for (size_t i = 0; i < (size_t)n * k; i++) w[i] = frand() / sqrtf((float)k);
+  for (size_t i = 0; i < (size_t)n * k; i++) {
+    w[i] = frand() / sqrtf((float)k);
+    if (wbits && w[i] != 0) {
+      int ex;
+      float mant = frexpf(w[i], &ex);
+      w[i] = ldexpf(rintf(ldexpf(mant, wbits)), ex - wbits);
+    }
+  }
   for (size_t i = 0; i < (size_t)M * lda; i++) x[i] = (int)(i % lda) < k ? 2.0f * frand() : 0.0f;
   size_t db = pack_data_bytes(WF_F32, n, k, geglu);
   float *data = aligned_alloc(64, (db + 63) & ~(size_t)63);
   wsrc src = {w, k};
   pack_matrix(WF_F32, n, k, geglu, get_row, &src, data, NULL, NULL, row);
-  packed_matrix pm = {n, k, np, kp, geglu, WF_F32, data, NULL, NULL, NULL, ENC_ACT_GELU, NULL};
+  packed_matrix pm = {n, k, np, kp, geglu, WF_F32, data, NULL, NULL, NULL, ENC_ACT_GELU, NULL, 0};
   CHECK(pack_split_bytes(n, k, geglu) == (size_t)np * 3 * kpp * CPU_NR * 2);
   uint16_t *wsplit = malloc(pack_split_bytes(n, k, geglu));
   /* panels in two pieces, as split_all's tasks may cut them */
-  pack_split_panels(&pm, 0, np / 2, wsplit);
-  pack_split_panels(&pm, np / 2, np, wsplit);
+  int sp0 = pack_split_panels(&pm, 0, np / 2, wsplit), sp1 = pack_split_panels(&pm, np / 2, np, wsplit);
+  int wparts = sp0 > sp1 ? sp0 : sp1, want = wbits == 8 ? 1 : wbits == 11 ? 2 : 3;
+  /* random fp32 weights: some lo part is nonzero in any matrix of more than a few values */
+  if (wparts != want && (wbits || (size_t)n * k > 64))
+    fprintf(stderr, "split parts of %d-bit weights n=%d k=%d: %d, want %d\n", wbits ? wbits : 24, n, k, wparts, want);
+  CHECK(wparts == want || (!wbits && (size_t)n * k <= 64));
   /* the kernel splitting for itself: today's path, the bits to match */
   size_t no = (size_t)M * outs;
   float *own = malloc(sizeof(float) * no), *given = malloc(sizeof(float) * no);
@@ -363,11 +378,14 @@ static void split_case(const cpu_amx_gemms *g, cpu_pool *pool, int kind, int M, 
       if (!(fabs(own[(size_t)m * outs + o] - ref) <= bound)) bad++;
     }
   pm.split = wsplit;
+  pm.split_parts = wparts;
   int rows = (M + 15) & ~15;
-  size_t plane = (size_t)rows * kpp;
+  int ld = CPU_SPLIT_LD(kp); /* cpu.c's stride: kpp, or kpp + 32 where kpp / 32 is even */
+  CHECK(ld >= kpp && ld % 32 == 0 && ld / 32 % 2 == 1);
+  size_t plane = (size_t)rows * ld;
   uint16_t *parts = malloc(3 * plane * sizeof(uint16_t));
   memset(parts, 0xff, 3 * plane * sizeof(uint16_t)); /* bf16 NaN */
-  split_run r = {g, fn, {x, lda, NULL, 0, parts, plane, kpp}, &pm, {act, 0, given, NULL, outs}, x, lda, M, rows,
+  split_run r = {g, fn, {x, lda, NULL, 0, parts, plane, ld}, &pm, {act, 0, given, NULL, outs}, x, lda, M, rows,
                  mtile, (M + mtile - 1) / mtile, pgroup, parts, plane};
   for (size_t i = 0; i < no; i++) given[i] = NAN;
   cpu_pool_run(pool, (rows + 31) / 32, split_block_task, &r);
@@ -379,8 +397,8 @@ static void split_case(const cpu_amx_gemms *g, cpu_pool *pool, int kind, int M, 
   for (size_t i = 0; i < no; i++) diff += memcmp(&own[i], &given[i], 4) != 0;
 
   if (bad || diff)
-    fprintf(stderr, "%s %s split once: M=%d n=%d k=%d geglu=%d tasks %dx%d: %d outputs off the bound, %d differ from the kernel's own split\n",
-            g->name, kname[kind], M, n, k, geglu, mtile, pgroup, bad, diff);
+    fprintf(stderr, "%s %s split once: M=%d n=%d k=%d geglu=%d tasks %dx%d weight parts %d: %d outputs off the bound, %d differ from the kernel's own split\n",
+            g->name, kname[kind], M, n, k, geglu, mtile, pgroup, wparts, bad, diff);
   CHECK(bad == 0);
   CHECK(diff == 0);
   free(w), free(x), free(data), free(wsplit), free(own), free(given), free(parts);
@@ -402,7 +420,12 @@ static void test_split_once(const cpu_amx_gemms **sets, int n_sets, int quick) {
       for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
         if (quick && kind != K_X6 && ci % 2) continue;
         const int *cs = cases[ci];
-        split_case(sets[si], pool, kind, cs[0], cs[1], cs[2], cs[3], cs[4], cs[5]);
+        split_case(sets[si], pool, kind, cs[0], cs[1], cs[2], cs[3], cs[4], cs[5], 0);
+        /* float16 and bfloat16 weights: every kind, every other case (all of them for x6) */
+        if (kind == K_X6 || ci % 2 == 0) {
+          split_case(sets[si], pool, kind, cs[0], cs[1], cs[2], cs[3], cs[4], cs[5], 11);
+          split_case(sets[si], pool, kind, cs[0], cs[1], cs[2], cs[3], cs[4], cs[5], 8);
+        }
       }
   cpu_pool_destroy(pool);
 }

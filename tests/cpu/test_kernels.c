@@ -70,7 +70,7 @@ static void gemm_case(cpu_wfmt fmt, int M, int n, int k, int geglu, epi_act act,
   wsrc src = {w, k};
   pack_matrix(fmt, n, k, geglu, get_row, &src, data, scale, colsum, row);
   packed_matrix pm = {n, k, np, kp, geglu, fmt, data, scale, colsum, use_bias && !geglu ? bias : NULL,
-                      geglu ? case_glu : ENC_ACT_GELU, NULL};
+                      geglu ? case_glu : ENC_ACT_GELU, NULL, 0};
 
   /* activations in the weight's format */
   void *a = NULL;
@@ -243,7 +243,7 @@ static void gemm_row_invariance(const cpu_kernels **tabs, int n_tabs, const int 
   float *data = aligned_alloc(64, (pack_data_bytes(WF_F32, n, k, 0) + 63) & ~(size_t)63), *row = malloc(sizeof(float) * k);
   wsrc src = {w, k};
   pack_matrix(WF_F32, n, k, 0, get_row, &src, data, NULL, NULL, row);
-  packed_matrix pm = {n, k, np, kp, 0, WF_F32, data, NULL, NULL, NULL, ENC_ACT_GELU, NULL};
+  packed_matrix pm = {n, k, np, kp, 0, WF_F32, data, NULL, NULL, NULL, ENC_ACT_GELU, NULL, 0};
   gemm_input in = {x, kp, NULL, 0, NULL, 0, 0};
   float *all = malloc(sizeof(float) * (size_t)M * n), *part = malloc(sizeof(float) * (size_t)M * n);
   for (int t = -1; t < n_tabs; t++) {
@@ -283,7 +283,7 @@ static void test_gemm_call_id(const cpu_kernels **tabs, int n_tabs) {
   float *data = aligned_alloc(64, (pack_data_bytes(WF_F32, n, k, 0) + 63) & ~(size_t)63), *row = malloc(sizeof(float) * k);
   wsrc src = {w, k};
   pack_matrix(WF_F32, n, k, 0, get_row, &src, data, NULL, NULL, row);
-  packed_matrix pm = {n, k, np, kp, 0, WF_F32, data, NULL, NULL, NULL, ENC_ACT_GELU, NULL};
+  packed_matrix pm = {n, k, np, kp, 0, WF_F32, data, NULL, NULL, NULL, ENC_ACT_GELU, NULL, 0};
   float *all = malloc(sizeof(float) * (size_t)M * n), *part = malloc(sizeof(float) * (size_t)M * n);
   float *first = malloc(sizeof(float) * (size_t)M * n);
   unsigned long id = 1000;

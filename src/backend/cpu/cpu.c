@@ -379,6 +379,7 @@ static int pack_all(load_ctx *L) {
 typedef struct split_all_ctx {
   packed_matrix *const *ms;
   const pack_piece *pieces;
+  int *parts; /* per piece: pack_split_panels' count of parts that are not all zero */
 } split_all_ctx;
 
 static void split_task(void *ctx, int task, int thread) {
@@ -386,7 +387,7 @@ static void split_task(void *ctx, int task, int thread) {
   const split_all_ctx *c = ctx;
   const pack_piece *pc = &c->pieces[task];
   const packed_matrix *w = c->ms[pc->job];
-  pack_split_panels(w, pc->p0, pc->p1, (uint16_t *)w->split);
+  c->parts[task] = pack_split_panels(w, pc->p0, pc->p1, (uint16_t *)w->split);
 }
 
 /* Panels per piece of a matrix of split parts (about PACK_PIECE_BYTES). */
@@ -403,15 +404,25 @@ static int split_all(load_ctx *L) {
     n += (L->splits[i]->n_panels + per - 1) / per;
   }
   pack_piece *pieces = malloc((size_t)(n ? n : 1) * sizeof *pieces);
-  if (!pieces) return laya_err(L->err, LAYA_ERR_NOMEM, NULL, "cpu backend: out of memory splitting weights");
+  int *parts = malloc((size_t)(n ? n : 1) * sizeof *parts);
+  if (!pieces || !parts) {
+    free(pieces), free(parts);
+    return laya_err(L->err, LAYA_ERR_NOMEM, NULL, "cpu backend: out of memory splitting weights");
+  }
   n = 0;
   for (int i = 0; i < L->n_splits; i++) {
     int per = split_per_piece(L->splits[i]), np = L->splits[i]->n_panels;
     for (int p = 0; p < np; p += per) pieces[n++] = (pack_piece){i, p, p + per < np ? p + per : np};
   }
-  split_all_ctx c = {L->splits, pieces};
+  split_all_ctx c = {L->splits, pieces, parts};
   cpu_pool_run(L->m->pool, n, split_task, &c);
-  free(pieces);
+  /* a matrix needs the most parts any of its pieces needs (float16 weights: 2, bfloat16: 1) */
+  for (int i = 0; i < L->n_splits; i++) L->splits[i]->split_parts = 1;
+  for (int t = 0; t < n; t++) {
+    packed_matrix *w = L->splits[pieces[t].job];
+    if (parts[t] > w->split_parts) w->split_parts = parts[t];
+  }
+  free(pieces), free(parts);
   return 0;
 }
 
@@ -705,8 +716,8 @@ static size_t carve(cpu_scratch *s, unsigned char *base, const cpu_model *m, int
    * k = F, mk with d, act_in with d + 4), rows padded to 16 */
   s->split_bytes = 0;
   if (m->k->split_rows_f32) {
-    size_t sz[4] = {(Tn + 15) / 16 * 16 * CPU_SPLIT_K(s->kd), (C + 15) / 16 * 16 * CPU_SPLIT_K(s->kf),
-                    ((size_t)Mk + 15) / 16 * 16 * CPU_SPLIT_K(s->kd), ((size_t)R + 15) / 16 * 16 * CPU_SPLIT_K(s->kin)};
+    size_t sz[4] = {(Tn + 15) / 16 * 16 * CPU_SPLIT_LD(s->kd), (C + 15) / 16 * 16 * CPU_SPLIT_LD(s->kf),
+                    ((size_t)Mk + 15) / 16 * 16 * CPU_SPLIT_LD(s->kd), ((size_t)R + 15) / 16 * 16 * CPU_SPLIT_LD(s->kin)};
     for (int i = 0; i < 4; i++)
       if (3 * sizeof(uint16_t) * sz[i] > s->split_bytes) s->split_bytes = 3 * sizeof(uint16_t) * sz[i];
   }
@@ -901,7 +912,7 @@ static void gemm(fwd *f, const void *a, int lda, const float *row_scale, const p
   g.in.split_plane = 0;
   g.in.split_ld = 0;
   if (w->fmt == WF_F32 && w->split && f->m->k->split_rows_f32) {
-    int ld = CPU_SPLIT_K(w->k_pad), rows = (M + 15) & ~15;
+    int ld = CPU_SPLIT_LD(w->k_pad), rows = (M + 15) & ~15;
     size_t plane = (size_t)rows * ld;
     if (3 * plane * sizeof(uint16_t) <= f->s.split_bytes) { /* else (never, by carve) each task splits */
       split_job sj = {f->m->k, a, lda, w->k_pad, M, rows, ld, f->s.split, plane};

@@ -53,10 +53,21 @@ typedef struct packed_matrix {
    * each panel's hi, mid and lo parts (cpu_split3), [n_panels][3][CPU_SPLIT_K(k_pad) / 2][32][2]
    * (pack_split_panels), made once at create; NULL otherwise (the GEMM then splits data itself). */
   const uint16_t *split;
+  /* How many of those parts can be nonzero (pack_split_panels' answer over all panels): 3, or 2
+   * where every lo part is zero (weights of at most 16 significant bits: Laya's checkpoints store
+   * float16, 11), or 1 where mid is zero too (bfloat16 weights, 8); 0 reads as 3. The GEMM leaves out the
+   * products of parts that are zero everywhere: adding them changes no accumulator (an fp32 sum
+   * that starts at +0 never holds -0), so the results are the same bits. */
+  int split_parts;
 } packed_matrix;
 
 /* k of the split-precision parts: k_pad rounded up to the 32 values of one bf16 tile row. */
 #define CPU_SPLIT_K(k_pad) (((k_pad) + 31) & ~31)
+/* The row stride (values) of split activation parts: CPU_SPLIT_K, plus one 64-byte line where that
+ * is an even number of lines, so that the 16 rows of a tile fall in 16 different L1 sets. At
+ * 1024 values (32 lines: every row in the same 2 of 64 sets) the tile loads missed L1 (the x6
+ * GEMM ran 5-10% slower, BENCHMARKS.md "Split-precision fp32 on AMX, session 10"). */
+#define CPU_SPLIT_LD(k_pad) (CPU_SPLIT_K(k_pad) + (CPU_SPLIT_K(k_pad) / 32 % 2 ? 0 : 32))
 
 /* Activations feeding a GEMM, in the format the weights want: fp32 (WF_F32), bf16 (WF_BF16) or
  * u8 = round(x / row_scale) + 128 (WF_I8). Row m starts at a + m * lda elements; lda >= k_pad and
@@ -292,7 +303,7 @@ int pack_kpad(int k);
  * and panels [p0, p1) of them from w->data (the bytes do not depend on how the panels are shared
  * out among threads). */
 size_t pack_split_bytes(int n, int k, int geglu);
-void pack_split_panels(const packed_matrix *w, int p0, int p1, uint16_t *split);
+int pack_split_panels(const packed_matrix *w, int p0, int p1, uint16_t *split);
 /* Packed column c of panel p -> logical row of W, or -1 for padding. */
 int pack_col_row(int n, int geglu, int p, int c);
 

@@ -212,13 +212,20 @@ AMX_ATTR static void AMX_NAME(gemm_split)(int parts, const gemm_input *x, const 
   static const int prod6[6][2] = {{2, 0}, {1, 0}, {1, 1}, {0, 1}, {0, 2}, {0, 0}};
   static const int prod5[5][2] = {{1, 1}, {0, 1}, {0, 2}, {1, 0}, {0, 0}}; /* (0,2) -> (1,0): both change */
   static const int prod3[3][2] = {{1, 0}, {0, 0}, {0, 1}};
-  const int(*prod)[2] = parts == 6 ? prod6 : parts == 5 ? prod5 : prod3;
-  /* planes of the activations (hi, mid[, lo]) and of the weights */
-  const int np = parts, nplanes = parts == 6 ? 3 : 2, nbplanes = parts == 3 ? 2 : 3;
+  const int(*prod6_3)[2] = parts == 6 ? prod6 : parts == 5 ? prod5 : prod3;
   if (m1 <= m0 || p1 <= p0) return;
   const int kp = w->k_pad, kpp = CPU_SPLIT_K(kp);
-  /* given parts: the x parts must have this k (the split of the same call, kpp wide) */
-  const int own_a = !x->split || x->split_ld != kpp, own_b = !w->split;
+  /* given parts: the x parts of this k (the split of the same call), rows split_ld >= kpp apart */
+  const int own_a = !x->split || x->split_ld < kpp, own_b = !w->split;
+  /* Weight parts that are zero everywhere (w->split_parts: float16 weights have no lo part,
+   * bfloat16 ones no mid part either) leave their products out: the same sums, fewer products
+   * (x6: 5 for float16 weights, 3 for bfloat16). Weights this kernel splits itself keep all. */
+  const int wparts = own_b || w->split_parts < 1 || w->split_parts > 3 ? 3 : w->split_parts;
+  int prod[6][2], np = 0;
+  for (int q = 0; q < parts; q++)
+    if (prod6_3[q][1] < wparts) prod[np][0] = prod6_3[q][0], prod[np][1] = prod6_3[q][1], np++;
+  /* planes of the activations (hi, mid[, lo]) and of the weights */
+  const int nplanes = parts == 6 ? 3 : 2, wplanes = parts == 3 ? 2 : 3, nbplanes = wplanes < wparts ? wplanes : wparts;
   /* rows whose split parts (2 bytes x nplanes per k) fill about 2 MiB, not the 1 MiB of the other
    * kernels: every chunk passes over every weight panel (and splits it again when it splits them
    * itself), so longer chunks split less (measured in BENCHMARKS.md, "Split-precision fp32 on AMX,
@@ -227,7 +234,7 @@ AMX_ATTR static void AMX_NAME(gemm_split)(int parts, const gemm_input *x, const 
   if (chunk < AMX_ROWS) chunk = AMX_ROWS;
   int crows = m1 - m0 < chunk ? (m1 - m0 + 31) & ~31 : chunk;
   const int kcb = kpp > AMX_KC_SPLIT ? AMX_KC_SPLIT : kpp;
-  size_t asz = own_a ? (size_t)crows * kpp : 0, bsz = own_b ? (size_t)kpp * CPU_NR : 0;
+  size_t asz = own_a ? (size_t)crows * CPU_SPLIT_LD(kp) : 0, bsz = own_b ? (size_t)kpp * CPU_NR : 0;
   size_t csz = kcb < kpp ? (size_t)crows * CPU_NR : 0;
   uint16_t *buf = asz + bsz + csz ? amx_scratch_get(1, sizeof(uint16_t) * (asz + bsz) * 3 + sizeof(float) * csz) : NULL;
   if (!buf && (asz || bsz)) { /* no scratch for parts (out of memory): the scalar kernel, which needs none */
@@ -243,13 +250,14 @@ AMX_ATTR static void AMX_NAME(gemm_split)(int parts, const gemm_input *x, const 
   for (int i = 0; i < 3; i++) s.b[i] = own_b ? buf + asz * 3 + bsz * i : NULL;
   AMX_SETUP();
   float acc[AMX_ROWS * CPU_NR] __attribute__((aligned(64)));
-  const size_t ldb = (size_t)kpp * 2; /* bytes per split activation row */
+  /* values and bytes per split activation row: the call's stride, or CPU_SPLIT_LD's in scratch */
+  const size_t lde = own_a ? (size_t)CPU_SPLIT_LD(kp) : (size_t)x->split_ld, ldb = lde * 2;
   for (int mc = m0; mc < m1; mc += chunk) {
     int mce = mc + chunk < m1 ? mc + chunk : m1, rows = mce - mc, rows_pad = (rows + 15) & ~15;
     if (own_a) {
       for (int i = 0; i < 3; i++) s.a[i] = buf + asz * i;
       for (int r = 0; r < rows_pad; r++) {
-        size_t o = (size_t)r * kpp;
+        size_t o = (size_t)r * lde;
         if (r < rows)
           AMX_SPLIT_ROW((const float *)x->a + (size_t)(mc + r) * x->lda, kp, kpp, s.a[0] + o, s.a[1] + o,
                         nplanes == 3 ? s.a[2] + o : NULL);
@@ -257,7 +265,7 @@ AMX_ATTR static void AMX_NAME(gemm_split)(int parts, const gemm_input *x, const 
           for (int i = 0; i < nplanes; i++) memset(s.a[i] + o, 0, sizeof(uint16_t) * kpp);
       }
     } else { /* the call's parts, from row mc */
-      for (int i = 0; i < 3; i++) s.a[i] = (uint16_t *)x->split + aplane * i + (size_t)mc * kpp;
+      for (int i = 0; i < 3; i++) s.a[i] = (uint16_t *)x->split + aplane * i + (size_t)mc * lde;
     }
     /* The next panel is prefetched into L2 over this panel's k steps (pfl lines a step): its fp32
      * weights where this kernel splits them (a panel is split in one pass before its products and,
@@ -289,7 +297,7 @@ AMX_ATTR static void AMX_NAME(gemm_split)(int parts, const gemm_input *x, const 
             for (int q = 0; q < np; q++) {
               const int qa = prod[q][0], qb = prod[q][1];
               const uint8_t *bk = (const uint8_t *)(s.b[qb] + (size_t)k0 * CPU_NR);
-              const uint8_t *ak = (const uint8_t *)(s.a[qa] + (size_t)m * kpp + k0);
+              const uint8_t *ak = (const uint8_t *)(s.a[qa] + (size_t)m * lde + k0);
               if (qb == pb) { /* new activation part: rows 0-15, then 16-31 */
                 T_LOAD(4, ak, ldb);
                 T_DPBF16(0, 4, 6);

@@ -83,10 +83,13 @@ size_t pack_split_bytes(int n, int k, int geglu) {
 }
 
 /* Panel p of w's fp32 panels [k_pad][32] -> its three parts, each in the bf16 panel order
- * [kpp/2][32][2] (the tile layout the split-precision GEMM reads in place), zero from k_pad to kpp. */
-void pack_split_panels(const packed_matrix *w, int p0, int p1, uint16_t *split) {
+ * [kpp/2][32][2] (the tile layout the split-precision GEMM reads in place), zero from k_pad to kpp.
+ * Returns how many leading parts of panels [p0, p1) are not all zero (1..3; packed_matrix.split_parts).
+ * A part counts as zero when its bits are +0 or -0 (0x0000 / 0x8000): both add nothing to a sum. */
+int pack_split_panels(const packed_matrix *w, int p0, int p1, uint16_t *split) {
   const int kp = w->k_pad, kpp = CPU_SPLIT_K(kp);
   const size_t plane = (size_t)kpp * CPU_NR;
+  uint16_t any_mid = 0, any_lo = 0;
   for (int p = p0; p < p1; p++) {
     const float *src = (const float *)w->data + (size_t)p * kp * CPU_NR;
     uint16_t *hi = split + (size_t)p * 3 * plane, *mid = hi + plane, *lo = mid + plane;
@@ -94,6 +97,9 @@ void pack_split_panels(const packed_matrix *w, int p0, int p1, uint16_t *split) 
       for (int c = 0; c < CPU_NR; c++) {
         size_t o = (size_t)(kk >> 1) * CPU_NR * 2 + (size_t)c * 2 + (kk & 1);
         cpu_split3(kk < kp ? src[(size_t)kk * CPU_NR + c] : 0.0f, hi + o, mid + o, lo + o);
+        any_mid |= mid[o] & 0x7fffu;
+        any_lo |= lo[o] & 0x7fffu;
       }
   }
+  return any_lo ? 3 : any_mid ? 2 : 1;
 }
