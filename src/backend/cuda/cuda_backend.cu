@@ -793,7 +793,11 @@ static int enqueue_forward(backend_worker *w, int Mp, int Rp, int NMp, laya_erro
   } while (0)
 
   /* An encoder GEMM: 16-bit, or in fp8 mode E4M3 x E4M3 on w->q8, which holds A quantised per
-   * token already when q8_ready (its producer wrote it: k_ln_fp8, k_geglu_fp8), else quantised here. */
+   * token already when q8_ready (its producer wrote it: k_ln_fp8, k_geglu_fp8), else quantised here.
+   * Attention's output (Wo's A) keeps this separate pass: a flash_attn_kernel block writes one
+   * head's hd values of its tokens (grid: tiles x heads), so a token's absmax spans H blocks, and a
+   * fused per-token quantisation would need a cross-block reduction (BENCHMARKS.md, "FP8 mode":
+   * at most ~0.5 ms of 22 ms at ModernBERT-large 32 x 512, not done). */
   int q8_ready = 0;
 #define ENC_GEMM(M_, N_, K_, A_, lda_, W_, WS_, D_, ldd_, dtd_, acc_, what)                                       \
   do {                                                                                                           \
