@@ -119,7 +119,7 @@ struct cuda_model {
    * a reference on (refs: this model's own backend plus each model sharing it; the last release
    * frees it). up_ptr[i] is the device address of the i-th planned upload (model_load's order),
    * what a model sharing this one takes instead of uploading its own. */
-  const model_weights *src;
+  const model_weights *src; /* the weights it was loaded from: compared, never read after load */
   struct cuda_model *base;
   int refs;
   void **up_ptr;
