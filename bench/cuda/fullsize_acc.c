@@ -18,6 +18,7 @@
 
 #include "../../tests/cpu/fullsize_model.h"
 #include "backend/backend.h"
+#include "backend/cuda/cuda_backend.h"
 #include "model/escalate.h"
 
 static double now_s(void) {
@@ -143,6 +144,20 @@ int main(int argc, char **argv) {
            "max |d logit| %.4f -> %s",
            argv[2], backend_precision_name(prec), esc ? "+escalate" : "", rows, same, max_dp, max_da, max_dl, ok ? "ok" : "FAIL");
     if (esc) printf(" (re-ran %ld of %ld rows in bf16)", rerun, seen);
+    printf("\n");
+    /* device bytes of the weights: one backend, or fp8's and its bf16 pass's (which reads fp8's
+     * embeddings, norms, head and tail instead of holding them: backend_cuda_create_shared) */
+    const backend *low = be, *exact = NULL;
+    if (esc) backend_escalate_parts(be, &low, &exact);
+    size_t w_low = 0, w_exact = 0, borrowed = 0;
+    backend_cuda_memory(low, NULL, &w_low, NULL);
+    if (exact) {
+      backend_cuda_memory(exact, NULL, &w_exact, NULL);
+      backend_cuda_weights_shared(exact, low, &borrowed);
+    }
+    printf("MEM %s %s%s device weight bytes %zu", argv[2], backend_precision_name(prec), esc ? "+escalate" : "",
+           w_low + w_exact);
+    if (exact) printf(" (fp8 %zu + bf16 pass %zu, which reads %zu of fp8's)", w_low, w_exact, borrowed);
     printf("\n");
     be->worker_destroy(be, w);
     be->destroy(be);

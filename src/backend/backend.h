@@ -103,6 +103,13 @@ typedef struct backend {
 backend *backend_cpu_ref_create(const model_weights *w, const backend_options *o, laya_error *err);
 backend *backend_cpu_create(const model_weights *w, const backend_options *o, laya_error *err);
 backend *backend_cuda_create(const model_weights *w, const backend_options *o, laya_error *err);
+/* The same, reading every tensor but the encoder's GEMM weights from `base` (a CUDA backend
+ * created from the same `w`, on the same device) instead of holding a copy: fp8's escalation pass
+ * in bf16 (model/escalate.c) holds only its bf16 encoder GEMM weights. base may be destroyed
+ * first (the shared tensors live until both are). When base is not such a backend, or its tensors
+ * differ in type (another decision-head precision), this is backend_cuda_create. */
+backend *backend_cuda_create_shared(const backend *base, const model_weights *w, const backend_options *o,
+                                    laya_error *err);
 /* The fast CPU backend's precision when the caller names none: fp32 on every CPU (Laya-exact;
  * bf16 / int8 are opt-in). (backend/cpu/cpu.c) */
 backend_precision backend_cpu_default_precision(void);

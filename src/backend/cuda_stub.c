@@ -19,6 +19,12 @@ backend *backend_cuda_create(const model_weights *w, const backend_options *o, l
   return NULL;
 }
 
+backend *backend_cuda_create_shared(const backend *base, const model_weights *w, const backend_options *o,
+                                    laya_error *err) {
+  (void)base;
+  return backend_cuda_create(w, o, err);
+}
+
 int backend_cuda_available(int *device_count) {
   if (device_count) *device_count = 0;
   return 0;

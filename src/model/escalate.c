@@ -352,6 +352,12 @@ void backend_escalate_stats(const backend *b, long *rows, long *rerun) {
   if (rerun) *rerun = im ? atomic_load(&im->rerun) : 0;
 }
 
+void backend_escalate_parts(const backend *b, const backend **low, const backend **exact) {
+  const esc_impl *im = backend_is_escalate(b) ? b->impl : NULL;
+  if (low) *low = im ? im->low : NULL;
+  if (exact) *exact = im ? im->exact : NULL;
+}
+
 const escalate_params *backend_escalate_params(const backend *b) {
   return backend_is_escalate(b) ? &((const esc_impl *)b->impl)->p : NULL;
 }
@@ -363,7 +369,9 @@ backend *backend_escalate_open(backend *low, const model_weights *w, const backe
   /* fp8 runs on the GPU, and re-runs there in bf16; the CPU's low precisions re-run in fp32 */
   backend_options fo = *o;
   fo.precision = o->precision == PREC_FP8 ? PREC_BF16 : PREC_FP32;
-  backend *exact = o->precision == PREC_FP8 ? backend_cuda_create(w, &fo, err) : backend_cpu_create(w, &fo, err);
+  /* fp8's bf16 pass reads the fp8 backend's embeddings, norms, head and tail (the same bytes in
+   * both precisions) and holds only its bf16 encoder GEMM weights (backend_cuda_create_shared) */
+  backend *exact = o->precision == PREC_FP8 ? backend_cuda_create_shared(low, w, &fo, err) : backend_cpu_create(w, &fo, err);
   if (!exact) {
     low->destroy(low);
     return NULL;

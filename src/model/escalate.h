@@ -73,6 +73,8 @@ backend *backend_escalate_open(backend *low, const model_weights *w, const backe
 const escalate_params *backend_escalate_params(const backend *b);
 /* Rows answered and rows re-run since create (b must come from backend_escalate_create). */
 void backend_escalate_stats(const backend *b, long *rows, long *rerun);
+/* The low-precision and the exact backend b runs (b from backend_escalate_create), NULL otherwise. */
+void backend_escalate_parts(const backend *b, const backend **low, const backend **exact);
 /* Escalation's t_min for a model: the smallest temperature any option logit is decoded with, over
  * the checkpoint's table (base: every question type and per-option-count entry) and every language
  * override (langs; NULL or empty when the model is opened without lang_temperatures); 0.5 (Laya's

@@ -26,6 +26,7 @@
 #include "../check.h"
 #include "../cpu/ckpt_weights.h"
 #include "backend/backend.h"
+#include "backend/cuda/cuda_backend.h"
 #include "core/json.h"
 #include "model/batch.h"
 #include "model/escalate.h"
@@ -119,6 +120,16 @@ static int run_all(backend *be, row *rows, int n, int n_act, float *logits_out, 
   return 0;
 }
 
+/* Device bytes of the encoder's GEMM weights (Wqkv, Wo, Wi, mlp.Wo of every layer) as the CUDA
+ * backend lays them out: 256-byte slots of 2 N K bytes (16-bit) or N K + 4 N (E4M3 and a scale per
+ * output channel). */
+static size_t gemm_bytes(const encoder_config *c, int fp8) {
+  const size_t d = (size_t)c->hidden, I = (size_t)c->intermediate, nk[4][2] = {{3 * d, d}, {d, d}, {2 * I, d}, {d, I}};
+  size_t t = 0;
+  for (int i = 0; i < 4; i++) t += ((fp8 ? nk[i][0] * nk[i][1] + 4 * nk[i][0] : 2 * nk[i][0] * nk[i][1]) + 255) & ~(size_t)255;
+  return t * (size_t)c->n_layers;
+}
+
 static void softmax(const float *x, int n, double *p) {
   double mx = -INFINITY, s = 0;
   for (int i = 0; i < n; i++) mx = x[i] > mx ? x[i] : mx;
@@ -183,6 +194,7 @@ int main(int argc, char **argv) {
   float *lg = malloc(sizeof(float) * (size_t)total_m), *ac = malloc(sizeof(float) * (size_t)n * n_act);
   float *lg16 = malloc(sizeof(float) * (size_t)total_m), *ac16 = malloc(sizeof(float) * (size_t)n * n_act);
   static const backend_precision precs[] = {PREC_BF16, PREC_FP16, PREC_FP8};
+  size_t w_bf16 = 0; /* device bytes of the bf16 backend's weights */
   for (int pi = 0; pi < 3; pi++) {
     const backend_precision prec = precs[pi];
     backend_options o = {prec, 0, 0, NULL};
@@ -197,6 +209,14 @@ int main(int argc, char **argv) {
       continue;
     }
     CHECK(run_all(be, rows, n, n_act, lg, ac, 0) == 0);
+    size_t w_own = 0;
+    CHECK(backend_cuda_memory(be, NULL, &w_own, NULL) == 0);
+    if (prec == PREC_BF16) w_bf16 = w_own;
+    if (prec == PREC_FP8) { /* fp8 holds its E4M3 GEMM weights and scales, no 16-bit copy of them */
+      printf("%s device weight bytes: bf16 %zu, fp8 %zu (GEMM weights %zu in bf16, %zu in fp8)\n", argv[1], w_bf16,
+             w_own, gemm_bytes(&ck.w.enc, 0), gemm_bytes(&ck.w.enc, 1));
+      CHECK(w_bf16 > 0 && w_own == w_bf16 - gemm_bytes(&ck.w.enc, 0) + gemm_bytes(&ck.w.enc, 1));
+    }
     stats vs_ref = {0}, vs_torch = {0}, ref_torch = {0};
     for (int i = 0, m = 0; i < n; m += rows[i].fx.k, i++) {
       const row *r = &rows[i];
@@ -229,6 +249,29 @@ int main(int argc, char **argv) {
     if (prec == PREC_BF16) {
       memcpy(lg16, lg, sizeof(float) * (size_t)total_m);
       memcpy(ac16, ac, sizeof(float) * (size_t)n * n_act);
+      /* a backend sharing bf16's tensors outlives it and answers as it does */
+      backend *sh = backend_cuda_create_shared(be, &ck.w, &o, &err);
+      CHECK(sh != NULL);
+      size_t sh_own = 0, sh_borrowed = 0;
+      CHECK(sh && backend_cuda_weights_shared(sh, be, &sh_borrowed) == 1 &&
+            backend_cuda_memory(sh, NULL, &sh_own, NULL) == 0 && sh_own == gemm_bytes(&ck.w.enc, 0) &&
+            sh_own + sh_borrowed == w_bf16);
+      be->destroy(be);
+      be = NULL;
+      if (sh) {
+        CHECK(run_all(sh, rows, n, n_act, lg, ac, 0) == 0);
+        stats vs_be = {0};
+        int bits = 1;
+        for (int i = 0, m = 0; i < n; m += rows[i].fx.k, i++) {
+          cmp(&vs_be, lg16 + m, ac16 + i * n_act, lg + m, ac + i * n_act, rows[i].fx.k, n_act);
+          for (int j = 0; j < rows[i].fx.k; j++) bits &= lg[m + j] == lg16[m + j];
+        }
+        printf("%s bf16 sharing bf16's tensors (its base destroyed first) vs bf16: argmax same %d/%d, max |dp| %.3g, "
+               "logits bit-identical: %s\n", argv[1], vs_be.same, vs_be.n, vs_be.max_dp, bits ? "yes" : "no");
+        CHECK(vs_be.same == vs_be.n && vs_be.max_dp <= 1e-3 && vs_be.max_dact <= 1e-3);
+        sh->destroy(sh);
+      }
+      continue;
     }
     if (prec != PREC_FP8) {
       be->destroy(be);
@@ -245,6 +288,17 @@ int main(int argc, char **argv) {
       continue;
     }
     const escalate_params *ep = backend_escalate_params(esc);
+    /* the bf16 pass holds only its bf16 GEMM weights and reads the rest from the fp8 backend: the
+     * pair holds what bf16 alone does plus fp8's GEMM weights */
+    const backend *low = NULL, *exact = NULL;
+    backend_escalate_parts(esc, &low, &exact);
+    size_t w_exact = 0, borrowed = 0;
+    CHECK(low == be && exact && backend_cuda_memory(exact, NULL, &w_exact, NULL) == 0);
+    CHECK(exact && backend_cuda_weights_shared(exact, be, &borrowed) == 1);
+    printf("%s fp8+escalate device weight bytes: fp8 %zu + bf16 pass %zu (reads %zu of fp8's) = %zu "
+           "(before sharing: twice bf16's, %zu)\n", argv[1], w_own, w_exact, borrowed, w_own + w_exact, 2 * w_bf16);
+    CHECK(w_exact == gemm_bytes(&ck.w.enc, 0) && w_exact + borrowed == w_bf16);
+    CHECK(w_own + w_exact == w_bf16 + gemm_bytes(&ck.w.enc, 1));
     CHECK(run_all(esc, rows, n, n_act, lg, ac, 0) == 0);
     stats vs16 = {0};
     for (int i = 0, m = 0; i < n; m += rows[i].fx.k, i++)

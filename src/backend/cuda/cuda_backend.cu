@@ -93,6 +93,12 @@ struct dev_head_layer {
   void *in_w, *in_b, *out_w, *l1w, *l1b, *l2w;
 };
 
+struct up_rec {
+  int64_t numel;
+  int dst_dt, gemm;
+  size_t bytes;
+};
+
 struct cuda_model {
   int dev;
   int half16; /* 1 = fp16, 0 = bf16 */
@@ -106,8 +112,20 @@ struct cuda_model {
   int act;                    /* enc_act: the GeGLU activation (hidden_activation) */
   float eps;
   int head_layers, head_heads, n_act, act_hidden, ld_act;
-  void *arena;
+  void *arena;        /* this model's own device tensors */
   size_t arena_bytes;
+  /* Sharing (backend_cuda_create_shared): every tensor but the encoder's GEMM weights can be read
+   * from another model of the same weights on the same device, its `base`, which this model holds
+   * a reference on (refs: this model's own backend plus each model sharing it; the last release
+   * frees it). up_ptr[i] is the device address of the i-th planned upload (model_load's order),
+   * what a model sharing this one takes instead of uploading its own. */
+  const model_weights *src; /* the weights it was loaded from: compared, never read after load */
+  struct cuda_model *base;
+  int refs;
+  void **up_ptr;
+  struct up_rec *up_rec; /* and what each was (compared by a model that would share them) */
+  int up_n;
+  size_t borrowed_bytes; /* the base's bytes this model reads instead of holding them */
   void *emb;
   int emb_dt;
   float *emb_norm, *final_norm, *type_emb;
@@ -123,7 +141,8 @@ struct cuda_model {
    * eagerly (the first batch of a bucket, or a profiling worker): that is where kernels are first
    * launched, so where lazy module loading happens, and where LAYA_CUDA_GEMM_TUNE=1 allocates its
    * timing buffer (gemm.cu). Each happens once per bucket, so the lock is rarely taken. */
-  pthread_mutex_t mem_lock;
+  pthread_mutex_t *mem_lock; /* own_lock, or the base's lock when sharing (one lock per device arena) */
+  pthread_mutex_t own_lock;
   int head_all; /* LAYA_CUDA_HEAD_ALL=1: the last head layer over every token (for comparison) */
   /* the rest of the environment as the backend was created with it (core/options.h): read once */
   int warmup, profile, gemm_tune;
@@ -139,9 +158,13 @@ struct upload {
   const tensor *t; /* NULL: a table computed on the host (src_host) */
   const void *src_host;
   int64_t numel;
-  int dst_dt;
+  int dst_dt;     /* CU_F8: a [q_rows, numel / q_rows] GEMM weight quantised per row (fp8.cu) */
+  int q_rows;
+  int gemm;       /* an encoder GEMM weight: always the model's own (never shared) */
+  size_t bytes;   /* its room in the arena */
   size_t off;
   void **dst;
+  const float **scale_dst; /* CU_F8: where its row scales' address goes */
   int pad_rows, pad_cols, pad_ld; /* act1: copy [rows, cols] into [rows, ld] */
 };
 
@@ -173,9 +196,22 @@ static void add_upload(loader *L, const tensor *t, const void *host, int64_t num
   p->src_host = host;
   p->numel = numel;
   p->dst_dt = dst_dt;
-  p->off = L->size;
   p->dst = dst;
-  L->size += ((size_t)numel * dt_size(dst_dt) + 255) & ~(size_t)255;
+  p->bytes = ((size_t)numel * dt_size(dst_dt) + 255) & ~(size_t)255;
+}
+
+/* An encoder GEMM weight [n0, n1]: 16-bit, or in fp8 mode its E4M3 values followed by one fp32
+ * scale per row (n0 n1 + 4 n0 bytes, quantised at upload from its 16-bit values). */
+static void add_gemm_upload(loader *L, const tensor *t, int fp8, int dt16, int64_t n0, void **dst, const float **scale) {
+  add_upload(L, t, NULL, t->numel, fp8 ? CU_F8 : dt16, dst);
+  if (L->failed) return;
+  upload *p = &L->u[L->n - 1];
+  p->gemm = 1;
+  if (fp8) {
+    p->q_rows = (int)n0;
+    p->scale_dst = scale;
+    p->bytes = ((size_t)t->numel + (size_t)n0 * 4 + 255) & ~(size_t)255;
+  }
 }
 
 /* Check presence and shape of a tensor before planning its upload. */
@@ -205,6 +241,10 @@ static int need(loader *L, const tensor *t, const char *name, int64_t n0, int64_
   do {                                                                                     \
     if (need(&L, (t), (name), (n0), (n1))) add_upload(&L, (t), NULL, (t)->numel, (dt), (void **)&(field)); \
   } while (0)
+#define UPG(t, name, n0, n1, field, scale)                                                                    \
+  do {                                                                                                       \
+    if (need(&L, (t), (name), (n0), (n1))) add_gemm_upload(&L, (t), m->fp8, m->dt16, (n0), (void **)&(field), &(scale)); \
+  } while (0)
 
 static void rope_table(float2 *out, double theta, int hd) {
   int half = hd / 2;
@@ -218,19 +258,32 @@ static void rope_table(float2 *out, double theta, int hd) {
   }
 }
 
+/* Copies (and converts) every planned upload into the arena, or for one the base shares (L->u[i]
+ * not gemm, m->base set) takes the base's address of the same upload. An fp8 GEMM weight goes
+ * through a 16-bit temporary (tmp16: the same conversion a 16-bit weight gets) and is quantised
+ * from it into its slot, as fp8_quantize_weight quantises a 16-bit matrix. */
 static int run_uploads(cuda_model *m, loader *L, laya_error *err) {
   const int dev = m->dev;
   cudaStream_t st;
   CU_TRY(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking), "creating the upload stream");
   const size_t chunk = (size_t)16 << 20; /* elements per staging chunk */
-  void *stage[2] = {NULL, NULL};
+  void *stage[2] = {NULL, NULL}, *tmp16 = NULL;
+  size_t tmp16_bytes = 0;
+  for (int i = 0; i < L->n; i++)
+    if (L->u[i].dst_dt == CU_F8 && (size_t)L->u[i].numel * 2 > tmp16_bytes) tmp16_bytes = (size_t)L->u[i].numel * 2;
   cudaError_t e = cudaSuccess;
   for (int b = 0; b < 2 && e == cudaSuccess; b++) e = cudaMalloc(&stage[b], chunk * 4);
-  int sb = 0;
-  for (int i = 0; i < L->n && e == cudaSuccess; i++) {
+  if (e == cudaSuccess && tmp16_bytes) e = cudaMalloc(&tmp16, tmp16_bytes);
+  int sb = 0, bad = 0;
+  for (int i = 0; i < L->n && e == cudaSuccess && !bad; i++) {
     upload *u = &L->u[i];
+    m->up_ptr[i] = NULL;
+    if (m->base && !u->gemm) { /* shared: the base's copy (model_load checked the plans match) */
+      *u->dst = m->up_ptr[i] = m->base->up_ptr[i];
+      continue;
+    }
     char *dst = (char *)m->arena + u->off;
-    *u->dst = dst;
+    *u->dst = m->up_ptr[i] = dst;
     int src_dt = u->t ? (int)u->t->dtype : CU_F32;
     const char *src = (const char *)(u->t ? u->t->data : u->src_host);
     if (u->pad_ld) {
@@ -244,35 +297,50 @@ static int run_uploads(cuda_model *m, loader *L, laya_error *err) {
       }
       continue;
     }
-    if (src_dt == u->dst_dt) {
-      e = cudaMemcpyAsync(dst, src, (size_t)u->numel * dt_size(src_dt), cudaMemcpyHostToDevice, st);
-      continue;
+    const int to_dt = u->dst_dt == CU_F8 ? CU_BF16 : u->dst_dt; /* fp8 mode is bf16 mode's values quantised */
+    char *to = u->dst_dt == CU_F8 ? (char *)tmp16 : dst;
+    if (src_dt == to_dt) {
+      e = cudaMemcpyAsync(to, src, (size_t)u->numel * dt_size(src_dt), cudaMemcpyHostToDevice, st);
+    } else {
+      for (int64_t o = 0; o < u->numel && e == cudaSuccess; o += (int64_t)chunk) {
+        int64_t n = u->numel - o < (int64_t)chunk ? u->numel - o : (int64_t)chunk;
+        e = cudaMemcpyAsync(stage[sb], src + (size_t)o * dt_size(src_dt), (size_t)n * dt_size(src_dt),
+                            cudaMemcpyHostToDevice, st);
+        if (e == cudaSuccess) k_convert(st, stage[sb], src_dt, to + (size_t)o * dt_size(to_dt), to_dt, n);
+        sb ^= 1;
+      }
     }
-    for (int64_t o = 0; o < u->numel && e == cudaSuccess; o += (int64_t)chunk) {
-      int64_t n = u->numel - o < (int64_t)chunk ? u->numel - o : (int64_t)chunk;
-      e = cudaMemcpyAsync(stage[sb], src + (size_t)o * dt_size(src_dt), (size_t)n * dt_size(src_dt),
-                          cudaMemcpyHostToDevice, st);
-      if (e == cudaSuccess) k_convert(st, stage[sb], src_dt, dst + (size_t)o * dt_size(u->dst_dt), u->dst_dt, n);
-      sb ^= 1;
+    if (e == cudaSuccess && u->dst_dt == CU_F8) {
+      const int N = u->q_rows, K = (int)(u->numel / u->q_rows);
+      bad = fp8_quantize_weight_into(st, 0, tmp16, N, K, dst);
+      *u->scale_dst = (const float *)(dst + (size_t)N * K);
     }
   }
   if (e == cudaSuccess) e = cudaGetLastError();
   if (e == cudaSuccess) e = cudaStreamSynchronize(st);
   for (int b = 0; b < 2; b++)
     if (stage[b]) cudaFree(stage[b]);
+  if (tmp16) cudaFree(tmp16);
   cudaStreamDestroy(st);
   if (e != cudaSuccess) return cuda_fail(err, e, dev, "uploading the weights");
+  if (bad) return cu_fail(err, LAYA_ERR_DEVICE, "CUDA backend on device %d: fp8 weight quantisation failed", dev);
   return 0;
 }
 
+/* Drops one reference (a model's own backend holds one, each model sharing it another); the last
+ * frees the model, then drops its own reference on its base. */
 static void model_free(cuda_model *m) {
-  if (!m) return;
-  pthread_mutex_destroy(&m->mem_lock);
+  if (!m || __atomic_sub_fetch(&m->refs, 1, __ATOMIC_ACQ_REL) > 0) return;
+  cuda_model *base = m->base;
+  pthread_mutex_destroy(&m->own_lock);
   cudaSetDevice(m->dev);
   if (m->arena) cudaFree(m->arena);
   free(m->layers);
   free(m->head);
+  free(m->up_ptr);
+  free(m->up_rec);
   free(m);
+  model_free(base);
 }
 
 /* The fused Wi + GeGLU GEMM: each layer's Wi rows interleaved in place (through one temporary
@@ -319,33 +387,6 @@ static int fp8_check_device(cuda_model *m, laya_error *err) {
   return 0;
 }
 
-/* fp8 mode: every encoder GEMM weight quantised in place (fp8.cu), through one temporary. */
-static int quantize_weights_fp8(cuda_model *m, laya_error *err) {
-  const int dev = m->dev, I = m->I, d = m->d;
-  const size_t wi_bytes = (size_t)2 * I * d + (size_t)8 * I, qkv_bytes = (size_t)3 * d * d + (size_t)12 * d;
-  const size_t tmp_bytes = wi_bytes > qkv_bytes ? wi_bytes : qkv_bytes; /* N*K + 4*N of the largest */
-  void *tmp = NULL;
-  cudaStream_t st;
-  CU_TRY(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking), "creating the fp8 stream");
-  cudaError_t e = cudaMalloc(&tmp, tmp_bytes);
-  int bad = 0;
-  for (int l = 0; l < m->n_layers && e == cudaSuccess && !bad; l++) {
-    dev_layer *L = &m->layers[l];
-    struct { void *w; const float **s; int N, K; } mats[4] = {
-        {L->wqkv, &L->s_qkv, 3 * d, d}, {L->wo, &L->s_o, d, d}, {L->wi, &L->s_i, 2 * I, d}, {L->wo_mlp, &L->s_o_mlp, d, I}};
-    for (int i = 0; i < 4 && !bad; i++) {
-      bad = fp8_quantize_weight(st, 0, mats[i].w, mats[i].N, mats[i].K, tmp);
-      *mats[i].s = (const float *)((const char *)mats[i].w + (size_t)mats[i].N * mats[i].K);
-    }
-  }
-  if (e == cudaSuccess) e = cudaStreamSynchronize(st);
-  if (tmp) cudaFree(tmp);
-  cudaStreamDestroy(st);
-  if (e != cudaSuccess) return cuda_fail(err, e, dev, "quantising the weights to fp8");
-  if (bad) return cu_fail(err, LAYA_ERR_DEVICE, "CUDA backend on device %d: fp8 weight quantisation failed", dev);
-  return 0;
-}
-
 static int model_load(cuda_model *m, const model_weights *w, laya_error *err) {
   const encoder_config *c = &w->enc;
   m->d = c->hidden;
@@ -385,7 +426,6 @@ static int model_load(cuda_model *m, const model_weights *w, laya_error *err) {
   loader L;
   memset(&L, 0, sizeof L);
   L.err = err;
-  const int T16 = m->dt16;
   /* The embedding table keeps its own dtype (fp16 checkpoints stay exact). */
   if (need(&L, w->tok_embeddings, "encoder.embeddings.tok_embeddings.weight", m->V, d)) {
     m->emb_dt = (int)w->tok_embeddings->dtype;
@@ -401,15 +441,15 @@ static int model_load(cuda_model *m, const model_weights *w, laya_error *err) {
       UP(l->attn_norm, nm, d, 0, CU_F32, D->attn_norm);
     }
     snprintf(nm, sizeof nm, "encoder.layers.%d.attn.Wqkv.weight", i);
-    UP(l->wqkv, nm, 3 * d, d, T16, D->wqkv);
+    UPG(l->wqkv, nm, 3 * d, d, D->wqkv, D->s_qkv);
     snprintf(nm, sizeof nm, "encoder.layers.%d.attn.Wo.weight", i);
-    UP(l->wo, nm, d, d, T16, D->wo);
+    UPG(l->wo, nm, d, d, D->wo, D->s_o);
     snprintf(nm, sizeof nm, "encoder.layers.%d.mlp_norm.weight", i);
     UP(l->mlp_norm, nm, d, 0, CU_F32, D->mlp_norm);
     snprintf(nm, sizeof nm, "encoder.layers.%d.mlp.Wi.weight", i);
-    UP(l->wi, nm, 2 * m->I, d, T16, D->wi);
+    UPG(l->wi, nm, 2 * m->I, d, D->wi, D->s_i);
     snprintf(nm, sizeof nm, "encoder.layers.%d.mlp.Wo.weight", i);
-    UP(l->wo_mlp, nm, d, m->I, T16, D->wo_mlp);
+    UPG(l->wo_mlp, nm, d, m->I, D->wo_mlp, D->s_o_mlp);
   }
   UP(w->final_norm, "encoder.final_norm.weight", d, 0, CU_F32, m->final_norm);
   UP(w->type_emb, "type_emb.weight", 3, d, CU_F32, m->type_emb);
@@ -447,7 +487,7 @@ static int model_load(cuda_model *m, const model_weights *w, laya_error *err) {
       u->pad_rows = m->act_hidden;
       u->pad_cols = d + MODEL_ACT_FEATURES;
       u->pad_ld = m->ld_act;
-      L.size += ((size_t)m->act_hidden * m->ld_act * 4 + 255) & ~(size_t)255; /* room for the padding */
+      u->bytes += ((size_t)m->act_hidden * m->ld_act * 4 + 255) & ~(size_t)255; /* room for the padding */
     }
   }
   UP(w->act1_b, "act_head.0.bias", m->act_hidden, 0, CU_F32, m->a1_b);
@@ -470,15 +510,49 @@ static int model_load(cuda_model *m, const model_weights *w, laya_error *err) {
     }
   }
   int rc = L.failed;
+  /* The plan, kept for models that will share this one; with a base, the base's plan must be this
+   * one up to the GEMM weights' type (same weights, same code: it is unless the head's 16-bit type
+   * differs), else nothing is shared. */
+  if (!rc) {
+    m->up_ptr = (void **)calloc((size_t)(L.n ? L.n : 1), sizeof(void *));
+    m->up_rec = (up_rec *)calloc((size_t)(L.n ? L.n : 1), sizeof(up_rec));
+    if (!m->up_ptr || !m->up_rec) rc = cu_fail(err, LAYA_ERR_NOMEM, "out of host memory");
+  }
+  for (int i = 0; i < L.n && !rc; i++) m->up_rec[i] = up_rec{L.u[i].numel, L.u[i].dst_dt, L.u[i].gemm, L.u[i].bytes};
+  m->up_n = L.n;
+  if (!rc && m->base) {
+    const cuda_model *b = m->base;
+    bool same = b->src == w && b->up_n == L.n && b->dev == m->dev;
+    for (int i = 0; i < L.n && same; i++) {
+      const up_rec &x = b->up_rec[i], &y = m->up_rec[i];
+      same = x.numel == y.numel && x.gemm == y.gemm && (x.gemm || (x.dst_dt == y.dst_dt && x.bytes == y.bytes));
+    }
+    if (!same) {
+      model_free(m->base);
+      m->base = NULL;
+      m->mem_lock = &m->own_lock;
+    }
+  }
+  if (!rc) { /* offsets of what this model holds itself */
+    L.size = 0;
+    m->borrowed_bytes = 0;
+    for (int i = 0; i < L.n; i++) {
+      if (m->base && !L.u[i].gemm) {
+        m->borrowed_bytes += L.u[i].bytes;
+        continue;
+      }
+      L.u[i].off = L.size;
+      L.size += L.u[i].bytes;
+    }
+  }
   if (!rc) {
     const int dev = m->dev;
-    cudaError_t e = cudaMalloc(&m->arena, L.size);
+    cudaError_t e = cudaMalloc(&m->arena, L.size ? L.size : 256);
     if (e != cudaSuccess) rc = cuda_fail(err, e, dev, "allocating the weights");
     else m->arena_bytes = L.size;
   }
   if (!rc) rc = run_uploads(m, &L, err);
   if (!rc && m->gg_v >= 0) rc = fuse_geglu_weights(m, err);
-  if (!rc && m->fp8) rc = quantize_weights_fp8(m, err);
   free(tg);
   free(tl);
   free(L.u);
@@ -595,9 +669,9 @@ static int ensure_capacity_locked(backend_worker *w, int Mp, int Rp, int NMp, la
 
 static int ensure_capacity(backend_worker *w, int Mp, int Rp, int NMp, laya_error *err) {
   if (Mp <= w->capM && Rp <= w->capR && NMp <= w->capNM) return 0;
-  pthread_mutex_lock(&w->m->mem_lock);
+  pthread_mutex_lock(w->m->mem_lock);
   int rc = ensure_capacity_locked(w, Mp, Rp, NMp, err);
-  pthread_mutex_unlock(&w->m->mem_lock);
+  pthread_mutex_unlock(w->m->mem_lock);
   return rc;
 }
 
@@ -719,7 +793,11 @@ static int enqueue_forward(backend_worker *w, int Mp, int Rp, int NMp, laya_erro
   } while (0)
 
   /* An encoder GEMM: 16-bit, or in fp8 mode E4M3 x E4M3 on w->q8, which holds A quantised per
-   * token already when q8_ready (its producer wrote it: k_ln_fp8, k_geglu_fp8), else quantised here. */
+   * token already when q8_ready (its producer wrote it: k_ln_fp8, k_geglu_fp8), else quantised here.
+   * Attention's output (Wo's A) keeps this separate pass: a flash_attn_kernel block writes one
+   * head's hd values of its tokens (grid: tiles x heads), so a token's absmax spans H blocks, and a
+   * fused per-token quantisation would need a cross-block reduction (BENCHMARKS.md, "FP8 mode":
+   * at most ~0.5 ms of 22 ms at ModernBERT-large 32 x 512, not done). */
   int q8_ready = 0;
 #define ENC_GEMM(M_, N_, K_, A_, lda_, W_, WS_, D_, ldd_, dtd_, acc_, what)                                       \
   do {                                                                                                           \
@@ -847,9 +925,9 @@ static backend_worker *cuda_worker_create(backend *b, laya_error *err) {
     cuda_fail(err, e, dev, "selecting the device");
     return NULL;
   }
-  pthread_mutex_lock(&m->mem_lock);
+  pthread_mutex_lock(m->mem_lock);
   backend_worker *w = worker_create_locked(m, err);
-  pthread_mutex_unlock(&m->mem_lock);
+  pthread_mutex_unlock(m->mem_lock);
   return w;
 }
 
@@ -895,7 +973,7 @@ static void cuda_worker_destroy(backend *b, backend_worker *w) {
   if (!w) return;
   cudaSetDevice(w->m->dev);
   cudaStreamSynchronize(w->st);
-  pthread_mutex_lock(&w->m->mem_lock);
+  pthread_mutex_lock(w->m->mem_lock);
   free_scratch(w);
   if (w->prof)
     for (int i = 0; i < PROF_MAX; i++) cudaEventDestroy(w->prof_ev[i]);
@@ -903,7 +981,7 @@ static void cuda_worker_destroy(backend *b, backend_worker *w) {
   cublasLtDestroy(w->lt);
   cudaFree(w->ws);
   cudaStreamDestroy(w->st);
-  pthread_mutex_unlock(&w->m->mem_lock);
+  pthread_mutex_unlock(w->m->mem_lock);
   free(w->prof_ev);
   free(w->prof_cat);
   free(w);
@@ -953,17 +1031,17 @@ static int run_graph(backend_worker *w, int Mp, int Rp, int NMp, laya_error *err
     return 0;
   }
   if (!g) { /* first batch of this bucket: eagerly (an evicted graph is destroyed meanwhile) */
-    pthread_mutex_lock(&w->m->mem_lock);
+    pthread_mutex_lock(w->m->mem_lock);
     new_graph_entry(w, Mp, Rp, NMp)->state = 1;
     int rc = enqueue_forward(w, Mp, Rp, NMp, err);
-    pthread_mutex_unlock(&w->m->mem_lock);
+    pthread_mutex_unlock(w->m->mem_lock);
     return rc;
   }
   /* second batch of this bucket: capture, with no allocation in any thread meanwhile */
-  pthread_mutex_lock(&w->m->mem_lock);
+  pthread_mutex_lock(w->m->mem_lock);
   cudaError_t e = cudaStreamBeginCapture(w->st, cudaStreamCaptureModeThreadLocal);
   if (e != cudaSuccess) {
-    pthread_mutex_unlock(&w->m->mem_lock);
+    pthread_mutex_unlock(w->m->mem_lock);
     return cuda_fail(err, e, dev, "beginning a graph capture");
   }
   int rc = enqueue_forward(w, Mp, Rp, NMp, err);
@@ -971,7 +1049,7 @@ static int run_graph(backend_worker *w, int Mp, int Rp, int NMp, laya_error *err
   e = cudaStreamEndCapture(w->st, &graph);
   if (!rc && e == cudaSuccess) e = cudaGraphInstantiate(&g->exec, graph, 0);
   if (graph) cudaGraphDestroy(graph);
-  pthread_mutex_unlock(&w->m->mem_lock);
+  pthread_mutex_unlock(w->m->mem_lock);
   if (rc) return rc;
   if (e != cudaSuccess) return cuda_fail(err, e, dev, "capturing a graph");
   g->state = 2;
@@ -1050,9 +1128,9 @@ static int cuda_forward(backend *b, backend_worker *w, const packed_batch *pb, f
   if (!m->use_graphs) { /* no worker captures: nothing to keep apart */
     rc = enqueue_forward(w, Mp, Rp, NMp, err);
   } else if (w->prof) { /* profiling runs eagerly, beside other workers' captures */
-    pthread_mutex_lock(&m->mem_lock);
+    pthread_mutex_lock(m->mem_lock);
     rc = enqueue_forward(w, Mp, Rp, NMp, err);
-    pthread_mutex_unlock(&m->mem_lock);
+    pthread_mutex_unlock(m->mem_lock);
   } else {
     rc = run_graph(w, Mp, Rp, NMp, err);
   }
@@ -1167,7 +1245,7 @@ static void cuda_destroy(backend *b) {
   free(b);
 }
 
-extern "C" backend *backend_cuda_create(const model_weights *w, const backend_options *o, laya_error *err) {
+static backend *cuda_create(const model_weights *w, const backend_options *o, const backend *share, laya_error *err) {
   int dev = o ? o->device_id : 0;
   backend_precision prec = o ? o->precision : PREC_BF16;
   if (prec == PREC_INT8) {
@@ -1215,7 +1293,21 @@ extern "C" backend *backend_cuda_create(const model_weights *w, const backend_op
     return NULL;
   }
   m->dev = dev;
-  pthread_mutex_init(&m->mem_lock, NULL);
+  m->src = w;
+  m->refs = 1;
+  pthread_mutex_init(&m->own_lock, NULL);
+  m->mem_lock = &m->own_lock;
+  if (share && share->kind == BACKEND_CUDA && share->destroy == cuda_destroy) {
+    /* model_load shares the base's tensors when its plan matches, else drops the base again */
+    cuda_model *base = (cuda_model *)share->impl;
+    if (base->dev == dev && base->src == w) {
+      __atomic_add_fetch(&base->refs, 1, __ATOMIC_ACQ_REL);
+      m->base = base;
+      /* one lock for the models of one arena: a capture of either must not overlap an allocation
+       * of the other (the lock's comment at cuda_model) */
+      m->mem_lock = base->mem_lock;
+    }
+  }
   /* fp32 (the zero value of backend_options) means "the default" here: the CUDA path is 16-bit. */
   m->half16 = prec == PREC_FP16;
   m->dt16 = m->half16 ? CU_F16 : CU_BF16;
@@ -1262,6 +1354,15 @@ extern "C" backend *backend_cuda_create(const model_weights *w, const backend_op
   return b;
 }
 
+extern "C" backend *backend_cuda_create(const model_weights *w, const backend_options *o, laya_error *err) {
+  return cuda_create(w, o, NULL, err);
+}
+
+extern "C" backend *backend_cuda_create_shared(const backend *base, const model_weights *w, const backend_options *o,
+                                               laya_error *err) {
+  return cuda_create(w, o, base, err);
+}
+
 extern "C" int backend_cuda_available(int *device_count) {
   int n = 0;
   if (cudaGetDeviceCount(&n) != cudaSuccess) n = 0;
@@ -1272,9 +1373,9 @@ extern "C" int backend_cuda_available(int *device_count) {
 extern "C" int backend_cuda_set_max_scratch(backend *b, long long bytes) {
   if (!b || b->kind != BACKEND_CUDA) return -1;
   cuda_model *m = (cuda_model *)b->impl;
-  pthread_mutex_lock(&m->mem_lock); /* read under it, in ensure_capacity_locked */
+  pthread_mutex_lock(m->mem_lock); /* read under it, in ensure_capacity_locked */
   m->max_scratch = bytes;
-  pthread_mutex_unlock(&m->mem_lock);
+  pthread_mutex_unlock(m->mem_lock);
   return 0;
 }
 
@@ -1283,4 +1384,12 @@ extern "C" int backend_cuda_memory(const backend *b, backend_worker *w, size_t *
   if (weights) *weights = ((const cuda_model *)b->impl)->arena_bytes;
   if (scratch) *scratch = w ? w->scratch_bytes + WS_BYTES : 0;
   return 0;
+}
+
+extern "C" int backend_cuda_weights_shared(const backend *b, const backend *base, size_t *borrowed) {
+  if (!b || strcmp(b->name, "cuda") != 0) return -1;
+  const cuda_model *m = (const cuda_model *)b->impl;
+  const bool from = m->base && (!base || (base->destroy == cuda_destroy && m->base == base->impl));
+  if (borrowed) *borrowed = from ? m->borrowed_bytes : 0;
+  return from ? 1 : 0;
 }

@@ -16,6 +16,12 @@ extern "C" {
  * workspace). Returns -1 when b is not a CUDA backend. */
 int backend_cuda_memory(const backend *b, backend_worker *w, size_t *weights, size_t *scratch);
 
+/* 1 when b (made by backend_cuda_create_shared) reads tensors of base's instead of holding them
+ * (base NULL: of any backend's), with *borrowed the bytes it reads so; 0 (and *borrowed 0) when it
+ * holds its own; -1 when b is not a CUDA backend. backend_cuda_memory's weights are the bytes b
+ * holds itself. */
+int backend_cuda_weights_shared(const backend *b, const backend *base, size_t *borrowed);
+
 /* Test hook: replace the LAYA_CUDA_MAX_SCRATCH cap the backend was created with (bytes; -1: none),
  * so that a test can make a worker's next scratch growth fail and then let it recover. Returns -1
  * when b is not a CUDA backend. */

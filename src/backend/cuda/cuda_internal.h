@@ -93,9 +93,10 @@ int gemm_run_fp8(struct gemm_cache *c, cublasLtHandle_t lt, cudaStream_t s, void
 int gemm_fp8_supported(void);
 
 /* FP8 quantisation (fp8.cu). k_quant_fp8: rows of a 16-bit matrix (row stride ld, K a multiple of
- * 8) to E4M3 dst [rows, K] with one fp32 scale per row. fp8_quantize_weight: a 16-bit weight
- * [N, K] in place to N*K E4M3 bytes followed by its N scales (tmp: N*K + 4*N device bytes);
- * returns 0 or -1. */
+ * 8) to E4M3 dst [rows, K] with one fp32 scale per row. fp8_quantize_weight_into: a 16-bit weight
+ * [N, K] to N*K E4M3 bytes followed by its N scales at dst (N*K + 4*N device bytes, not
+ * overlapping w); fp8_quantize_weight: the same in place (tmp: N*K + 4*N device bytes). Both
+ * return 0 or -1. */
 void k_quant_fp8(cudaStream_t s, int half16, const void *src, int ld, int rows, int K, void *dst, float *scale);
 /* The same quantisation fused into its producer (kernels.cu), writing E4M3 [Mp, d] / [Mp, I] and
  * the row scales in place of the 16-bit output: the LayerNorm without bias (k_ln's, d a multiple of
@@ -103,6 +104,7 @@ void k_quant_fp8(cudaStream_t s, int half16, const void *src, int ld, int rows, 
  * launching nothing, for a size they do not cover. */
 int k_ln_fp8(cudaStream_t s, const float *x, const float *w, float eps, void *q, float *scale, int Mp, int d);
 int k_geglu_fp8(cudaStream_t s, const void *h, int Mp, int I, int act, void *q, float *scale);
+int fp8_quantize_weight_into(cudaStream_t s, int half16, const void *w, int N, int K, void *dst);
 int fp8_quantize_weight(cudaStream_t s, int half16, void *w, int N, int K, void *tmp);
 
 /* The Wi GEMM with GeGLU in its epilogue (gemm_sm90.cu, Hopper only, opt-in). geglu_gemm_variant:

@@ -10,8 +10,9 @@
  * LayerNorms, attention, GeGLU, the residual stream, the decision head and tail) runs as in bf16
  * mode.
  *
- * Weights are quantised once at load, in place: a [N, K] 16-bit matrix becomes N*K E4M3 bytes
- * followed by N fp32 scales, inside the 2*N*K bytes it held (K >= 8, so the scales fit).
+ * Weights are quantised once at load: a [N, K] 16-bit matrix (the checkpoint's values converted as
+ * for bf16 mode, in a temporary) becomes N*K E4M3 bytes followed by N fp32 scales, in a slot of
+ * that size (cuda_backend.cu run_uploads). The self-test quantises in place (fp8_quantize_weight).
  */
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -89,12 +90,16 @@ void k_quant_fp8(cudaStream_t s, int half16, const void *src, int ld, int rows, 
   else quant_rows_kernel<__nv_bfloat16><<<rows, QT, 0, s>>>((const __nv_bfloat16 *)src, ld, K, (uint8_t *)dst, scale);
 }
 
-int fp8_quantize_weight(cudaStream_t s, int half16, void *w, int N, int K, void *tmp) {
+int fp8_quantize_weight_into(cudaStream_t s, int half16, const void *w, int N, int K, void *dst) {
   if (K < 8 || K % 8 != 0) return -1;
-  const size_t bytes = (size_t)N * K;
-  k_quant_fp8(s, half16, w, K, N, K, tmp, (float *)((char *)tmp + bytes));
+  k_quant_fp8(s, half16, w, K, N, K, dst, (float *)((char *)dst + (size_t)N * K));
+  return cudaGetLastError() == cudaSuccess ? 0 : -1;
+}
+
+int fp8_quantize_weight(cudaStream_t s, int half16, void *w, int N, int K, void *tmp) {
+  if (fp8_quantize_weight_into(s, half16, w, N, K, tmp)) return -1;
   /* values then scales, back over the 16-bit matrix (its first N*K + 4*N of 2*N*K bytes) */
-  if (cudaMemcpyAsync(w, tmp, bytes + (size_t)N * 4, cudaMemcpyDeviceToDevice, s) != cudaSuccess) return -1;
+  if (cudaMemcpyAsync(w, tmp, (size_t)N * K + (size_t)N * 4, cudaMemcpyDeviceToDevice, s) != cudaSuccess) return -1;
   return cudaGetLastError() == cudaSuccess ? 0 : -1;
 }
 

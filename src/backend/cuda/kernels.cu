@@ -10,8 +10,11 @@
 #include <cuda_fp16.h>
 #include <math.h>
 
+#include <type_traits>
+
 #include "cuda_internal.h"
 #include "fp8_rule.cuh"
+#include "ln_row.cuh"
 #include "model/spec.h"
 
 /* ---------------------------------------------------------------------------------------------
@@ -30,10 +33,6 @@ template <> __device__ __forceinline__ __nv_bfloat16 fromf<__nv_bfloat16>(float 
 
 __device__ __forceinline__ float gelu_erf(float v) { return 0.5f * v * (1.0f + erff(v * 0.70710678118654752f)); }
 
-__device__ __forceinline__ float warp_sum(float v) {
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-  return v;
-}
 __device__ __forceinline__ float warp_max(float v) {
   for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
   return v;
@@ -189,33 +188,14 @@ __global__ void ln_kernel(const float *x, const float *w, const float *b, float 
   }
 }
 
-/* The common case, d a multiple of 128 up to 1024: lane l owns float4 columns l + 32 v. The
- * row's mean and 1 / std, from the values a warp holds. */
-template <int NV> __device__ __forceinline__ void ln4_stats(const float4 *v, int d, float eps, float *mu, float *rs) {
-  float s = 0.f;
-#pragma unroll
-  for (int i = 0; i < NV; i++) s += (v[i].x + v[i].y) + (v[i].z + v[i].w);
-  const float m = warp_sum(s) / (float)d;
-  float q = 0.f;
-#pragma unroll
-  for (int i = 0; i < NV; i++) {
-    float a = v[i].x - m, bb = v[i].y - m, c = v[i].z - m, e = v[i].w - m;
-    q += a * a + bb * bb + c * c + e * e;
-  }
-  *mu = m;
-  *rs = rsqrtf(warp_sum(q) / (float)d + eps);
-}
-
+/* The common case, d a multiple of 128 up to 1024 (ln_row.cuh: the row load and statistics). */
 template <class T, int NV>
 __global__ void ln4_kernel(const float *x, const float *w, const float *b, float eps, T *y, int Mp, int d) {
   int row = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32, lane = threadIdx.x & 31;
   if (row >= Mp) return;
-  const float4 *xr = reinterpret_cast<const float4 *>(x + (int64_t)row * d);
   float4 v[NV];
-#pragma unroll
-  for (int i = 0; i < NV; i++) v[i] = xr[lane + 32 * i];
   float mu, rs;
-  ln4_stats<NV>(v, d, eps, &mu, &rs);
+  ln4_load_stats<NV>(x, row, d, lane, eps, v, &mu, &rs);
   const float4 *w4 = reinterpret_cast<const float4 *>(w), *b4 = reinterpret_cast<const float4 *>(b);
 #pragma unroll
   for (int i = 0; i < NV; i++) {
@@ -227,17 +207,23 @@ __global__ void ln4_kernel(const float *x, const float *w, const float *b, float
   }
 }
 
-template <class T>
-static bool ln4_launch(cudaStream_t s, const float *x, const float *w, const float *b, float eps, T *y, int Mp, int d) {
-  unsigned g = blocks_for(Mp, 8);
+/* The widths the ln4 kernels are compiled for (d = 128 NV): launch(std::integral_constant<int, NV>)
+ * and true, or false for another width. */
+template <class F> static bool ln4_dispatch(int d, F &&launch) {
   switch (d % 128 == 0 ? d / 128 : 0) {
-    case 1: ln4_kernel<T, 1><<<g, 256, 0, s>>>(x, w, b, eps, y, Mp, d); return true;
-    case 2: ln4_kernel<T, 2><<<g, 256, 0, s>>>(x, w, b, eps, y, Mp, d); return true;
-    case 4: ln4_kernel<T, 4><<<g, 256, 0, s>>>(x, w, b, eps, y, Mp, d); return true;
-    case 6: ln4_kernel<T, 6><<<g, 256, 0, s>>>(x, w, b, eps, y, Mp, d); return true;
-    case 8: ln4_kernel<T, 8><<<g, 256, 0, s>>>(x, w, b, eps, y, Mp, d); return true;
+    case 1: launch(std::integral_constant<int, 1>()); return true;
+    case 2: launch(std::integral_constant<int, 2>()); return true;
+    case 4: launch(std::integral_constant<int, 4>()); return true;
+    case 6: launch(std::integral_constant<int, 6>()); return true;
+    case 8: launch(std::integral_constant<int, 8>()); return true;
     default: return false;
   }
+}
+
+template <class T>
+static bool ln4_launch(cudaStream_t s, const float *x, const float *w, const float *b, float eps, T *y, int Mp, int d) {
+  const unsigned g = blocks_for(Mp, 8);
+  return ln4_dispatch(d, [&](auto nv) { ln4_kernel<T, decltype(nv)::value><<<g, 256, 0, s>>>(x, w, b, eps, y, Mp, d); });
 }
 
 /* fp8 mode: the LayerNorm written straight as E4M3 with its row's scale (fp8_rule.cuh), instead of a 16-bit y that the next GEMM's quantisation reads back. */
@@ -245,12 +231,9 @@ template <int NV>
 __global__ void ln4_fp8_kernel(const float *x, const float *w, float eps, uint8_t *q, float *scale, int Mp, int d) {
   int row = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32, lane = threadIdx.x & 31;
   if (row >= Mp) return;
-  const float4 *xr = reinterpret_cast<const float4 *>(x + (int64_t)row * d);
   float4 v[NV];
-#pragma unroll
-  for (int i = 0; i < NV; i++) v[i] = xr[lane + 32 * i];
   float mu, rs, mx = 0.f;
-  ln4_stats<NV>(v, d, eps, &mu, &rs);
+  ln4_load_stats<NV>(x, row, d, lane, eps, v, &mu, &rs);
   const float4 *w4 = reinterpret_cast<const float4 *>(w);
 #pragma unroll
   for (int i = 0; i < NV; i++) {
@@ -269,16 +252,11 @@ __global__ void ln4_fp8_kernel(const float *x, const float *w, float eps, uint8_
 }
 
 int k_ln_fp8(cudaStream_t s, const float *x, const float *w, float eps, void *q, float *scale, int Mp, int d) {
-  unsigned g = blocks_for(Mp, 8);
+  const unsigned g = blocks_for(Mp, 8);
   uint8_t *q8 = (uint8_t *)q;
-  switch (d % 128 == 0 ? d / 128 : 0) {
-    case 1: ln4_fp8_kernel<1><<<g, 256, 0, s>>>(x, w, eps, q8, scale, Mp, d); return 0;
-    case 2: ln4_fp8_kernel<2><<<g, 256, 0, s>>>(x, w, eps, q8, scale, Mp, d); return 0;
-    case 4: ln4_fp8_kernel<4><<<g, 256, 0, s>>>(x, w, eps, q8, scale, Mp, d); return 0;
-    case 6: ln4_fp8_kernel<6><<<g, 256, 0, s>>>(x, w, eps, q8, scale, Mp, d); return 0;
-    case 8: ln4_fp8_kernel<8><<<g, 256, 0, s>>>(x, w, eps, q8, scale, Mp, d); return 0;
-    default: return -1;
-  }
+  return ln4_dispatch(d, [&](auto nv) { ln4_fp8_kernel<decltype(nv)::value><<<g, 256, 0, s>>>(x, w, eps, q8, scale, Mp, d); })
+             ? 0
+             : -1;
 }
 
 void k_ln(cudaStream_t s, int half16, const float *x, const float *w, const float *b, float eps, void *y, int Mp,
