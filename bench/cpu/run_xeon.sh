@@ -62,6 +62,8 @@ kern() {
   log "peak + bench_kernels"
   build/bench/cpu/peak > "$OUT/peak.txt" 2>&1; cat "$OUT/peak.txt"
   build/bench/cpu/bench_kernels > "$OUT/bench_kernels.txt" 2>&1; cat "$OUT/bench_kernels.txt"
+  # the split-precision GEMM on float16 / bfloat16 weights (fewer weight parts: packed_matrix.split_parts)
+  for wb in 11 8; do BENCH_WBITS=$wb BENCH_FMT=fp32 build/bench/cpu/bench_kernels 2>&1 | grep -E "^amx " | sed "s/^/wbits $wb: /"; done | tee -a "$OUT/bench_kernels.txt"
   log "parity at fp32 (cpu-default) with the default split-precision x6 GEMM"
   ctest --test-dir build -R 'parity/.*cpu-default$' -j4 --timeout 600 --output-on-failure > "$OUT/parity_x6.log" 2>&1
   grep -E "tests passed|Passed|Failed" "$OUT/parity_x6.log" | head
@@ -138,9 +140,12 @@ prof() {
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.startswith('{"cpu_profile"')]
 if not rows: sys.exit(print(sys.argv[2], "threads", sys.argv[3], ": no profile lines"))
-r = min(rows[1:] or rows, key=lambda r: r["wall_ms"])  # the fastest timed forward
+timed = rows[1:] or rows
+r = min(timed, key=lambda r: r["wall_ms"])  # the fastest timed forward
+walls = sorted(x["wall_ms"] for x in timed)  # and the median, which bench/cpu/run.py reports
 g, s = r["gemm"], r.get("gemm_split", {"wall_ms": 0, "task_cpu_ms": 0})
-print(f'{sys.argv[2]:7s} threads {sys.argv[3]:>2s}: forward {r["wall_ms"]:.1f} ms wall; GEMM {g["wall_ms"]:.1f} wall / '
+print(f'{sys.argv[2]:7s} threads {sys.argv[3]:>2s}: forward {r["wall_ms"]:.1f} ms wall (median of {len(walls)}: '
+      f'{walls[len(walls) // 2]:.1f}); GEMM {g["wall_ms"]:.1f} wall / '
       f'{g["task_cpu_ms"]:.1f} task CPU ms ({g["tasks"]} tasks); row split {s["wall_ms"]:.1f} / {s["task_cpu_ms"]:.1f}')
 PY
     done
