@@ -335,11 +335,14 @@ static void split_case(const cpu_amx_gemms *g, cpu_pool *pool, int kind, int M, 
   wsrc src = {w, k};
   pack_matrix(WF_F32, n, k, geglu, get_row, &src, data, NULL, NULL, row);
   packed_matrix pm = {n, k, np, kp, geglu, WF_F32, data, NULL, NULL, NULL, ENC_ACT_GELU, NULL, 0};
-  CHECK(pack_split_bytes(n, k, geglu) == (size_t)np * 3 * kpp * CPU_NR * 2);
-  uint16_t *wsplit = malloc(pack_split_bytes(n, k, geglu));
-  /* panels in two pieces, as split_all's tasks may cut them */
-  int sp0 = pack_split_panels(&pm, 0, np / 2, wsplit), sp1 = pack_split_panels(&pm, np / 2, np, wsplit);
+  CHECK(pack_split_bytes(n, k, geglu, 3) == (size_t)np * 3 * kpp * CPU_NR * 2);
+  /* panels in two pieces, as split_all's tasks may cut them: the parts they need, then the parts */
+  int sp0 = pack_split_need(&pm, 0, np / 2), sp1 = pack_split_need(&pm, np / 2, np);
   int wparts = sp0 > sp1 ? sp0 : sp1, want = wbits == 8 ? 1 : wbits == 11 ? 2 : 3;
+  pm.split_parts = wparts;
+  uint16_t *wsplit = malloc(pack_split_bytes(n, k, geglu, wparts));
+  pack_split_panels(&pm, 0, np / 2, wsplit);
+  pack_split_panels(&pm, np / 2, np, wsplit);
   /* random fp32 weights: some lo part is nonzero in any matrix of more than a few values */
   if (wparts != want && (wbits || (size_t)n * k > 64))
     fprintf(stderr, "split parts of %d-bit weights n=%d k=%d: %d, want %d\n", wbits ? wbits : 24, n, k, wparts, want);
@@ -378,7 +381,6 @@ static void split_case(const cpu_amx_gemms *g, cpu_pool *pool, int kind, int M, 
       if (!(fabs(own[(size_t)m * outs + o] - ref) <= bound)) bad++;
     }
   pm.split = wsplit;
-  pm.split_parts = wparts;
   int rows = (M + 15) & ~15;
   int ld = CPU_SPLIT_LD(kp); /* cpu.c's stride: kpp, or kpp + 32 where kpp / 32 is even */
   CHECK(ld >= kpp && ld % 32 == 0 && ld / 32 % 2 == 1);

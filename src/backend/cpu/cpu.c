@@ -285,15 +285,15 @@ static int load_linear(load_ctx *L, packed_matrix *pm, const char *name, const t
   if (register_blob(m, nm, pm->data, data_bytes)) return laya_err(L->err, LAYA_ERR_NOMEM, NULL, "cpu backend: out of memory");
   if (fmt == WF_F32 && m->k->split_rows_f32) {
     /* The split-precision GEMM's weight parts (packed_matrix.split), made from the fp32 panels
-     * once here (split_all) rather than by every GEMM task at run time. They are not a named
-     * array: a container (`laya convert`, the pack cache) keeps the fp32 panels only, which every
-     * table and the CUDA unpacker read and the parts follow from exactly, so its bytes and layout
-     * name do not depend on the table. The fp32 panels stay too (1.5x their bytes in parts on
-     * top): they are what a container is written from, and the kernel's out-of-memory fallback
-     * reads them; mapped from a container and not read again, their pages are the kernel's to
-     * drop. Tables that do not split (LAYA_AMX_FP32=avx512 included) get no parts. */
-    uint16_t *sp = alloc_owned(m, pack_split_bytes(n, k, geglu));
-    if (!sp) return laya_err(L->err, LAYA_ERR_NOMEM, NULL, "cpu backend: out of memory splitting %s", name);
+     * once, by split_all after pack_all, rather than by every GEMM task at run time; only the
+     * parts that are not zero everywhere are kept (float16 weights: hi and mid). They are not a
+     * named array: a container (`laya convert`, the pack cache) keeps the fp32 panels only, which
+     * every table and the CUDA unpacker read and the parts follow from exactly, so its bytes and
+     * layout name do not depend on the table. The fp32 panels stay too (1.5x their bytes in parts
+     * on top, 1x for float16 weights): they are what a container is written from, and the
+     * kernel's out-of-memory fallback reads them; mapped from a container and not read again,
+     * their pages are the kernel's to drop. Tables that do not split (LAYA_AMX_FP32=avx512
+     * included) get no parts. */
     if (L->n_splits == L->cap_splits) {
       int cap = L->cap_splits ? 2 * L->cap_splits : 128;
       packed_matrix **q = realloc(L->splits, (size_t)cap * sizeof *q);
@@ -302,7 +302,6 @@ static int load_linear(load_ctx *L, packed_matrix *pm, const char *name, const t
       L->cap_splits = cap;
     }
     L->splits[L->n_splits++] = pm;
-    pm->split = sp; /* filled by split_all, after pack_all has filled pm->data */
   }
   if (fmt == WF_I8) {
     snprintf(nm, sizeof nm, "%s.scale", name);
@@ -374,12 +373,15 @@ static int pack_all(load_ctx *L) {
   return 0;
 }
 
-/* The split parts of every recorded fp32 matrix from its panels (pack_split_panels), on the pool in
- * pieces of whole panels like pack_all's; each piece writes only its own panels' parts. */
+/* The split parts of every recorded fp32 matrix from its panels, on the pool in pieces of whole
+ * panels like pack_all's: first how many parts each piece's values need (pack_split_need), then,
+ * with each matrix's parts allocated for what its pieces need, the parts (pack_split_panels; each
+ * piece writes only its own panels'). */
 typedef struct split_all_ctx {
   packed_matrix *const *ms;
   const pack_piece *pieces;
-  int *parts; /* per piece: pack_split_panels' count of parts that are not all zero */
+  int *need; /* per piece: pack_split_need */
+  int fill;  /* 0: count the parts, 1: write them */
 } split_all_ctx;
 
 static void split_task(void *ctx, int task, int thread) {
@@ -387,12 +389,13 @@ static void split_task(void *ctx, int task, int thread) {
   const split_all_ctx *c = ctx;
   const pack_piece *pc = &c->pieces[task];
   const packed_matrix *w = c->ms[pc->job];
-  c->parts[task] = pack_split_panels(w, pc->p0, pc->p1, (uint16_t *)w->split);
+  if (!c->fill) c->need[task] = pack_split_need(w, pc->p0, pc->p1);
+  else pack_split_panels(w, pc->p0, pc->p1, (uint16_t *)w->split);
 }
 
 /* Panels per piece of a matrix of split parts (about PACK_PIECE_BYTES). */
 static int split_per_piece(const packed_matrix *w) {
-  size_t panel = pack_split_bytes(CPU_NR, w->k, 0);
+  size_t panel = pack_split_bytes(CPU_NR, w->k, 0, 3);
   return panel >= PACK_PIECE_BYTES ? 1 : (int)(PACK_PIECE_BYTES / panel);
 }
 
@@ -404,9 +407,9 @@ static int split_all(load_ctx *L) {
     n += (L->splits[i]->n_panels + per - 1) / per;
   }
   pack_piece *pieces = malloc((size_t)(n ? n : 1) * sizeof *pieces);
-  int *parts = malloc((size_t)(n ? n : 1) * sizeof *parts);
-  if (!pieces || !parts) {
-    free(pieces), free(parts);
+  int *need = malloc((size_t)(n ? n : 1) * sizeof *need);
+  if (!pieces || !need) {
+    free(pieces), free(need);
     return laya_err(L->err, LAYA_ERR_NOMEM, NULL, "cpu backend: out of memory splitting weights");
   }
   n = 0;
@@ -414,16 +417,27 @@ static int split_all(load_ctx *L) {
     int per = split_per_piece(L->splits[i]), np = L->splits[i]->n_panels;
     for (int p = 0; p < np; p += per) pieces[n++] = (pack_piece){i, p, p + per < np ? p + per : np};
   }
-  split_all_ctx c = {L->splits, pieces, parts};
+  split_all_ctx c = {L->splits, pieces, need, 0};
   cpu_pool_run(L->m->pool, n, split_task, &c);
-  /* a matrix needs the most parts any of its pieces needs (float16 weights: 2, bfloat16: 1) */
+  /* a matrix keeps the most parts any of its pieces needs (float16 weights: 2, bfloat16: 1) */
   for (int i = 0; i < L->n_splits; i++) L->splits[i]->split_parts = 1;
   for (int t = 0; t < n; t++) {
     packed_matrix *w = L->splits[pieces[t].job];
-    if (parts[t] > w->split_parts) w->split_parts = parts[t];
+    if (need[t] > w->split_parts) w->split_parts = need[t];
   }
-  free(pieces), free(parts);
-  return 0;
+  int rc = 0;
+  for (int i = 0; i < L->n_splits && !rc; i++) {
+    packed_matrix *w = L->splits[i];
+    size_t bytes = pack_split_bytes(w->n, w->k, w->geglu, w->split_parts);
+    if (!(w->split = alloc_owned(L->m, bytes)))
+      rc = laya_err(L->err, LAYA_ERR_NOMEM, NULL, "cpu backend: out of memory splitting weights (%zu bytes)", bytes);
+  }
+  if (!rc) {
+    c.fill = 1;
+    cpu_pool_run(L->m->pool, n, split_task, &c);
+  }
+  free(pieces), free(need);
+  return rc;
 }
 
 /* What this backend's kernels cannot run, beyond the model's own rules (model_spec_check): heads

@@ -50,14 +50,15 @@ typedef struct packed_matrix {
   const float *bias;     /* [outputs] fp32, logical order, or NULL */
   enc_act glu_act;       /* geglu: the activation of the input half (0: erf GELU) */
   /* fp32 weights on a table whose fp32 GEMM works on bf16 parts (cpu_kernels.split_rows_f32 set):
-   * each panel's hi, mid and lo parts (cpu_split3), [n_panels][3][CPU_SPLIT_K(k_pad) / 2][32][2]
-   * (pack_split_panels), made once at create; NULL otherwise (the GEMM then splits data itself). */
+   * each panel's first split_parts parts of hi, mid and lo (cpu_split3), [n_panels][split_parts]
+   * [CPU_SPLIT_K(k_pad) / 2][32][2] (pack_split_panels), made once at create; NULL otherwise (the
+   * GEMM then splits data itself). */
   const uint16_t *split;
-  /* How many of those parts can be nonzero (pack_split_panels' answer over all panels): 3, or 2
-   * where every lo part is zero (weights of at most 16 significant bits: Laya's checkpoints store
-   * float16, 11), or 1 where mid is zero too (bfloat16 weights, 8); 0 reads as 3. The GEMM leaves out the
-   * products of parts that are zero everywhere: adding them changes no accumulator (an fp32 sum
-   * that starts at +0 never holds -0), so the results are the same bits. */
+  /* The parts kept (pack_split_need over all panels): 3, or 2 where every lo part is zero (weights
+   * of at most 16 significant bits: Laya's checkpoints store float16, 11), or 1 where mid is zero
+   * too (bfloat16 weights, 8); 0 reads as 3. The GEMM leaves out the products of parts that are
+   * zero everywhere: adding them changes no accumulator (an fp32 sum that starts at +0 never holds
+   * -0), so the results are the same bits, from 2/3 or 1/3 of the memory. */
   int split_parts;
 } packed_matrix;
 
@@ -299,11 +300,12 @@ void pack_matrix_panels(cpu_wfmt fmt, int n, int k, int geglu, int p0, int p1, p
                         void *data, float *scale, int32_t *colsum, float *row_tmp);
 int pack_panels(int n, int geglu);
 int pack_kpad(int k);
-/* The split-precision parts of an fp32 matrix (packed_matrix.split): bytes for all of its panels,
- * and panels [p0, p1) of them from w->data (the bytes do not depend on how the panels are shared
- * out among threads). */
-size_t pack_split_bytes(int n, int k, int geglu);
-int pack_split_panels(const packed_matrix *w, int p0, int p1, uint16_t *split);
+/* The split-precision parts of an fp32 matrix (packed_matrix.split): bytes for all of its panels
+ * with `parts` parts each, how many parts panels [p0, p1) need (pack.c), and those panels' parts
+ * from w->data (the bytes do not depend on how the panels are shared out among threads). */
+size_t pack_split_bytes(int n, int k, int geglu, int parts);
+int pack_split_need(const packed_matrix *w, int p0, int p1);
+void pack_split_panels(const packed_matrix *w, int p0, int p1, uint16_t *split);
 /* Packed column c of panel p -> logical row of W, or -1 for padding. */
 int pack_col_row(int n, int geglu, int p, int c);
 

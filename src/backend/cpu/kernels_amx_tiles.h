@@ -177,7 +177,7 @@ AMX_ATTR static void AMX_NAME(gemm_i8)(const gemm_input *x, const packed_matrix 
 /* Split-precision fp32: both operands cut into bf16 parts (hi, mid, lo: x = hi + mid + lo + r,
  * |r| <= 2^-24 |x|), then the products of parts whose order is above the cut, smallest first, all
  * into the same fp32 accumulators. The parts are zero-padded (rows to 16, k to 32), so no tile has
- * a tail. The backend hands them over ready: the weights' at create (w->split, [panel][part][kpp/2]
+ * a tail. The backend hands them over ready: the weights' at create (w->split, [panel][part: its split_parts][kpp/2]
  * [32][2]) and the activations' once per GEMM call, in a pool step before its tasks (x->split,
  * AMX_NAME(split_rows)): with every task splitting the rows and panels it read, 8 threads spent
  * about twice the one-thread CPU time on the same GEMM (BENCHMARKS.md, "Where the 8-thread x6
@@ -281,8 +281,8 @@ AMX_ATTR static void AMX_NAME(gemm_split)(int parts, const gemm_input *x, const 
                         nbplanes == 3 ? s.b[2] : NULL);
         pf = (const char *)((const float *)w->data + (size_t)(p + 1 < p1 ? p + 1 : p) * kp * CPU_NR);
       } else {
-        for (int i = 0; i < 3; i++) s.b[i] = (uint16_t *)w->split + ((size_t)p * 3 + i) * bplane;
-        pf = (const char *)(w->split + (size_t)(p + 1 < p1 ? p + 1 : p) * 3 * bplane);
+        for (int i = 0; i < 3; i++) s.b[i] = i < wparts ? (uint16_t *)w->split + ((size_t)p * wparts + i) * bplane : NULL;
+        pf = (const char *)(w->split + (size_t)(p + 1 < p1 ? p + 1 : p) * wparts * bplane);
       }
       int pleft = p + 1 < p1 ? plines : 0; /* lines of the next panel not yet prefetched */
       for (int kc0 = 0; kc0 < kpp; kc0 += kc) {
