@@ -68,6 +68,67 @@ static int eval_error(const char *fmt, const char *a, const char *b, const char 
 
 /* ---------------------------------------------------------------- dataset */
 
+/* Where Python's text-mode read of the file as UTF-8 fails (TextIOWrapper: 8192-byte chunks through
+ * an incremental decoder, which keeps a sequence cut by a chunk's end for the next chunk): false
+ * when the bytes are UTF-8. Else *avail is the number of bytes decoded before the failing decode
+ * (the lines that end inside them are read, and their errors reported, first) and msg is the
+ * UnicodeDecodeError's text, its position counted from the start of that decode's input. */
+#define PY_TEXT_CHUNK 8192
+static int lead_len(unsigned char c) { return c >= 0xC2 && c < 0xE0 ? 2 : c >= 0xE0 && c < 0xF0 ? 3 : c >= 0xF0 && c < 0xF5 ? 4 : 0; }
+
+static bool py_utf8_error(const unsigned char *s, size_t n, size_t *avail, char *msg, size_t cap) {
+  size_t i = 0;
+  while (i < n) {
+    unsigned char c = s[i];
+    if (c < 0x80) {
+      i++;
+      continue;
+    }
+    int need = lead_len(c), k = 1; /* k: bytes of a valid prefix */
+    if (need) {
+      unsigned char lo = 0x80, hi = 0xBF;
+      if (c == 0xE0) lo = 0xA0;
+      if (c == 0xED) hi = 0x9F;
+      if (c == 0xF0) lo = 0x90;
+      if (c == 0xF4) hi = 0x8F;
+      while (k < need && i + (size_t)k < n) {
+        unsigned char b = s[i + (size_t)k];
+        if (b < (k == 1 ? lo : 0x80) || b > (k == 1 ? hi : 0xBF)) break;
+        k++;
+      }
+      if (k == need) {
+        i += (size_t)need;
+        continue;
+      }
+    }
+    const char *why = !need ? "invalid start byte" : i + (size_t)k >= n ? "unexpected end of data" : "invalid continuation byte";
+    size_t start; /* the failing decode's first byte */
+    if (i + (size_t)k >= n && need) {
+      start = i; /* the final decode at end of file gets only the cut sequence */
+    } else {
+      size_t bad = need ? i + (size_t)k : i, chunk = bad / PY_TEXT_CHUNK * PY_TEXT_CHUNK;
+      start = chunk;
+      if (i < chunk) {
+        start = i;
+      } else {
+        for (size_t j = chunk; j > 0 && j + 3 > chunk && (s[j] & 0xC0) == 0x80;) {
+          j--;
+          if (lead_len(s[j]) && j + (size_t)lead_len(s[j]) > chunk) start = j;
+          if (lead_len(s[j])) break;
+        }
+      }
+    }
+    *avail = start;
+    size_t pos = i - start;
+    if (k == 1 || !need)
+      snprintf(msg, cap, "'utf-8' codec can't decode byte 0x%02x in position %zu: %s", c, pos, why);
+    else
+      snprintf(msg, cap, "'utf-8' codec can't decode bytes in position %zu-%zu: %s", pos, pos + (size_t)k - 1, why);
+    return true;
+  }
+  return false;
+}
+
 static int load_dataset(const char *path, arena *ar, example **out, size_t *n_out) {
   size_t len;
   char *text = cli_read_file(path, &len);
@@ -81,9 +142,13 @@ static int load_dataset(const char *path, arena *ar, example **out, size_t *n_ou
   size_t lineno = 0;
   char *p = text, *end = text + len;
   int rc = 0;
+  char umsg[200];
+  size_t uavail = 0;
+  bool ubad = py_utf8_error((const unsigned char *)text, len, &uavail, umsg, sizeof umsg);
   while (p < end && !rc) {
     char *nl = memchr(p, '\n', (size_t)(end - p));
     size_t l = nl ? (size_t)(nl - p) : (size_t)(end - p);
+    if (ubad && (!nl || (size_t)(nl - text) >= uavail)) break; /* this line needs the failing decode */
     lineno++;
     size_t a = 0, m = 0;
     py_strip(p, l, &a, &m);
@@ -149,6 +214,7 @@ static int load_dataset(const char *path, arena *ar, example **out, size_t *n_ou
     p = nl ? nl + 1 : end;
   }
   free(text);
+  if (!rc && ubad) rc = eval_error("%s cannot be read: %s%s", path, umsg, "");
   if (!rc && n == 0) rc = eval_error("%s contains no examples%s%s", path, "", "");
   if (rc) {
     free(ex);
