@@ -68,67 +68,6 @@ static int eval_error(const char *fmt, const char *a, const char *b, const char 
 
 /* ---------------------------------------------------------------- dataset */
 
-/* Where Python's text-mode read of the file as UTF-8 fails (TextIOWrapper: 8192-byte chunks through
- * an incremental decoder, which keeps a sequence cut by a chunk's end for the next chunk): false
- * when the bytes are UTF-8. Else *avail is the number of bytes decoded before the failing decode
- * (the lines that end inside them are read, and their errors reported, first) and msg is the
- * UnicodeDecodeError's text, its position counted from the start of that decode's input. */
-#define PY_TEXT_CHUNK 8192
-static int lead_len(unsigned char c) { return c >= 0xC2 && c < 0xE0 ? 2 : c >= 0xE0 && c < 0xF0 ? 3 : c >= 0xF0 && c < 0xF5 ? 4 : 0; }
-
-static bool py_utf8_error(const unsigned char *s, size_t n, size_t *avail, char *msg, size_t cap) {
-  size_t i = 0;
-  while (i < n) {
-    unsigned char c = s[i];
-    if (c < 0x80) {
-      i++;
-      continue;
-    }
-    int need = lead_len(c), k = 1; /* k: bytes of a valid prefix */
-    if (need) {
-      unsigned char lo = 0x80, hi = 0xBF;
-      if (c == 0xE0) lo = 0xA0;
-      if (c == 0xED) hi = 0x9F;
-      if (c == 0xF0) lo = 0x90;
-      if (c == 0xF4) hi = 0x8F;
-      while (k < need && i + (size_t)k < n) {
-        unsigned char b = s[i + (size_t)k];
-        if (b < (k == 1 ? lo : 0x80) || b > (k == 1 ? hi : 0xBF)) break;
-        k++;
-      }
-      if (k == need) {
-        i += (size_t)need;
-        continue;
-      }
-    }
-    const char *why = !need ? "invalid start byte" : i + (size_t)k >= n ? "unexpected end of data" : "invalid continuation byte";
-    size_t start; /* the failing decode's first byte */
-    if (i + (size_t)k >= n && need) {
-      start = i; /* the final decode at end of file gets only the cut sequence */
-    } else {
-      size_t bad = need ? i + (size_t)k : i, chunk = bad / PY_TEXT_CHUNK * PY_TEXT_CHUNK;
-      start = chunk;
-      if (i < chunk) {
-        start = i;
-      } else {
-        for (size_t j = chunk; j > 0 && j + 3 > chunk && (s[j] & 0xC0) == 0x80;) {
-          j--;
-          if (lead_len(s[j]) && j + (size_t)lead_len(s[j]) > chunk) start = j;
-          if (lead_len(s[j])) break;
-        }
-      }
-    }
-    *avail = start;
-    size_t pos = i - start;
-    if (k == 1 || !need)
-      snprintf(msg, cap, "'utf-8' codec can't decode byte 0x%02x in position %zu: %s", c, pos, why);
-    else
-      snprintf(msg, cap, "'utf-8' codec can't decode bytes in position %zu-%zu: %s", pos, pos + (size_t)k - 1, why);
-    return true;
-  }
-  return false;
-}
-
 static int load_dataset(const char *path, arena *ar, example **out, size_t *n_out) {
   size_t len;
   char *text = cli_read_file(path, &len);
@@ -144,7 +83,7 @@ static int load_dataset(const char *path, arena *ar, example **out, size_t *n_ou
   int rc = 0;
   char umsg[200];
   size_t uavail = 0;
-  bool ubad = py_utf8_error((const unsigned char *)text, len, &uavail, umsg, sizeof umsg);
+  bool ubad = cli_py_utf8_error(text, len, CLI_PY_TEXT_CHUNK, &uavail, umsg, sizeof umsg);
   while (p < end && !rc) {
     char *nl = memchr(p, '\n', (size_t)(end - p));
     size_t l = nl ? (size_t)(nl - p) : (size_t)(end - p);
@@ -1295,10 +1234,10 @@ static double now_ms(void) {
 /* ---------------------------------------------------------------- help */
 
 static const char kUsage[] =
-    "usage: laya eval {validate,run,compare,evidence} ...\n";
+    "usage: laya eval {validate,run,agreement,compare,evidence} ...\n";
 
 static const char kHelpTop[] =
-    "usage: laya eval {validate,run,compare,evidence} ...\n"
+    "usage: laya eval {validate,run,agreement,compare,evidence} ...\n"
     "\n"
     "Score a checkpoint on a labelled JSONL dataset and gate a build on the numbers (Laya's\n"
     "laya-evals). Exit status: 0 ok, 1 a threshold, baseline or slice rule failed, 2 an error.\n"
@@ -1306,6 +1245,8 @@ static const char kHelpTop[] =
     "commands:\n"
     "  validate DATASET     check a dataset without loading a model\n"
     "  run DATASET          answer every example and report the metrics\n"
+    "  agreement REF REPEAT STUDENT\n"
+    "                       a student's agreement with a teacher, from three saved runs\n"
     "  compare REPORT       check a saved report against a baseline report\n"
     "  evidence             what calibration and eval evidence a checkpoint carries\n"
     "\n"
@@ -2369,12 +2310,13 @@ int cli_eval_main(int argc, char **argv) {
   }
   if (!strcmp(argv[1], "run")) return cmd_run(argc - 2, argv + 2);
   if (!strcmp(argv[1], "validate")) return cmd_validate(argc - 2, argv + 2);
+  if (!strcmp(argv[1], "agreement")) return cli_eval_agreement(argc - 2, argv + 2);
   if (!strcmp(argv[1], "compare")) return cmd_compare(argc - 2, argv + 2);
   if (!strcmp(argv[1], "evidence")) return cmd_evidence(argc - 2, argv + 2);
   fputs(kUsage, stderr);
   fprintf(stderr,
-          "laya eval: error: argument command: invalid choice: '%s' (choose from 'validate', 'run', 'compare', "
-          "'evidence')\n",
+          "laya eval: error: argument command: invalid choice: '%s' (choose from 'validate', 'run', 'agreement', "
+          "'compare', 'evidence')\n",
           argv[1]);
   return 2;
 }

@@ -150,9 +150,10 @@ def small(case):
 
 
 # cases.json: surfaces_eval_compare.py; fast_cases.json (validate, bad datasets, 3-row runs):
-# surfaces_eval_fast.py
+# surfaces_eval_fast.py; agreement_cases.json (`agreement`, no model): surfaces_eval_agreement.py
 cases = json.load(open(os.path.join(SRC, "cases.json"), encoding="utf-8")) + \
-    json.load(open(os.path.join(SRC, "fast_cases.json"), encoding="utf-8"))
+    json.load(open(os.path.join(SRC, "fast_cases.json"), encoding="utf-8")) + \
+    json.load(open(os.path.join(SRC, "agreement_cases.json"), encoding="utf-8"))
 if FAST:
     cases = [c for c in cases if small(c)]
 with tempfile.TemporaryDirectory() as tmp:
@@ -201,7 +202,8 @@ with tempfile.TemporaryDirectory() as tmp:
             elif laya_path in case["files"] or os.path.exists(os.path.join(SRC, laya_path)):
                 want = json.loads(case["files"][laya_path]) if laya_path in case["files"] else \
                     json.load(open(os.path.join(SRC, laya_path), encoding="utf-8"))
-                want = rename_model(want, NAMES[ck], model_arg[0])
+                if ck:
+                    want = rename_model(want, NAMES[ck], model_arg[0])
                 got = json.loads(text)
                 got.get("config", {}).pop("runtime", None)  # laya.c's own provenance key
                 same_json(want, got, "", name)
@@ -211,7 +213,7 @@ with tempfile.TemporaryDirectory() as tmp:
     check(len(cases) >= (100 if FAST else 130), "cases replayed: %d" % len(cases))
 
     # help: every subcommand answers --help with exit 0 on stdout
-    for sub in (["--help"], ["run", "--help"], ["validate", "--help"], ["compare", "--help"],
+    for sub in (["--help"], ["run", "--help"], ["validate", "--help"], ["compare", "--help"], ["agreement", "--help"],
                 ["evidence", "--help"], ["run", "-h"]):
         p = subprocess.run([BIN, "eval"] + sub, capture_output=True, text=True, env=env)
         check(p.returncode == 0 and p.stdout.startswith("usage: laya eval") and not p.stderr,
