@@ -1,5 +1,5 @@
 /*
- * eval.c: `laya eval {validate,run,compare,evidence}`, the evaluation harness of Laya 0.4.15
+ * eval.c: `laya eval {validate,run,agreement,compare,evidence}` (agreement: eval_agreement.c), the evaluation harness of Laya 0.4.15
  * (laya.evals, laya.evals_cli, laya.evidence, laya._eval_policy) in C.
  *
  * A dataset is JSONL: {"state", "questions", "expected": {qid: label | bool | number}, "tags"?,
