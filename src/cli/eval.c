@@ -1,6 +1,7 @@
 /*
- * eval.c: `laya eval {validate,run,agreement,compare,evidence}` (agreement: eval_agreement.c), the evaluation harness of Laya 0.4.15
- * (laya.evals, laya.evals_cli, laya.evidence, laya._eval_policy) in C.
+ * eval.c: `laya eval {validate,run,agreement,compare,evidence}`, the evaluation harness of Laya
+ * 0.4.15 (laya.evals, laya.evals_cli, laya.evidence, laya._eval_policy) in C; `agreement` is
+ * eval_agreement.c.
  *
  * A dataset is JSONL: {"state", "questions", "expected": {qid: label | bool | number}, "tags"?,
  * "language"?, "model"?}; blank and '#' lines are skipped. `run` answers every example (through
