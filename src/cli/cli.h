@@ -7,7 +7,8 @@
 int cli_tokenize_main(int argc, char **argv); /* src/cli/tokenize.c: laya tokenize */
 int cli_convert_main(int argc, char **argv);  /* src/cli/convert.c: laya convert CKPT OUT */
 int cli_laya_main(int argc, char **argv);     /* src/cli/laya_cli.c: route / predict / batch / prompt */
-int cli_eval_main(int argc, char **argv);     /* src/cli/eval.c: laya eval {validate,run,compare,evidence} */
+int cli_eval_main(int argc, char **argv);     /* src/cli/eval.c: laya eval {validate,run,agreement,compare,evidence} */
+int cli_eval_agreement(int argc, char **argv); /* src/cli/eval_agreement.c: laya eval agreement */
 int cli_calibrate_main(int argc, char **argv); /* src/cli/calibrate.c: laya calibrate */
 int cli_env_main(int argc, char **argv);       /* src/cli/env.c: laya env (the environment table) */
 int cli_presets_main(int argc, char **argv);   /* src/cli/presets_cmd.c: laya presets [list|show NAME] */

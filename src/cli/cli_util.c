@@ -290,3 +290,61 @@ void cli_progress_end(cli_progress *p) {
   fputc('\n', stderr);
   fflush(stderr);
 }
+
+static int py_lead_len(unsigned char c) { return c >= 0xC2 && c < 0xE0 ? 2 : c >= 0xE0 && c < 0xF0 ? 3 : c >= 0xF0 && c < 0xF5 ? 4 : 0; }
+
+bool cli_py_utf8_error(const char *text, size_t n, size_t chunk_size, size_t *avail, char *msg, size_t cap) {
+  const unsigned char *s = (const unsigned char *)text;
+  size_t i = 0;
+  while (i < n) {
+    unsigned char c = s[i];
+    if (c < 0x80) {
+      i++;
+      continue;
+    }
+    int need = py_lead_len(c), k = 1; /* k: bytes of a valid prefix */
+    if (need) {
+      unsigned char lo = 0x80, hi = 0xBF;
+      if (c == 0xE0) lo = 0xA0;
+      if (c == 0xED) hi = 0x9F;
+      if (c == 0xF0) lo = 0x90;
+      if (c == 0xF4) hi = 0x8F;
+      while (k < need && i + (size_t)k < n) {
+        unsigned char b = s[i + (size_t)k];
+        if (b < (k == 1 ? lo : 0x80) || b > (k == 1 ? hi : 0xBF)) break;
+        k++;
+      }
+      if (k == need) {
+        i += (size_t)need;
+        continue;
+      }
+    }
+    const char *why = !need ? "invalid start byte" : i + (size_t)k >= n ? "unexpected end of data" : "invalid continuation byte";
+    size_t start; /* the failing decode's first byte */
+    if (!chunk_size) {
+      start = 0; /* one decode of the whole file */
+    } else if (i + (size_t)k >= n && need) {
+      start = i; /* the final decode at end of file gets only the cut sequence */
+    } else {
+      size_t bad = need ? i + (size_t)k : i, chunk = chunk_size ? bad / chunk_size * chunk_size : 0;
+      start = chunk;
+      if (i < chunk) {
+        start = i;
+      } else {
+        for (size_t j = chunk; j > 0 && j + 3 > chunk && (s[j] & 0xC0) == 0x80;) {
+          j--;
+          if (py_lead_len(s[j]) && j + (size_t)py_lead_len(s[j]) > chunk) start = j;
+          if (py_lead_len(s[j])) break;
+        }
+      }
+    }
+    *avail = start;
+    size_t pos = i - start;
+    if (k == 1 || !need)
+      snprintf(msg, cap, "'utf-8' codec can't decode byte 0x%02x in position %zu: %s", c, pos, why);
+    else
+      snprintf(msg, cap, "'utf-8' codec can't decode bytes in position %zu-%zu: %s", pos, pos + (size_t)k - 1, why);
+    return true;
+  }
+  return false;
+}

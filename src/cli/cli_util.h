@@ -27,6 +27,15 @@ bool cli_parse_int(const char *s, long long *out);
 
 /* Offset of the first byte of s[0..n) that is not well-formed UTF-8, or -1 when it all is. */
 long cli_utf8_invalid(const char *s, size_t n);
+
+/* Where Python's read of a file as UTF-8 fails, with its UnicodeDecodeError text: false when the
+ * bytes are UTF-8. chunk_size is what one decode call gets: CLI_PY_TEXT_CHUNK for a text file read
+ * line by line (TextIOWrapper's 8192-byte chunks through an incremental decoder, which keeps a
+ * sequence cut by a chunk's end for the next chunk), 0 for a whole read (`f.read()`). *avail is
+ * the number of bytes decoded before the failing decode (the lines ending inside them are read,
+ * and their errors reported, first); msg's position counts from the start of that decode's input. */
+#define CLI_PY_TEXT_CHUNK 8192
+bool cli_py_utf8_error(const char *text, size_t n, size_t chunk_size, size_t *avail, char *msg, size_t cap);
 /* JSON text written with ensure_ascii=True (what laya_predict returns) as json.dumps writes it
  * with ensure_ascii=False: \uXXXX escapes of U+007F and above become the characters (a
  * surrogate pair one character; a lone surrogate stays escaped). */

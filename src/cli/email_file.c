@@ -340,8 +340,8 @@ static int entity_text(const headers *h, const char *body, size_t n, int depth, 
   return 0;
 }
 
-int cli_email_file_state(const char *content, size_t len, int64_t max_chars, const char *what, strbuf *out,
-                         laya_error *err) {
+int cli_email_file_state(const char *content, size_t len, int64_t max_chars, const char *what, arena *a,
+                         json_value *out, laya_error *err) {
   headers h;
   const char *body = content;
   bool has_headers = parse_headers(&body, content + len, &h);
@@ -363,23 +363,20 @@ int cli_email_file_state(const char *content, size_t len, int64_t max_chars, con
   sb_free(&raw);
   if (!rc) {
     /* email_state(subject, body, sender=From, max_chars=...) */
-    json_value req, num;
+    json_value req;
     json_member m[4];
     memset(&req, 0, sizeof req);
-    memset(&num, 0, sizeof num);
-    num.type = JSON_INT;
-    num.i = max_chars;
-    num.s = "0";
-    m[0].key = "subject", m[0].key_len = 7, m[0].value = json_string(sb_cstr(&subject));
-    m[1].key = "body", m[1].key_len = 4, m[1].value = json_string(sb_cstr(&f.text));
-    m[2].key = "sender", m[2].key_len = 6, m[2].value = json_string(sb_cstr(&sender));
-    m[3].key = "max_chars", m[3].key_len = 9, m[3].value = num;
-    m[1].value.n = (uint32_t)f.text.len; /* a body may hold NUL characters */
+    /* the sender is the one string the state borrows: it goes into a with it */
+    char *from = subject.oom || sender.oom || f.text.oom ? NULL : arena_strndup(a, sb_cstr(&sender), sender.len);
+    m[0] = (json_member){"subject", 7, json_string(sb_cstr(&subject))};
+    m[1] = (json_member){"body", 4, json_string_n(sb_cstr(&f.text), f.text.len)}; /* a body may hold NULs */
+    m[2] = (json_member){"sender", 6, json_string_n(from ? from : "", sender.len)};
+    m[3] = (json_member){"max_chars", 9, json_int(max_chars)};
     req.type = JSON_OBJECT;
     req.members = m;
     req.n = 4;
-    if (subject.oom || sender.oom || f.text.oom) rc = laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory");
-    else rc = email_state_json(&req, out, err);
+    if (!from) rc = laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory");
+    else rc = email_state_value(&req, a, out, err);
   }
   sb_free(&subject);
   sb_free(&sender);

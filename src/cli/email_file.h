@@ -14,11 +14,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/arena.h"
 #include "core/error.h"
-#include "core/strbuf.h"
+#include "core/json.h"
 
-/* The state as JSON text, appended to out. `what` names the file in error messages. */
-int cli_email_file_state(const char *content, size_t len, int64_t max_chars, const char *what, strbuf *out,
-                         laya_error *err);
+/* The state as a value (email_state_value), its strings in a. `what` names the file in error
+ * messages. email_state_write prints it as Laya's json.dumps would. */
+int cli_email_file_state(const char *content, size_t len, int64_t max_chars, const char *what, arena *a,
+                         json_value *out, laya_error *err);
 
 #endif

@@ -1,6 +1,7 @@
 /*
- * eval.c: `laya eval {validate,run,compare,evidence}`, the evaluation harness of Laya 0.4.15
- * (laya.evals, laya.evals_cli, laya.evidence, laya._eval_policy) in C.
+ * eval.c: `laya eval {validate,run,agreement,compare,evidence}`, the evaluation harness of Laya
+ * 0.4.15 (laya.evals, laya.evals_cli, laya.evidence, laya._eval_policy) in C; `agreement` is
+ * eval_agreement.c.
  *
  * A dataset is JSONL: {"state", "questions", "expected": {qid: label | bool | number}, "tags"?,
  * "language"?, "model"?}; blank and '#' lines are skipped. `run` answers every example (through
@@ -81,9 +82,13 @@ static int load_dataset(const char *path, arena *ar, example **out, size_t *n_ou
   size_t lineno = 0;
   char *p = text, *end = text + len;
   int rc = 0;
+  char umsg[200];
+  size_t uavail = 0;
+  bool ubad = cli_py_utf8_error(text, len, CLI_PY_TEXT_CHUNK, &uavail, umsg, sizeof umsg);
   while (p < end && !rc) {
     char *nl = memchr(p, '\n', (size_t)(end - p));
     size_t l = nl ? (size_t)(nl - p) : (size_t)(end - p);
+    if (ubad && (!nl || (size_t)(nl - text) >= uavail)) break; /* this line needs the failing decode */
     lineno++;
     size_t a = 0, m = 0;
     py_strip(p, l, &a, &m);
@@ -149,6 +154,7 @@ static int load_dataset(const char *path, arena *ar, example **out, size_t *n_ou
     p = nl ? nl + 1 : end;
   }
   free(text);
+  if (!rc && ubad) rc = eval_error("%s cannot be read: %s%s", path, umsg, "");
   if (!rc && n == 0) rc = eval_error("%s contains no examples%s%s", path, "", "");
   if (rc) {
     free(ex);
@@ -1229,10 +1235,10 @@ static double now_ms(void) {
 /* ---------------------------------------------------------------- help */
 
 static const char kUsage[] =
-    "usage: laya eval {validate,run,compare,evidence} ...\n";
+    "usage: laya eval {validate,run,agreement,compare,evidence} ...\n";
 
 static const char kHelpTop[] =
-    "usage: laya eval {validate,run,compare,evidence} ...\n"
+    "usage: laya eval {validate,run,agreement,compare,evidence} ...\n"
     "\n"
     "Score a checkpoint on a labelled JSONL dataset and gate a build on the numbers (Laya's\n"
     "laya-evals). Exit status: 0 ok, 1 a threshold, baseline or slice rule failed, 2 an error.\n"
@@ -1240,6 +1246,8 @@ static const char kHelpTop[] =
     "commands:\n"
     "  validate DATASET     check a dataset without loading a model\n"
     "  run DATASET          answer every example and report the metrics\n"
+    "  agreement REF REPEAT STUDENT\n"
+    "                       a student's agreement with a teacher, from three saved runs\n"
     "  compare REPORT       check a saved report against a baseline report\n"
     "  evidence             what calibration and eval evidence a checkpoint carries\n"
     "\n"
@@ -2303,12 +2311,13 @@ int cli_eval_main(int argc, char **argv) {
   }
   if (!strcmp(argv[1], "run")) return cmd_run(argc - 2, argv + 2);
   if (!strcmp(argv[1], "validate")) return cmd_validate(argc - 2, argv + 2);
+  if (!strcmp(argv[1], "agreement")) return cli_eval_agreement(argc - 2, argv + 2);
   if (!strcmp(argv[1], "compare")) return cmd_compare(argc - 2, argv + 2);
   if (!strcmp(argv[1], "evidence")) return cmd_evidence(argc - 2, argv + 2);
   fputs(kUsage, stderr);
   fprintf(stderr,
-          "laya eval: error: argument command: invalid choice: '%s' (choose from 'validate', 'run', 'compare', "
-          "'evidence')\n",
+          "laya eval: error: argument command: invalid choice: '%s' (choose from 'validate', 'run', 'agreement', "
+          "'compare', 'evidence')\n",
           argv[1]);
   return 2;
 }

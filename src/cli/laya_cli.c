@@ -1037,34 +1037,38 @@ static int run_email(run_ctx *c) {
     fprintf(stderr, "laya: could not read %s ([Errno %d] %s: '%s').\n", path, errno, strerror(errno), path);
     return 2;
   }
-  strbuf st;
-  sb_init(&st);
+  arena sa; /* the state's strings */
+  arena_init(&sa, 1 << 14);
+  json_value state;
   laya_error err = {0};
   int rc = cli_email_file_state(content, len, (int64_t)c->a->email_max_chars, strcmp(path, "-") ? path : "<stdin>",
-                                &st, &err);
+                                &sa, &state, &err);
   free(content);
   if (rc) {
-    sb_free(&st);
+    arena_free(&sa);
     return fail(&err);
   }
   if (c->a->email_state) {
+    strbuf st;
+    sb_init(&st);
+    email_state_write(&st, &state);
     printf("%s\n", sb_cstr(&st));
     sb_free(&st);
+    arena_free(&sa);
     return 0;
   }
   call_ctx k;
   rc = call_begin(c, &k, 1 << 14);
   if (!rc) {
-    json_value *state = cli_parse(st.data, st.len, &k.ar, &k.err);
     char *result = NULL;
-    if (!state || cli_engine_answer(c->engine, &c->cfg, k.call, state, k.qs, &k.ov, &result, &k.err)) {
+    if (cli_engine_answer(c->engine, &c->cfg, k.call, &state, k.qs, &k.ov, &result, &k.err)) {
       rc = fail(&k.err);
     } else {
       fputs(result, stdout);
     }
     free(result);
   }
-  sb_free(&st);
+  arena_free(&sa);
   return call_end(&k, rc);
 }
 

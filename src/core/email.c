@@ -790,11 +790,14 @@ done:
 
 /* A str as a JSON string: non-ASCII raw, except in a text holding a lone surrogate (WTF-8, which
  * raw JSON cannot carry): that one is written all-ASCII, \udXXX escapes included. */
+static bool has_lone_surrogate(const char *s, size_t n) {
+  for (size_t i = 0; i + 1 < n; i++)
+    if ((unsigned char)s[i] == 0xED && (unsigned char)s[i + 1] >= 0xA0) return true;
+  return false;
+}
+
 static void dump_text(strbuf *out, const char *s, size_t n) {
-  bool lone = false;
-  for (size_t i = 0; i + 1 < n && !lone; i++)
-    lone = (unsigned char)s[i] == 0xED && (unsigned char)s[i + 1] >= 0xA0;
-  json_dump_string(out, s, n, lone);
+  json_dump_string(out, s, n, has_lone_surrogate(s, n));
 }
 
 /* max_chars as Python uses it: an int (bool counts as 0 / 1); other types fail where Laya's
@@ -879,9 +882,21 @@ int email_clean_json(const json_value *req, strbuf *out, laya_error *err) {
   return rc;
 }
 
-int email_state_json(const json_value *req, strbuf *out, laya_error *err) {
+/* A string value whose bytes are copied into a (NUL-terminated; a body may hold NULs). */
+static bool arena_string(arena *a, const char *s, size_t n, json_value *out) {
+  char *p = arena_strndup(a, s, n);
+  if (!p) return false;
+  *out = json_string_n(p, n);
+  out->surrogate = has_lone_surrogate(p, n);
+  return true;
+}
+
+static bool is_from(const json_member *mb) { return mb->key_len == 4 && memcmp(mb->key, "from", 4) == 0; }
+
+int email_state_value(const json_value *req, arena *a, json_value *out, laya_error *err) {
   static const char *const params[] = {"subject", "body", "sender", "clean", "max_chars", NULL};
   static const char *const required[] = {"subject", "body", NULL};
+  *out = json_null();
   if (req->type != JSON_OBJECT)
     return laya_type_error(err, "email_state arguments must be a JSON object, got %s", json_py_type(req));
   int rc = missing("email_state", req, required, err);
@@ -892,58 +907,79 @@ int email_state_json(const json_value *req, strbuf *out, laya_error *err) {
   const json_value *body = json_get(req, "body");
   const json_value *clean = json_get(req, "clean");
   bool do_clean = clean ? json_truthy(clean) : true;
-  strbuf cleaned;
-  sb_init(&cleaned);
-  json_value body_v;
+  json_value subject_v, body_v;
+  bool ok = true;
   if (do_clean) {
     span b;
     int64_t budget = 0;
+    strbuf cleaned;
+    sb_init(&cleaned);
     rc = text_arg(body, "replace", &b, err);
     if (!rc) rc = budget_arg(json_get(req, "max_chars"), &budget, err);
     if (!rc) rc = email_clean(b.s, b.n, budget, &cleaned, err);
-    sb_cstr(&cleaned);
-    body_v = json_string_n(cleaned.data ? cleaned.data : "", cleaned.len);
+    if (!rc) {
+      sb_cstr(&cleaned);
+      ok = !cleaned.oom && arena_string(a, cleaned.data ? cleaned.data : "", cleaned.len, &body_v);
+    }
+    sb_free(&cleaned);
+    if (rc) return rc;
   } else {
     body_v = json_truthy(body) ? *body : json_string("");
   }
-  if (rc) {
-    sb_free(&cleaned);
-    return rc;
-  }
+  ok = ok && arena_string(a, subject.s, subject.n, &subject_v);
   /* the state, in Python dict order: subject, body, from (a truthy sender), then each extra keyword
    * that is not None; an extra "from" replaces the sender's value in its place */
   const json_value *sender = json_get(req, "sender");
   const json_value *from = json_truthy(sender) ? sender : NULL;
-  for (uint32_t i = 0; i < req->n; i++) {
-    const json_member *mb = &req->members[i];
-    if (!is_param(mb, params) && mb->key_len == 4 && memcmp(mb->key, "from", 4) == 0 && from &&
-        mb->value.type != JSON_NULL)
-      from = &mb->value;
-  }
-  json_dump_opts o = {NULL, NULL, false, -1};
-  sb_puts(out, "{\"subject\": ");
-  json_dump_string(out, subject.s, subject.n, false);
-  sb_puts(out, ", \"body\": ");
-  if (body_v.type == JSON_STRING)
-    dump_text(out, body_v.s, body_v.n);
-  else
-    json_dump(out, &body_v, &o);
-  if (from) {
-    sb_puts(out, ", \"from\": ");
-    json_dump(out, from, &o);
-  }
+  uint32_t extra = 0;
   for (uint32_t i = 0; i < req->n; i++) {
     const json_member *mb = &req->members[i];
     if (is_param(mb, params) || mb->value.type == JSON_NULL) continue;
-    if (from && mb->key_len == 4 && memcmp(mb->key, "from", 4) == 0) continue;
-    sb_puts(out, ", ");
+    if (from && is_from(mb)) from = &mb->value;
+    else extra++;
+  }
+  json_member *m = ok ? arena_alloc(a, sizeof *m * (3 + extra)) : NULL;
+  if (!m) return laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory");
+  uint32_t k = 0;
+  m[k++] = (json_member){"subject", 7, subject_v};
+  m[k++] = (json_member){"body", 4, body_v};
+  if (from) m[k++] = (json_member){"from", 4, *from};
+  for (uint32_t i = 0; i < req->n; i++) {
+    const json_member *mb = &req->members[i];
+    if (is_param(mb, params) || mb->value.type == JSON_NULL) continue;
+    if (from && is_from(mb)) continue;
+    m[k++] = *mb;
+  }
+  out->type = JSON_OBJECT;
+  out->members = m;
+  out->n = k;
+  return 0;
+}
+
+void email_state_write(strbuf *out, const json_value *state) {
+  json_dump_opts o = {NULL, NULL, false, -1};
+  sb_putc(out, '{');
+  for (uint32_t i = 0; i < state->n; i++) {
+    const json_member *mb = &state->members[i];
+    if (i) sb_puts(out, ", ");
     json_dump_string(out, mb->key, mb->key_len, false);
     sb_puts(out, ": ");
-    json_dump(out, &mb->value, &o);
+    if (i == 1 && mb->value.type == JSON_STRING) /* the body */
+      dump_text(out, mb->value.s, mb->value.n);
+    else
+      json_dump(out, &mb->value, &o);
   }
   sb_putc(out, '}');
-  sb_free(&cleaned);
-  return 0;
+}
+
+int email_state_json(const json_value *req, strbuf *out, laya_error *err) {
+  arena a;
+  arena_init(&a, 1 << 12);
+  json_value state;
+  int rc = email_state_value(req, &a, &state, err);
+  if (!rc) email_state_write(out, &state);
+  arena_free(&a);
+  return rc;
 }
 
 /* ------------------------------------------------------------------ laya.h */

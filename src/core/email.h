@@ -5,8 +5,8 @@
  * header of the clients Laya knows (English, Portuguese, Spanish, French), `>` lines dropped, a
  * sign-off or device footer in the last part of the message cut with what follows, disclaimer
  * sentences removed, runs of spaces and tabs collapsed, and the result cut to `max_chars` code
- * points (with Laya's arithmetic for 0 and negative budgets). `email_state_json` is email_state:
- * the JSON state {"subject", "body", "from", ...extra} Laya builds from the same arguments.
+ * points (with Laya's arithmetic for 0 and negative budgets). `email_state_value` is email_state:
+ * the state {"subject", "body", "from", ...extra} Laya builds from the same arguments.
  * Pure text; thread-safe (the patterns are compiled once).
  */
 #ifndef LAYA_CORE_EMAIL_H
@@ -29,8 +29,18 @@ int email_clean(const char *body, size_t n, int64_t max_chars, strbuf *out, laya
  * cleaned text as a JSON string. Argument errors are Laya's (TypeError / AttributeError texts). */
 int email_clean_json(const json_value *req, strbuf *out, laya_error *err);
 
-/* email_state(**req) with req {"subject", "body", "sender"?, "clean"?, "max_chars"?, ...extra};
- * out gets the state as JSON (json.dumps layout, non-ASCII written raw). */
+/* email_state(**req) with req {"subject", "body", "sender"?, "clean"?, "max_chars"?, ...extra}, as a
+ * value: *out becomes the state object {"subject", "body", "from"?, ...extra} in Python dict order.
+ * The subject and the cleaned body are copied into a; the sender, an uncleaned body and the extra
+ * values are borrowed from req (keep req alive as long as *out). A string holding a lone surrogate
+ * has its `surrogate` flag set, as json_parse would set it. Argument errors are Laya's. */
+int email_state_value(const json_value *req, arena *a, json_value *out, laya_error *err);
+
+/* The state email_state_value built, written as json.dumps writes it (", " / ": ", non-ASCII raw;
+ * a body holding a lone surrogate is written all-ASCII, the one way JSON text can carry it). */
+void email_state_write(strbuf *out, const json_value *state);
+
+/* email_state_value then email_state_write: out gets the state as JSON text (laya_email_state). */
 int email_state_json(const json_value *req, strbuf *out, laya_error *err);
 
 #endif

@@ -1,7 +1,11 @@
 """`laya eval run --baseline/--markdown/--score-within/--gate-policy`, `compare` and `evidence`
 against the real laya 0.4.15 CLI.
 
-    python3 test_eval_compare.py LAYA_BINARY FIXTURES_DIR
+    python3 test_eval_compare.py LAYA_BINARY FIXTURES_DIR [--fast]
+
+With --fast (the sanitizer-build test, cli/eval_fast): the cases that need no model or read at
+most three rows (compare, evidence, validate, every refusal of a bad flag or a bad dataset, runs
+over a 3-row dataset), on the english checkpoint only and without the routed replay.
 
 FIXTURES_DIR/surfaces/eval_compare/cases.json was written by tools/router/surfaces_eval_compare.py,
 which ran `laya.evals_cli.main(argv)` for every case (the tiny checkpoints stood in for Laya's
@@ -24,6 +28,7 @@ import sys
 import tempfile
 
 BIN, FIX = sys.argv[1], sys.argv[2]
+FAST = sys.argv[3:] == ["--fast"]
 SRC = os.path.join(FIX, "surfaces", "eval_compare")
 CKPT = os.path.join(FIX, "ckpt")
 NAMES = {"modernbert-tiny": "english", "mmbert-tiny": "multilingual"}
@@ -31,6 +36,7 @@ env = dict(os.environ)
 failures, checks = [], 0
 NUM = re.compile(r"[-+]?(?:\d+\.\d+|\d+|nan|inf)")
 TOL = 1.0001e-4
+PYJSON = re.compile(r": (?:Expecting |Extra data|Invalid control character|Unterminated string|Invalid \\escape)")
 
 
 def check(cond, what):
@@ -66,8 +72,8 @@ def same_line(want, got, exact):
 
 def same_text(want, got, exact, where):
     w, g = lines_of(want), lines_of(got)
-    if "Expecting " in want:  # Python's json decoder wording: compare up to it
-        w = [l.split(": Expecting")[0] for l in w]
+    if PYJSON.search(want):  # Python's json decoder wording: compare up to it
+        w = [PYJSON.split(l)[0] for l in w]
         g = [l[:len(x)] if l.startswith(x) else l for l, x in zip(g, w)] + g[len(w):]
     ok = len(w) == len(g) and all(same_line(a, b, exact) for a, b in zip(w, g))
     check(ok, "%s:\n  want %r\n  got  %r" % (where, "\n".join(w)[-1500:], "\n".join(g)[-1500:]))
@@ -134,7 +140,22 @@ def build_cache(home):
     assert spec["layout"][""] == "modernbert-tiny" and spec["layout"]["multilingual"] == "mmbert-tiny"
 
 
-cases = json.load(open(os.path.join(SRC, "cases.json"), encoding="utf-8"))
+def small(case):
+    """A case the sanitizer build can afford: no model, or a model over at most three rows (every
+    refusal exits 2 before or right after the load; data_bad.jsonl and fast/small.jsonl are 3 rows)."""
+    argv = case["argv"]
+    if "@MODEL" not in argv:
+        return True
+    return case["ckpt"] == "modernbert-tiny" and (case["rc"] == 2 or argv[1] in ("data_bad.jsonl", "fast/small.jsonl"))
+
+
+# cases.json: surfaces_eval_compare.py; fast_cases.json (validate, bad datasets, 3-row runs):
+# surfaces_eval_fast.py; agreement_cases.json (`agreement`, no model): surfaces_eval_agreement.py
+cases = json.load(open(os.path.join(SRC, "cases.json"), encoding="utf-8")) + \
+    json.load(open(os.path.join(SRC, "fast_cases.json"), encoding="utf-8")) + \
+    json.load(open(os.path.join(SRC, "agreement_cases.json"), encoding="utf-8"))
+if FAST:
+    cases = [c for c in cases if small(c)]
 with tempfile.TemporaryDirectory() as tmp:
     build_cache(os.path.join(tmp, "hf"))
     # the layout the cases ran in: <root>/surfaces/eval_compare beside <root>/ckpt
@@ -146,7 +167,7 @@ with tempfile.TemporaryDirectory() as tmp:
     # every case with --model DIR (answers read from the engine), then the model-backed ones again
     # through the Router with Laya's names (english / multilingual from the offline cache)
     routed_env = dict(env, HF_HOME=os.path.join(tmp, "hf"), HF_HUB_OFFLINE="1")
-    for routed, case in [(False, c) for c in cases] + [(True, c) for c in cases if "@MODEL" in c["argv"]]:
+    for routed, case in [(False, c) for c in cases] + [(True, c) for c in cases if "@MODEL" in c["argv"] and not FAST]:
         ck = case["ckpt"]
         argv, outputs = [], {}
         model_arg = ((NAMES[ck] if routed else os.path.abspath(os.path.join(CKPT, ck))) if ck else None, ck)
@@ -181,16 +202,18 @@ with tempfile.TemporaryDirectory() as tmp:
             elif laya_path in case["files"] or os.path.exists(os.path.join(SRC, laya_path)):
                 want = json.loads(case["files"][laya_path]) if laya_path in case["files"] else \
                     json.load(open(os.path.join(SRC, laya_path), encoding="utf-8"))
-                want = rename_model(want, NAMES[ck], model_arg[0])
+                if ck:
+                    want = rename_model(want, NAMES[ck], model_arg[0])
                 got = json.loads(text)
                 got.get("config", {}).pop("runtime", None)  # laya.c's own provenance key
                 same_json(want, got, "", name)
             else:
                 json.loads(text)  # a report Laya's fixture does not keep: it must still be JSON
-    check(n_model >= 20, "model-backed cases replayed: %d" % n_model)
+    check(n_model >= (10 if FAST else 20), "model-backed cases replayed: %d" % n_model)
+    check(len(cases) >= (100 if FAST else 130), "cases replayed: %d" % len(cases))
 
     # help: every subcommand answers --help with exit 0 on stdout
-    for sub in (["--help"], ["run", "--help"], ["validate", "--help"], ["compare", "--help"],
+    for sub in (["--help"], ["run", "--help"], ["validate", "--help"], ["compare", "--help"], ["agreement", "--help"],
                 ["evidence", "--help"], ["run", "-h"]):
         p = subprocess.run([BIN, "eval"] + sub, capture_output=True, text=True, env=env)
         check(p.returncode == 0 and p.stdout.startswith("usage: laya eval") and not p.stderr,

@@ -102,9 +102,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   sb_free(&req);
   sb_free(&u);
   /* (3) the email-file reader */
-  strbuf st;
-  sb_init(&st);
-  if (cli_email_file_state(in, n, budget, "fuzz", &st, &err) == 0) parses(sb_cstr(&st), JSON_OBJECT);
-  sb_free(&st);
+  arena sa;
+  arena_init(&sa, 1 << 12);
+  json_value state;
+  if (cli_email_file_state(in, n, budget, "fuzz", &sa, &state, &err) == 0) {
+    must(state.type == JSON_OBJECT && state.n >= 2, "the email-file state is not {subject, body, ...}");
+    strbuf st;
+    sb_init(&st);
+    email_state_write(&st, &state);
+    parses(sb_cstr(&st), JSON_OBJECT);
+    sb_free(&st);
+  }
+  arena_free(&sa);
   return 0;
 }
