@@ -42,6 +42,8 @@ Starts the real server on 127.0.0.1 with an ephemeral port and the tiny fixture 
   metrics     /metrics under a strict text-format parser: per checkpoint, process, build info
   rootpath    LAYA_ROOT_PATH replayed from what Python laya-serve answered
   mcp_remote  laya-mcp LAYA_BASE_URL against a real laya-serve, replayed from Laya's MCP server
+  tournament_workflow  LAYA_TOURNAMENT_GROUP with LAYA_AUTO_TASK: every pass routed on its own
+              questions, replayed from what Python laya-serve answered
   api_fuzz    (by name only, LAYA_SERVE_CLIENT_PYTHON) schemathesis over /openapi.json,
               prometheus_client's parser over /metrics
 
@@ -2026,6 +2028,42 @@ def test_tournament():
     for bad in ("1", "101", "eight", "-3"):
         start_fails_env({"LAYA_TOURNAMENT_GROUP": bad, "LAYA_EXTRA_MODELS": extra_models(), "LAYA_MODELS": "english"},
                         "LAYA_TOURNAMENT_GROUP must be 0 (off) or an integer from 2 to 100, got '%s'" % bad)
+
+
+@test
+def test_tournament_workflow():
+    """LAYA_AUTO_TASK with LAYA_TOURNAMENT_GROUP: every pass of a tournament is routed on its own
+    questions, as Laya's server routes each predict of it. With a typed-decisions workflow's ids, an
+    English state's rounds (ids "0", "1", ...: no workflow) run on english and its final pass on
+    typed-decisions (here the multilingual tiny checkpoint), so the finalists are english's, the
+    answers typed-decisions', and routing the final pass's. Every response equals Python
+    laya-serve's (fixtures/python_tournament_workflow.json, record_tournament.py workflow)."""
+    import tournament_cases
+    with open(os.path.join(HERE, "fixtures", "python_tournament_workflow.json")) as f:
+        rec = json.load(f)
+    old = json.dumps(rec["paths"]["ckpt"])[1:-1]
+    rec["cases"] = json.loads(json.dumps(rec["cases"]).replace(old, json.dumps(CKPT)[1:-1]))
+    check(rec["group"] == tournament_cases.WORKFLOW_GROUP, "the fixture was recorded with another group")
+    by_name = {name: (path, body) for name, path, body in tournament_cases.workflow_cases()}
+    check(sorted(by_name) == sorted(r["name"] for r in rec["cases"]), "the fixture's cases are not workflow_cases()")
+    # the fixture tells the two routings apart: an English state's finalists on english (pinned)
+    # differ from those on the checkpoint its final pass routes to
+    answers = {r["name"]: (r["body"].get("answers") or {}).get("action", {}) for r in rec["cases"]}
+    check(answers["workflow_en"]["x_tournament"]["finalists"] == answers["workflow_pinned"]["x_tournament"]["finalists"]
+          and answers["workflow_en"]["x_tournament"]["finalists"] != answers["workflow_task"]["x_tournament"]["finalists"],
+          "the fixture does not tell per-pass routing from routing once")
+    models = tournament_cases.workflow_models(CKPT)
+    problems = []
+    with Server(LAYA_TOURNAMENT_GROUP=tournament_cases.WORKFLOW_GROUP, LAYA_AUTO_TASK="1", LAYA_BACKEND="cpu-ref",
+                LAYA_MODELS=",".join(models), LAYA_EXTRA_MODELS=json.dumps(models)) as srv:
+        for r in rec["cases"]:
+            path, body = by_name[r["name"]]
+            status, raw, _ = srv.post(path, body)
+            why = ("status %d, Python %d: %s" % (status, r["status"], raw[:300]) if status != r["status"]
+                   else same(json.loads(raw), r["body"]))
+            if why:
+                problems.append("%s: %s" % (r["name"], why))
+    check(not problems, "%d differ from Python laya-serve:\n  %s" % (len(problems), "\n  ".join(problems)))
 
 
 @test
