@@ -64,12 +64,13 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import cases  # noqa: E402
-from test_http_util import same  # noqa: E402
+from test_http_util import same, skip_without_isa  # noqa: E402
 
 BIN = os.path.abspath(sys.argv[1])
 CKPT = os.path.abspath(sys.argv[2])
 ONLY = set(sys.argv[3:])
 PASSED, FAILED = [], []
+CPU_ISA = skip_without_isa()  # the *_avx2 variants (CMakeLists.txt): exit 77 on a CPU without AVX2
 
 
 # No test reaches the network: the Hugging Face cache is an empty folder of this run and
@@ -224,6 +225,18 @@ def replay(strict):
     check(len(recorded) > 20, "too few recorded cases")
     check(not problems, "%d of %d differ from Python laya-serve:\n  %s" % (len(problems), len(recorded),
                                                                           "\n  ".join(problems)))
+
+
+if CPU_ISA == "avx2":
+    # an *_avx2 variant: every checkpoint this run loads must really run the AVX2 table
+    # (/metrics' laya_checkpoint_info), or its answers prove nothing about AVX2-only CPUs
+    with Server() as _srv:
+        _st, _raw, _ = _srv.request("GET", "/metrics")
+        _isas = re.findall(r'laya_checkpoint_info\{model="([^"]*)",.*cpu_isa="([^"]*)"\}', _raw.decode())
+    if not _isas or any(i != "avx2" for _, i in _isas):
+        print("FAIL LAYA_CPU_ISA=avx2 on an AVX2 CPU, but the checkpoints run %r" % _isas)
+        sys.exit(1)
+    print("checkpoints on the AVX2 table: %s" % ", ".join(m for m, _ in _isas))
 
 
 @test
