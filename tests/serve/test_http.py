@@ -181,12 +181,55 @@ def test(fn):
     return fn
 
 
-def load_recorded():
-    with open(os.path.join(HERE, "fixtures", "python_cases.json")) as f:
+def load_fixture(name):
+    """tests/serve/fixtures/NAME (recorded from Python laya-serve), the checkpoints' folder where it
+    was recorded re-pointed to this run's."""
+    with open(os.path.join(HERE, "fixtures", name)) as f:
         rec = json.load(f)
-    old = rec["paths"]["ckpt"]
-    text = json.dumps(rec["cases"]).replace(json.dumps(old)[1:-1], json.dumps(CKPT)[1:-1])
-    return json.loads(text)
+    old = json.dumps(rec["paths"]["ckpt"])[1:-1]
+    rec["cases"] = json.loads(json.dumps(rec["cases"]).replace(old, json.dumps(CKPT)[1:-1]))
+    return rec
+
+
+def load_recorded():
+    return load_fixture("python_cases.json")["cases"]
+
+
+def replay_recorded(srv, recorded, request_of, problems, label=lambda r: r["name"]):
+    """Send each recorded case's request (request_of(case) -> (path, body, headers)) to srv and
+    compare the answer with Python laya-serve's: the status; the body (same(): key order, numbers
+    within 2e-4) where one was recorded; the content type where recorded; whether the timing
+    headers came where recorded, and their format when they did. Appends "label: why" to problems
+    for each case that differs; returns the raw bodies."""
+    raws = []
+    for r in recorded:
+        path, body, headers = request_of(r)
+        t0 = time.time()
+        status, raw, hdrs = srv.post(path, body, headers)
+        if time.time() - t0 > 10:
+            print("  (slow case %s: %.1fs)" % (label(r), time.time() - t0))
+        raws.append(raw)
+        try:
+            got = json.loads(raw)
+        except ValueError:
+            got = None
+        why = None
+        if status != r["status"]:
+            why = "status %d, Python %d: %s" % (status, r["status"], raw[:300])
+        elif r["body"] is not None:
+            why = same(got, r["body"])
+        if not why and "content_type" in r and hdrs.get("content-type") != r["content_type"]:
+            why = "content-type %r != %r" % (hdrs.get("content-type"), r["content_type"])
+        timed = "server-timing" in hdrs and "x-inference-time-ms" in hdrs
+        if not why and "timed" in r and timed != r["timed"]:
+            why = "timing headers present=%s, Python %s" % (timed, r["timed"])
+        if not why and timed:
+            ms = hdrs["x-inference-time-ms"]
+            if not re.fullmatch(r"\d+\.\d\d", ms) or hdrs["server-timing"] != "inference;dur=" + ms:
+                why = "timing headers %r / %r" % (hdrs["server-timing"], ms)
+        if why:
+            problems.append("%s: %s" % (label(r), why))
+    return raws
 
 
 def replay(strict):
@@ -196,32 +239,7 @@ def replay(strict):
     # The fp32 reference backend: this compares the server's behaviour, so the numbers must be
     # the engine's parity path (the fast backends' bounds are tests/cpu's business).
     with Server(LAYA_JEV_STRICT="1" if strict else "0", LAYA_BACKEND="cpu-ref") as srv:
-        for r in recorded:
-            path, body, headers = by_name[r["name"]]
-            t0 = time.time()
-            status, raw, hdrs = srv.post(path, body, headers)
-            if time.time() - t0 > 10:
-                print("  (slow case %s: %.1fs)" % (r["name"], time.time() - t0))
-            try:
-                got = json.loads(raw)
-            except ValueError:
-                got = None
-            why = None
-            if status != r["status"]:
-                why = "status %d, Python %d: %s" % (status, r["status"], raw[:200])
-            elif r["body"] is not None:
-                why = same(got, r["body"])
-            if not why and hdrs.get("content-type") != r["content_type"]:
-                why = "content-type %r != %r" % (hdrs.get("content-type"), r["content_type"])
-            timed = "server-timing" in hdrs and "x-inference-time-ms" in hdrs
-            if not why and timed != r["timed"]:
-                why = "timing headers present=%s, Python %s" % (timed, r["timed"])
-            if not why and timed:
-                ms = hdrs["x-inference-time-ms"]
-                if not re.fullmatch(r"\d+\.\d\d", ms) or hdrs["server-timing"] != "inference;dur=" + ms:
-                    why = "timing headers %r / %r" % (hdrs["server-timing"], ms)
-            if why:
-                problems.append("%s: %s" % (r["name"], why))
+        replay_recorded(srv, recorded, lambda r: by_name[r["name"]], problems)
     check(len(recorded) > 20, "too few recorded cases")
     check(not problems, "%d of %d differ from Python laya-serve:\n  %s" % (len(problems), len(recorded),
                                                                           "\n  ".join(problems)))
@@ -1977,13 +1995,9 @@ def test_tournament():
     record_tournament.py); only the timing headers' values differ. A bad value stops the server,
     naming the variable."""
     import tournament_cases
-    with open(os.path.join(HERE, "fixtures", "python_tournament.json")) as f:
-        rec = json.load(f)
-    # the checkpoints' folder where it was recorded, re-pointed to this run's (as load_recorded does)
-    old = json.dumps(rec["paths"]["ckpt"])[1:-1]
-    rec["cases"] = json.loads(json.dumps(rec["cases"]).replace(old, json.dumps(CKPT)[1:-1]))
+    rec = load_fixture("python_tournament.json")
     check(rec["group"] == tournament_cases.GROUP, "the fixture was recorded with another group")
-    by_name = {name: (path, body) for name, path, body, _ in tournament_cases.cases()}
+    by_name = {name: (path, body, {}) for name, path, body, _ in tournament_cases.cases()}
     # the sanitizer build (CMake sets this there) answers only the choices of at most this many
     # options: the 120- and 255-option ones take minutes on its fp32 reference backend
     most = int(os.environ.get("LAYA_TEST_TOURNAMENT_MAX_OPTIONS", "0"))
@@ -1997,20 +2011,9 @@ def test_tournament():
                     not (most and r["status"] == 200 and widest(by_name[r["name"]][1]) > most)]
         with Server(LAYA_TOURNAMENT_GROUP=tournament_cases.GROUP, LAYA_BACKEND="cpu-ref",
                     LAYA_JEV_STRICT="1" if strict else "0") as srv:
-            for r in recorded:
-                path, body = by_name[r["name"]]
-                status, raw, hdrs = srv.post(path, body)
-                why = None
-                if status != r["status"]:
-                    why = "status %d, Python %d: %s" % (status, r["status"], raw[:300])
-                else:
-                    why = same(json.loads(raw), r["body"])
-                timed = "server-timing" in hdrs and "x-inference-time-ms" in hdrs
-                if not why and timed != r["timed"]:
-                    why = "timing headers present=%s, Python %s" % (timed, r["timed"])
-                if why:
-                    problems.append("%s%s: %s" % (r["name"], " (strict)" if strict else "", why))
-                narrowed += raw.count(b'"x_tournament"')
+            raws = replay_recorded(srv, recorded, lambda r: by_name[r["name"]], problems,
+                                   lambda r: r["name"] + (" (strict)" if r["strict"] else ""))
+            narrowed += sum(raw.count(b'"x_tournament"') for raw in raws)
     check(len(rec["cases"]) >= 15, "too few recorded cases")
     check(narrowed >= (6 if most else 8), "only %d narrowed answers: the fixture does not exercise the tournament" % narrowed)
     check(not problems, "%d differ from Python laya-serve:\n  %s" % (len(problems), "\n  ".join(problems)))
@@ -2052,12 +2055,9 @@ def test_tournament_workflow():
     answers typed-decisions', and routing the final pass's. Every response equals Python
     laya-serve's (fixtures/python_tournament_workflow.json, record_tournament.py workflow)."""
     import tournament_cases
-    with open(os.path.join(HERE, "fixtures", "python_tournament_workflow.json")) as f:
-        rec = json.load(f)
-    old = json.dumps(rec["paths"]["ckpt"])[1:-1]
-    rec["cases"] = json.loads(json.dumps(rec["cases"]).replace(old, json.dumps(CKPT)[1:-1]))
+    rec = load_fixture("python_tournament_workflow.json")
     check(rec["group"] == tournament_cases.WORKFLOW_GROUP, "the fixture was recorded with another group")
-    by_name = {name: (path, body) for name, path, body in tournament_cases.workflow_cases()}
+    by_name = {name: (path, body, {}) for name, path, body in tournament_cases.workflow_cases()}
     check(sorted(by_name) == sorted(r["name"] for r in rec["cases"]), "the fixture's cases are not workflow_cases()")
     # the fixture tells the two routings apart: an English state's finalists on english (pinned)
     # differ from those on the checkpoint its final pass routes to
@@ -2069,13 +2069,7 @@ def test_tournament_workflow():
     problems = []
     with Server(LAYA_TOURNAMENT_GROUP=tournament_cases.WORKFLOW_GROUP, LAYA_AUTO_TASK="1", LAYA_BACKEND="cpu-ref",
                 LAYA_MODELS=",".join(models), LAYA_EXTRA_MODELS=json.dumps(models)) as srv:
-        for r in rec["cases"]:
-            path, body = by_name[r["name"]]
-            status, raw, _ = srv.post(path, body)
-            why = ("status %d, Python %d: %s" % (status, r["status"], raw[:300]) if status != r["status"]
-                   else same(json.loads(raw), r["body"]))
-            if why:
-                problems.append("%s: %s" % (r["name"], why))
+        replay_recorded(srv, rec["cases"], lambda r: by_name[r["name"]], problems)
     check(not problems, "%d differ from Python laya-serve:\n  %s" % (len(problems), "\n  ".join(problems)))
 
 
