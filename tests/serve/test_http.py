@@ -2065,11 +2065,17 @@ def test_tournament_workflow():
     check(answers["workflow_en"]["x_tournament"]["finalists"] == answers["workflow_pinned"]["x_tournament"]["finalists"]
           and answers["workflow_en"]["x_tournament"]["finalists"] != answers["workflow_task"]["x_tournament"]["finalists"],
           "the fixture does not tell per-pass routing from routing once")
+    # the sanitizer build (CMake sets this there) leaves out the 40-option case (two rounds), as
+    # http_tournament leaves out its widest: minutes on its fp32 reference backend
+    most = int(os.environ.get("LAYA_TEST_TOURNAMENT_MAX_OPTIONS", "0"))
+    recorded = [r for r in rec["cases"]
+                if not most or max(len(q.get("criteria") or ()) for q in by_name[r["name"]][1]["questions"].values()) <= most]
+    check(len(recorded) >= 6, "only %d cases replayed" % len(recorded))
     models = tournament_cases.workflow_models(CKPT)
     problems = []
     with Server(LAYA_TOURNAMENT_GROUP=tournament_cases.WORKFLOW_GROUP, LAYA_AUTO_TASK="1", LAYA_BACKEND="cpu-ref",
                 LAYA_MODELS=",".join(models), LAYA_EXTRA_MODELS=json.dumps(models)) as srv:
-        replay_recorded(srv, rec["cases"], lambda r: by_name[r["name"]], problems)
+        replay_recorded(srv, recorded, lambda r: by_name[r["name"]], problems)
     check(not problems, "%d differ from Python laya-serve:\n  %s" % (len(problems), "\n  ".join(problems)))
 
 
