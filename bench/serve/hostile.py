@@ -13,8 +13,10 @@ Connections (64 in all, standard library asyncio on loopback):
 Reported per server: normal answers (200) and failures (anything else, timeouts at 10 s), their
 p50/p99 latency, the server's CPU seconds (utime+stime of the process, /proc) and normal answers
 per server CPU second, RSS and open fds before, in the middle of the attack, after it and 2 s later, whether it
-survived. Times on a shared
-machine are noisy: compare the two servers of one run, and the CPU-normalised rate.
+survived. With --window S (a long run, e.g. --duration 180 --window 30), also per window of S
+seconds: normal answers and failures that ended in it, their p50/p99, and the server's RSS, fds and
+CPU seconds sampled at the window's end, to see whether it degrades or leaks over time. Times on a
+shared machine are noisy: compare the two servers of one run, and the CPU-normalised rate.
 """
 import argparse
 import asyncio
@@ -92,6 +94,7 @@ async def normal(port, stop, res):
             w.write(head("/v1/systemone", len(BODY)) + BODY)
             status, close = await asyncio.wait_for(read_response(r), 10)
             res["lat" if status == 200 else "fail"].append(time.time() - t0)
+            res["ev"].append((time.time(), time.time() - t0, status == 200))
             if status != 200:
                 res["codes"][status] = res["codes"].get(status, 0) + 1
             if close:
@@ -99,6 +102,7 @@ async def normal(port, stop, res):
                 w = None
         except (OSError, asyncio.TimeoutError, ConnectionError, ValueError, IndexError, asyncio.IncompleteReadError):
             res["fail"].append(time.time() - t0)
+            res["ev"].append((time.time(), time.time() - t0, False))
             res["codes"]["error"] = res["codes"].get("error", 0) + 1
             if w is not None:
                 w.close()
@@ -166,7 +170,7 @@ async def junk(port, stop, i):
 
 async def attack(port, duration):
     stop = time.time() + duration
-    res = {"lat": [], "fail": [], "codes": {}}
+    res = {"lat": [], "fail": [], "codes": {}, "ev": []}
     tasks = [normal(port, stop, res) for _ in range(16)] + [slowloris(port, stop) for _ in range(16)] + \
             [slowbody(port, stop) for _ in range(16)] + [junk(port, stop, i) for i in range(16)]
     await asyncio.gather(*tasks)
@@ -189,7 +193,28 @@ def wait_ready(port, proc, timeout=180):
     raise SystemExit("server not ready")
 
 
-def run_one(name, cmd, env, duration):
+def pct(lat, q):
+    lat = sorted(lat)
+    return lat[min(len(lat) - 1, int(q * len(lat)))] * 1000 if lat else float("nan")
+
+
+def windows(ev, samples, t0, duration, width):
+    """Per window of width seconds from t0: (start s, 200s, failures, p50 ms, p99 ms, sample)."""
+    out = []
+    k = 0
+    while k * width < duration - 1e-6:
+        lo, hi = t0 + k * width, t0 + min(duration, (k + 1) * width)
+        end = hi if (k + 1) * width < duration - 1e-6 else float("inf")  # the last takes the stragglers
+        ok = [lat for t, lat, good in ev if lo <= t < end and good]
+        bad = sum(1 for t, _, good in ev if lo <= t < end and not good)
+        # the server sampled at the window's end (the last sample taken before hi + 1 s)
+        at = [smp for smp in samples if smp[0] <= hi + 1.0]
+        out.append((k * width, len(ok), bad, pct(ok, 0.5), pct(ok, 0.99), at[-1] if at else None))
+        k += 1
+    return out
+
+
+def run_one(name, cmd, env, duration, width=0):
     port = free_port()
     env = dict(env, LAYA_HOST="127.0.0.1", LAYA_PORT=str(port))
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -203,7 +228,21 @@ def run_one(name, cmd, env, duration):
         timer = threading.Timer(duration / 2, lambda: mid.append(proc_stats(proc.pid)))
         timer.start()
         t0 = time.time()
+        samples, done = [], threading.Event()
+
+        def sample():
+            k = 1
+            while width and not done.wait(max(0.0, t0 + k * width - time.time())):
+                try:
+                    samples.append((time.time(),) + proc_stats(proc.pid))
+                except OSError:
+                    return
+                k += 1
+        sampler = threading.Thread(target=sample, daemon=True)
+        sampler.start()
         res = asyncio.run(attack(port, duration))
+        done.set()
+        sampler.join()
         timer.join()
         wall = time.time() - t0
         alive = proc.poll() is None
@@ -216,10 +255,10 @@ def run_one(name, cmd, env, duration):
             proc.wait(timeout=30)
         except subprocess.TimeoutExpired:
             proc.kill()
-    lat = sorted(res["lat"])
-    pct = lambda q: lat[min(len(lat) - 1, int(q * len(lat)))] * 1000 if lat else float("nan")
+    lat = res["lat"]
     cpu = cpu1 - cpu0
-    return {"name": name, "ok": len(lat), "fail": len(res["fail"]), "p50": pct(0.5), "p99": pct(0.99),
+    return {"name": name, "ok": len(lat), "fail": len(res["fail"]), "p50": pct(lat, 0.5), "p99": pct(lat, 0.99),
+            "windows": windows(res["ev"], samples, t0, duration, width) if width else [], "cpu0": cpu0,
             "cpu": cpu, "per_cpu": len(lat) / cpu if cpu > 0 else float("nan"), "wall": wall,
             "rss0": rss0, "rss1": rss1, "fd0": fd0, "fd1": fd1, "fd_mid": mid[0][2] if mid else -1, "fd_after": fd2, "alive": alive,
             "codes": ", ".join("%s: %d" % (k, v) for k, v in sorted(res["codes"].items(), key=str)) or "-"}
@@ -231,14 +270,15 @@ def main():
     ap.add_argument("--python", required=True, help="a Python with laya 0.4.15, fastapi and uvicorn")
     ap.add_argument("--ckpt", required=True)
     ap.add_argument("--duration", type=float, default=30)
+    ap.add_argument("--window", type=float, default=0, help="seconds per time window (0: none)")
     ap.add_argument("--out")
     a = ap.parse_args()
     ck = os.path.abspath(a.ckpt)
     base = dict(os.environ, LAYA_MODELS="english", LAYA_EXTRA_MODELS=json.dumps({"english": ck}), HF_HUB_OFFLINE="1",
                 LAYA_DEVICE="cpu", LAYA_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
-    rows = [run_one("laya.c laya-serve", [os.path.abspath(a.serve)], base, a.duration),
+    rows = [run_one("laya.c laya-serve", [os.path.abspath(a.serve)], base, a.duration, a.window),
             run_one("Python laya-serve 0.4.15", [a.python, "-c", "from laya.serve import main; main()"], base,
-                    a.duration)]
+                    a.duration, a.window)]
     lines = ["| server | normal 200 | normal failed | p50 ms | p99 ms | server CPU s | 200 per CPU s | "
              "RSS MB before/after | fds before/mid-attack/after/+2 s | alive | failures by status |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -251,6 +291,20 @@ def main():
         lines.append("")
         lines.append("laya.c / Python: normal answers x%.2f, answers per server CPU second x%.2f, p50 x%.2f" % (
             c["ok"] / p["ok"], c["per_cpu"] / p["per_cpu"], p["p50"] / c["p50"] if c["p50"] else float("nan")))
+    for r in rows:
+        if not r["windows"]:
+            continue
+        lines += ["", "%s, per %g s window:" % (r["name"], a.window), "",
+                  "| window s | normal 200 | normal failed | p50 ms | p99 ms | RSS MB | fds | server CPU s in window |",
+                  "|---|---|---|---|---|---|---|---|"]
+        prev = r["cpu0"]
+        for start, ok, bad, p50, p99, smp in r["windows"]:
+            rss = "%.1f" % smp[2] if smp else "-"
+            fds = "%d" % smp[3] if smp else "-"
+            used = "%.2f" % (smp[1] - prev) if smp else "-"
+            prev = smp[1] if smp else prev
+            lines.append("| %g-%g | %d | %d | %.1f | %.1f | %s | %s | %s |" % (
+                start, min(a.duration, start + a.window), ok, bad, p50, p99, rss, fds, used))
     text = "\n".join(lines)
     print(text)
     if a.out:

@@ -161,11 +161,14 @@ static int eng_predict_shortlist_values(void *ctx, void *model, const json_value
   laya_err_clear(err);
   return engine_run_shortlist(model, req, a, out, err);
 }
-static int eng_predict_tournament_values(void *ctx, void *model, const json_value *req, bool (*stop)(void *arg),
-                                         void *stop_arg, arena *a, tournament_result *out, laya_error *err) {
+static int eng_predict_tournament_values(void *ctx, void *model, const json_value *req,
+                                         int (*call)(void *arg, const json_value *preq, arena *a, state_result *out,
+                                                     laya_error *err),
+                                         bool (*stop)(void *arg), void *arg, arena *a, tournament_result *out,
+                                         laya_error *err) {
   (void)ctx;
   laya_err_clear(err);
-  tournament_calls calls = {NULL, stop, stop_arg};
+  tournament_calls calls = {call, stop, arg};
   return engine_run_tournament_calls(model, &calls, req, a, out, err);
 }
 static const char *eng_device(void *ctx, void *model) {

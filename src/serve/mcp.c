@@ -1427,7 +1427,7 @@ static int tool_tournament(mcp_server *s, const json_value *args, arena *a, rj *
   laya_err_clear(&le);
   tournament_result t;
   void *m = serve_models_get(s->models, r.model, &le);
-  rc = m ? s->eng->predict_tournament_values(s->eng->ctx, m, req, NULL, NULL, a, &t, &le) : -1;
+  rc = m ? s->eng->predict_tournament_values(s->eng->ctx, m, req, NULL, NULL, NULL, a, &t, &le) : -1;
   double ms = (serve_now() - t0) * 1000.0;
   if (rc != 0) {
     serve_route_free(&r);

@@ -80,6 +80,8 @@ void serve_job_free(serve_job *job) {
   }
   for (size_t i = 0; job->langs && i < job->n_states; i++) free(job->langs[i]);
   free(job->langs);
+  free(job->route_lang);
+  free(job->route_lang_guess);
   free(job->states_json);
   free(job->routing_json);
   free(job->state_models);
@@ -316,13 +318,22 @@ int serve_job_from_request(serve_models *models, const serve_request *req, bool 
   job->options_json = sb_steal(&o);
   arena_init(&job->values, 1 << 12);
   job->request = request_value(job, req);
+  bool route_oom = false;
+  if (narrow) {
+    snprintf(job->route_model, sizeof job->route_model, "%s", req->model);
+    json_value *task = req->task ? arena_alloc(&job->values, sizeof *task) : NULL;
+    if (req->task && (!task || !json_copy(task, req->task, &job->values))) route_oom = true;
+    job->route_task = task;
+    if (req->lang && !(job->route_lang = strdup(req->lang))) route_oom = true;
+    if (req->lang_guess && !(job->route_lang_guess = strdup(req->lang_guess))) route_oom = true;
+  }
   long width = req->max_len ? req->max_len : SERVE_BATCH_ROW_TOKENS_ASSUMED;
   /* a state's rows are at most `width` tokens; a short state is about a token per 3 bytes
    * plus the question head */
   size_t per_state = state_bytes / (job->n_states ? job->n_states : 1) / 3 + 96;
   if (per_state > (size_t)width) per_state = (size_t)width;
   job->est_tokens = job->n_states * (req->questions->n ? req->questions->n : 1) * per_state;
-  if (!job->options_json) {
+  if (!job->options_json || route_oom) {
     serve_job_free(job);
     return serve_reject_set(rej, 500, "inference failed");
   }
@@ -524,9 +535,10 @@ static void write_job_body(serve_job *job, const state_result *r, const tourname
 
 /* One state's predict_tournament request: the job's predict request for state i (without the
  * batch-only controls, which shape one batched pass and have nothing to apply to here, as in
- * Laya) and "group_size". NULL when out of memory. */
+ * Laya, and without "lang": each pass gets the language its own route reads it in) and
+ * "group_size". NULL when out of memory. */
 static json_value *tournament_request(const serve_job *job, size_t i, arena *a) {
-  json_value *one = pick_request(job, &i, 1, true, job->langs[i], a);
+  json_value *one = pick_request(job, &i, 1, true, NULL, a);
   json_member *m = one ? arena_alloc(a, sizeof *m * (one->n + 1)) : NULL;
   if (!m) return NULL;
   uint32_t n = 0;
@@ -592,7 +604,11 @@ static int tournament_widen(const tournament_result *t, arena *a, state_result *
  * socket per pass; the watchdog's 50 ms look sets job->cancelled too). */
 typedef struct tournament_watch {
   serve_job *job;
-  int passes; /* passes started so far */
+  serve_models *models;
+  const serve_engine *eng;
+  int passes;         /* passes started so far */
+  char *routing_json; /* the latest pass's routing block (the final pass's once it has run) */
+  char model[64];     /* the checkpoint the latest pass routed to */
 } tournament_watch;
 
 static bool tournament_client_gone(void *arg) {
@@ -603,8 +619,63 @@ static bool tournament_client_gone(void *arg) {
   return false;
 }
 
-/* A job LAYA_TOURNAMENT_GROUP narrows: each state through the engine's predict_tournament on the
- * checkpoint it routed to (its rounds, then the final pass), answered in Laya's serve shape. */
+/* One pass of a tournament (preq: {"state", "questions": the pass's, the request's budgets}), as
+ * Laya's server runs each: a Router.predict of its own, routed on the pass's questions with the
+ * request's model, task, lang and lang_guess (a round's ids, "0", "1", ..., match no typed-decisions
+ * workflow, so with LAYA_AUTO_TASK its rounds and its final pass may run on different checkpoints),
+ * in the language that route reads the state in, on the checkpoint it routed to. */
+static int tournament_pass(void *arg, const json_value *preq, arena *a, state_result *out, laya_error *err) {
+  tournament_watch *w = arg;
+  const serve_job *job = w->job;
+  serve_route r;
+  strbuf msg;
+  sb_init(&msg);
+  if (serve_models_route(w->models, json_get(preq, "state"), json_get(preq, "questions"),
+                         job->route_model[0] ? job->route_model : NULL, job->route_task, job->route_lang,
+                         job->route_lang_guess, &r, &msg) != 0) {
+    int rc = laya_err(err, LAYA_ERR_VALUE, "ValueError", "%s", sb_cstr(&msg));
+    sb_free(&msg);
+    return rc;
+  }
+  sb_free(&msg);
+  /* the request's lang, else the routed language when the checkpoint reads languages differently */
+  const char *lang = job->route_lang ? job->route_lang : NULL;
+  char *routed = lang ? NULL : routed_language(w->models, &r);
+  if (routed) lang = routed;
+  json_value *mreq = arena_alloc(a, sizeof *mreq);
+  json_member *m = mreq ? arena_alloc(a, sizeof *m * (preq->n + 1)) : NULL;
+  char *lv = lang ? arena_strndup(a, lang, strlen(lang)) : NULL;
+  free(routed);
+  if (!m || (lang && !lv)) {
+    serve_route_free(&r);
+    return laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory");
+  }
+  *mreq = (json_value){.type = JSON_OBJECT, .members = m};
+  for (uint32_t k = 0; k < preq->n; k++)
+    if (strcmp(preq->members[k].key, "lang") != 0) m[mreq->n++] = preq->members[k];
+  if (lv) m[mreq->n++] = (json_member){"lang", 4, json_string(lv)};
+  void *model = serve_models_acquire(w->models, r.model, err);
+  int rc;
+  if (!model) {
+    rc = err->code ? err->code : LAYA_ERR_IO;
+  } else {
+    const state_result *res = NULL;
+    long n = 0;
+    rc = w->eng->predict_values(w->eng->ctx, model, mreq, false, a, &res, &n, err);
+    serve_models_release(w->models, model);
+    if (!rc) *out = res[0]; /* in a, with the questions it points to */
+  }
+  free(w->routing_json);
+  w->routing_json = r.routing_json;
+  r.routing_json = NULL;
+  snprintf(w->model, sizeof w->model, "%s", r.model);
+  serve_route_free(&r);
+  return rc;
+}
+
+/* A job LAYA_TOURNAMENT_GROUP narrows: each state through the engine's predict_tournament, every
+ * pass of it (its rounds, then the final pass) routed on its own questions (tournament_pass),
+ * answered in Laya's serve shape with the final pass's routing. */
 static void run_tournament_job(serve_models *models, const serve_engine *eng, serve_job *job) {
   arena a;
   arena_init(&a, 1 << 16);
@@ -619,22 +690,22 @@ static void run_tournament_job(serve_models *models, const serve_engine *eng, se
   int rc = r && notes && dropped && questions ? 0 : laya_err(&e, LAYA_ERR_NOMEM, NULL, "out of memory");
   if (!rc && !eng->predict_tournament_values)
     rc = laya_err(&e, LAYA_ERR_UNSUPPORTED, NULL, "this engine has no predict_tournament");
-  tournament_watch watch = {job, 0};
+  tournament_watch watch = {job, models, eng, 0, NULL, ""};
   for (size_t i = 0; !rc && i < job->n_states; i++) {
     json_value *req = tournament_request(job, i, &a);
     if (!req) {
       rc = laya_err(&e, LAYA_ERR_NOMEM, NULL, "out of memory");
       break;
     }
-    void *model = serve_models_acquire(models, job->state_models[i], &e);
-    if (!model) {
-      rc = -1;
-      break;
-    }
     tournament_result t;
-    rc = eng->predict_tournament_values(eng->ctx, model, req, tournament_client_gone, &watch, &a, &t, &e);
-    serve_models_release(models, model);
+    rc = eng->predict_tournament_values(eng->ctx, NULL, req, tournament_pass, tournament_client_gone, &watch, &a,
+                                        &t, &e);
     if (rc) break;
+    /* the answer is the final pass's: its routing block, its checkpoint */
+    free(job->routing_json[i]);
+    job->routing_json[i] = watch.routing_json;
+    watch.routing_json = NULL;
+    snprintf(job->state_models[i], sizeof job->state_models[i], "%s", watch.model);
     if (tournament_widen(&t, &a, &r[i], &notes[i]) || !(dropped[i] = arena_alloc(&a, (size_t)t.r.n + 1))) {
       rc = laya_err(&e, LAYA_ERR_NOMEM, NULL, "out of memory");
       break;
@@ -658,6 +729,7 @@ static void run_tournament_job(serve_models *models, const serve_engine *eng, se
   } else {
     write_job_body(job, r, notes, dropped);
   }
+  free(watch.routing_json);
   arena_free(&a);
 }
 

@@ -246,10 +246,16 @@ struct serve_engine {
                                   struct shortlist_result *out, laya_error *err);
   /* laya_predict_tournament over a request value ({"state", "questions", "group_size", predict's
    * keyword arguments}): the final pass and the elimination rounds as values (in a), or NULL.
-   * stop (may be NULL) is asked before each of its passes: true ends it there with the error kind
-   * "cancelled" (its client has left, so the rounds still to play are not computed). */
-  int (*predict_tournament_values)(void *ctx, void *model, const json_value *request, bool (*stop)(void *arg),
-                                   void *stop_arg, arena *a, struct tournament_result *out, laya_error *err);
+   * call (may be NULL) answers each of its passes (preq: a predict request, the pass's questions)
+   * instead of model, which may then be NULL (laya-serve routes every pass on its own questions, as
+   * Laya's server does); stop (may be NULL) is asked before each pass: true ends it there with the
+   * error kind "cancelled" (its client has left, so the rounds still to play are not computed).
+   * Both get arg. */
+  int (*predict_tournament_values)(void *ctx, void *model, const json_value *request,
+                                   int (*call)(void *arg, const json_value *preq, arena *a,
+                                               struct state_result *out, laya_error *err),
+                                   bool (*stop)(void *arg), void *arg, arena *a, struct tournament_result *out,
+                                   laya_error *err);
   /* laya_model_info's "device", or NULL. */
   const char *(*device)(void *ctx, void *model);
 };
@@ -334,6 +340,11 @@ struct serve_job {
   size_t est_tokens;
   long long tournament_group; /* > 0: LAYA_TOURNAMENT_GROUP narrows its large choices by
                                  elimination (Laya's _tournament_plan said so); runs alone */
+  /* a narrowed job's route inputs (the request's model, task, lang, lang_guess; "" / NULL = unset),
+   * so that each pass of its tournament is routed on its own questions, as Laya's server does */
+  char route_model[64];
+  const json_value *route_task; /* in values */
+  char *route_lang, *route_lang_guess;
   char **routing_json;   /* per state: the routing block to attach (may be NULL entries) */
   char (*state_models)[64]; /* per state: the checkpoint it routed to */
   char **langs;          /* per state: the language the checkpoint reads it in (NULL = none):

@@ -67,7 +67,8 @@ def python_server(strict, **extra):
     port = free_port()
     env = dict(os.environ, LAYA_HOST="127.0.0.1", LAYA_PORT=str(port), LAYA_DEVICE="cpu",
                LAYA_MODELS="english,multilingual", HF_HUB_OFFLINE="1", LAYA_EXTRA_MODELS=extra_models(CKPT),
-               LAYA_JEV_STRICT="1" if strict else "0", **dict({"LAYA_THREADS": "1"}, **extra))
+               LAYA_JEV_STRICT="1" if strict else "0", LAYA_THREADS="1")
+    env.update(extra)
     proc = subprocess.Popen([LAYA_SERVE], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         for _ in range(300):

@@ -3,11 +3,15 @@
 
     PYTHONPATH=<fastapi+uvicorn> /work/refvenv/bin/python tests/serve/record_tournament.py
     # writes tests/serve/fixtures/python_tournament.json
+    PYTHONPATH=<fastapi+uvicorn> /work/refvenv/bin/python tests/serve/record_tournament.py workflow
+    # writes tests/serve/fixtures/python_tournament_workflow.json
 
 Runs that venv's `laya-serve` on loopback with LAYA_TOURNAMENT_GROUP=tournament_cases.GROUP and
 the tiny fixture checkpoints under Laya's names (as record_python.py does), plainly and with
 LAYA_JEV_STRICT=1, and stores status, body and whether the timing headers came for every case
-of tournament_cases.py.
+of tournament_cases.py. `workflow` records tournament_cases.workflow_cases() instead, with
+LAYA_AUTO_TASK=1, LAYA_TOURNAMENT_GROUP=tournament_cases.WORKFLOW_GROUP and typed-decisions
+registered too (every pass of a tournament routed on its own questions).
 """
 import json
 import os
@@ -32,6 +36,27 @@ def run(strict):
         return out
 
 
+def run_workflow():
+    models = tournament_cases.workflow_models(CKPT)
+    with python_server(False, LAYA_TOURNAMENT_GROUP=str(tournament_cases.WORKFLOW_GROUP), LAYA_AUTO_TASK="1",
+                       LAYA_MODELS=",".join(models), LAYA_EXTRA_MODELS=json.dumps(models)) as port:
+        out = []
+        for name, path, body in tournament_cases.workflow_cases():
+            status, raw, hdrs = post(port, path, body, {})
+            out.append({"name": name, "status": status, "body": json.loads(raw)})
+        return out
+
+
+def main_workflow():
+    records = run_workflow()
+    dest = os.path.join(HERE, "fixtures", "python_tournament_workflow.json")
+    with open(dest, "w") as f:
+        json.dump({"laya": "0.4.15", "group": tournament_cases.WORKFLOW_GROUP, "paths": {"ckpt": CKPT},
+                   "cases": records}, f, indent=1, ensure_ascii=False)
+        f.write("\n")
+    print("recorded %d cases into %s" % (len(records), dest))
+
+
 def main():
     records = run(False) + run(True)
     dest = os.path.join(HERE, "fixtures", "python_tournament.json")
@@ -43,4 +68,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    main_workflow() if sys.argv[1:] == ["workflow"] else main()

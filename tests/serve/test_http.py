@@ -42,6 +42,8 @@ Starts the real server on 127.0.0.1 with an ephemeral port and the tiny fixture 
   metrics     /metrics under a strict text-format parser: per checkpoint, process, build info
   rootpath    LAYA_ROOT_PATH replayed from what Python laya-serve answered
   mcp_remote  laya-mcp LAYA_BASE_URL against a real laya-serve, replayed from Laya's MCP server
+  tournament_workflow  LAYA_TOURNAMENT_GROUP with LAYA_AUTO_TASK: every pass routed on its own
+              questions, replayed from what Python laya-serve answered
   api_fuzz    (by name only, LAYA_SERVE_CLIENT_PYTHON) schemathesis over /openapi.json,
               prometheus_client's parser over /metrics
 
@@ -62,12 +64,13 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import cases  # noqa: E402
-from test_http_util import same  # noqa: E402
+from test_http_util import same, skip_without_isa  # noqa: E402
 
 BIN = os.path.abspath(sys.argv[1])
 CKPT = os.path.abspath(sys.argv[2])
 ONLY = set(sys.argv[3:])
 PASSED, FAILED = [], []
+CPU_ISA = skip_without_isa()  # the *_avx2 variants (CMakeLists.txt): exit 77 on a CPU without AVX2
 
 
 # No test reaches the network: the Hugging Face cache is an empty folder of this run and
@@ -178,12 +181,55 @@ def test(fn):
     return fn
 
 
-def load_recorded():
-    with open(os.path.join(HERE, "fixtures", "python_cases.json")) as f:
+def load_fixture(name):
+    """tests/serve/fixtures/NAME (recorded from Python laya-serve), the checkpoints' folder where it
+    was recorded re-pointed to this run's."""
+    with open(os.path.join(HERE, "fixtures", name)) as f:
         rec = json.load(f)
-    old = rec["paths"]["ckpt"]
-    text = json.dumps(rec["cases"]).replace(json.dumps(old)[1:-1], json.dumps(CKPT)[1:-1])
-    return json.loads(text)
+    old = json.dumps(rec["paths"]["ckpt"])[1:-1]
+    rec["cases"] = json.loads(json.dumps(rec["cases"]).replace(old, json.dumps(CKPT)[1:-1]))
+    return rec
+
+
+def load_recorded():
+    return load_fixture("python_cases.json")["cases"]
+
+
+def replay_recorded(srv, recorded, request_of, problems, label=lambda r: r["name"]):
+    """Send each recorded case's request (request_of(case) -> (path, body, headers)) to srv and
+    compare the answer with Python laya-serve's: the status; the body (same(): key order, numbers
+    within 2e-4) where one was recorded; the content type where recorded; whether the timing
+    headers came where recorded, and their format when they did. Appends "label: why" to problems
+    for each case that differs; returns the raw bodies."""
+    raws = []
+    for r in recorded:
+        path, body, headers = request_of(r)
+        t0 = time.time()
+        status, raw, hdrs = srv.post(path, body, headers)
+        if time.time() - t0 > 10:
+            print("  (slow case %s: %.1fs)" % (label(r), time.time() - t0))
+        raws.append(raw)
+        try:
+            got = json.loads(raw)
+        except ValueError:
+            got = None
+        why = None
+        if status != r["status"]:
+            why = "status %d, Python %d: %s" % (status, r["status"], raw[:300])
+        elif r["body"] is not None:
+            why = same(got, r["body"])
+        if not why and "content_type" in r and hdrs.get("content-type") != r["content_type"]:
+            why = "content-type %r != %r" % (hdrs.get("content-type"), r["content_type"])
+        timed = "server-timing" in hdrs and "x-inference-time-ms" in hdrs
+        if not why and "timed" in r and timed != r["timed"]:
+            why = "timing headers present=%s, Python %s" % (timed, r["timed"])
+        if not why and timed:
+            ms = hdrs["x-inference-time-ms"]
+            if not re.fullmatch(r"\d+\.\d\d", ms) or hdrs["server-timing"] != "inference;dur=" + ms:
+                why = "timing headers %r / %r" % (hdrs["server-timing"], ms)
+        if why:
+            problems.append("%s: %s" % (label(r), why))
+    return raws
 
 
 def replay(strict):
@@ -193,35 +239,22 @@ def replay(strict):
     # The fp32 reference backend: this compares the server's behaviour, so the numbers must be
     # the engine's parity path (the fast backends' bounds are tests/cpu's business).
     with Server(LAYA_JEV_STRICT="1" if strict else "0", LAYA_BACKEND="cpu-ref") as srv:
-        for r in recorded:
-            path, body, headers = by_name[r["name"]]
-            t0 = time.time()
-            status, raw, hdrs = srv.post(path, body, headers)
-            if time.time() - t0 > 10:
-                print("  (slow case %s: %.1fs)" % (r["name"], time.time() - t0))
-            try:
-                got = json.loads(raw)
-            except ValueError:
-                got = None
-            why = None
-            if status != r["status"]:
-                why = "status %d, Python %d: %s" % (status, r["status"], raw[:200])
-            elif r["body"] is not None:
-                why = same(got, r["body"])
-            if not why and hdrs.get("content-type") != r["content_type"]:
-                why = "content-type %r != %r" % (hdrs.get("content-type"), r["content_type"])
-            timed = "server-timing" in hdrs and "x-inference-time-ms" in hdrs
-            if not why and timed != r["timed"]:
-                why = "timing headers present=%s, Python %s" % (timed, r["timed"])
-            if not why and timed:
-                ms = hdrs["x-inference-time-ms"]
-                if not re.fullmatch(r"\d+\.\d\d", ms) or hdrs["server-timing"] != "inference;dur=" + ms:
-                    why = "timing headers %r / %r" % (hdrs["server-timing"], ms)
-            if why:
-                problems.append("%s: %s" % (r["name"], why))
+        replay_recorded(srv, recorded, lambda r: by_name[r["name"]], problems)
     check(len(recorded) > 20, "too few recorded cases")
     check(not problems, "%d of %d differ from Python laya-serve:\n  %s" % (len(problems), len(recorded),
                                                                           "\n  ".join(problems)))
+
+
+if CPU_ISA == "avx2":
+    # an *_avx2 variant: every checkpoint this run loads must really run the AVX2 table
+    # (/metrics' laya_checkpoint_info), or its answers prove nothing about AVX2-only CPUs
+    with Server() as _srv:
+        _st, _raw, _ = _srv.request("GET", "/metrics")
+        _isas = re.findall(r'laya_checkpoint_info\{model="([^"]*)",.*cpu_isa="([^"]*)"\}', _raw.decode())
+    if not _isas or any(i != "avx2" for _, i in _isas):
+        print("FAIL LAYA_CPU_ISA=avx2 on an AVX2 CPU, but the checkpoints run %r" % _isas)
+        sys.exit(1)
+    print("checkpoints on the AVX2 table: %s" % ", ".join(m for m, _ in _isas))
 
 
 @test
@@ -1962,13 +1995,9 @@ def test_tournament():
     record_tournament.py); only the timing headers' values differ. A bad value stops the server,
     naming the variable."""
     import tournament_cases
-    with open(os.path.join(HERE, "fixtures", "python_tournament.json")) as f:
-        rec = json.load(f)
-    # the checkpoints' folder where it was recorded, re-pointed to this run's (as load_recorded does)
-    old = json.dumps(rec["paths"]["ckpt"])[1:-1]
-    rec["cases"] = json.loads(json.dumps(rec["cases"]).replace(old, json.dumps(CKPT)[1:-1]))
+    rec = load_fixture("python_tournament.json")
     check(rec["group"] == tournament_cases.GROUP, "the fixture was recorded with another group")
-    by_name = {name: (path, body) for name, path, body, _ in tournament_cases.cases()}
+    by_name = {name: (path, body, {}) for name, path, body, _ in tournament_cases.cases()}
     # the sanitizer build (CMake sets this there) answers only the choices of at most this many
     # options: the 120- and 255-option ones take minutes on its fp32 reference backend
     most = int(os.environ.get("LAYA_TEST_TOURNAMENT_MAX_OPTIONS", "0"))
@@ -1982,20 +2011,9 @@ def test_tournament():
                     not (most and r["status"] == 200 and widest(by_name[r["name"]][1]) > most)]
         with Server(LAYA_TOURNAMENT_GROUP=tournament_cases.GROUP, LAYA_BACKEND="cpu-ref",
                     LAYA_JEV_STRICT="1" if strict else "0") as srv:
-            for r in recorded:
-                path, body = by_name[r["name"]]
-                status, raw, hdrs = srv.post(path, body)
-                why = None
-                if status != r["status"]:
-                    why = "status %d, Python %d: %s" % (status, r["status"], raw[:300])
-                else:
-                    why = same(json.loads(raw), r["body"])
-                timed = "server-timing" in hdrs and "x-inference-time-ms" in hdrs
-                if not why and timed != r["timed"]:
-                    why = "timing headers present=%s, Python %s" % (timed, r["timed"])
-                if why:
-                    problems.append("%s%s: %s" % (r["name"], " (strict)" if strict else "", why))
-                narrowed += raw.count(b'"x_tournament"')
+            raws = replay_recorded(srv, recorded, lambda r: by_name[r["name"]], problems,
+                                   lambda r: r["name"] + (" (strict)" if r["strict"] else ""))
+            narrowed += sum(raw.count(b'"x_tournament"') for raw in raws)
     check(len(rec["cases"]) >= 15, "too few recorded cases")
     check(narrowed >= (6 if most else 8), "only %d narrowed answers: the fixture does not exercise the tournament" % narrowed)
     check(not problems, "%d differ from Python laya-serve:\n  %s" % (len(problems), "\n  ".join(problems)))
@@ -2026,6 +2044,39 @@ def test_tournament():
     for bad in ("1", "101", "eight", "-3"):
         start_fails_env({"LAYA_TOURNAMENT_GROUP": bad, "LAYA_EXTRA_MODELS": extra_models(), "LAYA_MODELS": "english"},
                         "LAYA_TOURNAMENT_GROUP must be 0 (off) or an integer from 2 to 100, got '%s'" % bad)
+
+
+@test
+def test_tournament_workflow():
+    """LAYA_AUTO_TASK with LAYA_TOURNAMENT_GROUP: every pass of a tournament is routed on its own
+    questions, as Laya's server routes each predict of it. With a typed-decisions workflow's ids, an
+    English state's rounds (ids "0", "1", ...: no workflow) run on english and its final pass on
+    typed-decisions (here the multilingual tiny checkpoint), so the finalists are english's, the
+    answers typed-decisions', and routing the final pass's. Every response equals Python
+    laya-serve's (fixtures/python_tournament_workflow.json, record_tournament.py workflow)."""
+    import tournament_cases
+    rec = load_fixture("python_tournament_workflow.json")
+    check(rec["group"] == tournament_cases.WORKFLOW_GROUP, "the fixture was recorded with another group")
+    by_name = {name: (path, body, {}) for name, path, body in tournament_cases.workflow_cases()}
+    check(sorted(by_name) == sorted(r["name"] for r in rec["cases"]), "the fixture's cases are not workflow_cases()")
+    # the fixture tells the two routings apart: an English state's finalists on english (pinned)
+    # differ from those on the checkpoint its final pass routes to
+    answers = {r["name"]: (r["body"].get("answers") or {}).get("action", {}) for r in rec["cases"]}
+    check(answers["workflow_en"]["x_tournament"]["finalists"] == answers["workflow_pinned"]["x_tournament"]["finalists"]
+          and answers["workflow_en"]["x_tournament"]["finalists"] != answers["workflow_task"]["x_tournament"]["finalists"],
+          "the fixture does not tell per-pass routing from routing once")
+    # the sanitizer build (CMake sets this there) leaves out the 40-option case (two rounds), as
+    # http_tournament leaves out its widest: minutes on its fp32 reference backend
+    most = int(os.environ.get("LAYA_TEST_TOURNAMENT_MAX_OPTIONS", "0"))
+    recorded = [r for r in rec["cases"]
+                if not most or max(len(q.get("criteria") or ()) for q in by_name[r["name"]][1]["questions"].values()) <= most]
+    check(len(recorded) >= 6, "only %d cases replayed" % len(recorded))
+    models = tournament_cases.workflow_models(CKPT)
+    problems = []
+    with Server(LAYA_TOURNAMENT_GROUP=tournament_cases.WORKFLOW_GROUP, LAYA_AUTO_TASK="1", LAYA_BACKEND="cpu-ref",
+                LAYA_MODELS=",".join(models), LAYA_EXTRA_MODELS=json.dumps(models)) as srv:
+        replay_recorded(srv, recorded, lambda r: by_name[r["name"]], problems)
+    check(not problems, "%d differ from Python laya-serve:\n  %s" % (len(problems), "\n  ".join(problems)))
 
 
 @test

@@ -1,5 +1,36 @@
-"""Comparison shared by the serve tests."""
+"""Comparison shared by the serve tests, and the AVX2 variants' skip."""
 import math
+import os
+import sys
+
+# ctest's SKIP_RETURN_CODE of the *_avx2 variants (tests/serve/CMakeLists.txt)
+SKIP = 77
+
+
+def cpu_flags():
+    """The CPU's feature flags as Linux reports them (empty where /proc/cpuinfo is absent), less
+    those LAYA_CPU_DISABLE hides from the engine."""
+    flags = set()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    flags = set(line.split(":", 1)[1].split())
+                    break
+    except OSError:
+        pass
+    return flags - {x.strip() for x in os.environ.get("LAYA_CPU_DISABLE", "").split(",")}
+
+
+def skip_without_isa():
+    """Under LAYA_CPU_ISA=avx2 (the *_avx2 variants), exit SKIP when this CPU has no AVX2 and FMA:
+    the engine would fall back to another table silently, and the run would prove nothing about
+    the AVX2 one. Returns the requested table ("" when none)."""
+    isa = os.environ.get("LAYA_CPU_ISA", "").strip()
+    if isa == "avx2" and not {"avx2", "fma"} <= cpu_flags():
+        print("skipped: LAYA_CPU_ISA=avx2 but this CPU has no AVX2+FMA")
+        sys.exit(SKIP)
+    return isa
 
 
 def same(a, b, path="$", tol=2e-4):

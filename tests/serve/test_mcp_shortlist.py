@@ -18,6 +18,8 @@ import subprocess
 import sys
 import tempfile
 
+from test_http_util import skip_without_isa  # noqa: E402
+
 BIN, FIX = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 failures, checks = [], [0]
 
@@ -52,6 +54,7 @@ def same(a, b, path="$"):
 
 
 def main():
+    skip_without_isa()  # serve/mcp_shortlist_avx2: exit 77 on a CPU without AVX2
     ck = os.path.join(FIX, "ckpt")
     extra = {"english": os.path.join(ck, "modernbert-tiny"), "multilingual": os.path.join(ck, "mmbert-tiny")}
     env = dict(os.environ, LAYA_EXTRA_MODELS=json.dumps(extra), LAYA_MODELS="english,multilingual",

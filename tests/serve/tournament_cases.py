@@ -63,3 +63,47 @@ def cases():
         ("batch", batch, {"states": [STATE, STATE2], "questions": {"topic": choice_list(11), "urgency": SCORE}}, True),
         ("batch_one_pass", batch, {"states": [STATE, STATE2], "questions": {"small": choice_list(3)}}, False),
     ]
+
+
+# LAYA_AUTO_TASK with LAYA_TOURNAMENT_GROUP=WORKFLOW_GROUP: Laya's server routes every pass of a
+# tournament on its own questions (each is a Router.predict of its own). With the caller's ids a
+# typed-decisions workflow's (customer_service), the final pass routes to typed-decisions, while
+# the rounds' questions, keyed "0", "1", ..., match no workflow and route by language (english for
+# an English state, multilingual for a German one). typed-decisions is the multilingual tiny
+# checkpoint, so an English state's rounds and final pass run on two different checkpoints.
+WORKFLOW_GROUP = 6
+DE_STATE = "Ich wurde zweimal belastet und möchte mein Geld heute zurück, sonst kündige ich."
+
+
+def workflow_models(ckpt):
+    import os
+    return {"english": os.path.join(ckpt, "modernbert-tiny"), "multilingual": os.path.join(ckpt, "mmbert-tiny"),
+            "typed-decisions": os.path.join(ckpt, "mmbert-tiny")}
+
+
+def workflow_questions(n_action=24, **action_extra):
+    return {"action": choice_list(n_action, **action_extra),
+            "category": {"type": "choice", "instructions": "Which category?", "criteria": ["billing", "delivery", "other"]},
+            "churn_risk": {"type": "noul", "instructions": "Will the customer leave?"},
+            "needs_human": {"type": "noul", "instructions": "Does a person need to look?"},
+            "urgency": SCORE}
+
+
+def workflow_cases():
+    one, batch = "/v1/systemone", "/v1/systemone/batch"
+    return [
+        # one round (24 -> 4) on english, the final pass on typed-decisions
+        ("workflow_en", one, {"state": STATE, "questions": workflow_questions()}),
+        # two rounds (40 -> 7 -> 2) on multilingual, the final pass on typed-decisions
+        ("workflow_de_two_rounds", one, {"state": DE_STATE, "questions": workflow_questions(40)}),
+        # a batch: each state's rounds routed by its own language
+        ("workflow_batch", batch, {"states": [STATE, DE_STATE], "questions": workflow_questions()}),
+        # a pinned model pins every pass
+        ("workflow_pinned", one, {"state": STATE, "model": "english", "questions": workflow_questions()}),
+        # a task pins every pass too
+        ("workflow_task", one, {"state": STATE, "task": "multilingual", "questions": workflow_questions()}),
+        # ids that match no workflow: every pass by language, as before
+        ("no_workflow", one, {"state": STATE, "questions": {"topic": choice_list(24), "urgency": SCORE}}),
+        # no choice over the group: one pass, routed to typed-decisions
+        ("workflow_one_pass", one, {"state": STATE, "questions": workflow_questions(5)}),
+    ]
