@@ -15,12 +15,14 @@
  * [2I, d]), F the widest hidden (max(I, 4d)), C tokens per MLP chunk.
  */
 #include <math.h>
+#include <stdint.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/mman.h>
 
 #include "backend/backend.h"
 #include "backend/cpu/cpu_model.h"
@@ -380,17 +382,33 @@ static int pack_all(load_ctx *L) {
 typedef struct split_all_ctx {
   packed_matrix *const *ms;
   const pack_piece *pieces;
-  int *need; /* per piece: pack_split_need */
-  int fill;  /* 0: count the parts, 1: write them */
+  int *need;   /* per piece: pack_split_need */
+  int fill;    /* 0: count the parts, 1: write them */
+  int release; /* the fp32 panels are pages of a mapped container: give them back once split */
 } split_all_ctx;
+
+/* The whole pages of [p, p + bytes) out of this process's memory. For a read-only file mapping
+ * (the container's panels) that only drops them from the resident set: a later read (the
+ * kernel's out-of-memory fallback, a container writer) faults them in again from the file. The
+ * split GEMM itself never reads them after the split. */
+static void release_pages(const void *p, size_t bytes) {
+  const uintptr_t pg = 4096, a = ((uintptr_t)p + pg - 1) & ~(pg - 1), b = ((uintptr_t)p + bytes) & ~(pg - 1);
+  if (b > a) (void)madvise((void *)a, b - a, MADV_DONTNEED);
+}
 
 static void split_task(void *ctx, int task, int thread) {
   (void)thread;
   const split_all_ctx *c = ctx;
   const pack_piece *pc = &c->pieces[task];
   const packed_matrix *w = c->ms[pc->job];
-  if (!c->fill) c->need[task] = pack_split_need(w, pc->p0, pc->p1);
-  else pack_split_panels(w, pc->p0, pc->p1, (uint16_t *)w->split);
+  if (!c->fill) {
+    c->need[task] = pack_split_need(w, pc->p0, pc->p1);
+    return;
+  }
+  pack_split_panels(w, pc->p0, pc->p1, (uint16_t *)w->split);
+  if (c->release)
+    release_pages((const float *)w->data + (size_t)pc->p0 * w->k_pad * CPU_NR,
+                  (size_t)(pc->p1 - pc->p0) * w->k_pad * CPU_NR * sizeof(float));
 }
 
 /* Panels per piece of a matrix of split parts (about PACK_PIECE_BYTES). */
@@ -417,7 +435,7 @@ static int split_all(load_ctx *L) {
     int per = split_per_piece(L->splits[i]), np = L->splits[i]->n_panels;
     for (int p = 0; p < np; p += per) pieces[n++] = (pack_piece){i, p, p + per < np ? p + per : np};
   }
-  split_all_ctx c = {L->splits, pieces, need, 0};
+  split_all_ctx c = {L->splits, pieces, need, 0, L->art != NULL};
   cpu_pool_run(L->m->pool, n, split_task, &c);
   /* a matrix keeps the most parts any of its pieces needs (float16 weights: 2, bfloat16: 1) */
   for (int i = 0; i < L->n_splits; i++) L->splits[i]->split_parts = 1;
