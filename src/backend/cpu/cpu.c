@@ -293,8 +293,8 @@ static int load_linear(load_ctx *L, packed_matrix *pm, const char *name, const t
      * every table and the CUDA unpacker read and the parts follow from exactly, so its bytes and
      * layout name do not depend on the table. The fp32 panels stay too (1.5x their bytes in parts
      * on top, 1x for float16 weights): they are what a container is written from, and the
-     * kernel's out-of-memory fallback reads them; mapped from a container and not read again,
-     * their pages are the kernel's to drop. Tables that do not split (LAYA_AMX_FP32=avx512
+     * kernel's out-of-memory fallback reads them; mapped from a container, split_all gives their
+     * pages back once split (release_pages). Tables that do not split (LAYA_AMX_FP32=avx512
      * included) get no parts. */
     if (L->n_splits == L->cap_splits) {
       int cap = L->cap_splits ? 2 * L->cap_splits : 128;
