@@ -2,6 +2,7 @@
 #include "core/utf8.h"
 
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -551,31 +552,63 @@ const char *json_py_type(const json_value *v) {
 /* ------------------------------------------------------------------------------------------ */
 /* Writer                                                                                     */
 
+/* The shortest p-digit form %.{p-1}e of x that reads back as x, into buf (x finite, not zero).
+ * Round-tripping is monotone in p (a p-digit form padded with zeros is a candidate for p+1
+ * digits), and for a normal double every decimal of at most 15 significant digits reads back to
+ * a double that prints back to it at 15 digits (DBL_DIG). So if the 15-digit form reads back,
+ * it is the shortest form padded with zeros (the caller strips them); otherwise the shortest has
+ * 16 or 17 digits. Subnormals, where that does not hold, try every p. */
+static void shortest_e(double x, char buf[40]) {
+  if (fabs(x) >= DBL_MIN) {
+    snprintf(buf, 40, "%.14e", x);
+    if (strtod(buf, NULL) == x) return;
+    snprintf(buf, 40, "%.15e", x);
+    if (strtod(buf, NULL) == x) return;
+    snprintf(buf, 40, "%.16e", x);
+    return;
+  }
+  for (int prec = 1; prec <= 17; prec++) {
+    snprintf(buf, 40, "%.*e", prec - 1, x);
+    if (strtod(buf, NULL) == x) break;
+  }
+}
+
+/* x = r / 10^4 exactly as a double, with r an integer of at most 15 digits: then the decimal
+ * r x 10^-4 reads back as x (the division is correctly rounded) and, by the DBL_DIG argument of
+ * shortest_e, its digits with the trailing zeros stripped are the shortest form. The values
+ * py_round4 returns are of this kind; this gives their digits without printf. */
+static bool round4_digits(double x, char digits[20], int *nd, int *decpt) {
+  double ax = fabs(x);
+  if (!(ax >= 1e-4 && ax < 1e11)) return false;
+  double r = nearbyint(ax * 1e4);
+  if (r / 1e4 != ax) return false;
+  char tmp[20];
+  int n = 0;
+  for (unsigned long long u = (unsigned long long)r; u; u /= 10) tmp[n++] = (char)('0' + u % 10);
+  for (int k = 0; k < n; k++) digits[k] = tmp[n - 1 - k];
+  *nd = n;
+  *decpt = n - 4;
+  return true;
+}
+
 int py_float_repr(double x, char out[32]) {
   if (isnan(x)) return snprintf(out, 32, "nan");
   if (isinf(x)) return snprintf(out, 32, x > 0 ? "inf" : "-inf");
   if (x == 0) return snprintf(out, 32, signbit(x) ? "-0.0" : "0.0");
-  /* Shortest digits that round-trip: the correctly rounded p-digit form for the smallest p. */
-  char buf[40];
-  int prec;
-  for (prec = 1; prec <= 17; prec++) {
-    snprintf(buf, sizeof buf, "%.*e", prec - 1, x);
-    if (strtod(buf, NULL) == x) break;
-  }
-  /* buf = [-]d[.ddd]e[+-]XX ; pull out the digits and the decimal exponent. */
-  const char *p = buf;
-  bool neg = false;
-  if (*p == '-') {
-    neg = true;
-    p++;
-  }
+  bool neg = x < 0;
   char digits[20];
-  int nd = 0;
-  for (; *p && *p != 'e'; p++)
-    if (*p >= '0' && *p <= '9') digits[nd++] = *p;
-  int exp10 = atoi(p + 1); /* value = d.ddd x 10^exp10 */
+  int nd = 0, decpt;
+  if (!round4_digits(x, digits, &nd, &decpt)) {
+    /* Shortest digits that round-trip: the correctly rounded p-digit form for the smallest p. */
+    char buf[40];
+    shortest_e(x, buf);
+    /* buf = [-]d[.ddd]e[+-]XX ; pull out the digits and the decimal exponent. */
+    const char *p = buf + neg;
+    for (; *p && *p != 'e'; p++)
+      if (*p >= '0' && *p <= '9') digits[nd++] = *p;
+    decpt = atoi(p + 1) + 1; /* value = d.ddd x 10^exp10; digits before the decimal point */
+  }
   while (nd > 1 && digits[nd - 1] == '0') nd--;
-  int decpt = exp10 + 1; /* digits before the decimal point */
   char *o = out;
   if (neg) *o++ = '-';
   if (decpt > -4 && decpt <= 16) {
@@ -614,6 +647,14 @@ int py_float_json(double x, char out[32]) {
 
 double py_round4(double x) {
   if (!isfinite(x)) return x;
+  /* Fast path: y = x * 10^4 carries at most half an ulp of error, so when y is more than an ulp
+   * away from a half-integer the exact product rounds to the same integer r, and r / 10^4 (both
+   * exact, the division correctly rounded) is the double strtod gives for that decimal. */
+  double y = x * 1e4;
+  if (fabs(y) < 0x1p52) {
+    double f = floor(y), d = fabs(y - f - 0.5);
+    if (d > 4 * DBL_EPSILON * (fabs(y) + 1)) return copysign((y - f < 0.5 ? f : f + 1) / 1e4, x); /* "-0.0000" reads as -0.0 */
+  }
   /* glibc prints the exact binary value correctly rounded (half-even on exact ties), which is
    * what CPython's round(x, 4) computes. */
   char buf[512];

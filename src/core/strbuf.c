@@ -19,7 +19,7 @@ void sb_reset(strbuf *sb) {
   if (sb->data) sb->data[0] = 0;
 }
 
-bool sb_reserve(strbuf *sb, size_t extra) {
+bool sb_grow(strbuf *sb, size_t extra) {
   if (sb->oom) return false;
   size_t need = sb->len + extra + 1;
   if (need <= sb->cap) return true;
@@ -34,21 +34,6 @@ bool sb_reserve(strbuf *sb, size_t extra) {
   sb->cap = cap;
   p[sb->len] = 0; /* keep the promise of sb_cstr even on a fresh buffer */
   return true;
-}
-
-void sb_append(strbuf *sb, const char *s, size_t n) {
-  if (!sb_reserve(sb, n)) return;
-  memcpy(sb->data + sb->len, s, n);
-  sb->len += n;
-  sb->data[sb->len] = 0;
-}
-
-void sb_puts(strbuf *sb, const char *s) { sb_append(sb, s, strlen(s)); }
-
-void sb_putc(strbuf *sb, char c) {
-  if (!sb_reserve(sb, 1)) return;
-  sb->data[sb->len++] = c;
-  sb->data[sb->len] = 0;
 }
 
 void sb_put_cp(strbuf *sb, uint32_t cp) {

@@ -326,6 +326,7 @@ laya_model *laya_open(const char *path, const laya_options *opt, laya_error *err
   m->st.tok = m->ck.tok;
   m->st.roles = &m->ck.roles;
   m->st.mask_len = strlen(m->ck.roles.mask_token);
+  m->st.cache = tok_cache_new(); /* NULL (out of memory): every question text is encoded */
   if (lang_temps_parse(&m->langs, &m->mem, opt ? opt->lang_temperatures_json : NULL,
                        m->ck.cfg.temperature_raw, &m->warnings, err))
     goto fail;
@@ -360,6 +361,7 @@ void laya_close(laya_model *m) {
   if (m->be) m->be->destroy(m->be);
   if (m->fallback) m->fallback->destroy(m->fallback);
   pthread_mutex_destroy(&m->fallback_mu);
+  tok_cache_free(m->st.cache);
   checkpoint_close(&m->ck);
   arena_free(&m->mem);
   sb_free(&m->warnings);

@@ -1,5 +1,6 @@
 #include "model/seq_builder.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +59,105 @@ int encode_state(const seq_tok *st, const json_value *state, ids_vec *out, strbu
   return rc;
 }
 
+/* ---- tok_cache ---------------------------------------------------------------------------- */
+
+#define TC_SLOTS 2048            /* open addressing, power of two; at most half used */
+#define TC_MAX_ENTRIES (TC_SLOTS / 2)
+#define TC_MAX_BYTES (2u << 20)  /* keys and ids together */
+#define TC_MAX_TEXT 4096         /* longer texts are encoded every time */
+
+typedef struct tc_entry {
+  uint64_t hash;
+  int max_len;
+  size_t len, n_ids;
+  int32_t *ids; /* n_ids ids, then the len bytes of the text */
+} tc_entry;
+
+struct tok_cache {
+  pthread_mutex_t mu;
+  tc_entry slot[TC_SLOTS];
+  int n_entries;
+  size_t bytes;
+};
+
+tok_cache *tok_cache_new(void) {
+  tok_cache *c = calloc(1, sizeof *c);
+  if (c) pthread_mutex_init(&c->mu, NULL);
+  return c;
+}
+
+static void tc_clear(tok_cache *c) {
+  for (int i = 0; i < TC_SLOTS; i++) free(c->slot[i].ids);
+  memset(c->slot, 0, sizeof c->slot);
+  c->n_entries = 0;
+  c->bytes = 0;
+}
+
+void tok_cache_free(tok_cache *c) {
+  if (!c) return;
+  tc_clear(c);
+  pthread_mutex_destroy(&c->mu);
+  free(c);
+}
+
+static uint64_t tc_hash(const char *s, size_t n, int max_len) {
+  uint64_t h = 1469598103934665603ull ^ (uint64_t)(uint32_t)max_len;
+  for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+  return h | 1; /* 0 marks an empty slot */
+}
+
+static const char *tc_text(const tc_entry *e) { return (const char *)(e->ids + e->n_ids); }
+
+/* The slot of (text, max_len): its entry, or the empty slot where it would go. */
+static tc_entry *tc_find(tok_cache *c, uint64_t h, const char *s, size_t n, int max_len) {
+  for (size_t i = h & (TC_SLOTS - 1);; i = (i + 1) & (TC_SLOTS - 1)) {
+    tc_entry *e = &c->slot[i];
+    if (!e->hash) return e;
+    if (e->hash == h && e->max_len == max_len && e->len == n && !memcmp(tc_text(e), s, n)) return e;
+  }
+}
+
+/* out = the cached ids of (text, max_len); false when absent (or out of memory). */
+static bool tc_get(tok_cache *c, uint64_t h, const char *s, size_t n, int max_len, ids_vec *out) {
+  bool hit = false;
+  pthread_mutex_lock(&c->mu);
+  tc_entry *e = tc_find(c, h, s, n, max_len);
+  if (e->hash) {
+    if (out->cap < e->n_ids) {
+      int32_t *p = realloc(out->ids, sizeof(int32_t) * e->n_ids);
+      if (p) out->ids = p, out->cap = e->n_ids;
+    }
+    if (out->cap >= e->n_ids) {
+      if (e->n_ids) memcpy(out->ids, e->ids, sizeof(int32_t) * e->n_ids);
+      out->n = e->n_ids;
+      hit = true;
+    }
+  }
+  pthread_mutex_unlock(&c->mu);
+  return hit;
+}
+
+static void tc_put(tok_cache *c, uint64_t h, const char *s, size_t n, int max_len, const ids_vec *v) {
+  size_t bytes = sizeof(int32_t) * v->n + n;
+  int32_t *blk = malloc(bytes ? bytes : 1);
+  if (!blk) return; /* not cached: the next request encodes again */
+  if (v->n) memcpy(blk, v->ids, sizeof(int32_t) * v->n);
+  memcpy(blk + v->n, s, n);
+  pthread_mutex_lock(&c->mu);
+  if (c->n_entries >= TC_MAX_ENTRIES || c->bytes + bytes > TC_MAX_BYTES) tc_clear(c);
+  tc_entry *e = tc_find(c, h, s, n, max_len);
+  if (e->hash) { /* another thread put it first */
+    free(blk);
+  } else {
+    *e = (tc_entry){h, max_len, n, v->n, blk};
+    c->n_entries++;
+    c->bytes += bytes;
+  }
+  pthread_mutex_unlock(&c->mu);
+}
+
+/* ---- question texts ------------------------------------------------------------------------ */
+
 static int encode_text(const seq_tok *st, const char *text, size_t n, const char *prefix,
                        int max_len, ids_vec *out, laya_error *err) {
   strbuf sb;
@@ -69,8 +169,16 @@ static int encode_text(const seq_tok *st, const char *text, size_t n, const char
     return laya_err(err, LAYA_ERR_NOMEM, NULL, "out of memory");
   }
   out->n = 0;
-  int rc = check_encodable(sb.data ? sb.data : "", sb.len, err);
+  const char *s = sb.data ? sb.data : "";
+  bool cacheable = st->cache && sb.len <= TC_MAX_TEXT;
+  uint64_t h = cacheable ? tc_hash(s, sb.len, max_len) : 0;
+  if (cacheable && tc_get(st->cache, h, s, sb.len, max_len, out)) {
+    sb_free(&sb);
+    return 0; /* only texts that encoded are cached: check_encodable passed for them */
+  }
+  int rc = check_encodable(s, sb.len, err);
   if (!rc) rc = tokenizer_encode(st->tok, sb_cstr(&sb), sb.len, max_len, out, err);
+  if (!rc && cacheable) tc_put(st->cache, h, s, sb.len, max_len, out);
   sb_free(&sb);
   return rc;
 }

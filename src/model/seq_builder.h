@@ -33,10 +33,19 @@ typedef struct head_ids {
   int tokens_per_option; /* -1 = None (no per-option cap applied) */
 } head_ids;
 
+/* The token ids of question texts ("<type> question: <instructions>", " <option>"), cached per
+ * loaded model: a request repeats the questions of the last one far more often than not, and the
+ * ids are a pure function of the text and the cap. Thread-safe (one lock), bounded (entries and
+ * bytes; full means emptied). NULL: no cache. */
+typedef struct tok_cache tok_cache;
+tok_cache *tok_cache_new(void);
+void tok_cache_free(tok_cache *c);
+
 typedef struct seq_tok {
   const tokenizer *tok;
   const tokenizer_roles *roles;
   size_t mask_len;
+  tok_cache *cache; /* question texts' ids (NULL: none) */
 } seq_tok;
 
 /* Build the head of question q. */

@@ -1576,7 +1576,9 @@ static void reply_result(mcp_server *s, const json_value *id, const char *result
   json_dump_opts d = {",", ":", false, -1};
   sb_puts(&sb, "{\"jsonrpc\":\"2.0\",\"id\":");
   json_dump(&sb, id, &d);
-  sb_printf(&sb, ",\"result\":%s}", result_json);
+  sb_puts(&sb, ",\"result\":"); /* not sb_printf: the result is long, vsnprintf would run twice */
+  sb_puts(&sb, result_json);
+  sb_putc(&sb, '}');
   write_line(s, &sb);
   sb_free(&sb);
 }

@@ -1,6 +1,8 @@
 /* JSON reader/writer against Python json semantics. Expected strings were printed by CPython 3.11
  * (json.dumps(json.loads(x), ensure_ascii=False)) and repr/round. */
 #include <math.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,6 +52,101 @@ static void check_repr(double x, const char *want) {
   CHECK_STREQ(buf, want);
 }
 
+
+/* The plain definitions py_float_repr and py_round4 must agree with: the shortest p in 1..17 whose
+ * correctly rounded %.{p-1}e reads back, laid out as Python's repr; and %.4f read back. */
+static void ref_repr(double x, char out[64]) {
+  char buf[40];
+  int prec;
+  for (prec = 1; prec <= 17; prec++) {
+    snprintf(buf, sizeof buf, "%.*e", prec - 1, x);
+    if (strtod(buf, NULL) == x) break;
+  }
+  const char *p = buf;
+  char *o = out;
+  if (*p == '-') *o++ = *p++;
+  char digits[20];
+  int nd = 0;
+  for (; *p != 'e'; p++)
+    if (*p >= '0' && *p <= '9') digits[nd++] = *p;
+  int decpt = atoi(p + 1) + 1;
+  while (nd > 1 && digits[nd - 1] == '0') nd--;
+  if (decpt > -4 && decpt <= 16) {
+    if (decpt <= 0) {
+      *o++ = '0';
+      *o++ = '.';
+      for (int k = 0; k < -decpt; k++) *o++ = '0';
+      for (int k = 0; k < nd; k++) *o++ = digits[k];
+    } else {
+      for (int k = 0; k < decpt; k++) *o++ = k < nd ? digits[k] : '0';
+      *o++ = '.';
+      if (nd > decpt)
+        for (int k = decpt; k < nd; k++) *o++ = digits[k];
+      else
+        *o++ = '0';
+    }
+    *o = 0;
+  } else {
+    *o++ = digits[0];
+    if (nd > 1) {
+      *o++ = '.';
+      for (int k = 1; k < nd; k++) *o++ = digits[k];
+    }
+    sprintf(o, "e%c%02d", decpt - 1 < 0 ? '-' : '+', decpt - 1 < 0 ? 1 - decpt : decpt - 1);
+  }
+}
+
+static double ref_round4(double x) {
+  char buf[512];
+  snprintf(buf, sizeof buf, "%.4f", x);
+  return strtod(buf, NULL);
+}
+
+static uint64_t rng = 88172645463325252ull;
+static uint64_t next_u64(void) {
+  rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+  return rng;
+}
+
+/* Random doubles of every kind the writer sees: any bit pattern, float32 values (logits),
+ * round4 values (probabilities), near-ties of round4, small integers and their quarters. */
+static double sample(int i) {
+  uint64_t u = next_u64();
+  double d;
+  switch (i % 6) {
+    case 0: memcpy(&d, &u, 8); return d;
+    case 1: {
+      uint32_t b = (uint32_t)u;
+      float f;
+      memcpy(&f, &b, 4);
+      return f;
+    }
+    case 2: return ((float)(u % 2000000) / 250.0f - 4000.0f);
+    case 3: return ref_round4((double)(u % 100000000) / 1e7 - 5.0);
+    case 4: return ((double)(int64_t)(u % 2000001) - 1000000.0 + 0.5) / 1e4; /* exact-ish ties */
+    default: return (double)(int64_t)(u % 4001 - 2000) / 4.0 * (u >> 63 ? 1e-6 : 1.0);
+  }
+}
+
+static void check_float_paths(void) {
+  int bad_repr = 0, bad_round = 0;
+  for (int i = 0; i < 300000; i++) {
+    double x = sample(i);
+    if (!isfinite(x) || x == 0) continue;
+    char got[32], want[64];
+    py_float_repr(x, got);
+    ref_repr(x, want);
+    if (strcmp(got, want) && bad_repr++ < 5) fprintf(stderr, "repr %a: %s != %s\n", x, got, want);
+    double a = py_round4(x), b = ref_round4(x);
+    if (memcmp(&a, &b, 8) && bad_round++ < 5) fprintf(stderr, "round4 %a: %a != %a\n", x, a, b);
+  }
+  CHECK(bad_repr == 0);
+  CHECK(bad_round == 0);
+  double nz = py_round4(-0.00001);
+  CHECK(nz == 0 && signbit(nz));
+  check_repr(nz, "-0.0");
+}
+
 int main(void) {
   check_rt("{\"a\":1.50}", "{\"a\": 1.5}");
   check_rt("[1e16, 1e-5, 0.0001, 1e15, 123456789.123456789, -0.0, 5e-324]",
@@ -93,5 +190,6 @@ int main(void) {
   CHECK(py_round4(0.00015) == 0.0001);
   CHECK(py_round4(2.675e-4) == 0.0003);
   CHECK(py_round4(0.99995) == 1.0);
+  check_float_paths();
   return check_summary("test_json");
 }
