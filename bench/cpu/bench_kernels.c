@@ -83,10 +83,10 @@ static void bench_gemm(const cpu_kernels *kt, cpu_wfmt fmt, int M, int N, int K,
   int given = fmt == WF_F32 && kt->split_rows_f32 && !(bs && !strcmp(bs, "own"));
   int ld = CPU_SPLIT_LD(kp), rows = (M + 15) & ~15;
   if (given) {
-    pm.split_parts = pack_split_need(&pm, 0, np);
+    pm.split_parts = pack_split_need(&pm, 0, np, kt->split_panel_f32);
     wsplit = malloc(pack_split_bytes(N, K, geglu, pm.split_parts));
     parts = aligned_alloc(64, (3 * (size_t)rows * ld * 2 + 63) & ~(size_t)63);
-    pack_split_panels(&pm, 0, np, wsplit);
+    pack_split_panels(&pm, 0, np, wsplit, kt->split_panel_f32);
     pm.split = wsplit;
     in.split = parts;
     in.split_plane = (size_t)rows * ld;

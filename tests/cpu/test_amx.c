@@ -337,12 +337,14 @@ static void split_case(const cpu_amx_gemms *g, cpu_pool *pool, int kind, int M, 
   packed_matrix pm = {n, k, np, kp, geglu, WF_F32, data, NULL, NULL, NULL, ENC_ACT_GELU, NULL, 0};
   CHECK(pack_split_bytes(n, k, geglu, 3) == (size_t)np * 3 * kpp * CPU_NR * 2);
   /* panels in two pieces, as split_all's tasks may cut them: the parts they need, then the parts */
-  int sp0 = pack_split_need(&pm, 0, np / 2), sp1 = pack_split_need(&pm, np / 2, np);
+  int sp0 = pack_split_need(&pm, 0, np / 2, NULL), sp1 = pack_split_need(&pm, np / 2, np, g->split_panel);
   int wparts = sp0 > sp1 ? sp0 : sp1, want = wbits == 8 ? 1 : wbits == 11 ? 2 : 3;
   pm.split_parts = wparts;
   uint16_t *wsplit = malloc(pack_split_bytes(n, k, geglu, wparts));
-  pack_split_panels(&pm, 0, np / 2, wsplit);
-  pack_split_panels(&pm, np / 2, np, wsplit);
+  /* the first half in plain C, the second with the set's panel split (cpu.c's): the own split
+   * below (the kernel's, SIMD on hardware) must match both */
+  pack_split_panels(&pm, 0, np / 2, wsplit, NULL);
+  pack_split_panels(&pm, np / 2, np, wsplit, g->split_panel);
   /* random fp32 weights: some lo part is nonzero in any matrix of more than a few values */
   if (wparts != want && (wbits || (size_t)n * k > 64))
     fprintf(stderr, "split parts of %d-bit weights n=%d k=%d: %d, want %d\n", wbits ? wbits : 24, n, k, wparts, want);

@@ -385,6 +385,7 @@ typedef struct split_all_ctx {
   int *need;   /* per piece: pack_split_need */
   int fill;    /* 0: count the parts, 1: write them */
   int release; /* the fp32 panels are pages of a mapped container: give them back once split */
+  cpu_split_panel_fn fn; /* the table's SIMD panel split */
 } split_all_ctx;
 
 /* The whole pages of [p, p + bytes) out of this process's memory. For a read-only file mapping
@@ -402,10 +403,10 @@ static void split_task(void *ctx, int task, int thread) {
   const pack_piece *pc = &c->pieces[task];
   const packed_matrix *w = c->ms[pc->job];
   if (!c->fill) {
-    c->need[task] = pack_split_need(w, pc->p0, pc->p1);
+    c->need[task] = pack_split_need(w, pc->p0, pc->p1, c->fn);
     return;
   }
-  pack_split_panels(w, pc->p0, pc->p1, (uint16_t *)w->split);
+  pack_split_panels(w, pc->p0, pc->p1, (uint16_t *)w->split, c->fn);
   if (c->release)
     release_pages((const float *)w->data + (size_t)pc->p0 * w->k_pad * CPU_NR,
                   (size_t)(pc->p1 - pc->p0) * w->k_pad * CPU_NR * sizeof(float));
@@ -435,7 +436,7 @@ static int split_all(load_ctx *L) {
     int per = split_per_piece(L->splits[i]), np = L->splits[i]->n_panels;
     for (int p = 0; p < np; p += per) pieces[n++] = (pack_piece){i, p, p + per < np ? p + per : np};
   }
-  split_all_ctx c = {L->splits, pieces, need, 0, L->art != NULL};
+  split_all_ctx c = {L->splits, pieces, need, 0, L->art != NULL, L->m->k->split_panel_f32};
   cpu_pool_run(L->m->pool, n, split_task, &c);
   /* a matrix keeps the most parts any of its pieces needs (float16 weights: 2, bfloat16: 1) */
   for (int i = 0; i < L->n_splits; i++) L->splits[i]->split_parts = 1;

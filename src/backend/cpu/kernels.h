@@ -62,6 +62,9 @@ typedef struct packed_matrix {
   int split_parts;
 } packed_matrix;
 
+/* One fp32 weight panel [k][32] -> its bf16 parts [kpp/2][32][2] (cpu_kernels.split_panel_f32). */
+typedef void (*cpu_split_panel_fn)(const float *src, int k, int kpp, uint16_t *hi, uint16_t *mid, uint16_t *lo);
+
 /* k of the split-precision parts: k_pad rounded up to the 32 values of one bf16 tile row. */
 #define CPU_SPLIT_K(k_pad) (((k_pad) + 31) & ~31)
 /* The row stride (values) of split activation parts: CPU_SPLIT_K, plus one 64-byte line where that
@@ -200,6 +203,10 @@ typedef struct cpu_kernels {
    * (gemm_input.split) instead of each splitting its rows again; the weights' parts are made at
    * create (packed_matrix.split). */
   void (*split_rows_f32)(const float *x, int lda, int k, int r0, int r1, int m, uint16_t *parts, int ld, size_t plane);
+  /* The same tables: one fp32 weight panel [k][32] cut into its parts in the bf16 panel order
+   * [kpp/2][32][2] (lo may be NULL), bit for bit cpu_split3; what split_all runs at create
+   * (pack_split_need, pack_split_panels). */
+  cpu_split_panel_fn split_panel_f32;
 } cpu_kernels;
 
 /* Floats of attention scratch per call. */
@@ -302,10 +309,11 @@ int pack_panels(int n, int geglu);
 int pack_kpad(int k);
 /* The split-precision parts of an fp32 matrix (packed_matrix.split): bytes for all of its panels
  * with `parts` parts each, how many parts panels [p0, p1) need (pack.c), and those panels' parts
- * from w->data (the bytes do not depend on how the panels are shared out among threads). */
+ * from w->data (the bytes do not depend on how the panels are shared out among threads). fn: a
+ * table's split_panel_f32 (SIMD), or NULL for plain C; the parts are the same bits either way. */
 size_t pack_split_bytes(int n, int k, int geglu, int parts);
-int pack_split_need(const packed_matrix *w, int p0, int p1);
-void pack_split_panels(const packed_matrix *w, int p0, int p1, uint16_t *split);
+int pack_split_need(const packed_matrix *w, int p0, int p1, cpu_split_panel_fn fn);
+void pack_split_panels(const packed_matrix *w, int p0, int p1, uint16_t *split, cpu_split_panel_fn fn);
 /* Packed column c of panel p -> logical row of W, or -1 for padding. */
 int pack_col_row(int n, int geglu, int p, int c);
 

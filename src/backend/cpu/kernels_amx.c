@@ -268,7 +268,7 @@ static void attn_out_c(const float *acc, float inv, float *o32, uint16_t *o16) {
 #undef AMX_ATTN_FALLBACK
 
 static const cpu_amx_gemms emu_gemms = {"amx-emu", gemm_bf16_emu, gemm_i8_emu, gemm_f32x3_emu, gemm_f32x6_emu, gemm_f32x5_emu,
-                                       attention_bf16_emu, split_rows_emu};
+                                       attention_bf16_emu, split_rows_emu, split_panel_c};
 const cpu_amx_gemms *cpu_amx_emu(void) { return &emu_gemms; }
 
 /* The "amx-emu" table (LAYA_CPU_ISA=amx-emu, tests only; never picked by itself): the scalar table
@@ -286,6 +286,7 @@ static void emu_table_build(void) {
   emu_table.gemm_f32 = fp && !strcmp(fp, "x3") ? gemm_f32x3_emu : fp && !strcmp(fp, "x5") ? gemm_f32x5_emu : gemm_f32x6_emu;
   emu_table.gemm_rows[WF_F32] = 32;
   emu_table.split_rows_f32 = split_rows_emu;
+  emu_table.split_panel_f32 = split_panel_c;
 }
 const cpu_kernels *cpu_kernels_amx_emu(void) {
   pthread_once(&emu_table_once, emu_table_build);
@@ -439,7 +440,7 @@ static void attn_fallback_hw(const attn_args *a) {
 #include "backend/cpu/kernels_amx_tiles.h"
 
 static const cpu_amx_gemms hw_gemms = {"amx", gemm_bf16_hw, gemm_i8_hw, gemm_f32x3_hw, gemm_f32x6_hw, gemm_f32x5_hw,
-                                      attention_bf16_hw, split_rows_hw};
+                                      attention_bf16_hw, split_rows_hw, split_panel_hw};
 
 static int hw_ok;
 static pthread_once_t hw_once = PTHREAD_ONCE_INIT;
@@ -485,6 +486,7 @@ static void table_build(void) {
     /* the split GEMMs read parts split once: the weights' at create, the rows' per call (kernels.h);
      * with LAYA_AMX_FP32=avx512 nothing is split, and no fp32 matrix carries parts */
     amx_table.split_rows_f32 = g->split_rows;
+    amx_table.split_panel_f32 = g->split_panel;
   }
   amx_table_ptr = &amx_table;
 }

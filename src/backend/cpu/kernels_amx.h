@@ -33,6 +33,7 @@ typedef struct cpu_amx_gemms {
   void (*attention_bf16)(const attn_args *a); /* kernels.h's attention_bf16 on tiles (head size 64) */
   /* kernels.h's split_rows_f32: the activation parts the f32x* GEMMs read from gemm_input.split */
   void (*split_rows)(const float *x, int lda, int k, int r0, int r1, int m, uint16_t *parts, int ld, size_t plane);
+  cpu_split_panel_fn split_panel; /* kernels.h's split_panel_f32 */
 } cpu_amx_gemms;
 
 /* The AMX kernels: NULL unless the compiler built them, CPUID and XCR0 report AMX-BF16/INT8 and
