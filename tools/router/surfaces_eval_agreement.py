@@ -150,14 +150,7 @@ def main(fix):
         cases.append(("agreement_" + n[:-5], argv))
     cases.append(("agreement_ref_list", ["agreement", a("list.json"), a("rep.json"), a("stu.json")]))
     results = [sec.run_case(name, None, argv) for name, argv in cases]
-    for r in results:
-        r["files"] = {k: v for k, v in r["files"].items() if k.startswith("out/agreement")}
-    for p in os.listdir("out"):
-        if p.startswith("agreement"):
-            os.remove(os.path.join("out", p))
-    with open("agreement_cases.json", "w", encoding="utf-8") as fh:
-        json.dump(results, fh, ensure_ascii=False, indent=1, sort_keys=True)
-        fh.write("\n")
+    sec.save_cases(results, "agreement", "agreement_cases.json")
 
 
 if __name__ == "__main__":

@@ -286,6 +286,19 @@ def run_case(name, ck, argv):
             "stderr": err.getvalue(), "files": files}
 
 
+def save_cases(results, prefix, path):
+    """A recorder's cases into `path` (JSON, as cases.json), each keeping only the files it wrote
+    under out/PREFIX, which are then removed (the surfaces_eval_fast / _agreement recorders)."""
+    for r in results:
+        r["files"] = {k: v for k, v in r["files"].items() if k.startswith("out/" + prefix)}
+    for p in os.listdir("out"):
+        if p.startswith(prefix):
+            os.remove(os.path.join("out", p))
+    with open(path, "w", encoding="utf-8") as fh:
+        json.dump(results, fh, ensure_ascii=False, indent=1, sort_keys=True)
+        fh.write("\n")
+
+
 def walk(top):
     out = []
     for d, _, fs in os.walk(top):

@@ -77,14 +77,7 @@ def main(fix):
         ("run_small_min_bad", ["run", "fast/small.jsonl"] + m + ["--min", "ece=x"]),
     ]
     results = [sec.run_case(name, "modernbert-tiny" if "@MODEL" in argv else None, argv) for name, argv in cases]
-    for r in results:
-        r["files"] = {k: v for k, v in r["files"].items() if k.startswith("out/fast_")}
-    for p in os.listdir("out"):
-        if p.startswith("fast_"):
-            os.remove(os.path.join("out", p))
-    with open("fast_cases.json", "w", encoding="utf-8") as fh:
-        json.dump(results, fh, ensure_ascii=False, indent=1, sort_keys=True)
-        fh.write("\n")
+    sec.save_cases(results, "fast_", "fast_cases.json")
 
 
 if __name__ == "__main__":
