@@ -70,17 +70,6 @@ static bool is_str(const json_value *v) { return v && v->type == JSON_STRING; }
 
 /* ------------------------------------------------------------------ strict JSON (_json) */
 
-static bool has_nonfinite(const json_value *v) {
-  if (v->type == JSON_FLOAT) return !isfinite(v->d);
-  if (v->type == JSON_ARRAY)
-    for (uint32_t i = 0; i < v->n; i++)
-      if (has_nonfinite(&v->items[i])) return true;
-  if (v->type == JSON_OBJECT)
-    for (uint32_t i = 0; i < v->n; i++)
-      if (has_nonfinite(&v->members[i].value)) return true;
-  return false;
-}
-
 static void compact(strbuf *sb, const json_value *v) {
   json_dump_opts o = {",", ":", false, -1};
   json_dump(sb, v, &o);
@@ -89,7 +78,7 @@ static void compact(strbuf *sb, const json_value *v) {
 /* json.dumps(v, ensure_ascii=False, allow_nan=False, separators=(",", ":")), then its UTF-8
  * encoding: a non-finite float or a lone surrogate fails with Python's words. */
 static int strict_json(const json_value *v, const char *where, strbuf *out) {
-  if (has_nonfinite(v)) return fail("%s must be strict JSON: Out of range float values are not JSON compliant", where);
+  if (json_has_nonfinite(v)) return fail("%s must be strict JSON: Out of range float values are not JSON compliant", where);
   compact(out, v);
   const char *s = out->data ? out->data : "";
   size_t cp = 0;

@@ -524,6 +524,17 @@ const json_value *json_get(const json_value *obj, const char *key) {
 
 bool json_is_number(const json_value *v) { return v && (v->type == JSON_INT || v->type == JSON_FLOAT); }
 
+bool json_has_nonfinite(const json_value *v) {
+  if (v->type == JSON_FLOAT) return !isfinite(v->d);
+  if (v->type == JSON_ARRAY)
+    for (uint32_t i = 0; i < v->n; i++)
+      if (json_has_nonfinite(&v->items[i])) return true;
+  if (v->type == JSON_OBJECT)
+    for (uint32_t i = 0; i < v->n; i++)
+      if (json_has_nonfinite(&v->members[i].value)) return true;
+  return false;
+}
+
 bool json_truthy(const json_value *v) {
   if (!v) return false;
   switch (v->type) {

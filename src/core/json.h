@@ -71,6 +71,9 @@ const json_value *json_getn(const json_value *obj, const char *key, size_t key_l
 bool json_is_number(const json_value *v); /* int or float, not bool */
 /* Python truthiness (bool(v)): null, false, 0, 0.0, "", [] and {} are false; NULL is false. */
 bool json_truthy(const json_value *v);
+/* Does v hold a NaN or an infinity anywhere (which Python's json.dumps writes as NaN / Infinity, and
+ * which strict JSON refuses)? */
+bool json_has_nonfinite(const json_value *v);
 
 /* A JSON_STRING value that borrows s (n bytes, NUL-terminated at s[n]). */
 json_value json_string_n(const char *s, size_t n);

@@ -367,19 +367,6 @@ static void sum_usage(const json_value *r, long *in, long *out) {
   if (o && o->type == JSON_INT && !o->big) *out += (long)o->i;
 }
 
-/* Does v hold a NaN or an infinity (which the engine writes as Python's json.dumps does, NaN /
- * Infinity, and which is not JSON)? */
-static bool has_nonfinite(const json_value *v) {
-  if (v->type == JSON_FLOAT) return !isfinite(v->d);
-  if (v->type == JSON_ARRAY)
-    for (uint32_t i = 0; i < v->n; i++)
-      if (has_nonfinite(&v->items[i])) return true;
-  if (v->type == JSON_OBJECT)
-    for (uint32_t i = 0; i < v->n; i++)
-      if (has_nonfinite(&v->members[i].value)) return true;
-  return false;
-}
-
 static void fail_job(serve_job *job, const laya_error *e);
 
 /* An answer with NaN (non-finite weights: the load warned) cannot go out as JSON. Python's
@@ -393,7 +380,7 @@ static void finish_job(serve_job *job, json_value *results, arena *a) {
   /* An answer with NaN (non-finite weights: the load warned) cannot go out as JSON. Python's
    * laya-serve fails the response with a 500 there; so does this one, with a JSON body. */
   for (size_t i = 0; i < job->n_states; i++)
-    if (has_nonfinite(&results[i])) {
+    if (json_has_nonfinite(&results[i])) {
       laya_error e;
       laya_err_clear(&e);
       laya_err(&e, LAYA_ERR_INTERNAL, NULL, NONFINITE_MESSAGE);

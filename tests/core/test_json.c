@@ -147,7 +147,22 @@ static void check_float_paths(void) {
   check_repr(nz, "-0.0");
 }
 
+/* json_has_nonfinite over a parsed document: want 1 / 0 */
+static void check_nonfinite(const char *in, bool want) {
+  arena a;
+  arena_init(&a, 0);
+  laya_error err;
+  json_value *v = json_parse(in, strlen(in), &a, NULL, &err);
+  CHECK(v != NULL);
+  if (v) CHECK(json_has_nonfinite(v) == want);
+  arena_free(&a);
+}
+
 int main(void) {
+  check_nonfinite("{\"a\": [1, 2.5, {\"b\": \"NaN\"}], \"c\": 1e308}", false);
+  check_nonfinite("{\"a\": [1, {\"b\": [0.5, NaN]}]}", true);
+  check_nonfinite("[[[-Infinity]]]", true);
+  check_nonfinite("{\"x\": 1e400}", true);
   check_rt("{\"a\":1.50}", "{\"a\": 1.5}");
   check_rt("[1e16, 1e-5, 0.0001, 1e15, 123456789.123456789, -0.0, 5e-324]",
            "[1e+16, 1e-05, 0.0001, 1000000000000000.0, 123456789.12345679, -0.0, 5e-324]");
