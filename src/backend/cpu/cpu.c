@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <sys/mman.h>
 
 #include "backend/backend.h"
@@ -393,7 +394,7 @@ typedef struct split_all_ctx {
  * kernel's out-of-memory fallback, a container writer) faults them in again from the file. The
  * split GEMM itself never reads them after the split. */
 static void release_pages(const void *p, size_t bytes) {
-  const uintptr_t pg = 4096, a = ((uintptr_t)p + pg - 1) & ~(pg - 1), b = ((uintptr_t)p + bytes) & ~(pg - 1);
+  const uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE), a = ((uintptr_t)p + pg - 1) & ~(pg - 1), b = ((uintptr_t)p + bytes) & ~(pg - 1);
   if (b > a) (void)madvise((void *)a, b - a, MADV_DONTNEED);
 }
 

@@ -212,7 +212,7 @@ AMX_ATTR static void AMX_NAME(gemm_split)(int parts, const gemm_input *x, const 
   static const int prod6[6][2] = {{2, 0}, {1, 0}, {1, 1}, {0, 1}, {0, 2}, {0, 0}};
   static const int prod5[5][2] = {{1, 1}, {0, 1}, {0, 2}, {1, 0}, {0, 0}}; /* (0,2) -> (1,0): both change */
   static const int prod3[3][2] = {{1, 0}, {0, 0}, {0, 1}};
-  const int(*prod6_3)[2] = parts == 6 ? prod6 : parts == 5 ? prod5 : prod3;
+  const int(*kind_prod)[2] = parts == 6 ? prod6 : parts == 5 ? prod5 : prod3;
   if (m1 <= m0 || p1 <= p0) return;
   const int kp = w->k_pad, kpp = CPU_SPLIT_K(kp);
   /* given parts: the x parts of this k (the split of the same call), rows split_ld >= kpp apart */
@@ -223,7 +223,7 @@ AMX_ATTR static void AMX_NAME(gemm_split)(int parts, const gemm_input *x, const 
   const int wparts = own_b || w->split_parts < 1 || w->split_parts > 3 ? 3 : w->split_parts;
   int prod[6][2], np = 0;
   for (int q = 0; q < parts; q++)
-    if (prod6_3[q][1] < wparts) prod[np][0] = prod6_3[q][0], prod[np][1] = prod6_3[q][1], np++;
+    if (kind_prod[q][1] < wparts) prod[np][0] = kind_prod[q][0], prod[np][1] = kind_prod[q][1], np++;
   /* planes of the activations (hi, mid[, lo]) and of the weights */
   const int nplanes = parts == 6 ? 3 : 2, wplanes = parts == 3 ? 2 : 3, nbplanes = wplanes < wparts ? wplanes : wparts;
   /* rows whose split parts (2 bytes x nplanes per k) fill about 2 MiB, not the 1 MiB of the other
