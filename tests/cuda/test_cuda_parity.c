@@ -16,7 +16,8 @@
  * fp16 0.0148 / 0.0109 (modernbert-tiny / mmbert-tiny) with the 32-key attention tiles, 0.095 /
  * 0.052 and 0.0116 / 0.0083 with the earlier 64-key ones. The assertions are regression bounds a
  * little above those measurements, so a numerical regression fails the test while the issue's
- * stricter targets are reported, not hidden. Exits 77 ("no CUDA device: skipped") without a GPU.
+ * stricter targets are reported, not hidden; the argmax floors count the questions that are not
+ * near ties (stats, below). Exits 77 ("no CUDA device: skipped") without a GPU.
  */
 #include <math.h>
 #include <stdio.h>
@@ -137,9 +138,14 @@ static void softmax(const float *x, int n, double *p) {
   for (int i = 0; i < n; i++) p[i] /= s;
 }
 
+/* same / n: argmax agreement over every question; dsame / dn: over the questions whose reference
+ * top two are more than `tie` apart. A question closer than that (twice the precision's |dp|
+ * target) is a near tie that any 16-bit arithmetic may flip either way: on mmbert-tiny one
+ * question repeated 10 times has its fp32 top two 0.0017 apart, and whichever way it falls moves
+ * the all-question rate by 1.3 points. The floors apply to the decided questions. */
 typedef struct stats {
-  double max_dp, max_dact;
-  int same, n;
+  double max_dp, max_dact, tie;
+  int same, n, dsame, dn;
 } stats;
 
 static void cmp(stats *st, const float *ref_l, const float *ref_a, const float *got_l, const float *got_a, int k,
@@ -156,6 +162,13 @@ static void cmp(stats *st, const float *ref_l, const float *ref_a, const float *
   }
   st->same += a == b;
   st->n++;
+  double second = 0;
+  for (int i = 0; i < k; i++)
+    if (i != a) second = fmax(second, p[i]);
+  if (k < 2 || p[a] - second > st->tie) {
+    st->dsame += a == b;
+    st->dn++;
+  }
   softmax(ref_a, n_act, p);
   softmax(got_a, n_act, q);
   for (int i = 0; i < n_act; i++) st->max_dact = fmax(st->max_dact, fabs(p[i] - q[i]));
@@ -217,7 +230,8 @@ int main(int argc, char **argv) {
              w_own, gemm_bytes(&ck.w.enc, 0), gemm_bytes(&ck.w.enc, 1));
       CHECK(w_bf16 > 0 && w_own == w_bf16 - gemm_bytes(&ck.w.enc, 0) + gemm_bytes(&ck.w.enc, 1));
     }
-    stats vs_ref = {0}, vs_torch = {0}, ref_torch = {0};
+    const double target = prec == PREC_FP16 ? 0.005 : 0.02; /* the issue's |dp| targets (fp8: bf16's) */
+    stats vs_ref = {.tie = 2 * target}, vs_torch = {.tie = 2 * target}, ref_torch = {.tie = 2 * target};
     for (int i = 0, m = 0; i < n; m += rows[i].fx.k, i++) {
       const row *r = &rows[i];
       cmp(&vs_ref, r->ref_logits, r->ref_act, lg + m, ac + i * n_act, r->fx.k, n_act);
@@ -225,12 +239,13 @@ int main(int argc, char **argv) {
       if (prec == PREC_BF16) cmp(&ref_torch, r->fx.logits, r->fx.act, r->ref_logits, r->ref_act, r->fx.k, n_act);
     }
     const char *pn = backend_precision_name(prec);
-    /* the targets (fp8: bf16's), and regression bounds (see above) */
-    const double target = prec == PREC_FP16 ? 0.005 : 0.02;
+    /* regression bounds (see above) */
     const double bound = prec == PREC_BF16 ? 0.15 : 0.02; /* bf16, fp16 (fp8: none, above) */
     const int min_pct = prec == PREC_BF16 ? 96 : prec == PREC_FP16 ? 99 : FP8_MIN_PCT;
     printf("%s %s vs cpu-ref fp32: questions %d, argmax same %d (%.2f%%), max |dp| %.5f, max |d act p| %.5f\n",
            argv[1], pn, vs_ref.n, vs_ref.same, 100.0 * vs_ref.same / vs_ref.n, vs_ref.max_dp, vs_ref.max_dact);
+    printf("%s %s vs cpu-ref fp32, questions with the top two > %.3f apart: %d, argmax same %d (%.2f%%)\n", argv[1],
+           pn, vs_ref.tie, vs_ref.dn, vs_ref.dsame, 100.0 * vs_ref.dsame / (vs_ref.dn ? vs_ref.dn : 1));
     printf("%s %s vs torch fp32 (fixture): questions %d, argmax same %d (%.2f%%), max |dp| %.5f, max |d act p| %.5f\n",
            argv[1], pn, vs_torch.n, vs_torch.same, 100.0 * vs_torch.same / vs_torch.n, vs_torch.max_dp,
            vs_torch.max_dact);
@@ -244,8 +259,9 @@ int main(int argc, char **argv) {
       CHECK(vs_ref.max_dp <= bound && vs_ref.max_dact <= bound);
       CHECK(vs_torch.max_dp <= bound && vs_torch.max_dact <= bound);
     }
-    CHECK(vs_ref.same * 100 >= vs_ref.n * min_pct);
-    CHECK(vs_torch.same * 100 >= vs_torch.n * min_pct);
+    CHECK(vs_ref.dn * 2 >= vs_ref.n); /* a fixture that is mostly near ties would test nothing */
+    CHECK(vs_ref.dsame * 100 >= vs_ref.dn * min_pct);
+    CHECK(vs_torch.dsame * 100 >= vs_torch.dn * min_pct);
     if (prec == PREC_BF16) {
       memcpy(lg16, lg, sizeof(float) * (size_t)total_m);
       memcpy(ac16, ac, sizeof(float) * (size_t)n * n_act);

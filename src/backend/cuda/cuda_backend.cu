@@ -86,7 +86,7 @@ struct dev_layer {
   void *wqkv, *wo, *wi, *wo_mlp;
   /* fp8 mode: each weight above holds E4M3 values followed by its per-channel scales, these */
   const float *s_qkv, *s_o, *s_i, *s_o_mlp;
-  unsigned char wi_map[GG_MAP_BYTES]; /* TMA descriptor of wi (interleaved) when gg_v >= 0 */
+  unsigned char wi_map[GG_MAX_VARIANTS][GG_MAP_BYTES]; /* TMA descriptors of wi (interleaved), per variant of gg_mask */
 };
 struct dev_head_layer {
   float *n1w, *n1b, *n2w, *n2b, *out_b, *l2b;
@@ -147,7 +147,7 @@ struct cuda_model {
   /* the rest of the environment as the backend was created with it (core/options.h): read once */
   int warmup, profile, gemm_tune;
   long long max_scratch; /* LAYA_CUDA_MAX_SCRATCH, -1: no cap */
-  int gg_v;     /* the fused Wi + GeGLU kernel variant (gemm_sm90.cu), -1: cuBLASLt + k_geglu */
+  unsigned gg_mask; /* the fused Wi + GeGLU kernel variants (gemm_sm90.cu) a pass may run, 0: cuBLASLt + k_geglu */
 };
 
 /* ---------------------------------------------------------------------------------------------
@@ -349,10 +349,11 @@ static void model_free(cuda_model *m) {
 static int fuse_geglu_weights(cuda_model *m, laya_error *err) {
   const int dev = m->dev, I = m->I, d = m->d;
   for (int l = 0; l < m->n_layers; l++)
-    if (geglu_gemm_map_weight(m->gg_v, m->half16, m->layers[l].wi, I, d, m->layers[l].wi_map)) {
-      m->gg_v = -1;
-      return 0;
-    }
+    for (int v = 0; v < GG_MAX_VARIANTS; v++)
+      if ((m->gg_mask >> v & 1) && geglu_gemm_map_weight(v, m->half16, m->layers[l].wi, I, d, m->layers[l].wi_map[v])) {
+        m->gg_mask = 0;
+        return 0;
+      }
   const size_t bytes = (size_t)2 * I * d * 2;
   void *tmp = NULL;
   cudaStream_t st; /* its own non-blocking stream, as run_uploads (never the legacy stream) */
@@ -398,7 +399,7 @@ static int model_load(cuda_model *m, const model_weights *w, laya_error *err) {
   if (model_spec_check(w, "CUDA backend", err)) return err ? err->code : LAYA_ERR_CONFIG;
   for (int l = 0; l < c->n_layers && l < 1024; l++) m->layer_window[l] = model_layer_window(c, l);
   m->act = (int)c->act;
-  if (m->act != ENC_ACT_GELU) m->gg_v = -1; /* the fused Wi epilogue computes the erf GELU only */
+  if (m->act != ENC_ACT_GELU) m->gg_mask = 0; /* the fused Wi epilogue computes the erf GELU only */
   m->eps = (float)c->norm_eps;
   m->head_layers = w->head_layers;
   m->head_heads = w->head_heads > 0 ? w->head_heads : 1;
@@ -552,7 +553,7 @@ static int model_load(cuda_model *m, const model_weights *w, laya_error *err) {
     else m->arena_bytes = L.size;
   }
   if (!rc) rc = run_uploads(m, &L, err);
-  if (!rc && m->gg_v >= 0) rc = fuse_geglu_weights(m, err);
+  if (!rc && m->gg_mask) rc = fuse_geglu_weights(m, err);
   free(tg);
   free(tl);
   free(L.u);
@@ -814,7 +815,8 @@ static int enqueue_forward(backend_worker *w, int Mp, int Rp, int NMp, laya_erro
   } while (0)
 
   unsigned char y_map[GG_MAP_BYTES]; /* the fused Wi GEMM's A operand: w->y [Mp, d] */
-  if (m->gg_v >= 0 && geglu_gemm_map_act(m->gg_v, h16, w->y, Mp, d, d, y_map))
+  const int gg_v = m->gg_mask ? geglu_gemm_pick(m->gg_mask, Mp, I) : -1; /* the pass's fused Wi variant */
+  if (gg_v >= 0 && geglu_gemm_map_act(gg_v, h16, w->y, Mp, d, d, y_map))
     return cu_fail(err, LAYA_ERR_DEVICE, "CUDA backend on device %d: the driver refused a TMA descriptor (%d x %d)", dev,
                    Mp, d);
   prof_mark(w, -1);
@@ -838,9 +840,9 @@ static int enqueue_forward(backend_worker *w, int Mp, int Rp, int NMp, laya_erro
     if (!m->fp8 || !(q8_ready = k_ln_fp8(s, w->x, L->mlp_norm, m->eps, w->q8, w->q8s, Mp, d) == 0))
       k_ln(s, h16, w->x, L->mlp_norm, NULL, m->eps, w->y, Mp, d);
     prof_mark(w, P_LN);
-    if (m->gg_v >= 0) {
+    if (gg_v >= 0) {
       /* Wi with GeGLU in its epilogue: hid[Mp, I] written once */
-      k_geglu_gemm(s, m->gg_v, h16, y_map, L->wi_map, hid, Mp, I, I, d);
+      k_geglu_gemm(s, gg_v, h16, y_map, L->wi_map[gg_v], hid, Mp, I, I, d);
       prof_mark(w, P_WI);
     } else {
       ENC_GEMM(Mp, 2 * I, d, w->y, d, L->wi, L->s_i, hid, 2 * I, T16, 0, "Wi");
@@ -849,7 +851,7 @@ static int enqueue_forward(backend_worker *w, int Mp, int Rp, int NMp, laya_erro
         k_geglu(s, h16, hid, Mp, I, m->act);
       prof_mark(w, P_GEGLU);
     }
-    const int ld_hid = m->gg_v >= 0 ? I : 2 * I;
+    const int ld_hid = gg_v >= 0 ? I : 2 * I;
     ENC_GEMM(Mp, d, I, hid, ld_hid, L->wo_mlp, L->s_o_mlp, w->x, d, CU_F32, 1, "mlp.Wo");
     prof_mark(w, P_WO_MLP);
     if (l + 1 < m->n_layers) {
@@ -1329,7 +1331,7 @@ static backend *cuda_create(const model_weights *w, const backend_options *o, co
   m->profile = env->cuda_profile == 1;
   m->gemm_tune = env->cuda_gemm_tune == 1;
   m->max_scratch = env->cuda_max_scratch;
-  m->gg_v = m->fp8 ? -1 : geglu_gemm_variant(dev, env->cuda_geglu); /* the fused Wi GEMM is 16-bit */
+  m->gg_mask = m->fp8 ? 0 : geglu_gemm_variants(dev, env->cuda_geglu); /* the fused Wi GEMM is 16-bit */
   laya_env_options_free(&own);
   if (m->fp8 && fp8_check_device(m, err)) {
     model_free(m);

@@ -107,14 +107,17 @@ int k_geglu_fp8(cudaStream_t s, const void *h, int Mp, int I, int act, void *q, 
 int fp8_quantize_weight_into(cudaStream_t s, int half16, const void *w, int N, int K, void *dst);
 int fp8_quantize_weight(cudaStream_t s, int half16, void *w, int N, int K, void *tmp);
 
-/* The Wi GEMM with GeGLU in its epilogue (gemm_sm90.cu, Hopper only, opt-in). geglu_gemm_variant:
- * the kernel variant name (LAYA_CUDA_GEGLU as the options read it) names on device dev, -1 when it
- * is NULL or "0" or the device cannot run it (then the forward runs the cuBLASLt GEMM and k_geglu).
+/* The Wi GEMM with GeGLU in its epilogue (gemm_sm90.cu, Hopper only). geglu_gemm_variants: the
+ * mask of kernel variants LAYA_CUDA_GEGLU (as the options read it; NULL: all) allows on device
+ * dev, 0 when it is "0" or the device cannot run the kernel (then the forward runs the cuBLASLt
+ * GEMM and k_geglu); geglu_gemm_pick: the variant of a mask for an M-row pass.
  * The weight must be interleaved once (k_geglu_interleave: [2I, K] rows, src != dst); maps are
- * TMA descriptors (GG_MAP_BYTES each, any alignment), for the weight once at load and for the
- * activations per forward. out[M, I] (row stride ldo) = gelu(A Wi_in^T) * (A Wi_gate^T). */
-enum { GG_MAP_BYTES = 128 };
-int geglu_gemm_variant(int dev, const char *name);
+ * TMA descriptors (GG_MAP_BYTES each, any alignment), for the weight once at load per variant and
+ * for the activations per forward. out[M, I] (row stride ldo) = gelu(A Wi_in^T) * (A Wi_gate^T). */
+enum { GG_MAP_BYTES = 128, GG_MAX_VARIANTS = 3 };
+unsigned geglu_gemm_variants(int dev, const char *name);
+int geglu_gemm_pick(unsigned mask, int M, int I);
+int geglu_gemm_n_variants(void);
 const char *geglu_gemm_variant_name(int v);
 void k_geglu_interleave(cudaStream_t s, int half16, const void *src, void *dst, int I, int K);
 int geglu_gemm_map_weight(int v, int half16, const void *wi, int I, int K, void *map);

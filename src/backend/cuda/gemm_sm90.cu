@@ -18,8 +18,9 @@
  * Deterministic: no split-K, no atomics.
  *
  * Built for sm_90a only (wgmma); device_ok() says whether the device runs it (compute capability
- * 9.0 and the driver's cuTensorMapEncodeTiled found). Off unless LAYA_CUDA_GEGLU names a variant
- * (geglu_gemm_variant).
+ * 9.0 and the driver's cuTensorMapEncodeTiled found). Variants differ in the tile width BN (256,
+ * 128, 64); the forward picks one per pass size (geglu_gemm_pick), or LAYA_CUDA_GEGLU names one
+ * (geglu_gemm_variants).
  */
 #include <cuda.h>
 #include <cuda_bf16.h>
@@ -79,6 +80,18 @@ template <int N> __device__ __forceinline__ void acc_fence(float *d) {
   for (int i = 0; i < N; i++) asm volatile("" : "+f"(d[i])::"memory");
 }
 
+__device__ __forceinline__ void wgmma_n64_bf16(float *d, uint64_t da, uint64_t db) {
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, 0;\n}\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+               : "l"(da), "l"(db), "r"(1));
+}
+__device__ __forceinline__ void wgmma_n64_f16(float *d, uint64_t da, uint64_t db) {
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, 0;\n}\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+               : "l"(da), "l"(db), "r"(1));
+}
 __device__ __forceinline__ void wgmma_n128_bf16(float *d, uint64_t da, uint64_t db) {
   asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
                "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, 0;\n}\n"
@@ -105,6 +118,12 @@ __device__ __forceinline__ void wgmma_n256_f16(float *d, uint64_t da, uint64_t d
 }
 
 template <class T, int BN> __device__ __forceinline__ void wgmma_tile(float *d, uint64_t da, uint64_t db);
+template <> __device__ __forceinline__ void wgmma_tile<__nv_bfloat16, 64>(float *d, uint64_t da, uint64_t db) {
+  wgmma_n64_bf16(d, da, db);
+}
+template <> __device__ __forceinline__ void wgmma_tile<__half, 64>(float *d, uint64_t da, uint64_t db) {
+  wgmma_n64_f16(d, da, db);
+}
 template <> __device__ __forceinline__ void wgmma_tile<__nv_bfloat16, 128>(float *d, uint64_t da, uint64_t db) {
   wgmma_n128_bf16(d, da, db);
 }
@@ -235,7 +254,7 @@ typedef CUresult (*encode_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, vo
                               CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
 
 encode_fn g_encode;
-int g_sms = 132; /* multiprocessors of the device (geglu_gemm_variant): the persistent grid */
+int g_sms = 132; /* multiprocessors of the device (device_ok): the persistent grid */
 int g_encode_state; /* 0 not looked up, 1 found, -1 missing */
 
 struct gg_variant {
@@ -268,16 +287,19 @@ template <int BN, int STAGES, int MINB> int prepare_v(void) {
   return 0;
 }
 
-/* LAYA_CUDA_GEGLU names one ("1": the first); unset or 0: the cuBLASLt GEMM + GeGLU pass. */
+/* Fastest first at large M (the ModernBERT-large 32 x 512 pass); geglu_gemm_pick chooses among
+ * them by the pass's tile count. */
 const gg_variant g_variants[] = {
     {"n256s4", 256, gg_smem_bytes<256, 4>(), launch_v<256, 4, 1>, prepare_v<256, 4, 1>},
     {"n128s6", 128, gg_smem_bytes<128, 6>(), launch_v<128, 6, 1>, prepare_v<128, 6, 1>},
+    {"n64s8", 64, gg_smem_bytes<64, 8>(), launch_v<64, 8, 1>, prepare_v<64, 8, 1>},
 };
 const int g_n_variants = (int)(sizeof g_variants / sizeof g_variants[0]);
 
 } // namespace
 
 static_assert(sizeof(CUtensorMap) == GG_MAP_BYTES, "GG_MAP_BYTES");
+static_assert(sizeof g_variants / sizeof g_variants[0] == GG_MAX_VARIANTS, "GG_MAX_VARIANTS");
 
 /* Whether device dev runs the kernel: compute capability 9.0 (the sm_90a code) and the driver's
  * cuTensorMapEncodeTiled found. */
@@ -306,21 +328,44 @@ static int device_ok(int dev) {
   return g_encode_state == 1;
 }
 
-/* Opt-in (LAYA_CUDA_GEGLU=<variant>): measured on the H200 it saves ~0.6 ms of ModernBERT-large's
- * 27.6 ms at 32 x 512 but costs 3-14% at one row (too few output tiles for 132 SMs), and the
- * single-request latency is what the default serves; BENCHMARKS.md (CUDA, fused GeGLU). */
-int geglu_gemm_variant(int dev, const char *e) {
-  if (!e || !e[0] || (e[0] == '0' && !e[1])) return -1;
-  if (!device_ok(dev)) return -1;
-  int v = 0;
-  while (v < g_n_variants && strcmp(e, g_variants[v].name) != 0) v++;
-  if (v >= g_n_variants) v = 0; /* "1" (the options refuse any other name): the first variant */
-  if (g_variants[v].prepare()) {
-    cudaGetLastError();
-    return -1;
-  }
-  return v;
+/* LAYA_CUDA_GEGLU: unset, "1" or "auto": every variant, one chosen per pass (geglu_gemm_pick);
+ * a variant's name: that one only; "0": none (the cuBLASLt GEMM and the GeGLU pass). The result is
+ * a mask of variant indices, 0 when off or when the device cannot run the kernel. */
+unsigned geglu_gemm_variants(int dev, const char *e) {
+  if (e && e[0] == '0' && !e[1]) return 0;
+  if (!device_ok(dev)) return 0;
+  unsigned mask = 0;
+  for (int v = 0; v < g_n_variants; v++)
+    if (!e || !e[0] || !strcmp(e, "1") || !strcmp(e, "auto") || !strcmp(e, g_variants[v].name)) mask |= 1u << v;
+  for (int v = 0; v < g_n_variants; v++)
+    if ((mask >> v & 1) && g_variants[v].prepare()) {
+      cudaGetLastError();
+      return 0;
+    }
+  return mask;
 }
+
+/* The variant of mask for an M-row pass over 2I weight rows: a persistent grid runs
+ * ceil(tiles / SMs) waves of one 128 x BN tile per block, a tile costing about BN + 32 (its k
+ * loop, plus the pipeline fill and the epilogue, which do not shrink with BN). At large M the
+ * widest tile wins (fewer waves of the weight and activation loads per output); at one request's
+ * M the narrow ones keep every SM busy. Every variant sums each output over K in the same order
+ * through the same m64nNk16 products, so which one runs does not change a row's result
+ * (test_cuda_geglu checks the variants bit for bit). */
+int geglu_gemm_pick(unsigned mask, int M, int I) {
+  int best = -1;
+  long best_cost = 0;
+  for (int v = 0; v < g_n_variants; v++) {
+    if (!(mask >> v & 1)) continue;
+    const long bn = g_variants[v].bn;
+    const long tiles = ((2L * I + bn - 1) / bn) * ((M + GG_BM - 1) / GG_BM);
+    const long cost = (tiles + g_sms - 1) / g_sms * (bn + 32);
+    if (best < 0 || cost < best_cost) best = v, best_cost = cost;
+  }
+  return best;
+}
+
+int geglu_gemm_n_variants(void) { return g_n_variants; }
 
 const char *geglu_gemm_variant_name(int v) { return v >= 0 && v < g_n_variants ? g_variants[v].name : "off"; }
 
@@ -384,14 +429,16 @@ template <class T> void fill(T *p, size_t n, uint32_t seed, float scale) {
     p[i] = (T)(((float)(seed >> 8) / 16777216.0f - 0.5f) * scale);
   }
 }
-template <class T> int selftest_t(int half16, int M, int I, int K, double *max_rel) {
+template <class T> int selftest_t(int half16, int M, int I, int K, double *max_rel, int *same_bits) {
   const size_t na = (size_t)M * K, nw = (size_t)2 * I * K, no = (size_t)M * I;
   T *hA = (T *)malloc(na * sizeof(T)), *hW = (T *)malloc(nw * sizeof(T)), *hO = (T *)malloc(no * sizeof(T));
+  T *hO0 = (T *)malloc(no * sizeof(T)); /* the first variant's output */
   float *hR = (float *)malloc(no * sizeof(float));
   T *dA = NULL, *dW = NULL, *dW2 = NULL, *dO = NULL;
   float *dR = NULL;
   int rc = -1;
-  if (!hA || !hW || !hO || !hR) goto done;
+  *same_bits = 1;
+  if (!hA || !hW || !hO || !hO0 || !hR) goto done;
   fill(hA, na, 1u + (uint32_t)M, 4.0f);
   fill(hW, nw, 7u + (uint32_t)K, 4.0f / sqrtf((float)K));
   if (cudaMalloc(&dA, na * sizeof(T)) || cudaMalloc(&dW, nw * sizeof(T)) || cudaMalloc(&dW2, nw * sizeof(T)) ||
@@ -420,6 +467,8 @@ template <class T> int selftest_t(int half16, int M, int I, int K, double *max_r
     }
     const double rel = err / scale;
     if (!(rel <= *max_rel)) *max_rel = rel;
+    if (v == 0) memcpy(hO0, hO, no * sizeof(T));
+    else if (memcmp(hO0, hO, no * sizeof(T)) != 0) *same_bits = 0;
   }
   rc = cudaGetLastError() == cudaSuccess ? 0 : -1;
 done:
@@ -431,12 +480,14 @@ done:
   free(hA);
   free(hW);
   free(hO);
+  free(hO0);
   free(hR);
   return rc;
 }
 } // namespace
 
-extern "C" int backend_cuda_geglu_selftest(int half16, int M, int I, int K, double *max_rel) {
+extern "C" int backend_cuda_geglu_selftest(int half16, int M, int I, int K, double *max_rel, int *same_bits) {
   if (!device_ok(0)) return 1;
-  return half16 ? selftest_t<__half>(1, M, I, K, max_rel) : selftest_t<__nv_bfloat16>(0, M, I, K, max_rel);
+  return half16 ? selftest_t<__half>(1, M, I, K, max_rel, same_bits)
+                : selftest_t<__nv_bfloat16>(0, M, I, K, max_rel, same_bits);
 }
