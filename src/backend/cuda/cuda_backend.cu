@@ -18,6 +18,11 @@
  * laya_open and laya_reserve) runs those first batches of the small-pass buckets before any request
  * comes ("Warm-up" below).
  *
+ * Embed pass (backend.embed, model/embed.h): the forward's encoder over the packed rows at the
+ * backend's precision (its kernels and GEMMs, the fp32 residual stream), the final norm in fp32
+ * without the question-type embedding, then each row's mean over its tokens in double
+ * (k_mean_rows, as backend_mean_rows); no decision head. It has its own graphs per bucket.
+ *
  * Devices: one backend per device (backend_options.device_id), no global state; every entry point
  * selects its device for the calling thread. A CUDA allocation failure is reported as
  * LAYA_ERR_DEVICE_OOM (its own code, whatever the message) so that the engine can retry on the CPU.
