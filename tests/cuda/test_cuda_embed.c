@@ -210,7 +210,9 @@ static void check_mutations(laya_model *cpu, const float *ref, long n, int d, co
     gap[k] = malloc(sizeof(double) * (size_t)n);
     rel[k] = malloc(sizeof(double) * (size_t)n);
   }
-  tensor_to_f32(cpu->ck.w.type_emb, 0, d, te); /* qtype 0: what a forward adds to every token */
+  CHECK(cpu->ck.w.type_emb != NULL && cpu->ck.w.type_emb->numel >= d);
+  if (cpu->ck.w.type_emb) tensor_to_f32(cpu->ck.w.type_emb, 0, d, te); /* qtype 0: what a forward adds to every token */
+  else memset(te, 0, sizeof(float) * (size_t)d);
   long caught[3] = {0, 0, 0}, tried = 0;
   for (long i = 0; i < n; i++) {
     const float *v = ref + i * d, *nb = ref + ((i + 1) % n) * d;
