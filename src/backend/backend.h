@@ -91,10 +91,12 @@ typedef struct backend {
   int (*forward)(struct backend *b, backend_worker *w, const packed_batch *batch, float *logits,
                  float *act_logits, laya_error *err);
   void (*destroy)(struct backend *b);
-  /* Optional (NULL: the engine embeds on a CPU backend of the same weights, model/embed.h):
+  /* Optional (NULL: the engine embeds on a CPU backend of the same weights, model/embed.h; every
+   * backend here has one: cpu-ref, cpu, cuda, escalate):
    * pooled[n_rows * hidden] = each row's mean over its tokens of the encoder's last hidden state
    * (after the final norm; no question-type embedding, no decision head), as Laya's
-   * embed_fn_from_agent pools it. The rows' qtype and markers are not read. */
+   * embed_fn_from_agent pools it, at the backend's precision; fp32 out. The rows' qtype and
+   * markers are not read. */
   int (*embed)(struct backend *b, backend_worker *w, const packed_batch *batch, float *pooled, laya_error *err);
 } backend;
 

@@ -150,23 +150,50 @@ void embed_cache_stats(laya_model *m, long *size, long *hits, long *misses) {
 
 int embed_dim(const laya_model *m) { return m->ck.w.enc.hidden; }
 
-/* The backend that embeds: the model's own when it has an embed pass, else (CUDA) the CPU fallback
- * backend the engine keeps for device out-of-memory reruns, made here if it is not there yet. */
-static backend *embed_backend(laya_model *m, bool *pooled, laya_error *err) {
-  *pooled = m->be->embed != NULL;
-  if (*pooled) return m->be;
+/* The CPU backend the engine keeps for device out-of-memory reruns (fp32, or an artifact's
+ * precision), made here if it is not there yet; counted as a fallback when `count`. */
+static backend *cpu_fallback(laya_model *m, bool count, laya_error *err) {
   pthread_mutex_lock(&m->fallback_mu);
   if (!m->fallback) {
     backend_options bo = {m->ck.w.packed ? artifact_precision(m->ck.w.packed) : PREC_FP32, 0, 0, &m->env};
     m->fallback = backend_cpu_create(&m->ck.w, &bo, err);
   }
   backend *cpu = m->fallback;
+  if (cpu && count) m->fallback_count++;
   pthread_mutex_unlock(&m->fallback_mu);
+  return cpu;
+}
+
+/* The backend that embeds: the model's own when it has an embed pass (every backend laya_open makes
+ * has one: cpu, cpu-ref, cuda, escalate), else the CPU fallback backend. */
+static backend *embed_backend(laya_model *m, bool *pooled, laya_error *err) {
+  *pooled = m->be->embed != NULL;
+  if (*pooled) return m->be;
+  backend *cpu = cpu_fallback(m, false, err);
   if (cpu && !cpu->embed) {
     laya_err(err, LAYA_ERR_UNSUPPORTED, NULL, "the %s backend has no embedding pass", cpu->name);
     return NULL;
   }
   return cpu;
+}
+
+/* A pass that ran out of device memory runs again on the CPU fallback backend, as a forward does
+ * (engine.c forward_on_cpu); rare, so its worker is made and freed per pass. */
+static int run_rows(laya_model *m, backend *be, backend_worker *w, const int32_t *ids, const int32_t *row_start,
+                    int r0, int r1, float *out, laya_error *err);
+
+static int run_rows_on_cpu(laya_model *m, const int32_t *ids, const int32_t *row_start, int r0, int r1, float *out,
+                           laya_error *err) {
+  backend *cpu = cpu_fallback(m, true, err);
+  if (!cpu) return err && err->code ? err->code : LAYA_ERR_NOMEM;
+  if (!cpu->embed) return laya_err(err, LAYA_ERR_UNSUPPORTED, NULL, "the %s backend has no embedding pass", cpu->name);
+  laya_message("device out of memory while embedding; running this pass on the CPU");
+  laya_err_clear(err);
+  backend_worker *w = cpu->worker_create(cpu, err);
+  if (!w) return err && err->code ? err->code : LAYA_ERR_NOMEM;
+  int rc = run_rows(m, cpu, w, ids, row_start, r0, r1, out, err);
+  cpu->worker_destroy(cpu, w);
+  return rc;
 }
 
 static int push_ids(ids_vec *v, const int32_t *ids, int n, laya_error *err) {
@@ -292,6 +319,8 @@ int embed_texts(laya_model *m, const char *const *texts, const size_t *lens, lon
              (!cap_tokens || row_start[e + 1] - row_start[r] <= cap_tokens))
         e++;
       rc = run_rows(m, be, w, ids.ids, row_start, r, e, vec + (size_t)r * d, err);
+      if (rc && pooled && backend_error_is_device_oom(err))
+        rc = run_rows_on_cpu(m, ids.ids, row_start, r, e, vec + (size_t)r * d, err);
       r = e;
     }
     if (rc) break;

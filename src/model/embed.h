@@ -8,8 +8,12 @@
  *
  * No normalisation: the shortlist's cosine divides by the norms. Texts are embedded in batches of
  * batch_size rows in input order, like Laya (on the CPU backends a row's vector does not depend on
- * its batch). The backend's embed pass runs at the model's precision; an escalating backend embeds
- * in fp32, and a backend without one (CUDA) embeds on the model's CPU fallback backend in fp32.
+ * its batch; on CUDA it may differ in its last bits, cuBLASLt choosing kernels per pass size). The
+ * model's own backend's embed pass runs it, at the model's precision: the CPU backend at its own
+ * (fp32 by default: Laya's numbers), CUDA at its 16-bit precision (bf16 by default, fp16; fp8 with
+ * its E4M3 GEMMs), an escalating backend at its exact pass's (fp32 on the CPU, bf16 for CUDA fp8).
+ * A pass that runs out of device memory runs again on the model's CPU fallback backend (fp32), as
+ * a forward does; a backend without an embed pass would embed there too.
  *
  * The cache belongs to one loaded model (so another checkpoint, or the same one opened again, never
  * sees its rows) and is keyed by the exact text and max_length; it keeps the EMBED_CACHE_MAX most

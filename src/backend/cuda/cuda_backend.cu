@@ -18,6 +18,11 @@
  * laya_open and laya_reserve) runs those first batches of the small-pass buckets before any request
  * comes ("Warm-up" below).
  *
+ * Embed pass (backend.embed, model/embed.h): the forward's encoder over the packed rows at the
+ * backend's precision (its kernels and GEMMs, the fp32 residual stream), the final norm in fp32
+ * without the question-type embedding, then each row's mean over its tokens in double
+ * (k_mean_rows, as backend_mean_rows); no decision head. It has its own graphs per bucket.
+ *
  * Devices: one backend per device (backend_options.device_id), no global state; every entry point
  * selects its device for the calling thread. A CUDA allocation failure is reported as
  * LAYA_ERR_DEVICE_OOM (its own code, whatever the message) so that the engine can retry on the CPU.
@@ -565,6 +570,7 @@ static int model_load(cuda_model *m, const model_weights *w, laya_error *err) {
  */
 struct graph_entry {
   int M, R, NM, state; /* state 1: seen once (ran eagerly), 2: captured */
+  int embed;           /* 1: the embed pass's graph of that bucket, 0: the forward's */
   cudaGraphExec_t exec;
 };
 
@@ -769,9 +775,12 @@ static int ensure_capacity_locked(backend_worker *w, int Mp, int Rp, int NMp, la
 }
 
 /* ---------------------------------------------------------------------------------------------
- * The forward pass, enqueued on the worker's stream (eagerly or into a graph capture).
+ * The forward pass, enqueued on the worker's stream (eagerly or into a graph capture). embed: the
+ * embed pass instead (backend.embed): the same encoder, then the final norm alone (no
+ * question-type embedding, no decision head) and each row's mean into w->act_in ([Rp, d] fp32;
+ * act_in is [capR, ld_act] with ld_act >= d, and the embed pass reads nothing else of it).
  */
-static int enqueue_forward(backend_worker *w, int Mp, int Rp, int NMp, laya_error *err) {
+static int enqueue_forward(backend_worker *w, int Mp, int Rp, int NMp, int embed, laya_error *err) {
   cuda_model *m = w->m;
   const int dev = m->dev, d = m->d, I = m->I, h16 = m->half16, T16 = m->dt16;
   cudaStream_t s = w->st;
@@ -858,12 +867,21 @@ static int enqueue_forward(backend_worker *w, int Mp, int Rp, int NMp, laya_erro
       const float *nw = m->layers[l + 1].attn_norm;
       if (!m->fp8 || !(q8_ready = k_ln_fp8(s, w->x, nw, m->eps, w->q8, w->q8s, Mp, d) == 0))
         k_ln(s, h16, w->x, nw, NULL, m->eps, w->y, Mp, d);
+    } else if (embed) {
+      k_final_ln(s, m->head_half16, w->x, m->final_norm, m->eps, NULL, tok_row, qtype, NULL, NULL, w->y, Mp, d);
     } else {
       k_final_ln(s, m->head_half16, w->x, m->final_norm, m->eps, m->type_emb, tok_row, qtype,
                  m->head_layers > 0 ? m->head[0].n1w : NULL, m->head_layers > 0 ? m->head[0].n1b : NULL, w->y, Mp,
                  d);
     }
     prof_mark(w, P_LN);
+  }
+  if (embed) {
+    k_mean_rows(s, w->x, row_start, counts, w->act_in, Rp, d);
+    prof_mark(w, P_TAIL);
+    cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess) return cuda_fail(err, e, dev, "launching the embed pass's kernels");
+    return 0;
   }
   const int hh = m->head_heads, hhd = d / hh, hh16 = m->head_half16, HT16 = m->head_dt16;
   for (int j = 0; j < m->head_layers; j++) {
@@ -1004,13 +1022,14 @@ static size_t cuda_worker_bytes(const backend *b, const backend_worker *w) {
   return w->scratch_bytes + (w->hin ? w->din_bytes : 0) + (w->hout ? w->dout_bytes : 0);
 }
 
-static graph_entry *find_graph(backend_worker *w, int M, int R, int NM) {
+static graph_entry *find_graph(backend_worker *w, int M, int R, int NM, int embed) {
   for (int i = 0; i < w->n_graphs; i++)
-    if (w->graphs[i].M == M && w->graphs[i].R == R && w->graphs[i].NM == NM) return &w->graphs[i];
+    if (w->graphs[i].M == M && w->graphs[i].R == R && w->graphs[i].NM == NM && w->graphs[i].embed == embed)
+      return &w->graphs[i];
   return NULL;
 }
 
-static graph_entry *new_graph_entry(backend_worker *w, int M, int R, int NM) {
+static graph_entry *new_graph_entry(backend_worker *w, int M, int R, int NM, int embed) {
   graph_entry *g;
   if (w->n_graphs < MAX_GRAPHS) {
     g = &w->graphs[w->n_graphs++];
@@ -1022,20 +1041,21 @@ static graph_entry *new_graph_entry(backend_worker *w, int M, int R, int NM) {
   g->M = M;
   g->R = R;
   g->NM = NM;
+  g->embed = embed;
   return g;
 }
 
-static int run_graph(backend_worker *w, int Mp, int Rp, int NMp, laya_error *err) {
+static int run_graph(backend_worker *w, int Mp, int Rp, int NMp, int embed, laya_error *err) {
   const int dev = w->m->dev;
-  graph_entry *g = find_graph(w, Mp, Rp, NMp);
+  graph_entry *g = find_graph(w, Mp, Rp, NMp, embed);
   if (g && g->state == 2) {
     CU_TRY(cudaGraphLaunch(g->exec, w->st), "launching a graph");
     return 0;
   }
   if (!g) { /* first batch of this bucket: eagerly (an evicted graph is destroyed meanwhile) */
     pthread_mutex_lock(w->m->mem_lock);
-    new_graph_entry(w, Mp, Rp, NMp)->state = 1;
-    int rc = enqueue_forward(w, Mp, Rp, NMp, err);
+    new_graph_entry(w, Mp, Rp, NMp, embed)->state = 1;
+    int rc = enqueue_forward(w, Mp, Rp, NMp, embed, err);
     pthread_mutex_unlock(w->m->mem_lock);
     return rc;
   }
@@ -1046,7 +1066,7 @@ static int run_graph(backend_worker *w, int Mp, int Rp, int NMp, laya_error *err
     pthread_mutex_unlock(w->m->mem_lock);
     return cuda_fail(err, e, dev, "beginning a graph capture");
   }
-  int rc = enqueue_forward(w, Mp, Rp, NMp, err);
+  int rc = enqueue_forward(w, Mp, Rp, NMp, embed, err);
   cudaGraph_t graph = NULL;
   e = cudaStreamEndCapture(w->st, &graph);
   if (!rc && e == cudaSuccess) e = cudaGraphInstantiate(&g->exec, graph, 0);
@@ -1059,28 +1079,22 @@ static int run_graph(backend_worker *w, int Mp, int Rp, int NMp, laya_error *err
   return 0;
 }
 
-static int cuda_forward(backend *b, backend_worker *w, const packed_batch *pb, float *logits, float *act_logits,
-                        laya_error *err) {
-  cuda_model *m = (cuda_model *)b->impl;
+/* The batch's inputs into the worker's pinned staging and on to the device (one copy), for the
+ * forward (embed 0) or the embed pass (embed 1: no markers or kept rows staged, every row's qtype 0;
+ * that pass reads neither). Sets the buckets and grows the scratch to them. */
+static int stage_batch(backend_worker *w, const packed_batch *pb, int embed, int *Mp_out, int *Rp_out, int *NMp_out,
+                       laya_error *err) {
+  cuda_model *m = w->m;
   const int dev = m->dev;
-  if (!w || !pb || pb->n_rows <= 0 || pb->n_tokens <= 0 || !pb->tokens || !pb->row_start || !pb->qtype ||
-      !pb->marker_start || !pb->markers)
-    return cu_fail(err, LAYA_ERR_VALUE, "CUDA backend: empty or incomplete batch");
-  int max_len = 0;
-  int rc = packed_batch_check(pb, m->V, "CUDA backend", &max_len, err);
-  if (rc) return rc;
-  if (max_len > MAX_POS)
-    return cu_fail(err, LAYA_ERR_VALUE, "CUDA backend: a row has %d tokens (at most %d supported)", max_len, MAX_POS);
-  const int R = pb->n_rows, N = pb->n_tokens, NM = pb->marker_start[R];
+  const int R = pb->n_rows, N = pb->n_tokens, NM = embed ? 0 : pb->marker_start[R];
   int kmax = 0;
-  for (int r = 0; r < R; r++) {
+  for (int r = 0; r < R && !embed; r++) {
     int k = pb->marker_start[r + 1] - pb->marker_start[r];
     if (k > kmax) kmax = k;
   }
-
   CU_TRY(cudaSetDevice(dev), "selecting the device");
   const int Mp = token_bucket(N), Rp = pow2_at_least(R, 1), NMp = pow2_at_least(NM, 8);
-  rc = ensure_capacity(w, Mp, Rp, NMp, err);
+  int rc = ensure_capacity(w, Mp, Rp, NMp, err);
   if (rc) return rc;
 
   /* batch inputs into pinned memory, one copy */
@@ -1096,21 +1110,21 @@ static int cuda_forward(backend *b, backend_worker *w, const packed_batch *pb, f
     for (int q0 = 0; q0 < len; q0 += m->tile_q) tl[n_tiles++] = attn_tile{b0, len, q0, 0};
     for (int q0 = 0; q0 < len; q0 += m->tile_ql) tll[n_tiles_l++] = attn_tile{b0, len, q0, 0};
     h[w->o_rs + r] = b0;
-    h[w->o_qt + r] = pb->qtype[r];
-    h[w->o_ms + r] = pb->marker_start[r];
+    h[w->o_qt + r] = embed ? 0 : pb->qtype[r];
+    h[w->o_ms + r] = embed ? 0 : pb->marker_start[r];
   }
   /* The batch's kept rows (model/spec.h: per row its CLS, then its markers) laid out for the
    * kernels: the marker tokens at [0, NM) (also the scorer's gather when no head layer keeps them),
    * each row's CLS token at NMp + r; padding is token 0, computed and never read. */
   int32_t *keep = h + w->o_keep;
-  for (int r = 0; r < R; r++) {
+  for (int r = 0; r < R && !embed; r++) {
     const int32_t *kr = pb->kept + model_kept_first(pb, r), b0 = pb->row_start[r];
     for (int i = pb->marker_start[r]; i < pb->marker_start[r + 1]; i++)
       keep[i] = h[w->o_mt + i] = b0 + kr[1 + i - pb->marker_start[r]];
     keep[NMp + r] = b0 + kr[0];
   }
   for (int i = NM; i < NMp; i++) keep[i] = 0;
-  for (int r = R; r < Rp; r++) keep[NMp + r] = 0;
+  for (int r = embed ? 0 : R; r < Rp; r++) keep[NMp + r] = 0;
   memcpy(h + w->o_tok, pb->tokens, sizeof(int32_t) * (size_t)N);
   for (int t = N; t < Mp; t++) h[w->o_tok + t] = h[w->o_pos + t] = h[w->o_row + t] = 0;
   for (int r = R; r <= Rp; r++) {
@@ -1125,29 +1139,31 @@ static int cuda_forward(backend *b, backend_worker *w, const packed_batch *pb, f
   h[CNT_TILES_LOCAL] = n_tiles_l;
   h[CNT_KMAX] = kmax;
   CU_TRY(cudaMemcpyAsync(w->din, w->hin, w->din_bytes, cudaMemcpyHostToDevice, w->st), "copying the batch");
+  *Mp_out = Mp;
+  *Rp_out = Rp;
+  *NMp_out = NMp;
+  return 0;
+}
 
+/* Enqueue the forward or the embed pass of the staged batch: eagerly, or through the bucket's graph. */
+static int run_pass(backend_worker *w, int Mp, int Rp, int NMp, int embed, laya_error *err) {
+  cuda_model *m = w->m;
+  int rc;
   w->prof_n = 0;
   if (!m->use_graphs) { /* no worker captures: nothing to keep apart */
-    rc = enqueue_forward(w, Mp, Rp, NMp, err);
+    rc = enqueue_forward(w, Mp, Rp, NMp, embed, err);
   } else if (w->prof) { /* profiling runs eagerly, beside other workers' captures */
     pthread_mutex_lock(m->mem_lock);
-    rc = enqueue_forward(w, Mp, Rp, NMp, err);
+    rc = enqueue_forward(w, Mp, Rp, NMp, embed, err);
     pthread_mutex_unlock(m->mem_lock);
   } else {
-    rc = run_graph(w, Mp, Rp, NMp, err);
+    rc = run_graph(w, Mp, Rp, NMp, embed, err);
   }
-  if (rc) {
-    cudaStreamSynchronize(w->st);
-    return rc;
-  }
-  float *ho = (float *)w->hout;
-  if (NM > 0)
-    CU_TRY(cudaMemcpyAsync(ho, w->dout, sizeof(float) * (size_t)NM, cudaMemcpyDeviceToHost, w->st),
-           "copying the logits");
-  CU_TRY(cudaMemcpyAsync(ho + w->capNM, w->dout + w->capNM, sizeof(float) * (size_t)R * m->n_act,
-                         cudaMemcpyDeviceToHost, w->st),
-         "copying the act logits");
-  CU_TRY(cudaStreamSynchronize(w->st), "running the forward pass");
+  if (rc) cudaStreamSynchronize(w->st);
+  return rc;
+}
+
+static void prof_collect(backend_worker *w) {
   if (w->prof && w->prof_n > 1) {
     for (int i = 1; i < w->prof_n; i++) {
       float ms = 0;
@@ -1156,8 +1172,63 @@ static int cuda_forward(backend *b, backend_worker *w, const packed_batch *pb, f
     }
     w->prof_calls++;
   }
+}
+
+static int cuda_forward(backend *b, backend_worker *w, const packed_batch *pb, float *logits, float *act_logits,
+                        laya_error *err) {
+  cuda_model *m = (cuda_model *)b->impl;
+  const int dev = m->dev;
+  if (!w || !pb || pb->n_rows <= 0 || pb->n_tokens <= 0 || !pb->tokens || !pb->row_start || !pb->qtype ||
+      !pb->marker_start || !pb->markers)
+    return cu_fail(err, LAYA_ERR_VALUE, "CUDA backend: empty or incomplete batch");
+  int max_len = 0;
+  int rc = packed_batch_check(pb, m->V, "CUDA backend", &max_len, err);
+  if (rc) return rc;
+  if (max_len > MAX_POS)
+    return cu_fail(err, LAYA_ERR_VALUE, "CUDA backend: a row has %d tokens (at most %d supported)", max_len, MAX_POS);
+  const int R = pb->n_rows, NM = pb->marker_start[R];
+  int Mp, Rp, NMp;
+  if ((rc = stage_batch(w, pb, 0, &Mp, &Rp, &NMp, err))) return rc;
+  if ((rc = run_pass(w, Mp, Rp, NMp, 0, err))) return rc;
+  float *ho = (float *)w->hout;
+  if (NM > 0)
+    CU_TRY(cudaMemcpyAsync(ho, w->dout, sizeof(float) * (size_t)NM, cudaMemcpyDeviceToHost, w->st),
+           "copying the logits");
+  CU_TRY(cudaMemcpyAsync(ho + w->capNM, w->dout + w->capNM, sizeof(float) * (size_t)R * m->n_act,
+                         cudaMemcpyDeviceToHost, w->st),
+         "copying the act logits");
+  CU_TRY(cudaStreamSynchronize(w->st), "running the forward pass");
+  prof_collect(w);
   if (logits && NM > 0) memcpy(logits, ho, sizeof(float) * (size_t)NM);
   if (act_logits) memcpy(act_logits, ho + w->capNM, sizeof(float) * (size_t)R * m->n_act);
+  return 0;
+}
+
+/* backend.embed: the encoder over the packed rows at the backend's precision (the forward's own
+ * kernels and GEMMs: 16-bit, or E4M3 in fp8 mode, with the fp32 residual stream), the final norm
+ * in fp32, each row's mean over its tokens (k_mean_rows: in double, as backend_mean_rows), fp32
+ * out. Its graphs are its own per bucket (graph_entry.embed). */
+static int cuda_embed(backend *b, backend_worker *w, const packed_batch *pb, float *pooled, laya_error *err) {
+  cuda_model *m = (cuda_model *)b->impl;
+  const int dev = m->dev;
+  if (pb && pb->n_rows == 0) return 0;
+  if (!w || !pb || pb->n_rows < 0 || pb->n_tokens <= 0 || !pb->tokens || !pb->row_start || !pb->qtype ||
+      !pb->marker_start || !pb->markers || !pooled)
+    return cu_fail(err, LAYA_ERR_VALUE, "CUDA backend: empty or incomplete batch");
+  int max_len = 0;
+  int rc = packed_batch_check(pb, m->V, "CUDA backend", &max_len, err);
+  if (rc) return rc;
+  if (max_len > MAX_POS)
+    return cu_fail(err, LAYA_ERR_VALUE, "CUDA backend: a row has %d tokens (at most %d supported)", max_len, MAX_POS);
+  const int R = pb->n_rows;
+  int Mp, Rp, NMp;
+  if ((rc = stage_batch(w, pb, 1, &Mp, &Rp, &NMp, err))) return rc;
+  if ((rc = run_pass(w, Mp, Rp, NMp, 1, err))) return rc;
+  /* [R, d] fp32 straight into the caller's (pageable) array: the copy completes before the sync */
+  CU_TRY(cudaMemcpyAsync(pooled, w->act_in, sizeof(float) * (size_t)R * m->d, cudaMemcpyDeviceToHost, w->st),
+         "copying the pooled vectors");
+  CU_TRY(cudaStreamSynchronize(w->st), "running the embed pass");
+  prof_collect(w);
   return 0;
 }
 
@@ -1179,7 +1250,7 @@ static int cuda_forward(backend *b, backend_worker *w, const packed_batch *pb, f
 
 static int warm_bucket(backend *b, backend_worker *w, int Mp, int Rp, int NMp, int passes, laya_error *err) {
   if (Mp > w->capM || Rp > w->capR || NMp > w->capNM || Mp < 2 * Rp || NMp / Rp + 1 >= Mp / Rp) return 0;
-  graph_entry *g = find_graph(w, Mp, Rp, NMp);
+  graph_entry *g = find_graph(w, Mp, Rp, NMp, 0);
   if (g && (g->state == 2 || passes == 1)) return 0;
   cuda_model *m = w->m;
   const int per = Mp / Rp, k = NMp / Rp;
@@ -1353,6 +1424,7 @@ static backend *cuda_create(const model_weights *w, const backend_options *o, co
   b->worker_bytes = cuda_worker_bytes;
   b->forward = cuda_forward;
   b->destroy = cuda_destroy;
+  b->embed = cuda_embed;
   return b;
 }
 

@@ -36,9 +36,16 @@ void k_embed_ln(cudaStream_t s, int half16, const int32_t *tokens, const void *e
                 const float *w, float eps, float *x, void *y, const int *counts, int Mp, int d);
 void k_ln(cudaStream_t s, int half16, const float *x, const float *w, const float *b, float eps,
           void *y, int Mp, int d);
+/* x = final_norm(x) (+ type_emb[qtype] unless type_emb is NULL), then y = the first head layer's
+ * norm1 of it unless n1w is NULL. */
 void k_final_ln(cudaStream_t s, int half16, float *x, const float *fw, float eps,
                 const float *type_emb, const int32_t *tok_row, const int32_t *qtype,
                 const float *n1w, const float *n1b, void *y, int Mp, int d);
+/* The embed pass's pooling: pooled[r] (fp32 [Rp, d]) = the mean of x over row r's tokens
+ * (row_start[r] to row_start[r + 1]), summed in double in token order (backend_mean_rows); rows
+ * from counts[CNT_ROWS] on are zeros. */
+void k_mean_rows(cudaStream_t s, const float *x, const int32_t *row_start, const int *counts, float *pooled, int Rp,
+                 int d);
 void k_rope_k(cudaStream_t s, int half16, void *qkv, const int32_t *tok_pos, const float2 *table,
               const int *counts, int Mp, int H, int hd);
 void k_attention(cudaStream_t s, int half16, const void *qkv, void *out, const attn_tile *tiles,

@@ -268,15 +268,16 @@ void k_ln(cudaStream_t s, int half16, const float *x, const float *w, const floa
   else ln_kernel<<<g, 256, 0, s>>>(x, w, b, eps, (__nv_bfloat16 *)y, Mp, d);
 }
 
-/* The encoder's end: x = final_norm(x) + type_emb[qtype[row]] (fp32, in place), then the first
- * head layer's norm1: y = LN(x) * n1w + n1b (skipped when n1w is NULL: no head layers). */
+/* The encoder's end: x = final_norm(x) + type_emb[qtype[row]] (fp32, in place; type_emb NULL: the
+ * norm alone, the embed pass), then the first head layer's norm1: y = LN(x) * n1w + n1b (skipped
+ * when n1w is NULL: no head layers, or the embed pass). */
 template <class T>
 __global__ void final_ln_kernel(float *x, const float *fw, float eps, const float *type_emb, const int32_t *tok_row,
                                 const int32_t *qtype, const float *n1w, const float *n1b, T *y, int Mp, int d) {
   int row = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32, lane = threadIdx.x & 31;
   if (row >= Mp) return;
   float *xr = x + (int64_t)row * d;
-  const float *te = type_emb + (int64_t)qtype[tok_row[row]] * d;
+  const float *te = type_emb ? type_emb + (int64_t)qtype[tok_row[row]] * d : NULL;
   if (d <= 32 * LN_MAXV) {
     float v[LN_MAXV];
 #pragma unroll
@@ -287,7 +288,7 @@ __global__ void final_ln_kernel(float *x, const float *fw, float eps, const floa
     for (int i = 0; i < LN_MAXV; i++) {
       int j = lane + 32 * i;
       if (j < d) {
-        v[i] = (v[i] - mu) * rs * fw[j] + te[j];
+        v[i] = (v[i] - mu) * rs * fw[j] + (te ? te[j] : 0.f);
         xr[j] = v[i];
       }
     }
@@ -302,7 +303,7 @@ __global__ void final_ln_kernel(float *x, const float *fw, float eps, const floa
   } else {
     float mu, rs;
     ln_stats_mem(xr, d, lane, eps, &mu, &rs);
-    for (int j = lane; j < d; j += 32) xr[j] = (xr[j] - mu) * rs * fw[j] + te[j];
+    for (int j = lane; j < d; j += 32) xr[j] = (xr[j] - mu) * rs * fw[j] + (te ? te[j] : 0.f);
     __syncwarp();
     if (!n1w) return;
     ln_stats_mem(xr, d, lane, MODEL_HEAD_LN_EPS, &mu, &rs);
@@ -648,4 +649,29 @@ __global__ void act_out_kernel(const float *hid, const float *w2, const float *b
 void k_act_out(cudaStream_t s, const float *hid, const float *w2, const float *b2, const int *counts, float *act,
                int Rp, int n_hidden, int n_act) {
   act_out_kernel<<<blocks_for((int64_t)Rp * n_act, 8), 256, 0, s>>>(hid, w2, b2, counts, act, Rp, n_hidden, n_act);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * The embed pass's pooling (backend.embed; backend_mean_rows on the CPU): pooled[r][i] = the mean
+ * of x[t][i] over row r's tokens, summed in double in token order and divided in double, one
+ * thread per (row, column); rows past the real count write zeros.
+ */
+__global__ void mean_rows_kernel(const float *x, const int32_t *row_start, const int *counts, float *pooled, int Rp,
+                                 int d) {
+  int64_t idx = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (idx >= (int64_t)Rp * d) return;
+  const int r = (int)(idx / d), i = (int)(idx % d);
+  if (r >= counts[CNT_ROWS]) {
+    pooled[idx] = 0.f;
+    return;
+  }
+  const int t0 = row_start[r], t1 = row_start[r + 1];
+  double acc = 0.0;
+  for (int t = t0; t < t1; t++) acc += (double)x[(int64_t)t * d + i];
+  pooled[idx] = (float)(acc / (double)(t1 - t0 > 0 ? t1 - t0 : 1));
+}
+
+void k_mean_rows(cudaStream_t s, const float *x, const int32_t *row_start, const int *counts, float *pooled, int Rp,
+                 int d) {
+  mean_rows_kernel<<<blocks_for((int64_t)Rp * d, 256), 256, 0, s>>>(x, row_start, counts, pooled, Rp, d);
 }
