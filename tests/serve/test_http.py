@@ -29,6 +29,7 @@ Starts the real server on 127.0.0.1 with an ephemeral port and the tiny fixture 
   aborted     uploads abandoned mid-body hold neither slots nor connections
   underlimit  16 clients against LAYA_MAX_CONCURRENT=16: no 503
   overload    64 keep-alive clients against 4 slots: 503s keep the connection
+  junk        invalid bodies flooded beside a normal client hold no slot; 503s counted by reason
   slowloris   300 slow request heads: cut, while normal requests are answered
   nesting     the state nesting limit, named, at the edge
   unavailable a request routed to a checkpoint the server cannot load: 503 naming it
@@ -1015,6 +1016,89 @@ def test_overload():
         check(not stats["other"] and stats["reconnects"] == 0, "overload: %r" % stats)
         check(stats["ok"] > 0 and stats["ok"] + stats["busy"] == 64 * 6, "overload counts: %r" % stats)
         print("     overload: %d answered, %d refused (503), %d reconnects" % (stats["ok"], stats["busy"], stats["reconnects"]))
+
+
+def refusals(srv):
+    """laya_refused_requests_total by reason (absent before the fix: every reason 0 is missing)."""
+    return {k.split('reason="', 1)[1].split('"', 1)[0]: v for k, v in srv.metrics().items()
+            if k.startswith("laya_refused_requests_total{")}
+
+
+@test
+def test_junk():
+    """Junk clients flooding complete but invalid bodies (a ~1.8 MB JSON prefix that fails at its
+    end, short invalid JSON, a bad question type, a bad shape) take no admission slot: one
+    well-behaved client against LAYA_MAX_CONCURRENT=1 is never refused, and /metrics counts what
+    happened by reason (junk that came while the normal request held the slot: concurrency; the
+    rest 400/422). Then bodies over LAYA_SERVE_MAX_BUFFERED_MB get their own 503,
+    counted as buffered_memory. (Issue 18: 5 normal requests of ~23,900 got 503 under the hostile
+    bench; the old server admitted a request before validating it.)"""
+    big = b"[" + b"1," * 900000 + b"x]"  # parsed to its end, then 400
+    junk = [big, b"{", json.dumps({"state": "x", "questions": {"q": {"type": "bogus"}}}).encode(), big,
+            json.dumps({"states": "x", "questions": {}}).encode()]
+    with Server(LAYA_MAX_CONCURRENT="1", LAYA_SERVE_HTTP_THREADS="4") as srv:
+        stop = threading.Event()
+        sent, busy, junk_other = [0], [0], []
+        lock = threading.Lock()
+
+        def flood(k):
+            conn = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=60)
+            i = k
+            while not stop.is_set():
+                path = "/v1/systemone/batch" if i % len(junk) == 4 else "/v1/systemone"
+                conn.request("POST", path, body=junk[i % len(junk)], headers={"Content-Type": "application/json"})
+                r = conn.getresponse()
+                raw = r.read()
+                with lock:
+                    sent[0] += 1
+                    if r.status == 503 and json.loads(raw) == {"detail": "server busy, try again later"}:
+                        busy[0] += 1  # the normal request held the one slot: refused unread
+                    elif r.status not in (400, 422):
+                        junk_other.append((r.status, i % len(junk), raw[:60]))
+                i += 1
+            conn.close()
+
+        floods = [threading.Thread(target=flood, args=(k,)) for k in range(4)]
+        for t in floods:
+            t.start()
+        time.sleep(0.3)
+        statuses = []
+        conn = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=60)
+        t_end = time.time() + 3
+        while time.time() < t_end or len(statuses) < 3:
+            conn.request("POST", "/v1/systemone", body=json.dumps(dict(SIMPLE, state="refund %d" % len(statuses))),
+                         headers={"Content-Type": "application/json"})
+            r = conn.getresponse()
+            raw = r.read()
+            statuses.append((r.status, raw[:80]) if r.status != 200 else 200)
+        conn.close()
+        stop.set()
+        for t in floods:
+            t.join()
+        bad = [s for s in statuses if s != 200]
+        print("     junk: %d normal requests, %d refused; %d junk requests, %d of them refused while the slot was taken"
+              % (len(statuses), len(bad), sent[0], busy[0]))
+        check(not bad, "%d of %d normal requests refused under a junk flood: %r" % (len(bad), len(statuses), bad[:3]))
+        check(not junk_other, "junk answered other than 400/422/503: %r" % junk_other[:5])
+        m = srv.metrics()
+        n4 = sum(v for k, v in m.items() if k.startswith("laya_requests_total{") and ('status="400"' in k or 'status="422"' in k))
+        check(n4 == sent[0] - busy[0], "400/422 counted %d, answered %d" % (n4, sent[0] - busy[0]))
+        ref = refusals(srv)
+        check(ref == {"concurrency": busy[0], "buffered_memory": 0, "draining": 0, "checkpoint_unavailable": 0},
+              "refusals by reason %r (junk refused: %d)" % (ref, busy[0]))
+        check(m["laya_admitted_requests"] == 0 and m["laya_buffered_body_bytes"] == 0, "slots or bytes left held")
+    with Server(LAYA_SERVE_MAX_BUFFERED_MB="1") as srv:
+        body = json.dumps(dict(SIMPLE, state="refund " + "x" * (1536 * 1024))).encode()
+        for _ in range(2):
+            status, raw, hdrs = srv.request("POST", "/v1/systemone", body)
+            check(status == 503 and hdrs.get("retry-after") == "1" and json.loads(raw) ==
+                  {"detail": "server busy: request bodies in memory reached LAYA_SERVE_MAX_BUFFERED_MB, try again later"},
+                  "over the buffered budget: %d %r %r" % (status, raw[:120], hdrs.get("retry-after")))
+        status, raw, _ = srv.post("/v1/systemone", SIMPLE)
+        check(status == 200, "a small body after them: %d %r" % (status, raw[:100]))
+        ref = refusals(srv)
+        check(ref.get("buffered_memory") == 2 and ref.get("concurrency") == 0, "refusals by reason %r" % ref)
+        check(srv.metrics()["laya_buffered_body_bytes"] == 0, "buffered bytes left held")
 
 
 @test
