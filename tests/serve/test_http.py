@@ -886,6 +886,12 @@ def wait_metric(srv, name, cond, timeout):
     return srv.metrics().get(name, 0)
 
 
+def refusals(srv):
+    """laya_refused_requests_total by reason (/metrics lists every reason, 0 included)."""
+    return {k.split('reason="', 1)[1].split('"', 1)[0]: v for k, v in srv.metrics().items()
+            if k.startswith("laya_refused_requests_total{")}
+
+
 @test
 def test_admission():
     """Slow uploads hold no admission slot (a request is admitted once its body is in); when every
@@ -915,6 +921,8 @@ def test_admission():
             check(conn.sock is sock and r.getheader("Connection") != "close", "a 503 closed the connection")
         conn.close()
         check(busy > 0, "the heavy request finished before any probe")
+        ref = refusals(srv)
+        check(ref.get("concurrency") == busy and ref.get("buffered_memory") == 0, "refusals %r, %d busy" % (ref, busy))
         status, _, _ = srv.request("GET", "/health")
         check(status == 200, "health stays open while busy")
         t.join()
@@ -1016,12 +1024,6 @@ def test_overload():
         check(not stats["other"] and stats["reconnects"] == 0, "overload: %r" % stats)
         check(stats["ok"] > 0 and stats["ok"] + stats["busy"] == 64 * 6, "overload counts: %r" % stats)
         print("     overload: %d answered, %d refused (503), %d reconnects" % (stats["ok"], stats["busy"], stats["reconnects"]))
-
-
-def refusals(srv):
-    """laya_refused_requests_total by reason (absent before the fix: every reason 0 is missing)."""
-    return {k.split('reason="', 1)[1].split('"', 1)[0]: v for k, v in srv.metrics().items()
-            if k.startswith("laya_refused_requests_total{")}
 
 
 @test
@@ -1198,6 +1200,9 @@ def test_unavailable():
             status, raw, _ = srv.post("/v1/systemone", {"state": "refund please", "questions": {"r": cases.NOUL},
                                                         "model": "english"})
             check(status == 200, "english still answers: %d %r" % (status, raw[:200]))
+            ref = refusals(srv)
+            check(ref.get("checkpoint_unavailable") == 1 and ref.get("concurrency") == 0,
+                  "refusals by reason %r" % ref)
 
 
 @test
