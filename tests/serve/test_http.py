@@ -1854,6 +1854,28 @@ def test_rootpath():
                     check(json.loads(raw).get("servers") == r["servers"], "%s: servers %r" % (what, raw[:200]))
 
 
+def replay_mcp(calls, res, rec, subst, width=600):
+    """The MCP side of replay_recorded: compare laya-mcp's replies (res, mcp_remote_cases.call_all's)
+    to calls with what Laya's MCP server answered (rec: call name -> {"isError", "text"}), each text
+    first rewritten by subst ((this run's text, the fixture's placeholder) pairs): the same isError,
+    and for an error the same code and value. Returns (name, tool, text, ours, Laya's, what) of each
+    successful reply, parsed, for the caller's own comparison of its tool."""
+    import mcp_remote_cases as mrc
+    ok = []
+    for (name, _, tool, _), (is_error, text) in zip(calls, res):
+        for here, there in subst:
+            text = text.replace(here, there)
+        want = rec[name]
+        got_v, want_v = mrc.parse_text(text), mrc.parse_text(want["text"])
+        what = "%s: %s\n  Laya: %s" % (name, text[:width], want["text"][:width])
+        check(is_error == want["isError"], what)
+        if is_error:
+            check(text.split(":")[0] == want["text"].split(":")[0] and got_v == want_v, what)
+        else:
+            ok.append((name, tool, text, got_v, want_v, what))
+    return ok
+
+
 @test
 def test_mcp_remote():
     """laya-mcp with LAYA_BASE_URL answers from a real laya-serve, loading nothing itself, exactly as
@@ -1877,15 +1899,9 @@ def test_mcp_remote():
                   "serverInfo %r" % info["serverInfo"])
             check("remote mode: answering from laya-serve at " in err and all(
                 l.startswith("laya-mcp: ") for l in err.splitlines()), "stderr %r" % err[-500:])
-            for (name, _, tool, _), (is_error, text) in zip(calls, res):
-                text = text.replace("127.0.0.1:%d" % srv.port, "{BASE}").replace("127.0.0.1:%d" % closed, "{CLOSED}").replace(CKPT, "{CKPT}")
-                want = rec[name]
-                got_v, want_v = mrc.parse_text(text), mrc.parse_text(want["text"])
-                what = "%s: %s\n  Laya: %s" % (name, text[:600], want["text"][:600])
-                check(is_error == want["isError"], what)
-                if is_error:
-                    check(text.split(":")[0] == want["text"].split(":")[0] and got_v == want_v, what)
-                elif tool == "laya_status":
+            subst = (("127.0.0.1:%d" % srv.port, "{BASE}"), ("127.0.0.1:%d" % closed, "{CLOSED}"), (CKPT, "{CKPT}"))
+            for name, tool, text, got_v, want_v, what in replay_mcp(calls, res, rec, subst):
+                if tool == "laya_status":
                     for k in ("mode", "base_url", "router_preload", "router_ready", "server", "server_error", "loaded",
                               "device", "device_is_preference", "checkpoint_devices"):
                         check(got_v.get(k) == want_v.get(k), "%s: %s differs\n%s" % (name, k, what))
@@ -1929,17 +1945,10 @@ def test_mcp_remote():
             env = dict(os.environ, LAYA_THREADS="1", **mrc.run_env(run, srv.port, closed))
             env.pop("LAYA_EXTRA_MODELS", None)
             _, res, _ = mrc.call_all([mcp], env, calls)
-            for (name, _, _, _), (is_error, text) in zip(calls, res):
-                text = text.replace("127.0.0.1:%d" % srv.port, "{BASE}").replace("127.0.0.1:%d" % closed, "{CLOSED}").replace(CKPT, "{CKPT}")
-                want = drec[name]
-                got_v, want_v = mrc.parse_text(text), mrc.parse_text(want["text"])
-                what = "%s: %s\n  Laya: %s" % (name, text[:900], want["text"][:900])
-                check(is_error == want["isError"], what)
-                if is_error:
-                    check(text.split(":")[0] == want["text"].split(":")[0] and got_v == want_v, what)
-                else:
-                    check(isinstance(got_v.pop("latency_ms", None), float) and want_v.pop("latency_ms", None) is not None
-                          and got_v == want_v and list(got_v) == list(want_v), what)
+            subst = (("127.0.0.1:%d" % srv.port, "{BASE}"), ("127.0.0.1:%d" % closed, "{CLOSED}"), (CKPT, "{CKPT}"))
+            for _, _, _, got_v, want_v, what in replay_mcp(calls, res, drec, subst, width=900):
+                check(isinstance(got_v.pop("latency_ms", None), float) and want_v.pop("latency_ms", None) is not None
+                      and got_v == want_v and list(got_v) == list(want_v), what)
         m = srv.metrics({"Authorization": "Bearer " + mrc.KEY})
         n_ok = sum(1 for c in mrc.DECIDE_CALLS if c[1] == "ok" and not drec[c[0]]["isError"])
         check(m.get('laya_requests_total{route="/v1/systemone",status="200"}', 0) == n_ok and
@@ -1971,15 +1980,8 @@ def test_mcp_remote_tournament():
             env = dict(os.environ, LAYA_THREADS="1", LAYA_BASE_URL="127.0.0.1:%d" % srv.port, LAYA_API_KEY=mrc.KEY)
             env.pop("LAYA_EXTRA_MODELS", None)
             _, res, _ = mrc.call_all([mcp], env, calls)
-            for (name, _, tool, _), (is_error, text) in zip(calls, res):
-                text = text.replace("127.0.0.1:%d" % srv.port, "{BASE}").replace(CKPT, "{CKPT}")
-                want = rec[name]
-                got_v, want_v = mrc.parse_text(text), mrc.parse_text(want["text"])
-                what = "%s: %s\n  Laya: %s" % (name, text[:600], want["text"][:600])
-                check(is_error == want["isError"], what)
-                if is_error:
-                    check(text.split(":")[0] == want["text"].split(":")[0] and got_v == want_v, what)
-                    continue
+            for name, tool, text, got_v, want_v, what in replay_mcp(calls, res, rec, (("127.0.0.1:%d" % srv.port, "{BASE}"),
+                                                                                     (CKPT, "{CKPT}"))):
                 narrowed += text.count('"x_tournament"')
                 if tool == "laya_predict_batch":
                     check(got_v["model_counts"] == want_v["model_counts"] and
