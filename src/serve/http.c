@@ -737,11 +737,16 @@ static enum MHD_Result decide(req_ctx *ctx) {
   if (serve_sched_prepare(srv->sched, job) != 0) return answer_job(ctx);
   /* admitted now that the request is complete and checked: a slow or abandoned upload, or an
    * invalid body, never held a slot; the slot bounds the work queued and running */
-  if (!admit(srv)) {
+  bool admitted = admit(srv);
+  if (!admitted || atomic_load(&srv->draining)) {
+    /* draining began while it was checked: serve_server_drain stops the scheduler once no slot
+     * is held, so a request admitted after it read the count must not be queued (seq_cst: if the
+     * drain saw no slot held, this sees draining) */
+    if (admitted) atomic_fetch_sub(&srv->admitted, 1);
     release_arriving(ctx);
     ctx->job = NULL;
     serve_job_free(job);
-    return refuse(ctx, REFUSE_CONCURRENCY);
+    return refuse(ctx, admitted ? REFUSE_DRAINING : REFUSE_CONCURRENCY);
   }
   ctx->admitted = true;
   serve_metrics_inflight(srv->metrics, 1);
