@@ -91,7 +91,7 @@ struct serve_server {
   int port;
   int max_connections; /* LAYA_SERVE_MAX_CONNECTIONS, kept below the file limit */
   atomic_int admitted; /* decision requests holding an admission slot */
-  atomic_int arriving; /* admitted, not yet handed to the scheduler */
+  atomic_int arriving; /* valid, being prepared or admitted, not yet handed to the scheduler */
   atomic_llong buffered; /* body bytes held by requests (LAYA_SERVE_MAX_BUFFERED_MB) */
   atomic_ullong refused[4]; /* 503s by cause (refuse_reason): /metrics' laya_refused_requests_total */
   atomic_bool draining;
