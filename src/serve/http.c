@@ -4,10 +4,12 @@
  * Transfer-Encoding: 400; a Transfer-Encoding other than chunked: 501; both close the
  * connection, as the rest of the stream cannot be framed) -> Content-Length over 2 MiB (413,
  * answered before the body, connection closed) -> the body, capped at 2 MiB however it is framed
- * (413) and bounded in time (LAYA_BODY_READ_TIMEOUT, 408) -> bearer (401) -> admission (503 +
- * Retry-After when LAYA_MAX_CONCURRENT requests are already admitted) -> validation
- * (validate.c) -> a job for the scheduler. A request is admitted only once its body is complete,
- * so a slow or abandoned upload never holds an admission slot, and the slot is given back just
+ * (413) and bounded in time (LAYA_BODY_READ_TIMEOUT, 408) -> bearer (401) -> draining (503) ->
+ * the body memory budget (503, LAYA_SERVE_MAX_BUFFERED_MB) -> validation (validate.c) and routing
+ * -> admission (503 + Retry-After when LAYA_MAX_CONCURRENT requests are already admitted) -> a job
+ * for the scheduler. Each 503 has its own text and its own laya_refused_requests_total{reason}.
+ * A request is admitted only once its body is complete and valid, so a slow or abandoned upload,
+ * or an invalid body, never holds an admission slot, and the slot is given back just
  * before its response is queued (a client that reads its answer and asks again at once finds it
  * free). The HTTP thread prepares the job (the engine checks and tokenizes it) before queuing it,
  * and decodes its answer after its pass, so the inference thread only runs passes. The
@@ -89,8 +91,9 @@ struct serve_server {
   int port;
   int max_connections; /* LAYA_SERVE_MAX_CONNECTIONS, kept below the file limit */
   atomic_int admitted; /* decision requests holding an admission slot */
-  atomic_int arriving; /* admitted, not yet handed to the scheduler */
+  atomic_int arriving; /* valid, being prepared or admitted, not yet handed to the scheduler */
   atomic_llong buffered; /* body bytes held by requests (LAYA_SERVE_MAX_BUFFERED_MB) */
+  atomic_ullong refused[4]; /* 503s by cause (refuse_reason): /metrics' laya_refused_requests_total */
   atomic_bool draining;
   char *openapi;       /* /openapi.json as served (version and servers filled in) */
   char *expected_auth; /* "Bearer <key>" */
@@ -147,6 +150,25 @@ typedef struct req_ctx {
 } req_ctx;
 
 /* ---- admission ---- */
+
+/* Why a request was answered 503: each has its own text and its own laya_refused_requests_total
+ * series, so an operator can tell a full server from one short of body memory or one stopping. */
+typedef enum refuse_reason {
+  REFUSE_CONCURRENCY,  /* LAYA_MAX_CONCURRENT requests already admitted (Laya's text) */
+  REFUSE_BUFFERED,     /* the bodies held in memory reached LAYA_SERVE_MAX_BUFFERED_MB */
+  REFUSE_DRAINING,     /* SIGTERM: no new work */
+  REFUSE_UNAVAILABLE,  /* the routed checkpoint cannot be loaded (its own text, from models.c) */
+} refuse_reason;
+static const char *const REFUSE_LABEL[] = {"concurrency", "buffered_memory", "draining", "checkpoint_unavailable"};
+
+/* Take an admission slot if one is free. A compare-and-swap, never an add then a check: a refused
+ * request must not count, even for an instant, against one that arrives just as a slot frees. */
+static bool admit(serve_server *srv) {
+  int cur = atomic_load(&srv->admitted);
+  while (cur < srv->cfg->max_concurrent)
+    if (atomic_compare_exchange_weak(&srv->admitted, &cur, cur + 1)) return true;
+  return false;
+}
 
 static void release_arriving(req_ctx *ctx) {
   if (ctx->arriving) {
@@ -224,6 +246,19 @@ static enum MHD_Result send_detail(req_ctx *ctx, int status, const char *detail,
 
 static enum MHD_Result send_detail_s(req_ctx *ctx, int status, const char *detail) {
   return send_detail(ctx, status, detail, strlen(detail), NULL);
+}
+
+/* A 503 for one of the server's own limits (with Retry-After: 1), counted by its reason. */
+static enum MHD_Result refuse(req_ctx *ctx, refuse_reason why) {
+  static const char *const text[] = {
+      [REFUSE_CONCURRENCY] = "server busy, try again later",
+      [REFUSE_BUFFERED] = "server busy: request bodies in memory reached LAYA_SERVE_MAX_BUFFERED_MB, try again later",
+      [REFUSE_DRAINING] = "server shutting down",
+      [REFUSE_UNAVAILABLE] = "checkpoint unavailable", /* not sent: the models' own text is (answer_job) */
+  };
+  atomic_fetch_add(&ctx->srv->refused[why], 1);
+  const char *const h[] = {"Retry-After", "1", NULL};
+  return send_detail(ctx, 503, text[why], strlen(text[why]), h);
 }
 
 /* An answer queued before the body was read: libmicrohttpd closes the connection after it, and
@@ -328,6 +363,13 @@ static enum MHD_Result metrics(req_ctx *ctx) { /* the bearer was checked from th
                  "# TYPE laya_cancelled_jobs_total counter\nlaya_cancelled_jobs_total %llu\n",
             atomic_load(&srv->admitted), srv->cfg->max_concurrent, conns, srv->max_connections, cut,
             (long long)atomic_load(&srv->buffered), cancelled);
+  sb_puts(&sb, "# HELP laya_refused_requests_total Requests answered 503, by reason: concurrency "
+               "(LAYA_MAX_CONCURRENT admitted), buffered_memory (LAYA_SERVE_MAX_BUFFERED_MB of bodies held), "
+               "draining (shutting down), checkpoint_unavailable (the routed checkpoint cannot be loaded).\n"
+               "# TYPE laya_refused_requests_total counter\n");
+  for (int i = 0; i < (int)(sizeof REFUSE_LABEL / sizeof *REFUSE_LABEL); i++)
+    sb_printf(&sb, "laya_refused_requests_total{reason=\"%s\"} %llu\n", REFUSE_LABEL[i],
+              (unsigned long long)atomic_load(&srv->refused[i]));
   enum MHD_Result rc = send_body(ctx, 200, "text/plain; version=0.0.4; charset=utf-8", &sb, NULL);
   sb_free(&sb);
   return rc;
@@ -623,6 +665,7 @@ static enum MHD_Result answer_job(req_ctx *ctx) {
     const char *const headers[] = {"Server-Timing", timing, "X-Inference-Time-Ms", ms, NULL};
     return send_json(ctx, 200, &job->body, headers);
   }
+  if (job->status == 503) atomic_fetch_add(&ctx->srv->refused[REFUSE_UNAVAILABLE], 1);
   if (job->status == 422 || job->status == 503)
     return send_detail(ctx, job->status, job->err.message, strlen(job->err.message), NULL);
   if (job->status == 499) return send_closing(ctx, 499, "client closed request");
@@ -645,22 +688,23 @@ static enum MHD_Result decide(req_ctx *ctx) {
   }
   if (atomic_load(&srv->draining)) {
     drop_body(ctx);
-    const char *const h[] = {"Retry-After", "1", NULL};
-    return send_detail(ctx, 503, "server shutting down", 20, h);
+    return refuse(ctx, REFUSE_DRAINING);
   }
-  /* admitted now that the body is complete: a slow or abandoned upload never held a slot */
-  int before = atomic_fetch_add(&srv->admitted, 1);
-  if (before >= srv->cfg->max_concurrent || ctx->over_budget) {
-    atomic_fetch_sub(&srv->admitted, 1);
+  if (ctx->over_budget) { /* its body was dropped: nothing to validate */
     drop_body(ctx);
-    const char *const h[] = {"Retry-After", "1", NULL};
-    return send_detail(ctx, 503, "server busy, try again later", 28, h);
+    return refuse(ctx, REFUSE_BUFFERED);
   }
-  ctx->admitted = true;
-  ctx->arriving = true;
-  atomic_fetch_add(&srv->arriving, 1);
-  serve_metrics_inflight(srv->metrics, 1);
-
+  /* every slot held by admitted work: refused before any parsing (cheap shedding under overload;
+   * only admitted, valid requests hold slots, so this never refuses a client under the limit) */
+  if (atomic_load(&srv->admitted) >= srv->cfg->max_concurrent) {
+    drop_body(ctx);
+    return refuse(ctx, REFUSE_CONCURRENCY);
+  }
+  /* checked (JSON, shape, limits, fields), routed and prepared (the engine's checks, tokenizing)
+   * before admission: work on this HTTP thread needs no slot, so invalid requests, however many,
+   * never hold one (issue 18: a junk client's invalid body held a slot while it was checked, and
+   * a normal request under the limit got 503). The HTTP threads bound how many are checked at
+   * once; a routed checkpoint that is not loaded is loaded here (serve_models_get) */
   arena a;
   arena_init(&a, 1 << 16);
   serve_request req;
@@ -674,6 +718,7 @@ static enum MHD_Result decide(req_ctx *ctx) {
   arena_free(&a);
   drop_body(ctx);
   if (rc != 0) {
+    if (rej.status == 503) atomic_fetch_add(&srv->refused[REFUSE_UNAVAILABLE], 1);
     enum MHD_Result r = send_detail(ctx, rej.status, sb_cstr(&rej.detail), rej.detail.len, NULL);
     serve_reject_free(&rej);
     return r;
@@ -683,9 +728,28 @@ static enum MHD_Result decide(req_ctx *ctx) {
   job->done = job_done;
   job->done_arg = ctx;
   job->client_gone = job_client_gone;
+  /* on its way to the scheduler (a lone job waits for company only while some are) */
+  ctx->arriving = true;
+  atomic_fetch_add(&srv->arriving, 1);
   /* checked and tokenized here, on this thread, while the inference thread runs passes; a
-   * request that fails here is answered at once (the scheduler never sees it) */
+   * request that fails here is answered at once (the scheduler never sees it). Jobs the worker
+   * prepares itself (solo, or LAYA_SERVE_PIPELINE=0) meet the engine's checks under their slot */
   if (serve_sched_prepare(srv->sched, job) != 0) return answer_job(ctx);
+  /* admitted now that the request is complete and checked: a slow or abandoned upload, or an
+   * invalid body, never held a slot; the slot bounds the work queued and running */
+  bool admitted = admit(srv);
+  if (!admitted || atomic_load(&srv->draining)) {
+    /* draining began while it was checked: serve_server_drain stops the scheduler once no slot
+     * is held, so a request admitted after it read the count must not be queued (seq_cst: if the
+     * drain saw no slot held, this sees draining) */
+    if (admitted) atomic_fetch_sub(&srv->admitted, 1);
+    release_arriving(ctx);
+    ctx->job = NULL;
+    serve_job_free(job);
+    return refuse(ctx, admitted ? REFUSE_DRAINING : REFUSE_CONCURRENCY);
+  }
+  ctx->admitted = true;
+  serve_metrics_inflight(srv->metrics, 1);
   /* suspend before the job can finish: the worker's resume must find it suspended */
   MHD_suspend_connection(ctx->conn);
   if (ctx->fd >= 0) {
@@ -776,10 +840,8 @@ static enum MHD_Result answer_action(req_ctx *ctx) {
   }
   case ACT_UNAUTHORIZED:
     return send_detail_s(ctx, 401, "invalid or missing bearer token");
-  case ACT_DRAINING: {
-    const char *const h[] = {"Retry-After", "1", NULL};
-    return send_detail(ctx, 503, "server shutting down", 20, h);
-  }
+  case ACT_DRAINING:
+    return refuse(ctx, REFUSE_DRAINING);
   case ACT_DECIDE:   /* decide() */
   case ACT_REDIRECT: /* redirect(), which needs the URL */
   case ACT_NOT_FOUND:

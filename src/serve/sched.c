@@ -51,7 +51,7 @@ struct serve_sched {
   bool stopping;
   pthread_t *workers;
   int n_workers;
-  atomic_int *arriving; /* requests admitted but not yet submitted (HTTP layer), may be NULL */
+  atomic_int *arriving; /* requests on their way, not yet submitted (HTTP layer), may be NULL */
   /* the inference thread's scratch, sized once: a group's ready jobs and their engine jobs */
   serve_job **ready;
   void **prep;
@@ -1028,7 +1028,7 @@ static void *worker(void *arg) {
           }
         }
         if (n >= cap || s->stopping) break;
-        /* wait for company only while admitted requests are still arriving */
+        /* wait for company only while other requests are still arriving */
         int arriving = s->arriving ? atomic_load(s->arriving) : 0;
         double now = serve_now();
         if (arriving <= 0 || now >= deadline) break;

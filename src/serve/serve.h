@@ -99,8 +99,9 @@ typedef struct serve_config {
                               below the process's file limit) */
   int max_connections_per_ip; /* LAYA_SERVE_MAX_CONNECTIONS_PER_IP (0 = no per-address limit) */
   long max_buffered_bytes; /* LAYA_SERVE_MAX_BUFFERED_MB: request bodies held in memory at once,
-                              admitted or still arriving (default max(256 MiB, 4 x
-                              LAYA_MAX_CONCURRENT x 2 MiB)); past it a body gets 503 */
+                              arriving or being checked (default max(256 MiB, 4 x
+                              LAYA_MAX_CONCURRENT x 2 MiB)); past it a body gets 503
+                              (reason buffered_memory) */
   bool reserve_passes;     /* not from the environment: laya-serve sets it, so every checkpoint
                               it opens gets its pass scratch up front (serve_engine.reserve) */
 } serve_config;
@@ -396,7 +397,8 @@ void serve_sched_render(serve_sched *s, strbuf *sb);
 void serve_sched_stop(serve_sched *s);
 void serve_sched_free(serve_sched *s);
 size_t serve_sched_depth(serve_sched *s);
-/* The HTTP layer's count of requests admitted but not yet submitted: a lone job waits up to
+/* The HTTP layer's count of valid requests on their way (being prepared, or admitted) but not yet
+ * submitted: a lone job waits up to
  * LAYA_SERVE_BATCH_WAIT_US for company only while this is positive. */
 void serve_sched_set_arriving(serve_sched *s, atomic_int *arriving);
 void serve_job_free(serve_job *job);

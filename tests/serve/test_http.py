@@ -29,6 +29,7 @@ Starts the real server on 127.0.0.1 with an ephemeral port and the tiny fixture 
   aborted     uploads abandoned mid-body hold neither slots nor connections
   underlimit  16 clients against LAYA_MAX_CONCURRENT=16: no 503
   overload    64 keep-alive clients against 4 slots: 503s keep the connection
+  junk        invalid bodies flooded beside a normal client hold no slot; 503s counted by reason
   slowloris   300 slow request heads: cut, while normal requests are answered
   nesting     the state nesting limit, named, at the edge
   unavailable a request routed to a checkpoint the server cannot load: 503 naming it
@@ -885,6 +886,12 @@ def wait_metric(srv, name, cond, timeout):
     return srv.metrics().get(name, 0)
 
 
+def refusals(srv):
+    """laya_refused_requests_total by reason (/metrics lists every reason, 0 included)."""
+    return {k.split('reason="', 1)[1].split('"', 1)[0]: v for k, v in srv.metrics().items()
+            if k.startswith("laya_refused_requests_total{")}
+
+
 @test
 def test_admission():
     """Slow uploads hold no admission slot (a request is admitted once its body is in); when every
@@ -914,6 +921,8 @@ def test_admission():
             check(conn.sock is sock and r.getheader("Connection") != "close", "a 503 closed the connection")
         conn.close()
         check(busy > 0, "the heavy request finished before any probe")
+        ref = refusals(srv)
+        check(ref.get("concurrency") == busy and ref.get("buffered_memory") == 0, "refusals %r, %d busy" % (ref, busy))
         status, _, _ = srv.request("GET", "/health")
         check(status == 200, "health stays open while busy")
         t.join()
@@ -1018,6 +1027,83 @@ def test_overload():
 
 
 @test
+def test_junk():
+    """Junk clients flooding complete but invalid bodies (a ~1.8 MB JSON prefix that fails at its
+    end, short invalid JSON, a bad question type, a bad shape) take no admission slot: one
+    well-behaved client against LAYA_MAX_CONCURRENT=1 is never refused, and /metrics counts what
+    happened by reason (junk that came while the normal request held the slot: concurrency; the
+    rest 400/422). Then bodies over LAYA_SERVE_MAX_BUFFERED_MB get their own 503,
+    counted as buffered_memory. (Issue 18: 5 normal requests of ~23,900 got 503 under the hostile
+    bench; the old server admitted a request before validating it.)"""
+    big = b"[" + b"1," * 900000 + b"x]"  # parsed to its end, then 400
+    junk = [big, b"{", json.dumps({"state": "x", "questions": {"q": {"type": "bogus"}}}).encode(), big,
+            json.dumps({"states": "x", "questions": {}}).encode()]
+    with Server(LAYA_MAX_CONCURRENT="1", LAYA_SERVE_HTTP_THREADS="4") as srv:
+        stop = threading.Event()
+        sent, busy, junk_other = [0], [0], []
+        lock = threading.Lock()
+
+        def flood(k):
+            conn = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=60)
+            i = k
+            while not stop.is_set():
+                path = "/v1/systemone/batch" if i % len(junk) == 4 else "/v1/systemone"
+                conn.request("POST", path, body=junk[i % len(junk)], headers={"Content-Type": "application/json"})
+                r = conn.getresponse()
+                raw = r.read()
+                with lock:
+                    sent[0] += 1
+                    if r.status == 503 and json.loads(raw) == {"detail": "server busy, try again later"}:
+                        busy[0] += 1  # the normal request held the one slot: refused unread
+                    elif r.status not in (400, 422):
+                        junk_other.append((r.status, i % len(junk), raw[:60]))
+                i += 1
+            conn.close()
+
+        floods = [threading.Thread(target=flood, args=(k,)) for k in range(4)]
+        for t in floods:
+            t.start()
+        time.sleep(0.3)
+        statuses = []
+        conn = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=60)
+        t_end = time.time() + 3
+        while time.time() < t_end or len(statuses) < 3:
+            conn.request("POST", "/v1/systemone", body=json.dumps(dict(SIMPLE, state="refund %d" % len(statuses))),
+                         headers={"Content-Type": "application/json"})
+            r = conn.getresponse()
+            raw = r.read()
+            statuses.append((r.status, raw[:80]) if r.status != 200 else 200)
+        conn.close()
+        stop.set()
+        for t in floods:
+            t.join()
+        bad = [s for s in statuses if s != 200]
+        print("     junk: %d normal requests, %d refused; %d junk requests, %d of them refused while the slot was taken"
+              % (len(statuses), len(bad), sent[0], busy[0]))
+        check(not bad, "%d of %d normal requests refused under a junk flood: %r" % (len(bad), len(statuses), bad[:3]))
+        check(not junk_other, "junk answered other than 400/422/503: %r" % junk_other[:5])
+        m = srv.metrics()
+        n4 = sum(v for k, v in m.items() if k.startswith("laya_requests_total{") and ('status="400"' in k or 'status="422"' in k))
+        check(n4 == sent[0] - busy[0], "400/422 counted %d, answered %d" % (n4, sent[0] - busy[0]))
+        ref = refusals(srv)
+        check(ref == {"concurrency": busy[0], "buffered_memory": 0, "draining": 0, "checkpoint_unavailable": 0},
+              "refusals by reason %r (junk refused: %d)" % (ref, busy[0]))
+        check(m["laya_admitted_requests"] == 0 and m["laya_buffered_body_bytes"] == 0, "slots or bytes left held")
+    with Server(LAYA_SERVE_MAX_BUFFERED_MB="1") as srv:
+        body = json.dumps(dict(SIMPLE, state="refund " + "x" * (1536 * 1024))).encode()
+        for _ in range(2):
+            status, raw, hdrs = srv.request("POST", "/v1/systemone", body)
+            check(status == 503 and hdrs.get("retry-after") == "1" and json.loads(raw) ==
+                  {"detail": "server busy: request bodies in memory reached LAYA_SERVE_MAX_BUFFERED_MB, try again later"},
+                  "over the buffered budget: %d %r %r" % (status, raw[:120], hdrs.get("retry-after")))
+        status, raw, _ = srv.post("/v1/systemone", SIMPLE)
+        check(status == 200, "a small body after them: %d %r" % (status, raw[:100]))
+        ref = refusals(srv)
+        check(ref.get("buffered_memory") == 2 and ref.get("concurrency") == 0, "refusals by reason %r" % ref)
+        check(srv.metrics()["laya_buffered_body_bytes"] == 0, "buffered bytes left held")
+
+
+@test
 def test_slowloris():
     """300 connections sending their request heads a byte at a time (re-opened when cut) do not
     starve other clients: every normal request is answered, the slow ones are cut, and the
@@ -1114,6 +1200,9 @@ def test_unavailable():
             status, raw, _ = srv.post("/v1/systemone", {"state": "refund please", "questions": {"r": cases.NOUL},
                                                         "model": "english"})
             check(status == 200, "english still answers: %d %r" % (status, raw[:200]))
+            ref = refusals(srv)
+            check(ref.get("checkpoint_unavailable") == 1 and ref.get("concurrency") == 0,
+                  "refusals by reason %r" % ref)
 
 
 @test
@@ -1765,6 +1854,28 @@ def test_rootpath():
                     check(json.loads(raw).get("servers") == r["servers"], "%s: servers %r" % (what, raw[:200]))
 
 
+def replay_mcp(calls, res, rec, subst, width=600):
+    """The MCP side of replay_recorded: compare laya-mcp's replies (res, mcp_remote_cases.call_all's)
+    to calls with what Laya's MCP server answered (rec: call name -> {"isError", "text"}), each text
+    first rewritten by subst ((this run's text, the fixture's placeholder) pairs): the same isError,
+    and for an error the same code and value. Returns (name, tool, text, ours, Laya's, what) of each
+    successful reply, parsed, for the caller's own comparison of its tool."""
+    import mcp_remote_cases as mrc
+    ok = []
+    for (name, _, tool, _), (is_error, text) in zip(calls, res):
+        for here, there in subst:
+            text = text.replace(here, there)
+        want = rec[name]
+        got_v, want_v = mrc.parse_text(text), mrc.parse_text(want["text"])
+        what = "%s: %s\n  Laya: %s" % (name, text[:width], want["text"][:width])
+        check(is_error == want["isError"], what)
+        if is_error:
+            check(text.split(":")[0] == want["text"].split(":")[0] and got_v == want_v, what)
+        else:
+            ok.append((name, tool, text, got_v, want_v, what))
+    return ok
+
+
 @test
 def test_mcp_remote():
     """laya-mcp with LAYA_BASE_URL answers from a real laya-serve, loading nothing itself, exactly as
@@ -1788,15 +1899,9 @@ def test_mcp_remote():
                   "serverInfo %r" % info["serverInfo"])
             check("remote mode: answering from laya-serve at " in err and all(
                 l.startswith("laya-mcp: ") for l in err.splitlines()), "stderr %r" % err[-500:])
-            for (name, _, tool, _), (is_error, text) in zip(calls, res):
-                text = text.replace("127.0.0.1:%d" % srv.port, "{BASE}").replace("127.0.0.1:%d" % closed, "{CLOSED}").replace(CKPT, "{CKPT}")
-                want = rec[name]
-                got_v, want_v = mrc.parse_text(text), mrc.parse_text(want["text"])
-                what = "%s: %s\n  Laya: %s" % (name, text[:600], want["text"][:600])
-                check(is_error == want["isError"], what)
-                if is_error:
-                    check(text.split(":")[0] == want["text"].split(":")[0] and got_v == want_v, what)
-                elif tool == "laya_status":
+            subst = (("127.0.0.1:%d" % srv.port, "{BASE}"), ("127.0.0.1:%d" % closed, "{CLOSED}"), (CKPT, "{CKPT}"))
+            for name, tool, text, got_v, want_v, what in replay_mcp(calls, res, rec, subst):
+                if tool == "laya_status":
                     for k in ("mode", "base_url", "router_preload", "router_ready", "server", "server_error", "loaded",
                               "device", "device_is_preference", "checkpoint_devices"):
                         check(got_v.get(k) == want_v.get(k), "%s: %s differs\n%s" % (name, k, what))
@@ -1840,17 +1945,10 @@ def test_mcp_remote():
             env = dict(os.environ, LAYA_THREADS="1", **mrc.run_env(run, srv.port, closed))
             env.pop("LAYA_EXTRA_MODELS", None)
             _, res, _ = mrc.call_all([mcp], env, calls)
-            for (name, _, _, _), (is_error, text) in zip(calls, res):
-                text = text.replace("127.0.0.1:%d" % srv.port, "{BASE}").replace("127.0.0.1:%d" % closed, "{CLOSED}").replace(CKPT, "{CKPT}")
-                want = drec[name]
-                got_v, want_v = mrc.parse_text(text), mrc.parse_text(want["text"])
-                what = "%s: %s\n  Laya: %s" % (name, text[:900], want["text"][:900])
-                check(is_error == want["isError"], what)
-                if is_error:
-                    check(text.split(":")[0] == want["text"].split(":")[0] and got_v == want_v, what)
-                else:
-                    check(isinstance(got_v.pop("latency_ms", None), float) and want_v.pop("latency_ms", None) is not None
-                          and got_v == want_v and list(got_v) == list(want_v), what)
+            subst = (("127.0.0.1:%d" % srv.port, "{BASE}"), ("127.0.0.1:%d" % closed, "{CLOSED}"), (CKPT, "{CKPT}"))
+            for _, _, _, got_v, want_v, what in replay_mcp(calls, res, drec, subst, width=900):
+                check(isinstance(got_v.pop("latency_ms", None), float) and want_v.pop("latency_ms", None) is not None
+                      and got_v == want_v and list(got_v) == list(want_v), what)
         m = srv.metrics({"Authorization": "Bearer " + mrc.KEY})
         n_ok = sum(1 for c in mrc.DECIDE_CALLS if c[1] == "ok" and not drec[c[0]]["isError"])
         check(m.get('laya_requests_total{route="/v1/systemone",status="200"}', 0) == n_ok and
@@ -1882,15 +1980,8 @@ def test_mcp_remote_tournament():
             env = dict(os.environ, LAYA_THREADS="1", LAYA_BASE_URL="127.0.0.1:%d" % srv.port, LAYA_API_KEY=mrc.KEY)
             env.pop("LAYA_EXTRA_MODELS", None)
             _, res, _ = mrc.call_all([mcp], env, calls)
-            for (name, _, tool, _), (is_error, text) in zip(calls, res):
-                text = text.replace("127.0.0.1:%d" % srv.port, "{BASE}").replace(CKPT, "{CKPT}")
-                want = rec[name]
-                got_v, want_v = mrc.parse_text(text), mrc.parse_text(want["text"])
-                what = "%s: %s\n  Laya: %s" % (name, text[:600], want["text"][:600])
-                check(is_error == want["isError"], what)
-                if is_error:
-                    check(text.split(":")[0] == want["text"].split(":")[0] and got_v == want_v, what)
-                    continue
+            for name, tool, text, got_v, want_v, what in replay_mcp(calls, res, rec, (("127.0.0.1:%d" % srv.port, "{BASE}"),
+                                                                                     (CKPT, "{CKPT}"))):
                 narrowed += text.count('"x_tournament"')
                 if tool == "laya_predict_batch":
                     check(got_v["model_counts"] == want_v["model_counts"] and
