@@ -142,6 +142,38 @@ bool cli_parse_int(const char *s, long long *out) {
   return true;
 }
 
+bool cli_py_int_digits(const char *s, bool *neg, char **digits) {
+  size_t a = 0, m = 0;
+  py_strip(s, strlen(s), &a, &m);
+  size_t i = a, end = a + m, nd = 0;
+  *neg = false;
+  if (i < end && (s[i] == '+' || s[i] == '-')) *neg = s[i++] == '-';
+  char *buf = malloc(end - i + 2);
+  if (!buf) return false;
+  bool prev_us = true; /* no leading underscore */
+  for (; i < end; i++) {
+    char c = s[i];
+    if (c == '_' && !prev_us) {
+      prev_us = true;
+      continue;
+    }
+    if (c < '0' || c > '9') break;
+    buf[nd++] = c;
+    prev_us = false;
+  }
+  if (i < end || !nd || prev_us || nd > 4300) {
+    free(buf);
+    return false;
+  }
+  size_t z = 0;
+  while (z + 1 < nd && buf[z] == '0') z++;
+  memmove(buf, buf + z, nd - z);
+  buf[nd - z] = 0;
+  if (!strcmp(buf, "0")) *neg = false;
+  *digits = buf;
+  return true;
+}
+
 long cli_utf8_invalid(const char *s, size_t n) {
   size_t i = 0;
   while (i < n) {
