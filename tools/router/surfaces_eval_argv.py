@@ -42,6 +42,9 @@ def seed_cases():
         "plus": "+7", "leading_zeros": "0007", "zero": "0", "zeros": "000", "minus_zero": "-0",
         "big_underscores": "340_282_366_920_938_463_463_374_607_431_768_211_457", "big_plus_zeros": "+000" + big["2p128"],
         "big_spaces": " " + big["2p64"] + " ",
+        "arabic_indic": "\u0661\u0662\u0663", "fullwidth": "\uff11\uff12", "mixed_scripts": "1\u0662",
+        "arabic_underscore": "\u0661_\u0662", "plus_arabic": "+\u0661", "nel": "\x855", "ideographic_space": "\u30005",
+        "vt_ff": "\x0b5\x0c", "big_devanagari": "\u0967" + "\u0966" * 40,
         "digits4300": "7" * 4300, "zeros_then_4299": "0" + "3" * 4299, "underscored_4300": "_".join("5" * 4300),
     }
     for name, s in spelled.items():
@@ -50,6 +53,8 @@ def seed_cases():
         "double_us": "1__0", "lead_us": "_1", "trail_us": "1_", "hex": "0x10", "float": "1.0", "exp": "1e3",
         "empty": "", "blank": "   ", "sign_only": "+", "inner_space": "1 0", "sign_space": "- 1",
         "big_bad": big["2p128"] + "x", "fullwidth_letters": "12a",
+        "file_separator": "\x1c5", "unit_separator": "5\x1f", "del": "5\x7f", "arabic4301": "\u0663" * 4301,
+        "superscript": "\u00b2", "roman_numeral": "\u2167", "nbsp_inside": "4\u00a02",
         "digits4301": "7" * 4301, "zeros4301": "0" * 4301, "plus_zeros_4301": "+" + "0" * 4300 + "1",
     }
     for name, s in bad.items():
@@ -67,6 +72,7 @@ def seed_cases():
         ("samples_huge", BASE[:4] + ["--bootstrap-samples", big["2p128"]]),
         ("samples_huge_negative", BASE[:4] + ["--bootstrap-samples", "-" + big["2p64"]]),
         ("samples_spelled", BASE[:4] + ["--bootstrap-samples", " 1_0_0 ", "--seed", big["2p64"]]),
+        ("samples_fullwidth", BASE[:4] + ["--bootstrap-samples", "\uff11\u0660\u0660", "--seed", "\u0663"]),
         ("seed_samples_bad", BASE[:4] + ["--bootstrap-samples", "x", "--seed", "y"]),
         ("seed_samples_bad_rev", BASE[:4] + ["--seed", "y", "--bootstrap-samples", "x"]),
     ]
