@@ -424,7 +424,6 @@ static double percentile(const double *sorted, size_t n, double q) {
   return t >= 0.5 ? b - d * (1 - t) : a + d * t;
 }
 
-/* the paired, case-clustered bootstrap interval of the delta: false when fewer than 2 cases */
 /* a non-negative decimal integer as numpy takes a Python int: its 32-bit words, least significant
  * first ([0] for zero); malloc'd */
 static uint32_t *seed_words(const char *digits, size_t *n) {
@@ -444,6 +443,8 @@ static uint32_t *seed_words(const char *digits, size_t *n) {
   return w;
 }
 
+/* the paired, case-clustered bootstrap interval of the delta (seed: canonical decimal digits):
+ * false when fewer than 2 cases */
 static bool interval(const long long (*clusters)[2], size_t nc, long long samples, const char *seed, double out[2]) {
   if (nc < 2) return false;
   size_t nw;
@@ -800,7 +801,7 @@ static const char kHelpAgreement[] =
     "options:\n"
     "  -h, --help             show this help and exit\n"
     "  --bootstrap-samples N  bootstrap replicates, 100 to 100000 (default 2000)\n"
-    "  --seed N               bootstrap seed, a non-negative integer (default 0)\n"
+    "  --seed N               bootstrap seed, a non-negative integer of any size (default 0)\n"
     "  --json PATH            write the report to PATH instead of stdout\n";
 
 /* argparse's type=int for both numbers: Python int() at any size */
