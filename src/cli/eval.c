@@ -1396,6 +1396,17 @@ static bool run_check(const char *option, const char *v, char *msg, size_t n) {
     free(r);
     return false;
   }
+  if (!strcmp(option, "--batch-size")) { /* Python int() spellings; laya.c's range is int64's */
+    bool neg;
+    char *dg = NULL;
+    bool fits = cli_py_int_digits(v, &neg, &dg) && (strlen(dg) < 19 || (strlen(dg) == 19 && strcmp(dg, "9223372036854775807") <= 0));
+    free(dg);
+    if (fits) return true;
+    char *r = repr_of(v);
+    snprintf(msg, n, "invalid int value: %s", r);
+    free(r);
+    return false;
+  }
   if (!strcmp(option, "--min-confidence") || !strcmp(option, "--score-within")) {
     if (ok) return true;
     char *r = repr_of(v);
@@ -1548,6 +1559,7 @@ static int cmd_run(int argc, char **argv) {
              *precision = NULL, *baseline_path = NULL, *policy_path = NULL, *calibration = NULL;
   const long long kUnset = -0x7fffffffffffffffLL;
   long long batch_size = kUnset; /* argparse's None */
+  const char *batch_s = NULL;
   bool sort_by_length = false;
   static const char *const on_error_choices[] = {"fail", "skip", NULL};
   static const char *const slice_choices[] = {"language", "model", "qid", "tag", NULL};
@@ -1561,7 +1573,7 @@ static int cmd_run(int argc, char **argv) {
       {"--precision", ARG_CHOICE, &precision, cli_precisions},
       {"--calibration", ARG_STR, &calibration, NULL},
       {"--revision", ARG_LIST, &rev_l, NULL},
-      {"--batch-size", ARG_INT, &batch_size, NULL},
+      {"--batch-size", ARG_STR, &batch_s, NULL},
       {"--sort-by-length", ARG_FLAG, &sort_by_length, NULL},
       {"--min-confidence", ARG_STR, &min_conf_s, NULL},
       {"--on-error", ARG_CHOICE, &on_error, on_error_choices},
@@ -1584,6 +1596,12 @@ static int cmd_run(int argc, char **argv) {
   if (verdict >= 0) {
     cli_args_free(opts, n_opts, &ar_);
     return verdict;
+  }
+  if (batch_s) { /* run_check passed it: an int64 */
+    bool neg;
+    char *dg = NULL;
+    if (cli_py_int_digits(batch_s, &neg, &dg)) batch_size = neg ? -strtoll(dg, NULL, 10) : strtoll(dg, NULL, 10);
+    free(dg);
   }
   char msg[600] = "";
   const char *dataset = !perr && ar_.n_positional ? ar_.positional[0] : NULL;

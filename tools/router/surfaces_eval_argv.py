@@ -178,6 +178,9 @@ def flag_cases():
         ("run_revision_no_value", g("run", MISSING, "--revision")),
         ("run_help_after_extras", g("run", MISSING, "e", "--bogus", "--he")),
         ("run_batch_negative", g("run", MISSING, "--batch-size", "-2")),
+        ("run_batch_spelled", g("run", MISSING, "--batch-size", " +0_2 ")),
+        ("run_batch_arabic", g("run", MISSING, "--batch-size=\u0662")),
+        ("run_batch_hex", g("run", MISSING, "--batch-size", "0x2")),
         ("run_batch_neg_exp", g("run", MISSING, "--batch-size", "-1e3")),
         ("run_min_acc_negative", g("run", MISSING, "--min-accuracy", "-.5")),
         # compare
