@@ -9,6 +9,13 @@ int cli_convert_main(int argc, char **argv);  /* src/cli/convert.c: laya convert
 int cli_laya_main(int argc, char **argv);     /* src/cli/laya_cli.c: route / predict / batch / prompt */
 int cli_eval_main(int argc, char **argv);     /* src/cli/eval.c: laya eval {validate,run,agreement,compare,evidence} */
 int cli_eval_agreement(int argc, char **argv); /* src/cli/eval_agreement.c: laya eval agreement */
+/* src/cli/eval.c: argparse's verdict on the parse of `laya eval CMD` (cli_args_parse_ex, argparse
+ * mode), in argparse's order: a parse error (CMD's usage block from HELP, then "laya eval CMD:
+ * error: ..."), --help (HELP on stdout, 0), the required arguments MISSING names ("" = none), then
+ * the unrecognized arguments of `laya eval` and of CMD (the top usage, "laya eval: error: ...").
+ * -1 when the command goes on, else its exit status. */
+struct arg_result;
+int cli_eval_verdict(const char *cmd, const char *help, int perr, const struct arg_result *r, const char *missing);
 int cli_calibrate_main(int argc, char **argv); /* src/cli/calibrate.c: laya calibrate */
 int cli_env_main(int argc, char **argv);       /* src/cli/env.c: laya env (the environment table) */
 int cli_presets_main(int argc, char **argv);   /* src/cli/presets_cmd.c: laya presets [list|show NAME] */

@@ -8,12 +8,18 @@
 
 #include "cli/cli_util.h"
 #include "core/pystr.h"
+#include "core/strbuf.h"
 
 static int fail(arg_result *r, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(r->error, sizeof r->error, fmt, ap);
+  int n = vsnprintf(r->error, sizeof r->error, fmt, ap);
   va_end(ap);
+  if (n >= (int)sizeof r->error && !r->error_full && (r->error_full = malloc((size_t)n + 1))) {
+    va_start(ap, fmt);
+    vsnprintf(r->error_full, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+  }
   return -1;
 }
 
@@ -28,33 +34,50 @@ static bool in_choices(const char *const *choices, const char *v) {
   return false;
 }
 
-static int bad_choice(arg_result *r, const arg_spec *o, const char *v) {
-  char list[384];
+/* a value as the message quotes it: Python's repr (argparse's %r) or the legacy '%s' */
+#define QBUF 8800
+static const char *quoted(const char *v, bool pyrepr, char *buf, size_t n) {
+  if (!pyrepr) {
+    snprintf(buf, n, "'%s'", v);
+    return buf;
+  }
+  strbuf sb;
+  sb_init(&sb);
+  py_repr_str(&sb, v, strlen(v));
+  snprintf(buf, n, "%s", sb.data ? sb.data : "''");
+  sb_free(&sb);
+  return buf;
+}
+
+static int bad_choice(arg_result *r, const arg_spec *o, const char *v, bool pyrepr) {
+  char list[384], q[QBUF];
   size_t k = 0;
   list[0] = 0;
   for (const char *const *c = o->choices; *c && k < sizeof list; c++)
     k += (size_t)snprintf(list + k, sizeof list - k, "%s'%s'", c == o->choices ? "" : ", ", *c);
-  return fail(r, "argument %s: invalid choice: '%s' (choose from %s)", o->name, v, list);
+  return fail(r, "argument %s: invalid choice: %s (choose from %s)", o->name, quoted(v, pyrepr, q, sizeof q), list);
 }
 
-static int store(arg_result *r, const arg_spec *o, const char *v) {
+static int store_q(arg_result *r, const arg_spec *o, const char *v, bool pyrepr) {
+  char q[QBUF];
   switch (o->kind) {
     case ARG_STR:
       *(const char **)o->dest = v;
       return 0;
     case ARG_INT:
-      if (!cli_parse_int(v, (long long *)o->dest)) return fail(r, "argument %s: invalid int value: '%s'", o->name, v);
+      if (!cli_parse_int(v, (long long *)o->dest))
+        return fail(r, "argument %s: invalid int value: %s", o->name, quoted(v, pyrepr, q, sizeof q));
       return 0;
     case ARG_FLOAT:
       if (!py_float_from_str(v, strlen(v), (double *)o->dest))
-        return fail(r, "argument %s: invalid float value: '%s'", o->name, v);
+        return fail(r, "argument %s: invalid float value: %s", o->name, quoted(v, pyrepr, q, sizeof q));
       return 0;
     case ARG_CHOICE:
-      if (!in_choices(o->choices, v)) return bad_choice(r, o, v);
+      if (!in_choices(o->choices, v)) return bad_choice(r, o, v, pyrepr);
       *(const char **)o->dest = v;
       return 0;
     case ARG_LIST: {
-      if (o->choices && !in_choices(o->choices, v)) return bad_choice(r, o, v);
+      if (o->choices && !in_choices(o->choices, v)) return bad_choice(r, o, v, pyrepr);
       arg_list *l = o->dest;
       if (l->n == l->cap) {
         int cap = l->cap ? l->cap * 2 : 4;
@@ -70,6 +93,8 @@ static int store(arg_result *r, const arg_spec *o, const char *v) {
   }
   return fail(r, "argument %s: takes no value", o->name);
 }
+
+static int store(arg_result *r, const arg_spec *o, const char *v) { return store_q(r, o, v, false); }
 
 int cli_args_parse(int argc, char **argv, int first, const arg_spec *specs, size_t n_specs, arg_result *r) {
   memset(r, 0, sizeof *r);
@@ -113,6 +138,183 @@ int cli_args_parse(int argc, char **argv, int first, const arg_spec *specs, size
   return 0;
 }
 
+/* ------------------------------------------------------------ argparse's own parse */
+
+/* argparse's _negative_number_matcher: ^-\d+$|^-\d*\.\d+$ */
+static bool negative_number(const char *s) {
+  if (s[0] != '-') return false;
+  const char *p = s + 1;
+  size_t a = strspn(p, "0123456789");
+  if (a && !p[a]) return true;
+  if (p[a] != '.') return false;
+  size_t b = strspn(p + a + 1, "0123456789");
+  return b && !p[a + 1 + b];
+}
+
+enum { TOK_POS, TOK_DASHDASH, TOK_OPT, TOK_UNKNOWN };
+#define OPT_HELP_SHORT (-2) /* "-h" */
+#define OPT_HELP_LONG (-1)  /* "--help" */
+
+typedef struct tok {
+  int kind, opt;        /* opt: a spec index or OPT_HELP_* */
+  const char *explicit; /* the text after '=' (or after "-h"), NULL when none */
+} tok;
+
+static const char *opt_name(const arg_spec *specs, int k) {
+  return k == OPT_HELP_SHORT ? "-h" : k == OPT_HELP_LONG ? "--help" : specs[k].name;
+}
+
+static int exact_opt(const arg_spec *specs, size_t n, const char *s, size_t len) {
+  for (int k = OPT_HELP_SHORT; k < (int)n; k++) {
+    const char *nm = opt_name(specs, k);
+    if (strlen(nm) == len && !strncmp(nm, s, len)) return k;
+  }
+  return -100;
+}
+
+/* argparse's _parse_optional: -1 with r->error set on an ambiguous prefix */
+static int classify(const char *arg, const arg_spec *specs, size_t n, tok *t, arg_result *r) {
+  t->explicit = NULL;
+  t->kind = TOK_POS;
+  if (arg[0] != '-') return 0;
+  int k = exact_opt(specs, n, arg, strlen(arg));
+  if (k != -100) {
+    t->kind = TOK_OPT, t->opt = k;
+    return 0;
+  }
+  if (!arg[1]) return 0;
+  const char *eq = strchr(arg, '=');
+  if (eq && (k = exact_opt(specs, n, arg, (size_t)(eq - arg))) != -100) {
+    t->kind = TOK_OPT, t->opt = k, t->explicit = eq + 1;
+    return 0;
+  }
+  int hits[64], nh = 0;
+  const char *expl = NULL;
+  if (arg[1] == '-') {
+    size_t plen = eq ? (size_t)(eq - arg) : strlen(arg);
+    expl = eq ? eq + 1 : NULL;
+    for (k = OPT_HELP_SHORT; k < (int)n && nh < 64; k++)
+      if (!strncmp(opt_name(specs, k), arg, plen)) hits[nh++] = k;
+  } else {
+    /* a single-dash prefix: "-h" glued to what follows ("-hx"), as argparse's short options */
+    for (k = OPT_HELP_SHORT; k < (int)n && nh < 64; k++) {
+      const char *nm = opt_name(specs, k);
+      if (strlen(nm) == 2 && nm[1] != '-' && !strncmp(nm, arg, 2)) {
+        hits[nh++] = k;
+        expl = arg + 2;
+      } else if (!strncmp(nm, arg, strlen(arg))) {
+        hits[nh++] = k;
+      }
+    }
+  }
+  if (nh > 1) {
+    char list[400];
+    size_t m = 0;
+    list[0] = 0;
+    for (int h = 0; h < nh && m < sizeof list; h++)
+      m += (size_t)snprintf(list + m, sizeof list - m, "%s%s", h ? ", " : "", opt_name(specs, hits[h]));
+    return fail(r, "ambiguous option: %s could match %s", arg, list);
+  }
+  if (nh == 1) {
+    t->kind = TOK_OPT, t->opt = hits[0], t->explicit = expl;
+    return 0;
+  }
+  if (negative_number(arg) || strchr(arg, ' ')) return 0;
+  t->kind = TOK_UNKNOWN;
+  return 0;
+}
+
+int cli_args_parse_ex(int argc, char **argv, int first, const arg_spec *specs, size_t n_specs,
+                      const arg_parse_opts *po, arg_result *r) {
+  if (!po || !po->argparse) return cli_args_parse(argc, argv, first, specs, n_specs, r);
+  memset(r, 0, sizeof *r);
+  size_t cap = (size_t)(argc > 0 ? argc : 1);
+  r->positional = calloc(cap, sizeof *r->positional);
+  r->extras = calloc(cap, sizeof *r->extras);
+  tok *t = calloc(cap, sizeof *t);
+  if (!r->positional || !r->extras || !t) {
+    free(t);
+    return fail(r, "out of memory");
+  }
+  int rc = 0;
+  /* every argument is classified first, so an ambiguous prefix is refused before anything else */
+  for (int i = first; i < argc; i++) {
+    if (!strcmp(argv[i], "--")) {
+      t[i].kind = TOK_DASHDASH;
+      break; /* the rest stay positionals (calloc: TOK_POS) */
+    }
+    if (classify(argv[i], specs, n_specs, &t[i], r)) {
+      free(t);
+      return -1;
+    }
+  }
+  char q[QBUF];
+  int i = first;
+  while (i < argc && !rc) {
+    if (t[i].kind == TOK_UNKNOWN) {
+      r->extras[r->n_extras++] = argv[i++];
+      continue;
+    }
+    if (t[i].kind == TOK_OPT) {
+      int k = t[i].opt;
+      const char *ex = t[i].explicit;
+      if (k < 0) { /* -h / --help */
+        if (ex && k == OPT_HELP_SHORT && ex[0]) {
+          while (*ex == 'h') ex++; /* "-hh" is -h twice */
+          if (!*ex) ex = NULL;
+        }
+        if (ex) {
+          rc = fail(r, "argument -h/--help: ignored explicit argument %s", quoted(ex, true, q, sizeof q));
+          break;
+        }
+        r->help = true;
+        break;
+      }
+      const arg_spec *o = &specs[k];
+      i++;
+      if (o->kind == ARG_FLAG) {
+        if (ex) rc = fail(r, "argument %s: ignored explicit argument %s", o->name, quoted(ex, true, q, sizeof q));
+        else *(bool *)o->dest = true;
+        continue;
+      }
+      const char *val = ex;
+      if (!val) {
+        if (i < argc && t[i].kind == TOK_POS) val = argv[i++];
+        else {
+          rc = fail(r, "argument %s: expected one argument", o->name);
+          break;
+        }
+      }
+      char msg[QBUF];
+      if (po->check && !po->check(o->name, val, msg, sizeof msg)) rc = fail(r, "argument %s: %s", o->name, msg);
+      else rc = store_q(r, o, val, true);
+      continue;
+    }
+    if (po->subcommand) { /* argparse's subparsers action takes it (a "--" too, as the name) */
+      r->positional[r->n_positional++] = argv[i];
+      r->next = i + 1;
+      break;
+    }
+    /* a run of positionals (to the end once "--" is met): the first ones fill the free slots,
+     * the rest are extras; "--" is dropped where a slot takes an argument beside it */
+    int j = i, na = 0;
+    while (j < argc && (t[j].kind == TOK_POS || t[j].kind == TOK_DASHDASH)) na += t[j++].kind == TOK_POS;
+    int room = po->max_positional < 0 ? na : po->max_positional - r->n_positional;
+    int take = na < room ? na : room, seen = 0;
+    for (; i < j; i++) {
+      if (t[i].kind == TOK_DASHDASH) {
+        if (!(take >= 1 && seen <= take)) r->extras[r->n_extras++] = argv[i];
+      } else if (seen++ < take) {
+        r->positional[r->n_positional++] = argv[i];
+      } else {
+        r->extras[r->n_extras++] = argv[i];
+      }
+    }
+  }
+  free(t);
+  return rc;
+}
+
 void cli_args_free(const arg_spec *specs, size_t n_specs, arg_result *r) {
   for (size_t k = 0; k < n_specs; k++) {
     if (specs[k].kind != ARG_LIST) continue;
@@ -121,6 +323,10 @@ void cli_args_free(const arg_spec *specs, size_t n_specs, arg_result *r) {
     memset(l, 0, sizeof *l);
   }
   free(r->positional);
+  free(r->extras);
+  free(r->error_full);
+  r->error_full = NULL;
   r->positional = NULL;
-  r->n_positional = 0;
+  r->extras = NULL;
+  r->n_positional = r->n_extras = 0;
 }

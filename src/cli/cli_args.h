@@ -34,12 +34,42 @@ typedef struct arg_result {
   const char **positional; /* argv entries that are not options, in order (malloc'd) */
   int n_positional;
   char error[512]; /* argparse's wording, without the "prog: error: " prefix */
+  /* cli_args_parse_ex with argparse set: */
+  bool help;           /* -h / --help (or a unique prefix of --help) was met before any error */
+  const char **extras; /* unknown options and positionals past max_positional, in argv order
+                          (malloc'd); argparse reports them after its required-arguments check */
+  int n_extras;
+  char *error_full; /* argparse mode: the whole message when error had to cut it (a value of up to
+                       4,300 digits, Python's longest int, is quoted whole); malloc'd, else NULL */
+  int next; /* with subcommand: the argv index after the subcommand's name (0 when none met) */
 } arg_result;
+
+/* The value check of one option, run when the option is consumed (argparse's type=): false with
+ * msg set to the text after "argument NAME: " ("invalid int value: 'x'"). */
+typedef bool (*arg_check_fn)(const char *option, const char *value, char *msg, size_t n);
+
+typedef struct arg_parse_opts {
+  /* Python argparse's own parse (Laya's `laya-evals` parsers): unique prefixes of long options
+   * ("--bas" for "--baseline", "--s=5"); an ambiguous prefix is refused, before anything else, as
+   * "ambiguous option: --m could match --model, --min"; -h / --help are options (r->help, parsing
+   * stops there; "-hx" and "--help=x" are refused); unknown options and surplus positionals go to
+   * r->extras; a value must not look like an option ("-5" and "-.5" may, "-1e3" may not); the
+   * first "--" ends the options and is dropped where a positional takes the arguments around it,
+   * else kept as an extra; quoted values in messages are Python reprs. */
+  bool argparse;
+  int max_positional;    /* positionals taken (argparse only; beyond go to extras); < 0 = any */
+  arg_check_fn check;    /* NULL = none; called for every option value before it is stored */
+  bool subcommand;       /* stop at the first positional (a subparser's name, "--" included) */
+} arg_parse_opts;
 
 /* Parses argv[first..argc); 0 on success, -1 with r->error set. Free with cli_args_free (also
  * after an error). ARG_LIST destinations are grown with malloc and freed by cli_args_free only
  * for the specs passed in. */
 int cli_args_parse(int argc, char **argv, int first, const arg_spec *specs, size_t n_specs, arg_result *r);
+/* The same with options; the specs must list options in the order the Python parser added them
+ * (an ambiguity message names the candidates in that order, after --help). */
+int cli_args_parse_ex(int argc, char **argv, int first, const arg_spec *specs, size_t n_specs,
+                      const arg_parse_opts *po, arg_result *r);
 void cli_args_free(const arg_spec *specs, size_t n_specs, arg_result *r);
 
 #endif

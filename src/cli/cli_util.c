@@ -142,6 +142,74 @@ bool cli_parse_int(const char *s, long long *out) {
   return true;
 }
 
+/* The first code point of every run of ten Unicode decimal digits (str.isdecimal(), Unicode 14.0 as
+ * Python 3.11 has it; listed from its unicodedata.decimal). */
+static const uint32_t kDecimalZeros[] = {
+    0x30,    0x660,   0x6F0,   0x7C0,   0x966,   0x9E6,   0xA66,   0xAE6,   0xB66,   0xBE6,   0xC66,
+    0xCE6,   0xD66,   0xDE6,   0xE50,   0xED0,   0xF20,   0x1040,  0x1090,  0x17E0,  0x1810,  0x1946,
+    0x19D0,  0x1A80,  0x1A90,  0x1B50,  0x1BB0,  0x1C40,  0x1C50,  0xA620,  0xA8D0,  0xA900,  0xA9D0,
+    0xA9F0,  0xAA50,  0xABF0,  0xFF10,  0x104A0, 0x10D30, 0x11066, 0x110F0, 0x11136, 0x111D0, 0x112F0,
+    0x11450, 0x114D0, 0x11650, 0x116C0, 0x11730, 0x118E0, 0x11950, 0x11C50, 0x11D50, 0x11DA0, 0x16A60,
+    0x16AC0, 0x16B50, 0x1D7CE, 0x1D7D8, 0x1D7E2, 0x1D7EC, 0x1D7F6, 0x1E140, 0x1E2F0, 0x1E950, 0x1FBF0};
+
+static int unicode_decimal(uint32_t cp) {
+  for (size_t k = 0; k < sizeof kDecimalZeros / sizeof kDecimalZeros[0]; k++)
+    if (cp >= kDecimalZeros[k] && cp < kDecimalZeros[k] + 10) return (int)(cp - kDecimalZeros[k]);
+  return -1;
+}
+
+bool cli_py_int_digits(const char *s, bool *neg, char **digits) {
+  size_t n = strlen(s);
+  *neg = false;
+  if (cli_utf8_invalid(s, n) >= 0) return false; /* Python's argv holds surrogates there */
+  /* as int() reads a str: a non-ASCII space becomes ' ', a decimal digit its ASCII digit, anything
+   * else non-ASCII ends the number (refused) */
+  char *t = malloc(n + 1);
+  if (!t) return false;
+  size_t m = 0;
+  for (size_t i = 0; i < n;) {
+    uint32_t cp;
+    i += (size_t)py_utf8_next(s, n, i, &cp);
+    int d;
+    if (cp < 127) t[m++] = (char)cp;
+    else if (py_isspace(cp)) t[m++] = ' ';
+    else if ((d = unicode_decimal(cp)) >= 0) t[m++] = (char)('0' + d);
+    else {
+      free(t);
+      return false;
+    }
+  }
+  /* then the ASCII rules: C whitespace around, a sign, digits with single underscores between */
+  size_t i = 0, end = m, nd = 0;
+  while (i < end && memchr(" \t\n\v\f\r", t[i], 6)) i++;
+  while (end > i && memchr(" \t\n\v\f\r", t[end - 1], 6)) end--;
+  if (i < end && (t[i] == '+' || t[i] == '-')) *neg = t[i++] == '-';
+  bool prev_us = true; /* no leading underscore */
+  char *buf = t;       /* digits are written over the text already read */
+  for (; i < end; i++) {
+    char c = t[i];
+    if (c == '_' && !prev_us) {
+      prev_us = true;
+      continue;
+    }
+    if (c < '0' || c > '9') break;
+    buf[nd++] = c;
+    prev_us = false;
+  }
+  if (i < end || !nd || prev_us || nd > 4300) {
+    free(t);
+    *neg = false;
+    return false;
+  }
+  size_t z = 0;
+  while (z + 1 < nd && buf[z] == '0') z++;
+  memmove(buf, buf + z, nd - z);
+  buf[nd - z] = 0;
+  if (!strcmp(buf, "0")) *neg = false;
+  *digits = buf;
+  return true;
+}
+
 long cli_utf8_invalid(const char *s, size_t n) {
   size_t i = 0;
   while (i < n) {

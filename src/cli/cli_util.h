@@ -24,6 +24,11 @@ void cli_pad(strbuf *sb, const char *s, size_t width);
 json_value *cli_parse(const char *text, size_t len, arena *a, laya_error *err);
 /* Parse a Python int literal as argparse's type=int would (whitespace, sign, underscores). */
 bool cli_parse_int(const char *s, long long *out);
+/* Python int(s) (argparse's type=int) at any size: surrounding whitespace (Unicode spaces too), a
+ * sign, underscores between digits, leading zeros, any Unicode decimal digits ("١٢", "１２"), at
+ * most 4,300 digits (Python's int_max_str_digits). False when int() refuses s; else *neg and the canonical digits (no sign, no leading
+ * zeros, "0" for zero, so never negative zero) in *digits (malloc'd). */
+bool cli_py_int_digits(const char *s, bool *neg, char **digits);
 
 /* Offset of the first byte of s[0..n) that is not well-formed UTF-8, or -1 when it all is. */
 long cli_utf8_invalid(const char *s, size_t n);

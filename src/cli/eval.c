@@ -1352,12 +1352,69 @@ static int arg_error(const char *cmd, const char *msg) {
   return 2;
 }
 
-static bool wants_help(int argc, char **argv) {
-  for (int i = 0; i < argc; i++) {
-    if (!strcmp(argv[i], "--")) return false;
-    if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) return true;
+/* the arguments `laya eval` itself did not recognize (before the command's name): argparse reports
+ * them with the command's own, after the command's parse */
+static char **g_top_extras;
+static int g_n_top_extras;
+
+/* argparse's print_usage: the usage block of a help text (to its first blank line) */
+static void put_usage(const char *help) {
+  const char *end = strstr(help, "\n\n");
+  fwrite(help, 1, end ? (size_t)(end - help) + 1 : strlen(help), stderr);
+}
+
+int cli_eval_verdict(const char *cmd, const char *help, int perr, const struct arg_result *r, const char *missing) {
+  if (perr || (!r->help && missing && missing[0])) {
+    put_usage(help);
+    if (perr) return arg_error(cmd, r->error_full ? r->error_full : r->error);
+    fprintf(stderr, "laya eval %s: error: the following arguments are required: %s\n", cmd, missing);
+    return 2;
   }
-  return false;
+  if (r->help) {
+    fputs(help, stdout);
+    return 0;
+  }
+  if (r->n_extras || g_n_top_extras) {
+    put_usage(kUsage);
+    fputs("laya eval: error: unrecognized arguments:", stderr);
+    for (int i = 0; i < g_n_top_extras; i++) fprintf(stderr, " %s", g_top_extras[i]);
+    for (int i = 0; i < r->n_extras; i++) fprintf(stderr, " %s", r->extras[i]);
+    fputc('\n', stderr);
+    return 2;
+  }
+  return -1;
+}
+
+/* argparse type= checks of `run`'s numbers, when each option is consumed */
+static bool run_check(const char *option, const char *v, char *msg, size_t n) {
+  double d;
+  bool ok = py_float_from_str(v, strlen(v), &d);
+  if (!strcmp(option, "--min-accuracy") || !strcmp(option, "--max-ece")) { /* Laya's _limit */
+    if (ok && isfinite(d)) return true;
+    char *r = repr_of(v);
+    snprintf(msg, n, "%s is not a number", r);
+    free(r);
+    return false;
+  }
+  if (!strcmp(option, "--batch-size")) { /* Python int() spellings; laya.c's range is int64's */
+    bool neg;
+    char *dg = NULL;
+    bool fits = cli_py_int_digits(v, &neg, &dg) && (strlen(dg) < 19 || (strlen(dg) == 19 && strcmp(dg, "9223372036854775807") <= 0));
+    free(dg);
+    if (fits) return true;
+    char *r = repr_of(v);
+    snprintf(msg, n, "invalid int value: %s", r);
+    free(r);
+    return false;
+  }
+  if (!strcmp(option, "--min-confidence") || !strcmp(option, "--score-within")) {
+    if (ok) return true;
+    char *r = repr_of(v);
+    snprintf(msg, n, "invalid float value: %s", r);
+    free(r);
+    return false;
+  }
+  return true;
 }
 
 /* ---------------------------------------------------------------- run */
@@ -1498,47 +1555,55 @@ static int run_chunk(runner *rn, const example *ex, size_t k, const json_value *
 }
 
 static int cmd_run(int argc, char **argv) {
-  if (wants_help(argc, argv)) {
-    fputs(kHelpRun, stdout);
-    return 0;
-  }
   const char *model = NULL, *device = NULL, *json_out = NULL, *md_out = NULL, *on_error = "fail",
              *precision = NULL, *baseline_path = NULL, *policy_path = NULL, *calibration = NULL;
   const long long kUnset = -0x7fffffffffffffffLL;
   long long batch_size = kUnset; /* argparse's None */
+  const char *batch_s = NULL;
   bool sort_by_length = false;
   static const char *const on_error_choices[] = {"fail", "skip", NULL};
   static const char *const slice_choices[] = {"language", "model", "qid", "tag", NULL};
   const char *min_acc_s = NULL, *max_ece_s = NULL, *min_conf_s = NULL;
   arg_list min_l = {0}, max_l = {0}, slice_l = {0}, tol_l = {0}, sw_l = {0}, rev_l = {0};
+  /* in the order Laya's parser adds them (an ambiguous prefix names them in that order);
+   * --precision is laya.c's own, Laya's --onnx is not here */
   const arg_spec opts[] = {
       {"--model", ARG_STR, &model, NULL},
       {"--device", ARG_STR, &device, NULL},
       {"--precision", ARG_CHOICE, &precision, cli_precisions},
       {"--calibration", ARG_STR, &calibration, NULL},
       {"--revision", ARG_LIST, &rev_l, NULL},
-      {"--json", ARG_STR, &json_out, NULL},
-      {"--markdown", ARG_STR, &md_out, NULL},
-      {"--on-error", ARG_CHOICE, &on_error, on_error_choices},
-      {"--batch-size", ARG_INT, &batch_size, NULL},
+      {"--batch-size", ARG_STR, &batch_s, NULL},
       {"--sort-by-length", ARG_FLAG, &sort_by_length, NULL},
+      {"--min-confidence", ARG_STR, &min_conf_s, NULL},
+      {"--on-error", ARG_CHOICE, &on_error, on_error_choices},
+      {"--baseline", ARG_STR, &baseline_path, NULL},
+      {"--tolerance", ARG_LIST, &tol_l, NULL},
       {"--min-accuracy", ARG_STR, &min_acc_s, NULL},
       {"--max-ece", ARG_STR, &max_ece_s, NULL},
-      {"--min-confidence", ARG_STR, &min_conf_s, NULL},
+      {"--score-within", ARG_LIST, &sw_l, NULL},
       {"--min", ARG_LIST, &min_l, NULL},
       {"--max", ARG_LIST, &max_l, NULL},
-      {"--tolerance", ARG_LIST, &tol_l, NULL},
-      {"--score-within", ARG_LIST, &sw_l, NULL},
       {"--slice", ARG_LIST, &slice_l, slice_choices},
-      {"--baseline", ARG_STR, &baseline_path, NULL},
-      {"--gate-policy", ARG_STR, &policy_path, NULL}};
+      {"--gate-policy", ARG_STR, &policy_path, NULL},
+      {"--json", ARG_STR, &json_out, NULL},
+      {"--markdown", ARG_STR, &md_out, NULL}};
   const size_t n_opts = sizeof opts / sizeof opts[0];
   arg_result ar_;
-  int perr = cli_args_parse(argc, argv, 0, opts, n_opts, &ar_);
+  const arg_parse_opts po = {true, 1, run_check, false};
+  int perr = cli_args_parse_ex(argc, argv, 0, opts, n_opts, &po, &ar_);
+  int verdict = cli_eval_verdict("run", kHelpRun, perr, &ar_, ar_.n_positional ? "" : "dataset");
+  if (verdict >= 0) {
+    cli_args_free(opts, n_opts, &ar_);
+    return verdict;
+  }
+  if (batch_s) { /* run_check passed it: an int64 */
+    bool neg;
+    char *dg = NULL;
+    if (cli_py_int_digits(batch_s, &neg, &dg)) batch_size = neg ? -strtoll(dg, NULL, 10) : strtoll(dg, NULL, 10);
+    free(dg);
+  }
   char msg[600] = "";
-  if (perr) snprintf(msg, sizeof msg, "%s", ar_.error);
-  else if (ar_.n_positional > 1) snprintf(msg, sizeof msg, "unrecognized arguments: %s", ar_.positional[1]);
-  else if (!ar_.n_positional) snprintf(msg, sizeof msg, "the following arguments are required: dataset");
   const char *dataset = !perr && ar_.n_positional ? ar_.positional[0] : NULL;
   double min_acc = NAN, max_ece = NAN, min_conf = -1;
   const char *fl_name[2] = {"--min-accuracy", "--max-ece"};
@@ -2023,10 +2088,6 @@ done:
 /* ---------------------------------------------------------------- compare */
 
 static int cmd_compare(int argc, char **argv) {
-  if (wants_help(argc, argv)) {
-    fputs(kHelpCompare, stdout);
-    return 0;
-  }
   const char *baseline_path = NULL, *policy_path = NULL;
   arg_list tol_l = {0};
   const arg_spec opts[] = {{"--baseline", ARG_STR, &baseline_path, NULL},
@@ -2034,13 +2095,18 @@ static int cmd_compare(int argc, char **argv) {
                            {"--gate-policy", ARG_STR, &policy_path, NULL}};
   const size_t n_opts = sizeof opts / sizeof opts[0];
   arg_result r;
-  int perr = cli_args_parse(argc, argv, 0, opts, n_opts, &r);
+  const arg_parse_opts po = {true, 1, NULL, false};
+  int perr = cli_args_parse_ex(argc, argv, 0, opts, n_opts, &po, &r);
   char msg[600] = "";
-  if (perr) snprintf(msg, sizeof msg, "%s", r.error);
-  else if (r.n_positional > 1) snprintf(msg, sizeof msg, "unrecognized arguments: %s", r.positional[1]);
-  else if (!r.n_positional || !baseline_path)
-    snprintf(msg, sizeof msg, "the following arguments are required: %s",
-             !r.n_positional && !baseline_path ? "report, --baseline" : !r.n_positional ? "report" : "--baseline");
+  const char *missing = !r.n_positional && !baseline_path ? "report, --baseline"
+                        : !r.n_positional                 ? "report"
+                        : !baseline_path                  ? "--baseline"
+                                                          : "";
+  int verdict = cli_eval_verdict("compare", kHelpCompare, perr, &r, missing);
+  if (verdict >= 0) {
+    cli_args_free(opts, n_opts, &r);
+    return verdict;
+  }
   const char *report_path = !perr && r.n_positional ? r.positional[0] : NULL;
   arg_list tols_keep = {xcalloc((size_t)tol_l.n, sizeof(char *)), tol_l.n, 0};
   for (int i = 0; i < tol_l.n; i++) tols_keep.items[i] = tol_l.items[i];
@@ -2133,20 +2199,14 @@ static const json_value *evidence_field(const json_value *cfg, const char *key) 
 }
 
 static int cmd_evidence(int argc, char **argv) {
-  if (wants_help(argc, argv)) {
-    fputs(kHelpEvidence, stdout);
-    return 0;
-  }
   const char *ckpt = NULL, *report_path = NULL;
   const arg_spec opts[] = {{"--checkpoint", ARG_STR, &ckpt, NULL}, {"--report", ARG_STR, &report_path, NULL}};
   arg_result r;
-  int perr = cli_args_parse(argc, argv, 0, opts, 2, &r);
-  char msg[600] = "";
-  if (perr) snprintf(msg, sizeof msg, "%s", r.error);
-  else if (r.n_positional) snprintf(msg, sizeof msg, "unrecognized arguments: %s", r.positional[0]);
-  else if (!ckpt) snprintf(msg, sizeof msg, "the following arguments are required: --checkpoint");
+  const arg_parse_opts po = {true, 0, NULL, false};
+  int perr = cli_args_parse_ex(argc, argv, 0, opts, 2, &po, &r);
+  int verdict = cli_eval_verdict("evidence", kHelpEvidence, perr, &r, ckpt ? "" : "--checkpoint");
   cli_args_free(opts, 2, &r);
-  if (msg[0]) return arg_error("evidence", msg);
+  if (verdict >= 0) return verdict;
   char path[4200];
   size_t cl = strlen(ckpt);
   snprintf(path, sizeof path, "%s%s%s", ckpt, cl && ckpt[cl - 1] == '/' ? "" : "/", "rl_agent_config.json");
@@ -2257,19 +2317,13 @@ done:
 /* ---------------------------------------------------------------- validate */
 
 static int cmd_validate(int argc, char **argv) {
-  if (wants_help(argc, argv)) {
-    fputs(kHelpValidate, stdout);
-    return 0;
-  }
   arg_result r;
-  int perr = cli_args_parse(argc, argv, 0, NULL, 0, &r);
-  char msg[600] = "";
-  if (perr) snprintf(msg, sizeof msg, "%s", r.error);
-  else if (r.n_positional > 1) snprintf(msg, sizeof msg, "unrecognized arguments: %s", r.positional[1]);
-  else if (!r.n_positional) snprintf(msg, sizeof msg, "the following arguments are required: dataset");
-  const char *path = !perr && r.n_positional ? r.positional[0] : NULL;
+  const arg_parse_opts po = {true, 1, NULL, false};
+  int perr = cli_args_parse_ex(argc, argv, 0, NULL, 0, &po, &r);
+  int verdict = cli_eval_verdict("validate", kHelpValidate, perr, &r, r.n_positional ? "" : "dataset");
+  const char *path = verdict < 0 ? r.positional[0] : NULL;
   cli_args_free(NULL, 0, &r);
-  if (msg[0]) return arg_error("validate", msg);
+  if (verdict >= 0) return verdict;
   arena ar;
   arena_init(&ar, 1 << 16);
   example *ex = NULL;
@@ -2300,24 +2354,44 @@ static int cmd_validate(int argc, char **argv) {
 }
 
 int cli_eval_main(int argc, char **argv) {
-  if (argc < 2) {
-    fputs(kUsage, stderr);
-    fputs("laya eval: error: the following arguments are required: command\n", stderr);
+  /* `laya eval`'s own parser: -h / --help, unknown options (reported after the command's parse),
+   * then the command's name; everything after it is the command's */
+  arg_result r;
+  const arg_parse_opts po = {true, -1, NULL, true};
+  int perr = cli_args_parse_ex(argc, argv, 1, NULL, 0, &po, &r);
+  if (perr || (!r.help && !r.n_positional)) {
+    put_usage(kUsage);
+    fprintf(stderr, "laya eval: error: %s\n", perr ? (r.error_full ? r.error_full : r.error) : "the following arguments are required: command");
+    cli_args_free(NULL, 0, &r);
     return 2;
   }
-  if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+  if (r.help) {
+    cli_args_free(NULL, 0, &r);
     fputs(kHelpTop, stdout);
     return 0;
   }
-  if (!strcmp(argv[1], "run")) return cmd_run(argc - 2, argv + 2);
-  if (!strcmp(argv[1], "validate")) return cmd_validate(argc - 2, argv + 2);
-  if (!strcmp(argv[1], "agreement")) return cli_eval_agreement(argc - 2, argv + 2);
-  if (!strcmp(argv[1], "compare")) return cmd_compare(argc - 2, argv + 2);
-  if (!strcmp(argv[1], "evidence")) return cmd_evidence(argc - 2, argv + 2);
-  fputs(kUsage, stderr);
-  fprintf(stderr,
-          "laya eval: error: argument command: invalid choice: '%s' (choose from 'validate', 'run', 'agreement', "
-          "'compare', 'evidence')\n",
-          argv[1]);
-  return 2;
+  const char *cmd = r.positional[0];
+  int next = r.next;
+  g_top_extras = (char **)r.extras;
+  g_n_top_extras = r.n_extras;
+  int rc;
+  if (!strcmp(cmd, "run")) rc = cmd_run(argc - next, argv + next);
+  else if (!strcmp(cmd, "validate")) rc = cmd_validate(argc - next, argv + next);
+  else if (!strcmp(cmd, "agreement")) rc = cli_eval_agreement(argc - next, argv + next);
+  else if (!strcmp(cmd, "compare")) rc = cmd_compare(argc - next, argv + next);
+  else if (!strcmp(cmd, "evidence")) rc = cmd_evidence(argc - next, argv + next);
+  else {
+    char *q = repr_of(cmd);
+    put_usage(kUsage);
+    fprintf(stderr,
+            "laya eval: error: argument command: invalid choice: %s (choose from 'validate', 'run', 'agreement', "
+            "'compare', 'evidence')\n",
+            q);
+    free(q);
+    rc = 2;
+  }
+  g_top_extras = NULL;
+  g_n_top_extras = 0;
+  cli_args_free(NULL, 0, &r);
+  return rc;
 }

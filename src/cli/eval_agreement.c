@@ -352,14 +352,16 @@ static uint64_t pcg_next64(pcg64 *r) {
   return (x >> rot) | (x << ((64 - rot) & 63));
 }
 
-/* np.random.default_rng(seed): SeedSequence(seed) (a 4-word pool), generate_state(4 uint64), PCG64 */
-static void pcg_seed(pcg64 *r, uint64_t seed) {
-  uint32_t ent[2] = {(uint32_t)seed, (uint32_t)(seed >> 32)}, pool[4], hc = 0x43b0d7e5u;
-  int ne = seed >> 32 ? 2 : 1;
-  for (int i = 0; i < 4; i++) pool[i] = ss_hashmix(i < ne ? ent[i] : 0, &hc);
+/* np.random.default_rng(seed): SeedSequence(seed) (a 4-word pool mixing the seed's 32-bit words,
+ * least significant first: any number of them), generate_state(4 uint64), PCG64 */
+static void pcg_seed(pcg64 *r, const uint32_t *ent, size_t ne) {
+  uint32_t pool[4], hc = 0x43b0d7e5u;
+  for (size_t i = 0; i < 4; i++) pool[i] = ss_hashmix(i < ne ? ent[i] : 0, &hc);
   for (int s = 0; s < 4; s++)
     for (int d = 0; d < 4; d++)
       if (s != d) pool[d] = ss_mix(pool[d], ss_hashmix(pool[s], &hc));
+  for (size_t s = 4; s < ne; s++) /* the words past the pool mix into every pool word */
+    for (int d = 0; d < 4; d++) pool[d] = ss_mix(pool[d], ss_hashmix(ent[s], &hc));
   uint32_t st[8], hb = 0x8b51f9ddu;
   for (int i = 0; i < 8; i++) {
     uint32_t v = pool[i % 4] ^ hb;
@@ -422,13 +424,40 @@ static double percentile(const double *sorted, size_t n, double q) {
   return t >= 0.5 ? b - d * (1 - t) : a + d * t;
 }
 
-/* the paired, case-clustered bootstrap interval of the delta: false when fewer than 2 cases */
-static bool interval(const long long (*clusters)[2], size_t nc, long long samples, uint64_t seed, double out[2]) {
+/* a non-negative decimal integer as numpy takes a Python int: its 32-bit words, least significant
+ * first ([0] for zero); malloc'd */
+static uint32_t *seed_words(const char *digits, size_t *n) {
+  size_t cap = strlen(digits) / 9 + 2, k = 0;
+  uint32_t *w = calloc(cap, sizeof *w);
+  if (!w) return NULL;
+  for (const char *p = digits; *p; p++) {
+    uint64_t carry = (uint64_t)(*p - '0');
+    for (size_t i = 0; i < k; i++) {
+      uint64_t t = (uint64_t)w[i] * 10 + carry;
+      w[i] = (uint32_t)t;
+      carry = t >> 32;
+    }
+    if (carry) w[k++] = (uint32_t)carry;
+  }
+  *n = k ? k : 1;
+  return w;
+}
+
+/* the paired, case-clustered bootstrap interval of the delta (seed: canonical decimal digits):
+ * false when fewer than 2 cases */
+static bool interval(const long long (*clusters)[2], size_t nc, long long samples, const char *seed, double out[2]) {
   if (nc < 2) return false;
+  size_t nw;
+  uint32_t *words = seed_words(seed, &nw);
   double *draws = malloc(sizeof *draws * (size_t)samples);
-  if (!draws) return false;
+  if (!draws || !words) {
+    free(draws);
+    free(words);
+    return false;
+  }
   pcg64 r;
-  pcg_seed(&r, seed);
+  pcg_seed(&r, words, nw);
+  free(words);
   long long batch = 131072 / (long long)nc;
   if (batch > samples) batch = samples;
   if (batch < 1) batch = 1;
@@ -552,7 +581,7 @@ static json_value slices_of(arena *a, const record *rs, size_t n, int dim) {
 
 static const json_value *answer_of(const acase *c, const char *qid) { return json_get(get(c->c, "answers"), qid); }
 
-static json_value report(arena *a, const arun *runs[3], long long samples, long long seed) {
+static json_value report(arena *a, const arun *runs[3], long long samples, const char *seed) {
   static const char *const roles[3] = {"reference", "repeat", "student"};
   const arun *ref = runs[0];
   acase *sorted = arena_alloc(a, sizeof *sorted * ref->n);
@@ -608,7 +637,7 @@ static json_value report(arena *a, const arun *runs[3], long long samples, long 
   json_value overall = aggregate(a, all, nrec);
   double ci[2];
   json_value civ = json_null();
-  if (interval((const long long(*)[2])clusters, ref->n, samples, (uint64_t)seed, ci)) {
+  if (interval((const long long(*)[2])clusters, ref->n, samples, seed, ci)) {
     civ = list_of(a, 2);
     civ.items[civ.n++] = json_float(ci[0]);
     civ.items[civ.n++] = json_float(ci[1]);
@@ -675,7 +704,14 @@ static json_value report(arena *a, const arun *runs[3], long long samples, long 
   obj cfg = obj_new(a, 10);
   put(&cfg, "protocol", jstr("teacher-reference-paired/1"));
   put(&cfg, "bootstrap_samples", json_int(samples));
-  put(&cfg, "seed", json_int(seed));
+  json_value sv = json_int(strtoll(seed, NULL, 10));
+  if (strlen(seed) > 19 || (strlen(seed) == 19 && strcmp(seed, "9223372036854775807") > 0)) {
+    sv.big = true; /* Python prints the integer exactly */
+    sv.s = seed;
+    sv.n = (uint32_t)strlen(seed);
+    sv.d = strtod(seed, NULL);
+  }
+  put(&cfg, "seed", sv);
   put(&cfg, "cluster_unit", jstr("case_id"));
   put(&cfg, "confidence_level", json_float(0.95));
   put(&cfg, "interval_method", jstr("paired case bootstrap, percentile, ratio of decision sums"));
@@ -765,43 +801,53 @@ static const char kHelpAgreement[] =
     "options:\n"
     "  -h, --help             show this help and exit\n"
     "  --bootstrap-samples N  bootstrap replicates, 100 to 100000 (default 2000)\n"
-    "  --seed N               bootstrap seed, a non-negative integer (default 0)\n"
+    "  --seed N               bootstrap seed, a non-negative integer of any size (default 0)\n"
     "  --json PATH            write the report to PATH instead of stdout\n";
 
+/* argparse's type=int for both numbers: Python int() at any size */
+static bool int_check(const char *option, const char *v, char *msg, size_t n) {
+  if (!strcmp(option, "--json")) return true;
+  bool neg;
+  char *d;
+  if (cli_py_int_digits(v, &neg, &d)) {
+    free(d);
+    return true;
+  }
+  strbuf sb;
+  sb_init(&sb);
+  py_repr_str(&sb, v, strlen(v));
+  snprintf(msg, n, "invalid int value: %s", sb.data ? sb.data : "''");
+  sb_free(&sb);
+  return false;
+}
+
 int cli_eval_agreement(int argc, char **argv) {
-  for (int i = 0; i < argc && strcmp(argv[i], "--"); i++)
-    if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-      fputs(kHelpAgreement, stdout);
-      return 0;
-    }
-  long long samples = 2000, seed = 0;
-  const char *json_out = NULL;
-  const arg_spec opts[] = {{"--bootstrap-samples", ARG_INT, &samples, NULL},
-                           {"--seed", ARG_INT, &seed, NULL},
+  const char *samples_s = NULL, *seed_s = NULL, *json_out = NULL;
+  const arg_spec opts[] = {{"--bootstrap-samples", ARG_STR, &samples_s, NULL},
+                           {"--seed", ARG_STR, &seed_s, NULL},
                            {"--json", ARG_STR, &json_out, NULL}};
   const size_t n_opts = sizeof opts / sizeof opts[0];
   arg_result r;
-  int perr = cli_args_parse(argc, argv, 0, opts, n_opts, &r);
-  char msg[600] = "";
+  const arg_parse_opts po = {true, 3, int_check, false};
+  int perr = cli_args_parse_ex(argc, argv, 0, opts, n_opts, &po, &r);
   static const char *const names[3] = {"reference", "repeat", "student"};
-  if (perr) {
-    snprintf(msg, sizeof msg, "%s", r.error);
-  } else if (r.n_positional > 3) {
-    snprintf(msg, sizeof msg, "unrecognized arguments: %s", r.positional[3]);
-  } else if (r.n_positional < 3) {
-    strbuf m;
-    sb_init(&m);
-    for (int i = r.n_positional; i < 3; i++) sb_printf(&m, "%s%s", i > r.n_positional ? ", " : "", names[i]);
-    snprintf(msg, sizeof msg, "the following arguments are required: %s", m.data);
-    sb_free(&m);
-  }
+  strbuf m;
+  sb_init(&m);
+  for (int i = r.n_positional; i < 3; i++) sb_printf(&m, "%s%s", i > r.n_positional ? ", " : "", names[i]);
+  int verdict = cli_eval_verdict("agreement", kHelpAgreement, perr, &r, m.len ? m.data : "");
+  sb_free(&m);
   const char *paths[3] = {NULL, NULL, NULL};
-  for (int i = 0; !msg[0] && i < 3; i++) paths[i] = r.positional[i];
-  if (msg[0]) {
-    cli_args_free(opts, n_opts, &r);
-    fprintf(stderr, "laya eval agreement: error: %s\n", msg);
-    return 2;
-  }
+  for (int i = 0; verdict < 0 && i < 3; i++) paths[i] = r.positional[i];
+  cli_args_free(opts, n_opts, &r);
+  if (verdict >= 0) return verdict;
+  /* both parsed as Python ints (int_check); out of range at any size: -1 */
+  long long samples = 2000;
+  bool seed_neg = false, neg;
+  char *seed_owned = NULL, *d = NULL;
+  if (samples_s && cli_py_int_digits(samples_s, &neg, &d)) samples = neg || strlen(d) > 7 ? -1 : atoll(d);
+  free(d);
+  const char *seed = "0"; /* canonical digits */
+  if (seed_s && cli_py_int_digits(seed_s, &seed_neg, &seed_owned)) seed = seed_owned;
   arena a;
   arena_init(&a, 1 << 16);
   int rc = 0;
@@ -811,7 +857,7 @@ int cli_eval_agreement(int argc, char **argv) {
   for (int i = 0; i < 3 && !rc; i++)
     if (!(docs[i] = read_run(paths[i], &a))) rc = -1;
   if (!rc && (samples < 100 || samples > 100000)) rc = fail("bootstrap_samples must be an integer from 100 to 100000");
-  if (!rc && seed < 0) rc = fail("seed must be a non-negative integer");
+  if (!rc && seed_neg) rc = fail("seed must be a non-negative integer");
   if (!rc) rc = load_run(docs[0], "reference", false, &a, &runs[0]);
   if (!rc) rc = load_run(docs[1], "repeat", false, &a, &runs[1]);
   if (!rc && !strcmp(get(docs[0], "run_id")->s, get(docs[1], "run_id")->s))
@@ -854,7 +900,7 @@ int cli_eval_agreement(int argc, char **argv) {
     }
     sb_free(&out);
   }
-  cli_args_free(opts, n_opts, &r);
+  free(seed_owned);
   arena_free(&a);
   if (rc) {
     fprintf(stderr, "laya-evals: %s\n", g_msg);
