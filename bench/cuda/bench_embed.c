@@ -5,7 +5,7 @@
  * backend at its default (fp32) with 16 and 8 threads. Before the embed pass a CUDA model embedded
  * on a CPU fp32 fallback, so the CPU columns stand for the old CUDA figures too.
  *
- *   bench_embed CKPT [--configs cuda,cpu:16,cpu:8] [--reps 5] [--budget-s 25] [--labels 1000]
+ *   bench_embed CKPT [--configs cuda,cpu:16,cpu:8] [--reps 5] [--budget-s 25] [--deadline-s 0] [--labels 1000]
  *
  * Workloads (texts generated from a word list, their token counts measured with the model's own
  * tokenizer, special tokens included):
@@ -18,7 +18,8 @@
  * Each cell: a warm-up (the whole workload on a GPU; on the CPU the first 64 texts / a 64-label
  * shortlist, since a CPU pass of the whole workload takes seconds and warms nothing more), then
  * up to --reps timed reps, stopping early when another rep would take the cell past --budget-s
- * (at least one rep). Per cell a line "CELL config workload median_ms min_ms reps tokens/s", then
+ * (at least one rep), or past --deadline-s after the start (0: none; a cell that would start
+ * past it is left out, "-" in the table). Per cell a line "CELL config workload median_ms min_ms reps tokens/s", then
  * one table: the median per cell and each column's ratio to the first config's, and the
  * vectors of embed_a on the first config against the last one's (cosine, relative L2).
  */
@@ -173,9 +174,18 @@ static void print_table(int n_cfg, char *const *cfg, cell (*cells)[N_W], const t
     else if (w == W_B) snprintf(d, sizeof d, W_DESC[w], b->n, (double)b->tokens / (double)b->n);
     else snprintf(d, sizeof d, W_DESC[w], n_labels);
     printf("| %s |", d);
-    for (int c = 0; c < n_cfg; c++) printf(" %.1f (%d) |", cells[c][w].median, cells[c][w].reps);
-    for (int c = 1; c < n_cfg; c++) printf(" %.1fx |", cells[c][w].median / cells[0][w].median);
-    if (tokens_of[w]) printf(" %.0f |\n", tokens_of[w] / (cells[0][w].median * 1e-3));
+    for (int c = 0; c < n_cfg; c++)
+      if (cells[c][w].reps) printf(" %.1f (%d) |", cells[c][w].median, cells[c][w].reps);
+      else printf(" - |");
+    for (int c = 1; c < n_cfg; c++) {
+      if (!cells[c][w].reps || !cells[0][w].reps) {
+        printf(" - |");
+        continue;
+      }
+      double q = cells[c][w].median / cells[0][w].median;
+      printf(q < 10 ? " %.2fx |" : " %.1fx |", q);
+    }
+    if (tokens_of[w] && cells[0][w].reps) printf(" %.0f |\n", tokens_of[w] / (cells[0][w].median * 1e-3));
     else printf(" - |\n");
   }
   for (int c = 0; c < n_cfg; c++) printf("%s: %s\n", cfg[c], info[c]);
@@ -193,11 +203,13 @@ int main(int argc, char **argv) {
   const char *dir = argv[1];
   char configs[256] = "cuda,cpu:16,cpu:8";
   int reps = 5, n_labels = 1000;
-  double budget_ms = 25e3;
+  double budget_ms = 25e3, deadline_ms = 0;
+  const double t_start = now_ms();
   for (int i = 2; i + 1 < argc; i += 2) {
     if (!strcmp(argv[i], "--configs")) snprintf(configs, sizeof configs, "%s", argv[i + 1]);
     else if (!strcmp(argv[i], "--reps")) reps = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--budget-s")) budget_ms = atof(argv[i + 1]) * 1e3;
+    else if (!strcmp(argv[i], "--deadline-s")) deadline_ms = atof(argv[i + 1]) * 1e3;
     else if (!strcmp(argv[i], "--labels")) n_labels = atoi(argv[i + 1]);
     else {
       fprintf(stderr, "unknown option %s\n", argv[i]);
@@ -243,7 +255,8 @@ int main(int argc, char **argv) {
   char *req_c[MAX_REPS];
   for (int r = 0; r < reps; r++) req_c[r] = shortlist_request(state, &set_c[r], set_c[r].n);
 
-  float *vec_first = NULL, *vec_last = NULL;
+  float *vec_first = NULL, *vec_last = NULL; /* embed_a on the first config, on the last one run */
+  int last_cfg = 0;
   int dim = 0;
   cell cells[MAX_CONFIGS][N_W];
   memset(cells, 0, sizeof cells);
@@ -251,6 +264,10 @@ int main(int argc, char **argv) {
   const long tokens_of[N_W] = {set_a.tokens, set_b.tokens, 0, 0};
 
   for (int c = 0; c < n_cfg; c++) {
+    if (deadline_ms > 0 && now_ms() - t_start > deadline_ms) {
+      printf("deadline: %s and the configs after it left out\n", cfg[c]);
+      break;
+    }
     laya_options_init(&opt);
     opt.quiet = 1;
     char dev[64];
@@ -276,12 +293,20 @@ int main(int argc, char **argv) {
     info_str(mi, "device", dv, sizeof dv);
     snprintf(info[c], sizeof info[c], "backend %s, device %s, precision %s, threads %d", be, dv, pr, opt.threads);
     printf("open %s: %.0f ms (%s)\n", cfg[c], t_open, info[c]);
+    if (strncmp(dev, "cpu", 3) && strcmp(be, "cuda")) { /* a GPU config that landed on the CPU */
+      fprintf(stderr, "%s: the model runs on backend %s, not cuda (no GPU visible?)\n", cfg[c], be);
+      return 1;
+    }
     fflush(stdout);
     dim = laya_embed_dim(m);
     float *out = malloc(sizeof(float) * (size_t)dim * (size_t)(set_a.n > set_b.n ? set_a.n : set_b.n));
     for (int w = 0; w < N_W; w++) {
       double t[MAX_REPS], spent = 0;
       int done = 0;
+      if (deadline_ms > 0 && now_ms() - t_start > deadline_ms) {
+        printf("deadline: %s %s left out\n", cfg[c], W_NAME[w]);
+        continue;
+      }
       /* warm-up */
       char *res = NULL;
       int rc = 0;
@@ -298,6 +323,7 @@ int main(int argc, char **argv) {
       res = NULL;
       for (int r = 0; r < reps && !rc; r++) {
         if (done && spent + spent / done > budget_ms) break;
+        if (done && deadline_ms > 0 && now_ms() - t_start + spent / done > deadline_ms) break;
         const textset *ts = w == W_A ? &set_a : &set_b;
         t0 = now_ms();
         if (w <= W_B) rc = laya_embed_texts(m, (const char *const *)ts->t, ts->len, ts->n, out, &err);
@@ -324,12 +350,16 @@ int main(int argc, char **argv) {
       if (tokens_of[w]) printf(" tokens/s %.0f", tokens_of[w] / (ce->median * 1e-3));
       printf("\n");
       fflush(stdout);
-      if (w == W_A && (c == 0 || c == n_cfg - 1)) {
+      if (w == W_A) {
         size_t bytes = sizeof(float) * (size_t)dim * (size_t)set_a.n;
         float *keep = malloc(bytes);
         memcpy(keep, out, bytes);
         if (c == 0) vec_first = keep;
-        else vec_last = keep;
+        else {
+          free(vec_last);
+          vec_last = keep;
+          last_cfg = c;
+        }
       }
     }
     if (laya_cpu_fallback_count(m)) printf("note: %s answered %ld requests on the CPU fallback\n", cfg[c],
@@ -339,7 +369,7 @@ int main(int argc, char **argv) {
     print_table(c + 1, cfg, cells, &set_a, &set_b, n_labels, info);
   }
 
-  if (vec_first && vec_last && n_cfg > 1) {
+  if (vec_first && vec_last) {
     double min_cos = 1, max_rel = 0;
     for (long i = 0; i < set_a.n; i++) {
       const float *x = vec_first + (size_t)i * (size_t)dim, *y = vec_last + (size_t)i * (size_t)dim;
@@ -354,7 +384,7 @@ int main(int argc, char **argv) {
       if (cs < min_cos) min_cos = cs;
       if (rel > max_rel) max_rel = rel;
     }
-    printf("embed_a vectors, %s against %s: min cosine %.6f, max relative L2 %.4f\n", cfg[0], cfg[n_cfg - 1],
+    printf("embed_a vectors, %s against %s: min cosine %.6f, max relative L2 %.4f\n", cfg[0], cfg[last_cfg],
            min_cos, max_rel);
   }
   return 0;
