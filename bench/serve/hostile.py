@@ -267,18 +267,25 @@ def run_one(name, cmd, env, duration, width=0):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--serve", required=True)
-    ap.add_argument("--python", required=True, help="a Python with laya 0.4.15, fastapi and uvicorn")
+    ap.add_argument("--python", help="a Python with laya 0.4.15, fastapi and uvicorn (the competitor)")
+    ap.add_argument("--baseline-serve", help="another laya-serve binary (e.g. an earlier commit's) to run "
+                    "second instead of Python laya-serve")
     ap.add_argument("--ckpt", required=True)
     ap.add_argument("--duration", type=float, default=30)
     ap.add_argument("--window", type=float, default=0, help="seconds per time window (0: none)")
     ap.add_argument("--out")
     a = ap.parse_args()
+    if bool(a.python) == bool(a.baseline_serve):
+        ap.error("give one of --python and --baseline-serve")
     ck = os.path.abspath(a.ckpt)
     base = dict(os.environ, LAYA_MODELS="english", LAYA_EXTRA_MODELS=json.dumps({"english": ck}), HF_HUB_OFFLINE="1",
                 LAYA_DEVICE="cpu", LAYA_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
-    rows = [run_one("laya.c laya-serve", [os.path.abspath(a.serve)], base, a.duration, a.window),
-            run_one("Python laya-serve 0.4.15", [a.python, "-c", "from laya.serve import main; main()"], base,
-                    a.duration, a.window)]
+    if a.baseline_serve:
+        second = run_one("laya.c laya-serve, baseline", [os.path.abspath(a.baseline_serve)], base, a.duration, a.window)
+    else:
+        second = run_one("Python laya-serve 0.4.15", [a.python, "-c", "from laya.serve import main; main()"], base,
+                         a.duration, a.window)
+    rows = [run_one("laya.c laya-serve", [os.path.abspath(a.serve)], base, a.duration, a.window), second]
     lines = ["| server | normal 200 | normal failed | p50 ms | p99 ms | server CPU s | 200 per CPU s | "
              "RSS MB before/after | fds before/mid-attack/after/+2 s | alive | failures by status |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -289,7 +296,7 @@ def main():
     c, p = rows
     if p["ok"] and p["per_cpu"] > 0:
         lines.append("")
-        lines.append("laya.c / Python: normal answers x%.2f, answers per server CPU second x%.2f, p50 x%.2f" % (
+        lines.append(("laya.c / baseline" if a.baseline_serve else "laya.c / Python") + ": normal answers x%.2f, answers per server CPU second x%.2f, p50 x%.2f" % (
             c["ok"] / p["ok"], c["per_cpu"] / p["per_cpu"], p["p50"] / c["p50"] if c["p50"] else float("nan")))
     for r in rows:
         if not r["windows"]:
