@@ -36,7 +36,7 @@ static bool in_choices(const char *const *choices, const char *v) {
 
 /* a value as the message quotes it: Python's repr (argparse's %r) or the legacy '%s' */
 #define QBUF 8800
-static const char *quoted(const char *v, bool pyrepr, char *buf, size_t n) {
+const char *cli_args_quoted(const char *v, bool pyrepr, char *buf, size_t n) {
   if (!pyrepr) {
     snprintf(buf, n, "'%s'", v);
     return buf;
@@ -55,7 +55,7 @@ static int bad_choice(arg_result *r, const arg_spec *o, const char *v, bool pyre
   list[0] = 0;
   for (const char *const *c = o->choices; *c && k < sizeof list; c++)
     k += (size_t)snprintf(list + k, sizeof list - k, "%s'%s'", c == o->choices ? "" : ", ", *c);
-  return fail(r, "argument %s: invalid choice: %s (choose from %s)", o->name, quoted(v, pyrepr, q, sizeof q), list);
+  return fail(r, "argument %s: invalid choice: %s (choose from %s)", o->name, cli_args_quoted(v, pyrepr, q, sizeof q), list);
 }
 
 static int store_q(arg_result *r, const arg_spec *o, const char *v, bool pyrepr) {
@@ -66,11 +66,11 @@ static int store_q(arg_result *r, const arg_spec *o, const char *v, bool pyrepr)
       return 0;
     case ARG_INT:
       if (!cli_parse_int(v, (long long *)o->dest))
-        return fail(r, "argument %s: invalid int value: %s", o->name, quoted(v, pyrepr, q, sizeof q));
+        return fail(r, "argument %s: invalid int value: %s", o->name, cli_args_quoted(v, pyrepr, q, sizeof q));
       return 0;
     case ARG_FLOAT:
       if (!py_float_from_str(v, strlen(v), (double *)o->dest))
-        return fail(r, "argument %s: invalid float value: %s", o->name, quoted(v, pyrepr, q, sizeof q));
+        return fail(r, "argument %s: invalid float value: %s", o->name, cli_args_quoted(v, pyrepr, q, sizeof q));
       return 0;
     case ARG_CHOICE:
       if (!in_choices(o->choices, v)) return bad_choice(r, o, v, pyrepr);
@@ -264,7 +264,7 @@ int cli_args_parse_ex(int argc, char **argv, int first, const arg_spec *specs, s
           if (!*ex) ex = NULL;
         }
         if (ex) {
-          rc = fail(r, "argument -h/--help: ignored explicit argument %s", quoted(ex, true, q, sizeof q));
+          rc = fail(r, "argument -h/--help: ignored explicit argument %s", cli_args_quoted(ex, true, q, sizeof q));
           break;
         }
         r->help = true;
@@ -273,7 +273,7 @@ int cli_args_parse_ex(int argc, char **argv, int first, const arg_spec *specs, s
       const arg_spec *o = &specs[k];
       i++;
       if (o->kind == ARG_FLAG) {
-        if (ex) rc = fail(r, "argument %s: ignored explicit argument %s", o->name, quoted(ex, true, q, sizeof q));
+        if (ex) rc = fail(r, "argument %s: ignored explicit argument %s", o->name, cli_args_quoted(ex, true, q, sizeof q));
         else *(bool *)o->dest = true;
         continue;
       }

@@ -71,5 +71,8 @@ int cli_args_parse(int argc, char **argv, int first, const arg_spec *specs, size
 int cli_args_parse_ex(int argc, char **argv, int first, const arg_spec *specs, size_t n_specs,
                       const arg_parse_opts *po, arg_result *r);
 void cli_args_free(const arg_spec *specs, size_t n_specs, arg_result *r);
+/* v as a refusal quotes it into buf (n bytes): Python's repr when pyrepr (argparse's %r), else
+ * '%s'; returns buf */
+const char *cli_args_quoted(const char *v, bool pyrepr, char *buf, size_t n);
 
 #endif

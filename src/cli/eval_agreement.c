@@ -813,11 +813,8 @@ static bool int_check(const char *option, const char *v, char *msg, size_t n) {
     free(d);
     return true;
   }
-  strbuf sb;
-  sb_init(&sb);
-  py_repr_str(&sb, v, strlen(v));
-  snprintf(msg, n, "invalid int value: %s", sb.data ? sb.data : "''");
-  sb_free(&sb);
+  char q[8800];
+  snprintf(msg, n, "invalid int value: %s", cli_args_quoted(v, true, q, sizeof q));
   return false;
 }
 
