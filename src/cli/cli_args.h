@@ -48,6 +48,8 @@ typedef struct arg_result {
  * msg set to the text after "argument NAME: " ("invalid int value: 'x'"). */
 typedef bool (*arg_check_fn)(const char *option, const char *value, char *msg, size_t n);
 
+#define ARGS_NARGS_STAR (-2)
+
 typedef struct arg_parse_opts {
   /* Python argparse's own parse (Laya's `laya-evals` parsers): unique prefixes of long options
    * ("--bas" for "--baseline", "--s=5"); an ambiguous prefix is refused, before anything else, as
@@ -55,9 +57,15 @@ typedef struct arg_parse_opts {
    * stops there; "-hx" and "--help=x" are refused); unknown options and surplus positionals go to
    * r->extras; a value must not look like an option ("-5" and "-.5" may, "-1e3" may not); the
    * first "--" ends the options and is dropped where a positional takes the arguments around it,
-   * else kept as an extra; quoted values in messages are Python reprs. */
+   * else kept as an extra; quoted values in messages are Python reprs. A single-dash flag may
+   * have more single-dash options glued on ("-qh"); specs sharing a destination are one action,
+   * named by all their option strings ("-q/--quiet"). ARG_INT takes what Python's int() takes
+   * (Unicode digits, underscores, any size: saturated to long long), ARG_FLOAT what float()
+   * takes (cli_py_float). */
   bool argparse;
-  int max_positional;    /* positionals taken (argparse only; beyond go to extras); < 0 = any */
+  int max_positional;    /* positionals taken (argparse only; beyond go to extras); -1 = any;
+                            ARGS_NARGS_STAR = one nargs='*' positional: the first run of
+                            positionals (less its first "--"), later runs are extras */
   arg_check_fn check;    /* NULL = none; called for every option value before it is stored */
   bool subcommand;       /* stop at the first positional (a subparser's name, "--" included) */
 } arg_parse_opts;
