@@ -233,12 +233,12 @@ static int classify(const char *arg, const arg_spec *specs, size_t n, tok *t, ar
     }
   }
   if (nh > 1) {
-    char list[400];
-    size_t m = 0;
-    list[0] = 0;
-    for (int h = 0; h < nh && m < sizeof list; h++)
-      m += (size_t)snprintf(list + m, sizeof list - m, "%s%s", h ? ", " : "", opt_name(specs, hits[h]));
-    return fail(r, "ambiguous option: %s could match %s", arg, list);
+    strbuf list;
+    sb_init(&list);
+    for (int h = 0; h < nh; h++) sb_printf(&list, "%s%s", h ? ", " : "", opt_name(specs, hits[h]));
+    fail(r, "ambiguous option: %s could match %s", arg, sb_cstr(&list));
+    sb_free(&list);
+    return -1;
   }
   if (nh == 1) {
     t->kind = TOK_OPT, t->opt = hits[0], t->explicit = expl;

@@ -216,22 +216,34 @@ static bool model_ok(const char *v, char *msg, size_t n) {
   return false;
 }
 
+static bool top_check_q(const char *option, const char *v, char *msg, size_t n, char *q);
+
 /* argparse's type= checks, run as each option is consumed (so the first bad value, left to right,
  * is the one reported, before any unrecognized argument) */
 static bool top_check(const char *option, const char *v, char *msg, size_t n) {
-  char q[1024];
+  char *q = malloc(n); /* a value is quoted whole, as far as msg holds it */
+  if (!q) {
+    snprintf(msg, n, "out of memory");
+    return false;
+  }
+  bool ok = top_check_q(option, v, msg, n, q);
+  free(q);
+  return ok;
+}
+
+static bool top_check_q(const char *option, const char *v, char *msg, size_t n, char *q) {
   if (is_int_flag(option)) {
     bool neg;
     char *dg = NULL;
     bool ok = cli_py_int_digits(v, &neg, &dg);
     free(dg);
-    if (!ok) snprintf(msg, n, "invalid int value: %s", cli_args_quoted(v, true, q, sizeof q));
+    if (!ok) snprintf(msg, n, "invalid int value: %s", cli_args_quoted(v, true, q, n));
     return ok;
   }
   if (!strcmp(option, "--min-confidence")) { /* Laya's own type function for this flag, with its wording */
     double d;
     if (!cli_py_float(v, &d)) {
-      snprintf(msg, n, "expected a number in [0.0, 1.0], got %s", cli_args_quoted(v, true, q, sizeof q));
+      snprintf(msg, n, "expected a number in [0.0, 1.0], got %s", cli_args_quoted(v, true, q, n));
       return false;
     }
     if (!(d >= 0.0 && d <= 1.0)) {
@@ -244,7 +256,7 @@ static bool top_check(const char *option, const char *v, char *msg, size_t n) {
   }
   if (!strcmp(option, "--preset") && !question_preset_find(v)) {
     snprintf(msg, n, "invalid choice: %s (choose from 'email', 'guard', 'moderation', 'router', 'triage')",
-             cli_args_quoted(v, true, q, sizeof q));
+             cli_args_quoted(v, true, q, n));
     return false;
   }
   if (!strcmp(option, "--model")) return model_ok(v, msg, n);
