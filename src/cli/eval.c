@@ -16,6 +16,7 @@
  * Exit status: 0, 1 when a gate or a baseline comparison fails, 2 on an error.
  */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -662,7 +663,7 @@ static int parse_pairs(const arg_list *l, pairs *out) {
       free(r);
       return 2;
     }
-    if (!py_float_from_str(eq + 1, strlen(eq + 1), &v) || !isfinite(v)) {
+    if (!cli_py_float(eq + 1, &v) || !isfinite(v)) {
       char *r1 = repr_of(eq + 1), *r2 = repr_of(s);
       fprintf(stderr, "laya-evals: %s is not a number in %s\n", r1, r2);
       free(r1);
@@ -1388,7 +1389,7 @@ int cli_eval_verdict(const char *cmd, const char *help, int perr, const struct a
 /* argparse type= checks of `run`'s numbers, when each option is consumed */
 static bool run_check(const char *option, const char *v, char *msg, size_t n) {
   double d;
-  bool ok = py_float_from_str(v, strlen(v), &d);
+  bool ok = cli_py_float(v, &d);
   if (!strcmp(option, "--min-accuracy") || !strcmp(option, "--max-ece")) { /* Laya's _limit */
     if (ok && isfinite(d)) return true;
     char *r = repr_of(v);
@@ -1396,10 +1397,10 @@ static bool run_check(const char *option, const char *v, char *msg, size_t n) {
     free(r);
     return false;
   }
-  if (!strcmp(option, "--batch-size")) { /* Python int() spellings; laya.c's range is int64's */
+  if (!strcmp(option, "--batch-size")) { /* Python int(): any spelling, any size */
     bool neg;
     char *dg = NULL;
-    bool fits = cli_py_int_digits(v, &neg, &dg) && (strlen(dg) < 19 || (strlen(dg) == 19 && strcmp(dg, "9223372036854775807") <= 0));
+    bool fits = cli_py_int_digits(v, &neg, &dg);
     free(dg);
     if (fits) return true;
     char *r = repr_of(v);
@@ -1597,10 +1598,15 @@ static int cmd_run(int argc, char **argv) {
     cli_args_free(opts, n_opts, &ar_);
     return verdict;
   }
-  if (batch_s) { /* run_check passed it: an int64 */
+  char *batch_exact = NULL; /* a --batch-size beyond int64, as Python prints it (the report's) */
+  if (batch_s) { /* run_check passed it; beyond int64 it means what int64's limit means (one pass) */
     bool neg;
     char *dg = NULL;
-    if (cli_py_int_digits(batch_s, &neg, &dg)) batch_size = neg ? -strtoll(dg, NULL, 10) : strtoll(dg, NULL, 10);
+    if (cli_py_int_digits(batch_s, &neg, &dg)) {
+      bool big = strlen(dg) > 19 || (strlen(dg) == 19 && strcmp(dg, "9223372036854775807") > 0);
+      batch_size = big ? (neg ? LLONG_MIN : LLONG_MAX) : neg ? -strtoll(dg, NULL, 10) : strtoll(dg, NULL, 10);
+      if (big && (batch_exact = malloc(strlen(dg) + 2))) sprintf(batch_exact, "%s%s", neg ? "-" : "", dg);
+    }
     free(dg);
   }
   char msg[600] = "";
@@ -1610,17 +1616,17 @@ static int cmd_run(int argc, char **argv) {
   const char *fl_val[2] = {min_acc_s, max_ece_s};
   double *fl_dst[2] = {&min_acc, &max_ece};
   for (int k = 0; k < 2 && !msg[0]; k++)
-    if (fl_val[k] && (!py_float_from_str(fl_val[k], strlen(fl_val[k]), fl_dst[k]) || !isfinite(*fl_dst[k]))) {
+    if (fl_val[k] && (!cli_py_float(fl_val[k], fl_dst[k]) || !isfinite(*fl_dst[k]))) {
       char *r = repr_of(fl_val[k]);
       snprintf(msg, sizeof msg, "argument %s: %s is not a number", fl_name[k], r);
       free(r);
     }
-  if (!msg[0] && min_conf_s && !py_float_from_str(min_conf_s, strlen(min_conf_s), &min_conf))
+  if (!msg[0] && min_conf_s && !cli_py_float(min_conf_s, &min_conf))
     snprintf(msg, sizeof msg, "argument --min-confidence: invalid float value: '%s'", min_conf_s);
   double sw[MAX_EVAL];
   int nsw = 0;
   for (int k = 0; k < sw_l.n && !msg[0]; k++) {
-    if (!py_float_from_str(sw_l.items[k], strlen(sw_l.items[k]), &sw[nsw]))
+    if (!cli_py_float(sw_l.items[k], &sw[nsw]))
       snprintf(msg, sizeof msg, "argument --score-within: invalid float value: '%s'", sw_l.items[k]);
     else if (nsw < MAX_EVAL - 4)
       nsw++;
@@ -1936,7 +1942,14 @@ static int cmd_run(int argc, char **argv) {
   bool batched = batch_size > 1;
   jput(&ar, &timing, "latency_metric", jstr(&ar, "per request: the wall time of the call that returned it, unsplit"));
   jput(&ar, &timing, "cost_metric", jstr(&ar, "per decision: that call divided by its own chunk size"));
-  jput(&ar, &timing, "batch_size", batch_size != kUnset ? json_int(batch_size) : json_null());
+  json_value bsv = batch_size != kUnset ? json_int(batch_size) : json_null();
+  if (batch_exact) { /* Python prints the integer exactly */
+    bsv.big = true;
+    bsv.s = batch_exact;
+    bsv.n = (uint32_t)strlen(batch_exact);
+    bsv.d = strtod(batch_exact, NULL);
+  }
+  jput(&ar, &timing, "batch_size", bsv);
   jput(&ar, &timing, "batch_form", batched ? jstr(&ar, "states") : json_null());
   jput(&ar, &timing, "sort_by_length", json_bool(sort_by_length));
   jput(&ar, &timing, "sort_by_length_sent", json_bool(sort_by_length && batched));
@@ -2067,6 +2080,7 @@ static int cmd_run(int argc, char **argv) {
   }
 done:
   sb_free(&fails);
+  free(batch_exact);
   for (int d = 0; d < 4; d++) {
     for (size_t g = 0; g < ngroups[d]; g++) free(groups[d][g].cs), free(groups[d][g].key);
     free(groups[d]);
