@@ -37,16 +37,22 @@ static bool in_choices(const char *const *choices, const char *v) {
 
 /* a value as the message quotes it: Python's repr (argparse's %r) or the legacy '%s' */
 #define QBUF 8800
+char *cli_args_repr(const char *v) {
+  strbuf sb;
+  sb_init(&sb);
+  py_repr_str(&sb, v, strlen(v));
+  if (!sb.data) sb_puts(&sb, "''");
+  return sb_steal(&sb);
+}
+
 const char *cli_args_quoted(const char *v, bool pyrepr, char *buf, size_t n) {
   if (!pyrepr) {
     snprintf(buf, n, "'%s'", v);
     return buf;
   }
-  strbuf sb;
-  sb_init(&sb);
-  py_repr_str(&sb, v, strlen(v));
-  snprintf(buf, n, "%s", sb.data ? sb.data : "''");
-  sb_free(&sb);
+  char *r = cli_args_repr(v);
+  snprintf(buf, n, "%s", r ? r : "''");
+  free(r);
   return buf;
 }
 

@@ -82,5 +82,8 @@ void cli_args_free(const arg_spec *specs, size_t n_specs, arg_result *r);
 /* v as a refusal quotes it into buf (n bytes): Python's repr when pyrepr (argparse's %r), else
  * '%s'; returns buf */
 const char *cli_args_quoted(const char *v, bool pyrepr, char *buf, size_t n);
+/* Python's repr() of the str v, whole (malloc'd; NULL when out of memory): the one repr of the
+ * command's messages (cli_args_quoted, laya eval's refusals) */
+char *cli_args_repr(const char *v);
 
 #endif
