@@ -384,3 +384,30 @@ void cli_args_free(const arg_spec *specs, size_t n_specs, arg_result *r) {
   r->extras = NULL;
   r->n_positional = r->n_extras = 0;
 }
+
+int cli_args_refuse(const char *usage, const char *prog, const char *fmt, ...) {
+  const char *end = strstr(usage, "\n\n");
+  fwrite(usage, 1, end ? (size_t)(end - usage) + 1 : strlen(usage), stderr);
+  fprintf(stderr, "%s: error: ", prog);
+  va_list ap;
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputc('\n', stderr);
+  return 2;
+}
+
+int cli_args_verdict(const char *usage, const char *prog, int perr, const arg_result *r, const char *missing) {
+  if (perr) return cli_args_refuse(usage, prog, "%s", r->error_full ? r->error_full : r->error);
+  if (r->help) return -1;
+  if (missing && missing[0]) return cli_args_refuse(usage, prog, "the following arguments are required: %s", missing);
+  if (r->n_extras) {
+    strbuf sb;
+    sb_init(&sb);
+    for (int i = 0; i < r->n_extras; i++) sb_printf(&sb, " %s", r->extras[i]);
+    cli_args_refuse(usage, prog, "unrecognized arguments:%s", sb_cstr(&sb));
+    sb_free(&sb);
+    return 2;
+  }
+  return -1;
+}

@@ -9,6 +9,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "core/error.h"
+
 typedef enum {
   ARG_FLAG,   /* bool *                                                       */
   ARG_STR,    /* const char **                                                */
@@ -85,5 +87,14 @@ const char *cli_args_quoted(const char *v, bool pyrepr, char *buf, size_t n);
 /* Python's repr() of the str v, whole (malloc'd; NULL when out of memory): the one repr of the
  * command's messages (cli_args_quoted, laya eval's refusals) */
 char *cli_args_repr(const char *v);
+
+/* argparse's refusal: the usage block of usage (up to its first blank line), then
+ * "PROG: error: MESSAGE" on stderr; returns 2 */
+int cli_args_refuse(const char *usage, const char *prog, const char *fmt, ...)
+    LAYA_PRINTF(3, 4);
+/* argparse's verdict after cli_args_parse_ex (argparse mode), in its order: the parse error, then
+ * (unless --help was met: r->help, for the caller to print) the required arguments MISSING names
+ * ("" or NULL = none), then the unrecognized arguments; 2 when refused (printed), else -1 */
+int cli_args_verdict(const char *usage, const char *prog, int perr, const arg_result *r, const char *missing);
 
 #endif

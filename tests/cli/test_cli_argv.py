@@ -135,5 +135,31 @@ with tempfile.TemporaryDirectory() as work:
     same(["--sta={\"text\": \"hi there\"}", "--j"], ["--state-json", "{\"text\": \"hi there\"}", "--json"])
     same(["hi", "--lo", "--wi", "\u0661" * 30], ["hi", "--long", "--window", "9223372036854775807"])
 
+    # laya.c's own subcommands, by argparse's rules (no model: each stops at its parser's verdict)
+    def sub_refused(argv, line):
+        p = laya(argv, work)
+        last = p.stderr.rstrip("\n").split("\n")[-1]
+        check(p.returncode == 2 and p.stderr.startswith("usage: laya " + argv[0]) and last == line and not p.stdout,
+              "%s: want %r, got rc %d %r" % (argv, line, p.returncode, p.stderr[-300:]))
+
+    sub_refused(["calibrate"], "laya calibrate: error: the following arguments are required: --model, --data")
+    sub_refused(["calibrate", "--mod", "x", "--d", "y", "--frob"], "laya calibrate: error: unrecognized arguments: --frob")
+    sub_refused(["calibrate", "--w=1"], "laya calibrate: error: argument --write-config: ignored explicit argument '1'")
+    sub_refused(["calibrate", "--frob", "--prec", "x"],
+                "laya calibrate: error: argument --precision: invalid choice: 'x' (choose from 'fp32', 'bf16', 'int8', 'fp16', 'fp8')")
+    sub_refused(["convert", "a"], "laya convert: error: the following arguments are required: OUT")
+    sub_refused(["convert", "a", "b", "c"], "laya convert: error: unrecognized arguments: c")
+    sub_refused(["convert", "--t", "x", "a", "b"], "laya convert: error: argument --threads: invalid int value: 'x'")
+    sub_refused(["tokenize", "--to", "x"], "laya tokenize: error: ambiguous option: --to could match --tokenizer, --tokens")
+    sub_refused(["tokenize", "--frob"], "laya tokenize: error: unrecognized arguments: --frob")
+    sub_refused(["presets", "frob"], "laya presets: error: argument command: invalid choice: 'frob' (choose from 'list', 'show')")
+    sub_refused(["presets", "show"], "laya presets: error: the following arguments are required: NAME")
+    sub_refused(["presets", "list", "x"], "laya presets: error: unrecognized arguments: x")
+    sub_refused(["env", "x"], "laya env: error: unrecognized arguments: x")
+    sub_refused(["env", "--values=1"], "laya env: error: argument --values: ignored explicit argument '1'")
+    same(["presets", "--he"], ["presets", "--help"])
+    same(["env", "--v"], ["env", "--values"])
+    same(["calibrate", "-h"], ["calibrate", "--hel"])
+
 print("%d passed, %d failed" % (checks - len(failures), len(failures)))
 sys.exit(1 if failures else 0)
