@@ -85,13 +85,6 @@ static bool target_for(const question *q, const json_value *expected, const json
   return false;
 }
 
-static int fail2(const char *msg, const char *arg) {
-  fprintf(stderr, "laya calibrate: ");
-  fprintf(stderr, msg, arg);
-  fputc('\n', stderr);
-  return 2;
-}
-
 static void temps_from_config(const json_value *cfg, cal_result *t) {
   memset(t, 0, sizeof *t);
   const json_value *tv = json_get(cfg, "temperature");
@@ -127,34 +120,36 @@ static void put_buckets(strbuf *sb, const cal_result *r) {
   sb_putc(sb, '}');
 }
 
+static const char kCalUsage[] =
+    "usage: laya calibrate [-h] --model DIR --data FILE [--out FILE] [--write-config] [--json]\n"
+    "                      [--quiet] [--precision fp32|bf16|int8|fp16|fp8]\n";
+
 int cli_calibrate_main(int argc, char **argv) {
   const char *model = NULL, *data = NULL, *out = NULL, *precision = NULL;
   bool write_config = false, as_json = false, quiet = false;
-  bool help = false;
-  const arg_spec opts[] = {{"-h", ARG_FLAG, &help, NULL},          {"--help", ARG_FLAG, &help, NULL},
-                           {"--model", ARG_STR, &model, NULL},      {"--data", ARG_STR, &data, NULL},
+  /* argparse's rules (src/cli/cli_args.h): unique prefixes, ambiguous ones refused */
+  const arg_spec opts[] = {{"--model", ARG_STR, &model, NULL},      {"--data", ARG_STR, &data, NULL},
                            {"--out", ARG_STR, &out, NULL},          {"--write-config", ARG_FLAG, &write_config, NULL},
                            {"--json", ARG_FLAG, &as_json, NULL},      {"--quiet", ARG_FLAG, &quiet, NULL},
                            {"--precision", ARG_CHOICE, &precision, cli_precisions}};
+  const size_t n_opts = sizeof opts / sizeof opts[0];
+  const arg_parse_opts po = {true, 0, NULL, false};
   arg_result r;
-  int bad = cli_args_parse(argc, argv, 1, opts, sizeof opts / sizeof opts[0], &r);
-  char msg[600] = "";
-  if (bad) snprintf(msg, sizeof msg, "%s", r.error);
-  else if (r.n_positional) snprintf(msg, sizeof msg, "unrecognized arguments: %s", r.positional[0]);
-  cli_args_free(opts, sizeof opts / sizeof opts[0], &r);
+  int perr = cli_args_parse_ex(argc, argv, 1, opts, n_opts, &po, &r);
+  const char *missing = !model && !data ? "--model, --data" : !model ? "--model" : !data ? "--data" : "";
+  int verdict = cli_args_verdict(kCalUsage, "laya calibrate", perr, &r, missing);
+  bool help = r.help;
+  cli_args_free(opts, n_opts, &r);
+  if (verdict >= 0) return verdict;
   if (help) {
-    printf("usage: laya calibrate --model DIR --data FILE [--out FILE] [--write-config] [--json]\n"
-           "                      [--precision fp32|bf16|int8|fp16|fp8]\n\n"
+    printf("%s\n"
            "Fit temperatures (per question type, and per option-count bucket with >= %d\n"
            "records) on labelled JSONL: {\"state\", \"questions\", \"expected\": {qid: label|bool|level}}\n"
            "or {..., \"gold\": {qid: {\"probabilities\": {...}}}}. --out writes Laya's calibration\n"
            "payload; --write-config stores the temperatures in DIR/rl_agent_config.json.\n",
-           CAL_MIN_BUCKET_N);
+           kCalUsage, CAL_MIN_BUCKET_N);
     return 0;
   }
-  if (msg[0]) return fail2("%s", msg);
-  if (!model) return fail2("the following arguments are required: %s", "--model");
-  if (!data) return fail2("the following arguments are required: %s", "--data");
   size_t len;
   char *text = cli_read_file(data, &len);
   if (!text) {

@@ -1,6 +1,7 @@
 /* cli_args.c: see cli_args.h. */
 #include "cli/cli_args.h"
 
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,16 +37,22 @@ static bool in_choices(const char *const *choices, const char *v) {
 
 /* a value as the message quotes it: Python's repr (argparse's %r) or the legacy '%s' */
 #define QBUF 8800
+char *cli_args_repr(const char *v) {
+  strbuf sb;
+  sb_init(&sb);
+  py_repr_str(&sb, v, strlen(v));
+  if (!sb.data) sb_puts(&sb, "''");
+  return sb_steal(&sb);
+}
+
 const char *cli_args_quoted(const char *v, bool pyrepr, char *buf, size_t n) {
   if (!pyrepr) {
     snprintf(buf, n, "'%s'", v);
     return buf;
   }
-  strbuf sb;
-  sb_init(&sb);
-  py_repr_str(&sb, v, strlen(v));
-  snprintf(buf, n, "%s", sb.data ? sb.data : "''");
-  sb_free(&sb);
+  char *r = cli_args_repr(v);
+  snprintf(buf, n, "%s", r ? r : "''");
+  free(r);
   return buf;
 }
 
@@ -58,6 +65,18 @@ static int bad_choice(arg_result *r, const arg_spec *o, const char *v, bool pyre
   return fail(r, "argument %s: invalid choice: %s (choose from %s)", o->name, cli_args_quoted(v, pyrepr, q, sizeof q), list);
 }
 
+/* argparse mode: int() of a Python str (any spelling int() takes, of any size up to its 4,300
+ * digits), saturated to the range of long long */
+static bool py_int_value(const char *v, long long *out) {
+  bool neg;
+  char *dg = NULL;
+  if (!cli_py_int_digits(v, &neg, &dg)) return false;
+  bool big = strlen(dg) > 19 || (strlen(dg) == 19 && strcmp(dg, "9223372036854775807") > 0);
+  *out = big ? (neg ? LLONG_MIN : LLONG_MAX) : neg ? -strtoll(dg, NULL, 10) : strtoll(dg, NULL, 10);
+  free(dg);
+  return true;
+}
+
 static int store_q(arg_result *r, const arg_spec *o, const char *v, bool pyrepr) {
   char q[QBUF];
   switch (o->kind) {
@@ -65,11 +84,11 @@ static int store_q(arg_result *r, const arg_spec *o, const char *v, bool pyrepr)
       *(const char **)o->dest = v;
       return 0;
     case ARG_INT:
-      if (!cli_parse_int(v, (long long *)o->dest))
+      if (!(pyrepr ? py_int_value(v, (long long *)o->dest) : cli_parse_int(v, (long long *)o->dest)))
         return fail(r, "argument %s: invalid int value: %s", o->name, cli_args_quoted(v, pyrepr, q, sizeof q));
       return 0;
     case ARG_FLOAT:
-      if (!py_float_from_str(v, strlen(v), (double *)o->dest))
+      if (!(pyrepr ? cli_py_float(v, (double *)o->dest) : py_float_from_str(v, strlen(v), (double *)o->dest)))
         return fail(r, "argument %s: invalid float value: %s", o->name, cli_args_quoted(v, pyrepr, q, sizeof q));
       return 0;
     case ARG_CHOICE:
@@ -164,6 +183,18 @@ static const char *opt_name(const arg_spec *specs, int k) {
   return k == OPT_HELP_SHORT ? "-h" : k == OPT_HELP_LONG ? "--help" : specs[k].name;
 }
 
+/* the name argparse gives an option in its messages: every option string of the action (the
+ * specs sharing its destination), joined by '/' ("-h/--help", "-q/--quiet") */
+static const char *action_name(const arg_spec *specs, size_t n, int k, char *buf, size_t cap) {
+  if (k < 0) return "-h/--help";
+  size_t m = 0;
+  buf[0] = 0;
+  for (size_t j = 0; j < n && m < cap; j++)
+    if (specs[j].dest == specs[k].dest)
+      m += (size_t)snprintf(buf + m, cap - m, "%s%s", m ? "/" : "", specs[j].name);
+  return buf;
+}
+
 static int exact_opt(const arg_spec *specs, size_t n, const char *s, size_t len) {
   for (int k = OPT_HELP_SHORT; k < (int)n; k++) {
     const char *nm = opt_name(specs, k);
@@ -208,12 +239,12 @@ static int classify(const char *arg, const arg_spec *specs, size_t n, tok *t, ar
     }
   }
   if (nh > 1) {
-    char list[400];
-    size_t m = 0;
-    list[0] = 0;
-    for (int h = 0; h < nh && m < sizeof list; h++)
-      m += (size_t)snprintf(list + m, sizeof list - m, "%s%s", h ? ", " : "", opt_name(specs, hits[h]));
-    return fail(r, "ambiguous option: %s could match %s", arg, list);
+    strbuf list;
+    sb_init(&list);
+    for (int h = 0; h < nh; h++) sb_printf(&list, "%s%s", h ? ", " : "", opt_name(specs, hits[h]));
+    fail(r, "ambiguous option: %s could match %s", arg, sb_cstr(&list));
+    sb_free(&list);
+    return -1;
   }
   if (nh == 1) {
     t->kind = TOK_OPT, t->opt = hits[0], t->explicit = expl;
@@ -248,8 +279,9 @@ int cli_args_parse_ex(int argc, char **argv, int first, const arg_spec *specs, s
       return -1;
     }
   }
-  char q[QBUF];
+  char q[QBUF], an[256];
   int i = first;
+  bool star_done = false;
   while (i < argc && !rc) {
     if (t[i].kind == TOK_UNKNOWN) {
       r->extras[r->n_extras++] = argv[i++];
@@ -258,36 +290,48 @@ int cli_args_parse_ex(int argc, char **argv, int first, const arg_spec *specs, s
     if (t[i].kind == TOK_OPT) {
       int k = t[i].opt;
       const char *ex = t[i].explicit;
-      if (k < 0) { /* -h / --help */
-        if (ex && k == OPT_HELP_SHORT && ex[0]) {
-          while (*ex == 'h') ex++; /* "-hh" is -h twice */
-          if (!*ex) ex = NULL;
+      i++;
+      /* argparse's consume_optional: a single-dash flag with text glued on ("-qh", "-hh") takes the
+       * next character as the next single-dash option, as long as there is one; the chain is only
+       * acted on once it is all read, so "-hx" is refused, not a help */
+      int chain[64], nc = 0;
+      const char *val = NULL;
+      for (;;) {
+        bool flag = k < 0 || specs[k].kind == ARG_FLAG;
+        if (!ex && !flag) {
+          if (i < argc && t[i].kind == TOK_POS) val = argv[i++];
+          else rc = fail(r, "argument %s: expected one argument", action_name(specs, n_specs, k, an, sizeof an));
+        } else if (ex && !flag) {
+          val = ex;
+        } else if (ex) {
+          char next[3] = {'-', ex[0], 0};
+          int k2 = ex[0] && opt_name(specs, k)[1] != '-' && nc < 63 ? exact_opt(specs, n_specs, next, 2) : -100;
+          if (k2 == -100) {
+            rc = fail(r, "argument %s: ignored explicit argument %s", action_name(specs, n_specs, k, an, sizeof an),
+                      cli_args_quoted(ex, true, q, sizeof q));
+          } else {
+            chain[nc++] = k;
+            k = k2;
+            ex = ex[1] ? ex + 1 : NULL;
+            continue;
+          }
         }
-        if (ex) {
-          rc = fail(r, "argument -h/--help: ignored explicit argument %s", cli_args_quoted(ex, true, q, sizeof q));
-          break;
-        }
-        r->help = true;
+        chain[nc++] = k;
         break;
       }
-      const arg_spec *o = &specs[k];
-      i++;
-      if (o->kind == ARG_FLAG) {
-        if (ex) rc = fail(r, "argument %s: ignored explicit argument %s", o->name, cli_args_quoted(ex, true, q, sizeof q));
-        else *(bool *)o->dest = true;
-        continue;
-      }
-      const char *val = ex;
-      if (!val) {
-        if (i < argc && t[i].kind == TOK_POS) val = argv[i++];
-        else {
-          rc = fail(r, "argument %s: expected one argument", o->name);
-          break;
+      for (int c = 0; c < nc && !rc && !r->help; c++) {
+        k = chain[c];
+        if (k < 0) {
+          r->help = true; /* argparse prints the help and exits here */
+        } else if (specs[k].kind == ARG_FLAG) {
+          *(bool *)specs[k].dest = true;
+        } else {
+          char msg[QBUF];
+          if (po->check && !po->check(specs[k].name, val, msg, sizeof msg)) rc = fail(r, "argument %s: %s", specs[k].name, msg);
+          else rc = store_q(r, &specs[k], val, true);
         }
       }
-      char msg[QBUF];
-      if (po->check && !po->check(o->name, val, msg, sizeof msg)) rc = fail(r, "argument %s: %s", o->name, msg);
-      else rc = store_q(r, o, val, true);
+      if (r->help) break;
       continue;
     }
     if (po->subcommand) { /* argparse's subparsers action takes it (a "--" too, as the name) */
@@ -299,6 +343,16 @@ int cli_args_parse_ex(int argc, char **argv, int first, const arg_spec *specs, s
      * the rest are extras; "--" is dropped where a slot takes an argument beside it */
     int j = i, na = 0;
     while (j < argc && (t[j].kind == TOK_POS || t[j].kind == TOK_DASHDASH)) na += t[j++].kind == TOK_POS;
+    if (po->max_positional == ARGS_NARGS_STAR) { /* nargs='*': the first run, less its first "--" */
+      bool star = !star_done, dropped = false;
+      star_done = true;
+      for (; i < j; i++) {
+        if (star && t[i].kind == TOK_DASHDASH && !dropped) dropped = true;
+        else if (star) r->positional[r->n_positional++] = argv[i];
+        else r->extras[r->n_extras++] = argv[i];
+      }
+      continue;
+    }
     int room = po->max_positional < 0 ? na : po->max_positional - r->n_positional;
     int take = na < room ? na : room, seen = 0;
     for (; i < j; i++) {
@@ -329,4 +383,31 @@ void cli_args_free(const arg_spec *specs, size_t n_specs, arg_result *r) {
   r->positional = NULL;
   r->extras = NULL;
   r->n_positional = r->n_extras = 0;
+}
+
+int cli_args_refuse(const char *usage, const char *prog, const char *fmt, ...) {
+  const char *end = strstr(usage, "\n\n");
+  fwrite(usage, 1, end ? (size_t)(end - usage) + 1 : strlen(usage), stderr);
+  fprintf(stderr, "%s: error: ", prog);
+  va_list ap;
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputc('\n', stderr);
+  return 2;
+}
+
+int cli_args_verdict(const char *usage, const char *prog, int perr, const arg_result *r, const char *missing) {
+  if (perr) return cli_args_refuse(usage, prog, "%s", r->error_full ? r->error_full : r->error);
+  if (r->help) return -1;
+  if (missing && missing[0]) return cli_args_refuse(usage, prog, "the following arguments are required: %s", missing);
+  if (r->n_extras) {
+    strbuf sb;
+    sb_init(&sb);
+    for (int i = 0; i < r->n_extras; i++) sb_printf(&sb, " %s", r->extras[i]);
+    cli_args_refuse(usage, prog, "unrecognized arguments:%s", sb_cstr(&sb));
+    sb_free(&sb);
+    return 2;
+  }
+  return -1;
 }

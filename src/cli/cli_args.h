@@ -9,6 +9,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "core/error.h"
+
 typedef enum {
   ARG_FLAG,   /* bool *                                                       */
   ARG_STR,    /* const char **                                                */
@@ -48,6 +50,8 @@ typedef struct arg_result {
  * msg set to the text after "argument NAME: " ("invalid int value: 'x'"). */
 typedef bool (*arg_check_fn)(const char *option, const char *value, char *msg, size_t n);
 
+#define ARGS_NARGS_STAR (-2)
+
 typedef struct arg_parse_opts {
   /* Python argparse's own parse (Laya's `laya-evals` parsers): unique prefixes of long options
    * ("--bas" for "--baseline", "--s=5"); an ambiguous prefix is refused, before anything else, as
@@ -55,9 +59,15 @@ typedef struct arg_parse_opts {
    * stops there; "-hx" and "--help=x" are refused); unknown options and surplus positionals go to
    * r->extras; a value must not look like an option ("-5" and "-.5" may, "-1e3" may not); the
    * first "--" ends the options and is dropped where a positional takes the arguments around it,
-   * else kept as an extra; quoted values in messages are Python reprs. */
+   * else kept as an extra; quoted values in messages are Python reprs. A single-dash flag may
+   * have more single-dash options glued on ("-qh"); specs sharing a destination are one action,
+   * named by all their option strings ("-q/--quiet"). ARG_INT takes what Python's int() takes
+   * (Unicode digits, underscores, any size: saturated to long long), ARG_FLOAT what float()
+   * takes (cli_py_float). */
   bool argparse;
-  int max_positional;    /* positionals taken (argparse only; beyond go to extras); < 0 = any */
+  int max_positional;    /* positionals taken (argparse only; beyond go to extras); -1 = any;
+                            ARGS_NARGS_STAR = one nargs='*' positional: the first run of
+                            positionals (less its first "--"), later runs are extras */
   arg_check_fn check;    /* NULL = none; called for every option value before it is stored */
   bool subcommand;       /* stop at the first positional (a subparser's name, "--" included) */
 } arg_parse_opts;
@@ -74,5 +84,17 @@ void cli_args_free(const arg_spec *specs, size_t n_specs, arg_result *r);
 /* v as a refusal quotes it into buf (n bytes): Python's repr when pyrepr (argparse's %r), else
  * '%s'; returns buf */
 const char *cli_args_quoted(const char *v, bool pyrepr, char *buf, size_t n);
+/* Python's repr() of the str v, whole (malloc'd; NULL when out of memory): the one repr of the
+ * command's messages (cli_args_quoted, laya eval's refusals) */
+char *cli_args_repr(const char *v);
+
+/* argparse's refusal: the usage block of usage (up to its first blank line), then
+ * "PROG: error: MESSAGE" on stderr; returns 2 */
+int cli_args_refuse(const char *usage, const char *prog, const char *fmt, ...)
+    LAYA_PRINTF(3, 4);
+/* argparse's verdict after cli_args_parse_ex (argparse mode), in its order: the parse error, then
+ * (unless --help was met: r->help, for the caller to print) the required arguments MISSING names
+ * ("" or NULL = none), then the unrecognized arguments; 2 when refused (printed), else -1 */
+int cli_args_verdict(const char *usage, const char *prog, int perr, const arg_result *r, const char *missing);
 
 #endif

@@ -210,6 +210,35 @@ bool cli_py_int_digits(const char *s, bool *neg, char **digits) {
   return true;
 }
 
+bool cli_py_float(const char *s, double *out) {
+  size_t n = strlen(s);
+  if (cli_utf8_invalid(s, n) >= 0) return false;
+  /* as float() reads a str: a non-ASCII space becomes ' ', a decimal digit its ASCII digit, and
+   * anything else non-ASCII is refused; then the ASCII syntax */
+  char *t = malloc(n + 1);
+  if (!t) return false;
+  size_t m = 0;
+  for (size_t i = 0; i < n;) {
+    uint32_t cp;
+    i += (size_t)py_utf8_next(s, n, i, &cp);
+    int d;
+    if (cp >= 0x1c && cp <= 0x1f) { /* str.isspace(), but float() strips only C's spaces */
+      free(t);
+      return false;
+    }
+    if (cp < 128) t[m++] = (char)cp;
+    else if (py_isspace(cp)) t[m++] = ' ';
+    else if ((d = unicode_decimal(cp)) >= 0) t[m++] = (char)('0' + d);
+    else {
+      free(t);
+      return false;
+    }
+  }
+  bool ok = py_float_from_str(t, m, out);
+  free(t);
+  return ok;
+}
+
 long cli_utf8_invalid(const char *s, size_t n) {
   size_t i = 0;
   while (i < n) {

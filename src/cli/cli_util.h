@@ -30,6 +30,10 @@ bool cli_parse_int(const char *s, long long *out);
  * zeros, "0" for zero, so never negative zero) in *digits (malloc'd). */
 bool cli_py_int_digits(const char *s, bool *neg, char **digits);
 
+/* Python float(s) (argparse's type=float): py_float_from_str after float()'s own reading of a str
+ * (Unicode spaces are spaces, Unicode decimal digits their ASCII digits: "１.５" is 1.5). */
+bool cli_py_float(const char *s, double *out);
+
 /* Offset of the first byte of s[0..n) that is not well-formed UTF-8, or -1 when it all is. */
 long cli_utf8_invalid(const char *s, size_t n);
 

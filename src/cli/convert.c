@@ -20,42 +20,36 @@
 #include "model/artifact.h"
 
 static const char kUsage[] =
-    "usage: laya convert CKPT OUT [--precision fp32|bf16|int8] [--threads N]\n"
+    "usage: laya convert [-h] [--precision fp32|bf16|int8] [--threads N] CKPT OUT\n"
+    "\n"
     "  CKPT is a Laya checkpoint directory (rl_agent_config.json, model.safetensors, encoder/,\n"
     "  tokenizer/); OUT is the artifact file to write. The default precision is fp32 (Laya's CPU\n"
     "  numbers); bf16 and int8 are faster and move answers by up to their measured bounds.\n";
 
-static int usage_error(const char *msg) {
-  fprintf(stderr, "laya convert: %s\n%s", msg, kUsage);
-  return 2;
-}
-
 int cli_convert_main(int argc, char **argv) {
   const char *in = NULL, *out = NULL, *prec = NULL;
-  int threads = 0;
-  bool help = false;
   long long threads_arg = 0;
   static const char *const precisions[] = {"fp32", "bf16", "int8", NULL};
-  const arg_spec opts[] = {{"-h", ARG_FLAG, &help, NULL},
-                           {"--help", ARG_FLAG, &help, NULL},
-                           {"--precision", ARG_CHOICE, &prec, precisions},
+  /* argparse's rules (src/cli/cli_args.h): unique prefixes, ambiguous ones refused */
+  const arg_spec opts[] = {{"--precision", ARG_CHOICE, &prec, precisions},
                            {"--threads", ARG_INT, &threads_arg, NULL}};
+  const size_t n_opts = sizeof opts / sizeof opts[0];
+  const arg_parse_opts po = {true, 2, NULL, false};
   arg_result r;
-  int bad = cli_args_parse(argc, argv, 1, opts, sizeof opts / sizeof opts[0], &r);
-  char msg[600] = "";
-  if (bad) snprintf(msg, sizeof msg, "%s", r.error);
-  else if (r.n_positional > 2) snprintf(msg, sizeof msg, "unrecognized arguments: %s", r.positional[2]);
-  else if (threads_arg < 0 || threads_arg > 4096) snprintf(msg, sizeof msg, "argument --threads: out of range: %lld", threads_arg);
+  int perr = cli_args_parse_ex(argc, argv, 1, opts, n_opts, &po, &r);
   if (r.n_positional > 0) in = r.positional[0];
   if (r.n_positional > 1) out = r.positional[1];
-  cli_args_free(opts, sizeof opts / sizeof opts[0], &r);
+  int verdict = cli_args_verdict(kUsage, "laya convert", perr, &r, !in ? "CKPT, OUT" : !out ? "OUT" : "");
+  bool help = r.help;
+  cli_args_free(opts, n_opts, &r);
+  if (verdict >= 0) return verdict;
   if (help) {
     fputs(kUsage, stdout);
     return 0;
   }
-  if (msg[0]) return usage_error(msg);
-  threads = (int)threads_arg;
-  if (!in || !out) return usage_error("CKPT and OUT are required");
+  if (threads_arg < 0 || threads_arg > 4096)
+    return cli_args_refuse(kUsage, "laya convert", "argument --threads: out of range: %lld", threads_arg);
+  int threads = (int)threads_arg;
   laya_options o;
   laya_options_init(&o);
   o.precision = prec;

@@ -16,6 +16,7 @@
  * Exit status: 0, 1 when a gate or a baseline comparison fails, 2 on an error.
  */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -291,14 +292,6 @@ static const char *f4(double x, bool sign, char out[48]) {
   else if (isinf(x)) snprintf(out, 48, "%s", x > 0 ? (sign ? "+inf" : "inf") : "-inf");
   else snprintf(out, 48, sign ? "%+.4f" : "%.4f", x);
   return out;
-}
-
-/* repr() of a str, into a malloc'd C string. */
-static char *repr_of(const char *s) {
-  strbuf sb;
-  sb_init(&sb);
-  py_repr_str(&sb, s, strlen(s));
-  return sb_steal(&sb);
 }
 
 /* str() / repr() of a JSON value. */
@@ -657,13 +650,13 @@ static int parse_pairs(const arg_list *l, pairs *out) {
     const char *s = l->items[k], *eq = strchr(s, '=');
     double v;
     if (!eq || eq == s || !eq[1]) {
-      char *r = repr_of(s);
+      char *r = cli_args_repr(s);
       fprintf(stderr, "laya-evals: expected NAME=VALUE, got %s\n", r);
       free(r);
       return 2;
     }
-    if (!py_float_from_str(eq + 1, strlen(eq + 1), &v) || !isfinite(v)) {
-      char *r1 = repr_of(eq + 1), *r2 = repr_of(s);
+    if (!cli_py_float(eq + 1, &v) || !isfinite(v)) {
+      char *r1 = cli_args_repr(eq + 1), *r2 = cli_args_repr(s);
       fprintf(stderr, "laya-evals: %s is not a number in %s\n", r1, r2);
       free(r1);
       free(r2);
@@ -689,7 +682,7 @@ static json_value pairs_json(arena *a, const pairs *p) {
 /* _load_report: NULL after printing "laya-evals: cannot read report ..." */
 static json_value *load_json_doc(const char *path, arena *a, const char *what, bool *not_object) {
   size_t len;
-  char *r = repr_of(path);
+  char *r = cli_args_repr(path);
   *not_object = false;
   struct stat st;
   char *text = NULL;
@@ -717,7 +710,7 @@ static json_value *load_report(const char *path, arena *a) {
   bool notobj;
   json_value *doc = load_json_doc(path, a, "cannot read report", &notobj);
   if (doc && notobj) {
-    char *r = repr_of(path);
+    char *r = cli_args_repr(path);
     fprintf(stderr, "laya-evals: cannot read report %s: expected a JSON object, found %s\n", r, json_py_type(doc));
     free(r);
     return NULL;
@@ -977,7 +970,7 @@ static bool metric_map_ok(const json_value *m, const char *label, bool allow_emp
   }
   for (uint32_t i = 0; i < m->n; i++)
     if (!json_is_number(&m->members[i].value)) {
-      char *r = repr_of(m->members[i].key);
+      char *r = cli_args_repr(m->members[i].key);
       fprintf(stderr, "laya-evals: %s metric %s is not a number, got %s\n", label, r,
               json_py_type(&m->members[i].value));
       free(r);
@@ -1104,7 +1097,7 @@ static int write_text(const char *path, const strbuf *sb, const char *what) {
   if (!f || fwrite(sb->data, 1, sb->len, f) != sb->len) {
     int e = errno;
     if (f) fclose(f);
-    char *r = repr_of(path);
+    char *r = cli_args_repr(path);
     fprintf(stderr, "laya-evals: cannot write %s %s: [Errno %d] %s: %s\n", what, r, e, strerror(e), r);
     free(r);
     return 2;
@@ -1352,18 +1345,14 @@ static int arg_error(const char *cmd, const char *msg) {
   return 2;
 }
 
-/* the arguments `laya eval` itself did not recognize (before the command's name): argparse reports
- * them with the command's own, after the command's parse */
-static char **g_top_extras;
-static int g_n_top_extras;
-
 /* argparse's print_usage: the usage block of a help text (to its first blank line) */
 static void put_usage(const char *help) {
   const char *end = strstr(help, "\n\n");
   fwrite(help, 1, end ? (size_t)(end - help) + 1 : strlen(help), stderr);
 }
 
-int cli_eval_verdict(const char *cmd, const char *help, int perr, const struct arg_result *r, const char *missing) {
+int cli_eval_verdict(const char *cmd, const char *help, int perr, const struct arg_result *r, const char *missing,
+                     const struct arg_result *top) {
   if (perr || (!r->help && missing && missing[0])) {
     put_usage(help);
     if (perr) return arg_error(cmd, r->error_full ? r->error_full : r->error);
@@ -1374,10 +1363,10 @@ int cli_eval_verdict(const char *cmd, const char *help, int perr, const struct a
     fputs(help, stdout);
     return 0;
   }
-  if (r->n_extras || g_n_top_extras) {
+  if (r->n_extras || top->n_extras) {
     put_usage(kUsage);
     fputs("laya eval: error: unrecognized arguments:", stderr);
-    for (int i = 0; i < g_n_top_extras; i++) fprintf(stderr, " %s", g_top_extras[i]);
+    for (int i = 0; i < top->n_extras; i++) fprintf(stderr, " %s", top->extras[i]);
     for (int i = 0; i < r->n_extras; i++) fprintf(stderr, " %s", r->extras[i]);
     fputc('\n', stderr);
     return 2;
@@ -1388,28 +1377,28 @@ int cli_eval_verdict(const char *cmd, const char *help, int perr, const struct a
 /* argparse type= checks of `run`'s numbers, when each option is consumed */
 static bool run_check(const char *option, const char *v, char *msg, size_t n) {
   double d;
-  bool ok = py_float_from_str(v, strlen(v), &d);
+  bool ok = cli_py_float(v, &d);
   if (!strcmp(option, "--min-accuracy") || !strcmp(option, "--max-ece")) { /* Laya's _limit */
     if (ok && isfinite(d)) return true;
-    char *r = repr_of(v);
+    char *r = cli_args_repr(v);
     snprintf(msg, n, "%s is not a number", r);
     free(r);
     return false;
   }
-  if (!strcmp(option, "--batch-size")) { /* Python int() spellings; laya.c's range is int64's */
+  if (!strcmp(option, "--batch-size")) { /* Python int(): any spelling, any size */
     bool neg;
     char *dg = NULL;
-    bool fits = cli_py_int_digits(v, &neg, &dg) && (strlen(dg) < 19 || (strlen(dg) == 19 && strcmp(dg, "9223372036854775807") <= 0));
+    bool fits = cli_py_int_digits(v, &neg, &dg);
     free(dg);
     if (fits) return true;
-    char *r = repr_of(v);
+    char *r = cli_args_repr(v);
     snprintf(msg, n, "invalid int value: %s", r);
     free(r);
     return false;
   }
   if (!strcmp(option, "--min-confidence") || !strcmp(option, "--score-within")) {
     if (ok) return true;
-    char *r = repr_of(v);
+    char *r = cli_args_repr(v);
     snprintf(msg, n, "invalid float value: %s", r);
     free(r);
     return false;
@@ -1430,7 +1419,7 @@ static int parse_revisions(const arg_list *l, arena *ar, const char **shared, re
   *npins = 0;
   for (int k = 0; k < l->n; k++) {
     const char *s = l->items[k], *eq = strchr(s, '=');
-    char *r = repr_of(s);
+    char *r = cli_args_repr(s);
     if (eq) {
       size_t a, m, va, vm;
       py_strip(s, (size_t)(eq - s), &a, &m);
@@ -1451,10 +1440,10 @@ static int parse_revisions(const arg_list *l, arena *ar, const char **shared, re
       int j = 0;
       while (j < *npins && strcmp(pins[j].canon, canon)) j++;
       if (j < *npins && strcmp(pins[j].sha, sha)) {
-        char *rc = repr_of(canon), *r1 = repr_of(pins[j].sha), *r2 = repr_of(sha);
+        char *rc = cli_args_repr(canon), *r1 = cli_args_repr(pins[j].sha), *r2 = cli_args_repr(sha);
         char spelled[256] = "";
         if (strcmp(pins[j].given, given)) {
-          char *g1 = repr_of(pins[j].given), *g2 = repr_of(given);
+          char *g1 = cli_args_repr(pins[j].given), *g2 = cli_args_repr(given);
           snprintf(spelled, sizeof spelled, " (given as %s and %s)", g1, g2);
           free(g1);
           free(g2);
@@ -1479,7 +1468,7 @@ static int parse_revisions(const arg_list *l, arena *ar, const char **shared, re
       }
       const char *v = arena_strndup(ar, s + a, m);
       if (*shared && strcmp(*shared, v)) {
-        char *r1 = repr_of(*shared), *r2 = repr_of(v);
+        char *r1 = cli_args_repr(*shared), *r2 = cli_args_repr(v);
         fprintf(stderr, "laya-evals: --revision names two commits for every checkpoint: %s, %s\n", r1, r2);
         free(r1), free(r2), free(r);
         return 2;
@@ -1554,7 +1543,7 @@ static int run_chunk(runner *rn, const example *ex, size_t k, const json_value *
                                     min_conf >= 0 ? &mc : NULL, ra, typed, chosen, err);
 }
 
-static int cmd_run(int argc, char **argv) {
+static int cmd_run(int argc, char **argv, const arg_result *top) {
   const char *model = NULL, *device = NULL, *json_out = NULL, *md_out = NULL, *on_error = "fail",
              *precision = NULL, *baseline_path = NULL, *policy_path = NULL, *calibration = NULL;
   const long long kUnset = -0x7fffffffffffffffLL;
@@ -1592,15 +1581,20 @@ static int cmd_run(int argc, char **argv) {
   arg_result ar_;
   const arg_parse_opts po = {true, 1, run_check, false};
   int perr = cli_args_parse_ex(argc, argv, 0, opts, n_opts, &po, &ar_);
-  int verdict = cli_eval_verdict("run", kHelpRun, perr, &ar_, ar_.n_positional ? "" : "dataset");
+  int verdict = cli_eval_verdict("run", kHelpRun, perr, &ar_, ar_.n_positional ? "" : "dataset", top);
   if (verdict >= 0) {
     cli_args_free(opts, n_opts, &ar_);
     return verdict;
   }
-  if (batch_s) { /* run_check passed it: an int64 */
+  char *batch_exact = NULL; /* a --batch-size beyond int64, as Python prints it (the report's) */
+  if (batch_s) { /* run_check passed it; beyond int64 it means what int64's limit means (one pass) */
     bool neg;
     char *dg = NULL;
-    if (cli_py_int_digits(batch_s, &neg, &dg)) batch_size = neg ? -strtoll(dg, NULL, 10) : strtoll(dg, NULL, 10);
+    if (cli_py_int_digits(batch_s, &neg, &dg)) {
+      bool big = strlen(dg) > 19 || (strlen(dg) == 19 && strcmp(dg, "9223372036854775807") > 0);
+      batch_size = big ? (neg ? LLONG_MIN : LLONG_MAX) : neg ? -strtoll(dg, NULL, 10) : strtoll(dg, NULL, 10);
+      if (big && (batch_exact = malloc(strlen(dg) + 2))) sprintf(batch_exact, "%s%s", neg ? "-" : "", dg);
+    }
     free(dg);
   }
   char msg[600] = "";
@@ -1610,17 +1604,17 @@ static int cmd_run(int argc, char **argv) {
   const char *fl_val[2] = {min_acc_s, max_ece_s};
   double *fl_dst[2] = {&min_acc, &max_ece};
   for (int k = 0; k < 2 && !msg[0]; k++)
-    if (fl_val[k] && (!py_float_from_str(fl_val[k], strlen(fl_val[k]), fl_dst[k]) || !isfinite(*fl_dst[k]))) {
-      char *r = repr_of(fl_val[k]);
+    if (fl_val[k] && (!cli_py_float(fl_val[k], fl_dst[k]) || !isfinite(*fl_dst[k]))) {
+      char *r = cli_args_repr(fl_val[k]);
       snprintf(msg, sizeof msg, "argument %s: %s is not a number", fl_name[k], r);
       free(r);
     }
-  if (!msg[0] && min_conf_s && !py_float_from_str(min_conf_s, strlen(min_conf_s), &min_conf))
+  if (!msg[0] && min_conf_s && !cli_py_float(min_conf_s, &min_conf))
     snprintf(msg, sizeof msg, "argument --min-confidence: invalid float value: '%s'", min_conf_s);
   double sw[MAX_EVAL];
   int nsw = 0;
   for (int k = 0; k < sw_l.n && !msg[0]; k++) {
-    if (!py_float_from_str(sw_l.items[k], strlen(sw_l.items[k]), &sw[nsw]))
+    if (!cli_py_float(sw_l.items[k], &sw[nsw]))
       snprintf(msg, sizeof msg, "argument --score-within: invalid float value: '%s'", sw_l.items[k]);
     else if (nsw < MAX_EVAL - 4)
       nsw++;
@@ -1815,7 +1809,7 @@ static int cmd_run(int argc, char **argv) {
             ta = &typed[j]->answers[a];
         if (!ta) {
           if (!strcmp(on_error, "fail")) {
-            char *r = repr_of(qid);
+            char *r = cli_args_repr(qid);
             fprintf(stderr, "laya-evals: runner returned no answer for question %s\n", r);
             free(r);
             rc = 2;
@@ -1936,7 +1930,14 @@ static int cmd_run(int argc, char **argv) {
   bool batched = batch_size > 1;
   jput(&ar, &timing, "latency_metric", jstr(&ar, "per request: the wall time of the call that returned it, unsplit"));
   jput(&ar, &timing, "cost_metric", jstr(&ar, "per decision: that call divided by its own chunk size"));
-  jput(&ar, &timing, "batch_size", batch_size != kUnset ? json_int(batch_size) : json_null());
+  json_value bsv = batch_size != kUnset ? json_int(batch_size) : json_null();
+  if (batch_exact) { /* Python prints the integer exactly */
+    bsv.big = true;
+    bsv.s = batch_exact;
+    bsv.n = (uint32_t)strlen(batch_exact);
+    bsv.d = strtod(batch_exact, NULL);
+  }
+  jput(&ar, &timing, "batch_size", bsv);
   jput(&ar, &timing, "batch_form", batched ? jstr(&ar, "states") : json_null());
   jput(&ar, &timing, "sort_by_length", json_bool(sort_by_length));
   jput(&ar, &timing, "sort_by_length_sent", json_bool(sort_by_length && batched));
@@ -2002,7 +2003,7 @@ static int cmd_run(int argc, char **argv) {
     const char *name = is_min ? mins.name[i] : maxs.name[i - mins.n];
     double lim = is_min ? mins.value[i] : maxs.value[i - mins.n];
     const json_value *v = json_get(jover, name);
-    char *r = repr_of(name), b1[48], b2[48];
+    char *r = cli_args_repr(name), b1[48], b2[48];
     if (!v) sb_printf(&fails, "metric %s is not in the report\n", r);
     else if (isnan(v->d)) sb_printf(&fails, "metric %s is NaN\n", r);
     else if (is_min && v->d < lim) sb_printf(&fails, "%s=%s is below the minimum %s\n", name, f4(v->d, false, b1), f4(lim, false, b2));
@@ -2067,6 +2068,7 @@ static int cmd_run(int argc, char **argv) {
   }
 done:
   sb_free(&fails);
+  free(batch_exact);
   for (int d = 0; d < 4; d++) {
     for (size_t g = 0; g < ngroups[d]; g++) free(groups[d][g].cs), free(groups[d][g].key);
     free(groups[d]);
@@ -2087,7 +2089,7 @@ done:
 
 /* ---------------------------------------------------------------- compare */
 
-static int cmd_compare(int argc, char **argv) {
+static int cmd_compare(int argc, char **argv, const arg_result *top) {
   const char *baseline_path = NULL, *policy_path = NULL;
   arg_list tol_l = {0};
   const arg_spec opts[] = {{"--baseline", ARG_STR, &baseline_path, NULL},
@@ -2102,7 +2104,7 @@ static int cmd_compare(int argc, char **argv) {
                         : !r.n_positional                 ? "report"
                         : !baseline_path                  ? "--baseline"
                                                           : "";
-  int verdict = cli_eval_verdict("compare", kHelpCompare, perr, &r, missing);
+  int verdict = cli_eval_verdict("compare", kHelpCompare, perr, &r, missing, top);
   if (verdict >= 0) {
     cli_args_free(opts, n_opts, &r);
     return verdict;
@@ -2169,7 +2171,7 @@ static json_value *read_artifact(const char *path, arena *a) {
   size_t len;
   char *text = cli_read_file(path, &len);
   if (!text) {
-    char *r = repr_of(path);
+    char *r = cli_args_repr(path);
     fprintf(stderr, "laya-evals: [Errno %d] %s: %s\n", errno, strerror(errno), r);
     free(r);
     return NULL;
@@ -2198,13 +2200,13 @@ static const json_value *evidence_field(const json_value *cfg, const char *key) 
   return NULL;
 }
 
-static int cmd_evidence(int argc, char **argv) {
+static int cmd_evidence(int argc, char **argv, const arg_result *top) {
   const char *ckpt = NULL, *report_path = NULL;
   const arg_spec opts[] = {{"--checkpoint", ARG_STR, &ckpt, NULL}, {"--report", ARG_STR, &report_path, NULL}};
   arg_result r;
   const arg_parse_opts po = {true, 0, NULL, false};
   int perr = cli_args_parse_ex(argc, argv, 0, opts, 2, &po, &r);
-  int verdict = cli_eval_verdict("evidence", kHelpEvidence, perr, &r, ckpt ? "" : "--checkpoint");
+  int verdict = cli_eval_verdict("evidence", kHelpEvidence, perr, &r, ckpt ? "" : "--checkpoint", top);
   cli_args_free(opts, 2, &r);
   if (verdict >= 0) return verdict;
   char path[4200];
@@ -2212,7 +2214,7 @@ static int cmd_evidence(int argc, char **argv) {
   snprintf(path, sizeof path, "%s%s%s", ckpt, cl && ckpt[cl - 1] == '/' ? "" : "/", "rl_agent_config.json");
   struct stat st;
   if (stat(ckpt, &st) || !S_ISDIR(st.st_mode) || stat(path, &st) || !S_ISREG(st.st_mode)) {
-    char *rp = repr_of(ckpt);
+    char *rp = cli_args_repr(ckpt);
     fprintf(stderr, "laya-evals: no rl_agent_config.json under %s\n", rp);
     free(rp);
     return 2;
@@ -2316,11 +2318,11 @@ done:
 
 /* ---------------------------------------------------------------- validate */
 
-static int cmd_validate(int argc, char **argv) {
+static int cmd_validate(int argc, char **argv, const arg_result *top) {
   arg_result r;
   const arg_parse_opts po = {true, 1, NULL, false};
   int perr = cli_args_parse_ex(argc, argv, 0, NULL, 0, &po, &r);
-  int verdict = cli_eval_verdict("validate", kHelpValidate, perr, &r, r.n_positional ? "" : "dataset");
+  int verdict = cli_eval_verdict("validate", kHelpValidate, perr, &r, r.n_positional ? "" : "dataset", top);
   const char *path = verdict < 0 ? r.positional[0] : NULL;
   cli_args_free(NULL, 0, &r);
   if (verdict >= 0) return verdict;
@@ -2372,16 +2374,14 @@ int cli_eval_main(int argc, char **argv) {
   }
   const char *cmd = r.positional[0];
   int next = r.next;
-  g_top_extras = (char **)r.extras;
-  g_n_top_extras = r.n_extras;
   int rc;
-  if (!strcmp(cmd, "run")) rc = cmd_run(argc - next, argv + next);
-  else if (!strcmp(cmd, "validate")) rc = cmd_validate(argc - next, argv + next);
-  else if (!strcmp(cmd, "agreement")) rc = cli_eval_agreement(argc - next, argv + next);
-  else if (!strcmp(cmd, "compare")) rc = cmd_compare(argc - next, argv + next);
-  else if (!strcmp(cmd, "evidence")) rc = cmd_evidence(argc - next, argv + next);
+  if (!strcmp(cmd, "run")) rc = cmd_run(argc - next, argv + next, &r);
+  else if (!strcmp(cmd, "validate")) rc = cmd_validate(argc - next, argv + next, &r);
+  else if (!strcmp(cmd, "agreement")) rc = cli_eval_agreement(argc - next, argv + next, &r);
+  else if (!strcmp(cmd, "compare")) rc = cmd_compare(argc - next, argv + next, &r);
+  else if (!strcmp(cmd, "evidence")) rc = cmd_evidence(argc - next, argv + next, &r);
   else {
-    char *q = repr_of(cmd);
+    char *q = cli_args_repr(cmd);
     put_usage(kUsage);
     fprintf(stderr,
             "laya eval: error: argument command: invalid choice: %s (choose from 'validate', 'run', 'agreement', "
@@ -2390,8 +2390,6 @@ int cli_eval_main(int argc, char **argv) {
     free(q);
     rc = 2;
   }
-  g_top_extras = NULL;
-  g_n_top_extras = 0;
   cli_args_free(NULL, 0, &r);
   return rc;
 }

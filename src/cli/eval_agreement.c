@@ -818,7 +818,7 @@ static bool int_check(const char *option, const char *v, char *msg, size_t n) {
   return false;
 }
 
-int cli_eval_agreement(int argc, char **argv) {
+int cli_eval_agreement(int argc, char **argv, const struct arg_result *top) {
   const char *samples_s = NULL, *seed_s = NULL, *json_out = NULL;
   const arg_spec opts[] = {{"--bootstrap-samples", ARG_STR, &samples_s, NULL},
                            {"--seed", ARG_STR, &seed_s, NULL},
@@ -831,7 +831,7 @@ int cli_eval_agreement(int argc, char **argv) {
   strbuf m;
   sb_init(&m);
   for (int i = r.n_positional; i < 3; i++) sb_printf(&m, "%s%s", i > r.n_positional ? ", " : "", names[i]);
-  int verdict = cli_eval_verdict("agreement", kHelpAgreement, perr, &r, m.len ? m.data : "");
+  int verdict = cli_eval_verdict("agreement", kHelpAgreement, perr, &r, m.len ? m.data : "", top);
   sb_free(&m);
   const char *paths[3] = {NULL, NULL, NULL};
   for (int i = 0; verdict < 0 && i < 3; i++) paths[i] = r.positional[i];

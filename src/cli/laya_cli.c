@@ -187,14 +187,99 @@ static int fail(const laya_error *err) {
 static const char *const kBatchFormats[] = {"text", "state", "request", NULL};
 static const char *const kOnError[] = {"fail", "skip", "record", NULL};
 
-/* Whether argv holds flag (as "--flag" or "--flag=..."), for values the defaults cannot tell. */
-static bool arg_given(int argc, char **argv, const char *flag) {
-  size_t n = strlen(flag);
-  for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--")) break;
-    if (!strncmp(argv[i], flag, n) && (argv[i][n] == 0 || argv[i][n] == '=')) return true;
-  }
+/* The integer flags: argparse's type=int, read as Python's int() reads them. */
+static const char *const kIntFlags[] = {"--max-len", "--head-max-len", "--batch-size", "--window", "--stride",
+                                        "--max-loaded", "--shortlist-k", "--email-max-chars", NULL};
+
+static bool is_int_flag(const char *option) {
+  for (const char *const *f = kIntFlags; *f; f++)
+    if (!strcmp(*f, option)) return true;
   return false;
+}
+
+/* --model's value as Laya's type function takes it: 'auto', a checkpoint name or alias; laya.c also
+ * takes a directory or packed artifact, and a missing path is reported after the parse */
+static bool model_ok(const char *v, char *msg, size_t n) {
+  char *m = cli_strip(v);
+  strbuf low;
+  sb_init(&low);
+  py_lower(&low, m ? m : "", m ? strlen(m) : 0);
+  bool ok = low.data && !strcmp(low.data, "auto");
+  sb_free(&low);
+  free(m);
+  if (ok || access(v, F_OK) == 0) return true;
+  bool pathlike = v[0] == '/' || v[0] == '.' || v[0] == '~' || strchr(v, '/');
+  char name[64];
+  laya_error err = {0};
+  if (!router_normalise_name(v, name, &err) || pathlike) return true;
+  snprintf(msg, n, "%s, or 'auto'", err.message);
+  return false;
+}
+
+static bool top_check_q(const char *option, const char *v, char *msg, size_t n, char *q);
+
+/* argparse's type= checks, run as each option is consumed (so the first bad value, left to right,
+ * is the one reported, before any unrecognized argument) */
+static bool top_check(const char *option, const char *v, char *msg, size_t n) {
+  char *q = malloc(n); /* a value is quoted whole, as far as msg holds it */
+  if (!q) {
+    snprintf(msg, n, "out of memory");
+    return false;
+  }
+  bool ok = top_check_q(option, v, msg, n, q);
+  free(q);
+  return ok;
+}
+
+static bool top_check_q(const char *option, const char *v, char *msg, size_t n, char *q) {
+  if (is_int_flag(option)) {
+    bool neg;
+    char *dg = NULL;
+    bool ok = cli_py_int_digits(v, &neg, &dg);
+    free(dg);
+    if (!ok) snprintf(msg, n, "invalid int value: %s", cli_args_quoted(v, true, q, n));
+    return ok;
+  }
+  if (!strcmp(option, "--min-confidence")) { /* Laya's own type function for this flag, with its wording */
+    double d;
+    if (!cli_py_float(v, &d)) {
+      snprintf(msg, n, "expected a number in [0.0, 1.0], got %s", cli_args_quoted(v, true, q, n));
+      return false;
+    }
+    if (!(d >= 0.0 && d <= 1.0)) {
+      char f[32];
+      py_float_repr(d, f);
+      snprintf(msg, n, "min_confidence must be a float in [0.0, 1.0], got %s", f);
+      return false;
+    }
+    return true;
+  }
+  if (!strcmp(option, "--preset") && !question_preset_find(v)) {
+    snprintf(msg, n, "invalid choice: %s (choose from 'email', 'guard', 'moderation', 'router', 'triage')",
+             cli_args_quoted(v, true, q, n));
+    return false;
+  }
+  if (!strcmp(option, "--model")) return model_ok(v, msg, n);
+  return true;
+}
+
+/* An integer flag's value (top_check passed it), saturated to long long; *canon (malloc'd) is
+ * the number as Python prints it. */
+static long long int_value(const char *raw, char **canon) {
+  bool neg;
+  char *dg = NULL;
+  cli_py_int_digits(raw, &neg, &dg);
+  const char *d = dg ? dg : "0";
+  bool big = strlen(d) > 19 || (strlen(d) == 19 && strcmp(d, "9223372036854775807") > 0);
+  long long v = big ? (neg ? LLONG_MIN : LLONG_MAX) : neg ? -strtoll(d, NULL, 10) : strtoll(d, NULL, 10);
+  if (canon) {
+    strbuf sb;
+    sb_init(&sb);
+    sb_printf(&sb, "%s%s", neg ? "-" : "", d);
+    *canon = sb_steal(&sb);
+  }
+  free(dg);
+  return v;
 }
 
 static int parse_args(int argc, char **argv, args *a) {
@@ -205,72 +290,89 @@ static int parse_args(int argc, char **argv, args *a) {
   a->min_confidence = -1;
   a->email_max_chars = EMAIL_DEFAULT_MAX_CHARS;
   const char *min_conf = NULL;
+  enum { I_MAX_LEN, I_HEAD, I_BATCH, I_WINDOW, I_STRIDE, I_LOADED, I_SHORTLIST, I_EMAIL_MAX, N_INT };
+  const char *raw[N_INT] = {0};
+  long long *dst[N_INT] = {&a->max_len, &a->head_max_len, &a->batch_size, &a->window, &a->stride,
+                           &a->max_loaded, &a->shortlist_k, &a->email_max_chars};
+  /* argparse's parser: -h/--help first, then Laya's options in the order its parser adds them,
+   * laya.c's own among them (an ambiguous prefix names its candidates in this order) */
   const arg_spec opts[] = {
-      {"--predict", ARG_FLAG, &a->predict, NULL},        {"--json", ARG_FLAG, &a->json, NULL},
-      {"--explain", ARG_FLAG, &a->explain, NULL},
-      {"--sort-by-length", ARG_FLAG, &a->sort_by_length, NULL},
-      {"--long", ARG_FLAG, &a->long_doc, NULL},          {"--help", ARG_FLAG, &a->help, NULL},
-      {"-h", ARG_FLAG, &a->help, NULL},                  {"--version", ARG_FLAG, &a->version, NULL},
-      {"--model", ARG_STR, &a->model, NULL},             {"--lang", ARG_STR, &a->lang, NULL},
-      {"--lang-guess", ARG_STR, &a->lang_guess, NULL},   {"--task", ARG_STR, &a->task, NULL},
-      {"--preset", ARG_STR, &a->preset, NULL},           {"--questions", ARG_STR, &a->questions, NULL},
-      {"--device", ARG_STR, &a->device, NULL},           {"--batch", ARG_STR, &a->batch, NULL},
-      {"--precision", ARG_CHOICE, &a->precision, cli_precisions},
-      {"--schema", ARG_STR, &a->schema, NULL},           {"--max-len", ARG_INT, &a->max_len, NULL},
-      {"--head-max-len", ARG_INT, &a->head_max_len, NULL}, {"--batch-size", ARG_INT, &a->batch_size, NULL},
-      {"--window", ARG_INT, &a->window, NULL},           {"--stride", ARG_INT, &a->stride, NULL},
-      {"--max-loaded", ARG_INT, &a->max_loaded, NULL},
-      {"--shortlist-k", ARG_INT, &a->shortlist_k, NULL},
-      {"--email", ARG_STR, &a->email, NULL},             {"--email-state", ARG_STR, &a->email_state, NULL},
-      {"--email-max-chars", ARG_INT, &a->email_max_chars, NULL},
+      {"--version", ARG_FLAG, &a->version, NULL},
+      {"--predict", ARG_FLAG, &a->predict, NULL},
+      {"--model", ARG_STR, &a->model, NULL},
+      {"--lang", ARG_STR, &a->lang, NULL},
+      {"--lang-guess", ARG_STR, &a->lang_guess, NULL},
+      {"--task", ARG_STR, &a->task, NULL},
+      {"--preset", ARG_STR, &a->preset, NULL},
+      {"--questions", ARG_STR, &a->questions, NULL},
+      {"--schema", ARG_STR, &a->schema, NULL},
+      {"--long", ARG_FLAG, &a->long_doc, NULL},
+      {"--window", ARG_STR, &raw[I_WINDOW], NULL},
+      {"--stride", ARG_STR, &raw[I_STRIDE], NULL},
+      {"--max-len", ARG_STR, &raw[I_MAX_LEN], NULL},
+      {"--head-max-len", ARG_STR, &raw[I_HEAD], NULL},
+      {"--shortlist-k", ARG_STR, &raw[I_SHORTLIST], NULL},
       {"--min-confidence", ARG_STR, &min_conf, NULL},
-      {"--state-json", ARG_STR, &a->state_json, NULL},   {"--request", ARG_STR, &a->request, NULL},
+      {"--device", ARG_STR, &a->device, NULL},
+      {"--precision", ARG_CHOICE, &a->precision, cli_precisions},
+      {"--json", ARG_FLAG, &a->json, NULL},
+      {"--explain", ARG_FLAG, &a->explain, NULL},
+      {"--batch", ARG_STR, &a->batch, NULL},
+      {"--batch-size", ARG_STR, &raw[I_BATCH], NULL},
+      {"--sort-by-length", ARG_FLAG, &a->sort_by_length, NULL},
       {"--batch-format", ARG_CHOICE, &a->batch_format, kBatchFormats},
       {"--on-error", ARG_CHOICE, &a->on_error, kOnError},
+      {"--state-json", ARG_STR, &a->state_json, NULL},
+      {"--request", ARG_STR, &a->request, NULL},
+      {"--email", ARG_STR, &a->email, NULL},
+      {"--email-state", ARG_STR, &a->email_state, NULL},
+      {"--email-max-chars", ARG_STR, &raw[I_EMAIL_MAX], NULL},
       {"--calibration", ARG_STR, &a->calibration, NULL},
       {"--lang-temperatures", ARG_STR, &a->lang_temperatures, NULL},
-      {"--quiet", ARG_FLAG, &a->quiet, NULL},            {"-q", ARG_FLAG, &a->quiet, NULL}};
+      {"--max-loaded", ARG_STR, &raw[I_LOADED], NULL},
+      {"-q", ARG_FLAG, &a->quiet, NULL},
+      {"--quiet", ARG_FLAG, &a->quiet, NULL}};
+  const size_t n_opts = sizeof opts / sizeof opts[0];
+  const arg_parse_opts po = {true, ARGS_NARGS_STAR, top_check, false};
   arg_result r;
-  int bad = cli_args_parse(argc, argv, 1, opts, sizeof opts / sizeof opts[0], &r);
+  int bad = cli_args_parse_ex(argc, argv, 1, opts, n_opts, &po, &r);
   a->text = (char **)r.positional; /* owned by a from here; freed with a->text */
   a->ntext = r.n_positional;
-  if (bad) return usage_error("%s%s", r.error, "");
-  if (a->shortlist_k != LLONG_MIN && a->shortlist_k < 1) {
-    char k[32];
-    snprintf(k, sizeof k, "%lld", a->shortlist_k);
-    return usage_error("argument --shortlist-k: k must be a positive integer, got %s%s", k, "");
-  }
-  if (a->shortlist_k != LLONG_MIN && (a->long_doc || a->schema))
-    return usage_error("argument --shortlist-k: shortlists choice questions; not with --long or --schema%s%s", "", "");
-  if (min_conf) {
-    /* Laya's own type function for this flag, with its wording */
-    double d;
-    if (!py_float_from_str(min_conf, strlen(min_conf), &d))
-      return usage_error("argument --min-confidence: expected a number in [0.0, 1.0], got '%s'%s", min_conf, "");
-    if (!(d >= 0.0 && d <= 1.0)) {
-      char f[32];
-      py_float_repr(d, f);
-      return usage_error("argument --min-confidence: min_confidence must be a float in [0.0, 1.0], got %s%s", f, "");
+  r.positional = NULL;
+  a->help = r.help;
+  if (bad || (!r.help && r.n_extras)) {
+    /* argparse's order: a refused value or ambiguous prefix, else the unrecognized arguments */
+    fputs(kUsage, stderr);
+    if (bad) {
+      fprintf(stderr, "laya: error: %s\n", r.error_full ? r.error_full : r.error);
+    } else {
+      fputs("laya: error: unrecognized arguments:", stderr);
+      for (int i = 0; i < r.n_extras; i++) fprintf(stderr, " %s", r.extras[i]);
+      fputc('\n', stderr);
     }
-    a->min_confidence = d;
+    cli_args_free(opts, n_opts, &r);
+    return 2;
   }
-  if (a->email && !a->preset && !a->questions && !a->schema) a->preset = "email";
+  cli_args_free(opts, n_opts, &r);
+  if (a->help) return 0;
+  char *canon[N_INT] = {0};
+  for (int i = 0; i < N_INT; i++)
+    if (raw[i]) *dst[i] = int_value(raw[i], &canon[i]);
+  int rc = 0;
+  if (raw[I_SHORTLIST] && a->shortlist_k < 1)
+    rc = usage_error("argument --shortlist-k: k must be a positive integer, got %s%s", canon[I_SHORTLIST], "");
+  else if (raw[I_SHORTLIST] && (a->long_doc || a->schema))
+    rc = usage_error("argument --shortlist-k: shortlists choice questions; not with --long or --schema%s%s", "", "");
   /* the C API refuses a negative budget; say so here instead of dropping the flag */
-  const struct {
-    const char *flag;
-    long long v;
-  } budgets[] = {{"--max-len", a->max_len},     {"--head-max-len", a->head_max_len}, {"--window", a->window},
-                 {"--stride", a->stride},       {"--batch-size", a->batch_size}};
-  for (size_t i = 0; i < sizeof budgets / sizeof budgets[0]; i++)
-    if (budgets[i].v < -1 || (budgets[i].v == -1 && arg_given(argc, argv, budgets[i].flag))) {
-      char num[32];
-      snprintf(num, sizeof num, "%lld", budgets[i].v);
-      return usage_error("argument %s: must be a non-negative integer, got %s", budgets[i].flag, num);
-    }
-  if (a->preset && !question_preset_find(a->preset))
-    return usage_error("argument --preset: invalid choice: '%s' (choose from 'email', 'guard', "
-                       "'moderation', 'router', 'triage')%s",
-                       a->preset, "");
+  const int budgets[] = {I_MAX_LEN, I_HEAD, I_WINDOW, I_STRIDE, I_BATCH};
+  const char *budget_flags[] = {"--max-len", "--head-max-len", "--window", "--stride", "--batch-size"};
+  for (size_t i = 0; !rc && i < sizeof budgets / sizeof budgets[0]; i++)
+    if (raw[budgets[i]] && *dst[budgets[i]] < 0)
+      rc = usage_error("argument %s: must be a non-negative integer, got %s", budget_flags[i], canon[budgets[i]]);
+  for (int i = 0; i < N_INT; i++) free(canon[i]);
+  if (rc) return rc;
+  if (min_conf) cli_py_float(min_conf, &a->min_confidence); /* top_check passed it */
+  if (a->email && !a->preset && !a->questions && !a->schema) a->preset = "email";
   if (a->model) {
     char *m = cli_strip(a->model);
     strbuf low;

@@ -3,9 +3,11 @@
  * --questions. Their wording is laya.c's own, not Laya's, so the same checkpoint answers them
  * differently from Laya's presets; `show` says how to export Laya's for --questions instead. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/cli_args.h"
 #include "core/arena.h"
 #include "core/json.h"
 #include "core/strbuf.h"
@@ -78,15 +80,31 @@ static int show(const char *name) {
 }
 
 int cli_presets_main(int argc, char **argv) {
-  if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+  /* argparse's rules (src/cli/cli_args.h): -h / --help or a prefix of it, then [list] | show NAME */
+  const arg_parse_opts po = {true, 2, NULL, false};
+  arg_result r;
+  int perr = cli_args_parse_ex(argc, argv, 1, NULL, 0, &po, &r);
+  const char *cmd = r.n_positional ? r.positional[0] : "list";
+  bool known = !strcmp(cmd, "list") || !strcmp(cmd, "show");
+  int rc = cli_args_verdict(kUsage, "laya presets", perr, &r, known && !strcmp(cmd, "show") && r.n_positional < 2 ? "NAME" : "");
+  if (rc < 0 && !r.help && !known) {
+    char *q = cli_args_repr(cmd);
+    rc = cli_args_refuse(kUsage, "laya presets", "argument command: invalid choice: %s (choose from 'list', 'show')", q);
+    free(q);
+  }
+  if (rc < 0 && !r.help && !strcmp(cmd, "list") && r.n_positional > 1)
+    rc = cli_args_refuse(kUsage, "laya presets", "unrecognized arguments: %s", r.positional[1]);
+  const char *name = r.n_positional > 1 ? r.positional[1] : NULL;
+  bool help = r.help;
+  cli_args_free(NULL, 0, &r);
+  if (rc >= 0) return rc;
+  if (help) {
     fputs(kUsage, stdout);
     return 0;
   }
-  if (argc == 1 || (argc == 2 && !strcmp(argv[1], "list"))) {
+  if (!strcmp(cmd, "list")) {
     list();
     return 0;
   }
-  if (argc == 3 && !strcmp(argv[1], "show")) return show(argv[2]);
-  fprintf(stderr, "%s", kUsage);
-  return 2;
+  return show(name);
 }

@@ -24,17 +24,15 @@
 #include "tokenizer/tokenizer.h"
 
 static const char kUsage[] =
-    "usage: laya tokenize (--tokenizer PATH | --model DIR) [--json] [--tokens] [--decode]\n"
+    "usage: laya tokenize [-h] (--tokenizer PATH | --model DIR) [--json] [--tokens] [--decode]\n"
     "                     [--max-len N] [TEXT ...]\n"
+    "\n"
     "  PATH is a tokenizer.json file or the directory holding it (and tokenizer_config.json);\n"
     "  DIR is a checkpoint directory (its tokenizer/ folder is used when present).\n"
     "  Encodes each TEXT, or reads lines (JSON strings with --json, JSON id lists with --decode)\n"
     "  on stdin; prints one JSON value per input. Ids exclude special tokens (Laya adds CLS/SEP).\n";
 
-static int usage_error(const char *msg) {
-  fprintf(stderr, "laya tokenize: %s\n%s", msg, kUsage);
-  return 2;
-}
+static int usage_error(const char *msg) { return cli_args_refuse(kUsage, "laya tokenize", "%s", msg); }
 
 static int line_error(size_t line, const laya_error *e, const char *msg) {
   fprintf(stderr, "laya tokenize: line %zu: %s\n", line, e ? e->message : msg);
@@ -52,24 +50,31 @@ int cli_tokenize_main(int argc, char **argv) {
   int ntexts = 0;
   bool json_in = false, tokens = false, decode = false;
   long max_len = 0;
-  bool help = false;
   const char *model_dir = NULL;
   long long max_len_arg = 0;
-  const arg_spec opts[] = {{"-h", ARG_FLAG, &help, NULL},          {"--help", ARG_FLAG, &help, NULL},
-                           {"--tokenizer", ARG_STR, &path, NULL},   {"--model", ARG_STR, &model_dir, NULL},
+  /* argparse's rules (src/cli/cli_args.h): unique prefixes, ambiguous ones refused; the texts may
+   * come anywhere (as parse_intermixed_args takes them) */
+  const arg_spec opts[] = {{"--tokenizer", ARG_STR, &path, NULL},   {"--model", ARG_STR, &model_dir, NULL},
                            {"--json", ARG_FLAG, &json_in, NULL},    {"--tokens", ARG_FLAG, &tokens, NULL},
                            {"--decode", ARG_FLAG, &decode, NULL},   {"--max-len", ARG_INT, &max_len_arg, NULL}};
+  const size_t n_opts = sizeof opts / sizeof opts[0];
+  const arg_parse_opts po = {true, -1, NULL, false};
   arg_result r;
-  int bad = cli_args_parse(argc, argv, 1, opts, sizeof opts / sizeof opts[0], &r);
+  int perr = cli_args_parse_ex(argc, argv, 1, opts, n_opts, &po, &r);
   for (int i = 0; i < r.n_positional; i++) texts[ntexts++] = (char *)r.positional[i];
-  char msg[600] = "";
-  if (bad) snprintf(msg, sizeof msg, "%s", r.error);
-  cli_args_free(opts, sizeof opts / sizeof opts[0], &r);
+  int verdict = cli_args_verdict(kUsage, "laya tokenize", perr, &r, "");
+  bool help = r.help;
+  cli_args_free(opts, n_opts, &r);
+  if (verdict >= 0) {
+    free(texts);
+    return verdict;
+  }
   if (help) {
     fputs(kUsage, stdout);
     free(texts);
     return 0;
   }
+  char msg[600] = "";
   if (!msg[0] && (max_len_arg < 0 || max_len_arg > INT_MAX))
     snprintf(msg, sizeof msg, "argument --max-len: needs a non-negative integer, got %lld", max_len_arg);
   if (msg[0]) {

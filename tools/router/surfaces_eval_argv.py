@@ -183,6 +183,17 @@ def flag_cases():
         ("run_batch_hex", g("run", MISSING, "--batch-size", "0x2")),
         ("run_batch_neg_exp", g("run", MISSING, "--batch-size", "-1e3")),
         ("run_min_acc_negative", g("run", MISSING, "--min-accuracy", "-.5")),
+        # int() of any size, float() of Unicode digits (each value accepted, then the missing file)
+        ("run_batch_huge", g("run", MISSING, "--batch-size", "9" * 23)),
+        ("run_batch_huge_negative", g("run", MISSING, "--batch-size=-" + str(2 ** 64))),
+        ("run_batch_huge_prefix", g("run", MISSING, "--batch", str(2 ** 200))),
+        ("run_batch_4301", g("run", MISSING, "--batch-size", "7" * 4301)),
+        ("run_min_conf_fullwidth", g("run", MISSING, "--min-confidence", "\uff10.\uff15", "--batch-size", "\uff11")),
+        ("run_min_acc_arabic", g("run", MISSING, "--min-accuracy", "\u0660.\u0665")),
+        ("run_max_ece_nbsp", g("run", MISSING, "--max-ece", "\u00a00.2\u2003")),
+        ("run_score_within_fullwidth", g("run", MISSING, "--score-within", "\uff10.\uff11")),
+        ("run_min_conf_vulgar", g("run", MISSING, "--min-confidence", "\u00bd")),
+        ("run_min_acc_file_separator", g("run", MISSING, "--min-accuracy", "\x1c0.5")),
         # compare
         ("cmp_none", g("compare")),
         ("cmp_no_baseline", g("compare", "modernbert-tiny_run.json")),
