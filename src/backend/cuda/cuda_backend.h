@@ -39,6 +39,11 @@ int backend_cuda_profile(backend_worker *w, char *buf, size_t n);
  * 1 when the device cannot run the kernel, -1 on a CUDA error. */
 int backend_cuda_geglu_selftest(int half16, int M, int I, int K, double *max_rel, int *same_bits);
 
+/* The Wqkv GEMM with RoPE in its epilogue (gemm_sm90.cu), every variant, against a plain fp32 GEMM
+ * and rotation of random 16-bit A [M, K] and W [3 H 64, K] (Q and K heads of 64 rotated by each
+ * row's position, the last 3 rows padding at position 0); results as above. */
+int backend_cuda_qkv_rope_selftest(int half16, int M, int H, int K, double *max_rel, int *same_bits);
+
 /* The fp8 GEMM (fp8.cu, gemm.cu) on device 0: random bf16 A [M, K] and W [N, K] quantised per row
  * on the device, multiplied in E4M3 into bf16 (accumulate 0) or added into an fp32 D (1).
  * *rel_q: max |error| / max |reference| against the fp32 product of the dequantised operands;

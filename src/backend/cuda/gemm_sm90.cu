@@ -147,17 +147,91 @@ template <> __device__ __forceinline__ void store2<__half>(__half *p, float a, f
 }
 #endif // GG_SM90
 
-template <int BN, int STAGES> constexpr size_t gg_smem_bytes() {
-  return (size_t)STAGES * (GG_BM + BN) * GG_BK * 2 + 2 * STAGES * 8 + 1024;
+/* What the epilogue does with a tile's fp32 accumulators (EPI_* below) and where it writes. */
+struct gg_epi {
+  void *out;
+  int M;            /* rows stored: rows >= M are padding of the TMA box and never written */
+  int n_out;        /* GeGLU: I (output columns); RoPE: N (= the weight's rows) */
+  int ldo;          /* output row stride, elements */
+  const int32_t *tok_pos; /* RoPE: each row's position in its sequence (rows >= counts[CNT_TOKENS]: any) */
+  const float2 *rope;     /* RoPE: (cos, sin)[pos][32] */
+  const int *counts;      /* RoPE: the batch's counts (CNT_TOKENS) on the device */
+  int rope_cols;          /* RoPE: columns [0, rope_cols) are Q and K heads of 64 (rotated); the rest V */
+};
+enum { EPI_GEGLU = 0, EPI_ROPE = 1 };
+
+#ifdef GG_SM90
+/* The epilogue of one 64-row slice of a tile: d[BN / 2] in wgmma's m64nBN f32 layout (thread
+ * (warp w, lane l) holds, for n8 block i, rows 16w + l/4 (+8) and columns 8i + 2(l%4) (+1));
+ * r0 the thread's first row, n0 the tile's first weight row (output column before GeGLU).
+ * EPI_GEGLU: blocks 2p and 2p+1 are output block p's inputs and gates (geglu_interleave).
+ * EPI_ROPE: each 64 columns are one head; columns j and j + 32 (blocks i and i + 4) are a
+ * rotate-half pair, both held by the same thread, rotated in fp32 before the one rounding. */
+template <class T, int EPI, int BN>
+__device__ __forceinline__ void gg_epilogue(const float *d, int r0, int n0, int lane, const gg_epi &ep) {
+  T *out = (T *)ep.out;
+  if (EPI == EPI_GEGLU) {
+#pragma unroll
+    for (int p = 0; p < BN / 16; p++) {
+      const int col = n0 / 2 + 8 * p + 2 * (lane % 4);
+      if (col >= ep.n_out) continue;
+      const float *in = d + (2 * p) * 4, *gt = d + (2 * p + 1) * 4;
+      if (r0 < ep.M) store2<T>(out + (size_t)r0 * ep.ldo + col, gg_gelu(in[0]) * gt[0], gg_gelu(in[1]) * gt[1]);
+      if (r0 + 8 < ep.M)
+        store2<T>(out + (size_t)(r0 + 8) * ep.ldo + col, gg_gelu(in[2]) * gt[2], gg_gelu(in[3]) * gt[3]);
+    }
+  } else {
+    const int ntok = ep.counts[CNT_TOKENS];
+    const int p0 = r0 < ntok ? ep.tok_pos[r0] : 0, p1 = r0 + 8 < ntok ? ep.tok_pos[r0 + 8] : 0;
+    T *o0 = out + (size_t)r0 * ep.ldo, *o1 = out + (size_t)(r0 + 8) * ep.ldo;
+#pragma unroll
+    for (int hb = 0; hb < BN / 64; hb++) {
+      const int ch = n0 + 64 * hb; /* the head's first column */
+      if (ch >= ep.n_out) break;
+      const float *h = d + hb * 32;
+      if (ch < ep.rope_cols) {
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+          const int j = 8 * i + 2 * (lane % 4);
+          const float *a = h + 4 * i, *b = h + 4 * (i + 4);
+          const float4 c0 = *reinterpret_cast<const float4 *>(ep.rope + (size_t)p0 * 32 + j);
+          const float4 c1 = *reinterpret_cast<const float4 *>(ep.rope + (size_t)p1 * 32 + j);
+          if (r0 < ep.M) {
+            store2<T>(o0 + ch + j, a[0] * c0.x - b[0] * c0.y, a[1] * c0.z - b[1] * c0.w);
+            store2<T>(o0 + ch + 32 + j, b[0] * c0.x + a[0] * c0.y, b[1] * c0.z + a[1] * c0.w);
+          }
+          if (r0 + 8 < ep.M) {
+            store2<T>(o1 + ch + j, a[2] * c1.x - b[2] * c1.y, a[3] * c1.z - b[3] * c1.w);
+            store2<T>(o1 + ch + 32 + j, b[2] * c1.x + a[2] * c1.y, b[3] * c1.z + a[3] * c1.w);
+          }
+        }
+      } else {
+#pragma unroll
+        for (int i = 0; i < 8; i++) {
+          const int col = ch + 8 * i + 2 * (lane % 4);
+          if (r0 < ep.M) store2<T>(o0 + col, h[4 * i], h[4 * i + 1]);
+          if (r0 + 8 < ep.M) store2<T>(o1 + col, h[4 * i + 2], h[4 * i + 3]);
+        }
+      }
+    }
+  }
+}
+#endif // GG_SM90
+
+template <int BM, int BN, int STAGES> constexpr size_t gg_smem_bytes() {
+  return (size_t)STAGES * (BM + BN) * GG_BK * 2 + (2 * STAGES + 2) * 8 + 1024;
 }
 
-/* A persistent grid of min(tiles, SMs) blocks; tile t is (n tile t % ntn, m tile t / ntn), so the
+/* Cooperative: persistent blocks of three warpgroups, 128 x BN output tiles; warpgroup 0 issues
+ * the TMA loads, warpgroups 1 and 2 each run wgmma m64nBNk16 on 64 of the tile's rows, then both
+ * run the epilogue (the tensor cores idle meanwhile; the pingpong kernel below hides it). A
+ * persistent grid of min(tiles, SMs) blocks; tile t is (n tile t % ntn, m tile t / ntn), so the
  * blocks running at once share A row tiles (reused from L2) while the weight (11 MB for
- * ModernBERT-large) stays resident in L2. */
-template <class T, int BN, int STAGES, int MINB>
+ * ModernBERT-large) stays resident in L2. NW: the weight's rows. */
+template <class T, int EPI, int BN, int STAGES, int MINB>
 __global__ void __launch_bounds__(384, MINB)
-    geglu_gemm_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB, T *out, int M,
-                      int I, int ldo, int K) {
+    gg_coop_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB,
+                   const gg_epi ep, int NW, int K) {
 #ifdef GG_SM90
   extern __shared__ unsigned char gg_smem_raw[];
   unsigned char *base = (unsigned char *)(((uintptr_t)gg_smem_raw + 1023) & ~(uintptr_t)1023);
@@ -167,7 +241,7 @@ __global__ void __launch_bounds__(384, MINB)
   uint64_t *empty = full + STAGES;
   const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
   const int kt = (K + GG_BK - 1) / GG_BK;
-  const int ntn = (2 * I + BN - 1) / BN, ntiles = ntn * ((M + GG_BM - 1) / GG_BM);
+  const int ntn = (NW + BN - 1) / BN, ntiles = ntn * ((ep.M + GG_BM - 1) / GG_BM);
   if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; s++) {
       mbar_init(&full[s], 1);
@@ -224,19 +298,100 @@ __global__ void __launch_bounds__(384, MINB)
     wg_wait0();
     acc_fence<NACC>(d);
     if (tid == 0) mbar_arrive(&empty[(it - 1) % STAGES]);
-    /* accumulator layout (m64nN, f32): thread (warp w, lane l) holds, for n8 block i, rows
-     * 16w + l/4 (+8) and columns 8i + 2(l%4) (+1). Blocks 2p and 2p+1 are output block p's
-     * inputs and gates. */
-    const int r0 = m0 + c * 64 + warp * 16 + lane / 4;
-#pragma unroll
-    for (int p = 0; p < BN / 16; p++) {
-      const int col = n0 / 2 + 8 * p + 2 * (lane % 4);
-      if (col >= I) continue;
-      const float *in = d + (2 * p) * 4, *gt = d + (2 * p + 1) * 4;
-      if (r0 < M) store2<T>(out + (size_t)r0 * ldo + col, gg_gelu(in[0]) * gt[0], gg_gelu(in[1]) * gt[1]);
-      if (r0 + 8 < M)
-        store2<T>(out + (size_t)(r0 + 8) * ldo + col, gg_gelu(in[2]) * gt[2], gg_gelu(in[3]) * gt[3]);
+    gg_epilogue<T, EPI, BN>(d, m0 + c * 64 + warp * 16 + lane / 4, n0, lane, ep);
+  }
+#endif
+}
+
+/* Pingpong: the same producer, but each consumer warpgroup owns whole BM x BN tiles (BM / 64
+ * wgmma row slices) and the two take the block's tiles in turn (consumer c: the block's tiles
+ * c, c + 2, ...). The producer fills the ring in tile order, so while one consumer runs its
+ * epilogue the other's products of the next tile already run: the tensor cores do not wait for
+ * the stores. Each stage is read by one consumer (the empty barriers count one arrival). The
+ * products and their order per output are those of the cooperative kernel (m64nNk16 over k in
+ * steps of 16), so every variant gives the same bits. */
+template <class T, int EPI, int BM, int BN, int STAGES>
+__global__ void __launch_bounds__(384, 1)
+    gg_pp_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB,
+                 const gg_epi ep, int NW, int K) {
+#ifdef GG_SM90
+  extern __shared__ unsigned char gg_smem_raw[];
+  unsigned char *base = (unsigned char *)(((uintptr_t)gg_smem_raw + 1023) & ~(uintptr_t)1023);
+  T *sA = (T *)base;
+  T *sB = sA + (size_t)STAGES * BM * GG_BK;
+  uint64_t *full = (uint64_t *)(sB + (size_t)STAGES * BN * GG_BK);
+  uint64_t *empty = full + STAGES, *ord = empty + STAGES;
+  const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
+  const int kt = (K + GG_BK - 1) / GG_BK;
+  const int ntn = (NW + BN - 1) / BN, ntiles = ntn * ((ep.M + BM - 1) / BM);
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < STAGES; s++) {
+      mbar_init(&full[s], 1);
+      mbar_init(&empty[s], 1);
     }
+    mbar_init(&ord[0], 1);
+    mbar_init(&ord[1], 1);
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+  }
+  __syncthreads();
+  if (wg == 0) {
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
+    if (tid == 0) {
+      int it = 0;
+      for (int t = blockIdx.x; t < ntiles; t += gridDim.x) {
+        const int n0 = (t % ntn) * BN, m0 = (t / ntn) * BM;
+        for (int k = 0; k < kt; k++, it++) {
+          const int s = it % STAGES;
+          if (it >= STAGES) mbar_wait(&empty[s], ((it / STAGES) - 1) & 1);
+          mbar_expect_tx(&full[s], (uint32_t)((BM + BN) * GG_BK * 2));
+          tma_load_2d(sA + (size_t)s * BM * GG_BK, &tmA, k * GG_BK, m0, &full[s]);
+          tma_load_2d(sB + (size_t)s * BN * GG_BK, &tmB, k * GG_BK, n0, &full[s]);
+        }
+      }
+    }
+    return;
+  }
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
+  constexpr int MS = BM / 64, NACC = BN / 2;
+  float d[MS * NACC];
+  const int c = wg - 1;
+  const int warp = tid / 32, lane = tid % 32;
+  int j = 0; /* the block's tile count so far: tile j's stages are uses j * kt .. j * kt + kt - 1 */
+  for (int t = blockIdx.x; t < ntiles; t += gridDim.x, j++) {
+    if ((j & 1) != c) continue;
+    const int n0 = (t % ntn) * BN, m0 = (t / ntn) * BM;
+#pragma unroll
+    for (int i = 0; i < MS * NACC; i++) d[i] = 0.f;
+    /* Mainloops in tile order: wait until the other consumer has waited for every stage of its
+     * tile j - 1. Without it a consumer could wait on a stage two fills ahead, and a parity wait
+     * cannot tell fill u from fill u - 2 (ord[c] completes once per mainloop of consumer c). */
+    if (j >= 1) mbar_wait(&ord[1 - c], ((j - 1) / 2) & 1);
+    int it = j * kt;
+    for (int k = 0; k < kt; k++, it++) {
+      const int s = it % STAGES;
+      mbar_wait(&full[s], (it / STAGES) & 1);
+      const T *a = sA + (size_t)s * BM * GG_BK;
+      const T *b = sB + (size_t)s * BN * GG_BK;
+      acc_fence<MS * NACC>(d);
+      wg_fence();
+#pragma unroll
+      for (int kk = 0; kk < GG_BK / 16; kk++)
+#pragma unroll
+        for (int ms = 0; ms < MS; ms++)
+          wgmma_tile<T, BN>(d + ms * NACC, sdesc(a + (size_t)ms * 64 * GG_BK + kk * 16), sdesc(b + kk * 16));
+      wg_commit();
+      wg_wait1();
+      acc_fence<MS * NACC>(d);
+      if (k > 0 && tid == 0) mbar_arrive(&empty[(it - 1) % STAGES]);
+    }
+    if (tid == 0) mbar_arrive(&ord[c]);
+    wg_wait0();
+    acc_fence<MS * NACC>(d);
+    if (tid == 0) mbar_arrive(&empty[(it - 1) % STAGES]);
+#pragma unroll
+    for (int ms = 0; ms < MS; ms++)
+      gg_epilogue<T, EPI, BN>(d + ms * NACC, m0 + ms * 64 + warp * 16 + lane / 4, n0, lane, ep);
   }
 #endif
 }
@@ -257,43 +412,59 @@ encode_fn g_encode;
 int g_sms = 132; /* multiprocessors of the device (device_ok): the persistent grid */
 int g_encode_state; /* 0 not looked up, 1 found, -1 missing */
 
+typedef void (*gg_kernel_fn)(CUtensorMap, CUtensorMap, gg_epi, int, int);
+template <int PP, class T, int EPI, int BM, int BN, int STAGES> struct gg_kernel;
+template <class T, int EPI, int BM, int BN, int STAGES> struct gg_kernel<0, T, EPI, BM, BN, STAGES> {
+  static gg_kernel_fn fn() { return gg_coop_kernel<T, EPI, BN, STAGES, 1>; }
+};
+template <class T, int EPI, int BM, int BN, int STAGES> struct gg_kernel<1, T, EPI, BM, BN, STAGES> {
+  static gg_kernel_fn fn() { return gg_pp_kernel<T, EPI, BM, BN, STAGES>; }
+};
+template <int PP, int BM, int BN, int STAGES> gg_kernel_fn kernel_of(int half16, int epi) {
+  if (half16) return epi == EPI_ROPE ? gg_kernel<PP, __half, EPI_ROPE, BM, BN, STAGES>::fn()
+                                     : gg_kernel<PP, __half, EPI_GEGLU, BM, BN, STAGES>::fn();
+  return epi == EPI_ROPE ? gg_kernel<PP, __nv_bfloat16, EPI_ROPE, BM, BN, STAGES>::fn()
+                         : gg_kernel<PP, __nv_bfloat16, EPI_GEGLU, BM, BN, STAGES>::fn();
+}
+
 struct gg_variant {
   const char *name;
-  int bn;
+  int pp, bm, bn; /* pingpong or cooperative; tile rows x weight rows */
   size_t smem;
-  void (*launch)(cudaStream_t, const CUtensorMap *, const CUtensorMap *, void *, int, int, int, int, int);
+  void (*launch)(cudaStream_t, const CUtensorMap *, const CUtensorMap *, int, int, const gg_epi &, int, int);
   int (*prepare)(void);
 };
 
-template <int BN, int STAGES, int MINB> void launch_v(cudaStream_t s, const CUtensorMap *a, const CUtensorMap *b,
-                                                     void *out, int half16, int M, int I, int ldo, int K) {
-  const long tiles = (long)((2 * I + BN - 1) / BN) * ((M + GG_BM - 1) / GG_BM);
-  dim3 grid((unsigned)(tiles < g_sms ? tiles : g_sms));
-  const size_t smem = gg_smem_bytes<BN, STAGES>();
-  if (half16)
-    geglu_gemm_kernel<__half, BN, STAGES, MINB><<<grid, 384, smem, s>>>(*a, *b, (__half *)out, M, I, ldo, K);
-  else
-    geglu_gemm_kernel<__nv_bfloat16, BN, STAGES, MINB>
-        <<<grid, 384, smem, s>>>(*a, *b, (__nv_bfloat16 *)out, M, I, ldo, K);
+template <int PP, int BM, int BN, int STAGES>
+void launch_v(cudaStream_t s, const CUtensorMap *a, const CUtensorMap *b, int half16, int epi, const gg_epi &ep,
+              int NW, int K) {
+  const long tiles = (long)((NW + BN - 1) / BN) * ((ep.M + BM - 1) / BM);
+  const dim3 grid((unsigned)(tiles < g_sms ? tiles : g_sms));
+  CUtensorMap ma = *a, mb = *b;
+  gg_epi e = ep;
+  void *args[] = {&ma, &mb, &e, &NW, &K};
+  cudaLaunchKernel((const void *)kernel_of<PP, BM, BN, STAGES>(half16, epi), grid, dim3(384), args,
+                   gg_smem_bytes<BM, BN, STAGES>(), s);
 }
-template <int BN, int STAGES, int MINB> int prepare_v(void) {
-  const int smem = (int)gg_smem_bytes<BN, STAGES>();
-  if (cudaFuncSetAttribute(geglu_gemm_kernel<__half, BN, STAGES, MINB>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                           smem) != cudaSuccess)
-    return -1;
-  if (cudaFuncSetAttribute(geglu_gemm_kernel<__nv_bfloat16, BN, STAGES, MINB>,
-                           cudaFuncAttributeMaxDynamicSharedMemorySize, smem) != cudaSuccess)
-    return -1;
+template <int PP, int BM, int BN, int STAGES> int prepare_v(void) {
+  const int smem = (int)gg_smem_bytes<BM, BN, STAGES>();
+  for (int h = 0; h < 2; h++)
+    for (int epi = 0; epi < 2; epi++)
+      if (cudaFuncSetAttribute((const void *)kernel_of<PP, BM, BN, STAGES>(h, epi),
+                               cudaFuncAttributeMaxDynamicSharedMemorySize, smem) != cudaSuccess)
+        return -1;
   return 0;
 }
 
-/* Fastest first at large M (the ModernBERT-large 32 x 512 pass); geglu_gemm_pick chooses among
- * them by the pass's tile count. */
+#define GG_VARIANT(name, pp, bm, bn, st) \
+  { name, pp, bm, bn, gg_smem_bytes<bm, bn, st>(), launch_v<pp, bm, bn, st>, prepare_v<pp, bm, bn, st> }
+/* The cooperative tiles first (the pick's ties go to the earlier), then the pingpong ones;
+ * sm90_gemm_pick chooses among them by the pass's tile count. */
 const gg_variant g_variants[] = {
-    {"n256s4", 256, gg_smem_bytes<256, 4>(), launch_v<256, 4, 1>, prepare_v<256, 4, 1>},
-    {"n128s6", 128, gg_smem_bytes<128, 6>(), launch_v<128, 6, 1>, prepare_v<128, 6, 1>},
-    {"n64s8", 64, gg_smem_bytes<64, 8>(), launch_v<64, 8, 1>, prepare_v<64, 8, 1>},
+    GG_VARIANT("n256s4", 0, GG_BM, 256, 4), GG_VARIANT("n128s6", 0, GG_BM, 128, 6), GG_VARIANT("n64s8", 0, GG_BM, 64, 8),
+    GG_VARIANT("p128x128s6", 1, 128, 128, 6), GG_VARIANT("p64x256s5", 1, 64, 256, 5),
 };
+#undef GG_VARIANT
 const int g_n_variants = (int)(sizeof g_variants / sizeof g_variants[0]);
 
 } // namespace
@@ -328,10 +499,11 @@ static int device_ok(int dev) {
   return g_encode_state == 1;
 }
 
-/* LAYA_CUDA_GEGLU: unset, "1" or "auto": every variant, one chosen per pass (geglu_gemm_pick);
- * a variant's name: that one only; "0": none (the cuBLASLt GEMM and the GeGLU pass). The result is
- * a mask of variant indices, 0 when off or when the device cannot run the kernel. */
-unsigned geglu_gemm_variants(int dev, const char *e) {
+/* A variant switch (LAYA_CUDA_GEGLU, LAYA_CUDA_QKV): unset, "1" or "auto": every variant, one
+ * chosen per pass (sm90_gemm_pick); a variant's name: that one only; "0": none (the cuBLASLt
+ * GEMM and the separate pass). The result is a mask of variant indices, 0 when off or when the
+ * device cannot run the kernels. */
+unsigned sm90_gemm_variants(int dev, const char *e) {
   if (e && e[0] == '0' && !e[1]) return 0;
   if (!device_ok(dev)) return 0;
   unsigned mask = 0;
@@ -345,29 +517,31 @@ unsigned geglu_gemm_variants(int dev, const char *e) {
   return mask;
 }
 
-/* The variant of mask for an M-row pass over 2I weight rows: a persistent grid runs
- * ceil(tiles / SMs) waves of one 128 x BN tile per block, a tile costing about BN + 32 (its k
- * loop, plus the pipeline fill and the epilogue, which do not shrink with BN). At large M the
- * widest tile wins (fewer waves of the weight and activation loads per output); at one request's
- * M the narrow ones keep every SM busy. Every variant sums each output over K in the same order
- * through the same m64nNk16 products, so which one runs does not change a row's result
- * (test_cuda_geglu checks the variants bit for bit). */
-int geglu_gemm_pick(unsigned mask, int M, int I) {
+/* The variant of mask for an M-row pass over NW weight rows, by a cost in units of a 128-row
+ * tile's k loop per 128 weight rows... scaled so that a 128 x BN tile costs BN, plus 32 for the
+ * pipeline fill and an epilogue the tensor cores wait for. A cooperative grid runs
+ * ceil(tiles / SMs) waves, each paying its epilogue; a pingpong block runs its tiles back to back
+ * and pays one epilogue (the others overlap the next tile's products). At large M the wide and
+ * pingpong tiles win; at one request's M the narrow cooperative ones keep every SM busy. Every
+ * variant sums each output over K in the same order through the same m64nNk16 products, so which
+ * one runs does not change a row's result (test_cuda_geglu checks the variants bit for bit). */
+int sm90_gemm_pick(unsigned mask, int M, int NW) {
   int best = -1;
   long best_cost = 0;
   for (int v = 0; v < g_n_variants; v++) {
     if (!(mask >> v & 1)) continue;
-    const long bn = g_variants[v].bn;
-    const long tiles = ((2L * I + bn - 1) / bn) * ((M + GG_BM - 1) / GG_BM);
-    const long cost = (tiles + g_sms - 1) / g_sms * (bn + 32);
+    const gg_variant &g = g_variants[v];
+    const long tiles = (((long)NW + g.bn - 1) / g.bn) * ((M + g.bm - 1) / g.bm);
+    const long per_block = (tiles + g_sms - 1) / g_sms, tile_cost = (long)g.bn * g.bm / 128;
+    const long cost = g.pp ? per_block * tile_cost + 32 : per_block * (tile_cost + 32);
     if (best < 0 || cost < best_cost) best = v, best_cost = cost;
   }
   return best;
 }
 
-int geglu_gemm_n_variants(void) { return g_n_variants; }
+int sm90_gemm_n_variants(void) { return g_n_variants; }
 
-const char *geglu_gemm_variant_name(int v) { return v >= 0 && v < g_n_variants ? g_variants[v].name : "off"; }
+const char *sm90_gemm_variant_name(int v) { return v >= 0 && v < g_n_variants ? g_variants[v].name : "off"; }
 
 void k_geglu_interleave(cudaStream_t s, int half16, const void *src, void *dst, int I, int K) {
   if (half16) interleave_kernel<<<2 * I, 256, 0, s>>>((const __half *)src, (__half *)dst, I, K);
@@ -389,14 +563,14 @@ static int encode_2d(void *out, int half16, const void *ptr, int rows, int cols,
   return 0;
 }
 
-int geglu_gemm_map_weight(int v, int half16, const void *wi, int I, int K, void *map) {
+int sm90_gemm_map_weight(int v, int half16, const void *w, int rows, int K, void *map) {
   if (v < 0 || v >= g_n_variants || g_encode_state != 1) return -1;
-  return encode_2d(map, half16, wi, 2 * I, K, K, g_variants[v].bn);
+  return encode_2d(map, half16, w, rows, K, K, g_variants[v].bn);
 }
 
-int geglu_gemm_map_act(int v, int half16, const void *a, int M, int K, int lda, void *map) {
+int sm90_gemm_map_act(int v, int half16, const void *a, int M, int K, int lda, void *map) {
   if (v < 0 || v >= g_n_variants || g_encode_state != 1) return -1;
-  return encode_2d(map, half16, a, M, K, lda, GG_BM);
+  return encode_2d(map, half16, a, M, K, lda, g_variants[v].bm);
 }
 
 void k_geglu_gemm(cudaStream_t s, int v, int half16, const void *map_a, const void *map_w, void *out, int M, int I,
@@ -404,7 +578,17 @@ void k_geglu_gemm(cudaStream_t s, int v, int half16, const void *map_a, const vo
   CUtensorMap a, w;
   memcpy(&a, map_a, sizeof a);
   memcpy(&w, map_w, sizeof w);
-  g_variants[v].launch(s, &a, &w, out, half16, M, I, ldo, K);
+  gg_epi ep = {out, M, I, ldo, NULL, NULL, NULL, 0};
+  g_variants[v].launch(s, &a, &w, half16, EPI_GEGLU, ep, 2 * I, K);
+}
+
+void k_qkv_rope_gemm(cudaStream_t s, int v, int half16, const void *map_a, const void *map_w, void *out, int M, int N,
+                     int ldo, int K, const int32_t *tok_pos, const float2 *rope, const int *counts, int rope_cols) {
+  CUtensorMap a, w;
+  memcpy(&a, map_a, sizeof a);
+  memcpy(&w, map_w, sizeof w);
+  gg_epi ep = {out, M, N, ldo, tok_pos, rope, counts, rope_cols};
+  g_variants[v].launch(s, &a, &w, half16, EPI_ROPE, ep, N, K);
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -452,8 +636,8 @@ template <class T> int selftest_t(int half16, int M, int I, int K, double *max_r
   *max_rel = 0;
   for (int v = 0; v < g_n_variants; v++) {
     unsigned char ma[GG_MAP_BYTES], mw[GG_MAP_BYTES];
-    if (g_variants[v].prepare() || geglu_gemm_map_act(v, half16, dA, M, K, K, ma) ||
-        geglu_gemm_map_weight(v, half16, dW2, I, K, mw))
+    if (g_variants[v].prepare() || sm90_gemm_map_act(v, half16, dA, M, K, K, ma) ||
+        sm90_gemm_map_weight(v, half16, dW2, 2 * I, K, mw))
       goto done;
     cudaMemset(dO, 0xff, no * sizeof(T)); /* NaN everywhere: an element not written fails */
     k_geglu_gemm(0, v, half16, ma, mw, dO, M, I, I, K);
@@ -484,7 +668,115 @@ done:
   free(hR);
   return rc;
 }
+/* The Wqkv GEMM with RoPE: out = A W^T, then columns [0, 2 H 64) rotated per head by the row's
+ * position (rows >= ntok: position 0), in fp32, against the same maths in a plain kernel. */
+__global__ void rope_ref_kernel(const float *G, const int32_t *pos, const float2 *tab, float *out, int M, int N,
+                                int rope_cols, int ntok) {
+  const int n = blockIdx.x * blockDim.x + threadIdx.x, m = blockIdx.y;
+  if (n >= N || m >= M) return;
+  const float *g = G + (size_t)m * N;
+  if (n >= rope_cols) {
+    out[(size_t)m * N + n] = g[n];
+    return;
+  }
+  const int h0 = n / 64 * 64, j = n % 64, jj = j % 32, p = m < ntok ? pos[m] : 0;
+  const float2 cs = tab[(size_t)p * 32 + jj];
+  const float a = g[h0 + jj], b = g[h0 + 32 + jj];
+  out[(size_t)m * N + n] = j < 32 ? a * cs.x - b * cs.y : b * cs.x + a * cs.y;
+}
+template <class T> __global__ void gemm_ref_kernel(const T *A, const T *W, float *out, int M, int N, int K) {
+  const int n = blockIdx.x * blockDim.x + threadIdx.x, m = blockIdx.y;
+  if (n >= N || m >= M) return;
+  float acc = 0.f;
+  for (int k = 0; k < K; k++) acc += (float)A[(size_t)m * K + k] * (float)W[(size_t)n * K + k];
+  out[(size_t)m * N + n] = acc;
+}
+template <class T> int selftest_rope_t(int half16, int M, int H, int K, double *max_rel, int *same_bits) {
+  const int N = 3 * H * 64, rope_cols = 2 * H * 64, P = 600, ntok = M > 3 ? M - 3 : M;
+  const size_t na = (size_t)M * K, nw = (size_t)N * K, no = (size_t)M * N;
+  T *hA = (T *)malloc(na * sizeof(T)), *hW = (T *)malloc(nw * sizeof(T)), *hO = (T *)malloc(no * sizeof(T));
+  T *hO0 = (T *)malloc(no * sizeof(T));
+  float *hR = (float *)malloc(no * sizeof(float));
+  float2 *hT = (float2 *)malloc((size_t)P * 32 * sizeof(float2));
+  int32_t *hP = (int32_t *)malloc((size_t)M * sizeof(int32_t));
+  int hC[CNT_N] = {0};
+  T *dA = NULL, *dW = NULL, *dO = NULL;
+  float *dG = NULL, *dR = NULL;
+  float2 *dT = NULL;
+  int32_t *dP = NULL;
+  int *dC = NULL;
+  int rc = -1;
+  *same_bits = 1;
+  if (!hA || !hW || !hO || !hO0 || !hR || !hT || !hP) goto done;
+  fill(hA, na, 3u + (uint32_t)M, 4.0f);
+  fill(hW, nw, 11u + (uint32_t)K, 4.0f / sqrtf((float)K));
+  for (int p = 0; p < P; p++)
+    for (int j = 0; j < 32; j++) {
+      const float ang = (float)p * (float)(1.0 / pow(10000.0, (double)(2 * j) / 64.0));
+      hT[(size_t)p * 32 + j] = make_float2((float)cos((double)ang), (float)sin((double)ang));
+    }
+  for (int m = 0; m < M; m++) hP[m] = (int32_t)((m * 7 + m / 5) % P);
+  hC[CNT_TOKENS] = ntok;
+  if (cudaMalloc(&dA, na * sizeof(T)) || cudaMalloc(&dW, nw * sizeof(T)) || cudaMalloc(&dO, no * sizeof(T)) ||
+      cudaMalloc(&dG, no * sizeof(float)) || cudaMalloc(&dR, no * sizeof(float)) ||
+      cudaMalloc(&dT, (size_t)P * 32 * sizeof(float2)) || cudaMalloc(&dP, (size_t)M * sizeof(int32_t)) ||
+      cudaMalloc(&dC, sizeof hC))
+    goto done;
+  cudaMemcpy(dA, hA, na * sizeof(T), cudaMemcpyHostToDevice);
+  cudaMemcpy(dW, hW, nw * sizeof(T), cudaMemcpyHostToDevice);
+  cudaMemcpy(dT, hT, (size_t)P * 32 * sizeof(float2), cudaMemcpyHostToDevice);
+  cudaMemcpy(dP, hP, (size_t)M * sizeof(int32_t), cudaMemcpyHostToDevice);
+  cudaMemcpy(dC, hC, sizeof hC, cudaMemcpyHostToDevice);
+  gemm_ref_kernel<T><<<dim3((unsigned)((N + 127) / 128), (unsigned)M), 128>>>(dA, dW, dG, M, N, K);
+  rope_ref_kernel<<<dim3((unsigned)((N + 127) / 128), (unsigned)M), 128>>>(dG, dP, dT, dR, M, N, rope_cols, ntok);
+  cudaMemcpy(hR, dR, no * sizeof(float), cudaMemcpyDeviceToHost);
+  *max_rel = 0;
+  for (int v = 0; v < g_n_variants; v++) {
+    unsigned char ma[GG_MAP_BYTES], mw[GG_MAP_BYTES];
+    if (g_variants[v].prepare() || sm90_gemm_map_act(v, half16, dA, M, K, K, ma) ||
+        sm90_gemm_map_weight(v, half16, dW, N, K, mw))
+      goto done;
+    cudaMemset(dO, 0xff, no * sizeof(T));
+    k_qkv_rope_gemm(0, v, half16, ma, mw, dO, M, N, N, K, dP, dT, dC, rope_cols);
+    if (cudaDeviceSynchronize() != cudaSuccess) goto done;
+    cudaMemcpy(hO, dO, no * sizeof(T), cudaMemcpyDeviceToHost);
+    double scale = 1e-6, err = 0;
+    for (size_t i = 0; i < no; i++) scale = fmax(scale, fabs((double)hR[i]));
+    for (size_t i = 0; i < no; i++) {
+      const double e = fabs((double)(float)hO[i] - (double)hR[i]);
+      if (!(e <= err)) err = e;
+    }
+    const double rel = err / scale;
+    if (!(rel <= *max_rel)) *max_rel = rel;
+    if (v == 0) memcpy(hO0, hO, no * sizeof(T));
+    else if (memcmp(hO0, hO, no * sizeof(T)) != 0) *same_bits = 0;
+  }
+  rc = cudaGetLastError() == cudaSuccess ? 0 : -1;
+done:
+  cudaFree(dA);
+  cudaFree(dW);
+  cudaFree(dO);
+  cudaFree(dG);
+  cudaFree(dR);
+  cudaFree(dT);
+  cudaFree(dP);
+  cudaFree(dC);
+  free(hA);
+  free(hW);
+  free(hO);
+  free(hO0);
+  free(hR);
+  free(hT);
+  free(hP);
+  return rc;
+}
 } // namespace
+
+extern "C" int backend_cuda_qkv_rope_selftest(int half16, int M, int H, int K, double *max_rel, int *same_bits) {
+  if (!device_ok(0)) return 1;
+  return half16 ? selftest_rope_t<__half>(1, M, H, K, max_rel, same_bits)
+                : selftest_rope_t<__nv_bfloat16>(0, M, H, K, max_rel, same_bits);
+}
 
 extern "C" int backend_cuda_geglu_selftest(int half16, int M, int I, int K, double *max_rel, int *same_bits) {
   if (!device_ok(0)) return 1;
