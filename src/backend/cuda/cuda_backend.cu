@@ -418,7 +418,6 @@ static int model_load(cuda_model *m, const model_weights *w, laya_error *err) {
   if (model_spec_check(w, "CUDA backend", err)) return err ? err->code : LAYA_ERR_CONFIG;
   for (int l = 0; l < c->n_layers && l < 1024; l++) m->layer_window[l] = model_layer_window(c, l);
   m->act = (int)c->act;
-  if (m->act != ENC_ACT_GELU) m->gg_mask = 0; /* the fused Wi epilogue computes the erf GELU only */
   if (m->hd != 64) m->qkv_mask = 0;           /* the fused RoPE epilogue holds heads of 64 */
   m->eps = (float)c->norm_eps;
   m->head_layers = w->head_layers;
@@ -876,7 +875,7 @@ static int enqueue_forward(backend_worker *w, int Mp, int Rp, int NMp, int embed
     prof_mark(w, P_LN);
     if (gg_v >= 0) {
       /* Wi with GeGLU in its epilogue: hid[Mp, I] written once */
-      k_geglu_gemm(s, gg_v, h16, y_map, L->wi_map[gg_v], hid, Mp, I, I, d);
+      k_geglu_gemm(s, gg_v, h16, y_map, L->wi_map[gg_v], hid, Mp, I, I, d, m->act);
       prof_mark(w, P_WI);
     } else {
       ENC_GEMM(Mp, 2 * I, d, w->y, d, L->wi, L->s_i, hid, 2 * I, T16, 0, "Wi");
@@ -1428,7 +1427,8 @@ static backend *cuda_create(const model_weights *w, const backend_options *o, co
   m->gemm_tune = env->cuda_gemm_tune == 1;
   m->max_scratch = env->cuda_max_scratch;
   m->gg_mask = m->fp8 ? 0 : sm90_gemm_variants(dev, env->cuda_geglu); /* the fused GEMMs are 16-bit */
-  m->qkv_mask = m->fp8 ? 0 : sm90_gemm_variants(dev, env->cuda_qkv);
+  /* measured slower than cuBLASLt + the RoPE pass at large M (BENCHMARKS.md): a study, on only when named */
+  m->qkv_mask = m->fp8 || !env->cuda_qkv ? 0 : sm90_gemm_variants(dev, env->cuda_qkv);
   laya_env_options_free(&own);
   if (m->fp8 && fp8_check_device(m, err)) {
     model_free(m);

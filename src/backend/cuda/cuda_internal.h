@@ -115,8 +115,8 @@ int fp8_quantize_weight_into(cudaStream_t s, int half16, const void *w, int N, i
 int fp8_quantize_weight(cudaStream_t s, int half16, void *w, int N, int K, void *tmp);
 
 /* Our Hopper GEMMs (gemm_sm90.cu, sm_90a: TMA + wgmma), y = A W^T with the elementwise step that
- * follows in their epilogue: the Wi GEMM with GeGLU (k_geglu_gemm: out[M, I] = gelu(A Wi_in^T) *
- * (A Wi_gate^T); the weight interleaved once by k_geglu_interleave, [2I, K] rows, src != dst) and
+ * follows in their epilogue: the Wi GEMM with GeGLU (k_geglu_gemm: out[M, I] = act(A Wi_in^T) *
+ * (A Wi_gate^T), act an enc_act kind; the weight interleaved once by k_geglu_interleave, [2I, K] rows, src != dst) and
  * the Wqkv GEMM with RoPE (k_qkv_rope_gemm: out[M, N], columns [0, rope_cols) heads of 64 rotated
  * by each row's position, the rest (V) as is). sm90_gemm_variants: the mask of kernel variants a
  * switch (LAYA_CUDA_GEGLU, LAYA_CUDA_QKV, as the options read them; NULL: all) allows on device
@@ -133,7 +133,7 @@ int sm90_gemm_map_weight(int v, int half16, const void *w, int rows, int K, void
 int sm90_gemm_map_act(int v, int half16, const void *a, int M, int K, int lda, void *map);
 void k_geglu_interleave(cudaStream_t s, int half16, const void *src, void *dst, int I, int K);
 void k_geglu_gemm(cudaStream_t s, int v, int half16, const void *map_a, const void *map_w, void *out, int M, int I,
-                  int ldo, int K);
+                  int ldo, int K, int act);
 void k_qkv_rope_gemm(cudaStream_t s, int v, int half16, const void *map_a, const void *map_w, void *out, int M, int N,
                      int ldo, int K, const int32_t *tok_pos, const float2 *rope, const int *counts, int rope_cols);
 

@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "cuda_internal.h"
+#include "glu_act.cuh"
 
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define GG_SM90 1
@@ -65,6 +66,40 @@ __device__ __forceinline__ void tma_load_2d(void *dst, const CUtensorMap *map, i
       "l"((uint64_t)map), "r"(smem_u32(bar)), "r"(c0), "r"(c1)
       : "memory");
 }
+/* The same into the CTAs of ctamask (this one's cluster), each at the same shared-memory offset
+ * and signalling its own barrier at bar's offset. */
+__device__ __forceinline__ void tma_load_2d_mc(void *dst, const CUtensorMap *map, int c0, int c1, uint64_t *bar,
+                                               uint16_t ctamask) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, "
+      "{%3, %4}], [%2], %5;" ::"r"(smem_u32(dst)),
+      "l"((uint64_t)map), "r"(smem_u32(bar)), "r"(c0), "r"(c1), "h"(ctamask)
+      : "memory");
+}
+__device__ __forceinline__ uint32_t cluster_rank() {
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+  return r;
+}
+__device__ __forceinline__ void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
+}
+/* Arrive on the barrier at bar's offset in CTA rank of the cluster (this one included). */
+__device__ __forceinline__ void mbar_arrive_cta(uint64_t *bar, uint32_t rank) {
+  uint32_t remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(smem_u32(bar)), "r"(rank));
+  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(remote) : "memory");
+}
+/* A consumer is done with a stage: its barrier in every CTA of the cluster (CL CTAs) counts it,
+ * since each CTA's stage holds a part of B that a peer's TMA wrote. */
+template <int CL> __device__ __forceinline__ void release_stage(uint64_t *bar, int tid) {
+  if (CL == 1) {
+    if (tid == 0) mbar_arrive(bar);
+  } else if (tid < CL) {
+    mbar_arrive_cta(bar, (uint32_t)tid); /* thread r signals CTA r: the CL arrivals in parallel */
+  }
+}
+
 /* wgmma shared-memory descriptor: K-major tile of 128-byte rows, 128-byte swizzle, 8-row groups
  * 1024 bytes apart (the layout a TMA box of 64 16-bit columns writes). */
 __device__ __forceinline__ uint64_t sdesc(const void *p) {
@@ -137,7 +172,6 @@ template <> __device__ __forceinline__ void wgmma_tile<__half, 256>(float *d, ui
   wgmma_n256_f16(d, da, db);
 }
 
-__device__ __forceinline__ float gg_gelu(float v) { return 0.5f * v * (1.0f + erff(v * 0.70710678118654752f)); }
 template <class T> __device__ __forceinline__ void store2(T *p, float a, float b);
 template <> __device__ __forceinline__ void store2<__nv_bfloat16>(__nv_bfloat16 *p, float a, float b) {
   *reinterpret_cast<__nv_bfloat162 *>(p) = __floats2bfloat162_rn(a, b);
@@ -157,6 +191,7 @@ struct gg_epi {
   const float2 *rope;     /* RoPE: (cos, sin)[pos][32] */
   const int *counts;      /* RoPE: the batch's counts (CNT_TOKENS) on the device */
   int rope_cols;          /* RoPE: columns [0, rope_cols) are Q and K heads of 64 (rotated); the rest V */
+  int act;                /* GeGLU: the activation (model/weights.h enc_act) */
 };
 enum { EPI_GEGLU = 0, EPI_ROPE = 1 };
 
@@ -167,23 +202,45 @@ enum { EPI_GEGLU = 0, EPI_ROPE = 1 };
  * EPI_GEGLU: blocks 2p and 2p+1 are output block p's inputs and gates (geglu_interleave).
  * EPI_ROPE: each 64 columns are one head; columns j and j + 32 (blocks i and i + 4) are a
  * rotate-half pair, both held by the same thread, rotated in fp32 before the one rounding. */
+template <class T, int BN, int A>
+__device__ __forceinline__ void gg_store_glu(const float *d, int r0, int n0, int lane, const gg_epi &ep) {
+  T *out = (T *)ep.out;
+#pragma unroll
+  for (int p = 0; p < BN / 16; p++) {
+    const int col = n0 / 2 + 8 * p + 2 * (lane % 4);
+    if (col >= ep.n_out) continue;
+    const float *in = d + (2 * p) * 4, *gt = d + (2 * p + 1) * 4;
+    if (r0 < ep.M)
+      store2<T>(out + (size_t)r0 * ep.ldo + col, glu_act<A>(in[0]) * gt[0], glu_act<A>(in[1]) * gt[1]);
+    if (r0 + 8 < ep.M)
+      store2<T>(out + (size_t)(r0 + 8) * ep.ldo + col, glu_act<A>(in[2]) * gt[2], glu_act<A>(in[3]) * gt[3]);
+  }
+}
+
 template <class T, int EPI, int BN>
 __device__ __forceinline__ void gg_epilogue(const float *d, int r0, int n0, int lane, const gg_epi &ep) {
   T *out = (T *)ep.out;
   if (EPI == EPI_GEGLU) {
-#pragma unroll
-    for (int p = 0; p < BN / 16; p++) {
-      const int col = n0 / 2 + 8 * p + 2 * (lane % 4);
-      if (col >= ep.n_out) continue;
-      const float *in = d + (2 * p) * 4, *gt = d + (2 * p + 1) * 4;
-      if (r0 < ep.M) store2<T>(out + (size_t)r0 * ep.ldo + col, gg_gelu(in[0]) * gt[0], gg_gelu(in[1]) * gt[1]);
-      if (r0 + 8 < ep.M)
-        store2<T>(out + (size_t)(r0 + 8) * ep.ldo + col, gg_gelu(in[2]) * gt[2], gg_gelu(in[3]) * gt[3]);
+    switch (ep.act) { /* the same for the whole grid: no divergence */
+      case ENC_ACT_GELU_TANH: gg_store_glu<T, BN, ENC_ACT_GELU_TANH>(d, r0, n0, lane, ep); break;
+      case ENC_ACT_QUICK_GELU: gg_store_glu<T, BN, ENC_ACT_QUICK_GELU>(d, r0, n0, lane, ep); break;
+      case ENC_ACT_SILU: gg_store_glu<T, BN, ENC_ACT_SILU>(d, r0, n0, lane, ep); break;
+      case ENC_ACT_RELU: gg_store_glu<T, BN, ENC_ACT_RELU>(d, r0, n0, lane, ep); break;
+      default: gg_store_glu<T, BN, ENC_ACT_GELU>(d, r0, n0, lane, ep); break;
     }
   } else {
     const int ntok = ep.counts[CNT_TOKENS];
     const int p0 = r0 < ntok ? ep.tok_pos[r0] : 0, p1 = r0 + 8 < ntok ? ep.tok_pos[r0 + 8] : 0;
     T *o0 = out + (size_t)r0 * ep.ldo, *o1 = out + (size_t)(r0 + 8) * ep.ldo;
+    /* (cos, sin) of the thread's 8 pairs per row: the same for every head of the tile */
+    float4 c0[4], c1[4];
+    if (n0 < ep.rope_cols)
+#pragma unroll
+      for (int i = 0; i < 4; i++) {
+        const int j = 8 * i + 2 * (lane % 4);
+        c0[i] = *reinterpret_cast<const float4 *>(ep.rope + (size_t)p0 * 32 + j);
+        c1[i] = *reinterpret_cast<const float4 *>(ep.rope + (size_t)p1 * 32 + j);
+      }
 #pragma unroll
     for (int hb = 0; hb < BN / 64; hb++) {
       const int ch = n0 + 64 * hb; /* the head's first column */
@@ -194,15 +251,14 @@ __device__ __forceinline__ void gg_epilogue(const float *d, int r0, int n0, int 
         for (int i = 0; i < 4; i++) {
           const int j = 8 * i + 2 * (lane % 4);
           const float *a = h + 4 * i, *b = h + 4 * (i + 4);
-          const float4 c0 = *reinterpret_cast<const float4 *>(ep.rope + (size_t)p0 * 32 + j);
-          const float4 c1 = *reinterpret_cast<const float4 *>(ep.rope + (size_t)p1 * 32 + j);
+          const float4 u = c0[i], v = c1[i];
           if (r0 < ep.M) {
-            store2<T>(o0 + ch + j, a[0] * c0.x - b[0] * c0.y, a[1] * c0.z - b[1] * c0.w);
-            store2<T>(o0 + ch + 32 + j, b[0] * c0.x + a[0] * c0.y, b[1] * c0.z + a[1] * c0.w);
+            store2<T>(o0 + ch + j, a[0] * u.x - b[0] * u.y, a[1] * u.z - b[1] * u.w);
+            store2<T>(o0 + ch + 32 + j, b[0] * u.x + a[0] * u.y, b[1] * u.z + a[1] * u.w);
           }
           if (r0 + 8 < ep.M) {
-            store2<T>(o1 + ch + j, a[2] * c1.x - b[2] * c1.y, a[3] * c1.z - b[3] * c1.w);
-            store2<T>(o1 + ch + 32 + j, b[2] * c1.x + a[2] * c1.y, b[3] * c1.z + a[3] * c1.w);
+            store2<T>(o1 + ch + j, a[2] * v.x - b[2] * v.y, a[3] * v.z - b[3] * v.w);
+            store2<T>(o1 + ch + 32 + j, b[2] * v.x + a[2] * v.y, b[3] * v.z + a[3] * v.w);
           }
         }
       } else {
@@ -222,95 +278,117 @@ template <int BM, int BN, int STAGES> constexpr size_t gg_smem_bytes() {
   return (size_t)STAGES * (BM + BN) * GG_BK * 2 + (2 * STAGES + 2) * 8 + 1024;
 }
 
-/* Cooperative: persistent blocks of three warpgroups, 128 x BN output tiles; warpgroup 0 issues
- * the TMA loads, warpgroups 1 and 2 each run wgmma m64nBNk16 on 64 of the tile's rows, then both
- * run the epilogue (the tensor cores idle meanwhile; the pingpong kernel below hides it). A
- * persistent grid of min(tiles, SMs) blocks; tile t is (n tile t % ntn, m tile t / ntn), so the
- * blocks running at once share A row tiles (reused from L2) while the weight (11 MB for
- * ModernBERT-large) stays resident in L2. NW: the weight's rows. */
-template <class T, int EPI, int BN, int STAGES, int MINB>
-__global__ void __launch_bounds__(384, MINB)
+/* The producer warpgroup's one thread: fill the ring for every tile of this block (CTA), in tile
+ * order. Tiles are numbered per cluster of CL CTAs along M: cluster tile t is (n tile t % ntn,
+ * m tiles (t / ntn) * CL + rank); each CTA loads its own A rows and 1/CL of the weight tile's rows,
+ * which the multicast writes into every CTA of the cluster, so the cluster reads each weight tile
+ * from L2 once instead of CL times (the kernels are L2-bandwidth-bound at large M otherwise). */
+template <class T, int BM, int BN, int STAGES, int CL>
+__device__ __forceinline__ void gg_produce(const CUtensorMap *tmA, const CUtensorMap *tmB, T *sA, T *sB, uint64_t *full,
+                                           uint64_t *empty, int ntn, int ntiles, int kt) {
+#ifdef GG_SM90
+  const int rank = CL == 1 ? 0 : (int)cluster_rank();
+  const int cid = blockIdx.x / CL, ncl = gridDim.x / CL;
+  int it = 0;
+  for (int t = cid; t < ntiles; t += ncl) {
+    const int n0 = (t % ntn) * BN, m0 = ((t / ntn) * CL + rank) * BM;
+    for (int k = 0; k < kt; k++, it++) {
+      const int s = it % STAGES;
+      if (it >= STAGES) mbar_wait(&empty[s], ((it / STAGES) - 1) & 1);
+      mbar_expect_tx(&full[s], (uint32_t)((BM + BN) * GG_BK * 2));
+      tma_load_2d(sA + (size_t)s * BM * GG_BK, tmA, k * GG_BK, m0, &full[s]);
+      if (CL == 1)
+        tma_load_2d(sB + (size_t)s * BN * GG_BK, tmB, k * GG_BK, n0, &full[s]);
+      else
+        tma_load_2d_mc(sB + (size_t)s * BN * GG_BK + (size_t)rank * (BN / CL) * GG_BK, tmB, k * GG_BK,
+                       n0 + rank * (BN / CL), &full[s], (uint16_t)((1u << CL) - 1));
+    }
+  }
+#endif
+}
+
+/* Cooperative: persistent blocks of three warpgroups, BM (128) x BN output tiles; warpgroup 0
+ * issues the TMA loads (128-byte swizzle, a STAGES-deep ring of shared-memory stages guarded by
+ * mbarriers), warpgroups 1 and 2 each run wgmma m64nBNk16 on 64 of the tile's rows, then both run
+ * the epilogue (the tensor cores idle meanwhile; the pingpong kernel below hides it). A persistent
+ * grid of min(tiles, SMs) blocks; consecutive tiles share their A rows (reused from L2) while the
+ * weight (11 MB for ModernBERT-large's Wi) stays resident in L2. NW: the weight's rows. */
+template <class T, int EPI, int BN, int STAGES, int CL>
+__global__ void __launch_bounds__(384, 1)
     gg_coop_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB,
                    const gg_epi ep, int NW, int K) {
 #ifdef GG_SM90
+  constexpr int BM = GG_BM;
   extern __shared__ unsigned char gg_smem_raw[];
   unsigned char *base = (unsigned char *)(((uintptr_t)gg_smem_raw + 1023) & ~(uintptr_t)1023);
   T *sA = (T *)base;
-  T *sB = sA + (size_t)STAGES * GG_BM * GG_BK;
+  T *sB = sA + (size_t)STAGES * BM * GG_BK;
   uint64_t *full = (uint64_t *)(sB + (size_t)STAGES * BN * GG_BK);
   uint64_t *empty = full + STAGES;
   const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
   const int kt = (K + GG_BK - 1) / GG_BK;
-  const int ntn = (NW + BN - 1) / BN, ntiles = ntn * ((ep.M + GG_BM - 1) / GG_BM);
+  const int ntn = (NW + BN - 1) / BN, ntiles = ntn * ((ep.M + BM * CL - 1) / (BM * CL));
   if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; s++) {
       mbar_init(&full[s], 1);
-      mbar_init(&empty[s], 2);
+      mbar_init(&empty[s], 2 * CL);
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
   }
-  __syncthreads();
-  /* persistent: block b takes tiles b, b + gridDim.x, ...; the ring's use count `it` runs on
+  if (CL == 1) __syncthreads();
+  else cluster_sync();
+  /* persistent: cluster c takes tiles c, c + clusters, ...; the ring's use count `it` runs on
    * across tiles, so the producer fills the next tile's stages while the consumers store. */
   if (wg == 0) {
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
-    if (tid == 0) {
-      int it = 0;
-      for (int t = blockIdx.x; t < ntiles; t += gridDim.x) {
-        const int n0 = (t % ntn) * BN, m0 = (t / ntn) * GG_BM;
-        for (int k = 0; k < kt; k++, it++) {
-          const int s = it % STAGES;
-          if (it >= STAGES) mbar_wait(&empty[s], ((it / STAGES) - 1) & 1);
-          mbar_expect_tx(&full[s], (uint32_t)((GG_BM + BN) * GG_BK * 2));
-          tma_load_2d(sA + (size_t)s * GG_BM * GG_BK, &tmA, k * GG_BK, m0, &full[s]);
-          tma_load_2d(sB + (size_t)s * BN * GG_BK, &tmB, k * GG_BK, n0, &full[s]);
-        }
+    if (tid == 0) gg_produce<T, BM, BN, STAGES, CL>(&tmA, &tmB, sA, sB, full, empty, ntn, ntiles, kt);
+  } else {
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
+    constexpr int NACC = BN / 2;
+    float d[NACC];
+    const int c = wg - 1; /* consumer: rows [64c, 64c + 64) of the tile */
+    const int warp = tid / 32, lane = tid % 32;
+    const int rank = CL == 1 ? 0 : (int)cluster_rank();
+    int it = 0;
+    for (int t = blockIdx.x / CL; t < ntiles; t += gridDim.x / CL) {
+      const int n0 = (t % ntn) * BN, m0 = ((t / ntn) * CL + rank) * BM;
+#pragma unroll
+      for (int i = 0; i < NACC; i++) d[i] = 0.f;
+      for (int k = 0; k < kt; k++, it++) {
+        const int s = it % STAGES;
+        mbar_wait(&full[s], (it / STAGES) & 1);
+        const T *a = sA + (size_t)s * BM * GG_BK + (size_t)c * 64 * GG_BK;
+        const T *b = sB + (size_t)s * BN * GG_BK;
+        acc_fence<NACC>(d);
+        wg_fence();
+#pragma unroll
+        for (int kk = 0; kk < GG_BK / 16; kk++) wgmma_tile<T, BN>(d, sdesc(a + kk * 16), sdesc(b + kk * 16));
+        wg_commit();
+        /* the previous step's products are done: its stage can be refilled */
+        wg_wait1();
+        acc_fence<NACC>(d);
+        if (k > 0) release_stage<CL>(&empty[(it - 1) % STAGES], tid);
       }
-    }
-    return;
-  }
-  asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
-  constexpr int NACC = BN / 2;
-  float d[NACC];
-  const int c = wg - 1; /* consumer: rows [64c, 64c + 64) of the tile */
-  const int warp = tid / 32, lane = tid % 32;
-  int it = 0;
-  for (int t = blockIdx.x; t < ntiles; t += gridDim.x) {
-    const int n0 = (t % ntn) * BN, m0 = (t / ntn) * GG_BM;
-#pragma unroll
-    for (int i = 0; i < NACC; i++) d[i] = 0.f;
-    for (int k = 0; k < kt; k++, it++) {
-      const int s = it % STAGES;
-      mbar_wait(&full[s], (it / STAGES) & 1);
-      const T *a = sA + (size_t)s * GG_BM * GG_BK + (size_t)c * 64 * GG_BK;
-      const T *b = sB + (size_t)s * BN * GG_BK;
+      wg_wait0();
       acc_fence<NACC>(d);
-      wg_fence();
-#pragma unroll
-      for (int kk = 0; kk < GG_BK / 16; kk++) wgmma_tile<T, BN>(d, sdesc(a + kk * 16), sdesc(b + kk * 16));
-      wg_commit();
-      /* the previous step's products are done: its stage can be refilled */
-      wg_wait1();
-      acc_fence<NACC>(d);
-      if (k > 0 && tid == 0) mbar_arrive(&empty[(it - 1) % STAGES]);
+      release_stage<CL>(&empty[(it - 1) % STAGES], tid);
+      gg_epilogue<T, EPI, BN>(d, m0 + c * 64 + warp * 16 + lane / 4, n0, lane, ep);
     }
-    wg_wait0();
-    acc_fence<NACC>(d);
-    if (tid == 0) mbar_arrive(&empty[(it - 1) % STAGES]);
-    gg_epilogue<T, EPI, BN>(d, m0 + c * 64 + warp * 16 + lane / 4, n0, lane, ep);
   }
+  /* a peer may still arrive on this CTA's barriers: no CTA of the cluster leaves before all are done */
+  if (CL > 1) cluster_sync();
 #endif
 }
 
 /* Pingpong: the same producer, but each consumer warpgroup owns whole BM x BN tiles (BM / 64
  * wgmma row slices) and the two take the block's tiles in turn (consumer c: the block's tiles
  * c, c + 2, ...). The producer fills the ring in tile order, so while one consumer runs its
- * epilogue the other's products of the next tile already run: the tensor cores do not wait for
- * the stores. Each stage is read by one consumer (the empty barriers count one arrival). The
- * products and their order per output are those of the cooperative kernel (m64nNk16 over k in
- * steps of 16), so every variant gives the same bits. */
-template <class T, int EPI, int BM, int BN, int STAGES>
+ * epilogue the other's products of the next tile already run. Each stage is read by one consumer
+ * per CTA (the empty barriers count one arrival per CTA). The products and their order per output
+ * are those of the cooperative kernel (m64nNk16 over k in steps of 16), so every variant gives
+ * the same bits. */
+template <class T, int EPI, int BM, int BN, int STAGES, int CL>
 __global__ void __launch_bounds__(384, 1)
     gg_pp_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB,
                  const gg_epi ep, int NW, int K) {
@@ -323,76 +401,67 @@ __global__ void __launch_bounds__(384, 1)
   uint64_t *empty = full + STAGES, *ord = empty + STAGES;
   const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
   const int kt = (K + GG_BK - 1) / GG_BK;
-  const int ntn = (NW + BN - 1) / BN, ntiles = ntn * ((ep.M + BM - 1) / BM);
+  const int ntn = (NW + BN - 1) / BN, ntiles = ntn * ((ep.M + BM * CL - 1) / (BM * CL));
   if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; s++) {
       mbar_init(&full[s], 1);
-      mbar_init(&empty[s], 1);
+      mbar_init(&empty[s], CL);
     }
     mbar_init(&ord[0], 1);
     mbar_init(&ord[1], 1);
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
   }
-  __syncthreads();
+  if (CL == 1) __syncthreads();
+  else cluster_sync();
   if (wg == 0) {
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
-    if (tid == 0) {
-      int it = 0;
-      for (int t = blockIdx.x; t < ntiles; t += gridDim.x) {
-        const int n0 = (t % ntn) * BN, m0 = (t / ntn) * BM;
-        for (int k = 0; k < kt; k++, it++) {
-          const int s = it % STAGES;
-          if (it >= STAGES) mbar_wait(&empty[s], ((it / STAGES) - 1) & 1);
-          mbar_expect_tx(&full[s], (uint32_t)((BM + BN) * GG_BK * 2));
-          tma_load_2d(sA + (size_t)s * BM * GG_BK, &tmA, k * GG_BK, m0, &full[s]);
-          tma_load_2d(sB + (size_t)s * BN * GG_BK, &tmB, k * GG_BK, n0, &full[s]);
-        }
+    if (tid == 0) gg_produce<T, BM, BN, STAGES, CL>(&tmA, &tmB, sA, sB, full, empty, ntn, ntiles, kt);
+  } else {
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
+    constexpr int MS = BM / 64, NACC = BN / 2;
+    float d[MS * NACC];
+    const int c = wg - 1;
+    const int warp = tid / 32, lane = tid % 32;
+    const int rank = CL == 1 ? 0 : (int)cluster_rank();
+    int j = 0; /* the block's tile count so far: tile j's stages are uses j * kt .. j * kt + kt - 1 */
+    for (int t = blockIdx.x / CL; t < ntiles; t += gridDim.x / CL, j++) {
+      if ((j & 1) != c) continue;
+      const int n0 = (t % ntn) * BN, m0 = ((t / ntn) * CL + rank) * BM;
+#pragma unroll
+      for (int i = 0; i < MS * NACC; i++) d[i] = 0.f;
+      /* Mainloops in tile order: wait until the other consumer has waited for every stage of its
+       * tile j - 1. Without it a consumer could wait on a stage two fills ahead, and a parity wait
+       * cannot tell fill u from fill u - 2 (ord[c] completes once per mainloop of consumer c). */
+      if (j >= 1) mbar_wait(&ord[1 - c], ((j - 1) / 2) & 1);
+      int it = j * kt;
+      for (int k = 0; k < kt; k++, it++) {
+        const int s = it % STAGES;
+        mbar_wait(&full[s], (it / STAGES) & 1);
+        const T *a = sA + (size_t)s * BM * GG_BK;
+        const T *b = sB + (size_t)s * BN * GG_BK;
+        acc_fence<MS * NACC>(d);
+        wg_fence();
+#pragma unroll
+        for (int kk = 0; kk < GG_BK / 16; kk++)
+#pragma unroll
+          for (int ms = 0; ms < MS; ms++)
+            wgmma_tile<T, BN>(d + ms * NACC, sdesc(a + (size_t)ms * 64 * GG_BK + kk * 16), sdesc(b + kk * 16));
+        wg_commit();
+        wg_wait1();
+        acc_fence<MS * NACC>(d);
+        if (k > 0) release_stage<CL>(&empty[(it - 1) % STAGES], tid);
       }
-    }
-    return;
-  }
-  asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
-  constexpr int MS = BM / 64, NACC = BN / 2;
-  float d[MS * NACC];
-  const int c = wg - 1;
-  const int warp = tid / 32, lane = tid % 32;
-  int j = 0; /* the block's tile count so far: tile j's stages are uses j * kt .. j * kt + kt - 1 */
-  for (int t = blockIdx.x; t < ntiles; t += gridDim.x, j++) {
-    if ((j & 1) != c) continue;
-    const int n0 = (t % ntn) * BN, m0 = (t / ntn) * BM;
-#pragma unroll
-    for (int i = 0; i < MS * NACC; i++) d[i] = 0.f;
-    /* Mainloops in tile order: wait until the other consumer has waited for every stage of its
-     * tile j - 1. Without it a consumer could wait on a stage two fills ahead, and a parity wait
-     * cannot tell fill u from fill u - 2 (ord[c] completes once per mainloop of consumer c). */
-    if (j >= 1) mbar_wait(&ord[1 - c], ((j - 1) / 2) & 1);
-    int it = j * kt;
-    for (int k = 0; k < kt; k++, it++) {
-      const int s = it % STAGES;
-      mbar_wait(&full[s], (it / STAGES) & 1);
-      const T *a = sA + (size_t)s * BM * GG_BK;
-      const T *b = sB + (size_t)s * BN * GG_BK;
+      if (tid == 0) mbar_arrive(&ord[c]);
+      wg_wait0();
       acc_fence<MS * NACC>(d);
-      wg_fence();
+      release_stage<CL>(&empty[(it - 1) % STAGES], tid);
 #pragma unroll
-      for (int kk = 0; kk < GG_BK / 16; kk++)
-#pragma unroll
-        for (int ms = 0; ms < MS; ms++)
-          wgmma_tile<T, BN>(d + ms * NACC, sdesc(a + (size_t)ms * 64 * GG_BK + kk * 16), sdesc(b + kk * 16));
-      wg_commit();
-      wg_wait1();
-      acc_fence<MS * NACC>(d);
-      if (k > 0 && tid == 0) mbar_arrive(&empty[(it - 1) % STAGES]);
+      for (int ms = 0; ms < MS; ms++)
+        gg_epilogue<T, EPI, BN>(d + ms * NACC, m0 + ms * 64 + warp * 16 + lane / 4, n0, lane, ep);
     }
-    if (tid == 0) mbar_arrive(&ord[c]);
-    wg_wait0();
-    acc_fence<MS * NACC>(d);
-    if (tid == 0) mbar_arrive(&empty[(it - 1) % STAGES]);
-#pragma unroll
-    for (int ms = 0; ms < MS; ms++)
-      gg_epilogue<T, EPI, BN>(d + ms * NACC, m0 + ms * 64 + warp * 16 + lane / 4, n0, lane, ep);
   }
+  if (CL > 1) cluster_sync();
 #endif
 }
 
@@ -413,56 +482,94 @@ int g_sms = 132; /* multiprocessors of the device (device_ok): the persistent gr
 int g_encode_state; /* 0 not looked up, 1 found, -1 missing */
 
 typedef void (*gg_kernel_fn)(CUtensorMap, CUtensorMap, gg_epi, int, int);
-template <int PP, class T, int EPI, int BM, int BN, int STAGES> struct gg_kernel;
-template <class T, int EPI, int BM, int BN, int STAGES> struct gg_kernel<0, T, EPI, BM, BN, STAGES> {
-  static gg_kernel_fn fn() { return gg_coop_kernel<T, EPI, BN, STAGES, 1>; }
+template <int PP, class T, int EPI, int BM, int BN, int STAGES, int CL> struct gg_kernel;
+template <class T, int EPI, int BM, int BN, int STAGES, int CL> struct gg_kernel<0, T, EPI, BM, BN, STAGES, CL> {
+  static gg_kernel_fn fn() { return gg_coop_kernel<T, EPI, BN, STAGES, CL>; }
 };
-template <class T, int EPI, int BM, int BN, int STAGES> struct gg_kernel<1, T, EPI, BM, BN, STAGES> {
-  static gg_kernel_fn fn() { return gg_pp_kernel<T, EPI, BM, BN, STAGES>; }
+template <class T, int EPI, int BM, int BN, int STAGES, int CL> struct gg_kernel<1, T, EPI, BM, BN, STAGES, CL> {
+  static gg_kernel_fn fn() { return gg_pp_kernel<T, EPI, BM, BN, STAGES, CL>; }
 };
-template <int PP, int BM, int BN, int STAGES> gg_kernel_fn kernel_of(int half16, int epi) {
-  if (half16) return epi == EPI_ROPE ? gg_kernel<PP, __half, EPI_ROPE, BM, BN, STAGES>::fn()
-                                     : gg_kernel<PP, __half, EPI_GEGLU, BM, BN, STAGES>::fn();
-  return epi == EPI_ROPE ? gg_kernel<PP, __nv_bfloat16, EPI_ROPE, BM, BN, STAGES>::fn()
-                         : gg_kernel<PP, __nv_bfloat16, EPI_GEGLU, BM, BN, STAGES>::fn();
+template <int PP, int BM, int BN, int STAGES, int CL> gg_kernel_fn kernel_of(int half16, int epi) {
+  if (half16) return epi == EPI_ROPE ? gg_kernel<PP, __half, EPI_ROPE, BM, BN, STAGES, CL>::fn()
+                                     : gg_kernel<PP, __half, EPI_GEGLU, BM, BN, STAGES, CL>::fn();
+  return epi == EPI_ROPE ? gg_kernel<PP, __nv_bfloat16, EPI_ROPE, BM, BN, STAGES, CL>::fn()
+                         : gg_kernel<PP, __nv_bfloat16, EPI_GEGLU, BM, BN, STAGES, CL>::fn();
 }
+
+/* Clusters of a variant that the device holds at once (cudaOccupancyMaxActiveClusters: the GPCs'
+ * SM counts need not be multiples of the cluster size), set by its prepare; a persistent grid of
+ * more would run its last clusters in a second wave. */
+int g_slots[8];
 
 struct gg_variant {
   const char *name;
-  int pp, bm, bn; /* pingpong or cooperative; tile rows x weight rows */
+  int pp, bm, bn, cl; /* pingpong or cooperative; tile rows x weight rows; CTAs per cluster */
   size_t smem;
   void (*launch)(cudaStream_t, const CUtensorMap *, const CUtensorMap *, int, int, const gg_epi &, int, int);
   int (*prepare)(void);
 };
 
-template <int PP, int BM, int BN, int STAGES>
+/* A persistent grid: min(cluster tiles, clusters that fit) clusters of CL CTAs. */
+template <int PP, int BM, int BN, int STAGES, int CL, int V>
 void launch_v(cudaStream_t s, const CUtensorMap *a, const CUtensorMap *b, int half16, int epi, const gg_epi &ep,
               int NW, int K) {
-  const long tiles = (long)((NW + BN - 1) / BN) * ((ep.M + BM - 1) / BM);
-  const dim3 grid((unsigned)(tiles < g_sms ? tiles : g_sms));
+  const long tiles = (long)((NW + BN - 1) / BN) * ((ep.M + BM * CL - 1) / (BM * CL));
+  const long slots = g_slots[V] > 0 ? g_slots[V] : g_sms / CL;
   CUtensorMap ma = *a, mb = *b;
   gg_epi e = ep;
   void *args[] = {&ma, &mb, &e, &NW, &K};
-  cudaLaunchKernel((const void *)kernel_of<PP, BM, BN, STAGES>(half16, epi), grid, dim3(384), args,
-                   gg_smem_bytes<BM, BN, STAGES>(), s);
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3((unsigned)((tiles < slots ? tiles : slots) * CL));
+  cfg.blockDim = dim3(384);
+  cfg.dynamicSmemBytes = gg_smem_bytes<BM, BN, STAGES>();
+  cfg.stream = s;
+  cudaLaunchAttribute at[1];
+  at[0].id = cudaLaunchAttributeClusterDimension;
+  at[0].val.clusterDim.x = CL;
+  at[0].val.clusterDim.y = 1;
+  at[0].val.clusterDim.z = 1;
+  cfg.attrs = at;
+  cfg.numAttrs = CL > 1 ? 1 : 0;
+  cudaLaunchKernelExC(&cfg, (const void *)kernel_of<PP, BM, BN, STAGES, CL>(half16, epi), args);
 }
-template <int PP, int BM, int BN, int STAGES> int prepare_v(void) {
+template <int PP, int BM, int BN, int STAGES, int CL, int V> int prepare_v(void) {
   const int smem = (int)gg_smem_bytes<BM, BN, STAGES>();
   for (int h = 0; h < 2; h++)
     for (int epi = 0; epi < 2; epi++)
-      if (cudaFuncSetAttribute((const void *)kernel_of<PP, BM, BN, STAGES>(h, epi),
+      if (cudaFuncSetAttribute((const void *)kernel_of<PP, BM, BN, STAGES, CL>(h, epi),
                                cudaFuncAttributeMaxDynamicSharedMemorySize, smem) != cudaSuccess)
         return -1;
+  if (CL == 1) return 0; /* one block per SM: the grid never exceeds the SMs */
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3((unsigned)(g_sms / CL * CL));
+  cfg.blockDim = dim3(384);
+  cfg.dynamicSmemBytes = smem;
+  cudaLaunchAttribute at[1];
+  at[0].id = cudaLaunchAttributeClusterDimension;
+  at[0].val.clusterDim.x = CL;
+  at[0].val.clusterDim.y = 1;
+  at[0].val.clusterDim.z = 1;
+  cfg.attrs = at;
+  cfg.numAttrs = 1;
+  int n = 0;
+  if (cudaOccupancyMaxActiveClusters(&n, (const void *)kernel_of<PP, BM, BN, STAGES, CL>(0, 0), &cfg) == cudaSuccess &&
+      n > 0)
+    g_slots[V] = n < g_sms / CL ? n : g_sms / CL;
+  else
+    cudaGetLastError();
   return 0;
 }
 
-#define GG_VARIANT(name, pp, bm, bn, st) \
-  { name, pp, bm, bn, gg_smem_bytes<bm, bn, st>(), launch_v<pp, bm, bn, st>, prepare_v<pp, bm, bn, st> }
+#define GG_VARIANT(v, name, pp, bm, bn, st, cl)                                                          \
+  {                                                                                                     \
+    name, pp, bm, bn, cl, gg_smem_bytes<bm, bn, st>(), launch_v<pp, bm, bn, st, cl, v>, prepare_v<pp, bm, bn, st, cl, v> \
+  }
 /* The cooperative tiles first (the pick's ties go to the earlier), then the pingpong ones;
  * sm90_gemm_pick chooses among them by the pass's tile count. */
 const gg_variant g_variants[] = {
-    GG_VARIANT("n256s4", 0, GG_BM, 256, 4), GG_VARIANT("n128s6", 0, GG_BM, 128, 6), GG_VARIANT("n64s8", 0, GG_BM, 64, 8),
-    GG_VARIANT("p128x128s6", 1, 128, 128, 6), GG_VARIANT("p64x256s5", 1, 64, 256, 5),
+    GG_VARIANT(0, "n256s4", 0, GG_BM, 256, 4, 1), GG_VARIANT(1, "n128s6", 0, GG_BM, 128, 6, 1),
+    GG_VARIANT(2, "n64s8", 0, GG_BM, 64, 8, 1),   GG_VARIANT(3, "p128x128s6", 1, 128, 128, 6, 1),
+    GG_VARIANT(4, "c2n256s4", 0, GG_BM, 256, 4, 2),
 };
 #undef GG_VARIANT
 const int g_n_variants = (int)(sizeof g_variants / sizeof g_variants[0]);
@@ -531,8 +638,9 @@ int sm90_gemm_pick(unsigned mask, int M, int NW) {
   for (int v = 0; v < g_n_variants; v++) {
     if (!(mask >> v & 1)) continue;
     const gg_variant &g = g_variants[v];
-    const long tiles = (((long)NW + g.bn - 1) / g.bn) * ((M + g.bm - 1) / g.bm);
-    const long per_block = (tiles + g_sms - 1) / g_sms, tile_cost = (long)g.bn * g.bm / 128;
+    const long tiles = (((long)NW + g.bn - 1) / g.bn) * ((M + g.bm * g.cl - 1) / (g.bm * g.cl));
+    const long slots = g_slots[v] > 0 ? g_slots[v] : g_sms / g.cl;
+    const long per_block = (tiles + slots - 1) / slots, tile_cost = (long)g.bn * g.bm / 128;
     const long cost = g.pp ? per_block * tile_cost + 32 : per_block * (tile_cost + 32);
     if (best < 0 || cost < best_cost) best = v, best_cost = cost;
   }
@@ -565,7 +673,7 @@ static int encode_2d(void *out, int half16, const void *ptr, int rows, int cols,
 
 int sm90_gemm_map_weight(int v, int half16, const void *w, int rows, int K, void *map) {
   if (v < 0 || v >= g_n_variants || g_encode_state != 1) return -1;
-  return encode_2d(map, half16, w, rows, K, K, g_variants[v].bn);
+  return encode_2d(map, half16, w, rows, K, K, g_variants[v].bn / g_variants[v].cl);
 }
 
 int sm90_gemm_map_act(int v, int half16, const void *a, int M, int K, int lda, void *map) {
@@ -574,11 +682,11 @@ int sm90_gemm_map_act(int v, int half16, const void *a, int M, int K, int lda, v
 }
 
 void k_geglu_gemm(cudaStream_t s, int v, int half16, const void *map_a, const void *map_w, void *out, int M, int I,
-                  int ldo, int K) {
+                  int ldo, int K, int act) {
   CUtensorMap a, w;
   memcpy(&a, map_a, sizeof a);
   memcpy(&w, map_w, sizeof w);
-  gg_epi ep = {out, M, I, ldo, NULL, NULL, NULL, 0};
+  gg_epi ep = {out, M, I, ldo, NULL, NULL, NULL, 0, act};
   g_variants[v].launch(s, &a, &w, half16, EPI_GEGLU, ep, 2 * I, K);
 }
 
@@ -587,7 +695,7 @@ void k_qkv_rope_gemm(cudaStream_t s, int v, int half16, const void *map_a, const
   CUtensorMap a, w;
   memcpy(&a, map_a, sizeof a);
   memcpy(&w, map_w, sizeof w);
-  gg_epi ep = {out, M, N, ldo, tok_pos, rope, counts, rope_cols};
+  gg_epi ep = {out, M, N, ldo, tok_pos, rope, counts, rope_cols, 0};
   g_variants[v].launch(s, &a, &w, half16, EPI_ROPE, ep, N, K);
 }
 
@@ -596,7 +704,7 @@ void k_qkv_rope_gemm(cudaStream_t s, int v, int half16, const void *map_a, const
  * same 16-bit inputs.
  */
 namespace {
-template <class T> __global__ void geglu_ref_kernel(const T *A, const T *W, float *out, int M, int I, int K) {
+template <class T, int ACT> __global__ void geglu_ref_kernel(const T *A, const T *W, float *out, int M, int I, int K) {
   const int j = blockIdx.x * blockDim.x + threadIdx.x, m = blockIdx.y;
   if (j >= I || m >= M) return;
   float a = 0.f, g = 0.f;
@@ -605,7 +713,7 @@ template <class T> __global__ void geglu_ref_kernel(const T *A, const T *W, floa
     a += x * (float)W[(size_t)j * K + k];
     g += x * (float)W[(size_t)(I + j) * K + k];
   }
-  out[(size_t)m * I + j] = 0.5f * a * (1.0f + erff(a * 0.70710678118654752f)) * g;
+  out[(size_t)m * I + j] = glu_act<ACT>(a) * g;
 }
 template <class T> void fill(T *p, size_t n, uint32_t seed, float scale) {
   for (size_t i = 0; i < n; i++) {
@@ -613,7 +721,7 @@ template <class T> void fill(T *p, size_t n, uint32_t seed, float scale) {
     p[i] = (T)(((float)(seed >> 8) / 16777216.0f - 0.5f) * scale);
   }
 }
-template <class T> int selftest_t(int half16, int M, int I, int K, double *max_rel, int *same_bits) {
+template <class T> int selftest_t(int half16, int M, int I, int K, int act, double *max_rel, int *same_bits) {
   const size_t na = (size_t)M * K, nw = (size_t)2 * I * K, no = (size_t)M * I;
   T *hA = (T *)malloc(na * sizeof(T)), *hW = (T *)malloc(nw * sizeof(T)), *hO = (T *)malloc(no * sizeof(T));
   T *hO0 = (T *)malloc(no * sizeof(T)); /* the first variant's output */
@@ -630,7 +738,16 @@ template <class T> int selftest_t(int half16, int M, int I, int K, double *max_r
     goto done;
   cudaMemcpy(dA, hA, na * sizeof(T), cudaMemcpyHostToDevice);
   cudaMemcpy(dW, hW, nw * sizeof(T), cudaMemcpyHostToDevice);
-  geglu_ref_kernel<T><<<dim3((unsigned)((I + 127) / 128), (unsigned)M), 128>>>(dA, dW, dR, M, I, K);
+  {
+    const dim3 g((unsigned)((I + 127) / 128), (unsigned)M);
+    switch (act) {
+      case ENC_ACT_GELU_TANH: geglu_ref_kernel<T, ENC_ACT_GELU_TANH><<<g, 128>>>(dA, dW, dR, M, I, K); break;
+      case ENC_ACT_QUICK_GELU: geglu_ref_kernel<T, ENC_ACT_QUICK_GELU><<<g, 128>>>(dA, dW, dR, M, I, K); break;
+      case ENC_ACT_SILU: geglu_ref_kernel<T, ENC_ACT_SILU><<<g, 128>>>(dA, dW, dR, M, I, K); break;
+      case ENC_ACT_RELU: geglu_ref_kernel<T, ENC_ACT_RELU><<<g, 128>>>(dA, dW, dR, M, I, K); break;
+      default: geglu_ref_kernel<T, ENC_ACT_GELU><<<g, 128>>>(dA, dW, dR, M, I, K); break;
+    }
+  }
   cudaMemcpy(hR, dR, no * sizeof(float), cudaMemcpyDeviceToHost);
   k_geglu_interleave(0, half16, dW, dW2, I, K);
   *max_rel = 0;
@@ -640,7 +757,7 @@ template <class T> int selftest_t(int half16, int M, int I, int K, double *max_r
         sm90_gemm_map_weight(v, half16, dW2, 2 * I, K, mw))
       goto done;
     cudaMemset(dO, 0xff, no * sizeof(T)); /* NaN everywhere: an element not written fails */
-    k_geglu_gemm(0, v, half16, ma, mw, dO, M, I, I, K);
+    k_geglu_gemm(0, v, half16, ma, mw, dO, M, I, I, K, act);
     if (cudaDeviceSynchronize() != cudaSuccess) goto done;
     cudaMemcpy(hO, dO, no * sizeof(T), cudaMemcpyDeviceToHost);
     double scale = 1e-6, err = 0;
@@ -778,8 +895,8 @@ extern "C" int backend_cuda_qkv_rope_selftest(int half16, int M, int H, int K, d
                 : selftest_rope_t<__nv_bfloat16>(0, M, H, K, max_rel, same_bits);
 }
 
-extern "C" int backend_cuda_geglu_selftest(int half16, int M, int I, int K, double *max_rel, int *same_bits) {
+extern "C" int backend_cuda_geglu_selftest(int half16, int M, int I, int K, int act, double *max_rel, int *same_bits) {
   if (!device_ok(0)) return 1;
-  return half16 ? selftest_t<__half>(1, M, I, K, max_rel, same_bits)
-                : selftest_t<__nv_bfloat16>(0, M, I, K, max_rel, same_bits);
+  return half16 ? selftest_t<__half>(1, M, I, K, act, max_rel, same_bits)
+                : selftest_t<__nv_bfloat16>(0, M, I, K, act, max_rel, same_bits);
 }
