@@ -1,26 +1,33 @@
 /*
- * gemm_sm90.cu: the Wi GEMM with GeGLU in its epilogue, for Hopper (sm_90a: TMA + wgmma).
+ * gemm_sm90.cu: our GEMMs for Hopper (sm_90a: TMA + wgmma), with the next elementwise step in the
+ * epilogue: the Wi GEMM with GeGLU, the Wqkv GEMM with RoPE.
  *
- * ModernBERT's MLP is out = gelu(x Wi_in^T) * (x Wi_gate^T) with Wi = [Wi_in; Wi_gate] ([2I, d]).
+ * ModernBERT's MLP is out = act(x Wi_in^T) * (x Wi_gate^T) with Wi = [Wi_in; Wi_gate] ([2I, d]).
  * cuBLASLt has no epilogue that multiplies two output columns, so the forward used to write the
  * whole [M, 2I] product in 16 bits and read it back in a GeGLU pass (2.4 of ModernBERT-large's
  * 27 ms at 32 x 512). Here the weight rows are interleaved at load in blocks of 8
  * (geglu_interleave: rows 16b..16b+7 = Wi_in rows 8b.., rows 16b+8..16b+15 = Wi_gate rows 8b..),
  * so in wgmma's accumulator layout every thread holds an input column and its gate column for
- * the same output column; the epilogue writes gelu(in) * gate once, from the fp32 accumulators
+ * the same output column; the epilogue writes act(in) * gate once, from the fp32 accumulators
  * (the old path rounded both halves to 16 bits first), as [M, I] with row stride ldo.
  *
- * The kernel: persistent blocks of three warpgroups, 128 x BN output tiles; warpgroup 0 issues the TMA
- * loads (128-byte swizzle, STAGES-deep ring of shared-memory stages guarded by mbarriers),
- * warpgroups 1 and 2 each run wgmma m64nBNk16 on 64 of the tile's rows. K tails and rows / columns
- * past the matrix are zero-filled by TMA; the epilogue stores only rows < M and columns < I. The
- * sum over K runs in the same order for every M, so a row's result does not depend on its batch.
- * Deterministic: no split-K, no atomics.
+ * The same kernels run the Wqkv GEMM with RoPE in its epilogue (EPI_ROPE): in that layout a
+ * thread holds columns j and j + 32 of a 64-column head (n8 blocks i and i + 4), so it rotates the
+ * pair from the fp32 sums and writes Q and K once, rotated (a study: off unless LAYA_CUDA_QKV
+ * names it; BENCHMARKS.md). The GLU activation is the checkpoint's (glu_act.cuh).
+ *
+ * The kernels: persistent blocks of three warpgroups; warpgroup 0 issues the TMA loads (128-byte
+ * swizzle, a STAGES-deep ring of shared-memory stages guarded by mbarriers), warpgroups 1 and 2
+ * run wgmma m64nBNk16, both on one 128 x BN tile (cooperative) or each on its own tiles in turn
+ * (pingpong); on clusters of 2 CTAs each CTA loads half of the weight tile and multicasts it to
+ * both. K tails and rows / columns past the matrix are zero-filled by TMA; the epilogue stores
+ * only rows < M and columns < the output's. The sum over K runs in the same order for every M and
+ * every variant, so a row's result does not depend on its batch. Deterministic: no split-K, no
+ * atomics.
  *
  * Built for sm_90a only (wgmma); device_ok() says whether the device runs it (compute capability
- * 9.0 and the driver's cuTensorMapEncodeTiled found). Variants differ in the tile width BN (256,
- * 128, 64); the forward picks one per pass size (geglu_gemm_pick), or LAYA_CUDA_GEGLU names one
- * (geglu_gemm_variants).
+ * 9.0 and the driver's cuTensorMapEncodeTiled found). The forward picks a variant per pass size
+ * (sm90_gemm_pick), or a switch names one (sm90_gemm_variants).
  */
 #include <cuda.h>
 #include <cuda_bf16.h>
@@ -624,9 +631,8 @@ unsigned sm90_gemm_variants(int dev, const char *e) {
   return mask;
 }
 
-/* The variant of mask for an M-row pass over NW weight rows, by a cost in units of a 128-row
- * tile's k loop per 128 weight rows... scaled so that a 128 x BN tile costs BN, plus 32 for the
- * pipeline fill and an epilogue the tensor cores wait for. A cooperative grid runs
+/* The variant of mask for an M-row pass over NW weight rows, by a cost in which a 128 x BN tile's
+ * k loop costs BN, plus 32 for the pipeline fill and an epilogue the tensor cores wait for. A cooperative grid runs
  * ceil(tiles / SMs) waves, each paying its epilogue; a pingpong block runs its tiles back to back
  * and pays one epilogue (the others overlap the next tile's products). At large M the wide and
  * pingpong tiles win; at one request's M the narrow cooperative ones keep every SM busy. Every
