@@ -91,7 +91,8 @@ struct dev_layer {
   void *wqkv, *wo, *wi, *wo_mlp;
   /* fp8 mode: each weight above holds E4M3 values followed by its per-channel scales, these */
   const float *s_qkv, *s_o, *s_i, *s_o_mlp;
-  unsigned char wi_map[GG_MAX_VARIANTS][GG_MAP_BYTES]; /* TMA descriptors of wi (interleaved), per variant of gg_mask */
+  unsigned char wi_map[GG_MAX_VARIANTS][GG_MAP_BYTES];   /* TMA descriptors of wi (interleaved), per variant of gg_mask */
+  unsigned char wqkv_map[GG_MAX_VARIANTS][GG_MAP_BYTES]; /* TMA descriptors of wqkv, per variant of qkv_mask */
 };
 struct dev_head_layer {
   float *n1w, *n1b, *n2w, *n2b, *out_b, *l2b;
@@ -153,6 +154,7 @@ struct cuda_model {
   int warmup, profile, gemm_tune;
   long long max_scratch; /* LAYA_CUDA_MAX_SCRATCH, -1: no cap */
   unsigned gg_mask; /* the fused Wi + GeGLU kernel variants (gemm_sm90.cu) a pass may run, 0: cuBLASLt + k_geglu */
+  unsigned qkv_mask; /* the Wqkv + RoPE kernel variants (gemm_sm90.cu), 0: cuBLASLt + k_rope_k (and Q rotated in attention) */
 };
 
 /* ---------------------------------------------------------------------------------------------
@@ -348,6 +350,18 @@ static void model_free(cuda_model *m) {
   model_free(base);
 }
 
+/* The Wqkv + RoPE GEMM: each layer's TMA descriptors of Wqkv (used as loaded). A descriptor the
+ * driver refuses turns the fusion off. */
+static void map_qkv_weights(cuda_model *m) {
+  for (int l = 0; l < m->n_layers; l++)
+    for (int v = 0; v < GG_MAX_VARIANTS; v++)
+      if ((m->qkv_mask >> v & 1) &&
+          sm90_gemm_map_weight(v, m->half16, m->layers[l].wqkv, 3 * m->d, m->d, m->layers[l].wqkv_map[v])) {
+        m->qkv_mask = 0;
+        return;
+      }
+}
+
 /* The fused Wi + GeGLU GEMM: each layer's Wi rows interleaved in place (through one temporary
  * matrix) and its TMA descriptor made. A descriptor the driver refuses turns the fusion off
  * before any weight moved. */
@@ -355,7 +369,7 @@ static int fuse_geglu_weights(cuda_model *m, laya_error *err) {
   const int dev = m->dev, I = m->I, d = m->d;
   for (int l = 0; l < m->n_layers; l++)
     for (int v = 0; v < GG_MAX_VARIANTS; v++)
-      if ((m->gg_mask >> v & 1) && geglu_gemm_map_weight(v, m->half16, m->layers[l].wi, I, d, m->layers[l].wi_map[v])) {
+      if ((m->gg_mask >> v & 1) && sm90_gemm_map_weight(v, m->half16, m->layers[l].wi, 2 * I, d, m->layers[l].wi_map[v])) {
         m->gg_mask = 0;
         return 0;
       }
@@ -404,7 +418,7 @@ static int model_load(cuda_model *m, const model_weights *w, laya_error *err) {
   if (model_spec_check(w, "CUDA backend", err)) return err ? err->code : LAYA_ERR_CONFIG;
   for (int l = 0; l < c->n_layers && l < 1024; l++) m->layer_window[l] = model_layer_window(c, l);
   m->act = (int)c->act;
-  if (m->act != ENC_ACT_GELU) m->gg_mask = 0; /* the fused Wi epilogue computes the erf GELU only */
+  if (m->hd != 64) m->qkv_mask = 0;           /* the fused RoPE epilogue holds heads of 64 */
   m->eps = (float)c->norm_eps;
   m->head_layers = w->head_layers;
   m->head_heads = w->head_heads > 0 ? w->head_heads : 1;
@@ -559,6 +573,7 @@ static int model_load(cuda_model *m, const model_weights *w, laya_error *err) {
   }
   if (!rc) rc = run_uploads(m, &L, err);
   if (!rc && m->gg_mask) rc = fuse_geglu_weights(m, err);
+  if (!rc && m->qkv_mask) map_qkv_weights(m);
   free(tg);
   free(tl);
   free(L.u);
@@ -823,9 +838,11 @@ static int enqueue_forward(backend_worker *w, int Mp, int Rp, int NMp, int embed
     }                                                                                                            \
   } while (0)
 
-  unsigned char y_map[GG_MAP_BYTES]; /* the fused Wi GEMM's A operand: w->y [Mp, d] */
-  const int gg_v = m->gg_mask ? geglu_gemm_pick(m->gg_mask, Mp, I) : -1; /* the pass's fused Wi variant */
-  if (gg_v >= 0 && geglu_gemm_map_act(gg_v, h16, w->y, Mp, d, d, y_map))
+  unsigned char y_map[GG_MAP_BYTES], yq_map[GG_MAP_BYTES]; /* the fused Wi / Wqkv GEMMs' A operand: w->y [Mp, d] */
+  const int gg_v = m->gg_mask ? sm90_gemm_pick(m->gg_mask, Mp, 2 * I) : -1; /* the pass's fused Wi variant */
+  const int qkv_v = m->qkv_mask ? sm90_gemm_pick(m->qkv_mask, Mp, 3 * d) : -1; /* and Wqkv + RoPE variant */
+  if ((gg_v >= 0 && sm90_gemm_map_act(gg_v, h16, w->y, Mp, d, d, y_map)) ||
+      (qkv_v >= 0 && sm90_gemm_map_act(qkv_v, h16, w->y, Mp, d, d, yq_map)))
     return cu_fail(err, LAYA_ERR_DEVICE, "CUDA backend on device %d: the driver refused a TMA descriptor (%d x %d)", dev,
                    Mp, d);
   prof_mark(w, -1);
@@ -836,13 +853,20 @@ static int enqueue_forward(backend_worker *w, int Mp, int Rp, int NMp, int embed
     const int window = m->layer_window[l];
     const bool global = window < 0;
     const float2 *rope = global ? m->rope_global : m->rope_local;
-    ENC_GEMM(Mp, 3 * d, d, w->y, d, L->wqkv, L->s_qkv, qkv, 3 * d, T16, 0, "Wqkv");
-    prof_mark(w, P_QKV);
-    k_rope_k(s, h16, qkv, tok_pos, rope, counts, Mp, m->H, m->hd);
-    prof_mark(w, P_ROPE);
+    if (qkv_v >= 0) {
+      /* Q and K rotated in the GEMM's epilogue, from the fp32 sums: attention reads them as they are */
+      k_qkv_rope_gemm(s, qkv_v, h16, yq_map, L->wqkv_map[qkv_v], qkv, Mp, 3 * d, 3 * d, d, tok_pos, rope, counts,
+                      2 * d);
+      prof_mark(w, P_QKV);
+    } else {
+      ENC_GEMM(Mp, 3 * d, d, w->y, d, L->wqkv, L->s_qkv, qkv, 3 * d, T16, 0, "Wqkv");
+      prof_mark(w, P_QKV);
+      k_rope_k(s, h16, qkv, tok_pos, rope, counts, Mp, m->H, m->hd);
+      prof_mark(w, P_ROPE);
+    }
     k_attention(s, h16, qkv, attn_o, global ? tiles : tiles_l, tok_row, tok_pos, row_start, counts,
                 counts + (global ? CNT_TILES : CNT_TILES_LOCAL), global ? n_tiles_cap : n_tiles_cap_l, Mp, m->H,
-                m->hd, window, rope, global ? m->att_g : m->att_l);
+                m->hd, window, qkv_v >= 0 ? NULL : rope, global ? m->att_g : m->att_l);
     prof_mark(w, global ? P_ATT_GLOBAL : P_ATT_LOCAL);
     ENC_GEMM(Mp, d, d, attn_o, d, L->wo, L->s_o, w->x, d, CU_F32, 1, "Wo");
     prof_mark(w, P_WO);
@@ -851,7 +875,7 @@ static int enqueue_forward(backend_worker *w, int Mp, int Rp, int NMp, int embed
     prof_mark(w, P_LN);
     if (gg_v >= 0) {
       /* Wi with GeGLU in its epilogue: hid[Mp, I] written once */
-      k_geglu_gemm(s, gg_v, h16, y_map, L->wi_map[gg_v], hid, Mp, I, I, d);
+      k_geglu_gemm(s, gg_v, h16, y_map, L->wi_map[gg_v], hid, Mp, I, I, d, m->act);
       prof_mark(w, P_WI);
     } else {
       ENC_GEMM(Mp, 2 * I, d, w->y, d, L->wi, L->s_i, hid, 2 * I, T16, 0, "Wi");
@@ -1348,7 +1372,7 @@ static backend *cuda_create(const model_weights *w, const backend_options *o, co
   }
   /* the environment as laya_open read and validated it, else (tests, bench/: no options) the
    * backend's own rows, read and validated here once: a bad value is refused naming the variable */
-  static const char *const mine[] = {"LAYA_CUDA_WARMUP",    "LAYA_CUDA_GRAPHS", "LAYA_CUDA_GEGLU",
+  static const char *const mine[] = {"LAYA_CUDA_WARMUP",    "LAYA_CUDA_GRAPHS", "LAYA_CUDA_GEGLU", "LAYA_CUDA_QKV",
                                       "LAYA_CUDA_HEAD_FP16", "LAYA_CUDA_HEAD_ALL", "LAYA_CUDA_GEMM_TUNE",
                                       "LAYA_CUDA_ATTN_L",    "LAYA_CUDA_ATTN_G", "LAYA_CUDA_PROFILE",
                                       "LAYA_CUDA_MAX_SCRATCH"};
@@ -1402,7 +1426,9 @@ static backend *cuda_create(const model_weights *w, const backend_options *o, co
   m->profile = env->cuda_profile == 1;
   m->gemm_tune = env->cuda_gemm_tune == 1;
   m->max_scratch = env->cuda_max_scratch;
-  m->gg_mask = m->fp8 ? 0 : geglu_gemm_variants(dev, env->cuda_geglu); /* the fused Wi GEMM is 16-bit */
+  m->gg_mask = m->fp8 ? 0 : sm90_gemm_variants(dev, env->cuda_geglu); /* the fused GEMMs are 16-bit */
+  /* measured slower than cuBLASLt + the RoPE pass at large M (BENCHMARKS.md): a study, on only when named */
+  m->qkv_mask = m->fp8 || !env->cuda_qkv ? 0 : sm90_gemm_variants(dev, env->cuda_qkv);
   laya_env_options_free(&own);
   if (m->fp8 && fp8_check_device(m, err)) {
     model_free(m);

@@ -33,11 +33,17 @@ int backend_cuda_set_max_scratch(backend *b, long long bytes);
 int backend_cuda_profile(backend_worker *w, char *buf, size_t n);
 
 /* The fused Wi + GeGLU GEMM (gemm_sm90.cu) on device 0, every kernel variant, against a plain fp32
- * kernel on random 16-bit A [M, K] and Wi [2I, K] (whatever LAYA_CUDA_GEGLU says): *max_rel = the
+ * kernel on random 16-bit A [M, K] and Wi [2I, K] (whatever LAYA_CUDA_GEGLU says), activation act (a
+ * model/weights.h enc_act kind): *max_rel = the
  * largest |error| over the largest |reference|; *same_bits = 1 when every variant wrote the same bits
  * (the forward picks the variant by pass size, so a row's result must not depend on it). Returns 0,
  * 1 when the device cannot run the kernel, -1 on a CUDA error. */
-int backend_cuda_geglu_selftest(int half16, int M, int I, int K, double *max_rel, int *same_bits);
+int backend_cuda_geglu_selftest(int half16, int M, int I, int K, int act, double *max_rel, int *same_bits);
+
+/* The Wqkv GEMM with RoPE in its epilogue (gemm_sm90.cu), every variant, against a plain fp32 GEMM
+ * and rotation of random 16-bit A [M, K] and W [3 H 64, K] (Q and K heads of 64 rotated by each
+ * row's position, the last 3 rows padding at position 0); results as above. */
+int backend_cuda_qkv_rope_selftest(int half16, int M, int H, int K, double *max_rel, int *same_bits);
 
 /* The fp8 GEMM (fp8.cu, gemm.cu) on device 0: random bf16 A [M, K] and W [N, K] quantised per row
  * on the device, multiplied in E4M3 into bf16 (accumulate 0) or added into an fp32 D (1).

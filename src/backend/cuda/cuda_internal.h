@@ -114,22 +114,27 @@ int k_geglu_fp8(cudaStream_t s, const void *h, int Mp, int I, int act, void *q, 
 int fp8_quantize_weight_into(cudaStream_t s, int half16, const void *w, int N, int K, void *dst);
 int fp8_quantize_weight(cudaStream_t s, int half16, void *w, int N, int K, void *tmp);
 
-/* The Wi GEMM with GeGLU in its epilogue (gemm_sm90.cu, Hopper only). geglu_gemm_variants: the
- * mask of kernel variants LAYA_CUDA_GEGLU (as the options read it; NULL: all) allows on device
- * dev, 0 when it is "0" or the device cannot run the kernel (then the forward runs the cuBLASLt
- * GEMM and k_geglu); geglu_gemm_pick: the variant of a mask for an M-row pass.
- * The weight must be interleaved once (k_geglu_interleave: [2I, K] rows, src != dst); maps are
- * TMA descriptors (GG_MAP_BYTES each, any alignment), for the weight once at load per variant and
- * for the activations per forward. out[M, I] (row stride ldo) = gelu(A Wi_in^T) * (A Wi_gate^T). */
-enum { GG_MAP_BYTES = 128, GG_MAX_VARIANTS = 3 };
-unsigned geglu_gemm_variants(int dev, const char *name);
-int geglu_gemm_pick(unsigned mask, int M, int I);
-int geglu_gemm_n_variants(void);
-const char *geglu_gemm_variant_name(int v);
+/* Our Hopper GEMMs (gemm_sm90.cu, sm_90a: TMA + wgmma), y = A W^T with the elementwise step that
+ * follows in their epilogue: the Wi GEMM with GeGLU (k_geglu_gemm: out[M, I] = act(A Wi_in^T) *
+ * (A Wi_gate^T), act an enc_act kind; the weight interleaved once by k_geglu_interleave, [2I, K] rows, src != dst) and
+ * the Wqkv GEMM with RoPE (k_qkv_rope_gemm: out[M, N], columns [0, rope_cols) heads of 64 rotated
+ * by each row's position, the rest (V) as is). sm90_gemm_variants: the mask of kernel variants a
+ * switch (LAYA_CUDA_GEGLU, LAYA_CUDA_QKV, as the options read them; NULL: all) allows on device
+ * dev, 0 when it is "0" or the device cannot run them (then the forward runs cuBLASLt and the
+ * separate pass); sm90_gemm_pick: the variant of a mask for an M-row pass over NW weight rows.
+ * Maps are TMA descriptors (GG_MAP_BYTES each, any alignment) per variant: for a weight once at
+ * load, for the activations per forward. */
+enum { GG_MAP_BYTES = 128, GG_MAX_VARIANTS = 5 };
+unsigned sm90_gemm_variants(int dev, const char *name);
+int sm90_gemm_pick(unsigned mask, int M, int NW);
+int sm90_gemm_n_variants(void);
+const char *sm90_gemm_variant_name(int v);
+int sm90_gemm_map_weight(int v, int half16, const void *w, int rows, int K, void *map);
+int sm90_gemm_map_act(int v, int half16, const void *a, int M, int K, int lda, void *map);
 void k_geglu_interleave(cudaStream_t s, int half16, const void *src, void *dst, int I, int K);
-int geglu_gemm_map_weight(int v, int half16, const void *wi, int I, int K, void *map);
-int geglu_gemm_map_act(int v, int half16, const void *a, int M, int K, int lda, void *map);
 void k_geglu_gemm(cudaStream_t s, int v, int half16, const void *map_a, const void *map_w, void *out, int M, int I,
-                  int ldo, int K);
+                  int ldo, int K, int act);
+void k_qkv_rope_gemm(cudaStream_t s, int v, int half16, const void *map_a, const void *map_w, void *out, int M, int N,
+                     int ldo, int K, const int32_t *tok_pos, const float2 *rope, const int *counts, int rope_cols);
 
 #endif

@@ -14,6 +14,7 @@
 
 #include "cuda_internal.h"
 #include "fp8_rule.cuh"
+#include "glu_act.cuh"
 #include "ln_row.cuh"
 #include "model/spec.h"
 
@@ -30,8 +31,6 @@ template <> __device__ __forceinline__ __half fromf<__half>(float v) { return __
 template <> __device__ __forceinline__ __nv_bfloat16 fromf<__nv_bfloat16>(float v) {
   return __float2bfloat16_rn(v);
 }
-
-__device__ __forceinline__ float gelu_erf(float v) { return 0.5f * v * (1.0f + erff(v * 0.70710678118654752f)); }
 
 __device__ __forceinline__ float warp_max(float v) {
   for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
@@ -393,13 +392,6 @@ void k_rope_k(cudaStream_t s, int half16, void *qkv, const int32_t *tok_pos, con
  * hidden_activation (weights.h enc_act, a template argument: one kernel per kind); the next GEMM
  * reads the first I columns with a row stride of 2I.
  */
-template <int A> __device__ __forceinline__ float glu_act(float v) {
-  if (A == ENC_ACT_GELU_TANH) return 0.5f * v * (1.0f + tanhf(0.79788456080286535588f * (v + 0.044715f * (v * v * v))));
-  if (A == ENC_ACT_QUICK_GELU) return v / (1.0f + expf(-1.702f * v));
-  if (A == ENC_ACT_SILU) return v / (1.0f + expf(-v));
-  if (A == ENC_ACT_RELU) return v > 0.0f ? v : 0.0f;
-  return gelu_erf(v);
-}
 
 template <class T, int A> __global__ void geglu_kernel(T *h, int Mp, int I) {
   int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
