@@ -482,18 +482,17 @@ INL void mkb_i8_avx2(const int h, const int16_t *ap, const int16_t *bw, int kc, 
   }
 }
 
-/* The int32 sums of one row (32 columns of panel p) -> fp32 as the row kernel computes them, then
- * the epilogue. */
+/* The int32 sums of one row (32 columns of panel p) -> fp32, (float)(sum - colsum) * (row scale *
+ * column scale) lane by lane: the row kernel's and the scalar oracle's expression (vcvtdq2ps rounds
+ * to nearest as the C conversion does), then the epilogue. */
 INL void epilogue_i8_row(const gemm_input *x, const packed_matrix *w, const gemm_epilogue *e, int m, int p,
                          const int32_t *tot) {
-  __m256 y[4];
+  __m256 y[4], rs = _mm256_set1_ps(x->row_scale[m]);
+  const int col = p * CPU_NR;
   for (int i = 0; i < 4; i++) {
-    float f[8];
-    for (int j = 0; j < 8; j++) {
-      int col = p * CPU_NR + 8 * i + j;
-      f[j] = (float)(tot[8 * i + j] - w->colsum[col]) * (x->row_scale[m] * w->scale[col]);
-    }
-    y[i] = _mm256_loadu_ps(f);
+    __m256i d = _mm256_sub_epi32(_mm256_loadu_si256((const __m256i *)(const void *)(tot + 8 * i)),
+                                 _mm256_loadu_si256((const __m256i *)(const void *)(w->colsum + col + 8 * i)));
+    y[i] = _mm256_mul_ps(_mm256_cvtepi32_ps(d), _mm256_mul_ps(rs, _mm256_loadu_ps(w->scale + col + 8 * i)));
   }
   epilogue_row8(w, e, m, p, y);
 }
