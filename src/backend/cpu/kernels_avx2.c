@@ -596,6 +596,37 @@ FN void layernorm_avx2(const float *x, int n, const float *w, const float *b, fl
   }
 }
 
+/* u8 quantisation of one row (kernels.h int8_grid / int8_level), 8 values at a time: the same
+ * levels as the scalar kernel. The max skips NaNs as fmaxf does (vmaxps returns its second operand
+ * when one is NaN); vcvtps2dq rounds to nearest even as nearbyintf does, and turns NaN (and the
+ * out-of-range) into INT_MIN, which the clamp makes -127, the scalar kernel's level for NaN. */
+FN float quantize_row_avx2(const float *x, int n, int n_pad, uint8_t *q) {
+  const __m256 absmask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+  __m256 vmx = _mm256_setzero_ps();
+  int i = 0;
+  for (; i + 8 <= n; i += 8) vmx = _mm256_max_ps(_mm256_and_ps(_mm256_loadu_ps(x + i), absmask), vmx);
+  float st[8], mx = 0.0f;
+  _mm256_storeu_ps(st, vmx);
+  for (int j = 0; j < 8; j++) mx = fmaxf(mx, st[j]);
+  for (; i < n; i++) mx = fmaxf(mx, fabsf(x[i]));
+  float s = mx > 0.0f ? mx / 127.0f : 1.0f, inv = 1.0f / s;
+  const __m256 vinv = _mm256_set1_ps(inv);
+  const __m256i lo = _mm256_set1_epi32(-127), hi = _mm256_set1_epi32(127), off = _mm256_set1_epi32(128);
+  /* the low byte of each 32-bit lane to the first 4 bytes of its 128-bit half */
+  const __m256i gather = _mm256_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 0, 4, 8, 12, -1,
+                                          -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
+  for (i = 0; i + 8 <= n; i += 8) {
+    __m256i v = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(x + i), vinv));
+    v = _mm256_add_epi32(_mm256_min_epi32(_mm256_max_epi32(v, lo), hi), off);
+    v = _mm256_shuffle_epi8(v, gather);
+    __m128i b = _mm_unpacklo_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    _mm_storel_epi64((__m128i *)(void *)(q + i), b);
+  }
+  for (; i < n; i++) q[i] = (uint8_t)((int)int8_level(x[i], inv) + 128);
+  for (i = n; i < n_pad; i++) q[i] = 128;
+  return s;
+}
+
 /* NeoX RoPE, 8 pairs at a time, scalar tail (same expression order as the scalar kernel). */
 FN void rope_avx2(float *x, int dh, const float *cs, float scale) {
   int half = dh / 2, h = 0;
@@ -819,6 +850,7 @@ const cpu_kernels *cpu_kernels_avx2(void) {
     t.gemm_bf16 = gemm_bf16_avx2;
     t.gemm_i8 = gemm_i8_avx2;
     t.layernorm = layernorm_avx2;
+    t.quantize_row = quantize_row_avx2;
     t.rope = rope_avx2;
     t.attention = attention_avx2;
     t.attention_bf16 = attention_bf16_avx2;
