@@ -326,6 +326,44 @@ static void test_gemm_call_id(const cpu_kernels **tabs, int n_tabs) {
   free(w), free(x), free(data), free(row), free(all), free(part), free(first);
 }
 
+/* The same for the int8 GEMM (the AVX2 one keeps its widened rows per call id too): panel tasks
+ * of one id give the bits of one plain call, and new row contents under a new id are seen. */
+static void test_gemm_call_id_i8(const cpu_kernels **tabs, int n_tabs) {
+  const int M = 128, n = 100, k = 300, kp = pack_kpad(k), np = pack_panels(n, 0);
+  float *w = malloc(sizeof(float) * (size_t)n * k), *x = malloc(sizeof(float) * (size_t)kp), *row = malloc(sizeof(float) * k);
+  for (size_t i = 0; i < (size_t)n * k; i++) w[i] = frand() / sqrtf((float)k);
+  void *data = aligned_alloc(64, (pack_data_bytes(WF_I8, n, k, 0) + 63) & ~(size_t)63);
+  float *scale = malloc(sizeof(float) * np * CPU_NR), *rs = malloc(sizeof(float) * M);
+  int32_t *colsum = malloc(sizeof(int32_t) * np * CPU_NR);
+  wsrc src = {w, k};
+  pack_matrix(WF_I8, n, k, 0, get_row, &src, data, scale, colsum, row);
+  packed_matrix pm = {n, k, np, kp, 0, WF_I8, data, scale, colsum, NULL, ENC_ACT_GELU, NULL, 0};
+  uint8_t *q = malloc((size_t)M * kp);
+  float *all = malloc(sizeof(float) * (size_t)M * n), *part = malloc(sizeof(float) * (size_t)M * n);
+  float *first = malloc(sizeof(float) * (size_t)M * n);
+  unsigned long id = 5000;
+  for (int t = -1; t < n_tabs; t++) {
+    const cpu_kernels *kt = t < 0 ? &cpu_kernels_scalar : tabs[t];
+    gemm_input in = {q, kp, rs, 0, NULL, 0, 0};
+    gemm_epilogue e = {EPI_NONE, 0, first, NULL, n};
+    for (int r = 0; r < 2; r++) {
+      for (int m = 0; m < M; m++) {
+        for (int i = 0; i < k; i++) x[i] = (r + 1) * frand();
+        rs[m] = cpu_kernels_scalar.quantize_row(x, k, kp, q + (size_t)m * kp);
+      }
+      in.gen = ++id, e.out_f32 = part;
+      for (int p = 0; p < np; p++) kt->gemm_i8(&in, &pm, 0, M, p, p + 1, &e); /* one task per panel */
+      in.gen = 0, e.out_f32 = r ? all : first;
+      kt->gemm_i8(&in, &pm, 0, M, 0, np, &e); /* one plain call */
+      int same = !memcmp(part, r ? all : first, sizeof(float) * (size_t)M * n);
+      if (!same) fprintf(stderr, "%s int8 GEMM: panel tasks of one call id differ from one plain call\n", kt->name);
+      CHECK(same);
+    }
+    CHECK(memcmp(first, all, sizeof(float) * (size_t)M * n) != 0);
+  }
+  free(w), free(x), free(row), free(data), free(scale), free(rs), free(colsum), free(q), free(all), free(part), free(first);
+}
+
 static void test_rows(const cpu_kernels **tabs, int n_tabs) {
   static const int Ns[] = {1, 2, 7, 16, 17, 63, 65, 129, 1024};
   for (int ni = 0; ni < 9; ni++) {
@@ -531,6 +569,7 @@ int main(void) {
   test_gemm(tabs, n);
   test_gemm_row_invariance(tabs, n);
   test_gemm_call_id(tabs, n);
+  test_gemm_call_id_i8(tabs, n);
   test_rows(tabs, n);
   /* the AMX bf16 attention's tiling on every machine: the emulated tiles (kernels_amx.h) in a copy
    * of the scalar table (its other kernels are the oracle's own) */
