@@ -408,7 +408,7 @@ static __attribute__((target(ISA2))) void gemm_i8_avx2_rows(const gemm_input *x,
  *   weights: each k block (KCB8 x 32 values) of the panel -> [kc / 2][32][2] s16, the two k of a
  *            32-bit lane being one column's (k even, k odd) pair (16 KiB: stays in L1 while every
  *            row tile of the chunk runs over it);
- *   rows:    u8 zero-extended, [kc][rows] per k block as [rows][KCB8] s16 (row stride a compile-time
+ *   rows:    u8 zero-extended to s16, [rows][KCB8] per k block (the row stride a compile-time
  *            constant), copied once per call like the fp32 rows (gemm_input.gen).
  * A tile of h <= 6 rows x 16 columns keeps 12 accumulators (one column per 32-bit lane, no fold at
  * the end), 2 weight vectors and the broadcast pair in the 16 ymm registers; partial sums wait in a
