@@ -3,7 +3,8 @@
  * second, each in a loop of 20 independent register-only accumulations (no memory, no dependency
  * chains shorter than the latency). The ratio of the three is what bounds fp32, bf16 and int8
  * GEMMs on this core (BENCHMARKS.md, CPU backend); also the 256-bit vfmadd231ps rate, the AVX2
- * table's fp32 peak. Thread CPU time (CLOCK_THREAD_CPUTIME_ID), so that other processes on a shared
+ * table's fp32 peak, and the AVX2 integer instructions its int8 GEMM is made of. Thread CPU time
+ * (CLOCK_THREAD_CPUTIME_ID), so that other processes on a shared
  * machine distort it less; still best on an idle one (best of 3 runs per instruction).
  *   peak [iterations]
  */
@@ -53,6 +54,43 @@ __attribute__((target("avx2,fma"), noinline)) static double rate_fma_ymm(long it
                      "xmm8", "xmm9", "xmm10", "xmm11", "xmm14", "xmm15");
   return 12.0 * (double)it / (now() - t0);
 }
+/* AVX2 integer instructions the int8 GEMM of the AVX2 table can be built from (kernels_avx2.c), 12
+ * independent destinations each (none reads its own result: throughput, not latency). The loads
+ * read one L1-resident 64-byte line. MIXn: the instruction pairs / groups of an inner loop together,
+ * to see whether they share ports. */
+static __attribute__((aligned(64))) unsigned char ymm_src[64];
+#define Y12(op) TWELVEY(op)
+#define LOADY(op, r) op " (%0), %%ymm" #r "\n"
+#define LOAD12(op)                                                                                  \
+  LOADY(op, 0) LOADY(op, 1) LOADY(op, 2) LOADY(op, 3) LOADY(op, 4) LOADY(op, 5) LOADY(op, 6)        \
+  LOADY(op, 7) LOADY(op, 8) LOADY(op, 9) LOADY(op, 10) LOADY(op, 11)
+#define YCLOB "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm14", "xmm15"
+#define YLOOP(name, n, body)                                                                         \
+  __attribute__((target("avx2,fma"), noinline)) static double name(long it) {                       \
+    double t0 = now();                                                                              \
+    for (long k = 0; k < it; k++) __asm__ volatile(body ::"r"(ymm_src) : YCLOB, "memory");          \
+    return (double)(n) * (double)it / (now() - t0);                                                 \
+  }
+YLOOP(rate_maddwd, 12, Y12("vpmaddwd"))
+YLOOP(rate_maddubsw, 12, Y12("vpmaddubsw"))
+YLOOP(rate_signb, 12, Y12("vpsignb"))
+YLOOP(rate_paddd, 12, Y12("vpaddd"))
+YLOOP(rate_movsxbw, 12, LOAD12("vpmovsxbw"))
+YLOOP(rate_bcastd, 12, LOAD12("vpbroadcastd"))
+#define LOADM(r) "vpmaddwd (%0), %%ymm14, %%ymm" #r "\n"
+YLOOP(rate_maddwd_m, 12, LOADM(0) LOADM(1) LOADM(2) LOADM(3) LOADM(4) LOADM(5) LOADM(6) LOADM(7) LOADM(8) LOADM(9) LOADM(10) LOADM(11))
+/* 6 vpmaddwd + 6 vpaddd: the pre-widened inner loop's pair (rate counts both) */
+#define PAIR(r, s) "vpmaddwd %%ymm14, %%ymm15, %%ymm" #r "\n vpaddd %%ymm14, %%ymm15, %%ymm" #s "\n"
+YLOOP(rate_mix_madd_add, 12, PAIR(0, 1) PAIR(2, 3) PAIR(4, 5) PAIR(6, 7) PAIR(8, 9) PAIR(10, 11))
+/* vpsignb + vpmaddubsw + vpmaddwd + vpaddd, x3: the sign-trick inner loop's group (rate counts all) */
+#define QUAD(a, b, c, d)                                                                            \
+  "vpsignb %%ymm14, %%ymm15, %%ymm" #a "\n vpmaddubsw %%ymm14, %%ymm15, %%ymm" #b "\n vpmaddwd %%ymm14, " \
+  "%%ymm15, %%ymm" #c "\n vpaddd %%ymm14, %%ymm15, %%ymm" #d "\n"
+YLOOP(rate_mix_sign, 12, QUAD(0, 1, 2, 3) QUAD(4, 5, 6, 7) QUAD(8, 9, 10, 11))
+/* 4 vpmovsxbw (load) + 8 vpmaddwd: widening in the inner loop, each widened vector used twice */
+#define WID(r, s, t) "vpmovsxbw (%0), %%ymm" #r "\n vpmaddwd %%ymm14, %%ymm15, %%ymm" #s "\n vpmaddwd %%ymm14, %%ymm15, %%ymm" #t "\n"
+YLOOP(rate_mix_widen, 12, WID(0, 1, 2) WID(3, 4, 5) WID(6, 7, 8) WID(9, 10, 11))
+
 __attribute__((target("avx2"))) static void zero_ymm_operands(void) {
   __asm__ volatile("vpxor %%ymm14, %%ymm14, %%ymm14\n vpxor %%ymm15, %%ymm15, %%ymm15" ::: "xmm14", "xmm15");
 }
@@ -99,6 +137,19 @@ int main(int argc, char **argv) {
     zero_ymm_operands();
     double y = best3(rate_fma_ymm, it);
     printf("vfmadd231ps ymm: %.2f G/s = %6.1f GFLOP/s (16 per instruction; the AVX2 table's peak)\n", y * 1e-9, 16 * y * 1e-9);
+    /* per cycle taking vfmadd231ps ymm as 2 per cycle (Zen 2/3, Haswell..Skylake): the clock is not read */
+    static const struct {
+      const char *name;
+      double (*fn)(long);
+    } yi[] = {{"vpmaddwd ymm", rate_maddwd},        {"vpmaddubsw ymm", rate_maddubsw},
+              {"vpsignb ymm", rate_signb},          {"vpaddd ymm", rate_paddd},
+              {"vpmovsxbw ymm<-m128", rate_movsxbw}, {"vpbroadcastd ymm<-m32", rate_bcastd},
+              {"vpmaddwd ymm, m256", rate_maddwd_m}, {"mix 1 madd : 1 add", rate_mix_madd_add},
+              {"mix sign:maddubs:madd:add", rate_mix_sign}, {"mix 1 movsx(m) : 2 madd", rate_mix_widen}};
+    for (size_t i = 0; i < sizeof yi / sizeof yi[0]; i++) {
+      double r = best3(yi[i].fn, it);
+      printf("%-26s %.2f G/s = %.2f per cycle (if FMA ymm is 2 per cycle)\n", yi[i].name, r * 1e-9, 2.0 * r / y);
+    }
   }
   if (!cpu_kernels_by_name("avx512")) {
     printf("this CPU has no AVX-512 BF16 / VNNI\n");

@@ -166,6 +166,14 @@ static void gemm_case(cpu_wfmt fmt, int M, int n, int k, int geglu, epi_act act,
         fprintf(stderr, "%s vs scalar fmt=%d M=%d n=%d k=%d geglu=%d act=%d glu=%d bias=%d res=%d out16=%d: %.3g\n",
                 kt->name, fmt, M, n, k, geglu, act, (int)case_glu, use_bias, residual, out16, e1);
       CHECK(e1 <= tol);
+      /* The AVX2 int8 GEMM's int32 sums are exact, and its conversion to fp32, bias and residual
+       * add are the scalar kernel's own operations: without an activation (whose SIMD forms
+       * differ from the scalar ones) the results are the same bits, whatever its blocking. */
+      if (fmt == WF_I8 && !geglu && act == EPI_NONE && !strcmp(kt->name, "avx2")) {
+        int same = !memcmp(out, ref, sizeof(float) * (size_t)M * outs);
+        if (!same) fprintf(stderr, "avx2 int8 M=%d n=%d k=%d: not the scalar kernel's bits\n", M, n, k);
+        CHECK(same);
+      }
       free(out);
     }
     free(o16);
@@ -212,6 +220,13 @@ static void test_gemm(const cpu_kernels **tabs, int n_tabs) {
    * with a last block of 44 (a 4-float slice at its end) */
   gemm_case(WF_F32, 397, 40, 300, 0, EPI_NONE, 1, 1, 0, tabs, n_tabs);
   gemm_case(WF_F32, 203, 2 * 17, 300, 1, EPI_GEGLU, 0, 0, 1, tabs, n_tabs);
+  /* the AVX2 int8 GEMM's 192-row chunks (397 = 3 chunks of 133: 22 x 6 + 1 x 1 rows per tile) and
+   * 256-k weight blocks (k_pad 600: 256 + 256 + 88, then 516: a last block of 4), several panels
+   * with a partial one, and the GeGLU epilogue over several chunks and blocks */
+  gemm_case(WF_I8, 397, 100, 600, 0, EPI_NONE, 1, 1, 0, tabs, n_tabs);
+  gemm_case(WF_I8, 203, 70, 513, 0, EPI_NONE, 0, 0, 1, tabs, n_tabs);
+  gemm_case(WF_I8, 200, 2 * 40, 599, 1, EPI_GEGLU, 0, 0, 0, tabs, n_tabs);
+  gemm_case(WF_I8, 131, 65, 1030, 0, EPI_GELU, 1, 0, 0, tabs, n_tabs);
   /* GeGLU: n = 2I with I around the 16-column half panel, with every hidden_activation kind */
   static const int Is[] = {1, 15, 16, 17, 40};
   for (int act = 0; act < ENC_ACT_COUNT; act++) {
@@ -311,6 +326,44 @@ static void test_gemm_call_id(const cpu_kernels **tabs, int n_tabs) {
   free(w), free(x), free(data), free(row), free(all), free(part), free(first);
 }
 
+/* The same for the int8 GEMM (the AVX2 one keeps its widened rows per call id too): panel tasks
+ * of one id give the bits of one plain call, and new row contents under a new id are seen. */
+static void test_gemm_call_id_i8(const cpu_kernels **tabs, int n_tabs) {
+  const int M = 128, n = 100, k = 300, kp = pack_kpad(k), np = pack_panels(n, 0);
+  float *w = malloc(sizeof(float) * (size_t)n * k), *x = malloc(sizeof(float) * (size_t)kp), *row = malloc(sizeof(float) * k);
+  for (size_t i = 0; i < (size_t)n * k; i++) w[i] = frand() / sqrtf((float)k);
+  void *data = aligned_alloc(64, (pack_data_bytes(WF_I8, n, k, 0) + 63) & ~(size_t)63);
+  float *scale = malloc(sizeof(float) * np * CPU_NR), *rs = malloc(sizeof(float) * M);
+  int32_t *colsum = malloc(sizeof(int32_t) * np * CPU_NR);
+  wsrc src = {w, k};
+  pack_matrix(WF_I8, n, k, 0, get_row, &src, data, scale, colsum, row);
+  packed_matrix pm = {n, k, np, kp, 0, WF_I8, data, scale, colsum, NULL, ENC_ACT_GELU, NULL, 0};
+  uint8_t *q = malloc((size_t)M * kp);
+  float *all = malloc(sizeof(float) * (size_t)M * n), *part = malloc(sizeof(float) * (size_t)M * n);
+  float *first = malloc(sizeof(float) * (size_t)M * n);
+  unsigned long id = 5000;
+  for (int t = -1; t < n_tabs; t++) {
+    const cpu_kernels *kt = t < 0 ? &cpu_kernels_scalar : tabs[t];
+    gemm_input in = {q, kp, rs, 0, NULL, 0, 0};
+    gemm_epilogue e = {EPI_NONE, 0, first, NULL, n};
+    for (int r = 0; r < 2; r++) {
+      for (int m = 0; m < M; m++) {
+        for (int i = 0; i < k; i++) x[i] = (r + 1) * frand();
+        rs[m] = cpu_kernels_scalar.quantize_row(x, k, kp, q + (size_t)m * kp);
+      }
+      in.gen = ++id, e.out_f32 = part;
+      for (int p = 0; p < np; p++) kt->gemm_i8(&in, &pm, 0, M, p, p + 1, &e); /* one task per panel */
+      in.gen = 0, e.out_f32 = r ? all : first;
+      kt->gemm_i8(&in, &pm, 0, M, 0, np, &e); /* one plain call */
+      int same = !memcmp(part, r ? all : first, sizeof(float) * (size_t)M * n);
+      if (!same) fprintf(stderr, "%s int8 GEMM: panel tasks of one call id differ from one plain call\n", kt->name);
+      CHECK(same);
+    }
+    CHECK(memcmp(first, all, sizeof(float) * (size_t)M * n) != 0);
+  }
+  free(w), free(x), free(row), free(data), free(scale), free(rs), free(colsum), free(q), free(all), free(part), free(first);
+}
+
 static void test_rows(const cpu_kernels **tabs, int n_tabs) {
   static const int Ns[] = {1, 2, 7, 16, 17, 63, 65, 129, 1024};
   for (int ni = 0; ni < 9; ni++) {
@@ -344,6 +397,25 @@ static void test_rows(const cpu_kernels **tabs, int n_tabs) {
       CHECK(memcmp(h0, h1, 2 * (size_t)n) == 0);
     }
     free(x), free(w), free(b), free(y0), free(y1), free(h0), free(h1), free(q0), free(q1);
+  }
+  /* quantize_row on the values where a SIMD form could part from the scalar one: ties of the
+   * rounding (max 127: scale 1), NaN (level -127, left out of the max; checked on the AVX2 table
+   * only: the AVX-512 kernel's max is not written to skip NaN), infinity (scale inf: the levels of
+   * x * 0), an all-zero row (scale 1), -0, each at the vector part and the tail */
+  for (int c = 0; c < 4; c++) {
+    float x[37];
+    uint8_t q0[40], q1[40];
+    for (int i = 0; i < 37; i++) x[i] = (float)(i % 9) - 4.5f + (i % 3 == 0 ? 1.0f : 0.0f);
+    x[3] = 127.0f, x[20] = -0.0f;
+    if (c == 1) x[5] = x[34] = NAN;
+    if (c == 2) x[9] = INFINITY, x[35] = -INFINITY;
+    if (c == 3) memset(x, 0, sizeof x);
+    for (int t = 0; t < n_tabs; t++) {
+      if (c == 1 && strcmp(tabs[t]->name, "avx2")) continue;
+      float s0 = cpu_kernels_scalar.quantize_row(x, 37, 40, q0), s1 = tabs[t]->quantize_row(x, 37, 40, q1);
+      CHECK(s0 == s1);
+      CHECK(memcmp(q0, q1, 40) == 0);
+    }
   }
   static const int Dh[] = {2, 16, 24, 32, 48, 64, 128};
   for (int di = 0; di < 7; di++) {
@@ -497,6 +569,7 @@ int main(void) {
   test_gemm(tabs, n);
   test_gemm_row_invariance(tabs, n);
   test_gemm_call_id(tabs, n);
+  test_gemm_call_id_i8(tabs, n);
   test_rows(tabs, n);
   /* the AMX bf16 attention's tiling on every machine: the emulated tiles (kernels_amx.h) in a copy
    * of the scalar table (its other kernels are the oracle's own) */

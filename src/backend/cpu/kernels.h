@@ -239,7 +239,8 @@ const cpu_kernels *cpu_kernels_by_name(const char *name);
 
 /* A 64-byte aligned buffer of at least `floats` floats owned by the calling thread (freed when it
  * exits), valid until that thread's next call; NULL when memory is short (callers fall back to
- * kernels that need none). The AVX-512 fp32 GEMM copies activation tiles into it (kernels_scratch.c). */
+ * kernels that need none). The AVX-512 and AVX2 fp32 GEMMs copy activation tiles into it, the AVX2
+ * int8 GEMM its widened rows and weight blocks (kernels_scratch.c). */
 float *cpu_thread_scratch(size_t floats);
 
 static inline uint16_t f32_to_bf16_rne(float f) {

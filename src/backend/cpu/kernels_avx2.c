@@ -306,6 +306,7 @@ static _Thread_local struct {
   const void *a;
   const float *buf;
   int lda, m0, m1, k;
+  cpu_wfmt fmt; /* the int8 GEMM keeps its widened rows in the same buffer (gemm_i8_blocked_avx2) */
 } copied;
 
 /* Returns 0 (nothing done) when the per-thread buffer cannot be had. */
@@ -327,7 +328,7 @@ static int gemm_f32_blocked_avx2(const gemm_input *x, const packed_matrix *w, in
     for (int t = 0; t < n_t; t++) tm[t + 1] = tm[t] + (rows - tm[t] + (n_t - t) - 1) / (n_t - t);
     /* k block kb of tile t at buf + k0 * rows + tm[t] * kc */
     int have = n_c == 1 && x->gen && copied.gen == x->gen && copied.a == x->a && copied.buf == buf &&
-               copied.lda == x->lda && copied.m0 == mc && copied.m1 == mce && copied.k == k;
+               copied.lda == x->lda && copied.m0 == mc && copied.m1 == mce && copied.k == k && copied.fmt == WF_F32;
     if (!have) {
       for (int kb = 0; kb < nkb; kb++) {
         int k0 = kb * KCB, kc = k - k0 < KCB ? k - k0 : KCB;
@@ -337,6 +338,7 @@ static int gemm_f32_blocked_avx2(const gemm_input *x, const packed_matrix *w, in
       }
       copied.gen = n_c == 1 ? x->gen : 0;
       copied.a = x->a, copied.buf = buf, copied.lda = x->lda, copied.m0 = mc, copied.m1 = mce, copied.k = k;
+      copied.fmt = WF_F32;
     }
     for (int p = p0; p < p1; p++) {
       const float *b = (const float *)w->data + (size_t)p * w->k_pad * CPU_NR;
@@ -359,10 +361,11 @@ FN void gemm_f32_avx2(const gemm_input *x, const packed_matrix *w, int m0, int m
   gemm_f32_avx2_rows(x, w, m0, m1, p0, p1, e);
 }
 
-/* int8: each 32-bit lane of the packed panel holds one column's 4 k values; widen to 16 bits and
+/* int8, one row at a time (the fallback of gemm_i8_avx2 when the per-thread buffer cannot be had):
+ * each 32-bit lane of the packed panel holds one column's 4 k values; widen to 16 bits and
  * multiply-add pairs, keeping two partial sums per column until the end. */
-FN void gemm_i8_avx2(const gemm_input *x, const packed_matrix *w, int m0, int m1, int p0, int p1,
-                     const gemm_epilogue *e) {
+static __attribute__((target(ISA2))) void gemm_i8_avx2_rows(const gemm_input *x, const packed_matrix *w, int m0, int m1,
+                                                            int p0, int p1, const gemm_epilogue *e) {
   for (int p = p0; p < p1; p++) {
     const int8_t *b = (const int8_t *)w->data + (size_t)p * w->k_pad * CPU_NR;
     for (int m = m0; m < m1; m++) {
@@ -396,6 +399,176 @@ FN void gemm_i8_avx2(const gemm_input *x, const packed_matrix *w, int m0, int m1
   }
 }
 
+/* ---- int8 GEMM on widened copies, k-blocked (the fp32 blocked GEMM's loop order) ----
+ * On AVX2 the multiply is vpmaddwd (16-bit pairs -> 32-bit sums; 2 per cycle on Zen 3, as many as
+ * vpmaddubsw, bench/cpu/peak.c), so every int8 value has to be widened to 16 bits first. Widening
+ * each weight vector in the inner loop (gemm_i8_avx2_rows) costs as much as the multiply-add it
+ * feeds, so here both sides are widened once into the per-thread buffer and the inner loop is one
+ * vpbroadcastd, vpmaddwd and vpaddd per product vector, all from L1:
+ *   weights: each k block (KCB8 x 32 values) of the panel -> [kc / 2][32][2] s16, the two k of a
+ *            32-bit lane being one column's (k even, k odd) pair (16 KiB: stays in L1 while every
+ *            row tile of the chunk runs over it);
+ *   rows:    u8 zero-extended to s16, [rows][KCB8] per k block (the row stride a compile-time
+ *            constant), copied once per call like the fp32 rows (gemm_input.gen).
+ * A tile of h <= 6 rows x 16 columns keeps 12 accumulators (one column per 32-bit lane, no fold at
+ * the end), 2 weight vectors and the broadcast pair in the 16 ymm registers; partial sums wait in a
+ * [rows][32] int32 buffer between k blocks. Integer sums are exact in any order (|sum| <=
+ * k_pad * 255 * 127 < 2^31 for k_pad < 66000), so each output's int32 is the one the row kernel and
+ * the scalar oracle get, and the fp32 epilogue below is theirs: the same bits. */
+#define KCB8 256 /* k per block: 256 x 32 widened weights = 16 KiB */
+#define MCH8 192 /* most rows per chunk */
+
+/* rows [0, h) x k [k0, k0 + kc) of u8 a (row stride lda) -> dst [h][KCB8] s16 (kc a multiple of 4) */
+INL void packa_i8_avx2(const int h, const uint8_t *a, size_t lda, int k0, int kc, int16_t *dst) {
+  for (int r = 0; r < h; r++) {
+    const uint8_t *src = a + (size_t)r * lda + k0;
+    int16_t *d = dst + (size_t)r * KCB8;
+    int j = 0;
+    for (; j + 16 <= kc; j += 16)
+      _mm256_storeu_si256((__m256i *)(void *)(d + j), _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(src + j))));
+    for (; j < kc; j++) d[j] = src[j];
+  }
+}
+
+/* k [k0, k0 + kc) of a packed int8 panel b ([k_pad / 4][32][4]) -> dst [kc / 2][32][2] s16: per 8
+ * columns, the 32 bytes of one k quad reordered in each 128-bit lane to (k0 k1 of 4 columns | k2
+ * k3 of 4 columns), the 64-bit halves gathered (k0 k1 of 8 columns | k2 k3 of 8 columns), each
+ * half sign-extended. */
+INL void packb_i8_avx2(const int8_t *b, int k0, int kc, int16_t *dst) {
+  const __m256i sh = _mm256_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15, 0, 1, 4, 5, 8, 9, 12, 13,
+                                      2, 3, 6, 7, 10, 11, 14, 15);
+  const int8_t *src = b + (size_t)k0 * CPU_NR;
+  for (int q = 0; q < kc / 4; q++)
+    for (int g = 0; g < 4; g++) {
+      __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)(src + (size_t)q * 128 + 32 * g));
+      v = _mm256_permute4x64_epi64(_mm256_shuffle_epi8(v, sh), 0xd8); /* qwords 0 2 1 3 */
+      _mm256_storeu_si256((__m256i *)(void *)(dst + (size_t)(2 * q) * 64 + 16 * g), _mm256_cvtepi8_epi16(_mm256_castsi256_si128(v)));
+      _mm256_storeu_si256((__m256i *)(void *)(dst + (size_t)(2 * q + 1) * 64 + 16 * g),
+                          _mm256_cvtepi8_epi16(_mm256_extracti128_si256(v, 1)));
+    }
+}
+
+/* cs (h rows x 16 columns, rows 32 int32 apart) += ap (h rows of KCB8 s16) * bw (kc / 2 pairs of
+ * [32][2] s16, already offset to the half panel); first: start from zero. */
+INL void mkb_i8_avx2(const int h, const int16_t *ap, const int16_t *bw, int kc, int first, int32_t *cs) {
+  __m256i c[2 * MR2];
+  if (first) {
+#pragma GCC unroll 6
+    for (int r = 0; r < h; r++) c[2 * r] = c[2 * r + 1] = _mm256_setzero_si256();
+  } else {
+#pragma GCC unroll 6
+    for (int r = 0; r < h; r++) {
+      c[2 * r] = _mm256_loadu_si256((const __m256i *)(const void *)(cs + 32 * r));
+      c[2 * r + 1] = _mm256_loadu_si256((const __m256i *)(const void *)(cs + 32 * r + 8));
+    }
+  }
+#pragma GCC unroll 2
+  for (int j = 0; j < kc; j += 2, bw += 64) {
+    __m256i b0 = _mm256_loadu_si256((const __m256i *)(const void *)bw);
+    __m256i b1 = _mm256_loadu_si256((const __m256i *)(const void *)(bw + 16));
+#pragma GCC unroll 6
+    for (int r = 0; r < h; r++) {
+      int32_t pair;
+      memcpy(&pair, ap + (size_t)r * KCB8 + j, sizeof pair);
+      __m256i av = _mm256_set1_epi32(pair);
+      c[2 * r] = _mm256_add_epi32(c[2 * r], _mm256_madd_epi16(av, b0));
+      c[2 * r + 1] = _mm256_add_epi32(c[2 * r + 1], _mm256_madd_epi16(av, b1));
+    }
+  }
+#pragma GCC unroll 6
+  for (int r = 0; r < h; r++) {
+    _mm256_storeu_si256((__m256i *)(void *)(cs + 32 * r), c[2 * r]);
+    _mm256_storeu_si256((__m256i *)(void *)(cs + 32 * r + 8), c[2 * r + 1]);
+  }
+}
+
+/* The int32 sums of one row (32 columns of panel p) -> fp32, (float)(sum - colsum) * (row scale *
+ * column scale) lane by lane: the row kernel's and the scalar oracle's expression (vcvtdq2ps rounds
+ * to nearest as the C conversion does), then the epilogue. */
+INL void epilogue_i8_row(const gemm_input *x, const packed_matrix *w, const gemm_epilogue *e, int m, int p,
+                         const int32_t *tot) {
+  __m256 y[4], rs = _mm256_set1_ps(x->row_scale[m]);
+  const int col = p * CPU_NR;
+  for (int i = 0; i < 4; i++) {
+    __m256i d = _mm256_sub_epi32(_mm256_loadu_si256((const __m256i *)(const void *)(tot + 8 * i)),
+                                 _mm256_loadu_si256((const __m256i *)(const void *)(w->colsum + col + 8 * i)));
+    y[i] = _mm256_mul_ps(_mm256_cvtepi32_ps(d), _mm256_mul_ps(rs, _mm256_loadu_ps(w->scale + col + 8 * i)));
+  }
+  epilogue_row8(w, e, m, p, y);
+}
+
+#define TILEB_I8(H)                                                                                    \
+  FN void tileb_i8_##H(const int16_t *ap, const int16_t *bw, int kc, int first, int last, int32_t *cs,  \
+                       const gemm_input *x, const packed_matrix *w, const gemm_epilogue *e, int m, int p) { \
+    mkb_i8_avx2(H, ap, bw, kc, first, cs);                                                             \
+    mkb_i8_avx2(H, ap, bw + 32, kc, first, cs + 16);                                                   \
+    if (last)                                                                                          \
+      for (int r = 0; r < H; r++) epilogue_i8_row(x, w, e, m + r, p, cs + 32 * r);                     \
+  }                                                                                                    \
+  FN void packa_i8_##H(const uint8_t *a, size_t lda, int k0, int kc, int16_t *dst) {                   \
+    packa_i8_avx2(H, a, lda, k0, kc, dst);                                                             \
+  }
+TILEB_I8(1) TILEB_I8(2) TILEB_I8(3) TILEB_I8(4) TILEB_I8(5) TILEB_I8(6)
+typedef void (*tileb_i8_fn)(const int16_t *, const int16_t *, int, int, int, int32_t *, const gemm_input *,
+                            const packed_matrix *, const gemm_epilogue *, int, int);
+typedef void (*packa_i8_fn)(const uint8_t *, size_t, int, int, int16_t *);
+static const tileb_i8_fn tileb_i8[MR2 + 1] = {NULL, tileb_i8_1, tileb_i8_2, tileb_i8_3, tileb_i8_4, tileb_i8_5, tileb_i8_6};
+static const packa_i8_fn packa_i8[MR2 + 1] = {NULL, packa_i8_1, packa_i8_2, packa_i8_3, packa_i8_4, packa_i8_5, packa_i8_6};
+FN void packb_i8(const int8_t *b, int k0, int kc, int16_t *dst) { packb_i8_avx2(b, k0, kc, dst); }
+
+/* Returns 0 (nothing done) when the per-thread buffer cannot be had. */
+static int gemm_i8_blocked_avx2(const gemm_input *x, const packed_matrix *w, int m0, int m1, int p0, int p1,
+                                const gemm_epilogue *e) {
+  const int k = w->k_pad, nkb = (k + KCB8 - 1) / KCB8;
+  int n_c = (m1 - m0 + MCH8 - 1) / MCH8, chunk = (m1 - m0 + n_c - 1) / n_c;
+  /* bytes: widened rows (chunk x nkb x KCB8 s16), one widened weight block, the partial sums */
+  size_t rows_b = (size_t)chunk * nkb * KCB8 * 2, wb_b = (size_t)KCB8 * CPU_NR * 2, cs_b = (size_t)chunk * 32 * 4;
+  float *buf = cpu_thread_scratch((rows_b + wb_b + cs_b) / sizeof(float) + 16);
+  if (!buf) return 0;
+  int16_t *arows = (int16_t *)(void *)buf, *bw = (int16_t *)(void *)((char *)buf + rows_b);
+  int32_t *cs = (int32_t *)(void *)((char *)buf + rows_b + wb_b);
+  const uint8_t *a = (const uint8_t *)x->a;
+  for (int mc = m0; mc < m1; mc += chunk) {
+    int mce = mc + chunk < m1 ? mc + chunk : m1, rows = mce - mc;
+    int n_t = (rows + MR2 - 1) / MR2, tm[MCH8 / MR2 + 2];
+    tm[0] = 0;
+    for (int t = 0; t < n_t; t++) tm[t + 1] = tm[t] + (rows - tm[t] + (n_t - t) - 1) / (n_t - t);
+    /* k block kb of tile t at arows + (kb * rows + tm[t]) * KCB8 */
+    int have = n_c == 1 && x->gen && copied.gen == x->gen && copied.a == x->a && copied.buf == buf &&
+               copied.lda == x->lda && copied.m0 == mc && copied.m1 == mce && copied.k == k && copied.fmt == WF_I8;
+    if (!have) {
+      for (int kb = 0; kb < nkb; kb++) {
+        int k0 = kb * KCB8, kc = k - k0 < KCB8 ? k - k0 : KCB8;
+        for (int t = 0; t < n_t; t++)
+          packa_i8[tm[t + 1] - tm[t]](a + (size_t)(mc + tm[t]) * x->lda, (size_t)x->lda, k0, kc,
+                                      arows + ((size_t)kb * rows + tm[t]) * KCB8);
+      }
+      copied.gen = n_c == 1 ? x->gen : 0;
+      copied.a = x->a, copied.buf = buf, copied.lda = x->lda, copied.m0 = mc, copied.m1 = mce, copied.k = k;
+      copied.fmt = WF_I8;
+    }
+    for (int p = p0; p < p1; p++) {
+      const int8_t *b = (const int8_t *)w->data + (size_t)p * w->k_pad * CPU_NR;
+      for (int kb = 0; kb < nkb; kb++) {
+        int k0 = kb * KCB8, kc = k - k0 < KCB8 ? k - k0 : KCB8;
+        packb_i8(b, k0, kc, bw);
+        const int16_t *apk = arows + (size_t)kb * rows * KCB8;
+        for (int t = 0; t < n_t; t++)
+          tileb_i8[tm[t + 1] - tm[t]](apk + (size_t)tm[t] * KCB8, bw, kc, kb == 0, kb == nkb - 1, cs + (size_t)tm[t] * 32,
+                                      x, w, e, mc + tm[t], p);
+      }
+    }
+  }
+  return 1;
+}
+
+FN void gemm_i8_avx2(const gemm_input *x, const packed_matrix *w, int m0, int m1, int p0, int p1,
+                     const gemm_epilogue *e) {
+  if (m1 <= m0 || p1 <= p0) return;
+  if (w->k_pad > 0 && gemm_i8_blocked_avx2(x, w, m0, m1, p0, p1, e)) return;
+  gemm_i8_avx2_rows(x, w, m0, m1, p0, p1, e);
+}
+
 FN void layernorm_avx2(const float *x, int n, const float *w, const float *b, float eps, float *y32,
                        uint16_t *y16) {
   int n8 = n & ~7;
@@ -421,6 +594,37 @@ FN void layernorm_avx2(const float *x, int n, const float *w, const float *b, fl
     if (y32) y32[i] = y;
     else y16[i] = f32_to_bf16_rne(y);
   }
+}
+
+/* u8 quantisation of one row (kernels.h int8_grid / int8_level), 8 values at a time: the same
+ * levels as the scalar kernel. The max skips NaNs as fmaxf does (vmaxps returns its second operand
+ * when one is NaN); vcvtps2dq rounds to nearest even as nearbyintf does, and turns NaN (and the
+ * out-of-range) into INT_MIN, which the clamp makes -127, the scalar kernel's level for NaN. */
+FN float quantize_row_avx2(const float *x, int n, int n_pad, uint8_t *q) {
+  const __m256 absmask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+  __m256 vmx = _mm256_setzero_ps();
+  int i = 0;
+  for (; i + 8 <= n; i += 8) vmx = _mm256_max_ps(_mm256_and_ps(_mm256_loadu_ps(x + i), absmask), vmx);
+  float st[8], mx = 0.0f;
+  _mm256_storeu_ps(st, vmx);
+  for (int j = 0; j < 8; j++) mx = fmaxf(mx, st[j]);
+  for (; i < n; i++) mx = fmaxf(mx, fabsf(x[i]));
+  float s = mx > 0.0f ? mx / 127.0f : 1.0f, inv = 1.0f / s;
+  const __m256 vinv = _mm256_set1_ps(inv);
+  const __m256i lo = _mm256_set1_epi32(-127), hi = _mm256_set1_epi32(127), off = _mm256_set1_epi32(128);
+  /* the low byte of each 32-bit lane to the first 4 bytes of its 128-bit half */
+  const __m256i gather = _mm256_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 0, 4, 8, 12, -1,
+                                          -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
+  for (i = 0; i + 8 <= n; i += 8) {
+    __m256i v = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(x + i), vinv));
+    v = _mm256_add_epi32(_mm256_min_epi32(_mm256_max_epi32(v, lo), hi), off);
+    v = _mm256_shuffle_epi8(v, gather);
+    __m128i b = _mm_unpacklo_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    _mm_storel_epi64((__m128i *)(void *)(q + i), b);
+  }
+  for (; i < n; i++) q[i] = (uint8_t)((int)int8_level(x[i], inv) + 128);
+  for (i = n; i < n_pad; i++) q[i] = 128;
+  return s;
 }
 
 /* NeoX RoPE, 8 pairs at a time, scalar tail (same expression order as the scalar kernel). */
@@ -646,6 +850,7 @@ const cpu_kernels *cpu_kernels_avx2(void) {
     t.gemm_bf16 = gemm_bf16_avx2;
     t.gemm_i8 = gemm_i8_avx2;
     t.layernorm = layernorm_avx2;
+    t.quantize_row = quantize_row_avx2;
     t.rope = rope_avx2;
     t.attention = attention_avx2;
     t.attention_bf16 = attention_bf16_avx2;
