@@ -205,7 +205,7 @@ TILE_AVX2(bf16, uint16_t, w->k_pad / 2, 32)
       }                                                                                           \
   }
 GEMM_AVX2(f32, gemm_f32_avx2_rows)
-GEMM_AVX2(bf16, gemm_bf16_avx2)
+GEMM_AVX2(bf16, gemm_bf16_avx2_rows)
 
 /* ---- fp32 GEMM on copied activations, k-blocked (BLIS's loop order on the packed panels) ----
  * The weight panel is read KCB k rows at a time: that block (KCB x 32 floats, 16 KiB) stays in L1
@@ -357,6 +357,104 @@ FN void gemm_f32_avx2(const gemm_input *x, const packed_matrix *w, int m0, int m
   if (m1 <= m0 || p1 <= p0) return;
   if (w->k > 0 && gemm_f32_blocked_avx2(x, w, m0, m1, p0, p1, e)) return;
   gemm_f32_avx2_rows(x, w, m0, m1, p0, p1, e);
+}
+
+/* ---- bf16 GEMM on widened copies, k-blocked (the fp32 one's loops) ----
+ * AVX2 has no bf16 arithmetic, so the row-tile kernel above widens every weight vector in the
+ * inner loop, once per row tile (and each tile streams the whole panel from memory or L2). Here the
+ * fp32 blocked GEMM's scheme runs on widened copies: the activation rows of a chunk are widened
+ * once per call into the per-thread buffer as its 8-float slices, and each KCB-row block of a
+ * weight panel is widened once per chunk into an L1-resident [KCB][32] fp32 block that every row
+ * tile of the chunk then multiplies with the fp32 microkernel (tileb_f32). Widening is exact and a
+ * packed pair's lane is (k even, k odd), so the block's fp32 rows are k = k0, k0 + 1, ... in order,
+ * and each output is the same FMA chain over k = 0 .. k_pad - 1 from zero as mk_bf16_avx2's (the
+ * padding k too: the bits are the row-tile kernel's, which stays as the fallback when the buffer
+ * cannot be had). */
+
+/* rows [0, h) x k [k0, k0 + kc) of bf16 a (row stride lda) widened -> dst [kc / 8][h][8], then
+ * [h][kc % 8] (packa_f32_avx2's layout) */
+INL void packa_bf16_avx2(const int h, const uint16_t *a, size_t lda, int k0, int kc, float *dst) {
+  int j = 0;
+  for (; j + 8 <= kc; j += 8, dst += 8 * h)
+#pragma GCC unroll 6
+    for (int r = 0; r < h; r++) _mm256_storeu_ps(dst + 8 * r, bf16x8(a + (size_t)r * lda + k0 + j));
+  int t = kc - j;
+  for (int r = 0; r < h; r++)
+    for (int i = 0; i < t; i++) dst[t * r + i] = bf16_to_f32(a[(size_t)r * lda + k0 + j + i]);
+}
+#define PACKB_BF16(H)                                                                           \
+  FN void packb_bf16_##H(const uint16_t *a, size_t lda, int k0, int kc, float *dst) {           \
+    packa_bf16_avx2(H, a, lda, k0, kc, dst);                                                    \
+  }
+PACKB_BF16(1) PACKB_BF16(2) PACKB_BF16(3) PACKB_BF16(4) PACKB_BF16(5) PACKB_BF16(6)
+typedef void (*packb_bf16_fn)(const uint16_t *, size_t, int, int, float *);
+static const packb_bf16_fn packb_bf16[MR2 + 1] = {NULL, packb_bf16_1, packb_bf16_2, packb_bf16_3,
+                                                  packb_bf16_4, packb_bf16_5, packb_bf16_6};
+
+/* k rows [k0, k0 + kc) (both even) of bf16 panel b [k_pad / 2][32][2] widened -> wb [kc][32] */
+INL void widen_panel_bf16(const uint16_t *b, int k0, int kc, float *wb) {
+  const __m256i *bp = (const __m256i *)(const void *)(b + (size_t)k0 * CPU_NR);
+  for (int j = 0; j < kc / 2; j++, bp += 4, wb += 2 * CPU_NR) {
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; i++) {
+      __m256i v = _mm256_loadu_si256(bp + i);
+      _mm256_store_ps(wb + 8 * i, bf16_even(v));
+      _mm256_store_ps(wb + CPU_NR + 8 * i, bf16_odd(v));
+    }
+  }
+}
+
+/* Returns 0 (nothing done) when the per-thread buffer cannot be had. */
+FN int gemm_bf16_blocked_avx2(const gemm_input *x, const packed_matrix *w, int m0, int m1, int p0,
+                              int p1, const gemm_epilogue *e) {
+  const int k = w->k_pad, nkb = (k + KCB - 1) / KCB;
+  int n_c = (m1 - m0 + MCH - 1) / MCH, chunk = (m1 - m0 + n_c - 1) / n_c;
+  /* the widened weight block ([KCB][32], first: 64-byte aligned), the widened rows (chunk x k) and
+   * the partial sums ([chunk][32]) */
+  float *wb = cpu_thread_scratch((size_t)KCB * CPU_NR + (size_t)chunk * k + (size_t)chunk * 32 + 16);
+  if (!wb) return 0;
+  float *buf = wb + (size_t)KCB * CPU_NR;
+  float *cs = buf + (((size_t)chunk * k + 15) & ~(size_t)15);
+  const uint16_t *a = (const uint16_t *)x->a;
+  for (int mc = m0; mc < m1; mc += chunk) {
+    int mce = mc + chunk < m1 ? mc + chunk : m1, rows = mce - mc;
+    int n_t = (rows + MR2 - 1) / MR2, tm[MCH / MR2 + 2];
+    tm[0] = 0;
+    for (int t = 0; t < n_t; t++) tm[t + 1] = tm[t] + (rows - tm[t] + (n_t - t) - 1) / (n_t - t);
+    /* the fp32 GEMM's reuse of one call's copy (copied: the id is per call, so never another
+     * format's) */
+    int have = n_c == 1 && x->gen && copied.gen == x->gen && copied.a == x->a && copied.buf == buf &&
+               copied.lda == x->lda && copied.m0 == mc && copied.m1 == mce && copied.k == k;
+    if (!have) {
+      for (int kb = 0; kb < nkb; kb++) {
+        int k0 = kb * KCB, kc = k - k0 < KCB ? k - k0 : KCB;
+        for (int t = 0; t < n_t; t++)
+          packb_bf16[tm[t + 1] - tm[t]](a + (size_t)(mc + tm[t]) * x->lda, (size_t)x->lda, k0, kc,
+                                        buf + (size_t)k0 * rows + (size_t)tm[t] * kc);
+      }
+      copied.gen = n_c == 1 ? x->gen : 0;
+      copied.a = x->a, copied.buf = buf, copied.lda = x->lda, copied.m0 = mc, copied.m1 = mce, copied.k = k;
+    }
+    for (int p = p0; p < p1; p++) {
+      const uint16_t *b = (const uint16_t *)w->data + (size_t)p * w->k_pad * CPU_NR;
+      for (int kb = 0; kb < nkb; kb++) {
+        int k0 = kb * KCB, kc = k - k0 < KCB ? k - k0 : KCB;
+        widen_panel_bf16(b, k0, kc, wb);
+        const float *apk = buf + (size_t)k0 * rows;
+        for (int t = 0; t < n_t; t++)
+          tileb_f32[tm[t + 1] - tm[t]](apk + (size_t)tm[t] * kc, wb, kc, kb == 0, kb == nkb - 1,
+                                       cs + (size_t)tm[t] * 32, w, e, mc + tm[t], p);
+      }
+    }
+  }
+  return 1;
+}
+
+FN void gemm_bf16_avx2(const gemm_input *x, const packed_matrix *w, int m0, int m1, int p0, int p1,
+                       const gemm_epilogue *e) {
+  if (m1 <= m0 || p1 <= p0) return;
+  if (w->k_pad > 0 && gemm_bf16_blocked_avx2(x, w, m0, m1, p0, p1, e)) return;
+  gemm_bf16_avx2_rows(x, w, m0, m1, p0, p1, e);
 }
 
 /* int8: each 32-bit lane of the packed panel holds one column's 4 k values; widen to 16 bits and
