@@ -540,6 +540,29 @@ static void bf16_chain_case(const cpu_kernels *kt, int M, int n, int k, int gegl
   CHECK(!bad);
   free(w), free(row), free(bias), free(xa), free(h), free(data), free(init), free(out), free(o16);
 }
+/* fp32 -> bf16 of every table on the values where rounding is delicate: ties either way, the
+ * largest finite float (rounds to inf), infinities, zeros, subnormals, quiet and signalling NaNs
+ * whose payload would carry into the exponent; the GEMM epilogues' bf16 stores share the code. */
+static void test_to_bf16_special(const cpu_kernels **tabs, int n_tabs) {
+  static const uint32_t bits[] = {0x00000000u, 0x80000000u, 0x7f800000u, 0xff800000u, 0x7fc00000u, 0xffc00001u,
+                                  0x7f800001u, 0x7fbfffffu, 0xff80ffffu, 0x7fffffffu, 0x7f7fffffu, 0xff7fffffu,
+                                  0x3f808000u, 0x3f818000u, 0x3f808001u, 0x3f817fffu, 0x00000001u, 0x807fffffu,
+                                  0x00008000u, 0x00018000u, 0x3f800000u, 0xbf8fffffu, 0x4b7fffffu};
+  const int n = (int)(sizeof bits / sizeof bits[0]);
+  float x[2 * 23];
+  uint16_t h0[2 * 23], h1[2 * 23];
+  for (int i = 0; i < 2 * n; i++) memcpy(&x[i], &bits[(i * 7) % n], 4);
+  cpu_kernels_scalar.to_bf16(x, 2 * n, h0);
+  for (int t = 0; t < n_tabs; t++)
+    for (int off = 0; off < 8; off++) {
+      memset(h1, 0, sizeof h1);
+      tabs[t]->to_bf16(x + off, 2 * n - off, h1 + off);
+      int same = !memcmp(h0 + off, h1 + off, 2 * (size_t)(2 * n - off));
+      if (!same) fprintf(stderr, "%s to_bf16 differs from the scalar rounding on special values\n", tabs[t]->name);
+      CHECK(same);
+    }
+}
+
 static void test_gemm_bf16_chain(const cpu_kernels **tabs, int n_tabs) {
   for (int t = 0; t < n_tabs; t++) {
     if (strcmp(tabs[t]->name, "avx2")) continue;
@@ -569,6 +592,7 @@ int main(void) {
   test_gemm_row_invariance(tabs, n);
   test_gemm_call_id(tabs, n);
   test_gemm_bf16_chain(tabs, n);
+  test_to_bf16_special(tabs, n);
   test_rows(tabs, n);
   /* the AMX bf16 attention's tiling on every machine: the emulated tiles (kernels_amx.h) in a copy
    * of the scalar table (its other kernels are the oracle's own) */

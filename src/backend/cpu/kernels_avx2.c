@@ -63,6 +63,16 @@ INL __m256 v8_glu_act(enc_act act, __m256 x) {
   return _mm256_div_ps(x, _mm256_add_ps(_mm256_set1_ps(1.0f), e));
 }
 
+/* 8 floats -> bf16, bit for bit f32_to_bf16_rne (round to nearest even; a NaN stays a quiet NaN) */
+INL __m128i v8_to_bf16(__m256 y) {
+  __m256i u = _mm256_castps_si256(y);
+  __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
+  __m256i r = _mm256_srli_epi32(_mm256_add_epi32(u, _mm256_add_epi32(lsb, _mm256_set1_epi32(0x7fff))), 16);
+  __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, _mm256_set1_epi32(0x7fffffff)), _mm256_set1_epi32(0x7f800000));
+  r = _mm256_blendv_epi8(r, _mm256_or_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(0x40)), nan);
+  return _mm_packus_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1));
+}
+
 /* Epilogue of one row over the panel's 32 results (four ymm). Scalar tail for partial panels. */
 INL void epilogue_row8(const packed_matrix *w, const gemm_epilogue *e, int m, int p, __m256 *y) {
   int geglu = w->geglu, width = geglu ? 16 : 32, outs = geglu ? w->n / 2 : w->n;
@@ -91,7 +101,9 @@ INL void epilogue_row8(const packed_matrix *w, const gemm_epilogue *e, int m, in
       memcpy(dst, v, sizeof(float) * (size_t)cnt);
   } else {
     uint16_t *dst = e->out_bf16 + (size_t)m * e->ldo + o;
-    for (int c = 0; c < cnt; c++) dst[c] = f32_to_bf16_rne(v[c]);
+    int c = 0;
+    for (; c + 8 <= cnt; c += 8) _mm_storeu_si128((__m128i *)(void *)(dst + c), v8_to_bf16(_mm256_loadu_ps(v + c)));
+    for (; c < cnt; c++) dst[c] = f32_to_bf16_rne(v[c]);
   }
 }
 
@@ -523,6 +535,13 @@ FN void layernorm_avx2(const float *x, int n, const float *w, const float *b, fl
   }
 }
 
+/* fp32 -> bf16, 8 at a time (v8_to_bf16), scalar tail */
+FN void to_bf16_avx2(const float *x, int n, uint16_t *y) {
+  int i = 0;
+  for (; i + 8 <= n; i += 8) _mm_storeu_si128((__m128i *)(void *)(y + i), v8_to_bf16(_mm256_loadu_ps(x + i)));
+  for (; i < n; i++) y[i] = f32_to_bf16_rne(x[i]);
+}
+
 /* NeoX RoPE, 8 pairs at a time, scalar tail (same expression order as the scalar kernel). */
 FN void rope_avx2(float *x, int dh, const float *cs, float scale) {
   int half = dh / 2, h = 0;
@@ -746,6 +765,7 @@ const cpu_kernels *cpu_kernels_avx2(void) {
     t.gemm_bf16 = gemm_bf16_avx2;
     t.gemm_i8 = gemm_i8_avx2;
     t.layernorm = layernorm_avx2;
+    t.to_bf16 = to_bf16_avx2;
     t.rope = rope_avx2;
     t.attention = attention_avx2;
     t.attention_bf16 = attention_bf16_avx2;
