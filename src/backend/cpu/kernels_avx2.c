@@ -453,9 +453,15 @@ FN int gemm_bf16_blocked_avx2(const gemm_input *x, const packed_matrix *w, int m
         int k0 = kb * KCB, kc = k - k0 < KCB ? k - k0 : KCB;
         widen_panel_bf16(b, k0, kc, wb);
         const float *apk = buf + (size_t)k0 * rows;
-        for (int t = 0; t < n_t; t++)
+        /* the next block's weights (this panel's or the next one's: they follow in memory) into L2,
+         * spread over the tiles, so that its widening does not wait on memory */
+        const char *nxt = (const char *)(b + (size_t)(k0 + kc) * CPU_NR);
+        const int lines = KCB * CPU_NR * 2 / 64;
+        for (int t = 0; t < n_t; t++) {
+          for (int l = t * lines / n_t; l < (t + 1) * lines / n_t; l++) _mm_prefetch(nxt + 64 * l, _MM_HINT_T1);
           tileb_f32[tm[t + 1] - tm[t]](apk + (size_t)tm[t] * kc, wb, kc, kb == 0, kb == nkb - 1,
                                        cs + (size_t)tm[t] * 32, w, e, mc + tm[t], p);
+        }
       }
     }
   }
