@@ -1,7 +1,9 @@
 /*
  * kernels_avx2.c: AVX2 + FMA kernels for x86-64 CPUs without AVX-512 (per-function target
- * attributes; handed out only when CPUID/XGETBV allow). bf16 weights are widened to fp32 in
- * registers (AVX2 has no bf16 dot product); int8 weights go through 16-bit multiply-adds.
+ * attributes; handed out only when CPUID/XGETBV allow). bf16 weights and activations are widened
+ * to fp32 (AVX2 has no bf16 dot product): a k block of a panel at a time into an L1 buffer for the
+ * fp32 microkernel, or in registers for calls of one or two rows; int8 weights go through 16-bit
+ * multiply-adds.
  * Slots without an AVX2 version use the scalar kernel.
  */
 #include <math.h>
