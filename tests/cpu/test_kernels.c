@@ -555,6 +555,100 @@ static void test_attention(const cpu_kernels **tabs, int n_tabs) {
     }
 }
 
+/* The AVX2 bf16 GEMM widens bf16 weights and activations to fp32 (exact) and multiplies them in
+ * fp32: each output is one FMA chain over k = 0 .. k_pad - 1 from +0, in k order, whichever kernel
+ * runs it (the k-blocked one on widened copies, or the row-tile fallback). So its results must be
+ * the bits of fmaf over that chain, then + bias (or relu(input) * gate for a relu GeGLU), rounded to
+ * bf16 or added to the residual. Shapes: rows not a multiple of its 6-row tiles and over several of
+ * its 192-row chunks, k over its 128-row weight blocks with tails; split into two row ranges, or
+ * into one task per panel of one call id (the tasks may share the copied rows). */
+static void bf16_chain_case(const cpu_kernels *kt, int M, int n, int k, int geglu, int use_bias, int residual,
+                            int out16, int tasks) {
+  static unsigned long id = 5000;
+  const int kp = pack_kpad(k), np = pack_panels(n, geglu), outs = geglu ? n / 2 : n;
+  float *w = malloc(sizeof(float) * (size_t)n * k), *row = malloc(sizeof(float) * k);
+  float *bias = malloc(sizeof(float) * (size_t)outs), *xa = malloc(sizeof(float) * (size_t)M * kp);
+  uint16_t *h = malloc(2 * (size_t)M * kp);
+  for (size_t i = 0; i < (size_t)n * k; i++) w[i] = frand() / sqrtf((float)k);
+  for (int i = 0; i < outs; i++) bias[i] = frand();
+  for (size_t i = 0; i < (size_t)M * kp; i++) {
+    h[i] = (i % kp) < (size_t)k ? f32_to_bf16_rne(2.0f * frand()) : 0;
+    xa[i] = bf16_to_f32(h[i]);
+  }
+  void *data = aligned_alloc(64, (pack_data_bytes(WF_BF16, n, k, geglu) + 63) & ~(size_t)63);
+  wsrc src = {w, k};
+  pack_matrix(WF_BF16, n, k, geglu, get_row, &src, data, NULL, NULL, row);
+  packed_matrix pm = {n, k, np, kp, geglu, WF_BF16, data, NULL, NULL, use_bias && !geglu ? bias : NULL,
+                      ENC_ACT_RELU, NULL, 0};
+  float *init = malloc(sizeof(float) * (size_t)M * outs), *out = malloc(sizeof(float) * (size_t)M * outs);
+  uint16_t *o16 = malloc(2 * (size_t)M * outs);
+  for (size_t i = 0; i < (size_t)M * outs; i++) init[i] = frand();
+  memcpy(out, init, sizeof(float) * (size_t)M * outs);
+  gemm_input in = {h, kp, NULL, tasks ? ++id : 0, NULL, 0, 0};
+  gemm_epilogue e = {geglu ? EPI_GEGLU : EPI_NONE, residual, out16 ? NULL : out, out16 ? o16 : NULL, outs};
+  if (tasks) {
+    for (int p = 0; p < np; p++) kt->gemm_bf16(&in, &pm, 0, M, p, p + 1, &e);
+  } else {
+    kt->gemm_bf16(&in, &pm, 0, M / 2, 0, np, &e);
+    kt->gemm_bf16(&in, &pm, M / 2, M, 0, np, &e);
+  }
+  int bad = 0;
+  for (int m = 0; m < M && !bad; m++)
+    for (int o = 0; o < outs && !bad; o++) {
+      float acc[2] = {0.0f, 0.0f};
+      for (int s = 0; s < 1 + geglu; s++) {
+        const float *wr = w + (size_t)(o + s * outs) * k;
+        for (int c = 0; c < kp; c++)
+          acc[s] = fmaf(xa[(size_t)m * kp + c], c < k ? bf16_to_f32(f32_to_bf16_rne(wr[c])) : 0.0f, acc[s]);
+      }
+      float y = geglu ? (acc[0] > 0.0f ? acc[0] : 0.0f) * acc[1] : pm.bias ? acc[0] + bias[o] : acc[0];
+      size_t i = (size_t)m * outs + o;
+      if (out16) bad = o16[i] != f32_to_bf16_rne(y);
+      else bad = memcmp(&out[i], residual ? &(float){init[i] + y} : &y, sizeof(float)) != 0;
+      if (bad)
+        fprintf(stderr, "%s bf16 GEMM M=%d n=%d k=%d geglu=%d tasks=%d: [%d][%d] is not the k-order FMA chain\n",
+                kt->name, M, n, k, geglu, tasks, m, o);
+    }
+  CHECK(!bad);
+  free(w), free(row), free(bias), free(xa), free(h), free(data), free(init), free(out), free(o16);
+}
+/* fp32 -> bf16 of every table on the values where rounding is delicate: ties either way, the
+ * largest finite float (rounds to inf), infinities, zeros, subnormals, quiet and signalling NaNs
+ * whose payload would carry into the exponent; the GEMM epilogues' bf16 stores share the code. */
+static void test_to_bf16_special(const cpu_kernels **tabs, int n_tabs) {
+  static const uint32_t bits[] = {0x00000000u, 0x80000000u, 0x7f800000u, 0xff800000u, 0x7fc00000u, 0xffc00001u,
+                                  0x7f800001u, 0x7fbfffffu, 0xff80ffffu, 0x7fffffffu, 0x7f7fffffu, 0xff7fffffu,
+                                  0x3f808000u, 0x3f818000u, 0x3f808001u, 0x3f817fffu, 0x00000001u, 0x807fffffu,
+                                  0x00008000u, 0x00018000u, 0x3f800000u, 0xbf8fffffu, 0x4b7fffffu};
+  const int n = (int)(sizeof bits / sizeof bits[0]);
+  float x[2 * 23];
+  uint16_t h0[2 * 23], h1[2 * 23];
+  for (int i = 0; i < 2 * n; i++) memcpy(&x[i], &bits[(i * 7) % n], 4);
+  cpu_kernels_scalar.to_bf16(x, 2 * n, h0);
+  for (int t = 0; t < n_tabs; t++)
+    for (int off = 0; off < 8; off++) {
+      memset(h1, 0, sizeof h1);
+      tabs[t]->to_bf16(x + off, 2 * n - off, h1 + off);
+      int same = !memcmp(h0 + off, h1 + off, 2 * (size_t)(2 * n - off));
+      if (!same) fprintf(stderr, "%s to_bf16 differs from the scalar rounding on special values\n", tabs[t]->name);
+      CHECK(same);
+    }
+}
+
+static void test_gemm_bf16_chain(const cpu_kernels **tabs, int n_tabs) {
+  for (int t = 0; t < n_tabs; t++) {
+    if (strcmp(tabs[t]->name, "avx2")) continue;
+    static const int Ms[] = {1, 5, 7, 13, 128, 131, 397};
+    static const int Ks[] = {1, 3, 64, 130, 257, 300, 601};
+    for (int mi = 0; mi < 7; mi++)
+      for (int ki = 0; ki < 7; ki++) {
+        int v = (mi + ki) % 4;
+        bf16_chain_case(tabs[t], Ms[mi], mi % 2 ? 100 : 40, Ks[ki], 0, v != 1, v == 2, v == 3, (mi + ki) % 3 == 0);
+        if (ki % 2) bf16_chain_case(tabs[t], Ms[mi], 2 * 17, Ks[ki], 1, 0, v == 2, v == 3, mi % 2);
+      }
+  }
+}
+
 int main(void) {
   const cpu_kernels *tabs[3];
   int n = 0;
@@ -570,6 +664,8 @@ int main(void) {
   test_gemm_row_invariance(tabs, n);
   test_gemm_call_id(tabs, n);
   test_gemm_call_id_i8(tabs, n);
+  test_gemm_bf16_chain(tabs, n);
+  test_to_bf16_special(tabs, n);
   test_rows(tabs, n);
   /* the AMX bf16 attention's tiling on every machine: the emulated tiles (kernels_amx.h) in a copy
    * of the scalar table (its other kernels are the oracle's own) */

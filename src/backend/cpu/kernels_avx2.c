@@ -1,7 +1,9 @@
 /*
  * kernels_avx2.c: AVX2 + FMA kernels for x86-64 CPUs without AVX-512 (per-function target
- * attributes; handed out only when CPUID/XGETBV allow). bf16 weights are widened to fp32 in
- * registers (AVX2 has no bf16 dot product); int8 weights go through 16-bit multiply-adds.
+ * attributes; handed out only when CPUID/XGETBV allow). bf16 weights and activations are widened
+ * to fp32 (AVX2 has no bf16 dot product): a k block of a panel at a time into an L1 buffer for the
+ * fp32 microkernel, or in registers for calls of one or two rows; int8 weights go through 16-bit
+ * multiply-adds.
  * Slots without an AVX2 version use the scalar kernel.
  */
 #include <math.h>
@@ -63,6 +65,16 @@ INL __m256 v8_glu_act(enc_act act, __m256 x) {
   return _mm256_div_ps(x, _mm256_add_ps(_mm256_set1_ps(1.0f), e));
 }
 
+/* 8 floats -> bf16, bit for bit f32_to_bf16_rne (round to nearest even; a NaN stays a quiet NaN) */
+INL __m128i v8_to_bf16(__m256 y) {
+  __m256i u = _mm256_castps_si256(y);
+  __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
+  __m256i r = _mm256_srli_epi32(_mm256_add_epi32(u, _mm256_add_epi32(lsb, _mm256_set1_epi32(0x7fff))), 16);
+  __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, _mm256_set1_epi32(0x7fffffff)), _mm256_set1_epi32(0x7f800000));
+  r = _mm256_blendv_epi8(r, _mm256_or_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(0x40)), nan);
+  return _mm_packus_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1));
+}
+
 /* Epilogue of one row over the panel's 32 results (four ymm). Scalar tail for partial panels. */
 INL void epilogue_row8(const packed_matrix *w, const gemm_epilogue *e, int m, int p, __m256 *y) {
   int geglu = w->geglu, width = geglu ? 16 : 32, outs = geglu ? w->n / 2 : w->n;
@@ -91,7 +103,9 @@ INL void epilogue_row8(const packed_matrix *w, const gemm_epilogue *e, int m, in
       memcpy(dst, v, sizeof(float) * (size_t)cnt);
   } else {
     uint16_t *dst = e->out_bf16 + (size_t)m * e->ldo + o;
-    for (int c = 0; c < cnt; c++) dst[c] = f32_to_bf16_rne(v[c]);
+    int c = 0;
+    for (; c + 8 <= cnt; c += 8) _mm_storeu_si128((__m128i *)(void *)(dst + c), v8_to_bf16(_mm256_loadu_ps(v + c)));
+    for (; c < cnt; c++) dst[c] = f32_to_bf16_rne(v[c]);
   }
 }
 
@@ -205,7 +219,7 @@ TILE_AVX2(bf16, uint16_t, w->k_pad / 2, 32)
       }                                                                                           \
   }
 GEMM_AVX2(f32, gemm_f32_avx2_rows)
-GEMM_AVX2(bf16, gemm_bf16_avx2)
+GEMM_AVX2(bf16, gemm_bf16_avx2_rows)
 
 /* ---- fp32 GEMM on copied activations, k-blocked (BLIS's loop order on the packed panels) ----
  * The weight panel is read KCB k rows at a time: that block (KCB x 32 floats, 16 KiB) stays in L1
@@ -359,6 +373,112 @@ FN void gemm_f32_avx2(const gemm_input *x, const packed_matrix *w, int m0, int m
   if (m1 <= m0 || p1 <= p0) return;
   if (w->k > 0 && gemm_f32_blocked_avx2(x, w, m0, m1, p0, p1, e)) return;
   gemm_f32_avx2_rows(x, w, m0, m1, p0, p1, e);
+}
+
+/* ---- bf16 GEMM on widened copies, k-blocked (the fp32 one's loops) ----
+ * AVX2 has no bf16 arithmetic, so the row-tile kernel above widens every weight vector in the
+ * inner loop, once per row tile (and each tile streams the whole panel from memory or L2). Here the
+ * fp32 blocked GEMM's scheme runs on widened copies: the activation rows of a chunk are widened
+ * once per call into the per-thread buffer as its 8-float slices, and each KCB-row block of a
+ * weight panel is widened once per chunk into an L1-resident [KCB][32] fp32 block that every row
+ * tile of the chunk then multiplies with the fp32 microkernel (tileb_f32). Widening is exact and a
+ * packed pair's lane is (k even, k odd), so the block's fp32 rows are k = k0, k0 + 1, ... in order,
+ * and each output is the same FMA chain over k = 0 .. k_pad - 1 from zero as mk_bf16_avx2's (the
+ * padding k too: the bits are the row-tile kernel's, which stays for calls of one or two rows and
+ * as the fallback when the buffer cannot be had). */
+
+/* rows [0, h) x k [k0, k0 + kc) of bf16 a (row stride lda) widened -> dst [kc / 8][h][8], then
+ * [h][kc % 8] (packa_f32_avx2's layout) */
+INL void packa_bf16_avx2(const int h, const uint16_t *a, size_t lda, int k0, int kc, float *dst) {
+  int j = 0;
+  for (; j + 8 <= kc; j += 8, dst += 8 * h)
+#pragma GCC unroll 6
+    for (int r = 0; r < h; r++) _mm256_storeu_ps(dst + 8 * r, bf16x8(a + (size_t)r * lda + k0 + j));
+  int t = kc - j;
+  for (int r = 0; r < h; r++)
+    for (int i = 0; i < t; i++) dst[t * r + i] = bf16_to_f32(a[(size_t)r * lda + k0 + j + i]);
+}
+#define PACKB_BF16(H)                                                                           \
+  FN void packb_bf16_##H(const uint16_t *a, size_t lda, int k0, int kc, float *dst) {           \
+    packa_bf16_avx2(H, a, lda, k0, kc, dst);                                                    \
+  }
+PACKB_BF16(1) PACKB_BF16(2) PACKB_BF16(3) PACKB_BF16(4) PACKB_BF16(5) PACKB_BF16(6)
+typedef void (*packb_bf16_fn)(const uint16_t *, size_t, int, int, float *);
+static const packb_bf16_fn packb_bf16[MR2 + 1] = {NULL, packb_bf16_1, packb_bf16_2, packb_bf16_3,
+                                                  packb_bf16_4, packb_bf16_5, packb_bf16_6};
+
+/* k rows [k0, k0 + kc) (both even) of bf16 panel b [k_pad / 2][32][2] widened -> wb [kc][32] */
+INL void widen_panel_bf16(const uint16_t *b, int k0, int kc, float *wb) {
+  const __m256i *bp = (const __m256i *)(const void *)(b + (size_t)k0 * CPU_NR);
+  for (int j = 0; j < kc / 2; j++, bp += 4, wb += 2 * CPU_NR) {
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; i++) {
+      __m256i v = _mm256_loadu_si256(bp + i);
+      _mm256_store_ps(wb + 8 * i, bf16_even(v));
+      _mm256_store_ps(wb + CPU_NR + 8 * i, bf16_odd(v));
+    }
+  }
+}
+
+/* Returns 0 (nothing done) when the per-thread buffer cannot be had. */
+FN int gemm_bf16_blocked_avx2(const gemm_input *x, const packed_matrix *w, int m0, int m1, int p0,
+                              int p1, const gemm_epilogue *e) {
+  const int k = w->k_pad, nkb = (k + KCB - 1) / KCB;
+  int n_c = (m1 - m0 + MCH - 1) / MCH, chunk = (m1 - m0 + n_c - 1) / n_c;
+  /* the widened weight block ([KCB][32], first: 64-byte aligned), the widened rows (chunk x k) and
+   * the partial sums ([chunk][32]) */
+  float *wb = cpu_thread_scratch((size_t)KCB * CPU_NR + (size_t)chunk * k + (size_t)chunk * 32 + 16);
+  if (!wb) return 0;
+  float *buf = wb + (size_t)KCB * CPU_NR;
+  float *cs = buf + (((size_t)chunk * k + 15) & ~(size_t)15);
+  const uint16_t *a = (const uint16_t *)x->a;
+  for (int mc = m0; mc < m1; mc += chunk) {
+    int mce = mc + chunk < m1 ? mc + chunk : m1, rows = mce - mc;
+    int n_t = (rows + MR2 - 1) / MR2, tm[MCH / MR2 + 2];
+    tm[0] = 0;
+    for (int t = 0; t < n_t; t++) tm[t + 1] = tm[t] + (rows - tm[t] + (n_t - t) - 1) / (n_t - t);
+    /* the fp32 GEMM's reuse of one call's copy (copied: the id is per call, so never another
+     * format's) */
+    int have = n_c == 1 && x->gen && copied.gen == x->gen && copied.a == x->a && copied.buf == buf &&
+               copied.lda == x->lda && copied.m0 == mc && copied.m1 == mce && copied.k == k;
+    if (!have) {
+      for (int kb = 0; kb < nkb; kb++) {
+        int k0 = kb * KCB, kc = k - k0 < KCB ? k - k0 : KCB;
+        for (int t = 0; t < n_t; t++)
+          packb_bf16[tm[t + 1] - tm[t]](a + (size_t)(mc + tm[t]) * x->lda, (size_t)x->lda, k0, kc,
+                                        buf + (size_t)k0 * rows + (size_t)tm[t] * kc);
+      }
+      copied.gen = n_c == 1 ? x->gen : 0;
+      copied.a = x->a, copied.buf = buf, copied.lda = x->lda, copied.m0 = mc, copied.m1 = mce, copied.k = k;
+    }
+    for (int p = p0; p < p1; p++) {
+      const uint16_t *b = (const uint16_t *)w->data + (size_t)p * w->k_pad * CPU_NR;
+      for (int kb = 0; kb < nkb; kb++) {
+        int k0 = kb * KCB, kc = k - k0 < KCB ? k - k0 : KCB;
+        widen_panel_bf16(b, k0, kc, wb);
+        const float *apk = buf + (size_t)k0 * rows;
+        /* the next block's weights (this panel's or the next one's: they follow in memory) into L2,
+         * spread over the tiles, so that its widening does not wait on memory */
+        const char *nxt = (const char *)(b + (size_t)(k0 + kc) * CPU_NR);
+        const int lines = KCB * CPU_NR * 2 / 64;
+        for (int t = 0; t < n_t; t++) {
+          for (int l = t * lines / n_t; l < (t + 1) * lines / n_t; l++) _mm_prefetch(nxt + 64 * l, _MM_HINT_T1);
+          tileb_f32[tm[t + 1] - tm[t]](apk + (size_t)tm[t] * kc, wb, kc, kb == 0, kb == nkb - 1,
+                                       cs + (size_t)tm[t] * 32, w, e, mc + tm[t], p);
+        }
+      }
+    }
+  }
+  return 1;
+}
+
+FN void gemm_bf16_avx2(const gemm_input *x, const packed_matrix *w, int m0, int m1, int p0, int p1,
+                       const gemm_epilogue *e) {
+  if (m1 <= m0 || p1 <= p0) return;
+  /* one or two rows: widening each weight vector in registers for them beats storing and reloading
+   * it (1 x 3072 x 1024: 0.30 against 0.40 ms, weights in cache; 3 rows: 0.52 against 0.42) */
+  if (m1 - m0 > 2 && w->k_pad > 0 && gemm_bf16_blocked_avx2(x, w, m0, m1, p0, p1, e)) return;
+  gemm_bf16_avx2_rows(x, w, m0, m1, p0, p1, e);
 }
 
 /* int8, one row at a time (the fallback of gemm_i8_avx2 when the per-thread buffer cannot be had):
@@ -627,6 +747,13 @@ FN float quantize_row_avx2(const float *x, int n, int n_pad, uint8_t *q) {
   return s;
 }
 
+/* fp32 -> bf16, 8 at a time (v8_to_bf16), scalar tail */
+FN void to_bf16_avx2(const float *x, int n, uint16_t *y) {
+  int i = 0;
+  for (; i + 8 <= n; i += 8) _mm_storeu_si128((__m128i *)(void *)(y + i), v8_to_bf16(_mm256_loadu_ps(x + i)));
+  for (; i < n; i++) y[i] = f32_to_bf16_rne(x[i]);
+}
+
 /* NeoX RoPE, 8 pairs at a time, scalar tail (same expression order as the scalar kernel). */
 FN void rope_avx2(float *x, int dh, const float *cs, float scale) {
   int half = dh / 2, h = 0;
@@ -851,6 +978,7 @@ const cpu_kernels *cpu_kernels_avx2(void) {
     t.gemm_i8 = gemm_i8_avx2;
     t.layernorm = layernorm_avx2;
     t.quantize_row = quantize_row_avx2;
+    t.to_bf16 = to_bf16_avx2;
     t.rope = rope_avx2;
     t.attention = attention_avx2;
     t.attention_bf16 = attention_bf16_avx2;
