@@ -303,9 +303,11 @@ FN void layernorm_avx512(const float *x, int n, const float *w, const float *b, 
   }
 }
 
+/* The max skips NaNs as the scalar kernel's fmaxf does: vmaxps returns its second operand when one
+ * is NaN, and that is the running max. */
 FN float quantize_row_avx512(const float *x, int n, int n_pad, uint8_t *q) {
   __m512 mx = _mm512_setzero_ps();
-  for (int i = 0; i < n; i += 16) mx = _mm512_max_ps(mx, _mm512_abs_ps(_mm512_maskz_loadu_ps(tail_mask(n - i), x + i)));
+  for (int i = 0; i < n; i += 16) mx = _mm512_max_ps(_mm512_abs_ps(_mm512_maskz_loadu_ps(tail_mask(n - i), x + i)), mx);
   float m = _mm512_reduce_max_ps(mx);
   float s = m > 0.0f ? m / 127.0f : 1.0f;
   __m512 inv = _mm512_set1_ps(1.0f / s);
