@@ -198,15 +198,17 @@ struct gg_epi {
   const float2 *rope;     /* RoPE: (cos, sin)[pos][32] */
   const int *counts;      /* RoPE: the batch's counts (CNT_TOKENS) on the device */
   int rope_cols;          /* RoPE: columns [0, rope_cols) are Q and K heads of 64 (rotated); the rest V */
-  int act;                /* GeGLU: the activation (model/weights.h enc_act) */
 };
-enum { EPI_GEGLU = 0, EPI_ROPE = 1 };
+/* The epilogue kind, a template argument: EPI_ROPE, or a GLU whose activation is the enc_act kind
+ * EPI (model/weights.h; one kernel per kind: a branch on the kind inside the epilogue cost the
+ * 512-row pass 6%, BENCHMARKS.md). */
+enum { EPI_ROPE = -1 };
 
 #ifdef GG_SM90
 /* The epilogue of one 64-row slice of a tile: d[BN / 2] in wgmma's m64nBN f32 layout (thread
  * (warp w, lane l) holds, for n8 block i, rows 16w + l/4 (+8) and columns 8i + 2(l%4) (+1));
  * r0 the thread's first row, n0 the tile's first weight row (output column before GeGLU).
- * EPI_GEGLU: blocks 2p and 2p+1 are output block p's inputs and gates (geglu_interleave).
+ * A GLU (EPI >= 0): blocks 2p and 2p+1 are output block p's inputs and gates (geglu_interleave).
  * EPI_ROPE: each 64 columns are one head; columns j and j + 32 (blocks i and i + 4) are a
  * rotate-half pair, both held by the same thread, rotated in fp32 before the one rounding. */
 template <class T, int BN, int A>
@@ -227,14 +229,8 @@ __device__ __forceinline__ void gg_store_glu(const float *d, int r0, int n0, int
 template <class T, int EPI, int BN>
 __device__ __forceinline__ void gg_epilogue(const float *d, int r0, int n0, int lane, const gg_epi &ep) {
   T *out = (T *)ep.out;
-  if (EPI == EPI_GEGLU) {
-    switch (ep.act) { /* the same for the whole grid: no divergence */
-      case ENC_ACT_GELU_TANH: gg_store_glu<T, BN, ENC_ACT_GELU_TANH>(d, r0, n0, lane, ep); break;
-      case ENC_ACT_QUICK_GELU: gg_store_glu<T, BN, ENC_ACT_QUICK_GELU>(d, r0, n0, lane, ep); break;
-      case ENC_ACT_SILU: gg_store_glu<T, BN, ENC_ACT_SILU>(d, r0, n0, lane, ep); break;
-      case ENC_ACT_RELU: gg_store_glu<T, BN, ENC_ACT_RELU>(d, r0, n0, lane, ep); break;
-      default: gg_store_glu<T, BN, ENC_ACT_GELU>(d, r0, n0, lane, ep); break;
-    }
+  if (EPI != EPI_ROPE) {
+    gg_store_glu<T, BN, (EPI < 0 ? 0 : EPI)>(d, r0, n0, lane, ep);
   } else {
     const int ntok = ep.counts[CNT_TOKENS];
     const int p0 = r0 < ntok ? ep.tok_pos[r0] : 0, p1 = r0 + 8 < ntok ? ep.tok_pos[r0 + 8] : 0;
@@ -496,11 +492,18 @@ template <class T, int EPI, int BM, int BN, int STAGES, int CL> struct gg_kernel
 template <class T, int EPI, int BM, int BN, int STAGES, int CL> struct gg_kernel<1, T, EPI, BM, BN, STAGES, CL> {
   static gg_kernel_fn fn() { return gg_pp_kernel<T, EPI, BM, BN, STAGES, CL>; }
 };
+template <int PP, class T, int BM, int BN, int STAGES, int CL> gg_kernel_fn kernel_of_t(int epi) {
+  switch (epi) {
+    case EPI_ROPE: return gg_kernel<PP, T, EPI_ROPE, BM, BN, STAGES, CL>::fn();
+    case ENC_ACT_GELU_TANH: return gg_kernel<PP, T, ENC_ACT_GELU_TANH, BM, BN, STAGES, CL>::fn();
+    case ENC_ACT_QUICK_GELU: return gg_kernel<PP, T, ENC_ACT_QUICK_GELU, BM, BN, STAGES, CL>::fn();
+    case ENC_ACT_SILU: return gg_kernel<PP, T, ENC_ACT_SILU, BM, BN, STAGES, CL>::fn();
+    case ENC_ACT_RELU: return gg_kernel<PP, T, ENC_ACT_RELU, BM, BN, STAGES, CL>::fn();
+    default: return gg_kernel<PP, T, ENC_ACT_GELU, BM, BN, STAGES, CL>::fn();
+  }
+}
 template <int PP, int BM, int BN, int STAGES, int CL> gg_kernel_fn kernel_of(int half16, int epi) {
-  if (half16) return epi == EPI_ROPE ? gg_kernel<PP, __half, EPI_ROPE, BM, BN, STAGES, CL>::fn()
-                                     : gg_kernel<PP, __half, EPI_GEGLU, BM, BN, STAGES, CL>::fn();
-  return epi == EPI_ROPE ? gg_kernel<PP, __nv_bfloat16, EPI_ROPE, BM, BN, STAGES, CL>::fn()
-                         : gg_kernel<PP, __nv_bfloat16, EPI_GEGLU, BM, BN, STAGES, CL>::fn();
+  return half16 ? kernel_of_t<PP, __half, BM, BN, STAGES, CL>(epi) : kernel_of_t<PP, __nv_bfloat16, BM, BN, STAGES, CL>(epi);
 }
 
 /* Clusters of a variant that the device holds at once (cudaOccupancyMaxActiveClusters: the GPCs'
@@ -542,7 +545,7 @@ void launch_v(cudaStream_t s, const CUtensorMap *a, const CUtensorMap *b, int ha
 template <int PP, int BM, int BN, int STAGES, int CL, int V> int prepare_v(void) {
   const int smem = (int)gg_smem_bytes<BM, BN, STAGES>();
   for (int h = 0; h < 2; h++)
-    for (int epi = 0; epi < 2; epi++)
+    for (int epi = EPI_ROPE; epi < ENC_ACT_COUNT; epi++)
       if (cudaFuncSetAttribute((const void *)kernel_of<PP, BM, BN, STAGES, CL>(h, epi),
                                cudaFuncAttributeMaxDynamicSharedMemorySize, smem) != cudaSuccess)
         return -1;
@@ -692,8 +695,8 @@ void k_geglu_gemm(cudaStream_t s, int v, int half16, const void *map_a, const vo
   CUtensorMap a, w;
   memcpy(&a, map_a, sizeof a);
   memcpy(&w, map_w, sizeof w);
-  gg_epi ep = {out, M, I, ldo, NULL, NULL, NULL, 0, act};
-  g_variants[v].launch(s, &a, &w, half16, EPI_GEGLU, ep, 2 * I, K);
+  gg_epi ep = {out, M, I, ldo, NULL, NULL, NULL, 0};
+  g_variants[v].launch(s, &a, &w, half16, act >= 0 && act < ENC_ACT_COUNT ? act : ENC_ACT_GELU, ep, 2 * I, K);
 }
 
 void k_qkv_rope_gemm(cudaStream_t s, int v, int half16, const void *map_a, const void *map_w, void *out, int M, int N,
@@ -701,7 +704,7 @@ void k_qkv_rope_gemm(cudaStream_t s, int v, int half16, const void *map_a, const
   CUtensorMap a, w;
   memcpy(&a, map_a, sizeof a);
   memcpy(&w, map_w, sizeof w);
-  gg_epi ep = {out, M, N, ldo, tok_pos, rope, counts, rope_cols, 0};
+  gg_epi ep = {out, M, N, ldo, tok_pos, rope, counts, rope_cols};
   g_variants[v].launch(s, &a, &w, half16, EPI_ROPE, ep, N, K);
 }
 
