@@ -306,7 +306,7 @@ def on_pty(args):
 
 
 txt = on_pty(["--batch", small, "--json"])
-check("10000/10000 lines (100%)" in txt and "/s" in txt, "progress on a TTY: %r" % txt[-300:])
+check("10000/10000 lines (100%)" in txt and "/s" in txt and "ETA " in txt, "progress (done/total, rate, ETA) on a TTY: %r" % txt[-300:])
 check(on_pty(["--batch", small, "--json", "--quiet"]).strip() == "", "--quiet: no progress")
 rc, out, err = run(["--batch", small, "--json"])
 check("lines (" not in err, "no progress when stderr is not a TTY: %r" % err[-200:])
