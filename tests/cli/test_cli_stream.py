@@ -5,7 +5,8 @@ usage: test_cli_stream.py LAYA FIXTURES_SURFACES CKPT_DIR
 
 Parity: the calibration / lang-temperature answers, the state-vs-text answers and the budget
 messages come from tests/fixtures/surfaces/cli_calibration.json, written by the real
-laya==0.4.15 (tools/ref/make_cli_calibration.py).
+laya==0.4.15 (tools/ref/make_cli_calibration.py); the float head_max_len answers and TypeErrors
+from tests/fixtures/surfaces/cli_budgets.json (tools/ref/make_cli_budgets.py).
 """
 import json
 import os
