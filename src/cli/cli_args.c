@@ -77,6 +77,36 @@ static bool py_int_value(const char *v, long long *out) {
   return true;
 }
 
+long long cli_args_int_value(const char *raw, char **canon) {
+  bool neg = false;
+  char *dg = NULL;
+  long long v = 0;
+  if (!cli_py_int_digits(raw, &neg, &dg)) neg = false;
+  else py_int_value(raw, &v);
+  if (canon) {
+    strbuf sb;
+    sb_init(&sb);
+    sb_printf(&sb, "%s%s", neg ? "-" : "", dg ? dg : "0");
+    *canon = sb_steal(&sb);
+  }
+  free(dg);
+  return v;
+}
+
+bool cli_args_int_check(const char *option, const char *v, char *msg, size_t n) {
+  (void)option;
+  bool neg;
+  char *dg = NULL;
+  bool ok = cli_py_int_digits(v, &neg, &dg);
+  free(dg);
+  if (!ok) {
+    char *q = malloc(n);
+    snprintf(msg, n, "invalid int value: %s", q ? cli_args_quoted(v, true, q, n) : "");
+    free(q);
+  }
+  return ok;
+}
+
 static int store_q(arg_result *r, const arg_spec *o, const char *v, bool pyrepr) {
   char q[QBUF];
   switch (o->kind) {

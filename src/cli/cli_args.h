@@ -88,6 +88,13 @@ const char *cli_args_quoted(const char *v, bool pyrepr, char *buf, size_t n);
  * command's messages (cli_args_quoted, laya eval's refusals) */
 char *cli_args_repr(const char *v);
 
+/* An integer option taken as a string (ARG_STR, checked by cli_args_int_check as argparse's
+ * type=int checks it): the value saturated to long long, and in *canon (malloc'd; NULL to skip)
+ * the number as Python prints int(raw), whatever its size, for a refusal to quote what was given */
+long long cli_args_int_value(const char *raw, char **canon);
+/* arg_check_fn for such options: Python int()'s syntax, else "invalid int value: 'x'" */
+bool cli_args_int_check(const char *option, const char *value, char *msg, size_t n);
+
 /* argparse's refusal: the usage block of usage (up to its first blank line), then
  * "PROG: error: MESSAGE" on stderr; returns 2 */
 int cli_args_refuse(const char *usage, const char *prog, const char *fmt, ...)

@@ -26,15 +26,20 @@ static const char kUsage[] =
     "  tokenizer/); OUT is the artifact file to write. The default precision is fp32 (Laya's CPU\n"
     "  numbers); bf16 and int8 are faster and move answers by up to their measured bounds.\n";
 
+/* argparse's type=int, on --threads only */
+static bool int_check(const char *option, const char *v, char *msg, size_t n) {
+  return strcmp(option, "--threads") || cli_args_int_check(option, v, msg, n);
+}
+
 int cli_convert_main(int argc, char **argv) {
   const char *in = NULL, *out = NULL, *prec = NULL;
-  long long threads_arg = 0;
+  const char *threads_raw = NULL; /* argparse's type=int (cli_args_int_check), read after the parse */
   static const char *const precisions[] = {"fp32", "bf16", "int8", NULL};
   /* argparse's rules (src/cli/cli_args.h): unique prefixes, ambiguous ones refused */
   const arg_spec opts[] = {{"--precision", ARG_CHOICE, &prec, precisions},
-                           {"--threads", ARG_INT, &threads_arg, NULL}};
+                           {"--threads", ARG_STR, &threads_raw, NULL}};
   const size_t n_opts = sizeof opts / sizeof opts[0];
-  const arg_parse_opts po = {true, 2, NULL, false};
+  const arg_parse_opts po = {true, 2, int_check, false};
   arg_result r;
   int perr = cli_args_parse_ex(argc, argv, 1, opts, n_opts, &po, &r);
   if (r.n_positional > 0) in = r.positional[0];
@@ -47,8 +52,15 @@ int cli_convert_main(int argc, char **argv) {
     fputs(kUsage, stdout);
     return 0;
   }
-  if (threads_arg < 0 || threads_arg > 4096)
-    return cli_args_refuse(kUsage, "laya convert", "argument --threads: out of range: %lld", threads_arg);
+  char *canon = NULL;
+  long long threads_arg = threads_raw ? cli_args_int_value(threads_raw, &canon) : 0;
+  if (threads_arg < 0 || threads_arg > 4096) { /* quoting the number given, of any size */
+    int rc = cli_args_refuse(kUsage, "laya convert", "argument --threads: out of range (0 to 4096): %s",
+                             canon ? canon : threads_raw);
+    free(canon);
+    return rc;
+  }
+  free(canon);
   int threads = (int)threads_arg;
   laya_options o;
   laya_options_init(&o);

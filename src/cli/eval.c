@@ -1265,7 +1265,7 @@ static const char kHelpRun[] =
     "                     [--baseline REPORT] [--tolerance METRIC=VALUE] [--min-accuracy F]\n"
     "                     [--max-ece F] [--score-within TOL] [--min METRIC=VALUE]\n"
     "                     [--max METRIC=VALUE] [--slice {language,model,qid,tag}]\n"
-    "                     [--gate-policy FILE] [--json OUT] [--markdown OUT]\n"
+    "                     [--gate-policy FILE] [--json OUT] [--markdown OUT] [--quiet]\n"
     "                     DATASET\n"
     "\n"
     "Answer every example of DATASET and print the overall metrics (sorted by name).\n"
@@ -1306,7 +1306,8 @@ static const char kHelpRun[] =
     "                        \"metric\": \"...\", \"min_count\": N, \"min\"|\"max\"|\"max_drop\"|\n"
     "                        \"max_increase\": V}]} (max_drop / max_increase need --baseline)\n"
     "  --json OUT            write the full report (laya-evals-report/1) here\n"
-    "  --markdown OUT        write a Markdown summary here\n";
+    "  --markdown OUT        write a Markdown summary here\n"
+    "  --quiet               no progress line on stderr (drawn only when stderr is a terminal)\n";
 
 static const char kHelpCompare[] =
     "usage: laya eval compare [-h] --baseline REPORT [--tolerance METRIC=VALUE]\n"
@@ -1549,7 +1550,7 @@ static int cmd_run(int argc, char **argv, const arg_result *top) {
   const long long kUnset = -0x7fffffffffffffffLL;
   long long batch_size = kUnset; /* argparse's None */
   const char *batch_s = NULL;
-  bool sort_by_length = false;
+  bool sort_by_length = false, quiet = false;
   static const char *const on_error_choices[] = {"fail", "skip", NULL};
   static const char *const slice_choices[] = {"language", "model", "qid", "tag", NULL};
   const char *min_acc_s = NULL, *max_ece_s = NULL, *min_conf_s = NULL;
@@ -1576,7 +1577,8 @@ static int cmd_run(int argc, char **argv, const arg_result *top) {
       {"--slice", ARG_LIST, &slice_l, slice_choices},
       {"--gate-policy", ARG_STR, &policy_path, NULL},
       {"--json", ARG_STR, &json_out, NULL},
-      {"--markdown", ARG_STR, &md_out, NULL}};
+      {"--markdown", ARG_STR, &md_out, NULL},
+      {"--quiet", ARG_FLAG, &quiet, NULL}}; /* laya.c's own: no progress line */
   const size_t n_opts = sizeof opts / sizeof opts[0];
   arg_result ar_;
   const arg_parse_opts po = {true, 1, run_check, false};
@@ -1755,7 +1757,7 @@ static int cmd_run(int argc, char **argv, const arg_result *top) {
   state_result **typed = xcalloc(n, sizeof *typed);
   char(*chosen)[64] = xcalloc(n, 64);
   cli_progress prog;
-  cli_progress_begin(&prog, n, "examples", false);
+  cli_progress_begin(&prog, n, "examples", quiet);
   for (size_t i = 0; i < n && !rc;) {
     size_t k = 1;
     if (batch_size > 1)

@@ -47,18 +47,22 @@ typedef struct args {
 } args;
 
 static const char kUsage[] =
-    "usage: laya [-h] [--predict] [--model NAME|DIR] [--lang LANG] [--lang-guess CODE]\n"
-    "            [--task TASK] [--preset NAME] [--questions FILE] [--schema FILE] [--long]\n"
-    "            [--window N] [--stride N] [--max-len N] [--head-max-len N]\n"
-    "            [--min-confidence P] [--device DEV] [--precision P] [--json] [--explain]\n"
-    "            [--batch FILE] [--batch-size N] [--sort-by-length]\n"
-    "            [--batch-format text|state|request] [--on-error fail|skip|record]\n"
-    "            [--state-json JSON|@FILE] [--request FILE|-] [--calibration FILE]\n"
-    "            [--lang-temperatures FILE|JSON] [--quiet] [text ...]\n"
-    "       laya eval {run,validate} ...\n"
+    "usage: laya [-h] [--version] [--predict] [--model NAME|DIR] [--lang LANG]\n"
+    "            [--lang-guess CODE] [--task TASK] [--preset NAME] [--questions FILE]\n"
+    "            [--schema FILE] [--long] [--window N] [--stride N] [--max-len N]\n"
+    "            [--head-max-len N] [--shortlist-k K] [--min-confidence P] [--device DEV]\n"
+    "            [--precision P] [--json] [--explain] [--batch FILE] [--batch-size N]\n"
+    "            [--sort-by-length] [--batch-format text|state|request]\n"
+    "            [--on-error fail|skip|record] [--state-json JSON|@FILE] [--request FILE|-]\n"
+    "            [--email FILE] [--email-state FILE] [--email-max-chars N]\n"
+    "            [--calibration FILE] [--lang-temperatures FILE|JSON] [--max-loaded N] [-q]\n"
+    "            [text ...]\n"
+    "       laya eval {validate,run,agreement,compare,evidence} ...\n"
     "       laya calibrate ...\n"
     "       laya tokenize ...\n"
-    "       laya convert CHECKPOINT OUT\n";
+    "       laya convert CHECKPOINT OUT\n"
+    "       laya presets [list | show NAME]\n"
+    "       laya env [--values]\n";
 
 static const char kHelp[] =
     "\n"
@@ -140,11 +144,16 @@ static const char kHelp[] =
     "                        Laya's save_calibration) to every checkpoint this run loads\n"
     "  --lang-temperatures X per-language temperatures, a JSON file or JSON text:\n"
     "                        {\"de\": {\"temperature\": [choice, score, noul], ...}}\n"
-    "  --quiet               no progress line on stderr\n"
+    "  --max-loaded N        checkpoints the router keeps open at once (default 2, at most\n"
+    "                        1000; the least recently used is closed first)\n"
+    "  -q, --quiet           no progress line on stderr\n"
     "\n"
     "Subcommands:\n"
     "  laya eval run DATASET [--model M] [--min-accuracy F] [--max-ece F] [--json OUT]\n"
     "  laya eval validate DATASET\n"
+    "  laya eval compare REPORT --baseline REPORT [--tolerance METRIC=VALUE]\n"
+    "  laya eval evidence --checkpoint DIR [--report REPORT]\n"
+    "  laya eval agreement REFERENCE REPEAT STUDENT\n"
     "  laya calibrate --model DIR --data FILE [--out FILE | --write-config]\n"
     "  laya tokenize --model DIR TEXT\n"
     "  laya convert CHECKPOINT OUT\n"
@@ -232,14 +241,7 @@ static bool top_check(const char *option, const char *v, char *msg, size_t n) {
 }
 
 static bool top_check_q(const char *option, const char *v, char *msg, size_t n, char *q) {
-  if (is_int_flag(option)) {
-    bool neg;
-    char *dg = NULL;
-    bool ok = cli_py_int_digits(v, &neg, &dg);
-    free(dg);
-    if (!ok) snprintf(msg, n, "invalid int value: %s", cli_args_quoted(v, true, q, n));
-    return ok;
-  }
+  if (is_int_flag(option)) return cli_args_int_check(option, v, msg, n);
   if (!strcmp(option, "--min-confidence")) { /* Laya's own type function for this flag, with its wording */
     double d;
     if (!cli_py_float(v, &d)) {
@@ -261,25 +263,6 @@ static bool top_check_q(const char *option, const char *v, char *msg, size_t n, 
   }
   if (!strcmp(option, "--model")) return model_ok(v, msg, n);
   return true;
-}
-
-/* An integer flag's value (top_check passed it), saturated to long long; *canon (malloc'd) is
- * the number as Python prints it. */
-static long long int_value(const char *raw, char **canon) {
-  bool neg;
-  char *dg = NULL;
-  cli_py_int_digits(raw, &neg, &dg);
-  const char *d = dg ? dg : "0";
-  bool big = strlen(d) > 19 || (strlen(d) == 19 && strcmp(d, "9223372036854775807") > 0);
-  long long v = big ? (neg ? LLONG_MIN : LLONG_MAX) : neg ? -strtoll(d, NULL, 10) : strtoll(d, NULL, 10);
-  if (canon) {
-    strbuf sb;
-    sb_init(&sb);
-    sb_printf(&sb, "%s%s", neg ? "-" : "", d);
-    *canon = sb_steal(&sb);
-  }
-  free(dg);
-  return v;
 }
 
 static int parse_args(int argc, char **argv, args *a) {
@@ -357,12 +340,15 @@ static int parse_args(int argc, char **argv, args *a) {
   if (a->help) return 0;
   char *canon[N_INT] = {0};
   for (int i = 0; i < N_INT; i++)
-    if (raw[i]) *dst[i] = int_value(raw[i], &canon[i]);
+    if (raw[i]) *dst[i] = cli_args_int_value(raw[i], &canon[i]);
   int rc = 0;
   if (raw[I_SHORTLIST] && a->shortlist_k < 1)
     rc = usage_error("argument --shortlist-k: k must be a positive integer, got %s%s", canon[I_SHORTLIST], "");
   else if (raw[I_SHORTLIST] && (a->long_doc || a->schema))
     rc = usage_error("argument --shortlist-k: shortlists choice questions; not with --long or --schema%s%s", "", "");
+  else if (raw[I_LOADED] && a->max_loaded < 1) /* laya.c's own flag: 0 or less would keep nothing open */
+    rc = usage_error("argument --max-loaded: must be a positive integer, got %s%s", canon[I_LOADED], "");
+  if (a->max_loaded > 1000) a->max_loaded = 1000; /* the Router's own cap (laya_router_open's max_loaded) */
   /* the C API refuses a negative budget; say so here instead of dropping the flag */
   const int budgets[] = {I_MAX_LEN, I_HEAD, I_WINDOW, I_STRIDE, I_BATCH};
   const char *budget_flags[] = {"--max-len", "--head-max-len", "--window", "--stride", "--batch-size"};

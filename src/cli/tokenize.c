@@ -39,6 +39,11 @@ static int line_error(size_t line, const laya_error *e, const char *msg) {
   return 2;
 }
 
+/* argparse's type=int, on --max-len only */
+static bool int_check(const char *option, const char *v, char *msg, size_t n) {
+  return strcmp(option, "--max-len") || cli_args_int_check(option, v, msg, n);
+}
+
 int cli_tokenize_main(int argc, char **argv) {
   const char *path = NULL;
   static char model_tok[4096];
@@ -51,14 +56,14 @@ int cli_tokenize_main(int argc, char **argv) {
   bool json_in = false, tokens = false, decode = false;
   long max_len = 0;
   const char *model_dir = NULL;
-  long long max_len_arg = 0;
+  const char *max_len_raw = NULL; /* argparse's type=int (cli_args_int_check), read after the parse */
   /* argparse's rules (src/cli/cli_args.h): unique prefixes, ambiguous ones refused; the texts may
    * come anywhere (as parse_intermixed_args takes them) */
   const arg_spec opts[] = {{"--tokenizer", ARG_STR, &path, NULL},   {"--model", ARG_STR, &model_dir, NULL},
                            {"--json", ARG_FLAG, &json_in, NULL},    {"--tokens", ARG_FLAG, &tokens, NULL},
-                           {"--decode", ARG_FLAG, &decode, NULL},   {"--max-len", ARG_INT, &max_len_arg, NULL}};
+                           {"--decode", ARG_FLAG, &decode, NULL},   {"--max-len", ARG_STR, &max_len_raw, NULL}};
   const size_t n_opts = sizeof opts / sizeof opts[0];
-  const arg_parse_opts po = {true, -1, NULL, false};
+  const arg_parse_opts po = {true, -1, int_check, false};
   arg_result r;
   int perr = cli_args_parse_ex(argc, argv, 1, opts, n_opts, &po, &r);
   for (int i = 0; i < r.n_positional; i++) texts[ntexts++] = (char *)r.positional[i];
@@ -74,14 +79,21 @@ int cli_tokenize_main(int argc, char **argv) {
     free(texts);
     return 0;
   }
-  char msg[600] = "";
-  if (!msg[0] && (max_len_arg < 0 || max_len_arg > INT_MAX))
-    snprintf(msg, sizeof msg, "argument --max-len: needs a non-negative integer, got %lld", max_len_arg);
-  if (msg[0]) {
-    free(texts);
-    return usage_error(msg);
+  if (max_len_raw) {
+    /* as the top-level integer flags: a negative cap is refused, quoting the number given (of any
+     * size); one beyond int (any size, as int() reads it) caps nothing, which is what it means */
+    char *canon = NULL;
+    long long v = cli_args_int_value(max_len_raw, &canon);
+    if (v < 0) {
+      int rc = cli_args_refuse(kUsage, "laya tokenize", "argument --max-len: must be a non-negative integer, got %s",
+                               canon ? canon : max_len_raw);
+      free(canon);
+      free(texts);
+      return rc;
+    }
+    free(canon);
+    max_len = v > INT_MAX ? INT_MAX : (long)v;
   }
-  max_len = (long)max_len_arg;
   if (model_dir) {
     /* a checkpoint directory: its tokenizer/ folder when present */
     struct stat st;

@@ -135,6 +135,25 @@ with tempfile.TemporaryDirectory() as work:
     same(["--sta={\"text\": \"hi there\"}", "--j"], ["--state-json", "{\"text\": \"hi there\"}", "--json"])
     same(["hi", "--lo", "--wi", "\u0661" * 30], ["hi", "--long", "--window", "9223372036854775807"])
 
+    # the usage block names every option of the parser (argparse's usage: an option by its first
+    # string, so -q/--quiet as -q) and every subcommand; --help describes every option
+    words = usage.replace("[", " ").replace("]", " ").split()
+    for o in OPTS:
+        shown = "-q" if o == "--quiet" else "-h" if o == "--help" else o
+        check(shown in words, "usage block lacks %s" % shown)
+    for sub in ("eval", "calibrate", "tokenize", "convert", "presets", "env"):
+        check(("laya %s " % sub) in usage, "usage block lacks laya %s" % sub)
+    check("{validate,run,agreement,compare,evidence}" in usage, "usage block: laya eval's subcommands")
+    described = [w.split()[0] for ln in helptext.split("\n\n", 1)[1].splitlines() if ln.startswith("  -")
+                 for w in ln.strip().split("  ")[0].split(", ")]
+    for o in OPTS:
+        check(o in described, "--help does not describe %s" % o)
+    check("-q" in described, "--help: -q, --quiet")
+    # laya.c's own --max-loaded: a positive integer; any size beyond the Router's cap is the cap
+    refused(["hi", "--max-loaded", "0"], "argument --max-loaded: must be a positive integer, got 0")
+    refused(["hi", "--max-lo=-" + "9" * 25], "argument --max-loaded: must be a positive integer, got -" + "9" * 25)
+    same(["hi", "--max-loaded", "9" * 40], ["hi"])
+
     # laya.c's own subcommands, by argparse's rules (no model: each stops at its parser's verdict)
     def sub_refused(argv, line):
         p = laya(argv, work)
@@ -157,6 +176,23 @@ with tempfile.TemporaryDirectory() as work:
     sub_refused(["presets", "list", "x"], "laya presets: error: unrecognized arguments: x")
     sub_refused(["env", "x"], "laya env: error: unrecognized arguments: x")
     sub_refused(["env", "--values=1"], "laya env: error: argument --values: ignored explicit argument '1'")
+    # their integer flags quote the number given, of any size, as the top-level flags do; a
+    # tokenize cap beyond int caps nothing (what it means), a negative one is refused
+    tok = os.path.join(os.path.abspath(FIX), "ckpt", "modernbert-tiny")
+    sub_refused(["tokenize", "--model", tok, "--max-len", "-5", "hi"],
+                "laya tokenize: error: argument --max-len: must be a non-negative integer, got -5")
+    sub_refused(["tokenize", "--model", tok, "--max-l", " -9_" + "9" * 30, "hi"],
+                "laya tokenize: error: argument --max-len: must be a non-negative integer, got -" + "9" * 31)
+    sub_refused(["tokenize", "--model", tok, "--max-len", "x", "hi"],
+                "laya tokenize: error: argument --max-len: invalid int value: 'x'")
+    same(["tokenize", "--model", tok, "--max-len", "9" * 30, "hello world, again and again"],
+         ["tokenize", "--model", tok, "hello world, again and again"])
+    same(["tokenize", "--model", tok, "--max-len", "\u0661" * 25, "hello world"], ["tokenize", "--model", tok, "hello world"])
+    p = laya(["tokenize", "--model", tok, "--max-len", "1", "hello world"], work)
+    check(p.returncode == 0 and len(json.loads(p.stdout)) == 1, "tokenize --max-len 1: %r %r" % (p.stdout, p.stderr))
+    sub_refused(["convert", "a", "b", "--threads", "9" * 30],
+                "laya convert: error: argument --threads: out of range (0 to 4096): " + "9" * 30)
+    sub_refused(["convert", "a", "b", "--threads", "-1"], "laya convert: error: argument --threads: out of range (0 to 4096): -1")
     same(["presets", "--he"], ["presets", "--help"])
     same(["env", "--v"], ["env", "--values"])
     same(["calibrate", "-h"], ["calibrate", "--hel"])

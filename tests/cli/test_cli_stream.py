@@ -5,7 +5,8 @@ usage: test_cli_stream.py LAYA FIXTURES_SURFACES CKPT_DIR
 
 Parity: the calibration / lang-temperature answers, the state-vs-text answers and the budget
 messages come from tests/fixtures/surfaces/cli_calibration.json, written by the real
-laya==0.4.15 (tools/ref/make_cli_calibration.py).
+laya==0.4.15 (tools/ref/make_cli_calibration.py); the float head_max_len answers and TypeErrors
+from tests/fixtures/surfaces/cli_budgets.json (tools/ref/make_cli_budgets.py).
 """
 import json
 import os
@@ -306,12 +307,14 @@ def on_pty(args):
 
 
 txt = on_pty(["--batch", small, "--json"])
-check("10000/10000 lines (100%)" in txt and "/s" in txt, "progress on a TTY: %r" % txt[-300:])
+check("10000/10000 lines (100%)" in txt and "/s" in txt and "ETA " in txt, "progress (done/total, rate, ETA) on a TTY: %r" % txt[-300:])
 check(on_pty(["--batch", small, "--json", "--quiet"]).strip() == "", "--quiet: no progress")
 rc, out, err = run(["--batch", small, "--json"])
 check("lines (" not in err, "no progress when stderr is not a TTY: %r" % err[-200:])
 txt = on_pty(["eval", "run", os.path.join(SURF, "eval_dataset.jsonl"), "--model", CK])
 check("examples (100%)" in txt, "eval run progress: %r" % txt[-300:])
+txt = on_pty(["eval", "run", os.path.join(SURF, "eval_dataset.jsonl"), "--model", CK, "--quiet"])
+check("examples (" not in txt and "error" not in txt, "eval run --quiet: no progress: %r" % txt[-300:])
 # --long on one text: a line over its windows (passes of --batch-size windows); none for a text
 # that fits one window, none with --quiet
 long_text = " ".join("word%d refund invoice crash" % i for i in range(600))
@@ -336,6 +339,14 @@ check(rc == 0 and open(os.path.join(ck2, "rl_agent_config.json.bak")).read() == 
 old_b = json.loads(before).get("temperature_by_options", {})
 new_b = json.load(open(os.path.join(ck2, "rl_agent_config.json"))).get("temperature_by_options", {})
 check(set(old_b) <= set(new_b), "bucket temperatures kept: %s -> %s" % (old_b, new_b))
+# calibrate's progress line over the data's rows: on a terminal, off with --quiet
+cal_args = ["calibrate", "--model", CK, "--data", os.path.join(SURF, "calibrate_dataset.jsonl"),
+            "--out", os.path.join(work, "cal-progress.json")]
+txt = on_pty(cal_args)
+check("rows (100%)" in txt and "/s" in txt, "calibrate progress on a TTY: %r" % txt[-300:])
+check("rows (" not in on_pty(cal_args + ["--quiet"]), "calibrate --quiet: no progress")
+rc, out, err = run(cal_args)
+check(rc == 0 and "rows (" not in err, "calibrate without a TTY: no progress: %r" % err[-200:])
 
 section("defects")
 # ---- the smaller defects
@@ -349,6 +360,24 @@ check(rc == 2 and "local model path not found" in err and "unknown model" not in
 bad_sha = json.dumps({"model.safetensors": "0" * 64})
 rc, out, err = run(["x", "--questions", qs, "--model", CK], env=dict(os.environ, LAYA_SHA256_DIGESTS=bad_sha))
 check(rc == 2 and "SHA-256" in err and "laya: laya:" not in err and "(laya:" not in err, "SHA-256 message: %r" % err)
+# a float head_max_len: answered where laya 0.4.15 answers it (its max() hands the slices an int),
+# Laya's TypeError elsewhere (tests/fixtures/surfaces/cli_budgets.json, tools/ref/make_cli_budgets.py),
+# one --request line per case, refusals recorded in place with their class and message
+budgets = json.load(open(os.path.join(SURF, "cli_budgets.json")))
+reqs = write("budgets.jsonl", "".join(json.dumps({"state": {"request": "my card was charged twice"},
+                                                  "questions": c["questions"], "head_max_len": c["head_max_len"]}) + "\n"
+                                      for c in budgets))
+rc, out, err = run(["--model", CK, "--batch", reqs, "--batch-format", "request", "--json", "--on-error", "record"])
+got = jsonl(out)
+check(rc == 0 and len(got) == len(budgets) == 24, "float head_max_len: rc %d, %d lines: %s" % (rc, len(got), err[-300:]))
+for c, g in zip(budgets, got):
+    what = "head_max_len=%r on %s" % (c["head_max_len"], list(c["questions"]))
+    if "error" in c:
+        e = g.get("error", {})
+        check("%s: %s" % (e.get("type"), e.get("message")) == c["error"], "%s: want Laya's %r, got %r" % (what, c["error"], g))
+    else:
+        check("answers" in g and close(g["answers"], c["answers"]), "%s: %r != Laya %r" % (what, g, c["answers"]))
+check(sum("error" in c for c in budgets) == 11, "cli_budgets.json: 11 refusals, 13 answers")
 
 shutil.rmtree(work, ignore_errors=True)
 print("%d failure(s)" % len(failures))

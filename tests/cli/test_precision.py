@@ -48,19 +48,45 @@ with tempfile.TemporaryDirectory() as d:
     json.dump(QS, open(qf, "w"))
     json.dump(SCHEMA, open(sf, "w"))
     open(bf, "w").write(TEXT + "\nwhere is my parcel, it is late again\nthe app crashes on login\n")
+    ef = os.path.join(d, "mail.eml")
+    open(ef, "w").write("From: Ana <ana@example.com>\nSubject: charged twice\n\n" + TEXT + "\n\nThanks,\nAna\n")
+    REQ = json.dumps({"state": {"request": TEXT}, "questions": QS})
+    stdin_of = {"request": REQ}
     modes = {
         "predict": ["--model", MODEL, "--questions", qf, "--json", TEXT],
         "batch": ["--model", MODEL, "--questions", qf, "--json", "--batch", bf],
         "long": ["--model", MODEL, "--questions", qf, "--json", "--long", TEXT],
         "schema": ["--model", MODEL, "--schema", sf, "--json", TEXT],
+        "state-json": ["--model", MODEL, "--questions", qf, "--json", "--state-json", json.dumps({"request": TEXT})],
+        "request": ["--model", MODEL, "--json", "--request", "-"],
+        "shortlist": ["--model", MODEL, "--questions", qf, "--json", "--shortlist-k", "2", TEXT],
+        "email": ["--model", MODEL, "--json", "--email", ef],
         "eval run": ["eval", "run", os.path.join(FIX, "eval_dataset.jsonl"), "--model", MODEL],
         "calibrate": ["calibrate", "--model", MODEL, "--data", os.path.join(FIX, "calibrate_dataset.jsonl"), "--json"],
     }
     for name, args in modes.items():
-        rc, so, se = run(args + ["--precision", "fp16"])
+        rc, so, se = run(args + ["--precision", "fp16"], stdin=stdin_of.get(name))
         check(rc == 2 and "fp16 is not supported on the CPU" in se, "%s --precision fp16: rc %d, %s" % (name, rc, se[-300:]))
-        rc, so, se = run(args + ["--precision", "bogus"])
+        rc, so, se = run(args + ["--precision", "bogus"], stdin=stdin_of.get(name))
         check(rc == 2 and "invalid choice: 'bogus'" in se, "%s --precision bogus: rc %d, %s" % (name, rc, se[-300:]))
+    # --calibration and --lang-temperatures reach the checkpoint in every answering mode: the
+    # calibration (fitted for another checkpoint: tests/fixtures/surfaces/cli_calibration.json) is
+    # loaded with Laya's identity warning, and per-language temperatures for the --lang given
+    # change the answers (a mode that dropped either flag would answer as without it)
+    cal = os.path.join(d, "cal.json")
+    json.dump(json.load(open(os.path.join(FIX, "cli_calibration.json")))["calibration"], open(cal, "w"))
+    hot = json.dumps({"de": {"temperature": [4.5, 4.5, 4.5]}})
+    for name, args in modes.items():
+        if name == "calibrate":
+            continue
+        rc, so, se = run(args + ["--calibration", cal], stdin=stdin_of.get(name))
+        check(rc == 0 and "Loading the temperatures anyway." in se, "%s --calibration: rc %d, %s" % (name, rc, se[-300:]))
+        if name == "eval run":
+            continue
+        rc, plain, se = run(args + ["--lang", "de"], stdin=stdin_of.get(name))
+        rc2, warm, se2 = run(args + ["--lang", "de", "--lang-temperatures", hot], stdin=stdin_of.get(name))
+        check(rc == 0 and rc2 == 0 and plain and plain != warm,
+              "%s --lang-temperatures: rc %d/%d, same answers: %s" % (name, rc, rc2, (se + se2)[-300:]))
     for name in ("predict", "batch"):
         args = modes[name]
         outs = {}
