@@ -79,8 +79,8 @@ typedef struct laya_env_options {
   int hf_hub_offline;
   char *xdg_cache_home, *home;
   /* CUDA backend (src/backend/cuda/; cuda_warmup is also laya_open's warm-up request) */
-  int cuda_warmup, cuda_graphs, cuda_head_fp16, cuda_head_all, cuda_gemm_tune, cuda_profile;
-  char *cuda_geglu, *cuda_qkv, *cuda_attn_l, *cuda_attn_g;
+  int cuda_warmup, cuda_graphs, cuda_head_fp16, cuda_head_all, cuda_gemm_tune, cuda_profile, cuda_pdl;
+  char *cuda_geglu, *cuda_qkv, *cuda_attn_l, *cuda_attn_g, *cuda_gemm_splitk;
   long long cuda_max_scratch;
   /* research switches of the CPU backend */
   char *cpu_study, *cpu_fp32_layers, *cpu_int8_bf16;

@@ -246,6 +246,30 @@ static void test_model(const model_case *mc, uint64_t seed) {
       if (ta[i].out.logits) free_result(&ta[i].out);
     }
 
+    /* programmatic dependent launch (on by default on Hopper, src/backend/cuda/pdl.cuh) only
+     * changes when kernels are scheduled: with it off (LAYA_CUDA_PDL=0, read at create, process
+     * wide) every pass, eager and from a graph, gives the same bits */
+    setenv("LAYA_CUDA_PDL", "0", 1);
+    backend *be0 = backend_cuda_create(&rm.w, &co, &err);
+    unsetenv("LAYA_CUDA_PDL");
+    CHECK(be0 != NULL);
+    backend_worker *w0 = be0 ? be0->worker_create(be0, &err) : NULL;
+    CHECK(w0 != NULL);
+    if (w0) {
+      for (int i = 0; i < 3; i++) {
+        result p = run(be0, w0, &mixed.b, n_act);
+        CHECK(p.rc == 0);
+        if (p.rc == 0) CHECK(same_bits(&p, &g0, &mixed.b, n_act));
+        free_result(&p);
+      }
+      result pe = run(be0, w0, &edges.b, n_act);
+      CHECK(pe.rc == 0);
+      if (pe.rc == 0) CHECK(same_bits(&pe, &e0, &edges.b, n_act));
+      free_result(&pe);
+      be0->worker_destroy(be0, w0);
+    }
+    if (be0) be0->destroy(be0);
+
     free_result(&g0);
     free_result(&g1);
     free_result(&g2);

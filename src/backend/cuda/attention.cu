@@ -25,6 +25,7 @@
 #include <type_traits>
 
 #include "cuda_internal.h"
+#include "pdl.cuh"
 
 namespace {
 
@@ -129,6 +130,7 @@ __global__ void __launch_bounds__(NW * 32, MINB)
     flash_attn_kernel(const T *__restrict__ qkv, T *__restrict__ out, const attn_tile *__restrict__ tiles,
                       const int *__restrict__ n_tiles, int H, int window, const float2 *__restrict__ rope,
                       float scale_log2) {
+  pdl_enter();
   constexpr int NT = NW * 32;
   constexpr int RW = 16 * MT; /* query rows per warp */
   constexpr int BM = RW * NW;
@@ -370,6 +372,7 @@ template <class T>
 __global__ void attn_rows_kernel(const T *qkv, T *out, const int32_t *q_tok, int n_q, const int32_t *tok_row,
                                  const int32_t *tok_pos, const int32_t *row_start, const int *counts, int H, int hd,
                                  int window, const float2 *rope, float scale) {
+  pdl_enter();
   int i = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32, lane = threadIdx.x & 31;
   int h = blockIdx.y;
   if (i >= (q_tok ? n_q : counts[CNT_TOKENS])) return;
@@ -467,6 +470,7 @@ template <class T>
 __global__ void __launch_bounds__(GW * 32) attn_gathered_kernel(const T *qkv, T *out, const int32_t *q_tok,
                                                                  const int32_t *tok_row, const int32_t *row_start,
                                                                  int H, int hd, float scale) {
+  pdl_enter();
   __shared__ float q_sh[256];
   __shared__ float acc_sh[GW][256];
   __shared__ float m_sh[GW], l_sh[GW];
@@ -578,8 +582,8 @@ typedef void (*flash_fn)(cudaStream_t s, dim3 grid, const void *qkv, void *out, 
 template <class T, int HD, int NW, int MT, int BN, int MINB, bool SKIP>
 void flash_launch(cudaStream_t s, dim3 grid, const void *qkv, void *out, const attn_tile *tiles, const int *n_tiles,
                   int H, int window, const float2 *rope, float sl2) {
-  flash_attn_kernel<T, HD, NW, MT, BN, MINB, SKIP>
-      <<<grid, NW * 32, 0, s>>>((const T *)qkv, (T *)out, tiles, n_tiles, H, window, rope, sl2);
+  launch_dep((flash_attn_kernel<T, HD, NW, MT, BN, MINB, SKIP>), grid, NW * 32, 0, s, (const T *)qkv, (T *)out, tiles,
+             n_tiles, H, window, rope, sl2);
 }
 
 struct attn_variant {
@@ -616,7 +620,8 @@ void attention_t(cudaStream_t s, const void *qkv, void *out, const attn_tile *ti
                                rope, scale * 1.4426950408889634f);
   } else {
     dim3 grid((unsigned)((Mp + 7) / 8), (unsigned)H);
-    attn_rows_kernel<T><<<grid, 256, 0, s>>>((const T *)qkv, (T *)out, NULL, 0, tok_row, tok_pos, row_start, counts,
+    launch_dep((attn_rows_kernel<T>), grid, 256, 0, s, (const T *)qkv, (T *)out, nullptr, 0, tok_row, tok_pos,
+               row_start, counts,
                                              H, hd, window, rope, scale);
   }
 }
@@ -630,19 +635,23 @@ void k_attention_rows(cudaStream_t s, int half16, const void *qkv, void *out, co
   if (hd % 8 == 0 && hd <= 256) {
     dim3 g2((unsigned)n, (unsigned)H);
     if (half16)
-      attn_gathered_kernel<__half><<<g2, GW * 32, 0, s>>>((const __half *)qkv, (__half *)out, q_tok, tok_row,
+      launch_dep((attn_gathered_kernel<__half>), g2, GW * 32, 0, s, (const __half *)qkv, (__half *)out, q_tok, tok_row,
                                                           row_start, H, hd, scale);
     else
-      attn_gathered_kernel<__nv_bfloat16><<<g2, GW * 32, 0, s>>>((const __nv_bfloat16 *)qkv, (__nv_bfloat16 *)out,
+      launch_dep((attn_gathered_kernel<__nv_bfloat16>), g2, GW * 32, 0, s, (const __nv_bfloat16 *)qkv,
+                 (__nv_bfloat16 *)out,
                                                                  q_tok, tok_row, row_start, H, hd, scale);
     return;
   }
   if (half16)
-    attn_rows_kernel<__half><<<grid, 256, 0, s>>>((const __half *)qkv, (__half *)out, q_tok, n, tok_row, tok_pos,
-                                                  row_start, NULL, H, hd, -1, NULL, scale);
+    launch_dep((attn_rows_kernel<__half>), grid, 256, 0, s, (const __half *)qkv, (__half *)out, q_tok, n, tok_row,
+               tok_pos,
+                                                  row_start, nullptr, H, hd, -1, nullptr, scale);
   else
-    attn_rows_kernel<__nv_bfloat16><<<grid, 256, 0, s>>>((const __nv_bfloat16 *)qkv, (__nv_bfloat16 *)out, q_tok, n,
-                                                         tok_row, tok_pos, row_start, NULL, H, hd, -1, NULL, scale);
+    launch_dep((attn_rows_kernel<__nv_bfloat16>), grid, 256, 0, s, (const __nv_bfloat16 *)qkv, (__nv_bfloat16 *)out,
+               q_tok, n,
+                                                         tok_row, tok_pos, row_start, nullptr, H, hd, -1, nullptr,
+                                                         scale);
 }
 
 int attention_has_fast_path(int hd) { return hd == 64 || hd == 32; }

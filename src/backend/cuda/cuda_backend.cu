@@ -34,6 +34,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <atomic>
+
 #include "cuda_internal.h"
 #include "cuda_backend.h"
 #include "model/spec.h"
@@ -151,7 +153,7 @@ struct cuda_model {
   pthread_mutex_t own_lock;
   int head_all; /* LAYA_CUDA_HEAD_ALL=1: the last head layer over every token (for comparison) */
   /* the rest of the environment as the backend was created with it (core/options.h): read once */
-  int warmup, profile, gemm_tune;
+  int warmup, profile, gemm_tune, gemm_splitk; /* gemm_splitk: -1 or a cuBLASLt reduction-scheme mask */
   long long max_scratch; /* LAYA_CUDA_MAX_SCRATCH, -1: no cap */
   unsigned gg_mask; /* the fused Wi + GeGLU kernel variants (gemm_sm90.cu) a pass may run, 0: cuBLASLt + k_geglu */
   unsigned qkv_mask; /* the Wqkv + RoPE kernel variants (gemm_sm90.cu), 0: cuBLASLt + k_rope_k (and Q rotated in attention) */
@@ -845,6 +847,7 @@ static int enqueue_forward(backend_worker *w, int Mp, int Rp, int NMp, int embed
       (qkv_v >= 0 && sm90_gemm_map_act(qkv_v, h16, w->y, Mp, d, d, yq_map)))
     return cu_fail(err, LAYA_ERR_DEVICE, "CUDA backend on device %d: the driver refused a TMA descriptor (%d x %d)", dev,
                    Mp, d);
+  cuda_pdl_pass(Mp);
   prof_mark(w, -1);
   k_embed_ln(s, h16, tokens, m->emb, m->emb_dt, m->emb_norm, m->eps, w->x, w->y, counts, Mp, d);
   prof_mark(w, P_EMBED);
@@ -999,7 +1002,7 @@ static backend_worker *worker_create_locked(cuda_model *m, laya_error *err) {
     for (int i = 0; w->prof && i < PROF_MAX; i++) cudaEventCreate(&w->prof_ev[i]);
   }
   cublasStatus_t st = cublasLtCreate(&w->lt);
-  w->gc = gemm_cache_create(m->gemm_tune);
+  w->gc = gemm_cache_create(m->gemm_tune, m->gemm_splitk);
   if (st != CUBLAS_STATUS_SUCCESS || !w->gc) {
     lt_fail(err, st != CUBLAS_STATUS_SUCCESS ? (int)st : (int)CUBLAS_STATUS_ALLOC_FAILED, dev, "creating a handle");
     if (st == CUBLAS_STATUS_SUCCESS) cublasLtDestroy(w->lt);
@@ -1375,7 +1378,7 @@ static backend *cuda_create(const model_weights *w, const backend_options *o, co
   static const char *const mine[] = {"LAYA_CUDA_WARMUP",    "LAYA_CUDA_GRAPHS", "LAYA_CUDA_GEGLU", "LAYA_CUDA_QKV",
                                       "LAYA_CUDA_HEAD_FP16", "LAYA_CUDA_HEAD_ALL", "LAYA_CUDA_GEMM_TUNE",
                                       "LAYA_CUDA_ATTN_L",    "LAYA_CUDA_ATTN_G", "LAYA_CUDA_PROFILE",
-                                      "LAYA_CUDA_MAX_SCRATCH"};
+                                      "LAYA_CUDA_MAX_SCRATCH", "LAYA_CUDA_PDL", "LAYA_CUDA_GEMM_SPLITK"};
   laya_env_options own;
   const laya_env_options *env =
       laya_env_options_given_or_read(o ? o->env : NULL, &own, mine, sizeof mine / sizeof mine[0], err);
@@ -1425,6 +1428,19 @@ static backend *cuda_create(const model_weights *w, const backend_options *o, co
   m->warmup = env->cuda_warmup != 0;
   m->profile = env->cuda_profile == 1;
   m->gemm_tune = env->cuda_gemm_tune == 1;
+  const char *sk = env->cuda_gemm_splitk;
+  m->gemm_splitk = !sk || !strcmp(sk, "default") ? -1
+                   : !strcmp(sk, "none")          ? CUBLASLT_REDUCTION_SCHEME_NONE
+                                                  : CUBLASLT_REDUCTION_SCHEME_INPLACE;
+  {
+    int cc = 0;
+    if (cudaDeviceGetAttribute(&cc, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess) cudaGetLastError();
+    /* process-wide (pdl.cuh), as the last model created asks; off for good once a pre-Hopper
+     * device is seen (the attribute is a Hopper feature) */
+    static std::atomic<int> pre_hopper{0};
+    if (cc < 9) pre_hopper.store(1);
+    cuda_set_pdl(!pre_hopper.load() && env->cuda_pdl != 0);
+  }
   m->max_scratch = env->cuda_max_scratch;
   m->gg_mask = m->fp8 ? 0 : sm90_gemm_variants(dev, env->cuda_geglu); /* the fused GEMMs are 16-bit */
   /* measured slower than cuBLASLt + the RoPE pass at large M (BENCHMARKS.md): a study, on only when named */

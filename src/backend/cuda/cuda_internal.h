@@ -30,6 +30,18 @@ struct attn_tile {
   int base, len, q0, pad;
 };
 
+/* Programmatic dependent launch of the forward's own kernels (pdl.cuh; LAYA_CUDA_PDL): one
+ * process-wide switch, set when a CUDA model is created (on only where every device is sm_90 or
+ * newer). */
+void cuda_set_pdl(int on);
+/* Called as a pass starts to be enqueued (or captured) on this thread: launches through pdl.cuh
+ * use the attribute for passes of at most CUDA_PDL_MAX_TOKENS tokens (above it the early blocks
+ * cost more than the launches they hide: BENCHMARKS.md, CUDA backend / PDL). cuda_pdl: this
+ * thread's pass uses it. */
+#define CUDA_PDL_MAX_TOKENS 8192
+void cuda_pdl_pass(int tokens);
+int cuda_pdl(void);
+
 /* Launch wrappers (kernels.cu). `half16` selects fp16 (1) or bf16 (0) for 16-bit buffers. */
 void k_convert(cudaStream_t s, const void *src, int src_dt, void *dst, int dst_dt, int64_t n);
 void k_embed_ln(cudaStream_t s, int half16, const int32_t *tokens, const void *emb, int emb_dt,
@@ -82,7 +94,7 @@ int attention_has_fast_path(int hd);
 enum gemm_epi { EPI_NONE = 0, EPI_BIAS, EPI_RELU_BIAS };
 struct gemm_cache;
 /* tune: LAYA_CUDA_GEMM_TUNE=1 (time the candidates at each shape's first eager call) */
-struct gemm_cache *gemm_cache_create(int tune);
+struct gemm_cache *gemm_cache_create(int tune, int splitk);
 void gemm_cache_destroy(struct gemm_cache *c);
 /* dt_ab: type of A and W; dt_d: type of D (and C). Returns 0 or a cublasStatus_t. */
 int gemm_run(struct gemm_cache *c, cublasLtHandle_t lt, cudaStream_t s, void *ws, size_t ws_size,

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 
 #include "cuda_internal.h"
+#include "pdl.cuh"
 #include "fp8_rule.cuh"
 
 namespace {
@@ -35,6 +36,7 @@ __device__ __forceinline__ float tof(__nv_bfloat16 v) { return __bfloat162float(
  * value times 448 / max, rounded to nearest E4M3 with saturation. A row of zeros gets scale 1. */
 template <class T>
 __global__ void __launch_bounds__(QT) quant_rows_kernel(const T *src, int ld, int K, uint8_t *dst, float *scale) {
+  pdl_enter();
   const int r = blockIdx.x;
   const T *row = src + (size_t)r * ld;
   float mx = 0.0f;
@@ -86,8 +88,10 @@ __global__ void ref_gemm_kernel(const float *a, const float *w, float *out, int 
 
 void k_quant_fp8(cudaStream_t s, int half16, const void *src, int ld, int rows, int K, void *dst, float *scale) {
   if (rows <= 0) return;
-  if (half16) quant_rows_kernel<__half><<<rows, QT, 0, s>>>((const __half *)src, ld, K, (uint8_t *)dst, scale);
-  else quant_rows_kernel<__nv_bfloat16><<<rows, QT, 0, s>>>((const __nv_bfloat16 *)src, ld, K, (uint8_t *)dst, scale);
+  if (half16) launch_dep((quant_rows_kernel<__half>), rows, QT, 0, s, (const __half *)src, ld, K, (uint8_t *)dst,
+                         scale);
+  else launch_dep((quant_rows_kernel<__nv_bfloat16>), rows, QT, 0, s, (const __nv_bfloat16 *)src, ld, K,
+                  (uint8_t *)dst, scale);
 }
 
 int fp8_quantize_weight_into(cudaStream_t s, int half16, const void *w, int N, int K, void *dst) {
@@ -155,7 +159,7 @@ extern "C" int backend_cuda_fp8_selftest(int M, int N, int K, int accumulate, do
       cudaMalloc((void **)&dAf, na * 4) || cudaMalloc((void **)&dWf, nw * 4) || cudaMalloc((void **)&dR, no * 4) ||
       cudaMalloc((void **)&dD, no * 4) || cudaMalloc(&ws, ws_bytes))
     goto done;
-  if (cublasLtCreate(&lt) != CUBLAS_STATUS_SUCCESS || !(gc = gemm_cache_create(0))) goto done;
+  if (cublasLtCreate(&lt) != CUBLAS_STATUS_SUCCESS || !(gc = gemm_cache_create(0, -1))) goto done;
   cudaMemcpy(dA, hA, na * 2, cudaMemcpyHostToDevice);
   cudaMemcpy(dW, hW, nw * 2, cudaMemcpyHostToDevice);
   /* the 16-bit product first (dW is quantised in place below) */

@@ -41,12 +41,16 @@ cudaDataType_t cuda_type(int dt) {
 struct gemm_cache {
   gemm_plan *plans;
   int n, cap;
-  int tune; /* LAYA_CUDA_GEMM_TUNE=1 */
+  int tune;   /* LAYA_CUDA_GEMM_TUNE=1 */
+  int splitk; /* LAYA_CUDA_GEMM_SPLITK: -1 (cuBLASLt's choice) or the reduction schemes allowed */
 };
 
-struct gemm_cache *gemm_cache_create(int tune) {
+struct gemm_cache *gemm_cache_create(int tune, int splitk) {
   struct gemm_cache *c = (struct gemm_cache *)calloc(1, sizeof(struct gemm_cache));
-  if (c) c->tune = tune;
+  if (c) {
+    c->tune = tune;
+    c->splitk = splitk;
+  }
   return c;
 }
 
@@ -70,7 +74,8 @@ void gemm_cache_destroy(struct gemm_cache *c) {
     if (st_ != CUBLAS_STATUS_SUCCESS) return (int)st_; \
   } while (0)
 
-static int plan_build(gemm_plan *p, cublasLtHandle_t lt, size_t ws_size, const float *a_scale, const float *w_scale) {
+static int plan_build(gemm_plan *p, cublasLtHandle_t lt, size_t ws_size, int splitk, const float *a_scale,
+                      const float *w_scale) {
   const gemm_key &k = p->key;
   /* fp32 GEMMs (the decision tail) run in true fp32, never TF32. */
   LT_TRY(cublasLtMatmulDescCreate(&p->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
@@ -101,6 +106,10 @@ static int plan_build(gemm_plan *p, cublasLtHandle_t lt, size_t ws_size, const f
   cublasStatus_t st =
       cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws_size, sizeof ws_size);
   int n = 0;
+  if (st == CUBLAS_STATUS_SUCCESS && splitk >= 0) {
+    const uint32_t mask = (uint32_t)splitk;
+    st = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &mask, sizeof mask);
+  }
   if (st == CUBLAS_STATUS_SUCCESS)
     st = cublasLtMatmulAlgoGetHeuristic(lt, p->desc, p->la, p->lb, p->lc, p->lc, pref, 8, p->cand, &n);
   cublasLtMatmulPreferenceDestroy(pref);
@@ -198,7 +207,7 @@ static int gemm_call(struct gemm_cache *c, cublasLtHandle_t lt, cudaStream_t s, 
     p = &c->plans[c->n];
     memset(p, 0, sizeof *p);
     p->key = key;
-    int rc = plan_build(p, lt, ws_size, a_scale, w_scale);
+    int rc = plan_build(p, lt, ws_size, c->splitk, a_scale, w_scale);
     if (rc) {
       plan_free(p);
       return rc;
@@ -236,7 +245,7 @@ int gemm_run_fp8(struct gemm_cache *c, cublasLtHandle_t lt, cudaStream_t s, void
 int gemm_fp8_supported(void) {
   const int M = 64, N = 128, K = 128;
   cublasLtHandle_t lt = NULL;
-  struct gemm_cache *c = gemm_cache_create(0);
+  struct gemm_cache *c = gemm_cache_create(0, -1);
   void *buf = NULL, *ws = NULL;
   cudaStream_t s = NULL;
   const size_t ws_size = (size_t)4 << 20;

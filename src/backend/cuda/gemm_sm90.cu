@@ -36,6 +36,7 @@
 #include <string.h>
 
 #include "cuda_internal.h"
+#include "pdl.cuh"
 #include "glu_act.cuh"
 
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -292,11 +293,24 @@ __device__ __forceinline__ void gg_produce(const CUtensorMap *tmA, const CUtenso
 #ifdef GG_SM90
   const int rank = CL == 1 ? 0 : (int)cluster_rank();
   const int cid = blockIdx.x / CL, ncl = gridDim.x / CL;
+  /* pdl.cuh: the weight tiles of the first ring fill depend on no kernel, so they are requested
+   * before the wait on the kernel before (whose output is A); multicast clusters wait first. */
+  const int pre = CL == 1 && cid < ntiles ? (kt < STAGES ? kt : STAGES) : 0;
+  for (int k = 0; k < pre; k++) {
+    mbar_expect_tx(&full[k], (uint32_t)((BM + BN) * GG_BK * 2));
+    tma_load_2d(sB + (size_t)k * BN * GG_BK, tmB, k * GG_BK, (cid % ntn) * BN, &full[k]);
+  }
+  pdl_wait();
+  pdl_trigger();
   int it = 0;
   for (int t = cid; t < ntiles; t += ncl) {
     const int n0 = (t % ntn) * BN, m0 = ((t / ntn) * CL + rank) * BM;
     for (int k = 0; k < kt; k++, it++) {
       const int s = it % STAGES;
+      if (it < pre) { /* its weight tile is on the way already */
+        tma_load_2d(sA + (size_t)s * BM * GG_BK, tmA, k * GG_BK, m0, &full[s]);
+        continue;
+      }
       if (it >= STAGES) mbar_wait(&empty[s], ((it / STAGES) - 1) & 1);
       mbar_expect_tx(&full[s], (uint32_t)((BM + BN) * GG_BK * 2));
       tma_load_2d(sA + (size_t)s * BM * GG_BK, tmA, k * GG_BK, m0, &full[s]);
@@ -341,6 +355,8 @@ __global__ void __launch_bounds__(384, 1)
   }
   if (CL == 1) __syncthreads();
   else cluster_sync();
+  /* pdl.cuh: the producer thread waits on the kernel before and then lets the next one be
+   * scheduled (gg_produce); no other thread touches global memory before data loaded after that */
   /* persistent: cluster c takes tiles c, c + clusters, ...; the ring's use count `it` runs on
    * across tiles, so the producer fills the next tile's stages while the consumers store. */
   if (wg == 0) {
@@ -417,6 +433,8 @@ __global__ void __launch_bounds__(384, 1)
   }
   if (CL == 1) __syncthreads();
   else cluster_sync();
+  /* pdl.cuh: the producer thread waits on the kernel before and then lets the next one be
+   * scheduled (gg_produce); no other thread touches global memory before data loaded after that */
   if (wg == 0) {
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
     if (tid == 0) gg_produce<T, BM, BN, STAGES, CL>(&tmA, &tmB, sA, sB, full, empty, ntn, ntiles, kt);
@@ -533,13 +551,22 @@ void launch_v(cudaStream_t s, const CUtensorMap *a, const CUtensorMap *b, int ha
   cfg.blockDim = dim3(384);
   cfg.dynamicSmemBytes = gg_smem_bytes<BM, BN, STAGES>();
   cfg.stream = s;
-  cudaLaunchAttribute at[1];
-  at[0].id = cudaLaunchAttributeClusterDimension;
-  at[0].val.clusterDim.x = CL;
-  at[0].val.clusterDim.y = 1;
-  at[0].val.clusterDim.z = 1;
+  cudaLaunchAttribute at[2];
+  int na = 0;
+  if (CL > 1) {
+    at[na].id = cudaLaunchAttributeClusterDimension;
+    at[na].val.clusterDim.x = CL;
+    at[na].val.clusterDim.y = 1;
+    at[na].val.clusterDim.z = 1;
+    na++;
+  }
+  if (cuda_pdl()) {
+    at[na].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    at[na].val.programmaticStreamSerializationAllowed = 1;
+    na++;
+  }
   cfg.attrs = at;
-  cfg.numAttrs = CL > 1 ? 1 : 0;
+  cfg.numAttrs = (unsigned)na;
   cudaLaunchKernelExC(&cfg, (const void *)kernel_of<PP, BM, BN, STAGES, CL>(half16, epi), args);
 }
 template <int PP, int BM, int BN, int STAGES, int CL, int V> int prepare_v(void) {

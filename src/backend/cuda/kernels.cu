@@ -10,9 +10,11 @@
 #include <cuda_fp16.h>
 #include <math.h>
 
+#include <atomic>
 #include <type_traits>
 
 #include "cuda_internal.h"
+#include "pdl.cuh"
 #include "fp8_rule.cuh"
 #include "glu_act.cuh"
 #include "ln_row.cuh"
@@ -40,6 +42,14 @@ __device__ __forceinline__ float warp_max(float v) {
 static inline unsigned blocks_for(int64_t n, int per_block) {
   return (unsigned)((n + per_block - 1) / per_block);
 }
+
+static std::atomic<int> g_pdl{0};
+static thread_local int tl_pass_pdl = 0; /* the pass this thread enqueues or captures now */
+void cuda_set_pdl(int on) { g_pdl.store(on ? 1 : 0, std::memory_order_relaxed); }
+void cuda_pdl_pass(int tokens) {
+  tl_pass_pdl = g_pdl.load(std::memory_order_relaxed) && tokens <= CUDA_PDL_MAX_TOKENS;
+}
+int cuda_pdl(void) { return tl_pass_pdl; }
 
 /* ---------------------------------------------------------------------------------------------
  * Weight conversion (at load): any of f32/f16/bf16 to any of them.
@@ -92,9 +102,11 @@ __device__ __forceinline__ void ln_stats(const float *v, int d, int lane, float 
 /* Generic (any width) statistics reading the row from memory. */
 __device__ __forceinline__ void ln_stats_mem(const float *x, int d, int lane, float eps, float *mean, float *rstd) {
   float s = 0.f;
+#pragma unroll 8
   for (int j = lane; j < d; j += 32) s += x[j];
   float mu = warp_sum(s) / (float)d;
   float q = 0.f;
+#pragma unroll 8
   for (int j = lane; j < d; j += 32) {
     float t = x[j] - mu;
     q += t * t;
@@ -105,13 +117,15 @@ __device__ __forceinline__ void ln_stats_mem(const float *x, int d, int lane, fl
 
 /* x (fp32) = LN(emb[token]) ; y (16-bit) = x. Padded tokens give zeros. */
 template <class T, class TE>
-__global__ void embed_ln_kernel(const int32_t *tokens, const TE *emb, const float *w, float eps, float *x, T *y,
-                                const int *counts, int Mp, int d) {
+__global__ void embed_ln_kernel(const int32_t *__restrict__ tokens, const TE *__restrict__ emb,
+                                const float *__restrict__ w, float eps, float *__restrict__ x, T *__restrict__ y,
+                                const int *__restrict__ counts, int Mp, int d) {
   int row = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32, lane = threadIdx.x & 31;
   if (row >= Mp) return;
   float *xr = x + (int64_t)row * d;
   T *yr = y + (int64_t)row * d;
   if (row >= counts[CNT_TOKENS]) {
+#pragma unroll 8
     for (int j = lane; j < d; j += 32) {
       xr[j] = 0.f;
       yr[j] = fromf<T>(0.f);
@@ -135,10 +149,12 @@ __global__ void embed_ln_kernel(const int32_t *tokens, const TE *emb, const floa
       }
     }
   } else {
+#pragma unroll 8
     for (int j = lane; j < d; j += 32) xr[j] = tof(e[j]);
     __syncwarp();
     float mu, rs;
     ln_stats_mem(xr, d, lane, eps, &mu, &rs);
+#pragma unroll 8
     for (int j = lane; j < d; j += 32) {
       float o = (xr[j] - mu) * rs * w[j];
       xr[j] = o;
@@ -164,7 +180,9 @@ void k_embed_ln(cudaStream_t s, int half16, const int32_t *tokens, const void *e
 
 /* y (16-bit) = LN(x) * w (+ b). */
 template <class T>
-__global__ void ln_kernel(const float *x, const float *w, const float *b, float eps, T *y, int Mp, int d) {
+__global__ void ln_kernel(const float *__restrict__ x, const float *__restrict__ w, const float *__restrict__ b,
+                          float eps, T *__restrict__ y, int Mp, int d) {
+  pdl_enter();
   int row = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32, lane = threadIdx.x & 31;
   if (row >= Mp) return;
   const float *xr = x + (int64_t)row * d;
@@ -183,6 +201,7 @@ __global__ void ln_kernel(const float *x, const float *w, const float *b, float 
   } else {
     float mu, rs;
     ln_stats_mem(xr, d, lane, eps, &mu, &rs);
+#pragma unroll 8
     for (int j = lane; j < d; j += 32) yr[j] = fromf<T>((xr[j] - mu) * rs * w[j] + (b ? b[j] : 0.f));
   }
 }
@@ -190,18 +209,28 @@ __global__ void ln_kernel(const float *x, const float *w, const float *b, float 
 /* The common case, d a multiple of 128 up to 1024 (ln_row.cuh: the row load and statistics). */
 template <class T, int NV>
 __global__ void ln4_kernel(const float *x, const float *w, const float *b, float eps, T *y, int Mp, int d) {
+  pdl_enter();
   int row = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32, lane = threadIdx.x & 31;
   if (row >= Mp) return;
+  /* the weight and bias first: their loads overlap the row's and the reductions (at one 128-token
+   * row a LayerNorm is a chain of dependent latencies, not bandwidth) */
+  const float4 *w4 = reinterpret_cast<const float4 *>(w), *b4 = reinterpret_cast<const float4 *>(b);
+  float4 wv[NV], bv[NV];
+#pragma unroll
+  for (int i = 0; i < NV; i++) {
+    wv[i] = w4[lane + 32 * i];
+    bv[i] = b ? b4[lane + 32 * i] : make_float4(0.f, 0.f, 0.f, 0.f);
+  }
   float4 v[NV];
   float mu, rs;
   ln4_load_stats<NV>(x, row, d, lane, eps, v, &mu, &rs);
-  const float4 *w4 = reinterpret_cast<const float4 *>(w), *b4 = reinterpret_cast<const float4 *>(b);
 #pragma unroll
   for (int i = 0; i < NV; i++) {
     int c4 = lane + 32 * i;
-    float4 ww = w4[c4], bv = b ? b4[c4] : make_float4(0.f, 0.f, 0.f, 0.f);
-    T o[4] = {fromf<T>((v[i].x - mu) * rs * ww.x + bv.x), fromf<T>((v[i].y - mu) * rs * ww.y + bv.y),
-              fromf<T>((v[i].z - mu) * rs * ww.z + bv.z), fromf<T>((v[i].w - mu) * rs * ww.w + bv.w)};
+    const float4 ww = wv[i];
+    const float4 bb = bv[i];
+    T o[4] = {fromf<T>((v[i].x - mu) * rs * ww.x + bb.x), fromf<T>((v[i].y - mu) * rs * ww.y + bb.y),
+              fromf<T>((v[i].z - mu) * rs * ww.z + bb.z), fromf<T>((v[i].w - mu) * rs * ww.w + bb.w)};
     *reinterpret_cast<uint2 *>(y + (int64_t)row * d + 4 * c4) = *reinterpret_cast<uint2 *>(o);
   }
 }
@@ -222,12 +251,14 @@ template <class F> static bool ln4_dispatch(int d, F &&launch) {
 template <class T>
 static bool ln4_launch(cudaStream_t s, const float *x, const float *w, const float *b, float eps, T *y, int Mp, int d) {
   const unsigned g = blocks_for(Mp, 8);
-  return ln4_dispatch(d, [&](auto nv) { ln4_kernel<T, decltype(nv)::value><<<g, 256, 0, s>>>(x, w, b, eps, y, Mp, d); });
+  return ln4_dispatch(d, [&](auto nv) { launch_dep((ln4_kernel<T, decltype(nv)::value>), g, 256, 0, s, x, w, b, eps,
+                                                   y, Mp, d); });
 }
 
 /* fp8 mode: the LayerNorm written straight as E4M3 with its row's scale (fp8_rule.cuh), instead of a 16-bit y that the next GEMM's quantisation reads back. */
 template <int NV>
 __global__ void ln4_fp8_kernel(const float *x, const float *w, float eps, uint8_t *q, float *scale, int Mp, int d) {
+  pdl_enter();
   int row = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32, lane = threadIdx.x & 31;
   if (row >= Mp) return;
   float4 v[NV];
@@ -253,7 +284,8 @@ __global__ void ln4_fp8_kernel(const float *x, const float *w, float eps, uint8_
 int k_ln_fp8(cudaStream_t s, const float *x, const float *w, float eps, void *q, float *scale, int Mp, int d) {
   const unsigned g = blocks_for(Mp, 8);
   uint8_t *q8 = (uint8_t *)q;
-  return ln4_dispatch(d, [&](auto nv) { ln4_fp8_kernel<decltype(nv)::value><<<g, 256, 0, s>>>(x, w, eps, q8, scale, Mp, d); })
+  return ln4_dispatch(d, [&](auto nv) { launch_dep((ln4_fp8_kernel<decltype(nv)::value>), g, 256, 0, s, x, w, eps, q8,
+                                                   scale, Mp, d); })
              ? 0
              : -1;
 }
@@ -263,16 +295,19 @@ void k_ln(cudaStream_t s, int half16, const float *x, const float *w, const floa
   if (half16 ? ln4_launch(s, x, w, b, eps, (__half *)y, Mp, d) : ln4_launch(s, x, w, b, eps, (__nv_bfloat16 *)y, Mp, d))
     return;
   unsigned g = blocks_for(Mp, 8);
-  if (half16) ln_kernel<<<g, 256, 0, s>>>(x, w, b, eps, (__half *)y, Mp, d);
-  else ln_kernel<<<g, 256, 0, s>>>(x, w, b, eps, (__nv_bfloat16 *)y, Mp, d);
+  if (half16) launch_dep((ln_kernel<__half>), g, 256, 0, s, x, w, b, eps, (__half *)y, Mp, d);
+  else launch_dep((ln_kernel<__nv_bfloat16>), g, 256, 0, s, x, w, b, eps, (__nv_bfloat16 *)y, Mp, d);
 }
 
 /* The encoder's end: x = final_norm(x) + type_emb[qtype[row]] (fp32, in place; type_emb NULL: the
  * norm alone, the embed pass), then the first head layer's norm1: y = LN(x) * n1w + n1b (skipped
  * when n1w is NULL: no head layers, or the embed pass). */
 template <class T>
-__global__ void final_ln_kernel(float *x, const float *fw, float eps, const float *type_emb, const int32_t *tok_row,
-                                const int32_t *qtype, const float *n1w, const float *n1b, T *y, int Mp, int d) {
+__global__ void final_ln_kernel(float *__restrict__ x, const float *__restrict__ fw, float eps,
+                                const float *__restrict__ type_emb, const int32_t *__restrict__ tok_row,
+                                const int32_t *__restrict__ qtype, const float *__restrict__ n1w,
+                                const float *__restrict__ n1b, T *__restrict__ y, int Mp, int d) {
+  pdl_enter();
   int row = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32, lane = threadIdx.x & 31;
   if (row >= Mp) return;
   float *xr = x + (int64_t)row * d;
@@ -302,11 +337,13 @@ __global__ void final_ln_kernel(float *x, const float *fw, float eps, const floa
   } else {
     float mu, rs;
     ln_stats_mem(xr, d, lane, eps, &mu, &rs);
+#pragma unroll 8
     for (int j = lane; j < d; j += 32) xr[j] = (xr[j] - mu) * rs * fw[j] + (te ? te[j] : 0.f);
     __syncwarp();
     if (!n1w) return;
     ln_stats_mem(xr, d, lane, MODEL_HEAD_LN_EPS, &mu, &rs);
     T *yr = y + (int64_t)row * d;
+#pragma unroll 8
     for (int j = lane; j < d; j += 32) yr[j] = fromf<T>((xr[j] - mu) * rs * n1w[j] + n1b[j]);
   }
 }
@@ -315,8 +352,10 @@ void k_final_ln(cudaStream_t s, int half16, float *x, const float *fw, float eps
                 const int32_t *tok_row, const int32_t *qtype, const float *n1w, const float *n1b, void *y, int Mp,
                 int d) {
   unsigned g = blocks_for(Mp, 8);
-  if (half16) final_ln_kernel<<<g, 256, 0, s>>>(x, fw, eps, type_emb, tok_row, qtype, n1w, n1b, (__half *)y, Mp, d);
-  else final_ln_kernel<<<g, 256, 0, s>>>(x, fw, eps, type_emb, tok_row, qtype, n1w, n1b, (__nv_bfloat16 *)y, Mp, d);
+  if (half16) launch_dep((final_ln_kernel<__half>), g, 256, 0, s, x, fw, eps, type_emb, tok_row, qtype, n1w, n1b,
+                         (__half *)y, Mp, d);
+  else launch_dep((final_ln_kernel<__nv_bfloat16>), g, 256, 0, s, x, fw, eps, type_emb, tok_row, qtype, n1w, n1b,
+                  (__nv_bfloat16 *)y, Mp, d);
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -326,6 +365,7 @@ void k_final_ln(cudaStream_t s, int half16, float *x, const float *fw, float eps
 template <class T>
 __global__ void rope_k_kernel(T *qkv, const int32_t *tok_pos, const float2 *table, const int *counts, int Mp, int H,
                               int hd) {
+  pdl_enter();
   int half = hd / 2;
   int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   int64_t total = (int64_t)Mp * H * half;
@@ -347,6 +387,7 @@ __global__ void rope_k_kernel(T *qkv, const int32_t *tok_pos, const float2 *tabl
 template <class T>
 __global__ void rope_k8_kernel(T *qkv, const int32_t *tok_pos, const float2 *table, const int *counts, int Mp, int H,
                                int hd) {
+  pdl_enter();
   const int half = hd / 2, groups = half / 8;
   const int t = blockIdx.x;
   if (t >= counts[CNT_TOKENS]) return;
@@ -377,14 +418,16 @@ void k_rope_k(cudaStream_t s, int half16, void *qkv, const int32_t *tok_pos, con
   if ((hd / 2) % 8 == 0) {
     const int per_tok = H * (hd / 16), nt = per_tok < 128 ? 32 * ((per_tok + 31) / 32) : 128;
     dim3 g((unsigned)Mp, (unsigned)((per_tok + nt - 1) / nt));
-    if (half16) rope_k8_kernel<<<g, nt, 0, s>>>((__half *)qkv, tok_pos, table, counts, Mp, H, hd);
-    else rope_k8_kernel<<<g, nt, 0, s>>>((__nv_bfloat16 *)qkv, tok_pos, table, counts, Mp, H, hd);
+    if (half16) launch_dep((rope_k8_kernel<__half>), g, nt, 0, s, (__half *)qkv, tok_pos, table, counts, Mp, H, hd);
+    else launch_dep((rope_k8_kernel<__nv_bfloat16>), g, nt, 0, s, (__nv_bfloat16 *)qkv, tok_pos, table, counts, Mp, H,
+                    hd);
     return;
   }
   int64_t total = (int64_t)Mp * H * (hd / 2);
   unsigned g = blocks_for(total, 256);
-  if (half16) rope_k_kernel<<<g, 256, 0, s>>>((__half *)qkv, tok_pos, table, counts, Mp, H, hd);
-  else rope_k_kernel<<<g, 256, 0, s>>>((__nv_bfloat16 *)qkv, tok_pos, table, counts, Mp, H, hd);
+  if (half16) launch_dep((rope_k_kernel<__half>), g, 256, 0, s, (__half *)qkv, tok_pos, table, counts, Mp, H, hd);
+  else launch_dep((rope_k_kernel<__nv_bfloat16>), g, 256, 0, s, (__nv_bfloat16 *)qkv, tok_pos, table, counts, Mp, H,
+                  hd);
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -394,6 +437,7 @@ void k_rope_k(cudaStream_t s, int half16, void *qkv, const int32_t *tok_pos, con
  */
 
 template <class T, int A> __global__ void geglu_kernel(T *h, int Mp, int I) {
+  pdl_enter();
   int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   int64_t total = (int64_t)Mp * I;
   if (i >= total) return;
@@ -404,6 +448,7 @@ template <class T, int A> __global__ void geglu_kernel(T *h, int Mp, int I) {
 }
 
 template <class T, int A> __global__ void geglu_kernel8(T *h, int Mp, int I) {
+  pdl_enter();
   /* vectorised: I a multiple of 8, 16-byte loads and stores; 32-bit index arithmetic (the
    * launcher keeps Mp * I / 8 below 2^31) */
   unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -422,12 +467,12 @@ template <class T, int A> __global__ void geglu_kernel8(T *h, int Mp, int I) {
 template <int A> static void geglu_launch(cudaStream_t s, int half16, void *h, int Mp, int I) {
   if (I % 8 == 0 && (int64_t)Mp * (I / 8) < ((int64_t)1 << 31)) {
     unsigned g = blocks_for((int64_t)Mp * (I / 8), 256);
-    if (half16) geglu_kernel8<__half, A><<<g, 256, 0, s>>>((__half *)h, Mp, I);
-    else geglu_kernel8<__nv_bfloat16, A><<<g, 256, 0, s>>>((__nv_bfloat16 *)h, Mp, I);
+    if (half16) launch_dep((geglu_kernel8<__half, A>), g, 256, 0, s, (__half *)h, Mp, I);
+    else launch_dep((geglu_kernel8<__nv_bfloat16, A>), g, 256, 0, s, (__nv_bfloat16 *)h, Mp, I);
   } else {
     unsigned g = blocks_for((int64_t)Mp * I, 256);
-    if (half16) geglu_kernel<__half, A><<<g, 256, 0, s>>>((__half *)h, Mp, I);
-    else geglu_kernel<__nv_bfloat16, A><<<g, 256, 0, s>>>((__nv_bfloat16 *)h, Mp, I);
+    if (half16) launch_dep((geglu_kernel<__half, A>), g, 256, 0, s, (__half *)h, Mp, I);
+    else launch_dep((geglu_kernel<__nv_bfloat16, A>), g, 256, 0, s, (__nv_bfloat16 *)h, Mp, I);
   }
 }
 
@@ -436,6 +481,7 @@ template <int A> static void geglu_launch(cudaStream_t s, int half16, void *h, i
  * and the write. */
 template <int A, int CH>
 __global__ void __launch_bounds__(128) geglu_fp8_kernel(const __nv_bfloat16 *h, int I, uint8_t *q, float *scale) {
+  pdl_enter();
   const int r = blockIdx.x;
   const __nv_bfloat16 *row = h + (int64_t)r * 2 * I;
   float o[CH][8];
@@ -471,7 +517,7 @@ __global__ void __launch_bounds__(128) geglu_fp8_kernel(const __nv_bfloat16 *h, 
 
 template <int A> static int geglu_fp8_launch(cudaStream_t s, const void *h, int Mp, int I, void *q, float *scale) {
   if (I % 8 != 0 || I > 128 * 8 * 4 || Mp <= 0) return -1;
-  geglu_fp8_kernel<A, 4><<<Mp, 128, 0, s>>>((const __nv_bfloat16 *)h, I, (uint8_t *)q, scale);
+  launch_dep((geglu_fp8_kernel<A, 4>), Mp, 128, 0, s, (const __nv_bfloat16 *)h, I, (uint8_t *)q, scale);
   return 0;
 }
 
@@ -499,28 +545,34 @@ void k_geglu(cudaStream_t s, int half16, void *h, int Mp, int I, int act) {
  * Decision tail, all fp32: marker gather + scorer LayerNorm, scorer output, confidence features
  * and the act head's input, act head output.
  */
-__global__ void gather_ln_kernel(const float *x, const int32_t *marker_tok, const int *counts, const float *w,
-                                 const float *b, float *out, int NMp, int d) {
+__global__ void gather_ln_kernel(const float *__restrict__ x, const int32_t *__restrict__ marker_tok,
+                                 const int *__restrict__ counts, const float *__restrict__ w,
+                                 const float *__restrict__ b, float *__restrict__ out, int NMp, int d) {
+  pdl_enter();
   int m = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32, lane = threadIdx.x & 31;
   if (m >= NMp) return;
   float *o = out + (int64_t)m * d;
   if (m >= counts[CNT_MARKERS]) {
+#pragma unroll 8
     for (int j = lane; j < d; j += 32) o[j] = 0.f;
     return;
   }
   const float *xr = x + (int64_t)(marker_tok ? marker_tok[m] : m) * d;
   float mu, rs;
   ln_stats_mem(xr, d, lane, MODEL_HEAD_LN_EPS, &mu, &rs);
+#pragma unroll 8
   for (int j = lane; j < d; j += 32) o[j] = (xr[j] - mu) * rs * w[j] + b[j];
 }
 
 void k_gather_ln(cudaStream_t s, const float *x, const int32_t *marker_tok, const int *counts, const float *w,
                  const float *b, float *out, int NMp, int d) {
-  gather_ln_kernel<<<blocks_for(NMp, 8), 256, 0, s>>>(x, marker_tok, counts, w, b, out, NMp, d);
+  launch_dep((gather_ln_kernel), blocks_for(NMp, 8), 256, 0, s, x, marker_tok, counts, w, b, out, NMp, d);
 }
 
 /* One warp per row, 16-byte copies when d is a multiple of 4. */
-__global__ void gather_rows_kernel(const float *x, const int32_t *rows, float *dst, int n, int d) {
+__global__ void gather_rows_kernel(const float *__restrict__ x, const int32_t *__restrict__ rows,
+                                   float *__restrict__ dst, int n, int d) {
+  pdl_enter();
   int i = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32, lane = threadIdx.x & 31;
   if (i >= n) return;
   const float *src = x + (int64_t)rows[i] * d;
@@ -529,17 +581,20 @@ __global__ void gather_rows_kernel(const float *x, const int32_t *rows, float *d
     for (int j = lane; j < d / 4; j += 32)
       reinterpret_cast<float4 *>(o)[j] = reinterpret_cast<const float4 *>(src)[j];
   } else {
+#pragma unroll 8
     for (int j = lane; j < d; j += 32) o[j] = src[j];
   }
 }
 
 void k_gather_rows(cudaStream_t s, const float *x, const int32_t *rows, float *dst, int n, int d) {
-  gather_rows_kernel<<<blocks_for(n, 8), 256, 0, s>>>(x, rows, dst, n, d);
+  launch_dep((gather_rows_kernel), blocks_for(n, 8), 256, 0, s, x, rows, dst, n, d);
 }
 
 /* logits[m] = w2 . gelu(hid[m]) + b2 */
-__global__ void scorer_out_kernel(const float *hid, const float *w2, const float *b2, const int *counts,
-                                  float *logits, int NMp, int d) {
+__global__ void scorer_out_kernel(const float *__restrict__ hid, const float *__restrict__ w2,
+                                  const float *__restrict__ b2, const int *__restrict__ counts,
+                                  float *__restrict__ logits, int NMp, int d) {
+  pdl_enter();
   int m = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32, lane = threadIdx.x & 31;
   if (m >= NMp) return;
   if (m >= counts[CNT_MARKERS]) {
@@ -548,6 +603,7 @@ __global__ void scorer_out_kernel(const float *hid, const float *w2, const float
   }
   const float *h = hid + (int64_t)m * d;
   float s = 0.f;
+#pragma unroll 8
   for (int j = lane; j < d; j += 32) s += gelu_erf(h[j]) * w2[j];
   s = warp_sum(s);
   if (lane == 0) logits[m] = s + b2[0];
@@ -555,24 +611,30 @@ __global__ void scorer_out_kernel(const float *hid, const float *w2, const float
 
 void k_scorer_out(cudaStream_t s, const float *hid, const float *w2, const float *b2, const int *counts,
                   float *logits, int NMp, int d) {
-  scorer_out_kernel<<<blocks_for(NMp, 8), 256, 0, s>>>(hid, w2, b2, counts, logits, NMp, d);
+  launch_dep((scorer_out_kernel), blocks_for(NMp, 8), 256, 0, s, hid, w2, b2, counts, logits, NMp, d);
 }
 
 /* One warp per row: the four confidence features over the row's logits (softmax over the batch's
  * marker width, padded slots at -1e4 as in Laya, so a row with k markers sees exactly its own k
  * unless k == 0), then act_in[r] = [h[CLS], top1, top1 - top2, entropy, k / 255, 0...]. */
-__global__ void features_kernel(const float *x, const float *clsx, const float *logits, const int32_t *row_start,
-                                const int32_t *marker_start, const int *counts, float *act_in, int Rp, int d,
+__global__ void features_kernel(const float *__restrict__ x, const float *__restrict__ clsx,
+                                const float *__restrict__ logits, const int32_t *__restrict__ row_start,
+                                const int32_t *__restrict__ marker_start, const int *__restrict__ counts,
+                                float *__restrict__ act_in, int Rp, int d,
                                 int ld_act) {
+  pdl_enter();
   int r = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32, lane = threadIdx.x & 31;
   if (r >= Rp) return;
   float *o = act_in + (int64_t)r * ld_act;
   if (r >= counts[CNT_ROWS]) {
+#pragma unroll 8
     for (int j = lane; j < ld_act; j += 32) o[j] = 0.f;
     return;
   }
   const float *cls = clsx ? clsx + (int64_t)r * d : x + (int64_t)row_start[r] * d;
+#pragma unroll 8
   for (int j = lane; j < d; j += 32) o[j] = cls[j];
+#pragma unroll 8
   for (int j = d + 4 + lane; j < ld_act; j += 32) o[j] = 0.f;
   int m0 = marker_start[r], k = marker_start[r + 1] - m0, kmax = counts[CNT_KMAX];
   int width = kmax > k ? kmax : k;
@@ -616,13 +678,16 @@ __global__ void features_kernel(const float *x, const float *clsx, const float *
 
 void k_features(cudaStream_t s, const float *x, const float *cls, const float *logits, const int32_t *row_start,
                 const int32_t *marker_start, const int *counts, float *act_in, int Rp, int d, int ld_act) {
-  features_kernel<<<blocks_for(Rp, 8), 256, 0, s>>>(x, cls, logits, row_start, marker_start, counts, act_in, Rp, d,
+  launch_dep((features_kernel), blocks_for(Rp, 8), 256, 0, s, x, cls, logits, row_start, marker_start, counts, act_in,
+             Rp, d,
                                                     ld_act);
 }
 
 /* act[r, a] = w2[a] . gelu(hid[r]) + b2[a]; one warp per (row, output). */
-__global__ void act_out_kernel(const float *hid, const float *w2, const float *b2, const int *counts, float *act,
+__global__ void act_out_kernel(const float *__restrict__ hid, const float *__restrict__ w2,
+                               const float *__restrict__ b2, const int *__restrict__ counts, float *__restrict__ act,
                                int Rp, int n_hidden, int n_act) {
+  pdl_enter();
   int idx = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32, lane = threadIdx.x & 31;
   if (idx >= Rp * n_act) return;
   int r = idx / n_act, a = idx % n_act;
@@ -633,6 +698,7 @@ __global__ void act_out_kernel(const float *hid, const float *w2, const float *b
   const float *h = hid + (int64_t)r * n_hidden;
   const float *w = w2 + (int64_t)a * n_hidden;
   float s = 0.f;
+#pragma unroll 8
   for (int j = lane; j < n_hidden; j += 32) s += gelu_erf(h[j]) * w[j];
   s = warp_sum(s);
   if (lane == 0) act[idx] = s + b2[a];
@@ -640,7 +706,8 @@ __global__ void act_out_kernel(const float *hid, const float *w2, const float *b
 
 void k_act_out(cudaStream_t s, const float *hid, const float *w2, const float *b2, const int *counts, float *act,
                int Rp, int n_hidden, int n_act) {
-  act_out_kernel<<<blocks_for((int64_t)Rp * n_act, 8), 256, 0, s>>>(hid, w2, b2, counts, act, Rp, n_hidden, n_act);
+  launch_dep((act_out_kernel), blocks_for((int64_t)Rp * n_act, 8), 256, 0, s, hid, w2, b2, counts, act, Rp, n_hidden,
+             n_act);
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -648,8 +715,10 @@ void k_act_out(cudaStream_t s, const float *hid, const float *w2, const float *b
  * of x[t][i] over row r's tokens, summed in double in token order and divided in double, one
  * thread per (row, column); rows past the real count write zeros.
  */
-__global__ void mean_rows_kernel(const float *x, const int32_t *row_start, const int *counts, float *pooled, int Rp,
+__global__ void mean_rows_kernel(const float *__restrict__ x, const int32_t *__restrict__ row_start,
+                                 const int *__restrict__ counts, float *__restrict__ pooled, int Rp,
                                  int d) {
+  pdl_enter();
   int64_t idx = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (idx >= (int64_t)Rp * d) return;
   const int r = (int)(idx / d), i = (int)(idx % d);
@@ -665,5 +734,5 @@ __global__ void mean_rows_kernel(const float *x, const int32_t *row_start, const
 
 void k_mean_rows(cudaStream_t s, const float *x, const int32_t *row_start, const int *counts, float *pooled, int Rp,
                  int d) {
-  mean_rows_kernel<<<blocks_for((int64_t)Rp * d, 256), 256, 0, s>>>(x, row_start, counts, pooled, Rp, d);
+  launch_dep((mean_rows_kernel), blocks_for((int64_t)Rp * d, 256), 256, 0, s, x, row_start, counts, pooled, Rp, d);
 }
