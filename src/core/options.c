@@ -73,7 +73,7 @@ const laya_option laya_env_table[] = {
     {"LAYA_CUDA_GEGLU", "enum", "0 (off) | 1 | auto (a variant per pass size) | n256s4 | n128s6 | n64s8 | p128x128s6 | c2n256s4",
      "auto", "the fused Wi + GeGLU GEMM on Hopper (0: cuBLASLt + a GeGLU pass)", C | R, F(cuda_geglu), 0, 0},
     {"LAYA_CUDA_QKV", "enum", "0 (off) | 1 | auto (a variant per pass size) | n256s4 | n128s6 | n64s8 | p128x128s6 | c2n256s4",
-     "0", "the Wqkv GEMM with RoPE in its epilogue on Hopper (a kernel study; 0: cuBLASLt + a RoPE pass)", C | R, F(cuda_qkv), 0, 0},
+     "unset: passes of <= 256 tokens", "the Wqkv GEMM with RoPE in its epilogue on Hopper (a value: every pass; 0: cuBLASLt + a RoPE pass)", C | R, F(cuda_qkv), 0, 0},
     {"LAYA_CUDA_HEAD_FP16", "bool", "0 | 1", "1 (an fp16 model's head is fp16 either way)",
      "the decision head in fp16 on CUDA (0: bf16, as the rest of a bf16 forward)", C | R, F(cuda_head_fp16), 0, 0},
     {"LAYA_CUDA_HEAD_ALL", "bool", "0 | 1", "0", "run the last head layer at every token, not only CLS and markers", C | R, F(cuda_head_all), 0, 0},

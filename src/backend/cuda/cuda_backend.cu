@@ -157,6 +157,7 @@ struct cuda_model {
   long long max_scratch; /* LAYA_CUDA_MAX_SCRATCH, -1: no cap */
   unsigned gg_mask; /* the fused Wi + GeGLU kernel variants (gemm_sm90.cu) a pass may run, 0: cuBLASLt + k_geglu */
   unsigned qkv_mask; /* the Wqkv + RoPE kernel variants (gemm_sm90.cu), 0: cuBLASLt + k_rope_k (and Q rotated in attention) */
+  int qkv_small;     /* LAYA_CUDA_QKV unset: the fused Wqkv + RoPE only for passes of <= CUDA_QKV_FUSED_MAX_TOKENS */
 };
 
 /* ---------------------------------------------------------------------------------------------
@@ -842,7 +843,9 @@ static int enqueue_forward(backend_worker *w, int Mp, int Rp, int NMp, int embed
 
   unsigned char y_map[GG_MAP_BYTES], yq_map[GG_MAP_BYTES]; /* the fused Wi / Wqkv GEMMs' A operand: w->y [Mp, d] */
   const int gg_v = m->gg_mask ? sm90_gemm_pick(m->gg_mask, Mp, 2 * I) : -1; /* the pass's fused Wi variant */
-  const int qkv_v = m->qkv_mask ? sm90_gemm_pick(m->qkv_mask, Mp, 3 * d) : -1; /* and Wqkv + RoPE variant */
+  const int qkv_v = m->qkv_mask && (!m->qkv_small || Mp <= CUDA_QKV_FUSED_MAX_TOKENS)
+                        ? sm90_gemm_pick(m->qkv_mask, Mp, 3 * d)
+                        : -1; /* and Wqkv + RoPE variant */
   if ((gg_v >= 0 && sm90_gemm_map_act(gg_v, h16, w->y, Mp, d, d, y_map)) ||
       (qkv_v >= 0 && sm90_gemm_map_act(qkv_v, h16, w->y, Mp, d, d, yq_map)))
     return cu_fail(err, LAYA_ERR_DEVICE, "CUDA backend on device %d: the driver refused a TMA descriptor (%d x %d)", dev,
@@ -1443,8 +1446,10 @@ static backend *cuda_create(const model_weights *w, const backend_options *o, co
   }
   m->max_scratch = env->cuda_max_scratch;
   m->gg_mask = m->fp8 ? 0 : sm90_gemm_variants(dev, env->cuda_geglu); /* the fused GEMMs are 16-bit */
-  /* measured slower than cuBLASLt + the RoPE pass at large M (BENCHMARKS.md): a study, on only when named */
-  m->qkv_mask = m->fp8 || !env->cuda_qkv ? 0 : sm90_gemm_variants(dev, env->cuda_qkv);
+  /* Wqkv + RoPE on our kernel: faster at one small row, slower than cuBLASLt + the RoPE pass at
+   * larger M (BENCHMARKS.md); unset: small passes only, named: every pass (a study), 0: never */
+  m->qkv_small = !env->cuda_qkv;
+  m->qkv_mask = m->fp8 ? 0 : sm90_gemm_variants(dev, env->cuda_qkv ? env->cuda_qkv : "auto");
   laya_env_options_free(&own);
   if (m->fp8 && fp8_check_device(m, err)) {
     model_free(m);

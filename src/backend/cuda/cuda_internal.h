@@ -39,6 +39,11 @@ void cuda_set_pdl(int on);
  * cost more than the launches they hide: BENCHMARKS.md, CUDA backend / PDL). cuda_pdl: this
  * thread's pass uses it. */
 #define CUDA_PDL_MAX_TOKENS 8192
+/* Unless LAYA_CUDA_QKV names a choice, Wqkv runs on our Hopper GEMM with RoPE in its epilogue
+ * (no RoPE pass) for passes of at most this many tokens, and on cuBLASLt + the RoPE pass above:
+ * our main loop is slower than cuBLASLt's, which a one-row pass does not feel but a larger one does
+ * (BENCHMARKS.md, CUDA backend / Small passes). */
+#define CUDA_QKV_FUSED_MAX_TOKENS 256
 void cuda_pdl_pass(int tokens);
 int cuda_pdl(void);
 

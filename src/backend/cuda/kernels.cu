@@ -311,30 +311,45 @@ __global__ void final_ln_kernel(float *__restrict__ x, const float *__restrict__
   int row = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32, lane = threadIdx.x & 31;
   if (row >= Mp) return;
   float *xr = x + (int64_t)row * d;
-  const float *te = type_emb ? type_emb + (int64_t)qtype[tok_row[row]] * d : NULL;
   if (d <= 32 * LN_MAXV) {
-    float v[LN_MAXV];
+    /* every operand of both norms is loaded before the reductions that would delay it (one
+     * dependent round trip each otherwise, from DRAM: the head's weights are not in L2) */
+    float v[LN_MAXV], g[LN_MAXV], t[LN_MAXV];
 #pragma unroll
-    for (int i = 0; i < LN_MAXV; i++) v[i] = (lane + 32 * i < d) ? xr[lane + 32 * i] : 0.f;
+    for (int i = 0; i < LN_MAXV; i++) {
+      const int j = lane + 32 * i;
+      v[i] = j < d ? xr[j] : 0.f;
+      g[i] = j < d ? fw[j] : 0.f;
+    }
+    const float *te = type_emb ? type_emb + (int64_t)qtype[tok_row[row]] * d : NULL;
+#pragma unroll
+    for (int i = 0; i < LN_MAXV; i++) t[i] = te && lane + 32 * i < d ? te[lane + 32 * i] : 0.f;
     float mu, rs;
     ln_stats(v, d, lane, eps, &mu, &rs);
 #pragma unroll
     for (int i = 0; i < LN_MAXV; i++) {
       int j = lane + 32 * i;
       if (j < d) {
-        v[i] = (v[i] - mu) * rs * fw[j] + (te ? te[j] : 0.f);
+        v[i] = (v[i] - mu) * rs * g[i] + t[i];
         xr[j] = v[i];
       }
     }
     if (!n1w) return;
+#pragma unroll
+    for (int i = 0; i < LN_MAXV; i++) {
+      const int j = lane + 32 * i;
+      g[i] = j < d ? n1w[j] : 0.f;
+      t[i] = j < d ? n1b[j] : 0.f;
+    }
     ln_stats(v, d, lane, MODEL_HEAD_LN_EPS, &mu, &rs);
     T *yr = y + (int64_t)row * d;
 #pragma unroll
     for (int i = 0; i < LN_MAXV; i++) {
       int j = lane + 32 * i;
-      if (j < d) yr[j] = fromf<T>((v[i] - mu) * rs * n1w[j] + n1b[j]);
+      if (j < d) yr[j] = fromf<T>((v[i] - mu) * rs * g[i] + t[i]);
     }
   } else {
+    const float *te = type_emb ? type_emb + (int64_t)qtype[tok_row[row]] * d : NULL;
     float mu, rs;
     ln_stats_mem(xr, d, lane, eps, &mu, &rs);
 #pragma unroll 8
@@ -559,6 +574,21 @@ __global__ void gather_ln_kernel(const float *__restrict__ x, const int32_t *__r
   }
   const float *xr = x + (int64_t)(marker_tok ? marker_tok[m] : m) * d;
   float mu, rs;
+  if (d <= 32 * LN_MAXV) { /* all loads first (see final_ln_kernel) */
+    float v[LN_MAXV], g[LN_MAXV], t[LN_MAXV];
+#pragma unroll
+    for (int i = 0; i < LN_MAXV; i++) {
+      const int j = lane + 32 * i;
+      g[i] = j < d ? w[j] : 0.f;
+      t[i] = j < d ? b[j] : 0.f;
+      v[i] = j < d ? xr[j] : 0.f;
+    }
+    ln_stats(v, d, lane, MODEL_HEAD_LN_EPS, &mu, &rs);
+#pragma unroll
+    for (int i = 0; i < LN_MAXV; i++)
+      if (lane + 32 * i < d) o[lane + 32 * i] = (v[i] - mu) * rs * g[i] + t[i];
+    return;
+  }
   ln_stats_mem(xr, d, lane, MODEL_HEAD_LN_EPS, &mu, &rs);
 #pragma unroll 8
   for (int j = lane; j < d; j += 32) o[j] = (xr[j] - mu) * rs * w[j] + b[j];
@@ -603,8 +633,20 @@ __global__ void scorer_out_kernel(const float *__restrict__ hid, const float *__
   }
   const float *h = hid + (int64_t)m * d;
   float s = 0.f;
+  if (d <= 32 * LN_MAXV) { /* all loads first (see final_ln_kernel) */
+    float hv[LN_MAXV], wv[LN_MAXV];
+#pragma unroll
+    for (int i = 0; i < LN_MAXV; i++) {
+      const int j = lane + 32 * i;
+      hv[i] = j < d ? h[j] : 0.f;
+      wv[i] = j < d ? w2[j] : 0.f;
+    }
+#pragma unroll
+    for (int i = 0; i < LN_MAXV; i++) s += gelu_erf(hv[i]) * wv[i];
+  } else {
 #pragma unroll 8
-  for (int j = lane; j < d; j += 32) s += gelu_erf(h[j]) * w2[j];
+    for (int j = lane; j < d; j += 32) s += gelu_erf(h[j]) * w2[j];
+  }
   s = warp_sum(s);
   if (lane == 0) logits[m] = s + b2[0];
 }
