@@ -187,6 +187,10 @@ static int mode_fakegpu(const char *ckpt) {
   const char *hit = mapped("/liblaya_cuda.so", line, sizeof line);
   CHECK(hit != NULL); /* the probe passed: the module was found and loaded */
   printf("module: %s", hit ? hit : "not mapped\n");
+  if (strstr(info, "\"device\": \"cuda:0\"")) { /* the runtime found a real driver: a GPU machine */
+    printf("the CUDA runtime found a real driver: the model runs on cuda:0\n");
+    return check_summary("cuda/lazy_fake_gpu");
+  }
   CHECK(strstr(info, "\"device\": \"cpu\"") != NULL);
   CHECK(strstr(info, "Warning: CUDA requested but not available. Falling back to CPU.") != NULL);
   const char *why = backend_cuda_unavailable_reason();
