@@ -29,13 +29,14 @@ add_library(laya::laya_static ALIAS laya)
 # Installed pieces: the header, both libraries, the three programs, laya.pc, the CMake package.
 install(FILES ${CMAKE_SOURCE_DIR}/include/laya.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
         COMPONENT dev)
-set(_laya_export_targets laya_shared laya)
-if(TARGET laya_cuda)
-  list(APPEND _laya_export_targets laya_cuda) # liblaya.a needs it (the two refer to each other)
-endif()
-install(TARGETS ${_laya_export_targets} EXPORT layaTargets
+install(TARGETS laya_shared laya EXPORT layaTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT runtime NAMELINK_COMPONENT dev
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT dev)
+# The CUDA backend module: loaded by liblaya.so, liblaya.a and the programs on first use of a GPU
+# (src/backend/cuda_loader.c), from beside the library or the programs' ../lib; nothing links it.
+if(TARGET laya_cuda)
+  install(TARGETS laya_cuda LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT runtime)
+endif()
 foreach(_prog laya_cmd laya-serve laya-mcp)
   if(TARGET ${_prog})
     install(TARGETS ${_prog} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT runtime)
@@ -44,10 +45,6 @@ endforeach()
 
 set(_laya_cmake_dir ${CMAKE_INSTALL_LIBDIR}/cmake/laya)
 install(EXPORT layaTargets NAMESPACE laya:: DESTINATION ${_laya_cmake_dir} COMPONENT dev)
-set(LAYA_PKG_HAVE_CUDA OFF)
-if(TARGET laya_cuda)
-  set(LAYA_PKG_HAVE_CUDA ON)
-endif()
 configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/layaConfig.cmake.in
   ${CMAKE_BINARY_DIR}/pkg/layaConfig.cmake INSTALL_DESTINATION ${_laya_cmake_dir})
 write_basic_package_version_file(${CMAKE_BINARY_DIR}/pkg/layaConfigVersion.cmake
@@ -56,22 +53,15 @@ install(FILES ${CMAKE_BINARY_DIR}/pkg/layaConfig.cmake ${CMAKE_BINARY_DIR}/pkg/l
         DESTINATION ${_laya_cmake_dir} COMPONENT dev)
 
 # laya.pc: relocatable (prefix from the .pc file's own place). Libs.private is what linking
-# liblaya.a needs (pkg-config --static); the shared library needs none of it.
+# liblaya.a needs (pkg-config --static); the shared library needs none of it. Neither needs the
+# CUDA libraries: the CUDA backend module brings its own (-ldl loads it).
 file(RELATIVE_PATH LAYA_PC_TO_PREFIX ${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}/pkgconfig
      ${CMAKE_INSTALL_PREFIX})
 string(REGEX REPLACE "/$" "" LAYA_PC_TO_PREFIX "${LAYA_PC_TO_PREFIX}")
 set(_laya_private "")
-if(TARGET laya_cuda)
-  set(_laya_private "-llaya_cuda -llaya")
-endif()
 foreach(_lib ${UTF8PROC_LIBRARIES} ${ONIG_LIBRARIES} ${CURL_LIBRARIES} pthread m ${CMAKE_DL_LIBS})
   string(APPEND _laya_private " -l${_lib}")
 endforeach()
-if(TARGET laya_cuda)
-  find_package(CUDAToolkit QUIET) # its variables are src/backend/cuda's; find them here too
-  get_filename_component(_cudart_dir "${CUDA_cudart_LIBRARY}" DIRECTORY)
-  string(APPEND _laya_private " -L${_cudart_dir} -lcublasLt -lcudart -lstdc++")
-endif()
 
 string(STRIP "${_laya_private}" LAYA_PC_LIBS_PRIVATE)
 set(LAYA_COMPAT "0.4.15")

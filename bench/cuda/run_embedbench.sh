@@ -22,8 +22,11 @@ if [ "${1:-}" = "--collect" ]; then
   mkdir -p "$dest/bin" "$dest/lib"
   cp "$build/bench/cuda/bench_embed" "$dest/bin/"
   strip --strip-debug "$dest/bin/bench_embed"
-  # everything the binary needs beyond glibc, libstdc++ and CUDA 13 (which the image has)
-  for so in $(ldd "$dest"/bin/* 2>/dev/null | awk '/=> \//{print $3}' | sort -u); do
+  # the CUDA backend module, which bench_embed dlopen()s (not in ldd's list): into lib/, where the
+  # loader looks (bin/../lib)
+  cp "$build/liblaya_cuda.so" "$dest/lib/" || exit 1
+  # everything the binary and the module need beyond glibc, libstdc++ and CUDA 13 (which the image has)
+  for so in $(ldd "$dest"/bin/* "$dest/lib/liblaya_cuda.so" 2>/dev/null | awk '/=> \//{print $3}' | sort -u); do
     case $(basename "$so") in
       libc.so*|libm.so*|libdl.so*|libpthread.so*|librt.so*|libresolv.so*|libstdc++*|libgcc_s*|ld-linux*|libcuda*|libcublas*) ;;
       *) cp -L "$so" "$dest/lib/" && strip --strip-debug "$dest/lib/$(basename "$so")" ;;

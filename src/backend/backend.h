@@ -173,8 +173,17 @@ typedef struct dense_weights {
 int backend_cpu_dense_weights(const model_weights *pw, dense_weights *out, const char *who, laya_error *err);
 void backend_cpu_dense_free(dense_weights *d);
 
-/* 1 if the CUDA backend was compiled in and a device is present. */
+/* 1 if the CUDA backend was compiled in and a device is present. In a CUDA-enabled build the
+ * backend is a module of its own (liblaya_cuda.so, backend/cuda_module.h) that the first call of a
+ * backend_cuda_* function loads (backend/cuda_loader.c): this one first asks the NVIDIA driver
+ * (libcuda.so.1) for a device and loads the module only when there is one, so a CPU-only machine
+ * never maps the module, libcudart or libcublasLt. */
 int backend_cuda_available(int *device_count);
+/* Why the CUDA backend cannot run in this process, or NULL when it can: built without CUDA; no
+ * NVIDIA driver or no visible device (the driver's words); the module, or a library it needs,
+ * could not be loaded (the dynamic loader's words, naming the file). Fixed by the first
+ * backend_cuda_available call; thread-safe. */
+const char *backend_cuda_unavailable_reason(void);
 /* 1 when err comes from a device allocation failure (code LAYA_ERR_DEVICE_OOM, which a backend
  * sets for exactly that; the message is not read): the batch may succeed on the CPU, so the
  * engine retries that request there and counts it. Other device errors (LAYA_ERR_DEVICE) are not

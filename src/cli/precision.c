@@ -35,6 +35,7 @@ void cli_print_version(FILE *f) {
           env && *env ? env : amp16 ? "bf16" : backend_precision_name(backend_cpu_default_precision()),
           env && *env ? "from LAYA_PRECISION or --precision" : amp16 ? "from LAYA_CPU_AMP" : "default");
   int count = 0;
-  fprintf(f, "cuda: %s", backend_cuda_available(&count) ? "" : "not available\n");
+  if (!backend_cuda_available(&count)) fprintf(f, "cuda: not available (%s)\n", backend_cuda_unavailable_reason());
+  else fprintf(f, "cuda: ");
   if (count > 0) fprintf(f, "%d device%s\n", count, count > 1 ? "s" : "");
 }

@@ -89,6 +89,9 @@ const laya_option laya_env_table[] = {
     {"LAYA_CUDA_PROFILE", "bool", "0 | 1", "0", "eager forwards with events between stages, for per-stage CUDA timings", C | R, F(cuda_profile), 0, 0},
     {"LAYA_CUDA_MAX_SCRATCH", "int", "bytes >= 0", "unset (no cap)", "cap the CUDA scratch (simulates device out-of-memory)", C | T,
      F(cuda_max_scratch), 0, 0},
+    {"LAYA_CUDA_MODULE", "path", "the CUDA backend module (liblaya_cuda.so) to load", "beside the library, else its ../lib, else the library search path",
+     "where the CUDA backend is loaded from, the first time a CUDA device is asked for (nothing else is tried)", C | P,
+     F(cuda_module), 0, 0},
     /* research switches of the CPU backend (LAYA_RESEARCH_SWITCHES builds) */
     {"LAYA_CPU_STUDY", "string", "a study name (bench/cpu/README.md)", "unset", "a kernel study inside the CPU forward", R, F(cpu_study), 0, 0},
     {"LAYA_CPU_FP32_LAYERS", "string", "layer list", "unset", "run these layers in fp32 (precision experiments)", R, F(cpu_fp32_layers), 0, 0},

@@ -82,6 +82,7 @@ typedef struct laya_env_options {
   int cuda_warmup, cuda_graphs, cuda_head_fp16, cuda_head_all, cuda_gemm_tune, cuda_profile, cuda_pdl;
   char *cuda_geglu, *cuda_qkv, *cuda_attn_l, *cuda_attn_g, *cuda_gemm_splitk;
   long long cuda_max_scratch;
+  char *cuda_module; /* the CUDA backend module's path (backend/cuda_loader.c; laya_env_process) */
   /* research switches of the CPU backend */
   char *cpu_study, *cpu_fp32_layers, *cpu_int8_bf16;
   int cpu_attn_f32;

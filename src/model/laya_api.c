@@ -153,7 +153,13 @@ static backend *choose_backend(laya_model *m, const laya_options *opt, laya_erro
   }
   /* a GPU asked for by name and not there: Laya's two warnings (none for auto) */
   if (strncmp(dev, "cuda", 4) == 0) {
-    if (!count) sb_puts(&m->warnings, "Warning: CUDA requested but not available. Falling back to CPU.\n");
+    if (!count) {
+      sb_puts(&m->warnings, "Warning: CUDA requested but not available. Falling back to CPU.\n");
+      /* and why, in laya.c's words: no driver or device, or the CUDA backend module (or a CUDA
+       * library it needs) could not be loaded (backend/cuda_loader.c) */
+      const char *why = backend_cuda_unavailable_reason();
+      if (why) sb_printf(&m->warnings, "Warning: the CUDA backend cannot run here: %s.\n", why);
+    }
     else sb_printf(&m->warnings, "Warning: CUDA device %s not found (%d visible). Falling back to CPU.\n", dev, count);
   }
   /* CPU: the fast backend (fp32, Laya-exact, unless a precision is named); LAYA_BACKEND=cpu-ref

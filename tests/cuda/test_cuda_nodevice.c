@@ -3,7 +3,9 @@
  *
  * backend_error_is_device_oom recognises exactly the CUDA out-of-memory errors (by their code). Without a usable
  * device (or without CUDA compiled in), backend_cuda_available says 0 and backend_cuda_create
- * returns NULL with an error that says why; with a device, the count is positive.
+ * returns NULL with an error that says why (no device; the CUDA backend module or a library it
+ * needs could not be loaded; built without CUDA), as does backend_cuda_unavailable_reason; with a
+ * device, the count is positive.
  */
 #include <string.h>
 
@@ -37,7 +39,12 @@ int main(void) {
     memset(&e, 0, sizeof e);
     CHECK(backend_cuda_create(&rm.w, &o, &e) == NULL);
     CHECK((e.code == LAYA_ERR_UNSUPPORTED && strstr(e.message, "built without CUDA")) ||
+          (e.code == LAYA_ERR_UNSUPPORTED && strstr(e.message, "CUDA backend module")) || /* no libcudart */
           (e.code == LAYA_ERR_DEVICE && strstr(e.message, "no CUDA device")));
+    /* and why backend_cuda_available says 0, in words */
+    const char *why = backend_cuda_unavailable_reason();
+    CHECK(why != NULL && *why);
+    printf("backend_cuda_unavailable_reason: \"%s\"\n", why ? why : "(null)");
     printf("no CUDA device: backend_cuda_create says \"%s\"\n", e.message);
     random_model_free(&rm);
   } else {

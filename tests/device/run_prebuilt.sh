@@ -3,8 +3,9 @@
 # AVX-512 FP16 tables, and the GPU), run from test binaries built on a development machine, so a
 # short device session spends no time compiling. Collect them there with
 #
-#   tests/device/run_prebuilt.sh --collect BUILD DEST     (binaries + the shared libraries the
-#                                                          device image lacks, into DEST)
+#   tests/device/run_prebuilt.sh --collect BUILD DEST     (binaries, the CUDA backend module
+#                                                          liblaya_cuda.so and the shared libraries
+#                                                          the device image lacks, into DEST)
 #
 # then carry DEST and run, in the repository root on the device:
 #
@@ -30,13 +31,18 @@ if [ "${1:-}" = "--collect" ]; then
   mkdir -p "$dest/bin" "$dest/lib"
   bins="tests/parity/test_parity tests/parity/test_rows tests/cpu/test_amx tests/cpu/test_kernels
         tests/cpu/test_cpu_forward tests/cuda/test_cuda_parity tests/cuda/test_cuda_forward tests/cuda/test_cuda_geglu
-        tests/cuda/test_cuda_fp8 tests/cuda/test_cuda_artifact tests/cuda/test_cuda_embed"
+        tests/cuda/test_cuda_fp8 tests/cuda/test_cuda_artifact tests/cuda/test_cuda_embed tests/cuda/test_cuda_lazy"
   [ "${ONLY:-}" = embed ] && bins="tests/cuda/test_cuda_embed tests/cuda/test_cuda_parity tests/cuda/test_cuda_forward"
   for b in $bins; do
     [ -x "$build/$b" ] && cp "$build/$b" "$dest/bin/"
   done
-  # everything the binaries need beyond glibc, libstdc++ and CUDA 13 (which the image has)
-  for so in $(ldd "$dest"/bin/* 2>/dev/null | awk '/=> \//{print $3}' | sort -u); do
+  # The CUDA backend is a module the binaries dlopen() on first use of a GPU (src/backend/cuda_loader.c):
+  # ldd does not list it, so it is copied by name, into lib/ (bin/../lib is where the loader looks,
+  # and LD_LIBRARY_PATH below names it too).
+  if [ ! -f "$build/liblaya_cuda.so" ]; then echo "no $build/liblaya_cuda.so (not a CUDA build?)"; exit 1; fi
+  cp "$build/liblaya_cuda.so" "$dest/lib/"
+  # everything the binaries and the module need beyond glibc, libstdc++ and CUDA 13 (which the image has)
+  for so in $(ldd "$dest"/bin/* "$dest/lib/liblaya_cuda.so" 2>/dev/null | awk '/=> \//{print $3}' | sort -u); do
     case $(basename "$so") in
       libc.so*|libm.so*|libdl.so*|libpthread.so*|librt.so*|libresolv.so*|libstdc++*|libgcc_s*|ld-linux*|libcuda*|libcublas*) ;;
       *) cp -L "$so" "$dest/lib/" ;;
@@ -91,6 +97,8 @@ for ck in modernbert-tiny mmbert-tiny modernbert-tiny-layers modernbert-tiny-tan
   check "parity_${ck}_cuda" "$B/test_cuda_parity" "$F/ckpt/$ck" "$F/parity/$ck/rows.jsonl"
 done
 check cuda_forward "$B/test_cuda_forward"
+# the module loaded on first use: cpu runs map no CUDA library, auto runs on cuda:0 through it
+[ -x "$B/test_cuda_lazy" ] && check cuda_lazy $clean_env "$B/test_cuda_lazy" cpu "$F/ckpt/modernbert-tiny"
 [ -x "$B/test_cuda_geglu" ] && check cuda_geglu "$B/test_cuda_geglu"
 [ -x "$B/test_cuda_fp8" ] && check cuda_fp8 "$B/test_cuda_fp8"
 check cuda_artifact "$B/test_cuda_artifact" "$F/ckpt/modernbert-tiny-layers" "$F/parity/modernbert-tiny-layers/cases.jsonl"
