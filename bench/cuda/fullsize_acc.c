@@ -150,7 +150,7 @@ int main(int argc, char **argv) {
      * Wqkv GEMM with RoPE in its epilogue, programmatic launches), which the batch above does not */
     if (pi < 2) {
       double a_dp = 0;
-      int a_same = 0;
+      int a_same = 0, a_clear = 0, a_clear_same = 0;
       for (int r = 0; r < rows; r++) {
         int32_t rs1[2], ms1[2];
         packed_batch one = pb_view_rows(&bb.b, r, r + 1, rs1, ms1);
@@ -171,11 +171,24 @@ int main(int argc, char **argv) {
           if (q[i] > q[b]) b = i;
         }
         a_same += a == b;
+        /* the argmax must agree where the reference's top two are clearly apart (random
+         * full-size models have near ties, which any rounding can swap) */
+        double p1 = 0, p2 = 0;
+        for (int i = 0; i < k; i++) {
+          if (p[i] > p1) {
+            p2 = p1;
+            p1 = p[i];
+          } else if (p[i] > p2) {
+            p2 = p[i];
+          }
+        }
+        if (p1 - p2 > 2 * bound) a_clear++, a_clear_same += a == b;
       }
-      const int a_ok = a_dp <= bound && a_same * 100 >= rows * 99;
+      const int a_ok = a_dp <= bound && a_clear_same == a_clear;
       fails += !a_ok;
-      printf("ACC %s %s, each row alone, vs cpu-ref fp32: questions %d, argmax same %d, max |dp| %.5f -> %s\n", argv[2],
-             backend_precision_name(prec), rows, a_same, a_dp, a_ok ? "ok" : "FAIL");
+      printf("ACC %s %s, each row alone, vs cpu-ref fp32: questions %d, argmax same %d (%d of %d clear ones), max |dp| "
+             "%.5f -> %s\n",
+             argv[2], backend_precision_name(prec), rows, a_same, a_clear_same, a_clear, a_dp, a_ok ? "ok" : "FAIL");
     }
     /* device bytes of the weights: one backend, or fp8's and its bf16 pass's (which reads fp8's
      * embeddings, norms, head and tail instead of holding them: backend_cuda_create_shared) */
