@@ -114,6 +114,7 @@ struct cuda_model {
   int dt16;   /* CU_F16 or CU_BF16 */
   int head_half16, head_dt16; /* the decision head's 16-bit type (see LAYA_CUDA_HEAD_FP16) */
   int att_g, att_l;           /* attention kernel variants: global layers and head, local layers */
+  int att_g_small, att_l_small; /* the same for passes of <= CUDA_ATTN_SMALL_MAX_TOKENS (64-key tiles) */
   int tile_q, tile_ql;        /* their queries per tile */
   int d, n_layers, H, hd, I, V;
   int layer_window[1024]; /* model_layer_window of each layer: -1 global, else the half-window */
@@ -843,6 +844,8 @@ static int enqueue_forward(backend_worker *w, int Mp, int Rp, int NMp, int embed
 
   unsigned char y_map[GG_MAP_BYTES], yq_map[GG_MAP_BYTES]; /* the fused Wi / Wqkv GEMMs' A operand: w->y [Mp, d] */
   const int gg_v = m->gg_mask ? sm90_gemm_pick(m->gg_mask, Mp, 2 * I) : -1; /* the pass's fused Wi variant */
+  const bool small = Mp <= CUDA_ATTN_SMALL_MAX_TOKENS;
+  const int att_g = small ? m->att_g_small : m->att_g, att_l = small ? m->att_l_small : m->att_l;
   const int qkv_v = m->qkv_mask && (!m->qkv_small || Mp <= CUDA_QKV_FUSED_MAX_TOKENS)
                         ? sm90_gemm_pick(m->qkv_mask, Mp, 3 * d)
                         : -1; /* and Wqkv + RoPE variant */
@@ -872,7 +875,7 @@ static int enqueue_forward(backend_worker *w, int Mp, int Rp, int NMp, int embed
     }
     k_attention(s, h16, qkv, attn_o, global ? tiles : tiles_l, tok_row, tok_pos, row_start, counts,
                 counts + (global ? CNT_TILES : CNT_TILES_LOCAL), global ? n_tiles_cap : n_tiles_cap_l, Mp, m->H,
-                m->hd, window, qkv_v >= 0 ? NULL : rope, global ? m->att_g : m->att_l);
+                m->hd, window, qkv_v >= 0 ? NULL : rope, global ? att_g : att_l);
     prof_mark(w, global ? P_ATT_GLOBAL : P_ATT_LOCAL);
     ENC_GEMM(Mp, d, d, attn_o, d, L->wo, L->s_o, w->x, d, CU_F32, 1, "Wo");
     prof_mark(w, P_WO);
@@ -920,7 +923,7 @@ static int enqueue_forward(backend_worker *w, int Mp, int Rp, int NMp, int embed
     prof_mark(w, P_HEAD_GEMM);
     if (j + 1 < m->head_layers || m->head_all) {
       k_attention(s, hh16, qkv, attn_o, tiles, tok_row, tok_pos, row_start, counts, counts + CNT_TILES, n_tiles_cap,
-                  Mp, hh, hhd, -1, NULL, m->att_g);
+                  Mp, hh, hhd, -1, NULL, att_g);
       prof_mark(w, P_HEAD_ATT);
       GEMM(Mp, d, d, attn_o, d, L->out_w, HT16, w->x, d, CU_F32, 1, EPI_BIAS, L->out_b, "head out_proj");
       k_ln(s, hh16, w->x, L->n2w, L->n2b, MODEL_HEAD_LN_EPS, w->y, Mp, d);
@@ -1424,8 +1427,15 @@ static backend *cuda_create(const model_weights *w, const backend_options *o, co
   m->head_dt16 = m->head_half16 ? CU_F16 : CU_BF16;
   m->att_g = attention_variant(0, env->cuda_attn_g);
   m->att_l = attention_variant(1, env->cuda_attn_l);
+  /* unnamed, small passes take the 64-key-tile variants of the same query tile (fewer steps of the
+   * key loop, which is what a short row's attention waits on) */
+  m->att_g_small = env->cuda_attn_g ? m->att_g : attention_variant(0, "w4m2n64");
+  m->att_l_small = env->cuda_attn_l ? m->att_l : attention_variant(1, "w4m1n64");
   m->tile_q = attention_variant_queries(0, m->att_g);
   m->tile_ql = attention_variant_queries(1, m->att_l);
+  /* the tile lists are built for tile_q / tile_ql: a small-pass variant must take the same */
+  if (attention_variant_queries(0, m->att_g_small) != m->tile_q) m->att_g_small = m->att_g;
+  if (attention_variant_queries(1, m->att_l_small) != m->tile_ql) m->att_l_small = m->att_l;
   m->use_graphs = env->cuda_graphs != 0;
   m->head_all = env->cuda_head_all == 1;
   m->warmup = env->cuda_warmup != 0;
