@@ -84,9 +84,14 @@ if [ -z "${QUICK:-}" ]; then # QUICK=1: the AMX tiles, parity and CUDA only
   check cpu_kernels "$B/test_kernels"
   check cpu_forward "$B/test_cpu_forward"
 fi
-# the *-tanh / -silu / -quick / -relu variants: the other hidden_activation kinds of the GeGLU
+# the *-tanh / -silu / -quick / -relu variants and the rarer kinds' (-gelu10 ... -sqrtsoftplus, which
+# CUDA runs through cuBLASLt + the GeGLU pass, not the fused Wi epilogue): the other
+# hidden_activation kinds of the GeGLU
 for ck in modernbert-tiny mmbert-tiny modernbert-tiny-layers modernbert-tiny-tanh modernbert-tiny-silu \
-          modernbert-tiny-quick modernbert-tiny-relu; do
+          modernbert-tiny-quick modernbert-tiny-relu modernbert-tiny-gelu10 modernbert-tiny-mish \
+          modernbert-tiny-relu2 modernbert-tiny-relu6 modernbert-tiny-leaky modernbert-tiny-hardswish \
+          modernbert-tiny-tanh-act modernbert-tiny-sigmoid modernbert-tiny-linear modernbert-tiny-laplace \
+          modernbert-tiny-sqrtsoftplus; do
   check "parity_${ck}_cpu_default" $clean_env LAYA_DEVICE=cpu "$B/test_parity" "$F" "$ck" --expect cpu:fp32
   check "parity_${ck}_cuda" "$B/test_cuda_parity" "$F/ckpt/$ck" "$F/parity/$ck/rows.jsonl"
 done
