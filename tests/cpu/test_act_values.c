@@ -9,11 +9,12 @@
  * A table sees the value through a GEMM that passes it exactly: k = 2, the activation row
  * (v, 1), the input half's weights (1, 0) and the gate's (0, 1), so each output is act(v) * 1.
  *
- * The bound on |ours - torch|: 4 ulps of torch's value, plus 8 fp32 epsilons of the largest term
- * the formula adds or subtracts where it cancels (|x| for x-times-something forms: the GELUs, mish,
- * silu, hardswish; 1 for laplace's 0.5 (1 + erf)): torch's kernels and ours (libm or the tables'
- * own exp / erf) are each within a few ulps of those terms, not of a cancelled result; and, for
- * sqrtsoftplus, a subnormal softplus's few FLT_TRUE_MIN through the square root.
+ * The bound on |ours - torch| (tests/act_bound.h, shared with cuda/act_values): 4 ulps of torch's
+ * value, plus 8 fp32 epsilons of the largest term the formula adds or subtracts where it cancels
+ * (|x| for x-times-something forms: the GELUs, mish, silu, hardswish; 1 for laplace's
+ * 0.5 (1 + erf)): torch's kernels and ours (libm or the tables' own exp / erf) are each within a
+ * few ulps of those terms, not of a cancelled result; and, for sqrtsoftplus, a subnormal
+ * softplus's few FLT_TRUE_MIN through the square root.
  * Also: every ACT2FN key of the fixture is either run here or refused at load (the learnable ones).
  */
 #include <float.h>
@@ -23,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../act_bound.h"
 #include "../check.h"
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/ref_ops.h"
@@ -30,40 +32,6 @@
 #include "core/fsutil.h"
 #include "core/json.h"
 #include "model/config.h"
-
-/* the largest term that may cancel in act's formula at x (see the header) */
-static double cancel_scale(enc_act act, double x) {
-  switch (act) {
-    case ENC_ACT_LAPLACE: return 1.0;
-    case ENC_ACT_SIGMOID:
-    case ENC_ACT_TANH:
-    case ENC_ACT_SQRT_SOFTPLUS:
-    case ENC_ACT_RELU2:
-    case ENC_ACT_RELU:
-    case ENC_ACT_RELU6:
-    case ENC_ACT_LINEAR:
-    case ENC_ACT_LEAKY_RELU: return 0.0;
-    default: return fabs(x);
-  }
-}
-
-static double ulp_of(float y) {
-  float a = fabsf(y);
-  if (!isfinite(a)) return 0.0;
-  return (double)nextafterf(a, INFINITY) - (double)a;
-}
-
-static int within(enc_act act, float x, float got, float want, double *worst) {
-  if (isnan(want)) return isnan(got);
-  if (isinf(want)) return got == want;
-  double err = fabs((double)got - (double)want);
-  double bound = 4.0 * ulp_of(want) + 8.0 * FLT_EPSILON * cancel_scale(act, x);
-  /* sqrtsoftplus far below 0: softplus = exp(x) is subnormal, good to a few FLT_TRUE_MIN (torch's
-   * exp and libm's round it differently there), which the square root turns into this */
-  if (act == ENC_ACT_SQRT_SOFTPLUS && want > 0) bound += 4.0 * FLT_TRUE_MIN / (2.0 * want);
-  if (bound > 0 && err / bound > *worst) *worst = err / bound;
-  return err <= bound;
-}
 
 typedef struct wrow {
   int k;
@@ -152,7 +120,7 @@ int main(int argc, char **argv) {
     int bad = 0;
     for (int m = 0; m < M; m++) {
       float y = ref_act(act, x[m]);
-      if (!within(act, x[m], y, want[m], &worst)) {
+      if (!act_within(act, x[m], y, want[m], &worst)) {
         if (bad++ < 4) fprintf(stderr, "cpu-ref %s(%.9g) = %.9g, torch %.9g\n", key, x[m], y, want[m]);
       }
     }
@@ -163,7 +131,7 @@ int main(int argc, char **argv) {
       bad = 0;
       table_act(tabs[t], act, x, M, got);
       for (int m = 0; m < M; m++)
-        if (!within(act, x[m], got[m], want[m], &worst)) {
+        if (!act_within(act, x[m], got[m], want[m], &worst)) {
           if (bad++ < 4)
             fprintf(stderr, "%s %s(%.9g) = %.9g, torch %.9g\n", tabs[t]->name, key, x[m], got[m], want[m]);
         }

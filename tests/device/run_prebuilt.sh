@@ -32,6 +32,7 @@ if [ "${1:-}" = "--collect" ]; then
         tests/cpu/test_cpu_forward tests/cuda/test_cuda_parity tests/cuda/test_cuda_forward tests/cuda/test_cuda_geglu
         tests/cuda/test_cuda_fp8 tests/cuda/test_cuda_artifact tests/cuda/test_cuda_embed"
   [ "${ONLY:-}" = embed ] && bins="tests/cuda/test_cuda_embed tests/cuda/test_cuda_parity tests/cuda/test_cuda_forward"
+  [ "${ONLY:-}" = embed ] || bins="$bins tests/cuda/act/test_cuda_act"
   for b in $bins; do
     [ -x "$build/$b" ] && cp "$build/$b" "$dest/bin/"
   done
@@ -98,6 +99,7 @@ done
 check cuda_forward "$B/test_cuda_forward"
 [ -x "$B/test_cuda_geglu" ] && check cuda_geglu "$B/test_cuda_geglu"
 [ -x "$B/test_cuda_fp8" ] && check cuda_fp8 "$B/test_cuda_fp8"
+[ -x "$B/test_cuda_act" ] && check cuda_act_values "$B/test_cuda_act" "$F"
 check cuda_artifact "$B/test_cuda_artifact" "$F/ckpt/modernbert-tiny-layers" "$F/parity/modernbert-tiny-layers/cases.jsonl"
 [ -x "$B/test_cuda_embed" ] && embed_checks
 echo "failures: $fails"
