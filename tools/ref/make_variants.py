@@ -13,7 +13,7 @@ beyond the common ModernBERT layout (its weights and tokenizer are the base chec
   modernbert-tiny-silu     hidden_activation "silu" (x sigmoid(x); "swish" is the same)
   modernbert-tiny-quick    hidden_activation "quick_gelu" (x sigmoid(1.702 x)), every 12th request
   modernbert-tiny-relu     hidden_activation "relu", every 12th request
-  and, every 24th request each (each from its own offset, so that together they answer 11 x 14
+  and, every 24th request each (each from its own offset, so that together they answer 11 x 13 or 14
   different requests), the rest of transformers' parameter-free ACT2FN keys:
   modernbert-tiny-gelu10 (gelu_10), -mish, -relu2, -relu6, -leaky (leaky_relu), -hardswish,
   -tanh-act (tanh), -sigmoid, -linear, -laplace, -sqrtsoftplus. The base's pre-activations stay
@@ -23,7 +23,7 @@ beyond the common ModernBERT layout (its weights and tokenizer are the base chec
 The activation variants keep the base's weights (trained with "gelu"), so the answers move
 visibly but stay in the range a real checkpoint gives.
 
-For each variant it writes tests/fixtures/ckpt/<variant>/ and, by running laya on every 6th (or 12th)
+For each variant it writes tests/fixtures/ckpt/<variant>/ and, by running laya on every 6th (12th, 24th)
 parity request of the base checkpoint (tools/ref/parity_cases.py), the same fixture files as
 gen_parity.py: tests/fixtures/parity/<variant>/{cases.jsonl,rows.jsonl,meta.json}.
 
