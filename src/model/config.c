@@ -419,6 +419,26 @@ static const struct {
     {"silu", ENC_ACT_SILU},
     {"swish", ENC_ACT_SILU},
     {"relu", ENC_ACT_RELU},
+    {"gelu_10", ENC_ACT_GELU_10},
+    {"mish", ENC_ACT_MISH},
+    {"relu2", ENC_ACT_RELU2},
+    {"relu6", ENC_ACT_RELU6},
+    {"leaky_relu", ENC_ACT_LEAKY_RELU},
+    {"hardswish", ENC_ACT_HARDSWISH},
+    {"tanh", ENC_ACT_TANH},
+    {"sigmoid", ENC_ACT_SIGMOID},
+    {"linear", ENC_ACT_LINEAR},
+    {"laplace", ENC_ACT_LAPLACE},
+    {"sqrtsoftplus", ENC_ACT_SQRT_SOFTPLUS},
+};
+
+/* The ACT2FN keys whose module carries learnable state, which would be in the checkpoint under
+ * encoder.layers.<i>.mlp.act.<name>: refused by name (docs/engine.md, Known limits). */
+static const struct {
+  const char *name, *module, *state;
+} act_learnable[] = {
+    {"prelu", "torch.nn.PReLU", "weight"},
+    {"xielu", "transformers' XIELUActivation", "alpha_p, alpha_n, beta and eps"},
 };
 
 int enc_act_parse(const char *name, enc_act *out) {
@@ -526,8 +546,17 @@ int encoder_config_parse(encoder_config *ec, const char *text, size_t len, const
     goto done;
   }
   if (v && enc_act_parse(v->s, &ec->act)) {
-    char names[256];
+    char names[512];
     enc_act_list(names, sizeof names);
+    for (size_t i = 0; i < sizeof act_learnable / sizeof act_learnable[0]; i++)
+      if (strcmp(v->s, act_learnable[i].name) == 0) {
+        rc = laya_err(err, LAYA_ERR_UNSUPPORTED, NULL,
+                      "%s: \"hidden_activation\" is \"%s\" (%s), an activation with learnable state (%s, "
+                      "in the checkpoint under encoder.layers.<i>.mlp.act.), which laya.c does not run; it runs "
+                      "the parameter-free ones: %s",
+                      path, v->s, act_learnable[i].module, act_learnable[i].state, names);
+        goto done;
+      }
     rc = laya_err(err, LAYA_ERR_UNSUPPORTED, NULL,
                   "%s: \"hidden_activation\" is \"%s\", which laya.c does not run (it runs %s)", path, v->s,
                   names);

@@ -36,8 +36,25 @@ typedef enum enc_act {
   ENC_ACT_QUICK_GELU, /* x sigmoid(1.702 x) */
   ENC_ACT_SILU,       /* x sigmoid(x) */
   ENC_ACT_RELU,       /* max(x, 0) */
+  /* The rarer parameter-free kinds (the rest of ACT2FN): every backend runs them through one
+   * per-element path (the CPU tables' scalar form, CUDA's separate GeGLU pass; not the fused Hopper
+   * Wi epilogue, whose kinds end before ENC_ACT_FUSED_END). */
+  ENC_ACT_GELU_10,       /* clamp(erf GELU(x), -10, 10) */
+  ENC_ACT_MISH,          /* x tanh(log1p(exp(x))) (torch's mish: no softplus threshold) */
+  ENC_ACT_RELU2,         /* max(x, 0)^2 */
+  ENC_ACT_RELU6,         /* min(max(x, 0), 6) */
+  ENC_ACT_LEAKY_RELU,    /* x > 0 ? x : 0.01 x (nn.LeakyReLU()'s default slope) */
+  ENC_ACT_HARDSWISH,     /* x min(max(x + 3, 0), 6) / 6 */
+  ENC_ACT_TANH,          /* tanh(x) */
+  ENC_ACT_SIGMOID,       /* 1 / (1 + exp(-x)) */
+  ENC_ACT_LINEAR,        /* x */
+  ENC_ACT_LAPLACE,       /* 0.5 (1 + erf((x - 0.707107) / (0.282095 sqrt 2))) */
+  ENC_ACT_SQRT_SOFTPLUS, /* sqrt(x > 20 ? x : log1p(exp(x))) */
   ENC_ACT_COUNT
 } enc_act;
+/* The kinds with their own vector forms on the CPU tables and a fused Hopper Wi epilogue
+ * (gemm_sm90.cu): [0, ENC_ACT_FUSED_END). */
+#define ENC_ACT_FUSED_END (ENC_ACT_RELU + 1)
 
 /* The encoder (HF ModernBertConfig) fields the forward pass needs. */
 typedef struct encoder_config {

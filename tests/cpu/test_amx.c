@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "../check.h"
+#include "glu_ref_d.h"
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/cpu_pool.h"
 #include "backend/cpu/kernels_amx.h"
@@ -38,17 +39,9 @@ static void get_row(void *ctx, int r, float *out) {
 }
 
 static double gelu_d(double x) { return 0.5 * x * (1.0 + erf(x / sqrt(2.0))); }
-/* the GeGLU activation of the next GeGLU cases (weights.h enc_act; each has |act'| <= 1.13) */
+/* the GeGLU activation of the next GeGLU cases (weights.h enc_act; |act'| bounded by glu_ref_slope) */
 static enc_act case_glu = ENC_ACT_GELU;
-static double glu_d(double x) {
-  switch (case_glu) {
-    case ENC_ACT_GELU_TANH: return 0.5 * x * (1.0 + tanh(sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
-    case ENC_ACT_QUICK_GELU: return x / (1.0 + exp(-1.702 * x));
-    case ENC_ACT_SILU: return x / (1.0 + exp(-x));
-    case ENC_ACT_RELU: return x > 0 ? x : 0;
-    default: return gelu_d(x);
-  }
-}
+static double glu_d(double x) { return glu_ref_d(case_glu, x); }
 
 enum { K_BF16, K_I8, K_X3, K_X5, K_X6, K_N };
 static const char *kname[] = {"bf16", "int8", "fp32x3", "fp32x5", "fp32x6"};
@@ -133,7 +126,8 @@ static void gemm_case(int kind, int M, int n, int k, int geglu, epi_act act, int
         }
         double du = (c_prod + c_acc) * su, dg = (c_prod + c_acc) * sg;
         y = glu_d(u) * g;
-        d = 1.13 * du * (fabs(g) + dg) + (fabs(glu_d(u)) + 1.13 * du) * dg + 4e-7 * (fabs(u) + 1) * fabs(g) + 2e-7 * fabs(y);
+        const double sl = glu_ref_slope(case_glu, u, du);
+        d = sl * du * (fabs(g) + dg) + (fabs(glu_d(u)) + sl * du) * dg + 4e-7 * (fabs(u) + 1) * fabs(g) + 2e-7 * fabs(y);
       } else {
         double s = 0;
         y = use_bias ? bias[o] : 0.0;

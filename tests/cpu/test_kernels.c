@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "../check.h"
+#include "glu_ref_d.h"
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/kernels_amx.h"
 
@@ -40,19 +41,9 @@ static void get_row(void *ctx, int r, float *out) {
 static double gelu_d(double x) { return 0.5 * x * (1.0 + erf(x / sqrt(2.0))); }
 
 /* The GeGLU activation of the next gemm_case calls (weights.h enc_act), in double: transformers'
- * formulas (activations.py) */
+ * formulas (activations.py, glu_ref_d.h) */
 static enc_act case_glu = ENC_ACT_GELU;
-static double glu_d(enc_act act, double x) {
-  switch (act) {
-    case ENC_ACT_GELU_TANH: return 0.5 * x * (1.0 + tanh(sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
-    case ENC_ACT_QUICK_GELU: return x / (1.0 + exp(-1.702 * x));
-    case ENC_ACT_SILU: return x / (1.0 + exp(-x));
-    case ENC_ACT_RELU: return x > 0 ? x : 0;
-    case ENC_ACT_GELU:
-    case ENC_ACT_COUNT: break;
-  }
-  return gelu_d(x);
-}
+static double glu_d(enc_act act, double x) { return glu_ref_d(act, x); }
 
 /* One GEMM case: packs W [n, k], runs the scalar kernel and each SIMD table, compares. */
 static void gemm_case(cpu_wfmt fmt, int M, int n, int k, int geglu, epi_act act, int use_bias, int residual,

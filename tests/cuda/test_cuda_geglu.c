@@ -21,10 +21,10 @@ int main(void) {
   /* M, I, K */
   static const int shapes[][3] = {{1, 64, 48},     {16, 96, 64},     {200, 192, 128}, {300, 256, 192},
                                   {129, 2624, 1024}, {2048, 2624, 1024}, {1000, 1152, 768}};
-  static const char *const act_names[ENC_ACT_COUNT] = {"gelu", "gelu_tanh", "quick_gelu", "silu", "relu"};
+  static const char *const act_names[ENC_ACT_FUSED_END] = {"gelu", "gelu_tanh", "quick_gelu", "silu", "relu"};
   int fails = 0, checks = 0;
   /* the exact GELU at every shape; the other activations at two (their epilogue differs only there) */
-  for (int act = 0; act < ENC_ACT_COUNT; act++)
+  for (int act = 0; act < ENC_ACT_FUSED_END; act++) /* the kinds the fused epilogue has */
   for (int h = 0; h < 2; h++)
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
       if (act != ENC_ACT_GELU && i != 2 && i != 6) continue;

@@ -33,6 +33,7 @@ if [ "${1:-}" = "--collect" ]; then
         tests/cpu/test_cpu_forward tests/cuda/test_cuda_parity tests/cuda/test_cuda_forward tests/cuda/test_cuda_geglu
         tests/cuda/test_cuda_fp8 tests/cuda/test_cuda_artifact tests/cuda/test_cuda_embed tests/cuda/test_cuda_lazy"
   [ "${ONLY:-}" = embed ] && bins="tests/cuda/test_cuda_embed tests/cuda/test_cuda_parity tests/cuda/test_cuda_forward"
+  [ "${ONLY:-}" = embed ] || bins="$bins tests/cuda/act/test_cuda_act"
   for b in $bins; do
     [ -x "$build/$b" ] && cp "$build/$b" "$dest/bin/"
   done
@@ -90,9 +91,14 @@ if [ -z "${QUICK:-}" ]; then # QUICK=1: the AMX tiles, parity and CUDA only
   check cpu_kernels "$B/test_kernels"
   check cpu_forward "$B/test_cpu_forward"
 fi
-# the *-tanh / -silu / -quick / -relu variants: the other hidden_activation kinds of the GeGLU
+# the *-tanh / -silu / -quick / -relu variants and the rarer kinds' (-gelu10 ... -sqrtsoftplus, which
+# CUDA runs through cuBLASLt + the GeGLU pass, not the fused Wi epilogue): the other
+# hidden_activation kinds of the GeGLU
 for ck in modernbert-tiny mmbert-tiny modernbert-tiny-layers modernbert-tiny-tanh modernbert-tiny-silu \
-          modernbert-tiny-quick modernbert-tiny-relu; do
+          modernbert-tiny-quick modernbert-tiny-relu modernbert-tiny-gelu10 modernbert-tiny-mish \
+          modernbert-tiny-relu2 modernbert-tiny-relu6 modernbert-tiny-leaky modernbert-tiny-hardswish \
+          modernbert-tiny-tanh-act modernbert-tiny-sigmoid modernbert-tiny-linear modernbert-tiny-laplace \
+          modernbert-tiny-sqrtsoftplus; do
   check "parity_${ck}_cpu_default" $clean_env LAYA_DEVICE=cpu "$B/test_parity" "$F" "$ck" --expect cpu:fp32
   check "parity_${ck}_cuda" "$B/test_cuda_parity" "$F/ckpt/$ck" "$F/parity/$ck/rows.jsonl"
 done
@@ -101,6 +107,7 @@ check cuda_forward "$B/test_cuda_forward"
 [ -x "$B/test_cuda_lazy" ] && check cuda_lazy $clean_env "$B/test_cuda_lazy" cpu "$F/ckpt/modernbert-tiny"
 [ -x "$B/test_cuda_geglu" ] && check cuda_geglu "$B/test_cuda_geglu"
 [ -x "$B/test_cuda_fp8" ] && check cuda_fp8 "$B/test_cuda_fp8"
+[ -x "$B/test_cuda_act" ] && check cuda_act_values "$B/test_cuda_act" "$F"
 check cuda_artifact "$B/test_cuda_artifact" "$F/ckpt/modernbert-tiny-layers" "$F/parity/modernbert-tiny-layers/cases.jsonl"
 [ -x "$B/test_cuda_embed" ] && embed_checks
 echo "failures: $fails"

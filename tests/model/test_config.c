@@ -102,7 +102,18 @@ int main(void) {
               {"quick_gelu", ENC_ACT_QUICK_GELU},
               {"silu", ENC_ACT_SILU},
               {"swish", ENC_ACT_SILU},
-              {"relu", ENC_ACT_RELU}};
+              {"relu", ENC_ACT_RELU},
+              {"gelu_10", ENC_ACT_GELU_10},
+              {"mish", ENC_ACT_MISH},
+              {"relu2", ENC_ACT_RELU2},
+              {"relu6", ENC_ACT_RELU6},
+              {"leaky_relu", ENC_ACT_LEAKY_RELU},
+              {"hardswish", ENC_ACT_HARDSWISH},
+              {"tanh", ENC_ACT_TANH},
+              {"sigmoid", ENC_ACT_SIGMOID},
+              {"linear", ENC_ACT_LINEAR},
+              {"laplace", ENC_ACT_LAPLACE},
+              {"sqrtsoftplus", ENC_ACT_SQRT_SOFTPLUS}};
   for (size_t i = 0; i < sizeof acts / sizeof acts[0]; i++) {
     char j[128];
     snprintf(j, sizeof j, "{\"hidden_activation\": \"%s\"}", acts[i].name);
@@ -113,11 +124,27 @@ int main(void) {
   }
   e = enc_of("{}", &rc, &err);
   CHECK(rc == 0 && e.act == ENC_ACT_GELU);
-  e = enc_of("{\"hidden_activation\": \"mish\"}", &rc, &err);
+  /* every kind has a distinct name to store, and every ACT2FN kind is in the table */
+  for (int k = 0; k < ENC_ACT_COUNT; k++) {
+    enc_act back = ENC_ACT_COUNT;
+    CHECK(strcmp(enc_act_name((enc_act)k), "?") != 0);
+    CHECK(enc_act_parse(enc_act_name((enc_act)k), &back) == 0 && back == (enc_act)k);
+  }
+  e = enc_of("{\"hidden_activation\": \"softsign\"}", &rc, &err); /* not an ACT2FN key */
   CHECK(rc == LAYA_ERR_UNSUPPORTED);
-  CHECK(strstr(err.message, "encoder/config.json: \"hidden_activation\" is \"mish\", which laya.c does not run (it runs "
+  CHECK(strstr(err.message, "encoder/config.json: \"hidden_activation\" is \"softsign\", which laya.c does not run (it runs "
                             "gelu, gelu_python, ") == err.message &&
-        strstr(err.message, "relu)"));
+        strstr(err.message, "laplace, sqrtsoftplus)"));
+  /* the ones with learnable state are refused naming the module and where its state would be */
+  e = enc_of("{\"hidden_activation\": \"prelu\"}", &rc, &err);
+  CHECK(rc == LAYA_ERR_UNSUPPORTED);
+  CHECK(strstr(err.message, "encoder/config.json: \"hidden_activation\" is \"prelu\" (torch.nn.PReLU), an activation "
+                            "with learnable state (weight, in the checkpoint under encoder.layers.<i>.mlp.act.), which "
+                            "laya.c does not run; it runs the parameter-free ones: gelu, ") == err.message);
+  e = enc_of("{\"hidden_activation\": \"xielu\"}", &rc, &err);
+  CHECK(rc == LAYA_ERR_UNSUPPORTED);
+  CHECK(strstr(err.message, "\"xielu\" (transformers' XIELUActivation), an activation with learnable state (alpha_p, "
+                            "alpha_n, beta and eps,") != NULL);
   e = enc_of("{\"hidden_activation\": \"GELU\"}", &rc, &err); /* ACT2FN keys are case-sensitive */
   CHECK(rc == LAYA_ERR_UNSUPPORTED);
   e = enc_of("{\"hidden_activation\": null}", &rc, &err);

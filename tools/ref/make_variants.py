@@ -13,10 +13,17 @@ beyond the common ModernBERT layout (its weights and tokenizer are the base chec
   modernbert-tiny-silu     hidden_activation "silu" (x sigmoid(x); "swish" is the same)
   modernbert-tiny-quick    hidden_activation "quick_gelu" (x sigmoid(1.702 x)), every 12th request
   modernbert-tiny-relu     hidden_activation "relu", every 12th request
+  and, every 24th request each (each from its own offset, so that together they answer 11 x 13 or 14
+  different requests), the rest of transformers' parameter-free ACT2FN keys:
+  modernbert-tiny-gelu10 (gelu_10), -mish, -relu2, -relu6, -leaky (leaky_relu), -hardswish,
+  -tanh-act (tanh), -sigmoid, -linear, -laplace, -sqrtsoftplus. The base's pre-activations stay
+  within about +-5, so gelu_10's and relu6's clips do not engage here (these two prove the kinds
+  are run, on every backend, where the fused paths are not); tests/fixtures/act/values.json
+  (make_act_values.py) holds every formula, clips included, to torch's numbers element by element.
 The activation variants keep the base's weights (trained with "gelu"), so the answers move
 visibly but stay in the range a real checkpoint gives.
 
-For each variant it writes tests/fixtures/ckpt/<variant>/ and, by running laya on every 6th (or 12th)
+For each variant it writes tests/fixtures/ckpt/<variant>/ and, by running laya on every 6th (12th, 24th)
 parity request of the base checkpoint (tools/ref/parity_cases.py), the same fixture files as
 gen_parity.py: tests/fixtures/parity/<variant>/{cases.jsonl,rows.jsonl,meta.json}.
 
@@ -59,13 +66,24 @@ def activation_config(name):
     return edit
 
 
-# name: (base checkpoint, config edit, every n-th base parity request)
+# name: (base checkpoint, config edit, every n-th base parity request[, from which one: 0 when absent])
 VARIANTS = {
     "modernbert-tiny-layers": ("modernbert-tiny", layers_config, EVERY),
     "modernbert-tiny-tanh": ("modernbert-tiny", activation_config("gelu_pytorch_tanh"), EVERY),
     "modernbert-tiny-silu": ("modernbert-tiny", activation_config("silu"), EVERY),
     "modernbert-tiny-quick": ("modernbert-tiny", activation_config("quick_gelu"), 2 * EVERY),
     "modernbert-tiny-relu": ("modernbert-tiny", activation_config("relu"), 2 * EVERY),
+    "modernbert-tiny-gelu10": ("modernbert-tiny", activation_config("gelu_10"), 4 * EVERY, 1),
+    "modernbert-tiny-mish": ("modernbert-tiny", activation_config("mish"), 4 * EVERY, 3),
+    "modernbert-tiny-relu2": ("modernbert-tiny", activation_config("relu2"), 4 * EVERY, 5),
+    "modernbert-tiny-relu6": ("modernbert-tiny", activation_config("relu6"), 4 * EVERY, 23),
+    "modernbert-tiny-leaky": ("modernbert-tiny", activation_config("leaky_relu"), 4 * EVERY, 9),
+    "modernbert-tiny-hardswish": ("modernbert-tiny", activation_config("hardswish"), 4 * EVERY, 11),
+    "modernbert-tiny-tanh-act": ("modernbert-tiny", activation_config("tanh"), 4 * EVERY, 13),
+    "modernbert-tiny-sigmoid": ("modernbert-tiny", activation_config("sigmoid"), 4 * EVERY, 15),
+    "modernbert-tiny-linear": ("modernbert-tiny", activation_config("linear"), 4 * EVERY, 17),
+    "modernbert-tiny-laplace": ("modernbert-tiny", activation_config("laplace"), 4 * EVERY, 19),
+    "modernbert-tiny-sqrtsoftplus": ("modernbert-tiny", activation_config("sqrtsoftplus"), 4 * EVERY, 21),
 }
 
 
@@ -98,15 +116,17 @@ def main():
         if name not in VARIANTS:
             sys.exit("make_variants.py: unknown variant %r (known: %s)" % (name, ", ".join(VARIANTS)))
     for name in names:
-        base, edit, every = VARIANTS[name]
+        base, edit, every, offset = (VARIANTS[name] + (0,))[:4]
         d = make_checkpoint(name, base, edit)
-        cases = parity_cases.build(base)[::every]
+        cases = parity_cases.build(base)[offset::every]
         out = os.path.join(PARITY, name)
         os.makedirs(out, exist_ok=True)
         agents = {}
         meta = {"generator": "tools/ref/make_variants.py", "base": base, "every": every, "device": "cpu",
                 "precision": "fp32", "torch_threads": 1, "versions": gen_parity.versions(),
                 "load_warnings": [], "case_warnings": {}}
+        if offset:
+            meta["offset"] = offset
         n_err = 0
         with open(os.path.join(out, "cases.jsonl"), "w", encoding="utf-8") as fc, \
                 open(os.path.join(out, "rows.jsonl"), "w", encoding="utf-8") as fr:

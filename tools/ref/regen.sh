@@ -3,7 +3,8 @@
 #   tests/fixtures/tokenizers/{modernbert-mini,mmbert-mini}/
 #   tests/fixtures/ckpt/{modernbert-tiny,mmbert-tiny}/      (+ SHA256SUMS)
 #   tests/fixtures/parity/{<ckpt>/cases.jsonl,<ckpt>/rows.jsonl,meta.json}
-#   tests/fixtures/{ckpt,parity}/modernbert-tiny-layers/  (encoder variants, make_variants.py)
+#   tests/fixtures/{ckpt,parity}/modernbert-tiny-<variant>/  (encoder variants, make_variants.py)
+#   tests/fixtures/act/values.json  (torch's ACT2FN activations element by element, make_act_values.py)
 #   tests/fixtures/email/cases.jsonl and src/core/email_tables.c  (email cleaning)
 #   tests/fixtures/shortlist/{<ckpt>/embed.jsonl,<ckpt>/cases.jsonl,<ckpt>/tournament.jsonl,meta.json}
 # Every step is deterministic: on the same versions a re-run leaves `git status` clean.
@@ -23,7 +24,8 @@ case "$what" in
   checkpoints|all) "$py" "$here/make_checkpoints.py"
                    for d in tests/fixtures/ckpt/*/; do [ ! -f "$d/SHA256SUMS" ] || (cd "$d" && sha256sum --quiet -c SHA256SUMS); done ;;&
   parity|all) "$py" "$here/gen_parity.py" ;;&
-  variants|all) "$py" "$here/make_variants.py" ;;&
+  variants|all) "$py" "$here/make_variants.py"
+                "$py" "$here/make_act_values.py" ;;&
   email|all) "$py" "$here/email_tables.py" src/core/email_tables.c
              "$py" "$here/gen_email.py" ;;&
   shortlist|all) "$py" "$here/gen_shortlist.py"

@@ -29,6 +29,7 @@
 #include <stdint.h>
 
 #include "backend/backend.h"
+#include "backend/cpu/glu_act_rare.h"
 
 #define CPU_NR 32      /* output columns per packed panel */
 /* The name of the layout above, recorded in every container of packed weights (cpu_artifact.c):
@@ -104,10 +105,10 @@ static inline float cpu_glu_act(enc_act act, float x) {
     case ENC_ACT_QUICK_GELU: return x * (1.0f / (1.0f + expf(-(1.702f * x))));
     case ENC_ACT_SILU: return x / (1.0f + expf(-x));
     case ENC_ACT_RELU: return x > 0.0f ? x : 0.0f;
-    case ENC_ACT_GELU:
-    case ENC_ACT_COUNT: break;
+    case ENC_ACT_GELU: return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
+    default: break;
   }
-  return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
+  return cpu_act_rare(act, x);
 }
 /* The sigmoid argument z of the sigmoid-form activations: act(x) = x / (1 + exp(-z)), z = x (c0 + c2 x^2) */
 #define CPU_GLU_TANH_C0 1.5957691216057308f  /* 2 sqrt(2/pi) */

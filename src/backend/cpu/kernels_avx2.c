@@ -53,9 +53,16 @@ INL __m256 v8_gelu(__m256 x) {
   return _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(0.5f), x), _mm256_add_ps(_mm256_set1_ps(1.0f), erf));
 }
 
-/* The GeGLU activation (kernels.h cpu_glu_act): erf GELU, relu, or x / (1 + exp(-z)). */
+/* The GeGLU activation (kernels.h cpu_glu_act): erf GELU, relu, or x / (1 + exp(-z)); the rarer
+ * kinds (glu_act_rare.h) lane by lane in the scalar form. */
 INL __m256 v8_glu_act(enc_act act, __m256 x) {
   if (act == ENC_ACT_GELU) return v8_gelu(x);
+  if (act >= ENC_ACT_FUSED_END) {
+    float t[8];
+    _mm256_storeu_ps(t, x);
+    for (int i = 0; i < 8; i++) t[i] = cpu_act_rare(act, t[i]);
+    return _mm256_loadu_ps(t);
+  }
   if (act == ENC_ACT_RELU) return _mm256_max_ps(x, _mm256_setzero_ps());
   __m256 z = act == ENC_ACT_SILU         ? x
              : act == ENC_ACT_QUICK_GELU ? _mm256_mul_ps(x, _mm256_set1_ps(CPU_GLU_QUICK_C0))

@@ -56,9 +56,16 @@ KINL __m512 v_gelu(__m512 x) {
                        _mm512_add_ps(_mm512_set1_ps(1.0f), e));
 }
 
-/* The GeGLU activation (kernels.h cpu_glu_act): erf GELU, relu, or x / (1 + exp(-z)). */
+/* The GeGLU activation (kernels.h cpu_glu_act): erf GELU, relu, or x / (1 + exp(-z)); the rarer
+ * kinds (glu_act_rare.h) lane by lane in the scalar form. */
 KINL __m512 v_glu_act(enc_act act, __m512 x) {
   if (act == ENC_ACT_GELU) return v_gelu(x);
+  if (act >= ENC_ACT_FUSED_END) {
+    float t[16];
+    _mm512_storeu_ps(t, x);
+    for (int i = 0; i < 16; i++) t[i] = cpu_act_rare(act, t[i]);
+    return _mm512_loadu_ps(t);
+  }
   if (act == ENC_ACT_RELU) return _mm512_max_ps(x, _mm512_setzero_ps());
   __m512 z = act == ENC_ACT_SILU         ? x
              : act == ENC_ACT_QUICK_GELU ? _mm512_mul_ps(x, _mm512_set1_ps(CPU_GLU_QUICK_C0))

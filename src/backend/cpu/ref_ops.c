@@ -4,6 +4,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "backend/cpu/glu_act_rare.h"
+
 /* Output columns per panel and tokens per block of the matmul. The panel of w is copied into
  * k-major order so that the innermost loop runs over NB independent accumulators with unit
  * stride, which compilers vectorise without reordering any sum. */
@@ -89,7 +91,8 @@ void ref_layernorm(float *y, const float *x, const float *w, const float *b, int
 
 float ref_gelu(float x) { return 0.5f * x * (1.0f + erff(x * 0.70710678118654752440f)); }
 
-/* In fp32 the way PyTorch's CPU kernels evaluate them (GELU approximate="tanh", SiLU, sigmoid). */
+/* In fp32 the way PyTorch's CPU kernels evaluate them (GELU approximate="tanh", SiLU, sigmoid; the
+ * rarer kinds in glu_act_rare.h). */
 float ref_act(enc_act act, float x) {
   switch (act) {
     case ENC_ACT_GELU_TANH: {
@@ -99,10 +102,10 @@ float ref_act(enc_act act, float x) {
     case ENC_ACT_QUICK_GELU: return x * (1.0f / (1.0f + expf(-(1.702f * x))));
     case ENC_ACT_SILU: return x / (1.0f + expf(-x));
     case ENC_ACT_RELU: return x > 0.0f ? x : 0.0f;
-    case ENC_ACT_GELU:
-    case ENC_ACT_COUNT: break;
+    case ENC_ACT_GELU: return ref_gelu(x);
+    default: break;
   }
-  return ref_gelu(x);
+  return cpu_act_rare(act, x); /* the rest of ACT2FN (glu_act_rare.h) */
 }
 
 void ref_rope_tables(float *cos_t, float *sin_t, int len, int head_dim, double theta) {

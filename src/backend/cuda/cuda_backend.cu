@@ -422,6 +422,8 @@ static int model_load(cuda_model *m, const model_weights *w, laya_error *err) {
   if (model_spec_check(w, "CUDA backend", err)) return err ? err->code : LAYA_ERR_CONFIG;
   for (int l = 0; l < c->n_layers && l < 1024; l++) m->layer_window[l] = model_layer_window(c, l);
   m->act = (int)c->act;
+  /* the fused Wi epilogue has the common kinds only: the rarer ones run cuBLASLt + k_geglu */
+  if (m->act >= ENC_ACT_FUSED_END) m->gg_mask = 0;
   if (m->hd != 64) m->qkv_mask = 0;           /* the fused RoPE epilogue holds heads of 64 */
   m->eps = (float)c->norm_eps;
   m->head_layers = w->head_layers;

@@ -542,6 +542,17 @@ int k_geglu_fp8(cudaStream_t s, const void *h, int Mp, int I, int act, void *q, 
     case ENC_ACT_QUICK_GELU: return geglu_fp8_launch<ENC_ACT_QUICK_GELU>(s, h, Mp, I, q, scale);
     case ENC_ACT_SILU: return geglu_fp8_launch<ENC_ACT_SILU>(s, h, Mp, I, q, scale);
     case ENC_ACT_RELU: return geglu_fp8_launch<ENC_ACT_RELU>(s, h, Mp, I, q, scale);
+    case ENC_ACT_GELU_10: return geglu_fp8_launch<ENC_ACT_GELU_10>(s, h, Mp, I, q, scale);
+    case ENC_ACT_MISH: return geglu_fp8_launch<ENC_ACT_MISH>(s, h, Mp, I, q, scale);
+    case ENC_ACT_RELU2: return geglu_fp8_launch<ENC_ACT_RELU2>(s, h, Mp, I, q, scale);
+    case ENC_ACT_RELU6: return geglu_fp8_launch<ENC_ACT_RELU6>(s, h, Mp, I, q, scale);
+    case ENC_ACT_LEAKY_RELU: return geglu_fp8_launch<ENC_ACT_LEAKY_RELU>(s, h, Mp, I, q, scale);
+    case ENC_ACT_HARDSWISH: return geglu_fp8_launch<ENC_ACT_HARDSWISH>(s, h, Mp, I, q, scale);
+    case ENC_ACT_TANH: return geglu_fp8_launch<ENC_ACT_TANH>(s, h, Mp, I, q, scale);
+    case ENC_ACT_SIGMOID: return geglu_fp8_launch<ENC_ACT_SIGMOID>(s, h, Mp, I, q, scale);
+    case ENC_ACT_LINEAR: return geglu_fp8_launch<ENC_ACT_LINEAR>(s, h, Mp, I, q, scale);
+    case ENC_ACT_LAPLACE: return geglu_fp8_launch<ENC_ACT_LAPLACE>(s, h, Mp, I, q, scale);
+    case ENC_ACT_SQRT_SOFTPLUS: return geglu_fp8_launch<ENC_ACT_SQRT_SOFTPLUS>(s, h, Mp, I, q, scale);
     default: return geglu_fp8_launch<ENC_ACT_GELU>(s, h, Mp, I, q, scale);
   }
 }
@@ -552,6 +563,17 @@ void k_geglu(cudaStream_t s, int half16, void *h, int Mp, int I, int act) {
     case ENC_ACT_QUICK_GELU: geglu_launch<ENC_ACT_QUICK_GELU>(s, half16, h, Mp, I); break;
     case ENC_ACT_SILU: geglu_launch<ENC_ACT_SILU>(s, half16, h, Mp, I); break;
     case ENC_ACT_RELU: geglu_launch<ENC_ACT_RELU>(s, half16, h, Mp, I); break;
+    case ENC_ACT_GELU_10: geglu_launch<ENC_ACT_GELU_10>(s, half16, h, Mp, I); break;
+    case ENC_ACT_MISH: geglu_launch<ENC_ACT_MISH>(s, half16, h, Mp, I); break;
+    case ENC_ACT_RELU2: geglu_launch<ENC_ACT_RELU2>(s, half16, h, Mp, I); break;
+    case ENC_ACT_RELU6: geglu_launch<ENC_ACT_RELU6>(s, half16, h, Mp, I); break;
+    case ENC_ACT_LEAKY_RELU: geglu_launch<ENC_ACT_LEAKY_RELU>(s, half16, h, Mp, I); break;
+    case ENC_ACT_HARDSWISH: geglu_launch<ENC_ACT_HARDSWISH>(s, half16, h, Mp, I); break;
+    case ENC_ACT_TANH: geglu_launch<ENC_ACT_TANH>(s, half16, h, Mp, I); break;
+    case ENC_ACT_SIGMOID: geglu_launch<ENC_ACT_SIGMOID>(s, half16, h, Mp, I); break;
+    case ENC_ACT_LINEAR: geglu_launch<ENC_ACT_LINEAR>(s, half16, h, Mp, I); break;
+    case ENC_ACT_LAPLACE: geglu_launch<ENC_ACT_LAPLACE>(s, half16, h, Mp, I); break;
+    case ENC_ACT_SQRT_SOFTPLUS: geglu_launch<ENC_ACT_SQRT_SOFTPLUS>(s, half16, h, Mp, I); break;
     default: geglu_launch<ENC_ACT_GELU>(s, half16, h, Mp, I); break;
   }
 }
