@@ -173,6 +173,16 @@ static int usage_error(const char *fmt, const char *a, const char *b) {
   return 2;
 }
 
+/* Laya's hint after "could not run Laya": only where the checkpoint may be missing, unreadable or
+ * half downloaded, not where it is there and laya.c refuses what it holds (a config value, an
+ * unsupported component: the message names it). */
+static bool checkpoint_may_be_missing(const laya_error *err) {
+  return err->code != LAYA_ERR_CONFIG && err->code != LAYA_ERR_UNSUPPORTED;
+}
+
+static const char checkpoint_hint[] = "Check that the checkpoint exists locally or can be downloaded from the "
+                                      "Hugging Face hub (network access is needed on first use).\n";
+
 static int fail(const laya_error *err) {
   /* Laya's CLI: a ValueError (and its SchemaError) is the caller's input; anything else means
    * Laya itself could not run (a checkpoint missing, unreadable or not downloadable) */
@@ -185,8 +195,7 @@ static int fail(const laya_error *err) {
     fprintf(stderr, "laya: %s\n", msg);
   } else {
     fprintf(stderr, "laya: could not run Laya (%s).\n", msg);
-    fprintf(stderr, "Check that the checkpoint exists locally or can be downloaded from the "
-                    "Hugging Face hub (network access is needed on first use).\n");
+    if (checkpoint_may_be_missing(err)) fputs(checkpoint_hint, stderr);
   }
   return 2;
 }
@@ -918,8 +927,7 @@ static void run_chunk(stream *s, entry *es, size_t n) {
         fflush(stdout);
         const char *msg = !strncmp(one.message, "laya: ", 6) ? one.message + 6 : one.message;
         fprintf(stderr, "laya: %s line %zu: could not run Laya (%s).\n", s->name, e->line, msg);
-        fprintf(stderr, "Check that the checkpoint exists locally or can be downloaded from the "
-                        "Hugging Face hub (network access is needed on first use).\n");
+        if (checkpoint_may_be_missing(&one)) fputs(checkpoint_hint, stderr);
         s->rc = 2;
         break;
       }

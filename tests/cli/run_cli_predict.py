@@ -182,7 +182,22 @@ with tempfile.TemporaryDirectory() as home, tempfile.TemporaryDirectory() as wor
     rc, out, err = run(["x", "--schema", "bad_schema.json"], env, work)
     check(rc == 2 and "laya: properties.name: a free string cannot be a fixed option set" in err, "schema error: %r" % err)
     rc, out, err = run(["x", "--questions", "qs.json"], dict(env, HF_HOME=os.path.join(home, "empty")), work)
-    check(rc == 2 and "could not run Laya" in err and "HF_HUB_OFFLINE" in err, "offline cache miss: %r" % err)
+    check(rc == 2 and "could not run Laya" in err and "HF_HUB_OFFLINE" in err and "exists locally" in err,
+          "offline cache miss: %r" % err)
+    # a checkpoint that is there but holds what laya.c refuses (a hidden_activation with learnable
+    # state): the refusal names it, without the hint that the checkpoint may be missing
+    odd = os.path.join(work, "prelu-ckpt")
+    shutil.copytree(model_dir, odd, symlinks=True)
+    cfg_path = os.path.join(odd, "encoder", "config.json")
+    cfg = json.load(open(cfg_path, encoding="utf-8"))
+    cfg["hidden_activation"] = "prelu"
+    with open(cfg_path, "w", encoding="utf-8") as f:
+        json.dump(cfg, f)
+    if os.path.exists(os.path.join(odd, "SHA256SUMS")):
+        os.remove(os.path.join(odd, "SHA256SUMS"))
+    rc, out, err = run(["x", "--questions", "qs.json", "--model", odd], env, work)
+    check(rc == 2 and "prelu" in err and "hidden_activation" in err and "exists locally" not in err,
+          "refused activation: %d %r" % (rc, err[-400:]))
 
 print("%d passed, %d failed" % (checks - len(failures), len(failures)))
 sys.exit(1 if failures else 0)
