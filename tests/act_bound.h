@@ -11,8 +11,30 @@
 
 #include <float.h>
 #include <math.h>
+#include <stdio.h>
 
+#include "core/arena.h"
+#include "core/fsutil.h"
+#include "core/json.h"
 #include "model/weights.h"
+
+/* FIXTURES/act/values.json read into *text (the caller frees it) and parsed into ar (initialised
+ * here; the caller frees it): its root, or NULL after printing why. */
+static inline const json_value *act_values_load(const char *fixtures, char **text, arena *ar) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/act/values.json", fixtures);
+  laya_error err;
+  size_t len = 0;
+  arena_init(ar, 1 << 20);
+  *text = fs_read_file(path, &len, &err);
+  if (!*text) {
+    fprintf(stderr, "%s\n", err.message);
+    return NULL;
+  }
+  const json_value *doc = json_parse(*text, len, ar, NULL, &err);
+  if (!doc) fprintf(stderr, "%s: %s\n", path, err.message);
+  return doc;
+}
 
 /* the largest term that may cancel in act's formula at x */
 static inline double act_cancel_scale(enc_act act, double x) {

@@ -69,18 +69,9 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: test_act_values FIXTURES_DIR\n");
     return 2;
   }
-  char path[4096];
-  snprintf(path, sizeof path, "%s/act/values.json", argv[1]);
-  laya_error err;
-  size_t len = 0;
-  char *text = fs_read_file(path, &len, &err);
-  if (!text) {
-    fprintf(stderr, "%s\n", err.message);
-    return 1;
-  }
+  char *text = NULL;
   arena ar;
-  arena_init(&ar, 1 << 20);
-  const json_value *doc = json_parse(text, len, &ar, NULL, &err);
+  const json_value *doc = act_values_load(argv[1], &text, &ar);
   CHECK(doc != NULL);
   if (!doc) return check_summary("cpu/act_values");
   const json_value *jin = json_get(doc, "inputs"), *jout = json_get(doc, "outputs"), *jl = json_get(doc, "learnable");

@@ -40,21 +40,12 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: test_cuda_act FIXTURES_DIR\n");
     return 2;
   }
-  char path[4096];
-  snprintf(path, sizeof path, "%s/act/values.json", argv[1]);
-  laya_error err;
-  size_t len = 0;
-  char *text = fs_read_file(path, &len, &err);
-  if (!text) {
-    fprintf(stderr, "%s\n", err.message);
-    return 1;
-  }
+  char *text = NULL;
   arena ar;
-  arena_init(&ar, 1 << 20);
-  const json_value *doc = json_parse(text, len, &ar, NULL, &err);
+  const json_value *doc = act_values_load(argv[1], &text, &ar);
   const json_value *jin = doc ? json_get(doc, "inputs") : NULL, *jout = doc ? json_get(doc, "outputs") : NULL;
   if (!jin || jin->type != JSON_ARRAY || !jout || jout->type != JSON_OBJECT) {
-    fprintf(stderr, "%s: not the act values fixture\n", path);
+    fprintf(stderr, "%s/act/values.json: not the act values fixture\n", argv[1]);
     return 1;
   }
   const int n = (int)jin->n;
