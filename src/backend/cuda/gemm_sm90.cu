@@ -293,13 +293,8 @@ __device__ __forceinline__ void gg_produce(const CUtensorMap *tmA, const CUtenso
 #ifdef GG_SM90
   const int rank = CL == 1 ? 0 : (int)cluster_rank();
   const int cid = blockIdx.x / CL, ncl = gridDim.x / CL;
-  /* pdl.cuh: the weight tiles of the first ring fill depend on no kernel, so they are requested
-   * before the wait on the kernel before (whose output is A); multicast clusters wait first. */
-  const int pre = CL == 1 && cid < ntiles ? (kt < STAGES ? kt : STAGES) : 0;
-  for (int k = 0; k < pre; k++) {
-    mbar_expect_tx(&full[k], (uint32_t)((BM + BN) * GG_BK * 2));
-    tma_load_2d(sB + (size_t)k * BN * GG_BK, tmB, k * GG_BK, (cid % ntn) * BN, &full[k]);
-  }
+  /* pdl.cuh: A is the kernel before's output, so no load is issued before the wait (requesting
+   * the first ring's weight tiles ahead of it measured no gain, BENCHMARKS.md). */
   pdl_wait();
   pdl_trigger();
   int it = 0;
@@ -307,10 +302,6 @@ __device__ __forceinline__ void gg_produce(const CUtensorMap *tmA, const CUtenso
     const int n0 = (t % ntn) * BN, m0 = ((t / ntn) * CL + rank) * BM;
     for (int k = 0; k < kt; k++, it++) {
       const int s = it % STAGES;
-      if (it < pre) { /* its weight tile is on the way already */
-        tma_load_2d(sA + (size_t)s * BM * GG_BK, tmA, k * GG_BK, m0, &full[s]);
-        continue;
-      }
       if (it >= STAGES) mbar_wait(&empty[s], ((it / STAGES) - 1) & 1);
       mbar_expect_tx(&full[s], (uint32_t)((BM + BN) * GG_BK * 2));
       tma_load_2d(sA + (size_t)s * BM * GG_BK, tmA, k * GG_BK, m0, &full[s]);
