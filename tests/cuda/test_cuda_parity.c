@@ -17,7 +17,8 @@
  * 0.052 and 0.0116 / 0.0083 with the earlier 64-key ones. The assertions are regression bounds a
  * little above those measurements, so a numerical regression fails the test while the issue's
  * stricter targets are reported, not hidden; the argmax floors count the questions that are not
- * near ties (stats, below). Exits 77 ("no CUDA device: skipped") without a GPU.
+ * near ties (stats, below), on fixtures with at least FLOOR_MIN_QUESTIONS of them. Exits 77 ("no
+ * CUDA device: skipped") without a GPU.
  */
 #include <math.h>
 #include <stdio.h>
@@ -40,6 +41,7 @@ enum { ROWS_PER_BATCH = 16 };
  * garbage GEMM agrees on about one question in k). What makes fp8 usable is escalation, checked
  * against bf16 below. */
 #define FP8_MIN_PCT 55
+#define FLOOR_MIN_QUESTIONS 100 /* the argmax floors' smallest sample (below) */
 
 /* A fixture row and the cpu-ref outputs for it. */
 typedef struct row {
@@ -260,8 +262,20 @@ int main(int argc, char **argv) {
       CHECK(vs_torch.max_dp <= bound && vs_torch.max_dact <= bound);
     }
     CHECK(vs_ref.dn * 2 >= vs_ref.n); /* a fixture that is mostly near ties would test nothing */
-    CHECK(vs_ref.dsame * 100 >= vs_ref.dn * min_pct);
-    CHECK(vs_torch.dsame * 100 >= vs_torch.dn * min_pct);
+    /* The argmax floors are shares: they mean something only where one question is at most 1% of
+     * the count. The config-only activation variants hold 15-34 questions, where a single flip of
+     * these near-tie random models is 3-7% (bf16 max |dp| 0.05-0.11 there): on those the floor is
+     * reported, and the |dp| bounds above are the assertion (a question whose top two are more
+     * than twice the bound apart cannot change its argmax without failing them). fp8's floor, which
+     * has no |dp| bound beside it and only catches garbage (about one question in k), applies on
+     * every fixture. */
+    if (vs_ref.dn >= FLOOR_MIN_QUESTIONS || prec == PREC_FP8) {
+      CHECK(vs_ref.dsame * 100 >= vs_ref.dn * min_pct);
+      CHECK(vs_torch.dsame * 100 >= vs_torch.dn * min_pct);
+    } else {
+      printf("%s %s argmax floor (%d%%) not applied: %d questions outside the near-tie band (it needs %d); "
+             "%d of them changed\n", argv[1], pn, min_pct, vs_ref.dn, FLOOR_MIN_QUESTIONS, vs_ref.dn - vs_ref.dsame);
+    }
     if (prec == PREC_BF16) {
       memcpy(lg16, lg, sizeof(float) * (size_t)total_m);
       memcpy(ac16, ac, sizeof(float) * (size_t)n * n_act);
