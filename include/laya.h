@@ -232,6 +232,19 @@ int laya_email_state(const char *request_json, char **state_json, laya_error *er
 int laya_clean_email_text(const char *body, size_t len, long long max_chars, char **out, size_t *out_len,
                           laya_error *err);
 
+/* Language and script detection, as Python Laya's laya.lang (no model needed; thread-safe): the
+ * analysis laya_route routes by.
+ * laya_detect_language: laya.detect_language(state, explain=...): {"state": any JSON value,
+ *   "explain": false} -> the analysis object {"script", "script_profile", "language",
+ *   "is_english", "language_undecided", "diacritic_rate", "non_latin_fraction", "mixed_segment"},
+ *   plus "diagnostic" (stage, reason, source) when explain is true. is_english(state) is its
+ *   "is_english".
+ * laya_detect_script: laya.detect_script(text) on UTF-8 text: its letters' dominant script
+ *   ("latin", "han", "cyrillic", ..., "other", or "unknown" when it has none) in *script, a
+ *   static string; text that is not UTF-8 is refused, naming the byte. */
+int laya_detect_language(const char *request_json, char **result_json, laya_error *err);
+int laya_detect_script(const char *utf8, size_t len, const char **script, laya_error *err);
+
 /* Free a string returned by this library. */
 void laya_free(void *p);
 

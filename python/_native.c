@@ -411,8 +411,28 @@ static PyObject *email(PyObject *Py_UNUSED(mod), PyObject *args) {
   return result_str(out);
 }
 
+/* lang(op, arg) (no model): op 0 laya_detect_language(arg: request JSON, bytes) -> result JSON; op 1
+ * laya_detect_script(arg: the text, UTF-8 bytes) -> the script's name. */
+static PyObject *lang(PyObject *Py_UNUSED(mod), PyObject *args) {
+  int op;
+  const char *arg;
+  Py_ssize_t len;
+  if (!PyArg_ParseTuple(args, "iy#", &op, &arg, &len)) return NULL;
+  if (op != 0 && op != 1) return PyErr_Format(PyExc_ValueError, "unknown lang op %d", op);
+  char *out = NULL;
+  const char *script = NULL;
+  laya_error err;
+  int rc;
+  Py_BEGIN_ALLOW_THREADS
+  rc = op == 0 ? laya_detect_language(arg, &out, &err) : laya_detect_script(arg, (size_t)len, &script, &err);
+  Py_END_ALLOW_THREADS
+  if (rc) return raise_laya(&err);
+  return op == 0 ? result_str(out) : PyUnicode_FromString(script);
+}
+
 static PyMethodDef module_methods[] = {
     {"email", email, METH_VARARGS, "email(op, request_json) -> result_json; op: 0 clean_email_body, 1 email_state"},
+    {"lang", lang, METH_VARARGS, "lang(op, arg): op 0 detect_language(request_json) -> result_json, 1 detect_script(text)"},
     {"open_model", open_model, METH_VARARGS,
      "open_model(path, device, precision, threads, sha256_json, lang_temperatures_json, calibration_path, "
      "quiet, escalate) -> Model"},

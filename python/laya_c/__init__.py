@@ -28,6 +28,7 @@ from typing import Any, Dict, List, Optional
 
 from . import _native
 from ._errors import EvalError, LayaError, SchemaError, exception_for
+from .lang import detect_language, detect_script, is_english  # noqa: F401
 from .shortlist import (cached_embed_fn, embed_fn_from_agent, predict_shortlist,  # noqa: E402,F401
                         predict_tournament, shortlist_choice)
 
@@ -38,7 +39,7 @@ COMPAT_VERSION = _native.LAYA_COMPAT_VERSION  # the Python Laya release whose an
 __all__ = ["Agent", "RLAgent", "load", "Router", "RouteDecision", "DecisionResult", "LayaError",
            "SchemaError", "EvalError", "BUILTIN_MODELS", "clean_email_body", "email_state",
            "shortlist_choice", "predict_shortlist", "predict_tournament", "embed_fn_from_agent",
-           "cached_embed_fn"]
+           "cached_embed_fn", "detect_language", "detect_script", "is_english", "decide", "decide_batch"]
 
 # Laya's built-in checkpoint names (laya.router.DEFAULT_MODELS); aliases resolve in the engine.
 BUILTIN_MODELS = ("english", "multilingual", "typed-decisions")
@@ -597,3 +598,26 @@ class Router:
             raise TypeError("states must be a sequence of states, not %s" % type(states).__name__)
         return [self.decide(s, schema, questions=questions, return_details=return_details,
                             min_confidence=min_confidence, **dict(predict_kwargs)) for s in states]
+
+
+def _runner(fn, runner):
+    if not isinstance(runner, (Agent, Router)):
+        raise TypeError("laya_c.%s runs a laya_c.Agent or laya_c.Router (its runner), not %s; "
+                        "call Laya's own laya.%s for other runners" % (fn, type(runner).__name__, fn))
+    return runner
+
+
+def decide(runner, state, schema=None, *, questions=None, return_details=False, min_confidence=None,
+           **predict_kwargs):
+    """Laya's module-level laya.decide(runner, state, schema, ...): runner.decide on a laya_c Agent
+    or Router (the planning and the projection are the engine's, as Agent.decide's)."""
+    return _runner("decide", runner).decide(state, schema, questions=questions, return_details=return_details,
+                                            min_confidence=min_confidence, **predict_kwargs)
+
+
+def decide_batch(runner, states, schema=None, *, questions=None, return_details=False, min_confidence=None,
+                 **predict_kwargs):
+    """Laya's module-level laya.decide_batch(runner, states, schema, ...) on a laya_c Agent or Router."""
+    return _runner("decide_batch", runner).decide_batch(states, schema, questions=questions,
+                                                        return_details=return_details,
+                                                        min_confidence=min_confidence, **predict_kwargs)

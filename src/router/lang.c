@@ -1058,6 +1058,17 @@ void lang_analyse_text(const char *utf8, size_t n, lang_detection *out) {
   lang_analyse(&v, out);
 }
 
+const char *lang_detect_script(const char *utf8, size_t n) {
+  ustr u;
+  memset(&u, 0, sizeof u);
+  us_from_utf8(&u, utf8, n);
+  script_counts sc;
+  count_scripts(u.c, u.n, &sc);
+  us_free(&u);
+  int s = dominant_script(&sc);
+  return s < 0 ? "unknown" : kScriptNames[s];
+}
+
 void lang_detection_free(lang_detection *d) {
   free(d->mixed_segment);
   d->mixed_segment = NULL;

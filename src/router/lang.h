@@ -35,6 +35,9 @@ void lang_analyse(const json_value *state, lang_detection *out);
 /* Analyse one string of UTF-8 text (a state that is a plain str). */
 void lang_analyse_text(const char *utf8, size_t n, lang_detection *out);
 void lang_detection_free(lang_detection *d);
+/* detect_script(text): the dominant script of all of the text's letters (not only the 4,000
+ * code points analyse reads), "unknown" without letters; a static string. */
+const char *lang_detect_script(const char *utf8, size_t n);
 
 /* Why the detection came out as it did (Laya's analyse(explain=True) "diagnostic"): the stage
  * (whole_state, segment, value), its reason, and for a segment or value the leaf index, the

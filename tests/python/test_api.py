@@ -14,6 +14,7 @@
    loaded / unload), hooks refused with NotImplementedError, a closed Agent raises.
 """
 import dataclasses
+import functools
 import json
 import os
 import sys
@@ -44,38 +45,50 @@ def replay(fixtures):
             if ck not in agents:
                 agents[ck] = laya_c.Agent(os.path.join(fixtures, "ckpt", ck), device="cpu", quiet=True)
             a = agents[ck]
-            req = dict(row["request"])
-            try:
-                if row["call"] == "decide":
-                    got = a.decide(req.pop("state"), **req) if "state" in req else a.decide(**req)
-                elif row["call"] == "decide_batch":
-                    got = a.decide_batch(req.pop("states"), **req)
+            # decide rows twice: Agent.decide and the module-level laya_c.decide(runner, ...)
+            for module in ((False, True) if row["call"] != "predict_long" else (False,)):
+                req = dict(row["request"])
+                try:
+                    if row["call"] == "decide":
+                        fn = functools.partial(laya_c.decide, a) if module else a.decide
+                        got = fn(req.pop("state"), **req) if "state" in req else fn(**req)
+                    elif row["call"] == "decide_batch":
+                        fn = functools.partial(laya_c.decide_batch, a) if module else a.decide_batch
+                        got = fn(req.pop("states"), **req)
+                    else:
+                        got = a.predict_long(**req)
+                    err = None
+                except Exception as e:  # noqa: BLE001
+                    got, err = None, e
+                key = "%s%s %s" % ("laya_c." if module else "", row["call"], "error" if "error" in row else "result")
+                n_ok, n_all = counts.get(key, (0, 0))
+                if "error" in row:
+                    w = row["error"]
+                    ok = err is not None and type(err).__name__ == w["kind"] and str(err) == w["message"]
+                    if not ok:
+                        print("FAIL %s #%d: want %s: %s, got %r" % (fname, i, w["kind"], w["message"],
+                                                                 err if err is not None else got))
+                elif err is not None:
+                    ok = False
+                    print("FAIL %s #%d: raised %s: %s" % (fname, i, type(err).__name__, err))
                 else:
-                    got = a.predict_long(**req)
-                err = None
-            except Exception as e:  # noqa: BLE001
-                got, err = None, e
-            key = "%s %s" % (row["call"], "error" if "error" in row else "result")
-            n_ok, n_all = counts.get(key, (0, 0))
-            if "error" in row:
-                w = row["error"]
-                ok = err is not None and type(err).__name__ == w["kind"] and str(err) == w["message"]
-                if not ok:
-                    print("FAIL %s #%d: want %s: %s, got %r" % (fname, i, w["kind"], w["message"],
-                                                             err if err is not None else got))
-            elif err is not None:
-                ok = False
-                print("FAIL %s #%d: raised %s: %s" % (fname, i, type(err).__name__, err))
-            else:
-                if isinstance(got, laya_c.DecisionResult):
-                    got = dataclasses.asdict(got)
-                diffs, _ = compare(got, row["result"])
-                ok = not diffs
-                if diffs:
-                    print("FAIL %s #%d:\n    %s" % (fname, i, "\n    ".join(diffs[:5])))
-            counts[key] = (n_ok + ok, n_all + 1)
+                    if isinstance(got, laya_c.DecisionResult):
+                        got = dataclasses.asdict(got)
+                    diffs, _ = compare(got, row["result"])
+                    ok = not diffs
+                    if diffs:
+                        print("FAIL %s #%d:\n    %s" % (fname, i, "\n    ".join(diffs[:5])))
+                counts[key] = (n_ok + ok, n_all + 1)
     for key, (n_ok, n_all) in sorted(counts.items()):
         check(n_ok == n_all, "Laya's recorded %s: %d/%d" % (key, n_ok, n_all))
+    check(any(k.startswith("laya_c.decide ") for k in counts), "the module-level laya_c.decide was replayed")
+    for fn in (laya_c.decide, laya_c.decide_batch):
+        try:
+            fn(object(), "I was charged twice", questions={"u": {"type": "noul", "instructions": "Urgent?"}})
+            check(False, "laya_c.%s refuses a runner that is not a laya_c Agent or Router" % fn.__name__)
+        except TypeError as e:
+            check("laya_c.Agent or laya_c.Router" in str(e),
+                  "laya_c.%s refuses a runner that is not a laya_c Agent or Router: %s" % (fn.__name__, e))
     for a in agents.values():
         a.close()
 
