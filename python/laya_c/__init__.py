@@ -28,6 +28,10 @@ from typing import Any, Dict, List, Optional
 
 from . import _native
 from ._errors import EvalError, LayaError, SchemaError, exception_for
+from .confidence import (GATE_STATES, QTYPE_NAMES, QTYPES, answer_confidence,  # noqa: F401
+                         apply_confidence_gate, check_min_confidence, check_min_confidence_map,
+                         confidence_from_probs, ece_score, flag_low_confidence, jev_confidence,
+                         resolve_min_confidence)
 from .lang import detect_language, detect_script, is_english  # noqa: F401
 from .shortlist import (cached_embed_fn, embed_fn_from_agent, predict_shortlist,  # noqa: E402,F401
                         predict_tournament, shortlist_choice)
@@ -39,7 +43,10 @@ COMPAT_VERSION = _native.LAYA_COMPAT_VERSION  # the Python Laya release whose an
 __all__ = ["Agent", "RLAgent", "load", "Router", "RouteDecision", "DecisionResult", "LayaError",
            "SchemaError", "EvalError", "BUILTIN_MODELS", "clean_email_body", "email_state",
            "shortlist_choice", "predict_shortlist", "predict_tournament", "embed_fn_from_agent",
-           "cached_embed_fn", "detect_language", "detect_script", "is_english", "decide", "decide_batch"]
+           "cached_embed_fn", "detect_language", "detect_script", "is_english", "decide", "decide_batch",
+           "answer_confidence", "confidence_from_probs", "ece_score", "jev_confidence",
+           "check_min_confidence", "check_min_confidence_map", "resolve_min_confidence",
+           "flag_low_confidence", "apply_confidence_gate", "GATE_STATES", "QTYPES", "QTYPE_NAMES"]
 
 # Laya's built-in checkpoint names (laya.router.DEFAULT_MODELS); aliases resolve in the engine.
 BUILTIN_MODELS = ("english", "multilingual", "typed-decisions")

@@ -6,11 +6,12 @@
 #   tests/fixtures/{ckpt,parity}/modernbert-tiny-<variant>/  (encoder variants, make_variants.py)
 #   tests/fixtures/act/values.json  (torch's ACT2FN activations element by element, make_act_values.py)
 #   tests/fixtures/email/cases.jsonl and src/core/email_tables.c  (email cleaning)
+#   tests/fixtures/confidence/cases.jsonl  (the confidence helpers, gen_confidence.py)
 #   tests/fixtures/lang/cases.jsonl  (detect_language / detect_script / is_english, gen_lang.py)
 #   tests/fixtures/shortlist/{<ckpt>/embed.jsonl,<ckpt>/cases.jsonl,<ckpt>/tournament.jsonl,meta.json}
 # Every step is deterministic: on the same versions a re-run leaves `git status` clean.
 #
-# Usage: tools/ref/regen.sh [tokenizers|checkpoints|parity|variants|email|lang|shortlist|all]   (default all)
+# Usage: tools/ref/regen.sh [tokenizers|checkpoints|parity|variants|email|lang|confidence|shortlist|all]   (default all)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
@@ -28,6 +29,7 @@ case "$what" in
   variants|all) "$py" "$here/make_variants.py"
                 "$py" "$here/make_act_values.py" ;;&
   lang|all) "$py" "$here/gen_lang.py" ;;&
+  confidence|all) "$py" "$here/gen_confidence.py" ;;&
   email|all) "$py" "$here/email_tables.py" src/core/email_tables.c
              "$py" "$here/gen_email.py" ;;&
   shortlist|all) "$py" "$here/gen_shortlist.py"
