@@ -245,6 +245,12 @@ int laya_clean_email_text(const char *body, size_t len, long long max_chars, cha
 int laya_detect_language(const char *request_json, char **result_json, laya_error *err);
 int laya_detect_script(const char *utf8, size_t len, const char **script, laya_error *err);
 
+/* The question presets of `laya --preset NAME` (email, guard, moderation, router, triage): Laya's
+ * question ids, types and option labels in laya.c's own wording. Returns the questions as a JSON
+ * object (a static string) and sets *state_key (when not NULL) to the state field they read;
+ * NULL (and *state_key NULL) for a name that is not one. */
+const char *laya_preset(const char *name, const char **state_key);
+
 /* Free a string returned by this library. */
 void laya_free(void *p);
 

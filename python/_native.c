@@ -430,8 +430,18 @@ static PyObject *lang(PyObject *Py_UNUSED(mod), PyObject *args) {
   return op == 0 ? result_str(out) : PyUnicode_FromString(script);
 }
 
+/* preset(name) -> (questions_json, state_key), or None for a name laya.c has no preset for */
+static PyObject *preset(PyObject *Py_UNUSED(mod), PyObject *args) {
+  const char *name;
+  if (!PyArg_ParseTuple(args, "s", &name)) return NULL;
+  const char *key = NULL, *q = laya_preset(name, &key);
+  if (!q) Py_RETURN_NONE;
+  return Py_BuildValue("(ss)", q, key);
+}
+
 static PyMethodDef module_methods[] = {
     {"email", email, METH_VARARGS, "email(op, request_json) -> result_json; op: 0 clean_email_body, 1 email_state"},
+    {"preset", preset, METH_VARARGS, "preset(name) -> (questions_json, state_key) or None"},
     {"lang", lang, METH_VARARGS, "lang(op, arg): op 0 detect_language(request_json) -> result_json, 1 detect_script(text)"},
     {"open_model", open_model, METH_VARARGS,
      "open_model(path, device, precision, threads, sha256_json, lang_temperatures_json, calibration_path, "

@@ -33,6 +33,8 @@ from .confidence import (GATE_STATES, QTYPE_NAMES, QTYPES, answer_confidence,  #
                          confidence_from_probs, ece_score, flag_low_confidence, jev_confidence,
                          resolve_min_confidence)
 from .lang import detect_language, detect_script, is_english  # noqa: F401
+from .presets import (email_questions, guard_questions, moderation_questions,  # noqa: F401
+                      router_questions, triage_questions)
 from .shortlist import (cached_embed_fn, embed_fn_from_agent, predict_shortlist,  # noqa: E402,F401
                         predict_tournament, shortlist_choice)
 
@@ -46,7 +48,9 @@ __all__ = ["Agent", "RLAgent", "load", "Router", "RouteDecision", "DecisionResul
            "cached_embed_fn", "detect_language", "detect_script", "is_english", "decide", "decide_batch",
            "answer_confidence", "confidence_from_probs", "ece_score", "jev_confidence",
            "check_min_confidence", "check_min_confidence_map", "resolve_min_confidence",
-           "flag_low_confidence", "apply_confidence_gate", "GATE_STATES", "QTYPES", "QTYPE_NAMES"]
+           "flag_low_confidence", "apply_confidence_gate", "GATE_STATES", "QTYPES", "QTYPE_NAMES",
+           "triage_questions", "email_questions", "guard_questions", "moderation_questions",
+           "router_questions"]
 
 # Laya's built-in checkpoint names (laya.router.DEFAULT_MODELS); aliases resolve in the engine.
 BUILTIN_MODELS = ("english", "multilingual", "typed-decisions")

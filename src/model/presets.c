@@ -9,6 +9,8 @@
 
 #include <string.h>
 
+#include "laya.h"
+
 static const char kTriage[] =
     "{\"intent\": {\"type\": \"choice\", \"instructions\": \"What is the customer asking for in "
     "`message`?\", \"criteria\": {"
@@ -60,8 +62,8 @@ static const char kGuard[] =
     "inappropriate\", \"serious: unsafe guidance or abuse\", \"severe: dangerous or against the "
     "law\"]}, "
     "\"topic\": {\"type\": \"choice\", \"instructions\": \"What subject is `prompt` about?\", "
-    "\"criteria\": [\"product_support\", \"coding\", \"general_knowledge\", \"personal_advice\", "
-    "\"security_testing\", \"other\"]}}";
+    "\"criteria\": {\"product_support\": null, \"coding\": null, \"general_knowledge\": null, "
+    "\"personal_advice\": null, \"security_testing\": null, \"other\": null}}}";
 
 static const char kModeration[] =
     "{\"toxic\": {\"type\": \"noul\", \"instructions\": \"Is `post` hostile or insulting enough "
@@ -107,4 +109,10 @@ const question_preset *question_preset_find(const char *name) {
 
 const question_preset *question_preset_at(int i) {
   return i >= 0 && i < (int)(sizeof kPresets / sizeof kPresets[0]) ? &kPresets[i] : NULL;
+}
+
+const char *laya_preset(const char *name, const char **state_key) {
+  const question_preset *p = name ? question_preset_find(name) : NULL;
+  if (state_key) *state_key = p ? p->state_key : NULL;
+  return p ? p->questions : NULL;
 }
