@@ -41,6 +41,10 @@ static void us_push(ustr *s, uint32_t cp) {
   s->c[s->n++] = cp;
 }
 
+/* The code points of s from i on: NULL + 0 is undefined in C, and an empty string may hold no
+ * storage (c NULL, n 0), so that case stays NULL for a callee that reads none of it. */
+static const uint32_t *us_at(const ustr *s, size_t i) { return s->c ? s->c + i : NULL; }
+
 static void us_append(ustr *s, const uint32_t *c, size_t n) {
   for (size_t i = 0; i < n; i++) us_push(s, c[i]);
 }
@@ -892,7 +896,7 @@ static int non_english_segment(const leaves *l, char **segment, size_t *leaf_ind
       size_t len = e - s;
       if (len > 4000 - seen) len = 4000 - seen;
       seen += len;
-      int lang = named_prose_language(leaf->c + s, len);
+      int lang = named_prose_language(us_at(leaf, s), len);
       if (lang >= 0) {
         size_t a = s, b = s + len;
         while (a < b && is_space(leaf->c[a])) a++;
@@ -924,7 +928,7 @@ static bool leaf_non_english(const ustr *leaf, lang_detection *best, size_t *bes
     size_t e = s;
     while (e < leaf->n && leaf->c[e] != '\n') e++;
     size_t len = e - s;
-    const uint32_t *line = leaf->c + s;
+    const uint32_t *line = us_at(leaf, s);
     if (len >= 7) {
       size_t sl = len > 4000 ? 4000 : len;
       if (!blank(line, sl) && !code_line(line, sl)) {
