@@ -14,12 +14,13 @@ engine runs, and one Agent (or Router) may be shared by any number of threads.
 
 What laya.c does not run: hooks (hooks=, on_predict_start=, on_predict_end= raise
 NotImplementedError when given), torch-only options (fast=, compile=, backend=, compile_* are
-accepted and ignored: laya.c has its own kernels), and fitting calibration in-process
-(fit_temperatures; use `laya calibrate`). See python/README.md.
+accepted and ignored: laya.c has its own kernels), and the binning / abstention-threshold fitters
+(fit_binning_map, fit_abstention_thresholds). See python/README.md.
 """
 import json as _json
 import os as _os
 import re as _re
+import tempfile as _tempfile
 import threading as _threading
 import warnings as _warnings
 from dataclasses import dataclass as _dataclass
@@ -28,6 +29,7 @@ from typing import Any, Dict, List, Optional
 
 from . import _native
 from ._errors import EvalError, LayaError, SchemaError, exception_for
+from .calibrate import fit_one_temperature, fit_temperature_map, fit_temperatures  # noqa: F401
 from .confidence import (GATE_STATES, QTYPE_NAMES, QTYPES, answer_confidence,  # noqa: F401
                          apply_confidence_gate, check_min_confidence, check_min_confidence_map,
                          confidence_from_probs, ece_score, flag_low_confidence, jev_confidence,
@@ -50,7 +52,7 @@ __all__ = ["Agent", "RLAgent", "load", "Router", "RouteDecision", "DecisionResul
            "check_min_confidence", "check_min_confidence_map", "resolve_min_confidence",
            "flag_low_confidence", "apply_confidence_gate", "GATE_STATES", "QTYPES", "QTYPE_NAMES",
            "triage_questions", "email_questions", "guard_questions", "moderation_questions",
-           "router_questions"]
+           "router_questions", "fit_one_temperature", "fit_temperature_map", "fit_temperatures"]
 
 # Laya's built-in checkpoint names (laya.router.DEFAULT_MODELS); aliases resolve in the engine.
 BUILTIN_MODELS = ("english", "multilingual", "typed-decisions")
@@ -400,13 +402,68 @@ class Agent:
             self.calibration = path
         # the previous model closes when the last call holding it returns (its refcount ends)
 
+    @property
+    def temperature(self) -> List[float]:
+        """The per-type temperatures in use (choice, score, noul), as clamped at load."""
+        return list(self.info.get("temperature") or [1.0, 1.0, 1.0])
+
+    @property
+    def temperature_by_options(self) -> Dict[str, float]:
+        """The per-bucket temperatures in use ("choice:3-5": T, ...)."""
+        return dict(self.info.get("temperature_by_options") or {})
+
     def fit_temperatures(self, records, compute_ece=False, seed=0):
-        raise NotImplementedError("laya_c does not fit temperatures in-process; run "
-                                  "`laya calibrate --model DIR --data labelled.jsonl --out cal.json` "
-                                  "and pass calibration= or call load_calibration()")
+        """Laya's Agent.fit_temperatures: fit_temperature_map(records, compute_ece, seed), and its
+        temperatures installed on this agent (the checkpoint's own files are left as they are)."""
+        result = fit_temperature_map(records, compute_ece=compute_ece, seed=seed)
+        payload = {"temperature": [float(x) for x in result["temperature"]],
+                   "temperature_by_options": {str(k): float(v) for k, v in result["temperature_by_options"].items()}}
+        fd, path = _tempfile.mkstemp(prefix="laya_c-fit-", suffix=".json")
+        try:
+            with _os.fdopen(fd, "w") as f:
+                _json.dump(payload, f)
+            with self._lock:  # a file without "version" is applied without the identity check
+                self._h = self._open_handle(path)
+        finally:
+            _os.unlink(path)
+        return result
+
+    def _config_identity(self):
+        """rl_agent_config.json without the temperatures (what save_calibration records), or None
+        for a checkpoint that is not a directory with one."""
+        try:
+            with open(_os.path.join(_os.path.expanduser(self._path), "rl_agent_config.json")) as f:
+                cfg = _json.load(f)
+        except (OSError, ValueError):
+            return None
+        return {str(k): v for k, v in cfg.items() if k not in ("temperature", "temperature_by_options")}
 
     def save_calibration(self, path: str) -> None:
-        raise NotImplementedError("laya_c does not write calibration files; `laya calibrate --out` does")
+        """Laya's save_calibration: the temperatures in use and the checkpoint they were fitted
+        for, written atomically (a temporary file beside path, then renamed; path's mode kept)."""
+        payload = {"version": 2, "temperature": self.temperature,
+                   "temperature_by_options": self.temperature_by_options,
+                   "model_id_or_path": self.model_id_or_path, "subfolder": self.subfolder,
+                   "config": self._config_identity()}
+        dest = _os.path.realpath(path)
+        fd, tmp = _tempfile.mkstemp(dir=_os.path.dirname(dest), prefix=".calibration.", suffix=".tmp")
+        try:
+            with _os.fdopen(fd, "w") as f:
+                _json.dump(payload, f, indent=2)
+                f.write("\n")
+                f.flush()
+                _os.fsync(f.fileno())
+            try:
+                _os.chmod(tmp, _os.stat(dest).st_mode & 0o777)
+            except FileNotFoundError:
+                pass
+            _os.replace(tmp, dest)
+        except BaseException:
+            try:
+                _os.unlink(tmp)
+            except OSError:
+                pass
+            raise
 
 
 RLAgent = Agent

@@ -8,6 +8,7 @@
 #   tests/fixtures/email/cases.jsonl and src/core/email_tables.c  (email cleaning)
 #   tests/fixtures/confidence/cases.jsonl  (the confidence helpers, gen_confidence.py)
 #   tests/fixtures/surfaces/presets_api.jsonl  (the preset builders' shape, gen_presets_api.py)
+#   tests/fixtures/calibrate/cases.json  (temperature fitting, gen_calibrate.py)
 #   tests/fixtures/lang/cases.jsonl  (detect_language / detect_script / is_english, gen_lang.py)
 #   tests/fixtures/shortlist/{<ckpt>/embed.jsonl,<ckpt>/cases.jsonl,<ckpt>/tournament.jsonl,meta.json}
 # Every step is deterministic: on the same versions a re-run leaves `git status` clean.
@@ -31,7 +32,8 @@ case "$what" in
                 "$py" "$here/make_act_values.py" ;;&
   lang|all) "$py" "$here/gen_lang.py" ;;&
   confidence|all) "$py" "$here/gen_confidence.py"
-                  "$py" "$here/gen_presets_api.py" ;;&
+                  "$py" "$here/gen_presets_api.py"
+                  "$py" "$here/gen_calibrate.py" ;;&
   email|all) "$py" "$here/email_tables.py" src/core/email_tables.c
              "$py" "$here/gen_email.py" ;;&
   shortlist|all) "$py" "$here/gen_shortlist.py"
