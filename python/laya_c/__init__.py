@@ -14,8 +14,7 @@ engine runs, and one Agent (or Router) may be shared by any number of threads.
 
 What laya.c does not run: hooks (hooks=, on_predict_start=, on_predict_end= raise
 NotImplementedError when given), torch-only options (fast=, compile=, backend=, compile_* are
-accepted and ignored: laya.c has its own kernels), and the binning / abstention-threshold fitters
-(fit_binning_map, fit_abstention_thresholds). See python/README.md.
+accepted and ignored: laya.c has its own kernels). See python/README.md.
 """
 import json as _json
 import os as _os
@@ -29,7 +28,8 @@ from typing import Any, Dict, List, Optional
 
 from . import _native
 from ._errors import EvalError, LayaError, SchemaError, exception_for
-from .calibrate import fit_one_temperature, fit_temperature_map, fit_temperatures  # noqa: F401
+from .calibrate import (apply_binning_map, fit_abstention_thresholds, fit_binning_map,  # noqa: F401
+                        fit_one_temperature, fit_temperature_map, fit_temperatures)
 from .confidence import (GATE_STATES, QTYPE_NAMES, QTYPES, answer_confidence,  # noqa: F401
                          apply_confidence_gate, check_min_confidence, check_min_confidence_map,
                          confidence_from_probs, ece_score, flag_low_confidence, jev_confidence,
@@ -52,7 +52,8 @@ __all__ = ["Agent", "RLAgent", "load", "Router", "RouteDecision", "DecisionResul
            "check_min_confidence", "check_min_confidence_map", "resolve_min_confidence",
            "flag_low_confidence", "apply_confidence_gate", "GATE_STATES", "QTYPES", "QTYPE_NAMES",
            "triage_questions", "email_questions", "guard_questions", "moderation_questions",
-           "router_questions", "fit_one_temperature", "fit_temperature_map", "fit_temperatures"]
+           "router_questions", "fit_one_temperature", "fit_temperature_map", "fit_temperatures",
+           "fit_binning_map", "apply_binning_map", "fit_abstention_thresholds"]
 
 # Laya's built-in checkpoint names (laya.router.DEFAULT_MODELS); aliases resolve in the engine.
 BUILTIN_MODELS = ("english", "multilingual", "typed-decisions")
@@ -163,6 +164,18 @@ def _decide_request(state_key, state, schema, questions, return_details, min_con
 
 # ---- Hugging Face cache (for a Hub checkpoint in a subfolder of its repo) ----
 
+def _file_binning_map(path):
+    """The binning map a calibration file installs (None without one), as Laya keeps it."""
+    if not path:
+        return None
+    try:
+        with open(path) as f:
+            payload = _json.load(f)
+    except (OSError, ValueError):
+        return None  # the engine read it already; what it refused it reported
+    return payload.get("binning_map") if isinstance(payload, dict) else None
+
+
 def _hf_cache_dir():
     if _os.environ.get("HF_HUB_CACHE"):
         return _os.environ["HF_HUB_CACHE"]
@@ -231,6 +244,7 @@ class Agent:
         self._lock = _threading.Lock()
         self._h = self._open_handle(calibration)
         self.calibration = calibration
+        self.binning_map = _file_binning_map(calibration)
 
     # -- loading --
 
@@ -400,6 +414,7 @@ class Agent:
         with self._lock:
             self._h = self._open_handle(path)
             self.calibration = path
+            self.binning_map = _file_binning_map(path)
         # the previous model closes when the last call holding it returns (its refcount ends)
 
     @property
@@ -412,21 +427,37 @@ class Agent:
         """The per-bucket temperatures in use ("choice:3-5": T, ...)."""
         return dict(self.info.get("temperature_by_options") or {})
 
-    def fit_temperatures(self, records, compute_ece=False, seed=0):
-        """Laya's Agent.fit_temperatures: fit_temperature_map(records, compute_ece, seed), and its
-        temperatures installed on this agent (the checkpoint's own files are left as they are)."""
-        result = fit_temperature_map(records, compute_ece=compute_ece, seed=seed)
-        payload = {"temperature": [float(x) for x in result["temperature"]],
-                   "temperature_by_options": {str(k): float(v) for k, v in result["temperature_by_options"].items()}}
+    def _install(self, temperature, temperature_by_options, binning_map):
+        """Reopen on these temperatures (and binning map): a calibration file without "version",
+        which is applied without the identity check, then removed."""
+        payload = {"temperature": [float(x) for x in temperature],
+                   "temperature_by_options": {str(k): float(v) for k, v in temperature_by_options.items()}}
+        if binning_map is not None:
+            payload["binning_map"] = binning_map
         fd, path = _tempfile.mkstemp(prefix="laya_c-fit-", suffix=".json")
         try:
             with _os.fdopen(fd, "w") as f:
                 _json.dump(payload, f)
-            with self._lock:  # a file without "version" is applied without the identity check
+            with self._lock:
                 self._h = self._open_handle(path)
+                self.binning_map = binning_map
         finally:
             _os.unlink(path)
+
+    def fit_temperatures(self, records, compute_ece=False, seed=0):
+        """Laya's Agent.fit_temperatures: fit_temperature_map(records, compute_ece, seed), and its
+        temperatures installed on this agent (its binning map, if any, kept; the checkpoint's own
+        files are left as they are)."""
+        result = fit_temperature_map(records, compute_ece=compute_ece, seed=seed)
+        self._install(result["temperature"], result["temperature_by_options"], self.binning_map)
         return result
+
+    def fit_binning(self, records, min_bucket_n=200):
+        """Laya's Agent.fit_binning: a histogram-binning map on top of this agent's temperatures
+        (fit_binning_map), installed on it and written by save_calibration."""
+        m = fit_binning_map(records, self.temperature, self.temperature_by_options, min_bucket_n=min_bucket_n)
+        self._install(self.temperature, self.temperature_by_options, m)
+        return m
 
     def _config_identity(self):
         """rl_agent_config.json without the temperatures (what save_calibration records), or None
@@ -445,6 +476,8 @@ class Agent:
                    "temperature_by_options": self.temperature_by_options,
                    "model_id_or_path": self.model_id_or_path, "subfolder": self.subfolder,
                    "config": self._config_identity()}
+        if self.binning_map is not None:
+            payload["binning_map"] = self.binning_map
         dest = _os.path.realpath(path)
         fd, tmp = _tempfile.mkstemp(dir=_os.path.dirname(dest), prefix=".calibration.", suffix=".tmp")
         try:

@@ -240,3 +240,88 @@ def fit_temperature_map(records, compute_ece=False, seed=0):
 
 
 fit_temperatures = fit_temperature_map
+
+
+# ---- on top of the temperatures: histogram binning and abstention thresholds ----
+
+MIN_BINNING_BUCKET_N = 200  # records a bucket needs for a binning map (a count per bin, no fit)
+MIN_ABSTAIN_BUCKET_N = 100  # records a bucket needs for an abstention threshold (one order statistic)
+
+
+def _count(name, value):
+    if isinstance(value, bool) or not isinstance(value, Integral) or value < 1:
+        raise ValueError("%s must be a positive integer, got %r" % (name, value))
+    return int(value)
+
+
+def _calibrated(np, recs, temperature, temperature_by_options):
+    """per record: (bucket, max of the calibrated softmax, whether its argmax is the target's)"""
+    for qt, z, t, k in recs:
+        key = temp_bucket(qt, k)
+        p = _softmax(np, z[:k], temperature_by_options.get(key, temperature[qt]))
+        yield key, float(p.max()), int(int(p.argmax()) == int(np.argmax(t[:k])))
+
+
+def apply_binning_map(confidence, bucket, binning_map):
+    """One answer_confidence through its bucket's bins (unchanged for a bucket the map lacks)."""
+    entry = binning_map.get(bucket)
+    if not entry:
+        return float(confidence)
+    bins = int(entry["bins"])
+    return float(entry["values"][min(bins - 1, max(0, int(float(confidence) * bins)))])
+
+
+def fit_binning_map(records, temperature, temperature_by_options, *, bins=15, min_bucket_n=MIN_BINNING_BUCKET_N):
+    """Laya's fit_binning_map: per bucket with min_bucket_n records, `bins` equal-width bins of the
+    calibrated confidence, each mapped to its records' accuracy (an empty bin to its centre):
+    {bucket: {"bins": N, "values": [...]}}."""
+    np = _np()
+    bins = _count("bins", bins)
+    min_bucket_n = _count("min_bucket_n", min_bucket_n)
+    by_bucket = {}
+    for key, conf, ok in _calibrated(np, _records(np, records), temperature, temperature_by_options):
+        by_bucket.setdefault(key, []).append((conf, ok))
+    out = {}
+    for key, pairs in by_bucket.items():
+        if len(pairs) < min_bucket_n:
+            continue
+        conf = np.asarray([c for c, _ in pairs], dtype=float)
+        hit = np.asarray([o for _, o in pairs], dtype=float)
+        which = np.clip((conf * bins).astype(int), 0, bins - 1)
+        out[key] = {"bins": bins, "values": [float(hit[which == b].mean()) if (which == b).any() else (b + 0.5) / bins
+                                              for b in range(bins)]}
+    return out
+
+
+def _threshold_for(pairs, target_error, conservative):
+    """The lowest confidence level whose accepted set (confidence >= it) keeps the error rate (with
+    one pseudo-error when conservative) within target_error; 1.0 when none does."""
+    pairs = sorted(pairs, key=lambda p: p[0], reverse=True)
+    best, accepted, errors, i = None, 0, 0, 0
+    for level in sorted({c for c, _ in pairs}, reverse=True):
+        while i < len(pairs) and pairs[i][0] >= level:  # a level accepts all of its ties at once
+            accepted += 1
+            errors += 0 if pairs[i][1] else 1
+            i += 1
+        rate = (errors + 1.0) / (accepted + 1.0) if conservative else errors / accepted
+        if accepted and rate <= target_error:
+            best = level
+    return 1.0 if best is None else float(min(1.0, max(0.0, best)))
+
+
+def fit_abstention_thresholds(records, temperature, temperature_by_options, *, binning_map=None, target_error=0.10,
+                              min_bucket_n=MIN_ABSTAIN_BUCKET_N, conservative=True):
+    """Laya's fit_abstention_thresholds: per bucket with min_bucket_n records, the min_confidence
+    cut (on the calibrated, binned when binning_map is given, 4-decimal confidence the gate
+    compares) that keeps the accepted answers' error within target_error."""
+    np = _np()
+    if isinstance(target_error, bool) or not 0.0 <= target_error <= 1.0:
+        raise ValueError("target_error must be in [0.0, 1.0], got %r" % (target_error,))
+    min_bucket_n = _count("min_bucket_n", min_bucket_n)
+    by_bucket = {}
+    for key, conf, ok in _calibrated(np, _records(np, records), temperature, temperature_by_options):
+        if binning_map:
+            conf = apply_binning_map(conf, key, binning_map)
+        by_bucket.setdefault(key, []).append((round(conf, 4), ok))
+    return {key: _threshold_for(pairs, target_error, conservative)
+            for key, pairs in by_bucket.items() if len(pairs) >= min_bucket_n}

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""laya_c.fit_temperature_map / fit_temperatures / fit_one_temperature against the real laya
-0.4.15 (tests/fixtures/calibrate/cases.json, tools/ref/gen_calibrate.py), and Agent.fit_temperatures
-/ save_calibration / load_calibration round trips.
+"""laya_c.fit_temperature_map / fit_temperatures / fit_one_temperature, fit_binning_map /
+apply_binning_map and fit_abstention_thresholds against the real laya 0.4.15
+(tests/fixtures/calibrate/cases.json, tools/ref/gen_calibrate.py), and Agent.fit_temperatures /
+fit_binning / save_calibration / load_calibration round trips.
 
 Laya minimises with torch's LBFGS in float32, laya_c the same objective directly in float64, so a
 fitted temperature (and each unclamped optimum the clamp report carries) must be within TEMP_RTOL of
@@ -101,8 +102,8 @@ def replay(fx):
             name, qt, width = c["pairs"]
             args = [[(r[1], r[2]) for r in data[name] if r[0] == qt and len(r[1]) == width]]
             sets = {"all": args[0]}
-        else:
-            args = c["args"]
+        else:  # {"$dataset": name} stands for that dataset
+            args = [data[x["$dataset"]] if isinstance(x, dict) and "$dataset" in x else x for x in c["args"]]
         try:
             got, err = getattr(laya_c, c["fn"])(*args, **c["kwargs"]), None
         except Exception as e:  # noqa: BLE001 - compared with what Laya raised
@@ -110,7 +111,11 @@ def replay(fx):
         if "error" in c:
             ok = err is not None and type(err).__name__ == c["error"]["kind"] and str(err) == c["error"]["message"]
         else:
-            ok = err is None and close(got, c["result"], (), sets)
+            exact = c["fn"] not in ("fit_temperature_map", "fit_temperatures", "fit_one_temperature")
+            # the binning maps and thresholds are counts and 4-decimal cuts on the same float64
+            # softmax of the same temperatures: exact
+            ok = err is None and (got == c["result"] and json.dumps(got) == json.dumps(c["result"]) if exact
+                                  else close(got, c["result"], (), sets))
         if not ok:
             bad += 1
             print("FAIL #%d %s %s %s:\n  got  %r\n  want %r" % (i, c["fn"], c.get("dataset", ""), c["kwargs"],
@@ -137,11 +142,22 @@ def agent_round_trip(fx, data):
     if after == before:
         bad += 1
         print("FAIL the fitted temperatures did not change the answer")
+    bmap = a.fit_binning(data["a"])
+    if not bmap or a.binning_map != bmap or a.temperature != fit["temperature"]:
+        bad += 1
+        print("FAIL fit_binning did not install its map on the fitted temperatures")
+    binned = a.predict(state, qs)["answers"]["t"]
+    # the 3-option answer's confidence goes through the choice:3-5 bins: one of the map's values
+    if round(binned["answer_confidence"], 4) not in [round(v, 4) for v in bmap["choice:3-5"]["values"]]:
+        bad += 1
+        print("FAIL the binned answer_confidence %r is none of the bucket's values" % binned["answer_confidence"])
+    after = binned["probabilities"]
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "cal.json")
         a.save_calibration(path)
         saved = json.load(open(path))
-        want_keys = ["version", "temperature", "temperature_by_options", "model_id_or_path", "subfolder", "config"]
+        want_keys = ["version", "temperature", "temperature_by_options", "model_id_or_path", "subfolder", "config",
+                     "binning_map"]
         if list(saved) != want_keys or saved["version"] != 2 or saved["temperature"] != fit["temperature"] \
                 or saved["model_id_or_path"] != ck or "temperature" in (saved["config"] or {}):
             bad += 1
@@ -150,7 +166,7 @@ def agent_round_trip(fx, data):
             warnings.simplefilter("always")
             b = laya_c.Agent(ck, device="cpu", calibration=path)
             again = b.predict(state, qs)["answers"]["t"]["probabilities"]
-        if again != after or any("fitted for" in str(x.message) for x in w):
+        if again != after or b.binning_map != bmap or any("fitted for" in str(x.message) for x in w):
             bad += 1
             print("FAIL the saved calibration answers %r (want %r), warnings %r" % (again, after, [str(x.message) for x in w]))
         c = laya_c.Agent(ck, device="cpu", quiet=True)
@@ -158,7 +174,7 @@ def agent_round_trip(fx, data):
         if c.predict(state, qs)["answers"]["t"]["probabilities"] != after:
             bad += 1
             print("FAIL load_calibration of the saved file answers differently")
-    print("agent: fit_temperatures, save_calibration, calibration= and load_calibration: %d failures" % bad)
+    print("agent: fit_temperatures, fit_binning, save_calibration, calibration= and load_calibration: %d failures" % bad)
     return bad
 
 

@@ -2,8 +2,8 @@
 """tests/fixtures/calibrate/cases.json: the real laya 0.4.15's temperature fitting
 (laya.fit_temperature_map / fit_one_temperature) on generated records, errors included.
 
-{"datasets": {name: [[qtype, logits, target(, k)], ...]}, "cases": [{"fn", "dataset" | "args",
-"kwargs", "result" | "error"}]}. The datasets sample one-hot targets from softmax(z / T_true) with
+{"datasets": {name: [[qtype, logits, target(, k)], ...]}, "cases": [{"fn", "dataset" | "pairs" |
+"args" (a dataset among them as {"$dataset": name}), "kwargs", "result" | "error"}]}. The datasets sample one-hot targets from softmax(z / T_true) with
 a known T_true per bucket (some beyond [0.5, 5], so the clamp and its report are exercised), with
 buckets above and below the 2,000-record floor. Deterministic (numpy RandomState(11)).
 """
@@ -63,7 +63,12 @@ def main():
     def rec(fn, dataset=None, args=None, pairs=None, **kwargs):
         """pairs: (dataset, qtype, width), the (logits, target) pairs of those records, kept by
         reference so the file holds each record once"""
-        call = [datasets[dataset]] if dataset else [pairs_of(*pairs)] if pairs else list(args)
+        if dataset:
+            call = [datasets[dataset]]
+        elif pairs:
+            call = [pairs_of(*pairs)]
+        else:  # a dataset among the arguments is kept as {"$dataset": name}
+            call = [datasets[x["$dataset"]] if isinstance(x, dict) and "$dataset" in x else x for x in args]
         case = {"fn": fn, "kwargs": kwargs}
         case.update({"dataset": dataset} if dataset else {"pairs": list(pairs)} if pairs else {"args": args})
         try:
@@ -101,6 +106,28 @@ def main():
         rec("fit_one_temperature", args=[pairs[:20]], min_n=min_n)
     for p in ([(1.0, 2.0, 3.0)], [5], [([1.0, 2.0], [1.0])]):
         rec("fit_one_temperature", args=[p], min_n=1)
+    # on top of fitted temperatures (Laya's own fit of "a"): binning maps and abstention thresholds
+    fit = laya.fit_temperature_map(a)
+    temps = [fit["temperature"], fit["temperature_by_options"]]
+    for kw in ({}, {"bins": 7}, {"bins": 1}, {"min_bucket_n": 3000}, {"min_bucket_n": 30, "bins": 20}):
+        rec("fit_binning_map", args=[{"$dataset": "a"}] + temps, **kw)
+    bmap = laya.fit_binning_map(a, *temps)
+    rec("fit_binning_map", args=[{"$dataset": "c"}, [1.3, 0.9, 2.0], {}], min_bucket_n=10)
+    for kw in ({}, {"target_error": 0.3}, {"target_error": 0.0}, {"target_error": 1.0}, {"conservative": False},
+               {"min_bucket_n": 1000}, {"binning_map": bmap}, {"binning_map": bmap, "target_error": 0.05},
+               {"min_bucket_n": 20, "target_error": 0.2}):
+        rec("fit_abstention_thresholds", args=[{"$dataset": "a"}] + temps, **kw)
+    rec("fit_abstention_thresholds", args=[{"$dataset": "b"}, [0.5, 1.0, 5.0], {}], target_error=0.25, min_bucket_n=5)
+    for kw in ({"bins": 0}, {"bins": True}, {"bins": 2.0}, {"min_bucket_n": 0}):
+        rec("fit_binning_map", args=[{"$dataset": "small"}] + temps, **kw)
+    for kw in ({"target_error": -0.1}, {"target_error": 1.5}, {"target_error": True}, {"min_bucket_n": -1},
+               {"min_bucket_n": 1.5}):
+        rec("fit_abstention_thresholds", args=[{"$dataset": "small"}] + temps, **kw)
+    for conf in (0.0, 0.05, 0.5, 0.6666, 0.99, 1.0, 1.2, -0.3):
+        for key in ("choice:3-5", "noul:2", "score:11+"):
+            rec("apply_binning_map", args=[conf, key, bmap])
+    rec("apply_binning_map", args=[0.5, "choice:3-5", {"choice:3-5": {"bins": 4, "values": [0.1, 0.2, 0.3, 0.4]}}])
+    rec("apply_binning_map", args=[0.5, "choice:3-5", {"choice:3-5": {}}])
     path = os.path.join(REPO, "tests/fixtures/calibrate/cases.json")
     with open(path, "w") as f:
         json.dump({"datasets": datasets, "cases": cases}, f, separators=(",", ":"))
