@@ -8,6 +8,7 @@ relative: Laya sums with numpy, we in Python), the same exception classes and me
   test_confidence.py FIXTURES
 """
 import copy
+import importlib
 import json
 import math
 import os
@@ -55,6 +56,18 @@ def main():
         by_fn[c["fn"]] = (n_ok + ok, n + 1)
     for name, (n_ok, n) in sorted(by_fn.items()):
         print("%-24s %d/%d as Laya's" % (name, n_ok, n))
+    # Laya's import paths for the same names (laya.common, laya.confidence, laya.calibrate)
+    mod_of = importlib.import_module
+    for mod, names in ((mod_of("laya_c.common"), ("answer_confidence", "confidence_from_probs", "ece_score", "QTYPES",
+                                        "QTYPE_NAMES", "clamp_temperature", "temp_bucket", "TEMP_MIN", "TEMP_MAX")),
+                       (mod_of("laya_c.confidence"), ("check_min_confidence", "apply_confidence_gate", "GATE_STATES",
+                                            "jev_confidence", "resolve_min_confidence", "flag_low_confidence")),
+                       (mod_of("laya_c.calibrate"), ("fit_temperature_map", "fit_one_temperature", "fit_binning_map",
+                                           "apply_binning_map", "fit_abstention_thresholds"))):
+        missing = [n for n in names if not hasattr(mod, n)]
+        if missing:
+            bad += 1
+            print("FAIL %s lacks %s" % (mod.__name__, missing))
     # the constants
     want = {"QTYPES": {"choice": 0, "score": 1, "noul": 2}, "QTYPE_NAMES": {0: "choice", 1: "score", 2: "noul"},
             "GATE_STATES": ("passed", "abstained", "unevaluated")}
