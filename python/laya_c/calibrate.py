@@ -15,7 +15,7 @@ exactly (numpy.random.RandomState(seed), stratified by bucket).
 import math
 from numbers import Integral
 
-from .confidence import QTYPE_NAMES, ece_score
+from .confidence import QTYPE_NAMES, bucket_of, ece_score
 
 TEMP_MIN, TEMP_MAX = 0.5, 5.0
 MIN_BUCKET_N = 2000
@@ -45,7 +45,7 @@ def clamp_temperature(t, lo=TEMP_MIN, hi=TEMP_MAX):
 
 
 def temp_bucket(qtype, k):
-    return "%s:%s" % (QTYPE_NAMES[int(qtype)], "2" if k <= 2 else "3-5" if k <= 5 else "6-10" if k <= 10 else "11+")
+    return bucket_of(QTYPE_NAMES[int(qtype)], k)
 
 
 def _vector(np, name, value):

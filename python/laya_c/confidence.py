@@ -146,6 +146,12 @@ def check_min_confidence(v):
     return check_min_confidence_map(v) if isinstance(v, dict) else _threshold(v)
 
 
+def bucket_of(kind, k):
+    """The option-count bucket of a question type name and its option count ("choice:3-5"): the
+    key of temperature_by_options and of a min_confidence map."""
+    return "%s:%s" % (kind, "2" if k <= 2 else "3-5" if k <= 5 else "6-10" if k <= 10 else "11+")
+
+
 def _bucket(answer):
     kind = answer.get("type")
     if kind not in _BUCKET_TYPES:
@@ -157,7 +163,7 @@ def _bucket(answer):
         k = 2
     else:
         return None
-    return "%s:%s" % (kind, "2" if k <= 2 else "3-5" if k <= 5 else "6-10" if k <= 10 else "11+")
+    return bucket_of(kind, k)
 
 
 def resolve_min_confidence(answer, thresholds, default=0.0):

@@ -161,7 +161,7 @@ static int unicode_decimal(uint32_t cp) {
 bool cli_py_int_digits(const char *s, bool *neg, char **digits) {
   size_t n = strlen(s);
   *neg = false;
-  if (cli_utf8_invalid(s, n) >= 0) return false; /* Python's argv holds surrogates there */
+  if (utf8_first_invalid(s, n) >= 0) return false; /* Python's argv holds surrogates there */
   /* as int() reads a str: a non-ASCII space becomes ' ', a decimal digit its ASCII digit, anything
    * else non-ASCII ends the number (refused) */
   char *t = malloc(n + 1);
@@ -212,7 +212,7 @@ bool cli_py_int_digits(const char *s, bool *neg, char **digits) {
 
 bool cli_py_float(const char *s, double *out) {
   size_t n = strlen(s);
-  if (cli_utf8_invalid(s, n) >= 0) return false;
+  if (utf8_first_invalid(s, n) >= 0) return false;
   /* as float() reads a str: a non-ASCII space becomes ' ', a decimal digit its ASCII digit, and
    * anything else non-ASCII is refused; then the ASCII syntax */
   char *t = malloc(n + 1);
@@ -237,16 +237,6 @@ bool cli_py_float(const char *s, double *out) {
   bool ok = py_float_from_str(t, m, out);
   free(t);
   return ok;
-}
-
-long cli_utf8_invalid(const char *s, size_t n) {
-  size_t i = 0;
-  while (i < n) {
-    int k = utf8_seq_len((const unsigned char *)s + i, n - i);
-    if (!k) return (long)i;
-    i += (size_t)k;
-  }
-  return -1;
 }
 
 static int hex4(const char *p, unsigned *out) {

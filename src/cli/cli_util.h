@@ -34,9 +34,6 @@ bool cli_py_int_digits(const char *s, bool *neg, char **digits);
  * (Unicode spaces are spaces, Unicode decimal digits their ASCII digits: "１.５" is 1.5). */
 bool cli_py_float(const char *s, double *out);
 
-/* Offset of the first byte of s[0..n) that is not well-formed UTF-8, or -1 when it all is. */
-long cli_utf8_invalid(const char *s, size_t n);
-
 /* Where Python's read of a file as UTF-8 fails, with its UnicodeDecodeError text: false when the
  * bytes are UTF-8. chunk_size is what one decode call gets: CLI_PY_TEXT_CHUNK for a text file read
  * line by line (TextIOWrapper's 8192-byte chunks through an incremental decoder, which keeps a

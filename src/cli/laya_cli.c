@@ -581,7 +581,7 @@ static int call_end(call_ctx *k, int rc) {
 static int parse_input(const char *text, size_t len, bool request, const char *what, arena *ar, cli_item *it,
                        laya_error *err) {
   memset(it, 0, sizeof *it);
-  long bad = cli_utf8_invalid(text, len);
+  long bad = utf8_first_invalid(text, len);
   if (bad >= 0)
     return laya_err(err, LAYA_ERR_VALUE, "ValueError", "%s is not valid UTF-8: byte 0x%02x at byte offset %ld",
                     what, (unsigned char)text[bad], bad);
@@ -654,7 +654,7 @@ static int run_one(run_ctx *c, const char *text) {
   if (c->a->state_json || c->a->request) {
     if ((rc = single_input(c->a, &k.ar, &it))) return call_end(&k, rc);
   } else {
-    long bad = cli_utf8_invalid(text, strlen(text));
+    long bad = utf8_first_invalid(text, strlen(text));
     if (bad >= 0) {
       laya_err(&k.err, LAYA_ERR_VALUE, "ValueError", "the text is not valid UTF-8: byte 0x%02x at byte offset %ld",
                (unsigned char)text[bad], bad);
@@ -988,7 +988,7 @@ static int run_stream(run_ctx *c, FILE *in) {
     long long line_off = offset;
     offset += got;
     if (len && buf[len - 1] == '\n') len--;
-    long bad = cli_utf8_invalid(buf, len);
+    long bad = utf8_first_invalid(buf, len);
     char **parts = NULL;
     size_t np = 0;
     if (bad >= 0) {

@@ -1011,14 +1011,11 @@ int laya_clean_email_text(const char *body, size_t len, long long max_chars, cha
   if (out_len) *out_len = 0;
   if ((!body && len) || !out)
     return laya_err(err, LAYA_ERR_VALUE, NULL, "laya_clean_email_text: body and out must not be NULL");
-  for (size_t i = 0; i < len;) {
-    int k = utf8_seq_len((const unsigned char *)body + i, len - i);
-    if (!k)
-      return laya_err(err, LAYA_ERR_VALUE, "UnicodeDecodeError",
-                      "laya_clean_email_text: the body is not UTF-8 (invalid byte 0x%02X at byte %zu)",
-                      (unsigned char)body[i], i);
-    i += (size_t)k;
-  }
+  long bad = utf8_first_invalid(body, len);
+  if (bad >= 0)
+    return laya_err(err, LAYA_ERR_VALUE, "UnicodeDecodeError",
+                    "laya_clean_email_text: the body is not UTF-8 (invalid byte 0x%02X at byte %ld)",
+                    (unsigned char)body[bad], bad);
   strbuf sb;
   sb_init(&sb);
   int rc = email_clean(body ? body : "", len, (int64_t)max_chars, &sb, err);

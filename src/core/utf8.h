@@ -38,6 +38,19 @@ static inline size_t utf8_count(const char *s) {
   return k;
 }
 
+static inline int utf8_seq_len(const unsigned char *p, size_t avail);
+
+/* Byte offset of the first byte of s[0..n) that starts no well-formed UTF-8 sequence, or -1 when
+ * all of it is UTF-8. */
+static inline long utf8_first_invalid(const char *s, size_t n) {
+  for (size_t i = 0; i < n;) {
+    int k = utf8_seq_len((const unsigned char *)s + i, n - i);
+    if (!k) return (long)i;
+    i += (size_t)k;
+  }
+  return -1;
+}
+
 /* Length (1..4) of the well-formed UTF-8 sequence at p, given avail bytes from p; 0 when it is
  * not one (stray continuation byte, overlong form, surrogate, past U+10FFFF, cut short). */
 static inline int utf8_seq_len(const unsigned char *p, size_t avail) {

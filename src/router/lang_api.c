@@ -46,14 +46,11 @@ int laya_detect_script(const char *utf8, size_t len, const char **script, laya_e
   if (script) *script = NULL;
   if ((!utf8 && len) || !script)
     return laya_err(err, LAYA_ERR_VALUE, NULL, "laya_detect_script: text and script must not be NULL");
-  for (size_t i = 0; i < len;) {
-    int k = utf8_seq_len((const unsigned char *)utf8 + i, len - i);
-    if (!k)
-      return laya_err(err, LAYA_ERR_VALUE, "UnicodeDecodeError",
-                      "laya_detect_script: the text is not UTF-8 (invalid byte 0x%02X at byte %zu)",
-                      (unsigned char)utf8[i], i);
-    i += (size_t)k;
-  }
+  long bad = utf8_first_invalid(utf8, len);
+  if (bad >= 0)
+    return laya_err(err, LAYA_ERR_VALUE, "UnicodeDecodeError",
+                    "laya_detect_script: the text is not UTF-8 (invalid byte 0x%02X at byte %ld)",
+                    (unsigned char)utf8[bad], bad);
   *script = lang_detect_script(utf8 ? utf8 : "", len);
   return 0;
 }

@@ -33,14 +33,7 @@ static size_t count_cps(const char *s, size_t n) {
   return k;
 }
 
-static int valid_utf8(const char *s, size_t n) {
-  for (size_t i = 0; i < n;) {
-    int k = utf8_seq_len((const unsigned char *)s + i, n - i);
-    if (!k) return 0;
-    i += (size_t)k;
-  }
-  return 1;
-}
+static int valid_utf8(const char *s, size_t n) { return utf8_first_invalid(s, n) < 0; }
 
 static void parses(const char *json, json_type want) {
   arena a;

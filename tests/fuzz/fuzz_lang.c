@@ -38,14 +38,7 @@ static int known_script(const char *s) {
   return 0;
 }
 
-static int valid_utf8(const char *s, size_t n) {
-  for (size_t i = 0; i < n;) {
-    int k = utf8_seq_len((const unsigned char *)s + i, n - i);
-    if (!k) return 0;
-    i += (size_t)k;
-  }
-  return 1;
-}
+static int valid_utf8(const char *s, size_t n) { return utf8_first_invalid(s, n) < 0; }
 
 static int fraction(const json_value *v) {
   return v && (v->type == JSON_FLOAT || v->type == JSON_INT) && v->d >= 0.0 && v->d <= 1.0;

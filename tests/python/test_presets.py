@@ -15,16 +15,8 @@ import sys
 import laya_c
 from laya_c import presets
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-
-def shape(q):
-    out = []
-    for qid, spec in q.items():
-        crit = spec.get("criteria")
-        labels = list(crit) if isinstance(crit, dict) else len(crit) if isinstance(crit, list) else None
-        out.append([qid, spec["type"], labels])
-    return out
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", "ref"))
+from fixture_forms import preset_shape  # noqa: E402  (the fixture's shape, as its generator writes it)
 
 
 def main():
@@ -40,14 +32,14 @@ def main():
         n += 1
         if "preset" in r:
             q = build[r["preset"]]()
-            ok = shape(q) == r["shape"] and presets.state_field(q) == r["state_field"]
+            ok = preset_shape(q) == r["shape"] and presets.state_field(q) == r["state_field"]
             base = r["preset"].split("+")[0]
             laya_q = json.load(open(os.path.join(fx, "surfaces", "laya_presets", base + ".json")))["questions"]
             own = [q[k].get("instructions") for k in q] != [laya_q[k].get("instructions") for k in laya_q]
             if not ok or not own:
                 bad += 1
                 print("FAIL preset %s: shape %s, state_field %r (want %r), own wording %s" % (
-                    r["preset"], shape(q) == r["shape"], presets.state_field(q), r["state_field"], own))
+                    r["preset"], preset_shape(q) == r["shape"], presets.state_field(q), r["state_field"], own))
             if laya_c.triage_questions() is laya_c.triage_questions():
                 bad += 1
                 print("FAIL presets must return a fresh dict per call")

@@ -14,20 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "core/fsutil.h"
 #include "core/json.h"
 #include "core/strbuf.h"
 #include "laya.h"
-
-static int checks, failed;
-#define CHECK(c)                                                           \
-  do {                                                                     \
-    checks++;                                                              \
-    if (!(c)) {                                                            \
-      failed++;                                                            \
-      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #c); \
-    }                                                                      \
-  } while (0)
 
 static void dump(strbuf *sb, const json_value *v) {
   json_dump_opts o = {NULL, NULL, false, -1};
@@ -245,9 +236,9 @@ int main(int argc, char **argv) {
   CHECK(laya_detect_script(NULL, 0, &s, &err) == 0 && s && !strcmp(s, "unknown"));
   CHECK(laya_detect_script(NULL, 3, &s, &err) != 0);
   CHECK(laya_detect_language(NULL, &s == NULL ? NULL : (char **)&s, &err) != 0);
-  printf("lang: %d checks, %d failed\n", checks, failed);
+  printf("lang: %d checks, %d failed\n", check_count, check_failures);
   free(corpus.text), free(corpus.line), free(corpus.len);
   free(cex.text), free(cex.line), free(cex.len);
   free(cases.text), free(cases.line), free(cases.len);
-  return failed != 0;
+  return check_failures != 0;
 }

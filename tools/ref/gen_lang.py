@@ -15,7 +15,6 @@ Two kinds of line:
   with {"$bytes": HEX}, {"$tuple": [...]}, {"$userdict": [[key, value], ...]} and
   {"$dict": [[key, value], ...]} (keys of any JSON type) standing for those Python values.
 """
-import collections
 import json
 import os
 import sys
@@ -24,22 +23,8 @@ import laya
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
-
-
-def decode(v):
-    if isinstance(v, list):
-        return [decode(x) for x in v]
-    if isinstance(v, dict):
-        if "$bytes" in v:
-            return bytes.fromhex(v["$bytes"])
-        if "$tuple" in v:
-            return tuple(decode(x) for x in v["$tuple"])
-        if "$userdict" in v:
-            return collections.UserDict((decode(k), decode(x)) for k, x in v["$userdict"])
-        if "$dict" in v:
-            return {decode(k): decode(x) for k, x in v["$dict"]}
-        return {k: decode(x) for k, x in v.items()}
-    return v
+sys.path.insert(0, HERE)
+from fixture_forms import decode  # noqa: E402
 
 
 def nest(depth, leaf):

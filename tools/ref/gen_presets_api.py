@@ -8,21 +8,15 @@ Only the shape is recorded, not Laya's wording (laya.c's presets are its own wor
 """
 import json
 import os
+import sys
 
 import laya
 from laya import presets
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
-
-
-def shape(q):
-    out = []
-    for qid, spec in q.items():
-        crit = spec.get("criteria")
-        labels = list(crit) if isinstance(crit, dict) else len(crit) if isinstance(crit, list) else None
-        out.append([qid, spec["type"], labels])
-    return out
+sys.path.insert(0, HERE)
+from fixture_forms import preset_shape  # noqa: E402
 
 
 def main():
@@ -32,7 +26,7 @@ def main():
                     ("email+categories", laya.email_questions(cats)), ("email+empty", laya.email_questions({})),
                     ("guard", laya.guard_questions()), ("moderation", laya.moderation_questions()),
                     ("router", laya.router_questions())):
-        lines.append({"preset": name, "shape": shape(q), "state_field": presets.state_field(q)})
+        lines.append({"preset": name, "shape": preset_shape(q), "state_field": presets.state_field(q)})
     for q in ({}, {"a": {"instructions": "What does `message` say?"}},
               {"a": {"instructions": "Compare `a` with `b`."}},
               {"a": {"instructions": "`x` twice: `x`"}, "b": {"instructions": "and `x`"}},
