@@ -11,9 +11,11 @@
 #
 # then, in the repository root on the GPU machine (carry out/dv.tar.xz):
 #
-#   PAIRS="wg2n64p:wg1n64 wg2n64m:wg1n64m" bench/cuda/run_attn.sh out/dv.tar.xz
+#   PAIRS="w4m2n32b3:w4m1n32b4 wg2n64m:wg1n64m" bench/cuda/run_attn.sh out/dv.tar.xz
 #
-# PAIRS: global:local variant names (LAYA_CUDA_ATTN_G / LAYA_CUDA_ATTN_L, attention.cu's tables).
+# PAIRS: global:local variant names (LAYA_CUDA_ATTN_G / LAYA_CUDA_ATTN_L, attention.cu's tables),
+# each timed against the default (on Hopper: wg2n64p:wg1n64; the mma.sync kernels are
+# w4m2n32b3:w4m1n32b4, with the 64-key w4m2n64:w4m1n64 the small passes took below Hopper).
 # Logs under $OUT; the last lines are the table. LIM (seconds, default 420) bounds the whole run.
 set -u
 T0=$SECONDS
@@ -26,7 +28,7 @@ nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
 [ -f /tmp/ck/model.safetensors ] || python3 bench/cuda/make_ckpt_np.py /tmp/ck > /dev/null 2>&1 &
 MK=$!
 ok=""
-for v in ${PAIRS:-wg2n64p:wg1n64 wg2n64:wg2n64 wg2n64m:wg1n64m}; do
+for v in ${PAIRS:-w4m2n32b3:w4m1n32b4 wg2n64m:wg1n64m wg2n64:wg2n64}; do
   g=${v%%:*}; l=${v##*:}; r=0
   LAYA_CUDA_ATTN_G=$g LAYA_CUDA_ATTN_L=$l timeout 100 "$P/bin/test_cuda_forward" > "$OUT/fwd_${g}_${l}.log" 2>&1 || r=1
   echo "G=$g L=$l cuda/forward rc $r: $(tail -1 "$OUT/fwd_${g}_${l}.log" | cut -c1-150)"

@@ -480,8 +480,9 @@ __global__ void __launch_bounds__(GW * 32) attn_gathered_kernel(const T *qkv, T 
 
 /* The tensor-core kernel's compiled variants (NW warps, MT m-tiles per warp, BN keys per K/V tile,
  * MINB blocks per SM): global layers (and the head's non-final layers), local layers (SKIP). The
- * first of each list is the default; LAYA_CUDA_ATTN_G / LAYA_CUDA_ATTN_L pick another by name, for
- * comparisons. Measured on the H200 (ModernBERT-large 32x512, per forward): global w4m2n32b3 1.91 ms
+ * first of each list is the default below Hopper; on Hopper the wgmma variants of
+ * attention_sm90.cu (make_variant_sm90, named wg*) are, for every pass size (cuda_backend.cu).
+ * LAYA_CUDA_ATTN_G / LAYA_CUDA_ATTN_L pick another by name, for comparisons. Measured on the H200 (ModernBERT-large 32x512, per forward): global w4m2n32b3 1.91 ms
  * vs w4m2n64 (the previous default) 1.95; local w4m1n32b4 1.92 vs w4m1n64 2.06. 32-key tiles let a
  * local warp skip more of the band's edges (a 16-row warp needs 5 of the 6 tiles instead of all 3
  * 64-key ones) and keep the registers low enough for 3-4 blocks per SM. 8-warp variants (w8m1n64

@@ -3,16 +3,19 @@
  * head_dim 64, over the packed QKV buffer: the same work tiles, masks and online softmax as the
  * mma.sync kernel of attention.cu (read that file's comment first), a different instruction.
  *
- * Why: the mma.sync kernel reaches ~185 TFLOP/s on ModernBERT-large's global layers. wgmma
- * issues a warpgroup's 64 x N x 16 product as one asynchronous instruction with both operands in
- * shared memory (S = Q K^T) or the left one in registers (O += P V: P never leaves registers),
- * which frees the issue slots the online softmax needs.
+ * Why: the mma.sync kernel issues every 16 x 8 x 16 product and its fragment loads from the
+ * same warps that run the online softmax. wgmma issues a warpgroup's 64 x N x 16 product as one
+ * asynchronous instruction with both operands in shared memory (S = Q K^T) or the left one in
+ * registers (O += P V: P never leaves registers), which frees those issue slots; the pipelined
+ * variant also overlaps the next tile's scores with this tile's softmax. It is the default on
+ * Hopper (cuda_backend.cu; its speed against the mma.sync kernel: BENCHMARKS.md, CUDA backend /
+ * Attention on wgmma).
  *
  * Layout: a block of NWG warpgroups takes 64 * NWG queries of one head (warpgroup g: queries
  * [q0 + 64 g, q0 + 64 g + 64)). Every 16-bit row of 64 elements is one 128-byte line of shared
  * memory, 128-byte swizzled (16-byte chunk c of row r at r * 128 + ((c ^ (r % 8)) * 16), the layout a
  * TMA box writes and wgmma's descriptors name): Q staged once (rotated by RoPE on the way, as
- * attention.cu does), K and V tiles of BN keys double-buffered by cp.async with zero fill past the
+ * attention.cu does), K and V tiles of BN keys double- (or, PIPE, triple-) buffered by cp.async with zero fill past the
  * row (so keys of a neighbouring row are never read, and no NaN of a padded token can reach a
  * product). S accumulates in fp32; the softmax runs on wgmma's accumulator layout (thread
  * (warp w, lane l) of a warpgroup holds rows 16 w + l / 4 (+ 8), columns 8 i + 2 (l % 4) (+ 1) of
@@ -22,7 +25,8 @@
  * queries see none of a tile's keys (local layers, SKIP) skips it.
  *
  * Each output's sum over keys runs in BN-key steps in key order, as the mma.sync kernel's with
- * the same BN, so a row's result does not depend on its batch. Built for sm_90a only
+ * the same BN (64 for every variant the forward picks, whatever the pass size), so a row's result
+ * does not depend on its batch. Built for sm_90a only
  * (attention_sm90_ok() says whether the device runs it); elsewhere the kernels are empty.
  */
 #include <cuda_bf16.h>

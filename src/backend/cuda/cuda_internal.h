@@ -45,7 +45,8 @@ void cuda_set_pdl(int on);
  * (BENCHMARKS.md, CUDA backend / Small passes). */
 #define CUDA_QKV_FUSED_MAX_TOKENS 256
 /* Unless LAYA_CUDA_ATTN_G / _L name one, passes of at most this many tokens run attention with
- * 64-key K/V tiles (same query tiles, so the same tile lists), larger ones with 32-key tiles. */
+ * 64-key K/V tiles (same query tiles, so the same tile lists), larger ones with 32-key tiles; on
+ * Hopper every pass runs the wgmma kernels (64-key tiles) instead. */
 #define CUDA_ATTN_SMALL_MAX_TOKENS 2048
 void cuda_pdl_pass(int tokens);
 int cuda_pdl(void);
