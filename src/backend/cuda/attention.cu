@@ -535,15 +535,12 @@ constexpr attn_variant make_variant_sm90(const char *name) {
 
 constexpr attn_variant kGlobalVariants[] = {make_variant<4, 2, 32, 3, false>("w4m2n32b3"),
                                             make_variant<4, 2, 64, 2, false>("w4m2n64"),
-                                            make_variant_sm90<2, 64, false, false, true, 4, 2, 32, 3>("wg2n64"),
                                             make_variant_sm90<2, 64, false, true, true, 4, 2, 32, 3>("wg2n64p"),
-                                            make_variant_sm90<2, 64, false, false, false, 4, 2, 32, 3>("wg2n64m"),
-                                            make_variant_sm90<2, 128, false, false, true, 4, 2, 32, 3>("wg2n128")};
+                                            make_variant_sm90<2, 64, false, false, false, 4, 2, 32, 3>("wg2n64m")};
 constexpr attn_variant kLocalVariants[] = {make_variant<4, 1, 32, 4, true>("w4m1n32b4"),
                                            make_variant<4, 1, 64, 3, true>("w4m1n64"),
                                            make_variant_sm90<1, 64, true, false, true, 4, 1, 32, 4>("wg1n64"),
-                                           make_variant_sm90<1, 64, true, false, false, 4, 1, 32, 4>("wg1n64m"),
-                                           make_variant_sm90<2, 64, true, false, true, 4, 2, 32, 3>("wg2n64")};
+                                           make_variant_sm90<1, 64, true, false, false, 4, 1, 32, 4>("wg1n64m")};
 constexpr int kNGlobal = (int)(sizeof kGlobalVariants / sizeof kGlobalVariants[0]);
 constexpr int kNLocal = (int)(sizeof kLocalVariants / sizeof kLocalVariants[0]);
 

@@ -36,8 +36,9 @@
 #include "attn_util.cuh"
 #include "cuda_internal.h"
 #include "pdl.cuh"
+#include "wgmma.cuh"
 
-#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#ifdef WG_SM90
 #define FA_SM90 1
 #endif
 
@@ -47,34 +48,10 @@ namespace {
 constexpr int FA_HD = 64; /* head dims: one 128-byte line per token */
 /* 16-byte chunk ch of line r of a swizzled tile */
 __device__ __forceinline__ int fa_swz(int r, int ch) { return r * 128 + ((ch ^ (r & 7)) << 4); }
-__device__ __forceinline__ uint32_t fa_smem_u32(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
-/* wgmma descriptor of a tile of 128-byte lines, 128-byte swizzle, 8-line groups 1024 bytes apart
- * (K-major: Q and K; the same numbers describe V read MN-major, one 64-column atom wide). */
-__device__ __forceinline__ uint64_t fa_desc(const void *p) {
-  uint64_t a = fa_smem_u32(p);
-  return ((a & 0x3FFFF) >> 4) | ((uint64_t)1 << 16) | ((uint64_t)(1024 >> 4) << 32) | ((uint64_t)1 << 62);
-}
-__device__ __forceinline__ void fa_wg_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
-__device__ __forceinline__ void fa_wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
-__device__ __forceinline__ void fa_wg_wait0() { asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory"); }
-/* shared memory written by the generic proxy (st.shared, cp.async) before the async proxy (wgmma) reads it */
-__device__ __forceinline__ void fa_fence_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
-template <int N> __device__ __forceinline__ void fa_reg_fence(float *d) {
-#pragma unroll
-  for (int i = 0; i < N; i++) asm volatile("" : "+f"(d[i])::"memory");
-}
-
 __device__ __forceinline__ void wgmma_ss_n64_bf16(float *d, uint64_t da, uint64_t db, int acc) {
   asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
                "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, 0;\n}\n"
                : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-               : "l"(da), "l"(db), "r"(acc));
-}
-
-__device__ __forceinline__ void wgmma_ss_n128_bf16(float *d, uint64_t da, uint64_t db, int acc) {
-  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-               "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, 0;\n}\n"
-               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
                : "l"(da), "l"(db), "r"(acc));
 }
 
@@ -91,13 +68,6 @@ __device__ __forceinline__ void wgmma_ss_n64_f16(float *d, uint64_t da, uint64_t
                : "l"(da), "l"(db), "r"(acc));
 }
 
-__device__ __forceinline__ void wgmma_ss_n128_f16(float *d, uint64_t da, uint64_t db, int acc) {
-  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-               "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, 0;\n}\n"
-               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-               : "l"(da), "l"(db), "r"(acc));
-}
-
 __device__ __forceinline__ void wgmma_rs_n64_f16_tb(float *d, const uint32_t *a, uint64_t db) {
   asm volatile("wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, 1, 1, 1, 1;\n"
                : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
@@ -110,21 +80,11 @@ template <> struct fa_mma<__nv_bfloat16, 64> {
   static __device__ __forceinline__ void qk(float *d, uint64_t a, uint64_t b, int acc) { wgmma_ss_n64_bf16(d, a, b, acc); }
   static __device__ __forceinline__ void pv(float *d, const uint32_t *a, uint64_t b) { wgmma_rs_n64_bf16_tb(d, a, b); }
 };
-template <> struct fa_mma<__nv_bfloat16, 128> {
-  static __device__ __forceinline__ void qk(float *d, uint64_t a, uint64_t b, int acc) { wgmma_ss_n128_bf16(d, a, b, acc); }
-  static __device__ __forceinline__ void pv(float *d, const uint32_t *a, uint64_t b) { wgmma_rs_n64_bf16_tb(d, a, b); }
-};
 template <> struct fa_mma<__half, 64> {
   static __device__ __forceinline__ void qk(float *d, uint64_t a, uint64_t b, int acc) { wgmma_ss_n64_f16(d, a, b, acc); }
   static __device__ __forceinline__ void pv(float *d, const uint32_t *a, uint64_t b) { wgmma_rs_n64_f16_tb(d, a, b); }
 };
-template <> struct fa_mma<__half, 128> {
-  static __device__ __forceinline__ void qk(float *d, uint64_t a, uint64_t b, int acc) { wgmma_ss_n128_f16(d, a, b, acc); }
-  static __device__ __forceinline__ void pv(float *d, const uint32_t *a, uint64_t b) { wgmma_rs_n64_f16_tb(d, a, b); }
-};
-#endif // FA_SM90
 
-#ifdef FA_SM90
 /* Scores of keys a query of this warpgroup must not see (past the row, or outside the window)
  * to -inf; qrow0: the row of s[4i], s[4i + 1] (s[4i + 2], s[4i + 3] are 8 rows further). */
 template <int BN>
@@ -184,10 +144,10 @@ __device__ __forceinline__ void fa_softmax(float *s, float *o, float *m_r, float
 
 /* S = Q K^T of one tile (dk: its K), issued and committed, not waited for. */
 template <class T, int BN> __device__ __forceinline__ void fa_issue_qk(float *s, uint64_t dq, uint64_t dk) {
-  fa_wg_fence();
+  wg_fence();
 #pragma unroll
   for (int kk = 0; kk < FA_HD / 16; kk++) fa_mma<T, BN>::qk(s, dq + 2 * kk, dk + 2 * kk, kk); /* +32 bytes a step */
-  fa_wg_commit();
+  wg_commit();
 }
 /* O += P V of one tile on mma.sync m16n8k16 instead (PVW = false): each warp its 16 rows, V's
  * fragments by ldmatrix.trans from the swizzled tile v (a comparison for the wgmma form). */
@@ -206,10 +166,10 @@ __device__ __forceinline__ void fa_pv_sync(float *o, uint32_t (*pa)[4], const un
 }
 /* O += P V of one tile (dv: its V, 16 keys = 2048 bytes a step), issued and committed. */
 template <class T, int BN> __device__ __forceinline__ void fa_issue_pv(float *o, uint32_t (*pa)[4], uint64_t dv) {
-  fa_wg_fence();
+  wg_fence();
 #pragma unroll
   for (int kc = 0; kc < BN / 16; kc++) fa_mma<T, BN>::pv(o, pa[kc], dv + (uint64_t)(kc * 128));
-  fa_wg_commit();
+  wg_commit();
 }
 #endif // FA_SM90
 
@@ -293,9 +253,9 @@ __global__ void __launch_bounds__(NWG * 128, NWG == 1 ? 3 : 2)
   const int wq_lo = q0 + 64 * wg, wq_hi = wq_lo + 63; /* this warpgroup's queries */
   const int qrow0 = wq_lo + 16 * warp + lane / 4;      /* row of s[4i], s[4i + 1]; +8 for s[4i + 2], s[4i + 3] */
   const bool active = wq_lo < len;                     /* a tail tile's warpgroup past the row has nothing to do */
-  const uint64_t dq = fa_desc(sQ + wg * 64 * 128);
-  auto dk_of = [&](int it) { return fa_desc(sK + (it % STG) * BN * 128); };
-  auto dv_of = [&](int it) { return fa_desc(sV + (it % STG) * BN * 128); };
+  const uint64_t dq = sdesc(sQ + wg * 64 * 128);
+  auto dk_of = [&](int it) { return sdesc(sK + (it % STG) * BN * 128); };
+  auto dv_of = [&](int it) { return sdesc(sV + (it % STG) * BN * 128); };
   /* the tile's keys are all visible to every query of this warpgroup */
   auto full_of = [&](int kb) {
     return (kb + BN <= hi) && (window < 0 || (kb >= wq_hi - window && kb + BN - 1 <= wq_lo + window));
@@ -307,20 +267,20 @@ __global__ void __launch_bounds__(NWG * 128, NWG == 1 ? 3 : 2)
       /* tile it landed (this thread's copies), made visible to wgmma, and every warpgroup is done
        * with the other stage (its products waited for) before it is refilled */
       cp_async_wait0();
-      fa_fence_async();
+      wg_fence_async_smem();
       __syncthreads();
       if (it + 1 < n_kb) load_kv(it + 1);
       if (!active) continue;
       if (SKIP && (kb > wq_hi + window || kb + BN - 1 < wq_lo - window)) continue;
       fa_issue_qk<T, BN>(s, dq, dk_of(it));
-      fa_wg_wait0();
-      fa_reg_fence<NS>(s);
+      wg_wait0();
+      acc_fence<NS>(s);
       if (!full_of(kb)) fa_mask<BN>(s, kb, hi, window, qrow0, lane);
       fa_softmax<T, BN>(s, o, m_r, l_r, scale_log2, pa);
       if (PVW) {
         fa_issue_pv<T, BN>(o, pa, dv_of(it));
-        fa_wg_wait0();
-        fa_reg_fence<32>(o);
+        wg_wait0();
+        acc_fence<32>(o);
       } else {
         fa_pv_sync<T, BN>(o, pa, sV + (it % STG) * BN * 128, lane);
       }
@@ -335,7 +295,7 @@ __global__ void __launch_bounds__(NWG * 128, NWG == 1 ? 3 : 2)
     for (int i = 0; i < NS; i++) s2[i] = 0.f;
     auto step = [&](int it, float *sc, float *sn) {
       cp_async_wait0(); /* the newest group is tile it + 1's */
-      fa_fence_async();
+      wg_fence_async_smem();
       __syncthreads();
       if (it + 2 < n_kb) load_kv(it + 2);
       if (!active) return;
@@ -344,19 +304,19 @@ __global__ void __launch_bounds__(NWG * 128, NWG == 1 ? 3 : 2)
       if (!full_of(kb)) fa_mask<BN>(sc, kb, hi, window, qrow0, lane);
       fa_softmax<T, BN>(sc, o, m_r, l_r, scale_log2, pa);
       fa_issue_pv<T, BN>(o, pa, dv_of(it));
-      fa_wg_wait0();
-      fa_reg_fence<NS>(sn);
-      fa_reg_fence<32>(o);
+      wg_wait0();
+      acc_fence<NS>(sn);
+      acc_fence<32>(o);
     };
     if (n_kb > 0) { /* the first tile's scores */
       if (n_kb > 1) cp_async_wait1();
       else cp_async_wait0();
-      fa_fence_async();
+      wg_fence_async_smem();
       __syncthreads();
       if (active) {
         fa_issue_qk<T, BN>(s, dq, dk_of(0));
-        fa_wg_wait0();
-        fa_reg_fence<NS>(s);
+        wg_wait0();
+        acc_fence<NS>(s);
       }
     }
     for (int it = 0; it < n_kb; it += 2) {
@@ -419,12 +379,9 @@ void k_attention_sm90(cudaStream_t s, int half16, int nwg, int bn, int local, in
                                                                       window, rope, sl2);             \
     return;                                                                                           \
   }
-  FA_CASE(2, 64, false, false, true)
   FA_CASE(2, 64, false, true, true)
   FA_CASE(2, 64, false, false, false)
-  FA_CASE(2, 128, false, false, true)
   FA_CASE(1, 64, true, false, true)
   FA_CASE(1, 64, true, false, false)
-  FA_CASE(2, 64, true, false, true)
 #undef FA_CASE
 }
