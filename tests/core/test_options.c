@@ -146,8 +146,8 @@ int main(void) {
   CHECK_STREQ(refusal("LAYA_CUDA_MAX_SCRATCH", "-1"), "LAYA_CUDA_MAX_SCRATCH must be an integer >= 0, got '-1'");
   if (research_build()) {
     CHECK_STREQ(refusal("LAYA_CUDA_GEGLU", "n64s9"), "LAYA_CUDA_GEGLU must be 0, 1, auto, n256s4, n128s6, n64s8, p128x128s6 or c2n256s4, got 'n64s9'");
-    CHECK_STREQ(refusal("LAYA_CUDA_ATTN_L", "w4m2n64"), "LAYA_CUDA_ATTN_L must be w4m1n32b4 or w4m1n64, got 'w4m2n64'");
-    CHECK_STREQ(refusal("LAYA_CUDA_ATTN_G", "fast"), "LAYA_CUDA_ATTN_G must be w4m2n32b3 or w4m2n64, got 'fast'");
+    CHECK_STREQ(refusal("LAYA_CUDA_ATTN_L", "w4m2n64"), "LAYA_CUDA_ATTN_L must be w4m1n32b4, w4m1n64, wg1n64 or wg1n64m, got 'w4m2n64'");
+    CHECK_STREQ(refusal("LAYA_CUDA_ATTN_G", "fast"), "LAYA_CUDA_ATTN_G must be w4m2n32b3, w4m2n64, wg2n64p or wg2n64m, got 'fast'");
     CHECK_STREQ(refusal("LAYA_CUDA_HEAD_FP16", "yes"), "LAYA_CUDA_HEAD_FP16 must be 0 or 1, got 'yes'");
     CHECK_STREQ(refusal("LAYA_CUDA_HEAD_ALL", "2"), "LAYA_CUDA_HEAD_ALL must be 0 or 1, got '2'");
     CHECK_STREQ(refusal("LAYA_CUDA_GEMM_TUNE", "on"), "LAYA_CUDA_GEMM_TUNE must be 0 or 1, got 'on'");

@@ -25,98 +25,10 @@
 #include <type_traits>
 
 #include "cuda_internal.h"
+#include "attn_util.cuh"
 #include "pdl.cuh"
 
 namespace {
-
-__device__ __forceinline__ float tof(__half v) { return __half2float(v); }
-__device__ __forceinline__ float tof(__nv_bfloat16 v) { return __bfloat162float(v); }
-
-template <class T> __device__ __forceinline__ T from_float(float v);
-template <> __device__ __forceinline__ __half from_float<__half>(float v) { return __float2half_rn(v); }
-template <> __device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) {
-  return __float2bfloat16_rn(v);
-}
-
-template <class T> struct pack2;
-template <> struct pack2<__half> {
-  static __device__ __forceinline__ uint32_t make(float a, float b) {
-    __half2 h = __floats2half2_rn(a, b);
-    return *reinterpret_cast<uint32_t *>(&h);
-  }
-  static __device__ __forceinline__ float2 unpack(uint32_t u) {
-    __half2 h = *reinterpret_cast<__half2 *>(&u);
-    return __half22float2(h);
-  }
-};
-template <> struct pack2<__nv_bfloat16> {
-  static __device__ __forceinline__ uint32_t make(float a, float b) {
-    __nv_bfloat162 h = __floats2bfloat162_rn(a, b);
-    return *reinterpret_cast<uint32_t *>(&h);
-  }
-  static __device__ __forceinline__ float2 unpack(uint32_t u) {
-    __nv_bfloat162 h = *reinterpret_cast<__nv_bfloat162 *>(&u);
-    return __bfloat1622float2(h);
-  }
-};
-
-template <class T> __device__ __forceinline__ void mma16816(float *c, const uint32_t *a, uint32_t b0, uint32_t b1);
-template <> __device__ __forceinline__ void mma16816<__nv_bfloat16>(float *c, const uint32_t *a, uint32_t b0, uint32_t b1) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-      "{%0,%1,%2,%3};\n"
-      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-template <> __device__ __forceinline__ void mma16816<__half>(float *c, const uint32_t *a, uint32_t b0, uint32_t b1) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-      "{%0,%1,%2,%3};\n"
-      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-
-__device__ __forceinline__ void ldsm_x4(uint32_t *r, const void *p) {
-  unsigned a = (unsigned)__cvta_generic_to_shared(p);
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(a));
-}
-__device__ __forceinline__ void ldsm_x4_t(uint32_t *r, const void *p) {
-  unsigned a = (unsigned)__cvta_generic_to_shared(p);
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(a));
-}
-/* 16-byte async copy; src_bytes 0 fills the destination with zeros (rows outside the row). */
-__device__ __forceinline__ void cp_async16(void *smem, const void *gmem, int src_bytes) {
-  unsigned a = (unsigned)__cvta_generic_to_shared(smem);
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(a), "l"(gmem), "r"(src_bytes));
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-__device__ __forceinline__ void cp_async_wait0() { asm volatile("cp.async.wait_group 0;\n" ::); }
-
-__device__ __forceinline__ float fast_exp2(float x) { /* ex2.approx: 2 ulp, -inf -> 0 */
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
-  return y;
-}
-
-/* RoPE on 8 rotate-half pairs held as two 16-byte vectors: a = x[j..j+8), b = x[j+hd/2..+8), cs the
- * (cos, sin) of those 8 pairs; fp32 maths, one rounding, as rope_k. */
-template <class T> __device__ __forceinline__ void rope8(uint4 &a, uint4 &b, const float2 *cs) {
-  uint32_t *pa = reinterpret_cast<uint32_t *>(&a), *pb = reinterpret_cast<uint32_t *>(&b);
-  float4 c4[4];
-#pragma unroll
-  for (int i = 0; i < 4; i++) c4[i] = reinterpret_cast<const float4 *>(cs)[i];
-#pragma unroll
-  for (int i = 0; i < 4; i++) {
-    float2 x0 = pack2<T>::unpack(pa[i]), x1 = pack2<T>::unpack(pb[i]);
-    const float4 c = c4[i]; /* (cos, sin) of pairs 2i and 2i + 1 */
-    pa[i] = pack2<T>::make(x0.x * c.x - x1.x * c.y, x0.y * c.z - x1.y * c.w);
-    pb[i] = pack2<T>::make(x1.x * c.x + x0.x * c.y, x1.y * c.z + x0.y * c.w);
-  }
-}
 
 /* Shape of the tensor-core kernel, a compile-time variant (see kGlobalVariants / kLocalVariants):
  * NW warps per block, MT 16-row m-tiles per warp (block = 16 * NW * MT queries), BN keys per K/V
@@ -568,8 +480,9 @@ __global__ void __launch_bounds__(GW * 32) attn_gathered_kernel(const T *qkv, T 
 
 /* The tensor-core kernel's compiled variants (NW warps, MT m-tiles per warp, BN keys per K/V tile,
  * MINB blocks per SM): global layers (and the head's non-final layers), local layers (SKIP). The
- * first of each list is the default; LAYA_CUDA_ATTN_G / LAYA_CUDA_ATTN_L pick another by name, for
- * comparisons. Measured on the H200 (ModernBERT-large 32x512, per forward): global w4m2n32b3 1.91 ms
+ * first of each list is the default below Hopper; on Hopper the wgmma variants of
+ * attention_sm90.cu (make_variant_sm90, named wg*) are, for every pass size (cuda_backend.cu).
+ * LAYA_CUDA_ATTN_G / LAYA_CUDA_ATTN_L pick another by name, for comparisons. Measured on the H200 (ModernBERT-large 32x512, per forward): global w4m2n32b3 1.91 ms
  * vs w4m2n64 (the previous default) 1.95; local w4m1n32b4 1.92 vs w4m1n64 2.06. 32-key tiles let a
  * local warp skip more of the band's edges (a 16-row warp needs 5 of the 6 tiles instead of all 3
  * 64-key ones) and keep the registers low enough for 3-4 blocks per SM. 8-warp variants (w8m1n64
@@ -590,6 +503,7 @@ struct attn_variant {
   const char *name;
   int queries;          /* per tile: 16 * NW * MT */
   flash_fn launch[2][2]; /* [0 bf16, 1 fp16][0 head_dim 32, 1 head_dim 64] */
+  int sm90;             /* head_dim 64 runs attention_sm90.cu's wgmma kernel: Hopper only */
 };
 
 template <int NW, int MT, int BN, int MINB, bool SKIP>
@@ -598,13 +512,35 @@ constexpr attn_variant make_variant(const char *name) {
                       16 * NW * MT,
                       {{flash_launch<__nv_bfloat16, 32, NW, MT, BN, MINB, SKIP>,
                         flash_launch<__nv_bfloat16, 64, NW, MT, BN, MINB, SKIP>},
-                       {flash_launch<__half, 32, NW, MT, BN, MINB, SKIP>, flash_launch<__half, 64, NW, MT, BN, MINB, SKIP>}}};
+                       {flash_launch<__half, 32, NW, MT, BN, MINB, SKIP>, flash_launch<__half, 64, NW, MT, BN, MINB, SKIP>}},
+                      0};
+}
+
+template <int HALF, int NWG, int BN, bool SKIP, bool PIPE, bool PVW>
+void fa90_launch(cudaStream_t s, dim3 grid, const void *qkv, void *out, const attn_tile *tiles, const int *n_tiles,
+                 int H, int window, const float2 *rope, float sl2) {
+  k_attention_sm90(s, HALF, NWG, BN, SKIP, PIPE, PVW, grid, qkv, out, tiles, n_tiles, H, window, rope, sl2);
+}
+/* A wgmma variant (attention_sm90.cu) of NWG warpgroups (64 NWG queries) and BN-key tiles for
+ * head_dim 64; head_dim 32 runs the mma.sync kernel of the same queries (NW warps x MT m-tiles). */
+template <int NWG, int BN, bool SKIP, bool PIPE, bool PVW, int NW, int MT, int BN32, int MINB>
+constexpr attn_variant make_variant_sm90(const char *name) {
+  static_assert(16 * NW * MT == 64 * NWG, "the same query tiles for both head dims");
+  return attn_variant{name,
+                      64 * NWG,
+                      {{flash_launch<__nv_bfloat16, 32, NW, MT, BN32, MINB, SKIP>, fa90_launch<0, NWG, BN, SKIP, PIPE, PVW>},
+                       {flash_launch<__half, 32, NW, MT, BN32, MINB, SKIP>, fa90_launch<1, NWG, BN, SKIP, PIPE, PVW>}},
+                      1};
 }
 
 constexpr attn_variant kGlobalVariants[] = {make_variant<4, 2, 32, 3, false>("w4m2n32b3"),
-                                            make_variant<4, 2, 64, 2, false>("w4m2n64")};
+                                            make_variant<4, 2, 64, 2, false>("w4m2n64"),
+                                            make_variant_sm90<2, 64, false, true, true, 4, 2, 32, 3>("wg2n64p"),
+                                            make_variant_sm90<2, 64, false, false, false, 4, 2, 32, 3>("wg2n64m")};
 constexpr attn_variant kLocalVariants[] = {make_variant<4, 1, 32, 4, true>("w4m1n32b4"),
-                                           make_variant<4, 1, 64, 3, true>("w4m1n64")};
+                                           make_variant<4, 1, 64, 3, true>("w4m1n64"),
+                                           make_variant_sm90<1, 64, true, false, true, 4, 1, 32, 4>("wg1n64"),
+                                           make_variant_sm90<1, 64, true, false, false, 4, 1, 32, 4>("wg1n64m")};
 constexpr int kNGlobal = (int)(sizeof kGlobalVariants / sizeof kGlobalVariants[0]);
 constexpr int kNLocal = (int)(sizeof kLocalVariants / sizeof kLocalVariants[0]);
 
@@ -668,11 +604,11 @@ void k_attention(cudaStream_t s, int half16, const void *qkv, void *out, const a
                                H, hd, window, rope, variant);
 }
 
-int attention_variant(int local, const char *e) {
+int attention_variant(int local, const char *e, int dev) {
   const attn_variant *v = local ? kLocalVariants : kGlobalVariants;
   const int n = local ? kNLocal : kNGlobal;
   for (int i = 0; e && i < n; i++)
-    if (strcmp(e, v[i].name) == 0) return i;
+    if (strcmp(e, v[i].name) == 0) return v[i].sm90 && !attention_sm90_ok(dev) ? 0 : i;
   return 0;
 }
 

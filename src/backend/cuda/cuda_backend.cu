@@ -1427,12 +1427,15 @@ static backend *cuda_create(const model_weights *w, const backend_options *o, co
   /* bools read -1 when unset: each keeps its default (core/options.c's table) */
   m->head_half16 = m->half16 || env->cuda_head_fp16 != 0;
   m->head_dt16 = m->head_half16 ? CU_F16 : CU_BF16;
-  m->att_g = attention_variant(0, env->cuda_attn_g);
-  m->att_l = attention_variant(1, env->cuda_attn_l);
-  /* unnamed, small passes take the 64-key-tile variants of the same query tile (fewer steps of the
-   * key loop, which is what a short row's attention waits on) */
-  m->att_g_small = env->cuda_attn_g ? m->att_g : attention_variant(0, "w4m2n64");
-  m->att_l_small = env->cuda_attn_l ? m->att_l : attention_variant(1, "w4m1n64");
+  /* Unnamed: on Hopper the wgmma kernels (attention_sm90.cu) for every pass size, so a row's
+   * attention does not depend on its pass; elsewhere the mma.sync kernels, whose small passes take
+   * the 64-key-tile variants of the same query tile (fewer steps of the key loop, which is what a
+   * short row's attention waits on). BENCHMARKS.md, CUDA backend / Attention on wgmma. */
+  const int att_sm90 = attention_sm90_ok(dev);
+  m->att_g = attention_variant(0, env->cuda_attn_g ? env->cuda_attn_g : att_sm90 ? "wg2n64p" : NULL, dev);
+  m->att_l = attention_variant(1, env->cuda_attn_l ? env->cuda_attn_l : att_sm90 ? "wg1n64" : NULL, dev);
+  m->att_g_small = env->cuda_attn_g || att_sm90 ? m->att_g : attention_variant(0, "w4m2n64", dev);
+  m->att_l_small = env->cuda_attn_l || att_sm90 ? m->att_l : attention_variant(1, "w4m1n64", dev);
   m->tile_q = attention_variant_queries(0, m->att_g);
   m->tile_ql = attention_variant_queries(1, m->att_l);
   /* the tile lists are built for tile_q / tile_ql: a small-pass variant must take the same */

@@ -45,7 +45,8 @@ void cuda_set_pdl(int on);
  * (BENCHMARKS.md, CUDA backend / Small passes). */
 #define CUDA_QKV_FUSED_MAX_TOKENS 256
 /* Unless LAYA_CUDA_ATTN_G / _L name one, passes of at most this many tokens run attention with
- * 64-key K/V tiles (same query tiles, so the same tile lists), larger ones with 32-key tiles. */
+ * 64-key K/V tiles (same query tiles, so the same tile lists), larger ones with 32-key tiles; on
+ * Hopper every pass runs the wgmma kernels (64-key tiles) instead. */
 #define CUDA_ATTN_SMALL_MAX_TOKENS 2048
 void cuda_pdl_pass(int tokens);
 int cuda_pdl(void);
@@ -75,8 +76,16 @@ void k_attention(cudaStream_t s, int half16, const void *qkv, void *out, const a
 /* The tensor-core attention variant of global (local = 0) or local (local = 1) layers: the default
  * when name is NULL, else the one named (LAYA_CUDA_ATTN_G / LAYA_CUDA_ATTN_L as the options read
  * them); and its queries per tile. */
-int attention_variant(int local, const char *name);
+int attention_variant(int local, const char *name, int dev);
 int attention_variant_queries(int local, int variant);
+/* attention_sm90.cu: whether device dev runs the wgmma kernels (compute capability 9.0), and their
+ * launch (nwg warpgroups of 64 queries, bn keys per K/V tile, pipe: the pipelined loop, pvw: P V on wgmma; head_dim 64),
+ * which attention.cu's
+ * variant table names. */
+int attention_sm90_ok(int dev);
+void k_attention_sm90(cudaStream_t s, int half16, int nwg, int bn, int local, int pipe, int pvw, dim3 grid,
+                      const void *qkv, void *out, const attn_tile *tiles, const int *n_tiles, int H, int window,
+                      const float2 *rope, float sl2);
 void k_geglu(cudaStream_t s, int half16, void *h, int Mp, int I, int act); /* act: enc_act */
 /* Scorer LayerNorm of marker m's state: row marker_tok[m] of x, or row m when marker_tok is NULL. */
 void k_gather_ln(cudaStream_t s, const float *x, const int32_t *marker_tok, const int *counts,

@@ -38,8 +38,9 @@
 #include "cuda_internal.h"
 #include "pdl.cuh"
 #include "glu_act.cuh"
+#include "wgmma.cuh"
 
-#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#ifdef WG_SM90
 #define GG_SM90 1
 #endif
 
@@ -48,8 +49,6 @@ namespace {
 constexpr int GG_BM = 128, GG_BK = 64;
 
 #ifdef GG_SM90
-__device__ __forceinline__ uint32_t smem_u32(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
-
 __device__ __forceinline__ void mbar_init(uint64_t *bar, int count) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_u32(bar)), "r"(count) : "memory");
 }
@@ -106,21 +105,6 @@ template <int CL> __device__ __forceinline__ void release_stage(uint64_t *bar, i
   } else if (tid < CL) {
     mbar_arrive_cta(bar, (uint32_t)tid); /* thread r signals CTA r: the CL arrivals in parallel */
   }
-}
-
-/* wgmma shared-memory descriptor: K-major tile of 128-byte rows, 128-byte swizzle, 8-row groups
- * 1024 bytes apart (the layout a TMA box of 64 16-bit columns writes). */
-__device__ __forceinline__ uint64_t sdesc(const void *p) {
-  uint64_t a = smem_u32(p);
-  return ((a & 0x3FFFF) >> 4) | ((uint64_t)1 << 16) | ((uint64_t)(1024 >> 4) << 32) | ((uint64_t)1 << 62);
-}
-__device__ __forceinline__ void wg_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
-__device__ __forceinline__ void wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
-__device__ __forceinline__ void wg_wait0() { asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory"); }
-__device__ __forceinline__ void wg_wait1() { asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory"); }
-template <int N> __device__ __forceinline__ void acc_fence(float *d) {
-#pragma unroll
-  for (int i = 0; i < N; i++) asm volatile("" : "+f"(d[i])::"memory");
 }
 
 __device__ __forceinline__ void wgmma_n64_bf16(float *d, uint64_t da, uint64_t db) {

@@ -1,0 +1,43 @@
+/*
+ * wgmma.cuh: what gemm_sm90.cu and attention_sm90.cu share of Hopper's warpgroup matrix
+ * instructions (sm_90a): shared-memory addresses, the descriptor of a 128-byte-swizzled tile,
+ * fence / commit / wait, and the register fence that keeps the compiler from moving accumulators
+ * across a wait. Defined only in sm_90a device code (WG_SM90); the kernels that use it compile to
+ * empty bodies elsewhere.
+ */
+#ifndef LAYA_CUDA_WGMMA_CUH
+#define LAYA_CUDA_WGMMA_CUH
+
+#include <stdint.h>
+
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define WG_SM90 1
+
+namespace {
+
+__device__ __forceinline__ uint32_t smem_u32(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
+
+/* wgmma shared-memory descriptor: a tile of 128-byte rows, 128-byte swizzle, 8-row groups 1024
+ * bytes apart (the layout a TMA box of 64 16-bit columns writes). K-major it is an A or B operand
+ * of rows along M or N; read N-major (the instruction's transposed B) the same numbers describe a
+ * B operand one 64-column atom wide whose rows run along K. */
+__device__ __forceinline__ uint64_t sdesc(const void *p) {
+  uint64_t a = smem_u32(p);
+  return ((a & 0x3FFFF) >> 4) | ((uint64_t)1 << 16) | ((uint64_t)(1024 >> 4) << 32) | ((uint64_t)1 << 62);
+}
+__device__ __forceinline__ void wg_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wg_wait0() { asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory"); }
+__device__ __forceinline__ void wg_wait1() { asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory"); }
+/* shared memory written through the generic proxy (st.shared, cp.async) before wgmma (the async
+ * proxy) reads it: each writing thread, then a barrier */
+__device__ __forceinline__ void wg_fence_async_smem() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+template <int N> __device__ __forceinline__ void acc_fence(float *d) {
+#pragma unroll
+  for (int i = 0; i < N; i++) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+} // namespace
+
+#endif // sm_90a
+#endif
