@@ -27,6 +27,7 @@
 #include "cuda_internal.h"
 #include "attn_util.cuh"
 #include "pdl.cuh"
+#include "wgmma.cuh"
 
 namespace {
 
@@ -70,12 +71,8 @@ __global__ void __launch_bounds__(NW * 32, MINB)
   const T *Kg = qkv + (int64_t)H * HD + (int64_t)h * HD;
   const T *Vg = qkv + (int64_t)2 * H * HD + (int64_t)h * HD;
 
-  int lo = 0, hi = len;
-  if (window >= 0) {
-    lo = q0 - window > 0 ? q0 - window : 0;
-    int e = q0 + BM + window;
-    hi = e < len ? e : len;
-  }
+  int lo, hi;
+  attn_key_range(q0, BM, len, window, &lo, &hi);
   const int n_kb = (hi - lo + BN - 1) / BN;
 
   auto load_kv = [&](int kb, int buf) {
@@ -482,8 +479,9 @@ __global__ void __launch_bounds__(GW * 32) attn_gathered_kernel(const T *qkv, T 
  * MINB blocks per SM): global layers (and the head's non-final layers), local layers (SKIP). The
  * first of each list is the default below Hopper; on Hopper the wgmma variants of
  * attention_sm90.cu (make_variant_sm90, named wg*) are, for every pass size (cuda_backend.cu).
- * LAYA_CUDA_ATTN_G / LAYA_CUDA_ATTN_L pick another by name, for comparisons. Measured on the H200 (ModernBERT-large 32x512, per forward): global w4m2n32b3 1.91 ms
- * vs w4m2n64 (the previous default) 1.95; local w4m1n32b4 1.92 vs w4m1n64 2.06. 32-key tiles let a
+ * LAYA_CUDA_ATTN_G / LAYA_CUDA_ATTN_L pick another by name, for comparisons. Measured on the H200
+ * (ModernBERT-large 32x512, per forward): global w4m2n32b3 1.91 ms vs w4m2n64 (the previous
+ * default) 1.95; local w4m1n32b4 1.92 vs w4m1n64 2.06. 32-key tiles let a
  * local warp skip more of the band's edges (a 16-row warp needs 5 of the 6 tiles instead of all 3
  * 64-key ones) and keep the registers low enough for 3-4 blocks per SM. 8-warp variants (w8m1n64
  * 1.90 global, w8m1n32 2.19 local) are not compiled: with them the two-thread check of cuda/forward
@@ -516,31 +514,27 @@ constexpr attn_variant make_variant(const char *name) {
                       0};
 }
 
-template <int HALF, int NWG, int BN, bool SKIP, bool PIPE, bool PVW>
-void fa90_launch(cudaStream_t s, dim3 grid, const void *qkv, void *out, const attn_tile *tiles, const int *n_tiles,
-                 int H, int window, const float2 *rope, float sl2) {
-  k_attention_sm90(s, HALF, NWG, BN, SKIP, PIPE, PVW, grid, qkv, out, tiles, n_tiles, H, window, rope, sl2);
-}
-/* A wgmma variant (attention_sm90.cu) of NWG warpgroups (64 NWG queries) and BN-key tiles for
- * head_dim 64; head_dim 32 runs the mma.sync kernel of the same queries (NW warps x MT m-tiles). */
-template <int NWG, int BN, bool SKIP, bool PIPE, bool PVW, int NW, int MT, int BN32, int MINB>
+/* A wgmma variant (attention_sm90.cu: NWG warpgroups, 64 NWG queries, for head_dim 64);
+ * head_dim 32 runs the mma.sync kernel of the same queries (NW warps x MT m-tiles). */
+template <int NWG, bool SKIP, bool PIPE, bool PVW, int NW, int MT, int BN32, int MINB>
 constexpr attn_variant make_variant_sm90(const char *name) {
   static_assert(16 * NW * MT == 64 * NWG, "the same query tiles for both head dims");
   return attn_variant{name,
                       64 * NWG,
-                      {{flash_launch<__nv_bfloat16, 32, NW, MT, BN32, MINB, SKIP>, fa90_launch<0, NWG, BN, SKIP, PIPE, PVW>},
-                       {flash_launch<__half, 32, NW, MT, BN32, MINB, SKIP>, fa90_launch<1, NWG, BN, SKIP, PIPE, PVW>}},
+                      {{flash_launch<__nv_bfloat16, 32, NW, MT, BN32, MINB, SKIP>,
+                        k_attention_sm90<0, NWG, SKIP, PIPE, PVW>},
+                       {flash_launch<__half, 32, NW, MT, BN32, MINB, SKIP>, k_attention_sm90<1, NWG, SKIP, PIPE, PVW>}},
                       1};
 }
 
 constexpr attn_variant kGlobalVariants[] = {make_variant<4, 2, 32, 3, false>("w4m2n32b3"),
                                             make_variant<4, 2, 64, 2, false>("w4m2n64"),
-                                            make_variant_sm90<2, 64, false, true, true, 4, 2, 32, 3>("wg2n64p"),
-                                            make_variant_sm90<2, 64, false, false, false, 4, 2, 32, 3>("wg2n64m")};
+                                            make_variant_sm90<2, false, true, true, 4, 2, 32, 3>("wg2n64p"),
+                                            make_variant_sm90<2, false, false, false, 4, 2, 32, 3>("wg2n64m")};
 constexpr attn_variant kLocalVariants[] = {make_variant<4, 1, 32, 4, true>("w4m1n32b4"),
                                            make_variant<4, 1, 64, 3, true>("w4m1n64"),
-                                           make_variant_sm90<1, 64, true, false, true, 4, 1, 32, 4>("wg1n64"),
-                                           make_variant_sm90<1, 64, true, false, false, 4, 1, 32, 4>("wg1n64m")};
+                                           make_variant_sm90<1, true, false, true, 4, 1, 32, 4>("wg1n64"),
+                                           make_variant_sm90<1, true, false, false, 4, 1, 32, 4>("wg1n64m")};
 constexpr int kNGlobal = (int)(sizeof kGlobalVariants / sizeof kGlobalVariants[0]);
 constexpr int kNLocal = (int)(sizeof kLocalVariants / sizeof kLocalVariants[0]);
 
@@ -608,7 +602,7 @@ int attention_variant(int local, const char *e, int dev) {
   const attn_variant *v = local ? kLocalVariants : kGlobalVariants;
   const int n = local ? kNLocal : kNGlobal;
   for (int i = 0; e && i < n; i++)
-    if (strcmp(e, v[i].name) == 0) return v[i].sm90 && !attention_sm90_ok(dev) ? 0 : i;
+    if (strcmp(e, v[i].name) == 0) return v[i].sm90 && !wgmma_device(dev) ? 0 : i;
   return 0;
 }
 

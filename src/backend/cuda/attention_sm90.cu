@@ -15,23 +15,24 @@
  * [q0 + 64 g, q0 + 64 g + 64)). Every 16-bit row of 64 elements is one 128-byte line of shared
  * memory, 128-byte swizzled (16-byte chunk c of row r at r * 128 + ((c ^ (r % 8)) * 16), the layout a
  * TMA box writes and wgmma's descriptors name): Q staged once (rotated by RoPE on the way, as
- * attention.cu does), K and V tiles of BN keys double- (or, PIPE, triple-) buffered by cp.async with zero fill past the
- * row (so keys of a neighbouring row are never read, and no NaN of a padded token can reach a
- * product). S accumulates in fp32; the softmax runs on wgmma's accumulator layout (thread
+ * attention.cu does), K and V tiles of 64 keys double- (PIPE: triple-) buffered by cp.async with
+ * zero fill past the row (so keys of a neighbouring row are never read, and no NaN of a padded
+ * token can reach a product). S accumulates in fp32; the softmax runs on wgmma's accumulator layout (thread
  * (warp w, lane l) of a warpgroup holds rows 16 w + l / 4 (+ 8), columns 8 i + 2 (l % 4) (+ 1) of
  * each n8 block i, as mma.sync's m16n8 tiles), the probabilities are rounded to 16 bits and packed in
  * place into the A fragments of the P V product, whose B operand (V, keys x head dims with the
  * head dims contiguous) is read transposed (the instruction's MN-major B). A warpgroup whose 64
  * queries see none of a tile's keys (local layers, SKIP) skips it.
  *
- * Each output's sum over keys runs in BN-key steps in key order, as the mma.sync kernel's with
- * the same BN (64 for every variant the forward picks, whatever the pass size), so a row's result
- * does not depend on its batch. Built for sm_90a only
- * (attention_sm90_ok() says whether the device runs it); elsewhere the kernels are empty.
+ * Each output's sum over keys runs in 64-key steps in key order, as the mma.sync kernel's with
+ * 64-key tiles, for every pass size, so a row's result does not depend on its batch. Built for
+ * sm_90a only (wgmma_device() says whether the device runs it); elsewhere the kernels are empty.
  */
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <math.h>
+
+#include <type_traits>
 
 #include "attn_util.cuh"
 #include "cuda_internal.h"
@@ -46,6 +47,7 @@ namespace {
 
 #ifdef FA_SM90
 constexpr int FA_HD = 64; /* head dims: one 128-byte line per token */
+constexpr int FA_BN = 64;    /* keys per K/V tile */
 /* 16-byte chunk ch of line r of a swizzled tile */
 __device__ __forceinline__ int fa_swz(int r, int ch) { return r * 128 + ((ch ^ (r & 7)) << 4); }
 __device__ __forceinline__ void wgmma_ss_n64_bf16(float *d, uint64_t da, uint64_t db, int acc) {
@@ -74,23 +76,22 @@ __device__ __forceinline__ void wgmma_rs_n64_f16_tb(float *d, const uint32_t *a,
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db));
 }
 
-/* S (64 x BN) = Q K^T over one k16 step (acc 0: overwrite), and O (64 x 64) += P V over 16 keys. */
-template <class T, int BN> struct fa_mma;
-template <> struct fa_mma<__nv_bfloat16, 64> {
+/* S (64 x FA_BN) = Q K^T over one k16 step (acc 0: overwrite), and O (64 x 64) += P V over 16 keys. */
+template <class T> struct fa_mma;
+template <> struct fa_mma<__nv_bfloat16> {
   static __device__ __forceinline__ void qk(float *d, uint64_t a, uint64_t b, int acc) { wgmma_ss_n64_bf16(d, a, b, acc); }
   static __device__ __forceinline__ void pv(float *d, const uint32_t *a, uint64_t b) { wgmma_rs_n64_bf16_tb(d, a, b); }
 };
-template <> struct fa_mma<__half, 64> {
+template <> struct fa_mma<__half> {
   static __device__ __forceinline__ void qk(float *d, uint64_t a, uint64_t b, int acc) { wgmma_ss_n64_f16(d, a, b, acc); }
   static __device__ __forceinline__ void pv(float *d, const uint32_t *a, uint64_t b) { wgmma_rs_n64_f16_tb(d, a, b); }
 };
 
 /* Scores of keys a query of this warpgroup must not see (past the row, or outside the window)
  * to -inf; qrow0: the row of s[4i], s[4i + 1] (s[4i + 2], s[4i + 3] are 8 rows further). */
-template <int BN>
 __device__ __forceinline__ void fa_mask(float *s, int kb, int hi, int window, int qrow0, int lane) {
 #pragma unroll
-  for (int i = 0; i < BN / 8; i++)
+  for (int i = 0; i < FA_BN / 8; i++)
 #pragma unroll
     for (int e = 0; e < 4; e++) {
       const int kp = kb + 8 * i + 2 * (lane % 4) + (e & 1);
@@ -102,14 +103,14 @@ __device__ __forceinline__ void fa_mask(float *s, int kb, int hi, int window, in
 /* Online softmax step of rows r (e = 0, 1) and r + 8 (e = 2, 3): s becomes the probabilities
  * (fp32), O is rescaled, and the probabilities are packed into the A fragments of O += P V (the
  * fragment of keys [16 kc, 16 kc + 16) is n8 blocks 2 kc and 2 kc + 1 of S). */
-template <class T, int BN>
+template <class T>
 __device__ __forceinline__ void fa_softmax(float *s, float *o, float *m_r, float *l_r, float scale_log2,
                                            uint32_t (*pa)[4]) {
 #pragma unroll
   for (int ri = 0; ri < 2; ri++) {
     float mx = -INFINITY;
 #pragma unroll
-    for (int i = 0; i < BN / 8; i++) mx = fmaxf(mx, fmaxf(s[4 * i + 2 * ri], s[4 * i + 2 * ri + 1]));
+    for (int i = 0; i < FA_BN / 8; i++) mx = fmaxf(mx, fmaxf(s[4 * i + 2 * ri], s[4 * i + 2 * ri + 1]));
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
     const float m_new = fmaxf(m_r[ri], mx);
@@ -118,7 +119,7 @@ __device__ __forceinline__ void fa_softmax(float *s, float *o, float *m_r, float
     const float neg = -m_use * scale_log2;
     float sum = 0.f;
 #pragma unroll
-    for (int i = 0; i < BN / 8; i++) {
+    for (int i = 0; i < FA_BN / 8; i++) {
       const float p0 = fast_exp2(fmaf(s[4 * i + 2 * ri], scale_log2, neg));
       const float p1 = fast_exp2(fmaf(s[4 * i + 2 * ri + 1], scale_log2, neg));
       s[4 * i + 2 * ri] = p0;
@@ -134,7 +135,7 @@ __device__ __forceinline__ void fa_softmax(float *s, float *o, float *m_r, float
     }
   }
 #pragma unroll
-  for (int kc = 0; kc < BN / 16; kc++) {
+  for (int kc = 0; kc < FA_BN / 16; kc++) {
     pa[kc][0] = pack2<T>::make(s[8 * kc + 0], s[8 * kc + 1]);
     pa[kc][1] = pack2<T>::make(s[8 * kc + 2], s[8 * kc + 3]);
     pa[kc][2] = pack2<T>::make(s[8 * kc + 4], s[8 * kc + 5]);
@@ -143,18 +144,18 @@ __device__ __forceinline__ void fa_softmax(float *s, float *o, float *m_r, float
 }
 
 /* S = Q K^T of one tile (dk: its K), issued and committed, not waited for. */
-template <class T, int BN> __device__ __forceinline__ void fa_issue_qk(float *s, uint64_t dq, uint64_t dk) {
+template <class T> __device__ __forceinline__ void fa_issue_qk(float *s, uint64_t dq, uint64_t dk) {
   wg_fence();
 #pragma unroll
-  for (int kk = 0; kk < FA_HD / 16; kk++) fa_mma<T, BN>::qk(s, dq + 2 * kk, dk + 2 * kk, kk); /* +32 bytes a step */
+  for (int kk = 0; kk < FA_HD / 16; kk++) fa_mma<T>::qk(s, dq + 2 * kk, dk + 2 * kk, kk); /* +32 bytes a step */
   wg_commit();
 }
 /* O += P V of one tile on mma.sync m16n8k16 instead (PVW = false): each warp its 16 rows, V's
  * fragments by ldmatrix.trans from the swizzled tile v (a comparison for the wgmma form). */
-template <class T, int BN>
+template <class T>
 __device__ __forceinline__ void fa_pv_sync(float *o, uint32_t (*pa)[4], const unsigned char *v, int lane) {
 #pragma unroll
-  for (int kc = 0; kc < BN / 16; kc++)
+  for (int kc = 0; kc < FA_BN / 16; kc++)
 #pragma unroll
     for (int np = 0; np < FA_HD / 16; np++) {
       const int row = kc * 16 + (lane % 8) + ((lane / 8) % 2) * 8, chunk = 2 * np + lane / 16;
@@ -165,21 +166,22 @@ __device__ __forceinline__ void fa_pv_sync(float *o, uint32_t (*pa)[4], const un
     }
 }
 /* O += P V of one tile (dv: its V, 16 keys = 2048 bytes a step), issued and committed. */
-template <class T, int BN> __device__ __forceinline__ void fa_issue_pv(float *o, uint32_t (*pa)[4], uint64_t dv) {
+template <class T> __device__ __forceinline__ void fa_issue_pv(float *o, uint32_t (*pa)[4], uint64_t dv) {
   wg_fence();
 #pragma unroll
-  for (int kc = 0; kc < BN / 16; kc++) fa_mma<T, BN>::pv(o, pa[kc], dv + (uint64_t)(kc * 128));
+  for (int kc = 0; kc < FA_BN / 16; kc++) fa_mma<T>::pv(o, pa[kc], dv + (uint64_t)(kc * 128));
   wg_commit();
 }
 #endif // FA_SM90
 
-/* Q lines, then STG stages of K and V tiles, then the slack that aligns the start to 1024 bytes. */
-template <int NWG, int BN, int STG> constexpr int fa_smem_bytes() { return 64 * NWG * 128 + 2 * STG * BN * 128 + 1024; }
+/* Q lines, then STG stages of 64-key K and V tiles, then the slack that aligns the start to 1024
+ * bytes. */
+template <int NWG, int STG> constexpr int fa_smem_bytes() { return 64 * NWG * 128 + 2 * STG * 64 * 128 + 1024; }
 
 /* PIPE (global layers): three K/V stages, and S of tile j + 1 issued before the softmax of tile j
  * (two S register sets), so the tensor cores compute the next scores while this warpgroup's
  * softmax runs, as FlashAttention 3 overlaps them. Otherwise two stages, one tile at a time. */
-template <class T, int NWG, int BN, bool SKIP, bool PIPE, bool PVW>
+template <class T, int NWG, bool SKIP, bool PIPE, bool PVW>
 __global__ void __launch_bounds__(NWG * 128, NWG == 1 ? 3 : 2)
     fa_wg_kernel(const T *__restrict__ qkv, T *__restrict__ out, const attn_tile *__restrict__ tiles,
                  const int *__restrict__ n_tiles, int H, int window, const float2 *__restrict__ rope,
@@ -187,12 +189,12 @@ __global__ void __launch_bounds__(NWG * 128, NWG == 1 ? 3 : 2)
 #ifdef FA_SM90
   static_assert(!(PIPE && SKIP) && (PVW || !PIPE), "the pipelined loop: no tile skipping, P V on wgmma");
   pdl_enter();
-  constexpr int NT = NWG * 128, BM = 64 * NWG, NS = BN / 2; /* S accumulators per thread */
+  constexpr int NT = NWG * 128, BM = 64 * NWG, NS = FA_BN / 2; /* S accumulators per thread */
   constexpr int STG = PIPE ? 3 : 2;
   extern __shared__ unsigned char fa_smem_raw[];
   unsigned char *sQ = (unsigned char *)(((uintptr_t)fa_smem_raw + 1023) & ~(uintptr_t)1023);
-  unsigned char *sK = sQ + BM * 128; /* [STG][BN lines] */
-  unsigned char *sV = sK + STG * BN * 128;
+  unsigned char *sK = sQ + BM * 128; /* [STG][FA_BN lines] */
+  unsigned char *sV = sK + STG * FA_BN * 128;
 
   if ((int)blockIdx.x >= *n_tiles) return;
   const attn_tile ti = tiles[blockIdx.x];
@@ -204,22 +206,18 @@ __global__ void __launch_bounds__(NWG * 128, NWG == 1 ? 3 : 2)
   const T *Kg = qkv + (int64_t)H * FA_HD + (int64_t)h * FA_HD;
   const T *Vg = qkv + (int64_t)2 * H * FA_HD + (int64_t)h * FA_HD;
 
-  int lo = 0, hi = len;
-  if (window >= 0) {
-    lo = q0 - window > 0 ? q0 - window : 0;
-    const int e = q0 + BM + window;
-    hi = e < len ? e : len;
-  }
-  const int n_kb = (hi - lo + BN - 1) / BN;
+  int lo, hi;
+  attn_key_range(q0, BM, len, window, &lo, &hi);
+  const int n_kb = (hi - lo + FA_BN - 1) / FA_BN;
 
-  /* tile it (keys lo + it BN ...) into stage it % STG; rows past hi zero-filled */
+  /* tile it (keys lo + it FA_BN ...) into stage it % STG; rows past hi zero-filled */
   auto load_kv = [&](int it) {
-    const int kb = lo + it * BN, buf = it % STG;
-    for (int c = tid; c < BN * 8; c += NT) {
+    const int kb = lo + it * FA_BN, buf = it % STG;
+    for (int c = tid; c < FA_BN * 8; c += NT) {
       const int r = c / 8, ch = c % 8, kp = kb + r;
       const bool ok = kp < hi;
       const int64_t off = (int64_t)(base + (ok ? kp : 0)) * rs + ch * 8;
-      const int so = buf * BN * 128 + fa_swz(r, ch);
+      const int so = buf * FA_BN * 128 + fa_swz(r, ch);
       cp_async16(sK + so, Kg + off, ok ? 16 : 0);
       cp_async16(sV + so, Vg + off, ok ? 16 : 0);
     }
@@ -248,22 +246,22 @@ __global__ void __launch_bounds__(NWG * 128, NWG == 1 ? 3 : 2)
   float s[NS];
 #pragma unroll
   for (int i = 0; i < NS; i++) s[i] = 0.f;
-  uint32_t pa[BN / 16][4];
+  uint32_t pa[FA_BN / 16][4];
   float m_r[2] = {-INFINITY, -INFINITY}, l_r[2] = {0.f, 0.f};
   const int wq_lo = q0 + 64 * wg, wq_hi = wq_lo + 63; /* this warpgroup's queries */
   const int qrow0 = wq_lo + 16 * warp + lane / 4;      /* row of s[4i], s[4i + 1]; +8 for s[4i + 2], s[4i + 3] */
   const bool active = wq_lo < len;                     /* a tail tile's warpgroup past the row has nothing to do */
   const uint64_t dq = sdesc(sQ + wg * 64 * 128);
-  auto dk_of = [&](int it) { return sdesc(sK + (it % STG) * BN * 128); };
-  auto dv_of = [&](int it) { return sdesc(sV + (it % STG) * BN * 128); };
+  auto dk_of = [&](int it) { return sdesc(sK + (it % STG) * FA_BN * 128); };
+  auto dv_of = [&](int it) { return sdesc(sV + (it % STG) * FA_BN * 128); };
   /* the tile's keys are all visible to every query of this warpgroup */
   auto full_of = [&](int kb) {
-    return (kb + BN <= hi) && (window < 0 || (kb >= wq_hi - window && kb + BN - 1 <= wq_lo + window));
+    return (kb + FA_BN <= hi) && (window < 0 || (kb >= wq_hi - window && kb + FA_BN - 1 <= wq_lo + window));
   };
 
   if constexpr (!PIPE) {
     for (int it = 0; it < n_kb; it++) {
-      const int kb = lo + it * BN;
+      const int kb = lo + it * FA_BN;
       /* tile it landed (this thread's copies), made visible to wgmma, and every warpgroup is done
        * with the other stage (its products waited for) before it is refilled */
       cp_async_wait0();
@@ -271,18 +269,18 @@ __global__ void __launch_bounds__(NWG * 128, NWG == 1 ? 3 : 2)
       __syncthreads();
       if (it + 1 < n_kb) load_kv(it + 1);
       if (!active) continue;
-      if (SKIP && (kb > wq_hi + window || kb + BN - 1 < wq_lo - window)) continue;
-      fa_issue_qk<T, BN>(s, dq, dk_of(it));
+      if (SKIP && (kb > wq_hi + window || kb + FA_BN - 1 < wq_lo - window)) continue;
+      fa_issue_qk<T>(s, dq, dk_of(it));
       wg_wait0();
       acc_fence<NS>(s);
-      if (!full_of(kb)) fa_mask<BN>(s, kb, hi, window, qrow0, lane);
-      fa_softmax<T, BN>(s, o, m_r, l_r, scale_log2, pa);
+      if (!full_of(kb)) fa_mask(s, kb, hi, window, qrow0, lane);
+      fa_softmax<T>(s, o, m_r, l_r, scale_log2, pa);
       if (PVW) {
-        fa_issue_pv<T, BN>(o, pa, dv_of(it));
+        fa_issue_pv<T>(o, pa, dv_of(it));
         wg_wait0();
         acc_fence<32>(o);
       } else {
-        fa_pv_sync<T, BN>(o, pa, sV + (it % STG) * BN * 128, lane);
+        fa_pv_sync<T>(o, pa, sV + (it % STG) * FA_BN * 128, lane);
       }
     }
   } else {
@@ -299,11 +297,11 @@ __global__ void __launch_bounds__(NWG * 128, NWG == 1 ? 3 : 2)
       __syncthreads();
       if (it + 2 < n_kb) load_kv(it + 2);
       if (!active) return;
-      if (it + 1 < n_kb) fa_issue_qk<T, BN>(sn, dq, dk_of(it + 1));
-      const int kb = lo + it * BN;
-      if (!full_of(kb)) fa_mask<BN>(sc, kb, hi, window, qrow0, lane);
-      fa_softmax<T, BN>(sc, o, m_r, l_r, scale_log2, pa);
-      fa_issue_pv<T, BN>(o, pa, dv_of(it));
+      if (it + 1 < n_kb) fa_issue_qk<T>(sn, dq, dk_of(it + 1));
+      const int kb = lo + it * FA_BN;
+      if (!full_of(kb)) fa_mask(sc, kb, hi, window, qrow0, lane);
+      fa_softmax<T>(sc, o, m_r, l_r, scale_log2, pa);
+      fa_issue_pv<T>(o, pa, dv_of(it));
       wg_wait0();
       acc_fence<NS>(sn);
       acc_fence<32>(o);
@@ -314,7 +312,7 @@ __global__ void __launch_bounds__(NWG * 128, NWG == 1 ? 3 : 2)
       wg_fence_async_smem();
       __syncthreads();
       if (active) {
-        fa_issue_qk<T, BN>(s, dq, dk_of(0));
+        fa_issue_qk<T>(s, dq, dk_of(0));
         wg_wait0();
         acc_fence<NS>(s);
       }
@@ -344,44 +342,27 @@ __global__ void __launch_bounds__(NWG * 128, NWG == 1 ? 3 : 2)
 #endif // FA_SM90
 }
 
-template <class T, int NWG, int BN, bool SKIP, bool PIPE, bool PVW>
-void fa_wg_launch(cudaStream_t s, dim3 grid, const void *qkv, void *out, const attn_tile *tiles, const int *n_tiles,
-                  int H, int window, const float2 *rope, float sl2) {
-  constexpr int smem = fa_smem_bytes<NWG, BN, PIPE ? 3 : 2>();
-  auto *k = fa_wg_kernel<T, NWG, BN, SKIP, PIPE, PVW>;
+} // namespace
+
+template <int HALF, int NWG, bool SKIP, bool PIPE, bool PVW>
+void k_attention_sm90(cudaStream_t s, dim3 grid, const void *qkv, void *out, const attn_tile *tiles,
+                      const int *n_tiles, int H, int window, const float2 *rope, float sl2) {
+  using T = typename std::conditional<HALF != 0, __half, __nv_bfloat16>::type;
+  constexpr int smem = fa_smem_bytes<NWG, PIPE ? 3 : 2>();
+  auto *k = fa_wg_kernel<T, NWG, SKIP, PIPE, PVW>;
   /* a function attribute, not a stream operation: allowed while a graph is captured */
   cudaFuncSetAttribute((const void *)k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
   launch_dep(k, grid, NWG * 128, smem, s, (const T *)qkv, (T *)out, tiles, n_tiles, H, window, rope, sl2);
 }
 
-} // namespace
-
-int attention_sm90_ok(int dev) {
-  int major = 0, minor = 0;
-  if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
-      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess) {
-    cudaGetLastError();
-    return 0;
-  }
-  return major == 9 && minor == 0;
-}
-
-/* The variants attention.cu tables: nwg warpgroups per block, bn keys per tile; pipe (global
- * layers only): the three-stage loop with the next scores issued before the softmax; pvw: P V on
- * wgmma (else mma.sync). */
-void k_attention_sm90(cudaStream_t s, int half16, int nwg, int bn, int local, int pipe, int pvw, dim3 grid,
-                      const void *qkv, void *out, const attn_tile *tiles, const int *n_tiles, int H, int window,
-                      const float2 *rope, float sl2) {
-#define FA_CASE(NWG, BN, LOCAL, PIPE, PVW)                                                            \
-  if (nwg == NWG && bn == BN && !!local == LOCAL && !!pipe == PIPE && !!pvw == PVW) {                 \
-    (half16 ? fa_wg_launch<__half, NWG, BN, LOCAL, PIPE, PVW>                                         \
-            : fa_wg_launch<__nv_bfloat16, NWG, BN, LOCAL, PIPE, PVW>)(s, grid, qkv, out, tiles, n_tiles, H, \
-                                                                      window, rope, sl2);             \
-    return;                                                                                           \
-  }
-  FA_CASE(2, 64, false, true, true)
-  FA_CASE(2, 64, false, false, false)
-  FA_CASE(1, 64, true, false, true)
-  FA_CASE(1, 64, true, false, false)
-#undef FA_CASE
-}
+/* the variants attention.cu's table holds, in bf16 and fp16 */
+#define FA_VARIANT(NWG, SKIP, PIPE, PVW)                                                                          \
+  template void k_attention_sm90<0, NWG, SKIP, PIPE, PVW>(cudaStream_t, dim3, const void *, void *, const attn_tile *, \
+                                                          const int *, int, int, const float2 *, float);        \
+  template void k_attention_sm90<1, NWG, SKIP, PIPE, PVW>(cudaStream_t, dim3, const void *, void *, const attn_tile *, \
+                                                          const int *, int, int, const float2 *, float);
+FA_VARIANT(2, false, true, true)   /* wg2n64p */
+FA_VARIANT(2, false, false, false) /* wg2n64m */
+FA_VARIANT(1, true, false, true)   /* wg1n64 */
+FA_VARIANT(1, true, false, false)  /* wg1n64m */
+#undef FA_VARIANT

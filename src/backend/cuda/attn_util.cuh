@@ -102,6 +102,18 @@ template <class T> __device__ __forceinline__ void rope8(uint4 &a, uint4 &b, con
   }
 }
 
+/* Keys [lo, hi) that queries [q0, q0 + bm) of a row of len tokens may see: all of the row for a
+ * global layer (window < 0), else those within window of one of the queries. */
+__device__ __forceinline__ void attn_key_range(int q0, int bm, int len, int window, int *lo, int *hi) {
+  *lo = 0;
+  *hi = len;
+  if (window >= 0) {
+    *lo = q0 - window > 0 ? q0 - window : 0;
+    const int e = q0 + bm + window;
+    *hi = e < len ? e : len;
+  }
+}
+
 } // namespace
 
 #endif

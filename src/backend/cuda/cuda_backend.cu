@@ -37,6 +37,7 @@
 #include <atomic>
 
 #include "cuda_internal.h"
+#include "wgmma.cuh"
 #include "cuda_backend.h"
 #include "model/spec.h"
 
@@ -1431,7 +1432,7 @@ static backend *cuda_create(const model_weights *w, const backend_options *o, co
    * attention does not depend on its pass; elsewhere the mma.sync kernels, whose small passes take
    * the 64-key-tile variants of the same query tile (fewer steps of the key loop, which is what a
    * short row's attention waits on). BENCHMARKS.md, CUDA backend / Attention on wgmma. */
-  const int att_sm90 = attention_sm90_ok(dev);
+  const int att_sm90 = wgmma_device(dev);
   m->att_g = attention_variant(0, env->cuda_attn_g ? env->cuda_attn_g : att_sm90 ? "wg2n64p" : NULL, dev);
   m->att_l = attention_variant(1, env->cuda_attn_l ? env->cuda_attn_l : att_sm90 ? "wg1n64" : NULL, dev);
   m->att_g_small = env->cuda_attn_g || att_sm90 ? m->att_g : attention_variant(0, "w4m2n64", dev);

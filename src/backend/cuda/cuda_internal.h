@@ -78,14 +78,13 @@ void k_attention(cudaStream_t s, int half16, const void *qkv, void *out, const a
  * them); and its queries per tile. */
 int attention_variant(int local, const char *name, int dev);
 int attention_variant_queries(int local, int variant);
-/* attention_sm90.cu: whether device dev runs the wgmma kernels (compute capability 9.0), and their
- * launch (nwg warpgroups of 64 queries, bn keys per K/V tile, pipe: the pipelined loop, pvw: P V on wgmma; head_dim 64),
- * which attention.cu's
- * variant table names. */
-int attention_sm90_ok(int dev);
-void k_attention_sm90(cudaStream_t s, int half16, int nwg, int bn, int local, int pipe, int pvw, dim3 grid,
-                      const void *qkv, void *out, const attn_tile *tiles, const int *n_tiles, int H, int window,
-                      const float2 *rope, float sl2);
+/* attention_sm90.cu's wgmma kernel (head_dim 64, compute capability 9.0: wgmma_device), as
+ * attention.cu's variant table names it: HALF fp16 (else bf16), NWG warpgroups of 64 queries,
+ * SKIP a local layer's, PIPE the pipelined loop, PVW P V on wgmma (else mma.sync). Instantiated
+ * in attention_sm90.cu for the variants the table holds (a missing one fails to link). */
+template <int HALF, int NWG, bool SKIP, bool PIPE, bool PVW>
+void k_attention_sm90(cudaStream_t s, dim3 grid, const void *qkv, void *out, const attn_tile *tiles,
+                      const int *n_tiles, int H, int window, const float2 *rope, float sl2);
 void k_geglu(cudaStream_t s, int half16, void *h, int Mp, int I, int act); /* act: enc_act */
 /* Scorer LayerNorm of marker m's state: row marker_tok[m] of x, or row m when marker_tok is NULL. */
 void k_gather_ln(cudaStream_t s, const float *x, const int32_t *marker_tok, const int *counts,

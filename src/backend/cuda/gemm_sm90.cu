@@ -594,13 +594,7 @@ static_assert(sizeof g_variants / sizeof g_variants[0] == GG_MAX_VARIANTS, "GG_M
 /* Whether device dev runs the kernel: compute capability 9.0 (the sm_90a code) and the driver's
  * cuTensorMapEncodeTiled found. */
 static int device_ok(int dev) {
-  int major = 0, minor = 0;
-  if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
-      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess) {
-    cudaGetLastError();
-    return 0;
-  }
-  if (major != 9 || minor != 0) return 0;
+  if (!wgmma_device(dev)) return 0;
   int sms = 0;
   if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) == cudaSuccess && sms > 0) g_sms = sms;
   if (g_encode_state == 0) {

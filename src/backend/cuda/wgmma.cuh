@@ -1,14 +1,27 @@
 /*
  * wgmma.cuh: what gemm_sm90.cu and attention_sm90.cu share of Hopper's warpgroup matrix
- * instructions (sm_90a): shared-memory addresses, the descriptor of a 128-byte-swizzled tile,
- * fence / commit / wait, and the register fence that keeps the compiler from moving accumulators
- * across a wait. Defined only in sm_90a device code (WG_SM90); the kernels that use it compile to
- * empty bodies elsewhere.
+ * instructions (sm_90a): whether a device runs them (host side), and, in sm_90a device code only
+ * (WG_SM90; the kernels that use them compile to empty bodies elsewhere), shared-memory
+ * addresses, the descriptor of a 128-byte-swizzled tile, fence / commit / wait, and the register
+ * fence that keeps the compiler from moving accumulators across a wait.
  */
 #ifndef LAYA_CUDA_WGMMA_CUH
 #define LAYA_CUDA_WGMMA_CUH
 
+#include <cuda_runtime.h>
 #include <stdint.h>
+
+/* Whether device dev runs the sm_90a code: compute capability 9.0 exactly (wgmma is neither on
+ * earlier GPUs nor on later ones). */
+static inline int wgmma_device(int dev) {
+  int major = 0, minor = 0;
+  if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return major == 9 && minor == 0;
+}
 
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define WG_SM90 1
