@@ -7,7 +7,7 @@
  * also gives the share of BENCH_PEAK GFLOP/s (bench/cpu/peak: the zmm FMA rate, or the ymm one for
  * the AVX2 table) when set as AVX512_PEAK,AVX2_PEAK. Split-precision fp32 GEMMs run on parts split
  * once as the backend gives them (BENCH_SPLIT=own: the kernel splits for itself; BENCH_WBITS=11 | 8:
- * float16 | bfloat16 weights, see row_fn); BENCH_EMU=1 adds
+ * float16 | bfloat16 weights, see row_fn); BENCH_COLD=MB evicts the caches before each GEMM (evict_caches); BENCH_EMU=1 adds
  * the amx-emu table's (emulated tiles, for checking this program where there is no AMX).
  */
 #include <math.h>
@@ -53,6 +53,24 @@ static double peak_of(const cpu_kernels *kt) {
   return strcmp(kt->name, "avx2") ? a : b;
 }
 
+/* BENCH_COLD=MB: before each timed GEMM, write a buffer of that many MiB (more than the last-level
+ * cache), so its weights come from memory as in a forward, where a layer's weights have left the
+ * caches since the last pass (the hot default times a GEMM whose operands the previous rep left in
+ * cache). */
+static void evict_caches(void) {
+  static char *buf;
+  static size_t n;
+  const char *c = getenv("BENCH_COLD");
+  if (!c || atoi(c) <= 0) return;
+  if (!buf) {
+    n = (size_t)atoi(c) << 20;
+    buf = malloc(n);
+    if (!buf) return;
+  }
+  memset(buf, (int)(n & 0x7f) + 1, n);
+  n ^= 1; /* a different byte next time, so no pass is a no-op */
+}
+
 static void bench_gemm(const cpu_kernels *kt, cpu_wfmt fmt, int M, int N, int K, int geglu) {
   const char *only = getenv("BENCH_FMT");
   if (only && strcmp(only, fmt == WF_F32 ? "fp32" : fmt == WF_BF16 ? "bf16" : "int8")) return;
@@ -95,6 +113,7 @@ static void bench_gemm(const cpu_kernels *kt, cpu_wfmt fmt, int M, int N, int K,
   double best = 1e30;
   int reps = getenv("BENCH_REPS") ? atoi(getenv("BENCH_REPS")) : 3;
   for (int r = 0; r < reps; r++) {
+    evict_caches();
     double t = cpu_now();
     if (given) kt->split_rows_f32((const float *)a, kp, kp, 0, rows, M, parts, ld, (size_t)rows * ld);
     g(&in, &pm, 0, M, 0, np, &e);

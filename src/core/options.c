@@ -96,6 +96,8 @@ const laya_option laya_env_table[] = {
     {"LAYA_CPU_STUDY", "string", "a study name (bench/cpu/README.md)", "unset", "a kernel study inside the CPU forward", R, F(cpu_study), 0, 0},
     {"LAYA_CPU_FP32_LAYERS", "string", "layer list", "unset", "run these layers in fp32 (precision experiments)", R, F(cpu_fp32_layers), 0, 0},
     {"LAYA_CPU_INT8_BF16", "string", "layer list", "unset", "int8 experiments: these parts in bf16", R, F(cpu_int8_bf16), 0, 0},
+    {"LAYA_CPU_GEMM_TASKS", "string", "ROWS,PER_THREAD", "192,4", "GEMM task shape: most rows per task, tasks wanted per thread",
+     R, F(cpu_gemm_tasks), 0, 0},
     {"LAYA_CPU_ATTN_F32", "bool", "0 | anything else", "unset", "attention in fp32 inside a low-precision forward", R, F(cpu_attn_f32), 0, 0},
 };
 const int laya_env_count = (int)(sizeof laya_env_table / sizeof laya_env_table[0]);

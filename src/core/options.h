@@ -84,7 +84,7 @@ typedef struct laya_env_options {
   long long cuda_max_scratch;
   char *cuda_module; /* the CUDA backend module's path (backend/cuda_loader.c; laya_env_process) */
   /* research switches of the CPU backend */
-  char *cpu_study, *cpu_fp32_layers, *cpu_int8_bf16;
+  char *cpu_study, *cpu_fp32_layers, *cpu_int8_bf16, *cpu_gemm_tasks;
   int cpu_attn_f32;
   char *amx_fp32;
 } laya_env_options;

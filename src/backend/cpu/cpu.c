@@ -587,6 +587,12 @@ static cpu_model *cpu_model_create(const model_weights *w, const backend_options
   m->fmt = fmt_of(prec);
   m->env = env; /* valid during create only (backend_cpu_create) */
   study_parse(m);
+  m->gemm_mtile = GEMM_MTILE;
+  m->gemm_per_thread = 4;
+  if (m->env->cpu_gemm_tasks) { /* research switch: "ROWS,PER_THREAD" */
+    int r = 0, t = 0;
+    if (sscanf(m->env->cpu_gemm_tasks, "%d,%d", &r, &t) == 2 && r >= 32 && t >= 1) m->gemm_mtile = r, m->gemm_per_thread = t;
+  }
   m->profile = profile_enabled(m->env);
   m->k = cpu_kernels_select_for(m->env->cpu_isa);
   {
@@ -977,10 +983,10 @@ static void gemm(fwd *f, const void *a, int lda, const float *row_scale, const p
    * panel groups whose tasks, handed out in order to whichever thread is free, finish soonest
    * (an 11-task or 9-task split over 2 threads leaves one idle for a ninth of the GEMM). */
   int mr = f->m->k->gemm_rows[w->fmt] > 0 ? f->m->k->gemm_rows[w->fmt] : GEMM_MR;
-  g.n_m = (M + GEMM_MTILE - 1) / GEMM_MTILE;
+  g.n_m = (M + f->m->gemm_mtile - 1) / f->m->gemm_mtile;
   g.mtile = ((M + g.n_m - 1) / g.n_m + mr - 1) / mr * mr;
   g.n_m = (M + g.mtile - 1) / g.mtile;
-  int want = 4 * f->threads; /* enough tasks to balance, few enough to keep panels long */
+  int want = f->m->gemm_per_thread * f->threads; /* enough tasks to balance, few enough to keep panels long */
   int n_p0 = (want + g.n_m - 1) / g.n_m;
   if (n_p0 > w->n_panels) n_p0 = w->n_panels;
   if (n_p0 < 1) n_p0 = 1;

@@ -39,6 +39,7 @@ typedef struct cpu_model {
   unsigned study;       /* LAYA_CPU_STUDY bits (cpu.c): error-decomposition emulation, normally 0 */
   int study_layer;      /* -1, or the one encoder layer the activation rounding applies to */
   int profile;          /* LAYA_CPU_PROFILE=1: one JSON line of per-step times per forward on stderr */
+  int gemm_mtile, gemm_per_thread; /* GEMM tasks: most rows each, how many per thread (cpu.c gemm) */
   size_t max_elem;      /* widest activation element any GEMM reads (1, 2 or 4 bytes) */
   const cpu_kernels *k;
   cpu_pool *pool;

@@ -42,6 +42,23 @@ static int amx_chunk_rows(int row_bytes) {
   return r;
 }
 
+/* The weight panel a GEMM task reads after the current one is prefetched into L2 while the current
+ * one's k steps run, a few lines a step (the panel's lines over the steps, rounded up): a model's
+ * weights do not stay in cache from one forward to the next, so without it the first row block's
+ * tile loads of every panel waited on memory. next: the first of its bytes (NULL: none). */
+typedef struct amx_prefetch {
+  const char *at;
+  int left, per_step;
+} amx_prefetch;
+
+static amx_prefetch amx_prefetch_panel(const void *next, size_t bytes, int steps) {
+  amx_prefetch pf = {(const char *)next, 0, 0};
+  if (!next || steps <= 0) return pf;
+  pf.left = (int)(bytes / 64);
+  pf.per_step = (pf.left + steps - 1) / steps;
+  return pf;
+}
+
 /* The valid nr x nb bytes of a tile at src (row stride ld) into a zeroed 16 x 64 buffer. */
 static void amx_copy_part(uint8_t *dst, const uint8_t *src, size_t ld, int nr, int nb) {
   memset(dst, 0, 1024);

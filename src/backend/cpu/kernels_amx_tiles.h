@@ -25,6 +25,13 @@
 
 #define AMX_ROWS 32 /* activation rows per block (two tiles) */
 
+/* One k step's share of the next panel's prefetch (amx_prefetch_panel, kernels_amx.c). */
+#define AMX_PREFETCH_STEP(pf)                                                    \
+  do {                                                                           \
+    for (int i_ = 0; i_ < (pf).per_step && (pf).left > 0; i_++, (pf).left--, (pf).at += 64) \
+      AMX_PREFETCH((pf).at);                                                     \
+  } while (0)
+
 /* Tile t from nr rows of nb bytes at base (row stride ld bytes); whole tiles load in place. */
 #define AMX_LOAD_PART(t, base, ld, nr, nb, tmp)                        \
   do {                                                                 \
@@ -94,8 +101,13 @@ AMX_ATTR static void AMX_NAME(gemm_bf16)(const gemm_input *x, const packed_matri
   uint8_t ta[2][1024] __attribute__((aligned(64))), tb[2][1024] __attribute__((aligned(64)));
   for (int mc = m0; mc < m1; mc += chunk) {
     int mce = mc + chunk < m1 ? mc + chunk : m1;
+    const size_t pbytes = (size_t)kp * CPU_NR * 2;
+    const int steps = (mce - mc + AMX_ROWS - 1) / AMX_ROWS * ((kp + 31) / 32);
     for (int p = p0; p < p1; p++) {
-      const uint8_t *b = (const uint8_t *)w->data + (size_t)p * kp * CPU_NR * 2;
+      const uint8_t *b = (const uint8_t *)w->data + (size_t)p * pbytes;
+      /* the next panel: p + 1, or the first again where another row chunk follows */
+      const int pn = p + 1 < p1 ? p + 1 : mce < m1 ? p0 : -1;
+      amx_prefetch pf = amx_prefetch_panel(pn < 0 ? NULL : (const uint8_t *)w->data + (size_t)pn * pbytes, pbytes, steps);
       for (int kc0 = 0; kc0 < kp; kc0 += kcb) {
         int kce = kc0 + kcb < kp ? kc0 + kcb : kp, last = kce == kp;
         for (int m = mc, rb = 0; m < mce; m += AMX_ROWS, rb++) {
@@ -105,6 +117,7 @@ AMX_ATTR static void AMX_NAME(gemm_bf16)(const gemm_input *x, const packed_matri
           float *cb = cbuf ? cbuf + (size_t)rb * AMX_ROWS * CPU_NR : acc;
           AMX_C_BEGIN(kc0 == 0, cb);
           for (int k0 = kc0; k0 < kce; k0 += 32) {
+            AMX_PREFETCH_STEP(pf);
             int kw = kp - k0 < 32 ? kp - k0 : 32; /* k values of this step (even: k_pad % 4 == 0) */
             const uint8_t *bk = b + (size_t)(k0 / 2) * 128;
             AMX_LOAD_PART(4, a0 + (size_t)k0 * 2, lda, nr0, kw * 2, ta[0]);
@@ -141,8 +154,13 @@ AMX_ATTR static void AMX_NAME(gemm_i8)(const gemm_input *x, const packed_matrix 
   uint8_t ta[2][1024] __attribute__((aligned(64))), tb[2][1024] __attribute__((aligned(64)));
   for (int mc = m0; mc < m1; mc += chunk) {
     int mce = mc + chunk < m1 ? mc + chunk : m1;
+    const size_t pbytes = (size_t)kp * CPU_NR;
+    const int steps = (mce - mc + AMX_ROWS - 1) / AMX_ROWS * ((kp + 63) / 64);
     for (int p = p0; p < p1; p++) {
-      const uint8_t *b = (const uint8_t *)w->data + (size_t)p * kp * CPU_NR;
+      const uint8_t *b = (const uint8_t *)w->data + (size_t)p * pbytes;
+      /* the next panel: p + 1, or the first again where another row chunk follows */
+      const int pn = p + 1 < p1 ? p + 1 : mce < m1 ? p0 : -1;
+      amx_prefetch pf = amx_prefetch_panel(pn < 0 ? NULL : (const uint8_t *)w->data + (size_t)pn * pbytes, pbytes, steps);
       for (int kc0 = 0; kc0 < kp; kc0 += kcb) {
         int kce = kc0 + kcb < kp ? kc0 + kcb : kp, last = kce == kp;
         for (int m = mc, rb = 0; m < mce; m += AMX_ROWS, rb++) {
@@ -152,6 +170,7 @@ AMX_ATTR static void AMX_NAME(gemm_i8)(const gemm_input *x, const packed_matrix 
           int32_t *cb = cbuf ? cbuf + (size_t)rb * AMX_ROWS * CPU_NR : acc;
           AMX_C_BEGIN(kc0 == 0, cb);
           for (int k0 = kc0; k0 < kce; k0 += 64) {
+            AMX_PREFETCH_STEP(pf);
             int kw = kp - k0 < 64 ? kp - k0 : 64; /* k values of this step (a multiple of 4) */
             const uint8_t *bk = b + (size_t)(k0 / 4) * 128;
             AMX_LOAD_PART(4, a0 + k0, lda, nr0, kw, ta[0]);
@@ -272,19 +291,18 @@ AMX_ATTR static void AMX_NAME(gemm_split)(int parts, const gemm_input *x, const 
      * without this, that pass waited on memory for the panel: BENCHMARKS.md, "Split-precision fp32
      * on AMX, session 8"), else its parts, which the first row block's tile loads would wait for. */
     const int nsteps = (rows + AMX_ROWS - 1) / AMX_ROWS * (kpp / 32);
-    const int plines = own_b ? kp * CPU_NR * 4 / 64 : nbplanes * kpp * CPU_NR * 2 / 64;
-    const int pfl = nsteps > 0 ? (plines + nsteps - 1) / nsteps : 0;
+    const size_t pbytes = own_b ? (size_t)kp * CPU_NR * 4 : (size_t)nbplanes * kpp * CPU_NR * 2;
     for (int p = p0; p < p1; p++) {
-      const char *pf;
+      const void *next = NULL;
       if (own_b) {
         AMX_SPLIT_PANEL((const float *)w->data + (size_t)p * kp * CPU_NR, kp, kpp, s.b[0], s.b[1],
                         nbplanes == 3 ? s.b[2] : NULL);
-        pf = (const char *)((const float *)w->data + (size_t)(p + 1 < p1 ? p + 1 : p) * kp * CPU_NR);
+        if (p + 1 < p1) next = (const float *)w->data + (size_t)(p + 1) * kp * CPU_NR;
       } else {
         for (int i = 0; i < 3; i++) s.b[i] = i < wparts ? (uint16_t *)w->split + ((size_t)p * wparts + i) * bplane : NULL;
-        pf = (const char *)(w->split + (size_t)(p + 1 < p1 ? p + 1 : p) * wparts * bplane);
+        if (p + 1 < p1) next = w->split + (size_t)(p + 1) * wparts * bplane;
       }
-      int pleft = p + 1 < p1 ? plines : 0; /* lines of the next panel not yet prefetched */
+      amx_prefetch pf = amx_prefetch_panel(next, pbytes, nsteps);
       for (int kc0 = 0; kc0 < kpp; kc0 += kc) {
         int kce = kc0 + kc < kpp ? kc0 + kc : kpp, last = kce == kpp;
         for (int m = 0; m < rows; m += AMX_ROWS) {
@@ -293,7 +311,7 @@ AMX_ATTR static void AMX_NAME(gemm_split)(int parts, const gemm_input *x, const 
           AMX_C_BEGIN(kc0 == 0, cb);
           for (int k0 = kc0; k0 < kce; k0 += 32) {
             int pa = -1, pb = -1; /* the parts now in tmm4/5 and tmm6/7 */
-            for (int i = 0; i < pfl && pleft > 0; i++, pleft--, pf += 64) AMX_PREFETCH(pf);
+            AMX_PREFETCH_STEP(pf);
             for (int q = 0; q < np; q++) {
               const int qa = prod[q][0], qb = prod[q][1];
               const uint8_t *bk = (const uint8_t *)(s.b[qb] + (size_t)k0 * CPU_NR);

@@ -66,10 +66,9 @@ __global__ void __launch_bounds__(NW * 32, MINB)
   const int base = ti.base, len = ti.len, q0 = ti.q0;
   const int h = blockIdx.y;
   const int tid = threadIdx.x, warp = tid / 32, lane = tid & 31;
-  const int64_t rs = (int64_t)3 * H * HD; /* qkv row stride */
-  const T *Qg = qkv + (int64_t)h * HD;
-  const T *Kg = qkv + (int64_t)H * HD + (int64_t)h * HD;
-  const T *Vg = qkv + (int64_t)2 * H * HD + (int64_t)h * HD;
+  const qkv_head<T> hq = qkv_head_of(qkv, H, HD, h);
+  const int64_t rs = hq.rs;
+  const T *Qg = hq.q, *Kg = hq.k, *Vg = hq.v;
 
   int lo, hi;
   attn_key_range(q0, BM, len, window, &lo, &hi);
@@ -287,8 +286,9 @@ __global__ void attn_rows_kernel(const T *qkv, T *out, const int32_t *q_tok, int
   if (i >= (q_tok ? n_q : counts[CNT_TOKENS])) return;
   const int t = q_tok ? q_tok[i] : i;
   int r = tok_row[t], base = row_start[r], len = row_start[r + 1] - base, qp = tok_pos[t];
-  const int64_t rs = (int64_t)3 * H * hd;
-  const T *q = qkv + (int64_t)t * rs + (int64_t)h * hd;
+  const qkv_head<T> hq = qkv_head_of(qkv, H, hd, h);
+  const int64_t rs = hq.rs;
+  const T *q = hq.q + (int64_t)t * rs;
   /* this lane's query elements (hd <= 256: up to 8 per lane) */
   float qv[8];
   int half = hd / 2;
@@ -316,8 +316,7 @@ __global__ void attn_rows_kernel(const T *qkv, T *out, const int32_t *q_tok, int
   float m = -INFINITY, l = 0.f, acc[8];
 #pragma unroll
   for (int e = 0; e < 8; e++) acc[e] = 0.f;
-  const T *K0 = qkv + (int64_t)base * rs + (int64_t)H * hd + (int64_t)h * hd;
-  const T *V0 = K0 + (int64_t)H * hd;
+  const T *K0 = hq.k + (int64_t)base * rs, *V0 = K0 + (int64_t)H * hd; /* hq.v at the row start */
   for (int kp = lo; kp < hi; kp += U) {
     float sd[U];
 #pragma unroll
@@ -386,12 +385,12 @@ __global__ void __launch_bounds__(GW * 32) attn_gathered_kernel(const T *qkv, T 
   const int w = threadIdx.x / 32, lane = threadIdx.x & 31;
   const int i = blockIdx.x, h = blockIdx.y;
   const int t = q_tok[i], r = tok_row[t], base = row_start[r], len = row_start[r + 1] - base;
-  const int64_t rs = (int64_t)3 * H * hd;
-  const T *q = qkv + (int64_t)t * rs + (int64_t)h * hd;
+  const qkv_head<T> hq = qkv_head_of(qkv, H, hd, h);
+  const int64_t rs = hq.rs;
+  const T *q = hq.q + (int64_t)t * rs;
   for (int j = threadIdx.x; j < hd; j += GW * 32) q_sh[j] = tof(q[j]) * scale;
   __syncthreads();
-  const T *K0 = qkv + (int64_t)base * rs + (int64_t)H * hd + (int64_t)h * hd;
-  const T *V0 = K0 + (int64_t)H * hd;
+  const T *K0 = hq.k + (int64_t)base * rs, *V0 = K0 + (int64_t)H * hd; /* hq.v at the row start */
   const int np = hd / 2; /* dimension pairs; lane owns pairs lane + 32 e */
   const int slice = (len + GW * 32 - 1) / (GW * 32) * 32;
   const int k_begin = w * slice, k_end = min(len, k_begin + slice);
@@ -502,6 +501,7 @@ struct attn_variant {
   int queries;          /* per tile: 16 * NW * MT */
   flash_fn launch[2][2]; /* [0 bf16, 1 fp16][0 head_dim 32, 1 head_dim 64] */
   int sm90;             /* head_dim 64 runs attention_sm90.cu's wgmma kernel: Hopper only */
+  int (*prepare)(void); /* the wgmma kernel's shared-memory attribute, set when a model picks it */
 };
 
 template <int NW, int MT, int BN, int MINB, bool SKIP>
@@ -511,7 +511,7 @@ constexpr attn_variant make_variant(const char *name) {
                       {{flash_launch<__nv_bfloat16, 32, NW, MT, BN, MINB, SKIP>,
                         flash_launch<__nv_bfloat16, 64, NW, MT, BN, MINB, SKIP>},
                        {flash_launch<__half, 32, NW, MT, BN, MINB, SKIP>, flash_launch<__half, 64, NW, MT, BN, MINB, SKIP>}},
-                      0};
+                      0, nullptr};
 }
 
 /* A wgmma variant (attention_sm90.cu: NWG warpgroups, 64 NWG queries, for head_dim 64);
@@ -524,7 +524,7 @@ constexpr attn_variant make_variant_sm90(const char *name) {
                       {{flash_launch<__nv_bfloat16, 32, NW, MT, BN32, MINB, SKIP>,
                         k_attention_sm90<0, NWG, SKIP, PIPE, PVW>},
                        {flash_launch<__half, 32, NW, MT, BN32, MINB, SKIP>, k_attention_sm90<1, NWG, SKIP, PIPE, PVW>}},
-                      1};
+                      1, k_attention_sm90_prepare<NWG, SKIP, PIPE, PVW>};
 }
 
 constexpr attn_variant kGlobalVariants[] = {make_variant<4, 2, 32, 3, false>("w4m2n32b3"),
@@ -602,7 +602,12 @@ int attention_variant(int local, const char *e, int dev) {
   const attn_variant *v = local ? kLocalVariants : kGlobalVariants;
   const int n = local ? kNLocal : kNGlobal;
   for (int i = 0; e && i < n; i++)
-    if (strcmp(e, v[i].name) == 0) return v[i].sm90 && !wgmma_device(dev) ? 0 : i;
+    if (strcmp(e, v[i].name) == 0) {
+      if (!v[i].sm90) return i;
+      /* on the model's device (current while its model is made): a device that cannot run it, or
+       * refuses its shared memory, keeps the mma.sync default */
+      return wgmma_device(dev) && v[i].prepare() == 0 ? i : 0;
+    }
   return 0;
 }
 

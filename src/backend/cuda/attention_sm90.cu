@@ -201,10 +201,9 @@ __global__ void __launch_bounds__(NWG * 128, NWG == 1 ? 3 : 2)
   const int base = ti.base, len = ti.len, q0 = ti.q0;
   const int h = blockIdx.y;
   const int tid = threadIdx.x, wg = tid / 128, warp = (tid / 32) % 4, lane = tid & 31;
-  const int64_t rs = (int64_t)3 * H * FA_HD;
-  const T *Qg = qkv + (int64_t)h * FA_HD;
-  const T *Kg = qkv + (int64_t)H * FA_HD + (int64_t)h * FA_HD;
-  const T *Vg = qkv + (int64_t)2 * H * FA_HD + (int64_t)h * FA_HD;
+  const qkv_head<T> hq = qkv_head_of(qkv, H, FA_HD, h);
+  const int64_t rs = hq.rs;
+  const T *Qg = hq.q, *Kg = hq.k, *Vg = hq.v;
 
   int lo, hi;
   attn_key_range(q0, BM, len, window, &lo, &hi);
@@ -349,10 +348,20 @@ void k_attention_sm90(cudaStream_t s, dim3 grid, const void *qkv, void *out, con
                       const int *n_tiles, int H, int window, const float2 *rope, float sl2) {
   using T = typename std::conditional<HALF != 0, __half, __nv_bfloat16>::type;
   constexpr int smem = fa_smem_bytes<NWG, PIPE ? 3 : 2>();
-  auto *k = fa_wg_kernel<T, NWG, SKIP, PIPE, PVW>;
-  /* a function attribute, not a stream operation: allowed while a graph is captured */
-  cudaFuncSetAttribute((const void *)k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
-  launch_dep(k, grid, NWG * 128, smem, s, (const T *)qkv, (T *)out, tiles, n_tiles, H, window, rope, sl2);
+  launch_dep(fa_wg_kernel<T, NWG, SKIP, PIPE, PVW>, grid, NWG * 128, smem, s, (const T *)qkv, (T *)out, tiles, n_tiles,
+             H, window, rope, sl2);
+}
+
+template <int NWG, bool SKIP, bool PIPE, bool PVW> int k_attention_sm90_prepare(void) {
+  constexpr int smem = fa_smem_bytes<NWG, PIPE ? 3 : 2>();
+  if (cudaFuncSetAttribute((const void *)fa_wg_kernel<__nv_bfloat16, NWG, SKIP, PIPE, PVW>,
+                           cudaFuncAttributeMaxDynamicSharedMemorySize, smem) != cudaSuccess ||
+      cudaFuncSetAttribute((const void *)fa_wg_kernel<__half, NWG, SKIP, PIPE, PVW>,
+                           cudaFuncAttributeMaxDynamicSharedMemorySize, smem) != cudaSuccess) {
+    cudaGetLastError();
+    return -1;
+  }
+  return 0;
 }
 
 /* the variants attention.cu's table holds, in bf16 and fp16 */
@@ -360,7 +369,8 @@ void k_attention_sm90(cudaStream_t s, dim3 grid, const void *qkv, void *out, con
   template void k_attention_sm90<0, NWG, SKIP, PIPE, PVW>(cudaStream_t, dim3, const void *, void *, const attn_tile *, \
                                                           const int *, int, int, const float2 *, float);        \
   template void k_attention_sm90<1, NWG, SKIP, PIPE, PVW>(cudaStream_t, dim3, const void *, void *, const attn_tile *, \
-                                                          const int *, int, int, const float2 *, float);
+                                                          const int *, int, int, const float2 *, float);        \
+  template int k_attention_sm90_prepare<NWG, SKIP, PIPE, PVW>(void);
 FA_VARIANT(2, false, true, true)   /* wg2n64p */
 FA_VARIANT(2, false, false, false) /* wg2n64m */
 FA_VARIANT(1, true, false, true)   /* wg1n64 */

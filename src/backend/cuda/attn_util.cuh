@@ -102,6 +102,17 @@ template <class T> __device__ __forceinline__ void rope8(uint4 &a, uint4 &b, con
   }
 }
 
+/* Head h of the packed QKV rows ([tokens][3 H hd]: the Q heads, then the K heads, then the V
+ * heads): its Q, K and V at token 0, and the row stride in elements. */
+template <class T> struct qkv_head {
+  const T *q, *k, *v;
+  int64_t rs;
+};
+template <class T> __device__ __forceinline__ qkv_head<T> qkv_head_of(const T *qkv, int H, int hd, int h) {
+  const int64_t w = (int64_t)H * hd;
+  return qkv_head<T>{qkv + (int64_t)h * hd, qkv + w + (int64_t)h * hd, qkv + 2 * w + (int64_t)h * hd, 3 * w};
+}
+
 /* Keys [lo, hi) that queries [q0, q0 + bm) of a row of len tokens may see: all of the row for a
  * global layer (window < 0), else those within window of one of the queries. */
 __device__ __forceinline__ void attn_key_range(int q0, int bm, int len, int window, int *lo, int *hi) {

@@ -75,7 +75,8 @@ void k_attention(cudaStream_t s, int half16, const void *qkv, void *out, const a
                  const float2 *rope, int variant);
 /* The tensor-core attention variant of global (local = 0) or local (local = 1) layers: the default
  * when name is NULL, else the one named (LAYA_CUDA_ATTN_G / LAYA_CUDA_ATTN_L as the options read
- * them); and its queries per tile. */
+ * them); and its queries per tile. A wgmma variant is prepared when picked (its shared memory
+ * allowed on dev, which must be current); one dev cannot run or refuses gives the default. */
 int attention_variant(int local, const char *name, int dev);
 int attention_variant_queries(int local, int variant);
 /* attention_sm90.cu's wgmma kernel (head_dim 64, compute capability 9.0: wgmma_device), as
@@ -85,6 +86,9 @@ int attention_variant_queries(int local, int variant);
 template <int HALF, int NWG, bool SKIP, bool PIPE, bool PVW>
 void k_attention_sm90(cudaStream_t s, dim3 grid, const void *qkv, void *out, const attn_tile *tiles,
                       const int *n_tiles, int H, int window, const float2 *rope, float sl2);
+/* Its shared-memory size allowed on the current device, for bf16 and fp16 (once per model, as the
+ * Hopper GEMM's prepare: a launch then sets nothing); 0, or -1 when the device refuses it. */
+template <int NWG, bool SKIP, bool PIPE, bool PVW> int k_attention_sm90_prepare(void);
 void k_geglu(cudaStream_t s, int half16, void *h, int Mp, int I, int act); /* act: enc_act */
 /* Scorer LayerNorm of marker m's state: row marker_tok[m] of x, or row m when marker_tok is NULL. */
 void k_gather_ln(cudaStream_t s, const float *x, const int32_t *marker_tok, const int *counts,
