@@ -221,6 +221,53 @@ static void test_errors(void) {
   random_model_free(&rm);
 }
 
+/* LAYA_CPU_GEMM_TASKS (a research switch: how a GEMM is cut into tasks) changes no result: each
+ * output element is one task's, summed in the kernel's fixed k order, whatever the cut; a value
+ * that is not ROWS,PER_THREAD is refused naming the variable. */
+static void test_gemm_tasks(void) {
+  encoder_config c = random_small_config();
+  c.hidden = 192, c.n_heads = 3, c.head_dim = 64, c.intermediate = 200, c.n_layers = 2, c.local_window = 128;
+  random_model rm;
+  CHECK(random_model_init(&rm, &c, 1, 2, DT_F32, 5) == 0);
+  batch_buf *bb = calloc(1, sizeof *bb);
+  int lens[] = {129, 300, 66}; /* 495 tokens: several row chunks at the default 192 rows */
+  make_batch(bb, lens, 3, c.vocab);
+  const int nl = bb->marker_start[3];
+  float *l0 = malloc(sizeof(float) * (size_t)nl), *l1 = malloc(sizeof(float) * (size_t)nl), a0[16], a1[16];
+  static const backend_precision precs[] = {PREC_FP32, PREC_BF16, PREC_INT8};
+  laya_error err;
+  for (int pi = 0; pi < 3; pi++) {
+    backend_options o = {precs[pi], 3, 0, NULL};
+    backend *be = backend_cpu_create(&rm.w, &o, &err);
+    CHECK(be && run(be, &bb->b, l0, a0) == 0);
+    if (be) be->destroy(be);
+    static const char *shapes[] = {"32,1", "1024,16", "64,3"};
+    for (int si = 0; si < 3; si++) {
+      setenv("LAYA_CPU_GEMM_TASKS", shapes[si], 1);
+      backend *b2 = backend_cpu_create(&rm.w, &o, &err);
+      unsetenv("LAYA_CPU_GEMM_TASKS");
+      CHECK(b2 && run(b2, &bb->b, l1, a1) == 0);
+      CHECK(memcmp(l0, l1, sizeof(float) * (size_t)nl) == 0);
+      CHECK(memcmp(a0, a1, sizeof(float) * (size_t)rm.w.n_act * 3) == 0);
+      if (b2) b2->destroy(b2);
+    }
+  }
+  static const char *bad[] = {"abc", "16,2", "64", "64,2x", "64,0", "64,100"};
+  for (int i = 0; i < 6; i++) {
+    setenv("LAYA_CPU_GEMM_TASKS", bad[i], 1);
+    backend_options o = {PREC_FP32, 1, 0, NULL};
+    backend *b2 = backend_cpu_create(&rm.w, &o, &err);
+    unsetenv("LAYA_CPU_GEMM_TASKS");
+    CHECK(b2 == NULL);
+    if (b2) b2->destroy(b2);
+    else CHECK(strstr(err.message, "LAYA_CPU_GEMM_TASKS") != NULL && strstr(err.message, bad[i]) != NULL);
+  }
+  free(l0), free(l1);
+  pb_free(bb);
+  free(bb);
+  random_model_free(&rm);
+}
+
 /* The tiny fixture checkpoints (tests/fixtures/ckpt/NAME, written by tools/ref from the real laya):
  * the fast fp32 path matches cpu-ref to float noise (1e-4, same top options); bf16 and int8 logit
  * errors stay within 2x (+ fp32 noise) those of an fp32 model emulating the same roundings on the
@@ -311,5 +358,6 @@ int main(int argc, char **argv) {
   test_model("mid", &mid, lens_mid, 6);
 
   test_errors();
+  test_gemm_tasks();
   return check_summary("cpu/forward");
 }

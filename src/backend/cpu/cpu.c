@@ -590,8 +590,14 @@ static cpu_model *cpu_model_create(const model_weights *w, const backend_options
   m->gemm_mtile = GEMM_MTILE;
   m->gemm_per_thread = 4;
   if (m->env->cpu_gemm_tasks) { /* research switch: "ROWS,PER_THREAD" */
-    int r = 0, t = 0;
-    if (sscanf(m->env->cpu_gemm_tasks, "%d,%d", &r, &t) == 2 && r >= 32 && t >= 1) m->gemm_mtile = r, m->gemm_per_thread = t;
+    int r = 0, t = 0, n = 0;
+    const char *v = m->env->cpu_gemm_tasks;
+    if (sscanf(v, "%d,%d%n", &r, &t, &n) != 2 || v[n] || r < 32 || r > 1 << 20 || t < 1 || t > 64) {
+      laya_err(err, LAYA_ERR_VALUE, NULL, "LAYA_CPU_GEMM_TASKS must be ROWS,PER_THREAD (ROWS 32..1048576, PER_THREAD 1..64), got '%s'", v);
+      cpu_model_free(m);
+      return NULL;
+    }
+    m->gemm_mtile = r, m->gemm_per_thread = t;
   }
   m->profile = profile_enabled(m->env);
   m->k = cpu_kernels_select_for(m->env->cpu_isa);
@@ -1545,8 +1551,8 @@ const char *backend_cpu_isa(const backend *b) {
 
 backend *backend_cpu_create(const model_weights *w, const backend_options *o, laya_error *err) {
   /* the environment as laya_open read it, else (tests, bench/, no options) as it is now */
-  static const char *const mine[] = {"LAYA_THREADS",         "LAYA_CPU_ISA",       "LAYA_CPU_PROFILE", "LAYA_CPU_STUDY",
-                                      "LAYA_CPU_FP32_LAYERS", "LAYA_CPU_INT8_BF16", "LAYA_CPU_ATTN_F32"};
+  static const char *const mine[] = {"LAYA_THREADS",         "LAYA_CPU_ISA",       "LAYA_CPU_PROFILE",  "LAYA_CPU_STUDY",
+                                      "LAYA_CPU_FP32_LAYERS", "LAYA_CPU_INT8_BF16", "LAYA_CPU_ATTN_F32", "LAYA_CPU_GEMM_TASKS"};
   laya_env_options own;
   const laya_env_options *env =
       laya_env_options_given_or_read(o ? o->env : NULL, &own, mine, sizeof mine / sizeof mine[0], err);
