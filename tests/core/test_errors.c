@@ -61,6 +61,7 @@ int main(void) {
   } else {
     LAYA_ASSERT(touch() == 1); /* compiled out: not evaluated, no abort */
     CHECK(evaluated == 0);
+    CHECK(touch() == 0 && evaluated == 1); /* a real call counts (and is touch's one evaluated use) */
   }
   return check_summary("test_errors");
 }
