@@ -9,7 +9,8 @@
  * rows that could move); each shape's line then has "rerun": the fraction of rows re-run.
  *
  * Prints JSON lines {"engine", "shape", "rows", "tokens", "real_tokens", "best_ms", "median_ms"},
- * then {"peak_rss_mb", "load_ms"}. "cpu_ms": the least process CPU time of a timed call (all
+ * then {"peak_rss_mb", "load_ms"}. "steal_pct" / "others_pct": shares of all the machine's CPU time,
+ * over a shape's calls, that the hypervisor stole / that other processes used (machine_now). "cpu_ms": the least process CPU time of a timed call (all
  * threads), steadier than wall clock on a shared machine. Rows are packed back to back (no padding), so "tokens" is the
  * real token count.
  */
@@ -18,12 +19,36 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "backend/backend.h"
 #include "model/artifact.h"
 #include "model/batch.h"
 #include "model/checkpoint.h"
 #include "model/escalate.h"
+
+/* The machine's CPU time from /proc/stat's "cpu" line, in clock ticks: all of it, the busy part, and
+ * what the hypervisor stole (0 each where it cannot be read). Around a shape's timed calls, the busy
+ * time beyond this process's own and the stolen time say how loaded the machine was: a shared
+ * host moved the same binary by 15-30% between runs (BENCHMARKS.md, "AMX, session 17"). */
+typedef struct machine_ticks {
+  double total, busy, steal;
+} machine_ticks;
+
+static machine_ticks machine_now(void) {
+  machine_ticks m = {0, 0, 0};
+  FILE *f = fopen("/proc/stat", "r");
+  if (!f) return m;
+  unsigned long long v[8] = {0};
+  if (fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6],
+             &v[7]) == 8) {
+    for (int i = 0; i < 8; i++) m.total += (double)v[i];
+    m.busy = (double)(v[0] + v[1] + v[2] + v[5] + v[6]);
+    m.steal = (double)v[7];
+  }
+  fclose(f);
+  return m;
+}
 
 static double cpu_ms(void) {
   struct timespec ts;
@@ -129,7 +154,8 @@ int main(int argc, char **argv) {
       }
       warmed = 1;
     }
-    double cpu_best = 1e30;
+    double cpu_best = 1e30, cpu_all = 0;
+    machine_ticks m0 = machine_now();
     for (int k = 0; k <= reps && n < reps; k++) {
       double a = now_ms(), ca = cpu_ms();
       if (be->forward(be, w, &b, logits, act, &err)) {
@@ -137,17 +163,25 @@ int main(int argc, char **argv) {
         return 1;
       }
       double e = now_ms() - a, ce = cpu_ms() - ca;
+      cpu_all += ce;
       if ((k > 0 || e > 3000) && ce < cpu_best) cpu_best = ce;
       if (k > 0 || e > 3000) times[n++] = e; /* the first call warms the scratch unless it is slow anyway */
       if (k == 0 && e > 3000) break;         /* a slow shape: one sample (as bench_py.py) */
     }
+    machine_ticks m1 = machine_now();
     qsort(times, (size_t)n, sizeof(double), cmp_d);
     backend_escalate_stats(be, &seen1, &rerun1);
-    char rerun[48] = "";
+    char rerun[48] = "", load[96] = "";
     if (seen1 > seen0) snprintf(rerun, sizeof rerun, ", \"rerun\": %.3f", (double)(rerun1 - rerun0) / (double)(seen1 - seen0));
+    if (m1.total > m0.total) { /* shares of all CPUs' time over the timed calls */
+      double all = m1.total - m0.total, ours = cpu_all * 1e-3 * (double)sysconf(_SC_CLK_TCK); /* ms -> ticks */
+      double others = (m1.busy - m0.busy - ours) / all;
+      snprintf(load, sizeof load, ", \"steal_pct\": %.1f, \"others_pct\": %.1f", 100.0 * (m1.steal - m0.steal) / all,
+               100.0 * (others > 0 ? others : 0));
+    }
     printf("{\"engine\": \"%s\", \"shape\": \"%s\", \"rows\": %d, \"tokens\": %d, \"real_tokens\": %d, "
-           "\"best_ms\": %.2f, \"median_ms\": %.2f, \"cpu_ms\": %.2f, \"kernels\": \"%s\"%s}\n",
-           engine, s, rows, T, T, times[0], times[n / 2], cpu_best, isa, rerun);
+           "\"best_ms\": %.2f, \"median_ms\": %.2f, \"cpu_ms\": %.2f, \"kernels\": \"%s\"%s%s}\n",
+           engine, s, rows, T, T, times[0], times[n / 2], cpu_best, isa, rerun, load);
     fflush(stdout);
     pb_free(&bb), pb_free(&wbb);
     free(lens), free(logits), free(act), free(times);

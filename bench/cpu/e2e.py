@@ -84,8 +84,29 @@ def run_torch(a):
               flush=True)
 
 
-def sh(cmd, env):
+def machine_ticks():
+    """(all, busy, stolen) CPU time of the machine from /proc/stat's "cpu" line, in clock ticks."""
+    try:
+        with open("/proc/stat") as f:
+            v = [int(x) for x in f.readline().split()[1:9]]
+    except (OSError, ValueError):
+        return None
+    return sum(v), v[0] + v[1] + v[2] + v[5] + v[6], v[7]
+
+
+LOAD = {}  # engine label -> (steal %, other processes %) of the machine's CPU time during its run
+
+
+def sh(cmd, env, label=None):
+    m0, c0 = machine_ticks(), os.times()
     p = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    m1, c1 = machine_ticks(), os.times()
+    if label and m0 and m1 and m1[0] > m0[0]:
+        # the child's own CPU time out of the busy time: what is left ran beside it (a loaded host
+        # moved laya.c's figures 2x between runs; BENCHMARKS.md, "AMX, session 17")
+        mine = (c1.children_user + c1.children_system - c0.children_user - c0.children_system) * os.sysconf("SC_CLK_TCK")
+        total = m1[0] - m0[0]
+        LOAD[label] = (100.0 * (m1[2] - m0[2]) / total, 100.0 * max(0.0, m1[1] - m0[1] - mine) / total)
     if p.returncode != 0:
         sys.stderr.write(f"FAILED: {' '.join(cmd)}\n{p.stderr[-2000:]}\n")
         return []
@@ -145,7 +166,7 @@ def main():
             if label in skip:
                 continue
             sys.stderr.write(f"[{time.strftime('%H:%M:%S')}] {name}: {label}\n")
-            for o in sh(cmd, dict(env, **extra)):
+            for o in sh(cmd, dict(env, **extra), label):
                 got[(label, o["request"])] = o["median_ms"]
         res[name] = {f"{k[0]}|{reqs[k[1]][0]}": v for k, v in got.items()}
         engines = [j[0] for j in jobs if any((j[0], i) in got for i in range(len(reqs)))]
@@ -169,6 +190,11 @@ def main():
             row.append(f"{t / x:.2f}x" if x and t else "-")
             lines.append(f"| {rn} | " + " | ".join(row) + " |")
         lines.append("")
+        if any(e in LOAD for e in engines):
+            lines.append("Machine load during each engine's run (share of all CPUs' time): "
+                         + "; ".join(f"{e} steal {LOAD[e][0]:.1f}%, other processes {LOAD[e][1]:.1f}%"
+                                     for e in engines if e in LOAD))
+            lines.append("")
         with open(os.path.join(a.out, "e2e.json"), "w") as f:
             json.dump(res, f, indent=1)
     print("\n".join(lines))
