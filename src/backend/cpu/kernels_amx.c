@@ -43,17 +43,22 @@ static int amx_chunk_rows(int row_bytes) {
 }
 
 /* The weight panel a GEMM task reads after the current one is prefetched into L2 while the current
- * one's k steps run, a few lines a step (the panel's lines over the steps, rounded up): a model's
- * weights do not stay in cache from one forward to the next, so without it the first row block's
- * tile loads of every panel waited on memory. next: the first of its bytes (NULL: none). */
+ * one's k steps run, a few lines a step (its lines over the steps, rounded up): a model's weights
+ * do not stay in cache from one forward to the next, so without it the first row block's tile
+ * loads of every panel waited on memory. Panel i starts i * stride bytes after panels; next < 0:
+ * none. The next of panel p of a task's [p0, p1): p + 1, else, where another row chunk follows
+ * (again), p0. */
 typedef struct amx_prefetch {
   const char *at;
   int left, per_step;
 } amx_prefetch;
 
-static amx_prefetch amx_prefetch_panel(const void *next, size_t bytes, int steps) {
-  amx_prefetch pf = {(const char *)next, 0, 0};
-  if (!next || steps <= 0) return pf;
+static int amx_next_panel(int p, int p0, int p1, int again) { return p + 1 < p1 ? p + 1 : again ? p0 : -1; }
+
+static amx_prefetch amx_prefetch_panel(const void *panels, size_t stride, size_t bytes, int next, int steps) {
+  amx_prefetch pf = {NULL, 0, 0};
+  if (next < 0 || steps <= 0) return pf;
+  pf.at = (const char *)panels + (size_t)next * stride;
   pf.left = (int)(bytes / 64);
   pf.per_step = (pf.left + steps - 1) / steps;
   return pf;

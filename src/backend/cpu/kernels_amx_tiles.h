@@ -105,9 +105,7 @@ AMX_ATTR static void AMX_NAME(gemm_bf16)(const gemm_input *x, const packed_matri
     const int steps = (mce - mc + AMX_ROWS - 1) / AMX_ROWS * ((kp + 31) / 32);
     for (int p = p0; p < p1; p++) {
       const uint8_t *b = (const uint8_t *)w->data + (size_t)p * pbytes;
-      /* the next panel: p + 1, or the first again where another row chunk follows */
-      const int pn = p + 1 < p1 ? p + 1 : mce < m1 ? p0 : -1;
-      amx_prefetch pf = amx_prefetch_panel(pn < 0 ? NULL : (const uint8_t *)w->data + (size_t)pn * pbytes, pbytes, steps);
+      amx_prefetch pf = amx_prefetch_panel(w->data, pbytes, pbytes, amx_next_panel(p, p0, p1, mce < m1), steps);
       for (int kc0 = 0; kc0 < kp; kc0 += kcb) {
         int kce = kc0 + kcb < kp ? kc0 + kcb : kp, last = kce == kp;
         for (int m = mc, rb = 0; m < mce; m += AMX_ROWS, rb++) {
@@ -158,9 +156,7 @@ AMX_ATTR static void AMX_NAME(gemm_i8)(const gemm_input *x, const packed_matrix 
     const int steps = (mce - mc + AMX_ROWS - 1) / AMX_ROWS * ((kp + 63) / 64);
     for (int p = p0; p < p1; p++) {
       const uint8_t *b = (const uint8_t *)w->data + (size_t)p * pbytes;
-      /* the next panel: p + 1, or the first again where another row chunk follows */
-      const int pn = p + 1 < p1 ? p + 1 : mce < m1 ? p0 : -1;
-      amx_prefetch pf = amx_prefetch_panel(pn < 0 ? NULL : (const uint8_t *)w->data + (size_t)pn * pbytes, pbytes, steps);
+      amx_prefetch pf = amx_prefetch_panel(w->data, pbytes, pbytes, amx_next_panel(p, p0, p1, mce < m1), steps);
       for (int kc0 = 0; kc0 < kp; kc0 += kcb) {
         int kce = kc0 + kcb < kp ? kc0 + kcb : kp, last = kce == kp;
         for (int m = mc, rb = 0; m < mce; m += AMX_ROWS, rb++) {
@@ -291,18 +287,17 @@ AMX_ATTR static void AMX_NAME(gemm_split)(int parts, const gemm_input *x, const 
      * without this, that pass waited on memory for the panel: BENCHMARKS.md, "Split-precision fp32
      * on AMX, session 8"), else its parts, which the first row block's tile loads would wait for. */
     const int nsteps = (rows + AMX_ROWS - 1) / AMX_ROWS * (kpp / 32);
-    const size_t pbytes = own_b ? (size_t)kp * CPU_NR * 4 : (size_t)nbplanes * kpp * CPU_NR * 2;
+    /* what is prefetched of a panel: its fp32 weights, or its parts (wparts planes apart) */
+    const size_t pstride = own_b ? (size_t)kp * CPU_NR * 4 : (size_t)wparts * bplane * 2;
+    const size_t pbytes = own_b ? pstride : (size_t)nbplanes * kpp * CPU_NR * 2;
     for (int p = p0; p < p1; p++) {
-      const void *next = NULL;
-      if (own_b) {
+      if (own_b)
         AMX_SPLIT_PANEL((const float *)w->data + (size_t)p * kp * CPU_NR, kp, kpp, s.b[0], s.b[1],
                         nbplanes == 3 ? s.b[2] : NULL);
-        if (p + 1 < p1) next = (const float *)w->data + (size_t)(p + 1) * kp * CPU_NR;
-      } else {
+      else
         for (int i = 0; i < 3; i++) s.b[i] = i < wparts ? (uint16_t *)w->split + ((size_t)p * wparts + i) * bplane : NULL;
-        if (p + 1 < p1) next = w->split + (size_t)(p + 1) * wparts * bplane;
-      }
-      amx_prefetch pf = amx_prefetch_panel(next, pbytes, nsteps);
+      amx_prefetch pf = amx_prefetch_panel(own_b ? (const void *)w->data : (const void *)w->split, pstride, pbytes,
+                                           amx_next_panel(p, p0, p1, 0), nsteps);
       for (int kc0 = 0; kc0 < kpp; kc0 += kc) {
         int kce = kc0 + kc < kpp ? kc0 + kc : kpp, last = kce == kpp;
         for (int m = 0; m < rows; m += AMX_ROWS) {

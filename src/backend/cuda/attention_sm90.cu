@@ -165,8 +165,10 @@ template <class T> __device__ __forceinline__ void fa_issue_pv(float *o, uint32_
 template <int NWG, int STG> constexpr int fa_smem_bytes() { return 64 * NWG * 128 + 2 * STG * 64 * 128 + 1024; }
 
 /* PIPE (global layers): three K/V stages, and S of tile j + 1 issued before the softmax of tile j
- * (two S register sets), so the tensor cores compute the next scores while this warpgroup's
- * softmax runs, as FlashAttention 3 overlaps them. Otherwise two stages, one tile at a time. */
+ * (two S register sets), the FlashAttention 3 order. ptxas serialises these products (C7515: O is
+ * rescaled between the next scores' issue and their wait); the form that avoids it fits one block
+ * per SM and measured slower (BENCHMARKS.md, CUDA backend / Session 17), so the overlap is not real
+ * but the three stages are. Otherwise two stages, one tile at a time. */
 template <class T, int NWG, bool SKIP, bool PIPE, bool PVW>
 __global__ void __launch_bounds__(NWG * 128, NWG == 1 ? 3 : 2)
     fa_wg_kernel(const T *__restrict__ qkv, T *__restrict__ out, const attn_tile *__restrict__ tiles,
