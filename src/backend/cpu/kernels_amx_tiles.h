@@ -87,106 +87,88 @@
 #define AMX_KC_I8 4096
 #endif
 
-/* bf16: y = x W^T, x bf16 [M][lda], W packed [K/2][32][2] per panel. */
+/* bf16 (i8 = 0): y = x W^T, x bf16 [M][lda], W packed [K/2][32][2] per panel; int8 (i8 = 1): u8
+ * activations [M][lda] (q + 128), s8 weights packed [K/4][32][4], 32-bit sums. One tile row is 64
+ * bytes either way: a k step is 32 bf16 or 64 u8 values of k, a weight tile 16 rows of k pairs or
+ * quads. Called with a constant i8 (the two wrappers below), so each copy keeps one tile product. */
+__attribute__((always_inline)) AMX_ATTR static inline void AMX_NAME(gemm_tiles)(const int i8, const gemm_input *x,
+                                                                               const packed_matrix *w, int m0, int m1,
+                                                                               int p0, int p1, const gemm_epilogue *e) {
+  if (m1 <= m0 || p1 <= p0) return;
+  const int kp = w->k_pad;
+  const int vb = i8 ? 1 : 2;                /* bytes per value */
+  const int ks = 64 / vb, kg = 4 / vb;      /* k values per step, per 4-byte weight group */
+  const int kmax = i8 ? AMX_KC_I8 : AMX_KC_BF16;
+  const size_t lda = (size_t)x->lda * vb;
+  int chunk = amx_chunk_rows(kp * vb);
+  /* fp32 or int32 accumulators between k blocks (4 bytes either way) */
+  uint32_t *cbuf = kp > kmax ? amx_scratch_get(0, sizeof(uint32_t) * (size_t)(chunk / AMX_ROWS) * AMX_ROWS * CPU_NR) : NULL;
+  const int kcb = cbuf ? kmax : kp; /* no scratch (out of memory): one k block, same sums */
+  AMX_SETUP();
+  union { /* the last k block's accumulators, as the tiles store them and as the epilogue reads them */
+    uint32_t u[AMX_ROWS * CPU_NR];
+    float f[AMX_ROWS * CPU_NR];
+    int32_t i[AMX_ROWS * CPU_NR];
+  } acc __attribute__((aligned(64)));
+  uint8_t ta[2][1024] __attribute__((aligned(64))), tb[2][1024] __attribute__((aligned(64)));
+#define AMX_DP(c, a, b) \
+  do {                  \
+    if (i8)             \
+      T_DPBUSD(c, a, b); \
+    else                \
+      T_DPBF16(c, a, b); \
+  } while (0)
+  for (int mc = m0; mc < m1; mc += chunk) {
+    int mce = mc + chunk < m1 ? mc + chunk : m1;
+    const size_t pbytes = (size_t)kp * CPU_NR * vb;
+    const int steps = (mce - mc + AMX_ROWS - 1) / AMX_ROWS * ((kp + ks - 1) / ks);
+    for (int p = p0; p < p1; p++) {
+      const uint8_t *b = (const uint8_t *)w->data + (size_t)p * pbytes;
+      amx_prefetch pf = amx_prefetch_panel(w->data, pbytes, pbytes, amx_next_panel(p, p0, p1, mce < m1), steps);
+      for (int kc0 = 0; kc0 < kp; kc0 += kcb) {
+        int kce = kc0 + kcb < kp ? kc0 + kcb : kp, last = kce == kp;
+        for (int m = mc, rb = 0; m < mce; m += AMX_ROWS, rb++) {
+          int nr = mce - m < AMX_ROWS ? mce - m : AMX_ROWS;
+          int nr0 = nr < 16 ? nr : 16, nr1 = nr - nr0;
+          const uint8_t *a0 = (const uint8_t *)x->a + (size_t)m * lda, *a1 = a0 + 16 * lda;
+          uint32_t *cb = cbuf ? cbuf + (size_t)rb * AMX_ROWS * CPU_NR : acc.u;
+          AMX_C_BEGIN(kc0 == 0, cb);
+          for (int k0 = kc0; k0 < kce; k0 += ks) {
+            AMX_PREFETCH_STEP(pf);
+            int kw = kp - k0 < ks ? kp - k0 : ks; /* k values of this step (a multiple of kg: k_pad % 4 == 0) */
+            const uint8_t *bk = b + (size_t)(k0 / kg) * 128;
+            AMX_LOAD_PART(4, a0 + (size_t)k0 * vb, lda, nr0, kw * vb, ta[0]);
+            AMX_LOAD_PART(6, bk, 128, kw / kg, 64, tb[0]);
+            AMX_DP(0, 4, 6);
+            AMX_LOAD_PART(7, bk + 64, 128, kw / kg, 64, tb[1]);
+            AMX_DP(1, 4, 7);
+            if (nr1) {
+              AMX_LOAD_PART(5, a1 + (size_t)k0 * vb, lda, nr1, kw * vb, ta[1]);
+              AMX_DP(2, 5, 6);
+              AMX_DP(3, 5, 7);
+            }
+          }
+          AMX_C_END(last ? acc.u : cb);
+          if (last)
+            for (int r = 0; r < nr; r++) {
+              if (i8)
+                AMX_EPI_I32(x, w, e, m + r, p, acc.i + r * CPU_NR);
+              else
+                AMX_EPI_F32(w, e, m + r, p, acc.f + r * CPU_NR);
+            }
+        }
+      }
+    }
+  }
+#undef AMX_DP
+}
 AMX_ATTR static void AMX_NAME(gemm_bf16)(const gemm_input *x, const packed_matrix *w, int m0, int m1, int p0,
                                          int p1, const gemm_epilogue *e) {
-  if (m1 <= m0 || p1 <= p0) return;
-  const int kp = w->k_pad;
-  const size_t lda = (size_t)x->lda * 2;
-  int chunk = amx_chunk_rows(kp * 2);
-  float *cbuf = kp > AMX_KC_BF16 ? amx_scratch_get(0, sizeof(float) * (size_t)(chunk / AMX_ROWS) * AMX_ROWS * CPU_NR) : NULL;
-  const int kcb = cbuf ? AMX_KC_BF16 : kp; /* no scratch (out of memory): one k block, same sums */
-  AMX_SETUP();
-  float acc[AMX_ROWS * CPU_NR] __attribute__((aligned(64)));
-  uint8_t ta[2][1024] __attribute__((aligned(64))), tb[2][1024] __attribute__((aligned(64)));
-  for (int mc = m0; mc < m1; mc += chunk) {
-    int mce = mc + chunk < m1 ? mc + chunk : m1;
-    const size_t pbytes = (size_t)kp * CPU_NR * 2;
-    const int steps = (mce - mc + AMX_ROWS - 1) / AMX_ROWS * ((kp + 31) / 32);
-    for (int p = p0; p < p1; p++) {
-      const uint8_t *b = (const uint8_t *)w->data + (size_t)p * pbytes;
-      amx_prefetch pf = amx_prefetch_panel(w->data, pbytes, pbytes, amx_next_panel(p, p0, p1, mce < m1), steps);
-      for (int kc0 = 0; kc0 < kp; kc0 += kcb) {
-        int kce = kc0 + kcb < kp ? kc0 + kcb : kp, last = kce == kp;
-        for (int m = mc, rb = 0; m < mce; m += AMX_ROWS, rb++) {
-          int nr = mce - m < AMX_ROWS ? mce - m : AMX_ROWS;
-          int nr0 = nr < 16 ? nr : 16, nr1 = nr - nr0;
-          const uint8_t *a0 = (const uint8_t *)x->a + (size_t)m * lda, *a1 = a0 + 16 * lda;
-          float *cb = cbuf ? cbuf + (size_t)rb * AMX_ROWS * CPU_NR : acc;
-          AMX_C_BEGIN(kc0 == 0, cb);
-          for (int k0 = kc0; k0 < kce; k0 += 32) {
-            AMX_PREFETCH_STEP(pf);
-            int kw = kp - k0 < 32 ? kp - k0 : 32; /* k values of this step (even: k_pad % 4 == 0) */
-            const uint8_t *bk = b + (size_t)(k0 / 2) * 128;
-            AMX_LOAD_PART(4, a0 + (size_t)k0 * 2, lda, nr0, kw * 2, ta[0]);
-            AMX_LOAD_PART(6, bk, 128, kw / 2, 64, tb[0]);
-            T_DPBF16(0, 4, 6);
-            AMX_LOAD_PART(7, bk + 64, 128, kw / 2, 64, tb[1]);
-            T_DPBF16(1, 4, 7);
-            if (nr1) {
-              AMX_LOAD_PART(5, a1 + (size_t)k0 * 2, lda, nr1, kw * 2, ta[1]);
-              T_DPBF16(2, 5, 6);
-              T_DPBF16(3, 5, 7);
-            }
-          }
-          AMX_C_END(last ? acc : cb);
-          if (last)
-            for (int r = 0; r < nr; r++) AMX_EPI_F32(w, e, m + r, p, acc + r * CPU_NR);
-        }
-      }
-    }
-  }
+  AMX_NAME(gemm_tiles)(0, x, w, m0, m1, p0, p1, e);
 }
-
-/* int8: u8 activations [M][lda] (q + 128), s8 weights packed [K/4][32][4]; 32-bit sums. */
 AMX_ATTR static void AMX_NAME(gemm_i8)(const gemm_input *x, const packed_matrix *w, int m0, int m1, int p0,
                                        int p1, const gemm_epilogue *e) {
-  if (m1 <= m0 || p1 <= p0) return;
-  const int kp = w->k_pad;
-  const size_t lda = (size_t)x->lda;
-  int chunk = amx_chunk_rows(kp);
-  int32_t *cbuf = kp > AMX_KC_I8 ? amx_scratch_get(0, sizeof(int32_t) * (size_t)(chunk / AMX_ROWS) * AMX_ROWS * CPU_NR) : NULL;
-  const int kcb = cbuf ? AMX_KC_I8 : kp;
-  AMX_SETUP();
-  int32_t acc[AMX_ROWS * CPU_NR] __attribute__((aligned(64)));
-  uint8_t ta[2][1024] __attribute__((aligned(64))), tb[2][1024] __attribute__((aligned(64)));
-  for (int mc = m0; mc < m1; mc += chunk) {
-    int mce = mc + chunk < m1 ? mc + chunk : m1;
-    const size_t pbytes = (size_t)kp * CPU_NR;
-    const int steps = (mce - mc + AMX_ROWS - 1) / AMX_ROWS * ((kp + 63) / 64);
-    for (int p = p0; p < p1; p++) {
-      const uint8_t *b = (const uint8_t *)w->data + (size_t)p * pbytes;
-      amx_prefetch pf = amx_prefetch_panel(w->data, pbytes, pbytes, amx_next_panel(p, p0, p1, mce < m1), steps);
-      for (int kc0 = 0; kc0 < kp; kc0 += kcb) {
-        int kce = kc0 + kcb < kp ? kc0 + kcb : kp, last = kce == kp;
-        for (int m = mc, rb = 0; m < mce; m += AMX_ROWS, rb++) {
-          int nr = mce - m < AMX_ROWS ? mce - m : AMX_ROWS;
-          int nr0 = nr < 16 ? nr : 16, nr1 = nr - nr0;
-          const uint8_t *a0 = (const uint8_t *)x->a + (size_t)m * lda, *a1 = a0 + 16 * lda;
-          int32_t *cb = cbuf ? cbuf + (size_t)rb * AMX_ROWS * CPU_NR : acc;
-          AMX_C_BEGIN(kc0 == 0, cb);
-          for (int k0 = kc0; k0 < kce; k0 += 64) {
-            AMX_PREFETCH_STEP(pf);
-            int kw = kp - k0 < 64 ? kp - k0 : 64; /* k values of this step (a multiple of 4) */
-            const uint8_t *bk = b + (size_t)(k0 / 4) * 128;
-            AMX_LOAD_PART(4, a0 + k0, lda, nr0, kw, ta[0]);
-            AMX_LOAD_PART(6, bk, 128, kw / 4, 64, tb[0]);
-            T_DPBUSD(0, 4, 6);
-            AMX_LOAD_PART(7, bk + 64, 128, kw / 4, 64, tb[1]);
-            T_DPBUSD(1, 4, 7);
-            if (nr1) {
-              AMX_LOAD_PART(5, a1 + k0, lda, nr1, kw, ta[1]);
-              T_DPBUSD(2, 5, 6);
-              T_DPBUSD(3, 5, 7);
-            }
-          }
-          AMX_C_END(last ? acc : cb);
-          if (last)
-            for (int r = 0; r < nr; r++) AMX_EPI_I32(x, w, e, m + r, p, acc + r * CPU_NR);
-        }
-      }
-    }
-  }
+  AMX_NAME(gemm_tiles)(1, x, w, m0, m1, p0, p1, e);
 }
 
 /* Split-precision fp32: both operands cut into bf16 parts (hi, mid, lo: x = hi + mid + lo + r,
