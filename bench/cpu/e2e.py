@@ -4,7 +4,7 @@ laya_predict (bench/cpu/e2e.c) against Python Laya's Agent.predict on the same r
 thread count, one engine per process.
 
     python3 bench/cpu/e2e.py --build build --model large=CKPT [--model mmbert=CKPT] [--threads 8]
-        [--reps 5] [--out DIR]
+        [--reps 5] [--rounds 1] [--out DIR]
 
 Requests (per model; state lengths set with the checkpoint's own tokenizer):
   1q x 128   one choice question, ~128 tokens in all
@@ -15,6 +15,10 @@ AMX CPU is the split-precision AMX GEMM), laya.c fp32 with the AVX-512 FMA GEMM 
 laya.c fp32 on the AVX2 table (LAYA_CPU_ISA=avx2), torch fp32 (Laya's stock CPU path), torch
 bf16 autocast (LAYA_CPU_AMP=bf16), and torch fp32 pinned to AVX2 (ATEN_CPU_CAPABILITY=avx2
 ONEDNN_MAX_CPU_ISA=AVX2 MKL_ENABLE_INSTRUCTIONS=AVX2). Prints a Markdown table (median ms) and writes raw JSON to --out.
+--rounds N runs the whole engine list N times in turn: a cloud host's speed drifts over minutes
+(the same binary took 482 and 354 ms a minute apart, BENCHMARKS.md "AMX, session 19"), and within a
+round every engine runs close in time, so each ratio is taken within a round, then the median over
+rounds is printed (times: the median of each engine's round medians), with their spread.
 """
 import argparse
 import json
@@ -131,6 +135,7 @@ def main():
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--out", default="/tmp/laya-e2e")
     ap.add_argument("--skip", default="")
+    ap.add_argument("--rounds", type=int, default=1)
     a = ap.parse_args()
     skip = set(a.skip.split(","))
     os.makedirs(a.out, exist_ok=True)
@@ -161,16 +166,30 @@ def main():
                                          str(a.reps), "--label", "torch bf16 autocast"], {"LAYA_CPU_AMP": "bf16"}),
                 ("torch fp32 AVX2", [sys.executable, me, "torch", ckpt, rf, "--threads", str(a.threads), "--reps",
                                      str(a.reps), "--label", "torch fp32 AVX2"], avx2)]
-        got = {}
-        for label, cmd, extra in jobs:
-            if label in skip:
-                continue
-            sys.stderr.write(f"[{time.strftime('%H:%M:%S')}] {name}: {label}\n")
-            for o in sh(cmd, dict(env, **extra), label):
-                got[(label, o["request"])] = o["median_ms"]
-        res[name] = {f"{k[0]}|{reqs[k[1]][0]}": v for k, v in got.items()}
+        per_round = {}  # (engine, request) -> {round: median ms}
+        for rnd in range(a.rounds):
+            for label, cmd, extra in jobs:
+                if label in skip:
+                    continue
+                sys.stderr.write(f"[{time.strftime('%H:%M:%S')}] {name}: {label} (round {rnd + 1} of {a.rounds})\n")
+                for o in sh(cmd, dict(env, **extra), label):
+                    per_round.setdefault((label, o["request"]), {})[rnd] = o["median_ms"]
+        got = {k: statistics.median(v.values()) for k, v in per_round.items()}
+
+        def ratio(num, den, i):
+            """num's time over den's for request i: the median over the rounds both ran of the ratio
+            within each round (num: a list of engines, the fastest of them in each round)."""
+            rs = []
+            for rnd in range(a.rounds):
+                t = [per_round[(e, i)][rnd] for e in num if rnd in per_round.get((e, i), {})]
+                if t and rnd in per_round.get((den, i), {}):
+                    rs.append(min(t) / per_round[(den, i)][rnd])
+            return statistics.median(rs) if rs else None
+
+        res[name] = {f"{k[0]}|{reqs[k[1]][0]}": [v[r] for r in sorted(v)] for k, v in per_round.items()}
         engines = [j[0] for j in jobs if any((j[0], i) in got for i in range(len(reqs)))]
-        lines.append(f"### {name}: end to end, median ms of {a.reps} ({a.threads} threads)\n")
+        rounds = f", median of {a.rounds} rounds" if a.rounds > 1 else ""
+        lines.append(f"### {name}: end to end, median ms of {a.reps}{rounds} ({a.threads} threads)\n")
         lines.append("| request | " + " | ".join(engines) + " |")
         lines.append("|---|" + "---|" * len(engines))
         for i, (rn, _) in enumerate(reqs):
@@ -181,17 +200,28 @@ def main():
                      + " | laya.c fp32 AVX2 vs torch fp32 AVX2 |")
         lines.append("|---|" + "---|" * (1 + sum(1 for e in engines if e.startswith("laya.c") and "AVX2" not in e)))
         for i, (rn, _) in enumerate(reqs):
-            best = min((got[(e, i)] for e in comp if (e, i) in got), default=None)
             row = []
             for e in engines:
                 if e.startswith("laya.c") and "AVX2" not in e:
-                    row.append(f"{best / got[(e, i)]:.2f}x" if best and (e, i) in got else "-")
-            x, t = got.get(("laya.c fp32 AVX2", i)), got.get(("torch fp32 AVX2", i))
-            row.append(f"{t / x:.2f}x" if x and t else "-")
+                    r = ratio(comp, e, i)
+                    row.append(f"{r:.2f}x" if r else "-")
+            r = ratio(["torch fp32 AVX2"], "laya.c fp32 AVX2", i)
+            row.append(f"{r:.2f}x" if r else "-")
             lines.append(f"| {rn} | " + " | ".join(row) + " |")
         lines.append("")
+        if a.rounds > 1:
+            lines.append("Spread over rounds (fastest - slowest round median, ms):\n")
+            lines.append("| request | " + " | ".join(engines) + " |")
+            lines.append("|---|" + "---|" * len(engines))
+            for i, (rn, _) in enumerate(reqs):
+                cells = []
+                for e in engines:
+                    v = list(per_round.get((e, i), {}).values())
+                    cells.append(f"{min(v):.0f}-{max(v):.0f}" if v else "-")
+                lines.append(f"| {rn} | " + " | ".join(cells) + " |")
+            lines.append("")
         if any(e in LOAD for e in engines):
-            lines.append("Machine load during each engine's run (share of all CPUs' time): "
+            lines.append(f"Machine load during each engine's run{' (the last round)' if a.rounds > 1 else ''} (share of all CPUs' time): "
                          + "; ".join(f"{e} steal {LOAD[e][0]:.1f}%, other processes {LOAD[e][1]:.1f}%"
                                      for e in engines if e in LOAD))
             lines.append("")
