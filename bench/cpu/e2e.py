@@ -137,6 +137,8 @@ def main():
     ap.add_argument("--skip", default="")
     ap.add_argument("--rounds", type=int, default=1)
     a = ap.parse_args()
+    if a.rounds < 1:
+        ap.error("--rounds must be at least 1")
     skip = set(a.skip.split(","))
     os.makedirs(a.out, exist_ok=True)
     env = dict(os.environ, LAYA_THREADS=str(a.threads), OMP_NUM_THREADS=str(a.threads))
