@@ -18,7 +18,7 @@
 # build/ and .git), add the missing libraries with bench/cpu/xeon_deps.sh /work/main/.devrun/<name>
 # and the Laya wheel (pip download laya==0.4.15 --no-deps -d .../.whl), carry that folder and
 # `cd` into it.
-# MODELS=large,mmbert picks the benchmark's models; REPS, E2E_REPS, SHAPES, SKIP, E2E_SKIP its size.
+# MODELS=large,mmbert picks the benchmark's models; REPS, E2E_REPS, E2E_ROUNDS (2: e2e.py --rounds), SHAPES, SKIP, E2E_SKIP its size.
 set -u
 OUT=${OUT:-/tmp/laya-xeon}
 mkdir -p "$OUT"
@@ -102,7 +102,7 @@ bench() {
   done
   log "end to end (laya_predict vs Laya's Agent.predict)"
   python3 bench/cpu/e2e.py --build build $models \
-      --threads $T --reps ${E2E_REPS:-5} --out "$OUT/e2e" --skip "${E2E_SKIP:-}" > "$OUT/e2e.md" 2> "$OUT/e2e.err"; tail -5 "$OUT/e2e.err"
+      --threads $T --reps ${E2E_REPS:-5} --rounds ${E2E_ROUNDS:-2} --out "$OUT/e2e" --skip "${E2E_SKIP:-}" > "$OUT/e2e.md" 2> "$OUT/e2e.err"; tail -5 "$OUT/e2e.err"
   cat "$OUT/e2e.md"
   log "forward (run.py)"
   python3 bench/cpu/run.py --build build --work $W/run $models \
