@@ -67,7 +67,7 @@
     T_STORE(3, (cb) + 16 * CPU_NR + 16, 128); \
   } while (0)
 
-/* Loop order (both integer and bf16 kernels): row chunk (activations stay in L2) > weight panel >
+/* Loop order (gemm_tiles, bf16 and int8 alike): row chunk (activations stay in L2) > weight panel >
  * k block > row block > k step. The accumulators stay in tiles over a whole k block; between k
  * blocks they wait in a buffer (fp32 stores and loads: exact), so every output's sum still runs
  * over k in one fixed order. Within a k step the loads are interleaved with the products so a
@@ -238,7 +238,7 @@ AMX_ATTR static void AMX_NAME(gemm_split)(int parts, const gemm_input *x, const 
     cpu_kernels_scalar.gemm_f32(x, w, m0, m1, p0, p1, e);
     return;
   }
-  /* no scratch for the accumulators between k blocks: one k block (the same sums, as gemm_bf16) */
+  /* no scratch for the accumulators between k blocks: one k block (the same sums, as gemm_tiles) */
   const int kc = buf || !csz ? kcb : kpp;
   float *cbuf = csz && buf ? (float *)(void *)(buf + (asz + bsz) * 3) : NULL;
   amx_split_bufs s;
