@@ -4,8 +4,10 @@
  *
  *   e2e PATH --requests FILE [--precision P] [--threads N] [--reps N]
  *
- * Per request: one warm-up call, then --reps timed calls. Prints JSON lines {"engine", "request",
- * "best_ms", "median_ms"} (request = line number from 0).
+ * Per request: one warm-up call, then --reps timed calls. A line that begins with a "states" key is a batch
+ * request (laya_predict_batch: the states' question rows share passes), any other one goes to
+ * laya_predict. The backend is laya_open's: LAYA_DEVICE=cuda runs it on the GPU. Prints JSON lines
+ * {"engine", "request", "best_ms", "median_ms"} (request = line number from 0).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,7 +62,8 @@ int main(int argc, char **argv) {
     for (int r = -1; r < reps; r++) {
       char *out = NULL;
       double t0 = now_ms();
-      if (laya_predict(m, line, &out, &err)) {
+      int batch = !strncmp(line, "{\"states\"", 9); /* e2e.py writes that key first */
+      if ((batch ? laya_predict_batch : laya_predict)(m, line, &out, &err)) {
         fprintf(stderr, "request %d: %s\n", n, err.message);
         return 1;
       }
