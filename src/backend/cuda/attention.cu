@@ -316,7 +316,7 @@ __global__ void attn_rows_kernel(const T *qkv, T *out, const int32_t *q_tok, int
   float m = -INFINITY, l = 0.f, acc[8];
 #pragma unroll
   for (int e = 0; e < 8; e++) acc[e] = 0.f;
-  const T *K0 = hq.k + (int64_t)base * rs, *V0 = K0 + (int64_t)H * hd; /* hq.v at the row start */
+  const T *K0 = hq.k + (int64_t)base * rs, *V0 = hq.v + (int64_t)base * rs;
   for (int kp = lo; kp < hi; kp += U) {
     float sd[U];
 #pragma unroll
@@ -390,7 +390,7 @@ __global__ void __launch_bounds__(GW * 32) attn_gathered_kernel(const T *qkv, T 
   const T *q = hq.q + (int64_t)t * rs;
   for (int j = threadIdx.x; j < hd; j += GW * 32) q_sh[j] = tof(q[j]) * scale;
   __syncthreads();
-  const T *K0 = hq.k + (int64_t)base * rs, *V0 = K0 + (int64_t)H * hd; /* hq.v at the row start */
+  const T *K0 = hq.k + (int64_t)base * rs, *V0 = hq.v + (int64_t)base * rs;
   const int np = hd / 2; /* dimension pairs; lane owns pairs lane + 32 e */
   const int slice = (len + GW * 32 - 1) / (GW * 32) * 32;
   const int k_begin = w * slice, k_end = min(len, k_begin + slice);
