@@ -29,7 +29,7 @@ const laya_option laya_env_table[] = {
      "Laya's own switch for CPU bf16, used when nothing else names a precision", L | NC, F(cpu_amp), 0, 0},
     {"LAYA_BACKEND", "enum", "cpu | cpu-ref", "cpu", "the CPU backend: cpu-ref is the fp32 reference (slow, exact)", 0, F(backend), 0, 0},
     {"LAYA_THREADS", "int", ">= 1", "the physical core count", "CPU worker threads of a model", 0, F(threads), 1, 4096},
-    {"LAYA_CPU_ISA", "enum", "amx | avx512 | avx2 | scalar | amx-emu (tests: amx's fp32 GEMM on emulated tiles, slow)", "the best table the CPU supports",
+    {"LAYA_CPU_ISA", "enum", "amx | avx512 | avx512-dot | avx512-fma | avx2 | scalar | amx-emu (tests: amx's fp32 GEMM on emulated tiles, slow)", "the best table the CPU supports",
      "the CPU kernel table (a name the CPU cannot run is not used; `laya` refuses it)", 0, F(cpu_isa), 0, 0},
     {"LAYA_AMX_FP32", "enum", "x6 | avx512 | x5 (study) | x3 (study)", "x6",
      "the amx table's fp32 GEMM: x6 split-precision on AMX tiles, avx512 the AVX-512 FMA one (x3 / x5 fail parity)", P,

@@ -120,15 +120,19 @@ static void test_model(const char *label, const encoder_config *c, const int *le
 
   /* amx: AMX CPUs only; amx-emu (every machine): amx's fp32 GEMM on emulated tiles, with its weight
    * parts made at create and each GEMM's rows split in a pool step before its tasks (cpu.c) */
-  static const char *isas[] = {"scalar", "avx2", "avx512", "amx", "amx-emu"};
+  /* avx512-dot / avx512-fma: the AVX-512 table with its bf16 GEMM on vdpbf16ps and on FMA (every
+   * AVX-512 BF16 CPU runs both; "avx512" picks one by vendor, kernels_select.c) */
+  static const char *isas[] = {"scalar", "avx2", "avx512-dot", "avx512-fma", "amx", "amx-emu"};
+  enum { N_ISAS = 6, AMX_EMU = 5 };
   static const backend_precision precs[] = {PREC_FP32, PREC_BF16, PREC_INT8};
   static const double bound[] = {0.0, 0.02, 0.04};
-  for (int ii = 0; ii < 5; ii++) {
-    if (!cpu_kernels_by_name(isas[ii])) continue;
+  for (int ii = 0; ii < N_ISAS; ii++) {
+    const cpu_kernels *kt = cpu_kernels_by_name(isas[ii]);
+    if (!kt) continue;
     /* the scalar oracle and the emulated tiles are slow: they run the small model only */
-    if ((ii == 0 || ii == 4) && c->hidden > 128) continue;
+    if ((ii == 0 || ii == AMX_EMU) && c->hidden > 128) continue;
     setenv("LAYA_CPU_ISA", isas[ii], 1);
-    for (int pi = 0; pi < (ii == 4 ? 1 : 3); pi++) { /* amx-emu: its bf16 / int8 are the scalar table's */
+    for (int pi = 0; pi < (ii == AMX_EMU ? 1 : 3); pi++) { /* amx-emu: its bf16 / int8 are the scalar table's */
       backend_options o = {precs[pi], 2, 0, NULL};
       backend *be = backend_cpu_create(&rm.w, &o, &err);
       CHECK(be != NULL);
@@ -136,7 +140,7 @@ static void test_model(const char *label, const encoder_config *c, const int *le
         fprintf(stderr, "%s\n", err.message);
         continue;
       }
-      CHECK(!strcmp(backend_cpu_isa(be), isas[ii]));
+      CHECK(!strcmp(backend_cpu_isa(be), kt->name));
       float *l = malloc(sizeof(float) * Mk), *a = malloc(sizeof(float) * n_rows * 2);
       CHECK(run(be, &bb->b, l, a) == 0);
       int same = 0;
@@ -154,7 +158,7 @@ static void test_model(const char *label, const encoder_config *c, const int *le
         CHECK(adp <= bound[pi]);
       }
       /* batch invariance, bit for bit (scalar tables are slow: check two rows) */
-      int nr = ii == 0 || ii == 4 ? 2 : n_rows;
+      int nr = ii == 0 || ii == AMX_EMU ? 2 : n_rows;
       for (int r = 0; r < nr; r++) {
         single_row(one, bb, r);
         int k = one->marker_start[1];

@@ -544,9 +544,10 @@ static void test_attention(const cpu_kernels **tabs, int n_tabs) {
     }
 }
 
-/* The AVX2 bf16 GEMM widens bf16 weights and activations to fp32 (exact) and multiplies them in
- * fp32: each output is one FMA chain over k = 0 .. k_pad - 1 from +0, in k order, whichever kernel
- * runs it (the k-blocked one on widened copies, or the row-tile fallback). So its results must be
+/* The AVX2 bf16 GEMM and the avx512-fma table's widen bf16 weights and activations to fp32 (exact)
+ * and multiply them in fp32: each output is one FMA chain over k = 0 .. k_pad - 1 from +0, in k
+ * order, whichever kernel runs it (the k-blocked one on widened copies, or the row-tile fallback;
+ * AVX-512: the copied tiles of up to 13 rows, or the 12-row tiles without a copy). So its results must be
  * the bits of fmaf over that chain, then + bias (or relu(input) * gate for a relu GeGLU), rounded to
  * bf16 or added to the residual. Shapes: rows not a multiple of its 6-row tiles and over several of
  * its 192-row chunks, k over its 128-row weight blocks with tails; split into two row ranges, or
@@ -642,24 +643,31 @@ static void test_to_bf16_special(const cpu_kernels **tabs, int n_tabs) {
 
 static void test_gemm_bf16_chain(const cpu_kernels **tabs, int n_tabs) {
   for (int t = 0; t < n_tabs; t++) {
-    if (strcmp(tabs[t]->name, "avx2")) continue;
+    if (strcmp(tabs[t]->name, "avx2") && strcmp(tabs[t]->name, "avx512-fma")) continue;
     static const int Ms[] = {1, 5, 7, 13, 128, 131, 397};
     static const int Ks[] = {1, 3, 64, 130, 257, 300, 601};
-    for (int mi = 0; mi < 7; mi++)
-      for (int ki = 0; ki < 7; ki++) {
-        int v = (mi + ki) % 4;
-        bf16_chain_case(tabs[t], Ms[mi], mi % 2 ? 100 : 40, Ks[ki], 0, v != 1, v == 2, v == 3, (mi + ki) % 3 == 0);
-        if (ki % 2) bf16_chain_case(tabs[t], Ms[mi], 2 * 17, Ks[ki], 1, 0, v == 2, v == 3, mi % 2);
-      }
+    /* short = 1: no copy buffer (cpu_thread_scratch fails), the kernels that need none */
+    for (int short_mem = 0; short_mem < 2; short_mem++) {
+      cpu_scratch_fail_for_tests(short_mem);
+      for (int mi = 0; mi < 7; mi++)
+        for (int ki = 0; ki < 7; ki++) {
+          int v = (mi + ki) % 4;
+          bf16_chain_case(tabs[t], Ms[mi], mi % 2 ? 100 : 40, Ks[ki], 0, v != 1, v == 2, v == 3, (mi + ki) % 3 == 0);
+          if (ki % 2) bf16_chain_case(tabs[t], Ms[mi], 2 * 17, Ks[ki], 1, 0, v == 2, v == 3, mi % 2);
+        }
+    }
+    cpu_scratch_fail_for_tests(0);
   }
 }
 
 int main(void) {
-  const cpu_kernels *tabs[3];
+  const cpu_kernels *tabs[4];
   int n = 0;
   const cpu_kernels *k;
   if ((k = cpu_kernels_by_name("avx2"))) tabs[n++] = k;
-  if ((k = cpu_kernels_by_name("avx512"))) tabs[n++] = k;
+  /* both AVX-512 tables wherever either runs ("avx512" picks one of them by vendor) */
+  if ((k = cpu_kernels_by_name("avx512-dot"))) tabs[n++] = k;
+  if ((k = cpu_kernels_by_name("avx512-fma"))) tabs[n++] = k;
   if ((k = cpu_kernels_by_name("amx"))) tabs[n++] = k; /* AMX CPUs; tests/cpu/test_amx.c covers the tiling everywhere */
   printf("kernel tables under test: scalar");
   for (int i = 0; i < n; i++) printf(" %s", tabs[i]->name);
@@ -678,7 +686,7 @@ int main(void) {
   emu = cpu_kernels_scalar;
   emu.name = "amx-emu";
   emu.attention_bf16 = cpu_amx_emu()->attention_bf16;
-  const cpu_kernels *atabs[4];
+  const cpu_kernels *atabs[5];
   for (int i = 0; i < n; i++) atabs[i] = tabs[i];
   atabs[n] = &emu;
   test_attention(atabs, n + 1);

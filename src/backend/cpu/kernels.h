@@ -171,7 +171,7 @@ static inline size_t attn_bf16_kb_index(int t, int p, int j) { return ((size_t)p
 static inline size_t attn_bf16_vb_index(int dh, int j, int c) { return ((size_t)(j / 2) * dh + c) * 2 + (j & 1); }
 
 typedef struct cpu_kernels {
-  const char *name; /* "scalar", "avx2", "avx512", "amx" (kernels_amx.h) */
+  const char *name; /* "scalar", "avx2", "avx512", "avx512-fma", "amx" (kernels_amx.h) */
   int bf16_dot;     /* has bf16 dot products (vdpbf16ps): bf16 / int8 models run attention_bf16 */
   /* Row multiple the GEMM of each weight format (cpu_wfmt index) works in best, for the backend's
    * split of a GEMM into tasks: 0 = the default (the widest register-blocked microkernel's rows);
@@ -221,6 +221,9 @@ void cpu_attention_bf16_scalar(const attn_args *a);
 /* NULL when the compiler cannot build that ISA. */
 const cpu_kernels *cpu_kernels_avx2(void);
 const cpu_kernels *cpu_kernels_avx512(void);
+/* The AVX-512 table with its bf16 GEMM on FMA (widened operands) and bf16_dot 0: for CPUs whose
+ * vdpbf16ps runs at half their FMA rate (kernels_select.c). */
+const cpu_kernels *cpu_kernels_avx512_fma(void);
 
 /* ISA support of this CPU and OS (from core/cpu_features). */
 typedef struct cpu_isa {
@@ -243,6 +246,8 @@ const cpu_kernels *cpu_kernels_by_name(const char *name);
  * kernels that need none). The AVX-512 and AVX2 fp32 GEMMs copy activation tiles into it, the AVX2
  * int8 GEMM its widened rows and weight blocks (kernels_scratch.c). */
 float *cpu_thread_scratch(size_t floats);
+/* Tests: while on, cpu_thread_scratch fails in the calling thread. */
+void cpu_scratch_fail_for_tests(int on);
 
 static inline uint16_t f32_to_bf16_rne(float f) {
   union { float f; uint32_t u; } v = {f};

@@ -114,11 +114,11 @@ INL void mkp_f32(const int mr, const float *ap, const float *b, int k, __m512 *c
     mkp_f32(N, ap, b, w->k, c);                                                           \
     for (int r = 0; r < N; r++) epilogue_row(w, e, m + r, p, c[2 * r], c[2 * r + 1]);     \
   }                                                                                       \
-  FN void packt_f32_##N(const float *a, int lda, int k, float *dst) { pack_tile_f32(N, a, lda, k, dst); }
+  FN void packt_f32_##N(const void *a, int lda, int k, float *dst) { pack_tile_f32(N, (const float *)a, lda, k, dst); }
 #define ALL_TILESF(T) T(1) T(2) T(3) T(4) T(5) T(6) T(7) T(8) T(9) T(10) T(11) T(12) T(13) T(14)
 ALL_TILESF(TILEP_F32)
 typedef void (*tilep_fn)(const float *, const packed_matrix *, int, int, const gemm_epilogue *);
-typedef void (*packt_fn)(const float *, int, int, float *);
+typedef void (*packt_fn)(const void *, int, int, float *);
 static const tilep_fn tilep_f32[MRF + 1] = {NULL, tilep_f32_1, tilep_f32_2, tilep_f32_3, tilep_f32_4,
                                             tilep_f32_5, tilep_f32_6, tilep_f32_7, tilep_f32_8, tilep_f32_9,
                                             tilep_f32_10, tilep_f32_11, tilep_f32_12, tilep_f32_13, tilep_f32_14};
@@ -126,35 +126,118 @@ static const packt_fn packt_f32[MRF + 1] = {NULL, packt_f32_1, packt_f32_2, pack
                                             packt_f32_5, packt_f32_6, packt_f32_7, packt_f32_8, packt_f32_9,
                                             packt_f32_10, packt_f32_11, packt_f32_12, packt_f32_13, packt_f32_14};
 
-/* Rows in chunks whose copy (chunk x k floats) stays near 512 KiB of L2 beside the weight panel;
- * per chunk: copy its tiles, then every panel over every tile. Returns 0 (nothing done) when the
- * buffer cannot be had. */
-static int gemm_f32_packed(const gemm_input *x, const packed_matrix *w, int m0, int m1, int p0, int p1,
-                           const gemm_epilogue *e) {
-  int k = w->k, chunk = (512 * 1024) / (w->k_pad * 4) / MRF * MRF;
-  if (chunk < MRF) chunk = MRF;
-  if (chunk > 16 * MRF) chunk = 16 * MRF;
+/* Rows in chunks whose copy (chunk x k16 floats) stays near 512 KiB of L2 beside the weight panel;
+ * per chunk: copy its tiles, then every panel over every tile. mr rows at most a tile; k values a
+ * row are copied (k16 = k rounded up to 16 floats a copied row). Shared by the fp32 GEMM and the
+ * bf16 one on FMA (below). Returns 0 (nothing done) when the buffer cannot be had. */
+static int gemm_packed(const gemm_input *x, const packed_matrix *w, int m0, int m1, int p0, int p1,
+                       const gemm_epilogue *e, const int mr, int k, size_t elem, const packt_fn *packt,
+                       const tilep_fn *tilep) {
+  int k16 = (k + 15) & ~15, chunk = (512 * 1024) / (k16 * 4) / mr * mr;
+  if (chunk < mr) chunk = mr;
+  if (chunk > 16 * mr) chunk = 16 * mr;
   { /* chunks of equal size (128 rows at most 126 a chunk: 2 x 64, not 126 + a 2-row chunk) */
     int n_c = (m1 - m0 + chunk - 1) / chunk;
     chunk = (m1 - m0 + n_c - 1) / n_c;
   }
-  int k16 = (k + 15) & ~15; /* floats per copied row */
   float *buf = cpu_thread_scratch((size_t)chunk * k16);
   if (!buf) return 0;
   for (int mc = m0; mc < m1; mc += chunk) {
     int mce = mc + chunk < m1 ? mc + chunk : m1;
-    /* the chunk's rows in ceil(rows / MRF) tiles of nearly equal height (64 rows: 4 x 13 + 12, not
+    /* the chunk's rows in ceil(rows / mr) tiles of nearly equal height (64 rows: 4 x 13 + 12, not
      * 4 x 14 + an 8-row tile that runs at a fraction of the FMA rate) */
-    int n_t = (mce - mc + MRF - 1) / MRF, tm[MRF * 16 + 1];
+    int n_t = (mce - mc + mr - 1) / mr, tm[MRF * 16 + 1];
     tm[0] = mc;
     for (int t = 0; t < n_t; t++) tm[t + 1] = tm[t] + (mce - tm[t] + (n_t - t) - 1) / (n_t - t);
     for (int t = 0; t < n_t; t++)
-      packt_f32[tm[t + 1] - tm[t]]((const float *)x->a + (size_t)tm[t] * x->lda, x->lda, k, buf + (size_t)(tm[t] - mc) * k16);
+      packt[tm[t + 1] - tm[t]]((const char *)x->a + (size_t)tm[t] * x->lda * elem, x->lda, k,
+                               buf + (size_t)(tm[t] - mc) * k16);
     for (int p = p0; p < p1; p++)
-      for (int t = 0; t < n_t; t++) tilep_f32[tm[t + 1] - tm[t]](buf + (size_t)(tm[t] - mc) * k16, w, tm[t], p, e);
+      for (int t = 0; t < n_t; t++) tilep[tm[t + 1] - tm[t]](buf + (size_t)(tm[t] - mc) * k16, w, tm[t], p, e);
   }
   return 1;
 }
+
+static int gemm_f32_packed(const gemm_input *x, const packed_matrix *w, int m0, int m1, int p0, int p1,
+                           const gemm_epilogue *e) {
+  return gemm_packed(x, w, m0, m1, p0, p1, e, MRF, w->k, 4, packt_f32, tilep_f32);
+}
+
+/* ---- bf16 on FMA ----
+ * Intel's AVX-512 BF16 cores (Cooper Lake to Emerald Rapids) issue vdpbf16ps zmm once per two
+ * cycles: half the multiply-adds a cycle of their two FMA ports (BENCHMARKS.md, "bf16 on Intel
+ * without AMX"), so there the bf16 GEMM widens both operands to fp32 (exact: a bf16 value is an
+ * fp32 with 16 zero low bits) and runs the fp32 microkernel's loop. The activation tile is widened
+ * into the copied layout of gemm_f32_packed; the weight panel [k_pad / 2][32][2] is widened in
+ * registers, a 32-bit lane holding one column's (k even, k odd) pair: the even value is the lane
+ * shifted up 16 bits, the odd one the lane with its low half cleared. Each output is one FMA chain
+ * over k = 0 .. k_pad - 1 from zero in k order (the AVX2 table's bf16 GEMM's chain, so the two
+ * give the same bits; tests/cpu/test_kernels.c checks both against fmaf). MRW rows: 2 MRW
+ * accumulators, two widened weight vectors, the mask and a broadcast fit the 32 zmm registers. */
+#define MRW 13
+
+/* rows [0, mr) x k of bf16 a (row stride lda) widened -> dst[k / 16][mr][16] (the last slice k % 16 wide) */
+INL void pack_tile_bf16w(const int mr, const uint16_t *a, int lda, int k, float *dst) {
+  for (int kk = 0; kk < k; kk += 16, dst += 16 * mr) {
+    __mmask16 mk = tail_mask(k - kk);
+#pragma GCC unroll 13
+    for (int r = 0; r < mr; r++) {
+      __m512i v = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(mk, a + (size_t)r * lda + kk));
+      _mm512_storeu_ps(dst + 16 * r, _mm512_castsi512_ps(_mm512_slli_epi32(v, 16)));
+    }
+  }
+}
+
+INL void mkp_bf16w(const int mr, const float *ap, const uint16_t *b, int k, __m512 *c) {
+  const __m512i hi = _mm512_set1_epi32((int)0xffff0000u);
+#pragma GCC unroll 13
+  for (int r = 0; r < mr; r++) c[2 * r] = c[2 * r + 1] = _mm512_setzero_ps();
+  for (int k0 = 0; k0 < k; k0 += 16, ap += 16 * mr) {
+    int nj = k - k0 < 16 ? k - k0 : 16; /* even: k is k_pad */
+    const uint16_t *bk = b + (size_t)k0 * 32;
+    for (int j = 0; j < nj; j += 2, bk += 64) {
+      _mm_prefetch((const char *)(bk + PF_B), _MM_HINT_T0);
+      _mm_prefetch((const char *)(bk + PF_B + 32), _MM_HINT_T0);
+      __m512i p0 = _mm512_load_si512(bk), p1 = _mm512_load_si512(bk + 32);
+      __m512 b0 = _mm512_castsi512_ps(_mm512_slli_epi32(p0, 16)), b1 = _mm512_castsi512_ps(_mm512_slli_epi32(p1, 16));
+#pragma GCC unroll 13
+      for (int r = 0; r < mr; r++) {
+        __m512 av = _mm512_set1_ps(ap[16 * r + j]);
+        c[2 * r] = _mm512_fmadd_ps(av, b0, c[2 * r]);
+        c[2 * r + 1] = _mm512_fmadd_ps(av, b1, c[2 * r + 1]);
+      }
+      b0 = _mm512_castsi512_ps(_mm512_and_si512(p0, hi)), b1 = _mm512_castsi512_ps(_mm512_and_si512(p1, hi));
+#pragma GCC unroll 13
+      for (int r = 0; r < mr; r++) {
+        __m512 av = _mm512_set1_ps(ap[16 * r + j + 1]);
+        c[2 * r] = _mm512_fmadd_ps(av, b0, c[2 * r]);
+        c[2 * r + 1] = _mm512_fmadd_ps(av, b1, c[2 * r + 1]);
+      }
+    }
+  }
+}
+
+#define TILEP_BF16W(N)                                                                  \
+  FN void tilep_bf16w_##N(const float *ap, const packed_matrix *w, int m, int p,          \
+                          const gemm_epilogue *e) {                                       \
+    __m512 c[2 * MRW];                                                                    \
+    const uint16_t *b = (const uint16_t *)w->data + (size_t)p * w->k_pad * CPU_NR;        \
+    mkp_bf16w(N, ap, b, w->k_pad, c);                                                     \
+    for (int r = 0; r < N; r++) epilogue_row(w, e, m + r, p, c[2 * r], c[2 * r + 1]);     \
+  }                                                                                       \
+  FN void packt_bf16w_##N(const void *a, int lda, int k, float *dst) {                    \
+    pack_tile_bf16w(N, (const uint16_t *)a, lda, k, dst);                                 \
+  }
+#define ALL_TILESW(T) T(1) T(2) T(3) T(4) T(5) T(6) T(7) T(8) T(9) T(10) T(11) T(12) T(13)
+ALL_TILESW(TILEP_BF16W)
+static const tilep_fn tilep_bf16w[MRW + 1] = {NULL,           tilep_bf16w_1,  tilep_bf16w_2,  tilep_bf16w_3,
+                                              tilep_bf16w_4,  tilep_bf16w_5,  tilep_bf16w_6,  tilep_bf16w_7,
+                                              tilep_bf16w_8,  tilep_bf16w_9,  tilep_bf16w_10, tilep_bf16w_11,
+                                              tilep_bf16w_12, tilep_bf16w_13};
+static const packt_fn packt_bf16w[MRW + 1] = {NULL,           packt_bf16w_1,  packt_bf16w_2,  packt_bf16w_3,
+                                                  packt_bf16w_4,  packt_bf16w_5,  packt_bf16w_6,  packt_bf16w_7,
+                                                  packt_bf16w_8,  packt_bf16w_9,  packt_bf16w_10, packt_bf16w_11,
+                                                  packt_bf16w_12, packt_bf16w_13};
 
 /* ---- bf16 ---- */
 
@@ -272,6 +355,43 @@ static void gemm_f32_avx512(const gemm_input *x, const packed_matrix *w, int m0,
 static void gemm_bf16_avx512(const gemm_input *x, const packed_matrix *w, int m0, int m1, int p0,
                              int p1, const gemm_epilogue *e) {
   gemm_driver(tile_bf16_tiles, 2, x, w, m0, m1, p0, p1, e);
+}
+/* Where no copy buffer can be had: the same chains, the activations widened as they are read. */
+INL void mk_bf16w(const int mr, const uint16_t *a, int lda, const uint16_t *b, int kp2, __m512 *c) {
+  const __m512i hi = _mm512_set1_epi32((int)0xffff0000u);
+#pragma GCC unroll 12
+  for (int r = 0; r < mr; r++) c[2 * r] = c[2 * r + 1] = _mm512_setzero_ps();
+  for (int kk = 0; kk < kp2; kk++) {
+    __m512i p0 = _mm512_load_si512(b + (size_t)kk * 64), p1 = _mm512_load_si512(b + (size_t)kk * 64 + 32);
+    for (int h = 0; h < 2; h++) {
+      __m512 b0 = _mm512_castsi512_ps(h ? _mm512_and_si512(p0, hi) : _mm512_slli_epi32(p0, 16));
+      __m512 b1 = _mm512_castsi512_ps(h ? _mm512_and_si512(p1, hi) : _mm512_slli_epi32(p1, 16));
+#pragma GCC unroll 12
+      for (int r = 0; r < mr; r++) {
+        __m512 av = _mm512_castsi512_ps(_mm512_set1_epi32((int)((uint32_t)a[(size_t)r * lda + 2 * kk + h] << 16)));
+        c[2 * r] = _mm512_fmadd_ps(av, b0, c[2 * r]);
+        c[2 * r + 1] = _mm512_fmadd_ps(av, b1, c[2 * r + 1]);
+      }
+    }
+  }
+}
+
+#define TILE_BF16W(N)                                                                   \
+  FN void tile_bf16w_##N(const gemm_input *x, const packed_matrix *w, int m, int p,       \
+                         const gemm_epilogue *e) {                                        \
+    __m512 c[2 * MR];                                                                     \
+    const uint16_t *a = (const uint16_t *)x->a + (size_t)m * x->lda;                      \
+    const uint16_t *b = (const uint16_t *)w->data + (size_t)p * w->k_pad * CPU_NR;        \
+    mk_bf16w(N, a, x->lda, b, w->k_pad / 2, c);                                           \
+    for (int r = 0; r < N; r++) epilogue_row(w, e, m + r, p, c[2 * r], c[2 * r + 1]);     \
+  }
+ALL_TILES(TILE_BF16W)
+TILE_TABLE(tile_bf16w)
+
+static void gemm_bf16_fma_avx512(const gemm_input *x, const packed_matrix *w, int m0, int m1, int p0,
+                                 int p1, const gemm_epilogue *e) {
+  if (m1 <= m0 || p1 <= p0 || gemm_packed(x, w, m0, m1, p0, p1, e, MRW, w->k_pad, 2, packt_bf16w, tilep_bf16w)) return;
+  gemm_driver(tile_bf16w_tiles, 2, x, w, m0, m1, p0, p1, e);
 }
 static void gemm_i8_avx512(const gemm_input *x, const packed_matrix *w, int m0, int m1, int p0,
                            int p1, const gemm_epilogue *e) {
@@ -637,8 +757,26 @@ static const cpu_kernels table = {
     .attention_bf16 = attention_bf16_avx512,
 };
 
+/* The same table with the bf16 GEMM on FMA and no bf16 dot products (so bf16 / int8 models run
+ * the fp32 attention): what Intel CPUs without AMX run (kernels_select.c). */
+static const cpu_kernels table_fma = {
+    .name = "avx512-fma",
+    .bf16_dot = 0,
+    .gemm_f32 = gemm_f32_avx512,
+    .gemm_bf16 = gemm_bf16_fma_avx512,
+    .gemm_i8 = gemm_i8_avx512,
+    .layernorm = layernorm_avx512,
+    .quantize_row = quantize_row_avx512,
+    .to_bf16 = to_bf16_avx512,
+    .rope = rope_avx512,
+    .attention = attention_avx512,
+    .attention_bf16 = attention_bf16_avx512,
+};
+
 const cpu_kernels *cpu_kernels_avx512(void) { return &table; }
+const cpu_kernels *cpu_kernels_avx512_fma(void) { return &table_fma; }
 
 #else
 const cpu_kernels *cpu_kernels_avx512(void) { return NULL; }
+const cpu_kernels *cpu_kernels_avx512_fma(void) { return NULL; }
 #endif

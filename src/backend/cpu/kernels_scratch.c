@@ -21,9 +21,12 @@ static void buf_free(void *v) {
 }
 static void buf_key_make(void) { buf_key_ok = pthread_key_create(&buf_key, buf_free) == 0; }
 
+static _Thread_local int scratch_fail; /* tests: the kernels' paths for when memory is short */
+void cpu_scratch_fail_for_tests(int on) { scratch_fail = on; }
+
 float *cpu_thread_scratch(size_t floats) {
   pthread_once(&buf_once, buf_key_make);
-  if (!buf_key_ok) return NULL;
+  if (!buf_key_ok || scratch_fail) return NULL;
   thread_buf *b = pthread_getspecific(buf_key);
   if (!b) {
     b = calloc(1, sizeof *b);
