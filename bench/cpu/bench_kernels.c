@@ -169,7 +169,7 @@ static void bench_attn_bf16(const cpu_kernels *kt, int t, int window) {
 }
 
 int main(int argc, char **argv) {
-  const cpu_kernels *tabs[7];
+  const cpu_kernels *tabs[8];
   int n = 0;
   const char *a2 = getenv("BENCH_AVX2");
   int only_avx2 = a2 && !strcmp(a2, "only");
@@ -186,7 +186,9 @@ int main(int argc, char **argv) {
     amx_x6.gemm_f32 = cpu_amx_hw()->f32x6;
     amx_x3.split_rows_f32 = amx_x5.split_rows_f32 = amx_x6.split_rows_f32 = cpu_amx_hw()->split_rows;
   }
-  if (!only_avx2 && cpu_kernels_by_name("avx512")) tabs[n++] = cpu_kernels_by_name("avx512");
+  /* both AVX-512 tables (they differ in the bf16 GEMM: vdpbf16ps or FMA; kernels_select.c) */
+  if (!only_avx2 && cpu_kernels_by_name("avx512-dot")) tabs[n++] = cpu_kernels_by_name("avx512-dot");
+  if (!only_avx2 && cpu_kernels_by_name("avx512-fma")) tabs[n++] = cpu_kernels_by_name("avx512-fma");
   if (cpu_kernels_by_name("avx2") && getenv("BENCH_AVX2")) tabs[n++] = cpu_kernels_by_name("avx2");
   int n_main = n;
   if (amx_x3.name) tabs[n++] = &amx_x3, tabs[n++] = &amx_x5, tabs[n++] = &amx_x6;
