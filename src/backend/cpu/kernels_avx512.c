@@ -86,6 +86,16 @@ INL void pack_tile_f32(const int mr, const float *a, int lda, int k, float *dst)
   }
 }
 
+/* c[2r..2r+1] += a[r] * (b0, b1) for the mr rows of one k: a[r] at ap[16 r] (the copied layout) */
+INL void fma_rows(const int mr, const float *ap, __m512 b0, __m512 b1, __m512 *c) {
+#pragma GCC unroll 14
+  for (int r = 0; r < mr; r++) {
+    __m512 av = _mm512_set1_ps(ap[16 * r]);
+    c[2 * r] = _mm512_fmadd_ps(av, b0, c[2 * r]);
+    c[2 * r + 1] = _mm512_fmadd_ps(av, b1, c[2 * r + 1]);
+  }
+}
+
 INL void mkp_f32(const int mr, const float *ap, const float *b, int k, __m512 *c) {
 #pragma GCC unroll 14
   for (int r = 0; r < mr; r++) c[2 * r] = c[2 * r + 1] = _mm512_setzero_ps();
@@ -95,25 +105,23 @@ INL void mkp_f32(const int mr, const float *ap, const float *b, int k, __m512 *c
     for (int j = 0; j < nj; j++, bk += 32) {
       _mm_prefetch((const char *)(bk + PF_B), _MM_HINT_T0);
       _mm_prefetch((const char *)(bk + PF_B + 16), _MM_HINT_T0);
-      __m512 b0 = _mm512_load_ps(bk), b1 = _mm512_load_ps(bk + 16);
-#pragma GCC unroll 14
-      for (int r = 0; r < mr; r++) {
-        __m512 av = _mm512_set1_ps(ap[16 * r + j]);
-        c[2 * r] = _mm512_fmadd_ps(av, b0, c[2 * r]);
-        c[2 * r + 1] = _mm512_fmadd_ps(av, b1, c[2 * r + 1]);
-      }
+      fma_rows(mr, ap + j, _mm512_load_ps(bk), _mm512_load_ps(bk + 16), c);
     }
   }
 }
 
-#define TILEP_F32(N)                                                                    \
-  FN void tilep_f32_##N(const float *ap, const packed_matrix *w, int m, int p,            \
-                        const gemm_epilogue *e) {                                         \
-    __m512 c[2 * MRF];                                                                    \
-    const float *b = (const float *)w->data + (size_t)p * w->k_pad * CPU_NR;              \
-    mkp_f32(N, ap, b, w->k, c);                                                           \
+/* A tile over copied rows: tilep_FMT_N runs microkernel mkp_FMT on N rows (CAP at most) of panel
+ * p, whose elements are ELEM, KLEN of them a column; then each row's epilogue. */
+#define TILEP_ANY(FMT, ELEM, KLEN, CAP, N)                                                \
+  FN void tilep_##FMT##_##N(const float *ap, const packed_matrix *w, int m, int p,        \
+                            const gemm_epilogue *e) {                                     \
+    __m512 c[2 * CAP];                                                                    \
+    const ELEM *b = (const ELEM *)w->data + (size_t)p * w->k_pad * CPU_NR;                \
+    mkp_##FMT(N, ap, b, KLEN, c);                                                         \
     for (int r = 0; r < N; r++) epilogue_row(w, e, m + r, p, c[2 * r], c[2 * r + 1]);     \
-  }                                                                                       \
+  }
+#define TILEP_F32(N)                                                                    \
+  TILEP_ANY(f32, float, w->k, MRF, N)                                                     \
   FN void packt_f32_##N(const void *a, int lda, int k, float *dst) { pack_tile_f32(N, (const float *)a, lda, k, dst); }
 #define ALL_TILESF(T) T(1) T(2) T(3) T(4) T(5) T(6) T(7) T(8) T(9) T(10) T(11) T(12) T(13) T(14)
 ALL_TILESF(TILEP_F32)
@@ -199,32 +207,14 @@ INL void mkp_bf16w(const int mr, const float *ap, const uint16_t *b, int k, __m5
       _mm_prefetch((const char *)(bk + PF_B), _MM_HINT_T0);
       _mm_prefetch((const char *)(bk + PF_B + 32), _MM_HINT_T0);
       __m512i p0 = _mm512_load_si512(bk), p1 = _mm512_load_si512(bk + 32);
-      __m512 b0 = _mm512_castsi512_ps(_mm512_slli_epi32(p0, 16)), b1 = _mm512_castsi512_ps(_mm512_slli_epi32(p1, 16));
-#pragma GCC unroll 13
-      for (int r = 0; r < mr; r++) {
-        __m512 av = _mm512_set1_ps(ap[16 * r + j]);
-        c[2 * r] = _mm512_fmadd_ps(av, b0, c[2 * r]);
-        c[2 * r + 1] = _mm512_fmadd_ps(av, b1, c[2 * r + 1]);
-      }
-      b0 = _mm512_castsi512_ps(_mm512_and_si512(p0, hi)), b1 = _mm512_castsi512_ps(_mm512_and_si512(p1, hi));
-#pragma GCC unroll 13
-      for (int r = 0; r < mr; r++) {
-        __m512 av = _mm512_set1_ps(ap[16 * r + j + 1]);
-        c[2 * r] = _mm512_fmadd_ps(av, b0, c[2 * r]);
-        c[2 * r + 1] = _mm512_fmadd_ps(av, b1, c[2 * r + 1]);
-      }
+      fma_rows(mr, ap + j, _mm512_castsi512_ps(_mm512_slli_epi32(p0, 16)), _mm512_castsi512_ps(_mm512_slli_epi32(p1, 16)), c);
+      fma_rows(mr, ap + j + 1, _mm512_castsi512_ps(_mm512_and_si512(p0, hi)), _mm512_castsi512_ps(_mm512_and_si512(p1, hi)), c);
     }
   }
 }
 
 #define TILEP_BF16W(N)                                                                  \
-  FN void tilep_bf16w_##N(const float *ap, const packed_matrix *w, int m, int p,          \
-                          const gemm_epilogue *e) {                                       \
-    __m512 c[2 * MRW];                                                                    \
-    const uint16_t *b = (const uint16_t *)w->data + (size_t)p * w->k_pad * CPU_NR;        \
-    mkp_bf16w(N, ap, b, w->k_pad, c);                                                     \
-    for (int r = 0; r < N; r++) epilogue_row(w, e, m + r, p, c[2 * r], c[2 * r + 1]);     \
-  }                                                                                       \
+  TILEP_ANY(bf16w, uint16_t, w->k_pad, MRW, N)                                            \
   FN void packt_bf16w_##N(const void *a, int lda, int k, float *dst) {                    \
     pack_tile_bf16w(N, (const uint16_t *)a, lda, k, dst);                                 \
   }
