@@ -132,7 +132,7 @@ int main(void) {
   /* refusals: variable, value, the values it takes */
   CHECK_STREQ(refusal("LAYA_PRECISION", "fast"), "LAYA_PRECISION must be fp32, bf16, fp16, int8 or fp8, got 'fast'");
   CHECK_STREQ(refusal("LAYA_BACKEND", "gpu"), "LAYA_BACKEND must be cpu or cpu-ref, got 'gpu'");
-  CHECK_STREQ(refusal("LAYA_CPU_ISA", "sse"), "LAYA_CPU_ISA must be amx, avx512, avx2, scalar or amx-emu, got 'sse'");
+  CHECK_STREQ(refusal("LAYA_CPU_ISA", "sse"), "LAYA_CPU_ISA must be amx, avx512, avx512-dot, avx512-fma, avx2, scalar or amx-emu, got 'sse'");
   CHECK_STREQ(refusal("LAYA_PACK_CACHE", "off"), "LAYA_PACK_CACHE must be 0 or sync, got 'off'");
   CHECK_STREQ(refusal("LAYA_THREADS", "zero"), "LAYA_THREADS must be an integer from 1 to 4096, got 'zero'");
   CHECK_STREQ(refusal("LAYA_THREADS", "0"), "LAYA_THREADS must be an integer from 1 to 4096, got '0'");
