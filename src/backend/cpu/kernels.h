@@ -222,7 +222,7 @@ void cpu_attention_bf16_scalar(const attn_args *a);
 const cpu_kernels *cpu_kernels_avx2(void);
 const cpu_kernels *cpu_kernels_avx512(void);
 /* The AVX-512 table with its bf16 GEMM on FMA (widened operands) and bf16_dot 0: for CPUs whose
- * vdpbf16ps runs at half their FMA rate (kernels_select.c). */
+ * vdpbf16ps does fewer multiply-adds a cycle than their FMAs (kernels_select.c). */
 const cpu_kernels *cpu_kernels_avx512_fma(void);
 
 /* ISA support of this CPU and OS (from core/cpu_features). */

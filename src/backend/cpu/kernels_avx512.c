@@ -173,8 +173,8 @@ static int gemm_f32_packed(const gemm_input *x, const packed_matrix *w, int m0, 
 
 /* ---- bf16 on FMA ----
  * Intel's AVX-512 BF16 cores (Cooper Lake to Emerald Rapids) issue vdpbf16ps zmm once per two
- * cycles: half the multiply-adds a cycle of their two FMA ports (BENCHMARKS.md, "bf16 on Intel
- * without AMX"), so there the bf16 GEMM widens both operands to fp32 (exact: a bf16 value is an
+ * cycles: half the multiply-adds a cycle of their two FMA ports (BENCHMARKS.md, "Intel without
+ * AMX"), so there the bf16 GEMM widens both operands to fp32 (exact: a bf16 value is an
  * fp32 with 16 zero low bits) and runs the fp32 microkernel's loop. The activation tile is widened
  * into the copied layout of gemm_f32_packed; the weight panel [k_pad / 2][32][2] is widened in
  * registers, a 32-bit lane holding one column's (k even, k odd) pair: the even value is the lane

@@ -23,10 +23,10 @@ const cpu_kernels *cpu_kernels_by_name(const char *name) {
   if (!strcmp(name, "scalar")) return &cpu_kernels_scalar;
   if (!strcmp(name, "avx2")) return isa.avx2_fma ? cpu_kernels_avx2() : NULL;
   /* The AVX-512 tables use BF16 and VNNI instructions throughout. "avx512" is this CPU's: Intel's
-   * cores run vdpbf16ps at half the multiply-adds of their FMAs (peak.c: 1.35 G/s against 5.49 G/s
-   * on an Emerald Rapids core; AMD's Zen 4 at the FMA rate, i.e. twice the multiply-adds), so on
-   * Intel the bf16 GEMM runs on FMA ("avx512-fma"); "avx512-dot" / "avx512-fma" name either (tests,
-   * benchmarks). Intel CPUs with AMX run the amx table, whose bf16 work is on the tiles. */
+   * cores run vdpbf16ps at half the multiply-adds of their FMAs, AMD's Zen 4 at twice (bench/cpu/peak;
+   * BENCHMARKS.md, "Intel without AMX"), so on Intel the bf16 GEMM runs on FMA ("avx512-fma");
+   * "avx512-dot" / "avx512-fma" name either (tests, benchmarks). Intel CPUs with AMX run the amx
+   * table, whose bf16 work is on the tiles. */
   if (!strcmp(name, "avx512") || !strcmp(name, "avx512-dot") || !strcmp(name, "avx512-fma")) {
     if (!isa.avx512_bf16 || !isa.avx512_vnni) return NULL;
     int fma = !strcmp(name, "avx512-fma") ||
