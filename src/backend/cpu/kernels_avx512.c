@@ -39,29 +39,34 @@ static int chunk_rows(int k_pad, int elem) {
 
 /* ---- fp32 ---- */
 
+/* c[0..1] += av * (b0, b1): one row of a 32-column panel step */
+INL void fma2(__m512 av, __m512 b0, __m512 b1, __m512 *c) {
+  c[0] = _mm512_fmadd_ps(av, b0, c[0]);
+  c[1] = _mm512_fmadd_ps(av, b1, c[1]);
+}
+
 INL void mk_f32(const int mr, const float *a, int lda, const float *b, int k, __m512 *c) {
 #pragma GCC unroll 12
   for (int r = 0; r < mr; r++) c[2 * r] = c[2 * r + 1] = _mm512_setzero_ps();
   for (int kk = 0; kk < k; kk++) {
     __m512 b0 = _mm512_load_ps(b + (size_t)kk * 32), b1 = _mm512_load_ps(b + (size_t)kk * 32 + 16);
 #pragma GCC unroll 12
-    for (int r = 0; r < mr; r++) {
-      __m512 av = _mm512_set1_ps(a[(size_t)r * lda + kk]);
-      c[2 * r] = _mm512_fmadd_ps(av, b0, c[2 * r]);
-      c[2 * r + 1] = _mm512_fmadd_ps(av, b1, c[2 * r + 1]);
-    }
+    for (int r = 0; r < mr; r++) fma2(_mm512_set1_ps(a[(size_t)r * lda + kk]), b0, b1, c + 2 * r);
   }
 }
 
-#define TILE_F32(N)                                                                     \
-  FN void tile_f32_##N(const gemm_input *x, const packed_matrix *w, int m, int p,         \
-                       const gemm_epilogue *e) {                                          \
+/* A row tile read in place: tile_FMT_N runs microkernel mk_FMT on rows m .. m + N - 1 (ELEM
+ * activations and weights, KLEN steps a column) of panel p, then each row's epilogue. */
+#define TILE_ANY(FMT, ELEM, KLEN, N)                                                      \
+  FN void tile_##FMT##_##N(const gemm_input *x, const packed_matrix *w, int m, int p,     \
+                           const gemm_epilogue *e) {                                      \
     __m512 c[2 * MR];                                                                     \
-    const float *a = (const float *)x->a + (size_t)m * x->lda;                            \
-    const float *b = (const float *)w->data + (size_t)p * w->k_pad * CPU_NR;              \
-    mk_f32(N, a, x->lda, b, w->k, c);                                                     \
+    const ELEM *a = (const ELEM *)x->a + (size_t)m * x->lda;                              \
+    const ELEM *b = (const ELEM *)w->data + (size_t)p * w->k_pad * CPU_NR;                \
+    mk_##FMT(N, a, x->lda, b, KLEN, c);                                                   \
     for (int r = 0; r < N; r++) epilogue_row(w, e, m + r, p, c[2 * r], c[2 * r + 1]);     \
   }
+#define TILE_F32(N) TILE_ANY(f32, float, w->k, N)
 
 /* fp32 on copied activations (what BLIS and oneDNN do): each tile's rows are copied once per
  * call into a per-thread buffer as [k / 16][mr][16] (16-float slices of the rows, slice by slice),
@@ -89,11 +94,7 @@ INL void pack_tile_f32(const int mr, const float *a, int lda, int k, float *dst)
 /* c[2r..2r+1] += a[r] * (b0, b1) for the mr rows of one k: a[r] at ap[16 r] (the copied layout) */
 INL void fma_rows(const int mr, const float *ap, __m512 b0, __m512 b1, __m512 *c) {
 #pragma GCC unroll 14
-  for (int r = 0; r < mr; r++) {
-    __m512 av = _mm512_set1_ps(ap[16 * r]);
-    c[2 * r] = _mm512_fmadd_ps(av, b0, c[2 * r]);
-    c[2 * r + 1] = _mm512_fmadd_ps(av, b1, c[2 * r + 1]);
-  }
+  for (int r = 0; r < mr; r++) fma2(_mm512_set1_ps(ap[16 * r]), b0, b1, c + 2 * r);
 }
 
 INL void mkp_f32(const int mr, const float *ap, const float *b, int k, __m512 *c) {
@@ -248,15 +249,7 @@ INL void mk_bf16(const int mr, const uint16_t *a, int lda, const uint16_t *b, in
   }
 }
 
-#define TILE_BF16(N)                                                                    \
-  FN void tile_bf16_##N(const gemm_input *x, const packed_matrix *w, int m, int p,        \
-                        const gemm_epilogue *e) {                                         \
-    __m512 c[2 * MR];                                                                     \
-    const uint16_t *a = (const uint16_t *)x->a + (size_t)m * x->lda;                      \
-    const uint16_t *b = (const uint16_t *)w->data + (size_t)p * w->k_pad * CPU_NR;        \
-    mk_bf16(N, a, x->lda, b, w->k_pad / 2, c);                                            \
-    for (int r = 0; r < N; r++) epilogue_row(w, e, m + r, p, c[2 * r], c[2 * r + 1]);     \
-  }
+#define TILE_BF16(N) TILE_ANY(bf16, uint16_t, w->k_pad / 2, N)
 
 /* ---- int8 (u8 activations x s8 weights) ---- */
 
@@ -357,24 +350,14 @@ INL void mk_bf16w(const int mr, const uint16_t *a, int lda, const uint16_t *b, i
       __m512 b0 = _mm512_castsi512_ps(h ? _mm512_and_si512(p0, hi) : _mm512_slli_epi32(p0, 16));
       __m512 b1 = _mm512_castsi512_ps(h ? _mm512_and_si512(p1, hi) : _mm512_slli_epi32(p1, 16));
 #pragma GCC unroll 12
-      for (int r = 0; r < mr; r++) {
-        __m512 av = _mm512_castsi512_ps(_mm512_set1_epi32((int)((uint32_t)a[(size_t)r * lda + 2 * kk + h] << 16)));
-        c[2 * r] = _mm512_fmadd_ps(av, b0, c[2 * r]);
-        c[2 * r + 1] = _mm512_fmadd_ps(av, b1, c[2 * r + 1]);
-      }
+      for (int r = 0; r < mr; r++)
+        fma2(_mm512_castsi512_ps(_mm512_set1_epi32((int)((uint32_t)a[(size_t)r * lda + 2 * kk + h] << 16))), b0,
+             b1, c + 2 * r);
     }
   }
 }
 
-#define TILE_BF16W(N)                                                                   \
-  FN void tile_bf16w_##N(const gemm_input *x, const packed_matrix *w, int m, int p,       \
-                         const gemm_epilogue *e) {                                        \
-    __m512 c[2 * MR];                                                                     \
-    const uint16_t *a = (const uint16_t *)x->a + (size_t)m * x->lda;                      \
-    const uint16_t *b = (const uint16_t *)w->data + (size_t)p * w->k_pad * CPU_NR;        \
-    mk_bf16w(N, a, x->lda, b, w->k_pad / 2, c);                                           \
-    for (int r = 0; r < N; r++) epilogue_row(w, e, m + r, p, c[2 * r], c[2 * r + 1]);     \
-  }
+#define TILE_BF16W(N) TILE_ANY(bf16w, uint16_t, w->k_pad / 2, N)
 ALL_TILES(TILE_BF16W)
 TILE_TABLE(tile_bf16w)
 
@@ -733,35 +716,18 @@ FN void attention_bf16_avx512(const attn_args *a) {
   }
 }
 
-static const cpu_kernels table = {
-    .name = "avx512",
-    .bf16_dot = 1,
-    .gemm_f32 = gemm_f32_avx512,
-    .gemm_bf16 = gemm_bf16_avx512,
-    .gemm_i8 = gemm_i8_avx512,
-    .layernorm = layernorm_avx512,
-    .quantize_row = quantize_row_avx512,
-    .to_bf16 = to_bf16_avx512,
-    .rope = rope_avx512,
-    .attention = attention_avx512,
-    .attention_bf16 = attention_bf16_avx512,
-};
+/* what both AVX-512 tables share: all but the bf16 GEMM and the bf16 dot products */
+#define AVX512_COMMON                                                                      \
+  .gemm_f32 = gemm_f32_avx512, .gemm_i8 = gemm_i8_avx512, .layernorm = layernorm_avx512,   \
+  .quantize_row = quantize_row_avx512, .to_bf16 = to_bf16_avx512, .rope = rope_avx512,     \
+  .attention = attention_avx512, .attention_bf16 = attention_bf16_avx512
+
+static const cpu_kernels table = {.name = "avx512", .bf16_dot = 1, .gemm_bf16 = gemm_bf16_avx512, AVX512_COMMON};
 
 /* The same table with the bf16 GEMM on FMA and no bf16 dot products (so bf16 / int8 models run
  * the fp32 attention): what Intel CPUs without AMX run (kernels_select.c). */
-static const cpu_kernels table_fma = {
-    .name = "avx512-fma",
-    .bf16_dot = 0,
-    .gemm_f32 = gemm_f32_avx512,
-    .gemm_bf16 = gemm_bf16_fma_avx512,
-    .gemm_i8 = gemm_i8_avx512,
-    .layernorm = layernorm_avx512,
-    .quantize_row = quantize_row_avx512,
-    .to_bf16 = to_bf16_avx512,
-    .rope = rope_avx512,
-    .attention = attention_avx512,
-    .attention_bf16 = attention_bf16_avx512,
-};
+static const cpu_kernels table_fma = {.name = "avx512-fma", .bf16_dot = 0, .gemm_bf16 = gemm_bf16_fma_avx512,
+                                      AVX512_COMMON};
 
 const cpu_kernels *cpu_kernels_avx512(void) { return &table; }
 const cpu_kernels *cpu_kernels_avx512_fma(void) { return &table_fma; }
