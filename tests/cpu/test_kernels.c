@@ -544,8 +544,8 @@ static void test_attention(const cpu_kernels **tabs, int n_tabs) {
     }
 }
 
-/* The AVX2 bf16 GEMM and the avx512-fma table's widen bf16 weights and activations to fp32 (exact)
- * and multiply them in fp32: each output is one FMA chain over k = 0 .. k_pad - 1 from +0, in k
+/* The bf16 GEMMs of the AVX2 and avx512-fma tables widen bf16 weights and activations to fp32
+ * (exact) and multiply them in fp32: each output is one FMA chain over k = 0 .. k_pad - 1 from +0, in k
  * order, whichever kernel runs it (the k-blocked one on widened copies, or the row-tile fallback;
  * AVX-512: the copied tiles of up to 13 rows, or the 12-row tiles without a copy). So its results must be
  * the bits of fmaf over that chain, then + bias (or relu(input) * gate for a relu GeGLU), rounded to

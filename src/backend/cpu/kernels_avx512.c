@@ -155,7 +155,7 @@ static int gemm_packed(const gemm_input *x, const packed_matrix *w, int m0, int 
     int mce = mc + chunk < m1 ? mc + chunk : m1;
     /* the chunk's rows in ceil(rows / mr) tiles of nearly equal height (64 rows: 4 x 13 + 12, not
      * 4 x 14 + an 8-row tile that runs at a fraction of the FMA rate) */
-    int n_t = (mce - mc + mr - 1) / mr, tm[MRF * 16 + 1];
+    int n_t = (mce - mc + mr - 1) / mr, tm[16 + 1]; /* chunk <= 16 mr: at most 16 tiles */
     tm[0] = mc;
     for (int t = 0; t < n_t; t++) tm[t + 1] = tm[t] + (mce - tm[t] + (n_t - t) - 1) / (n_t - t);
     for (int t = 0; t < n_t; t++)
