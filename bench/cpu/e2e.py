@@ -283,9 +283,9 @@ def main():
         ours = [e for e in engines if e.startswith("laya.c") and "AVX2" not in e]
         avx2_pair = "laya.c fp32 AVX2" in engines and "torch fp32 AVX2" in engines
         fastest = "fastest torch" if a.device == "cpu" else "fastest competitor"
-        lines.append("| request | " + " | ".join(f"{e} vs {fastest}" for e in ours)
-                     + (" | laya.c fp32 AVX2 vs torch fp32 AVX2 |" if avx2_pair else " |"))
-        lines.append("|---|" + "---|" * (len(ours) + avx2_pair))
+        heads = [f"{e} vs {fastest}" for e in ours] + (["laya.c fp32 AVX2 vs torch fp32 AVX2"] if avx2_pair else [])
+        lines.append("| request | " + " | ".join(heads) + " |")
+        lines.append("|---|" + "---|" * len(heads))
         for i, (rn, _) in enumerate(reqs):
             row = []
             for e in ours:

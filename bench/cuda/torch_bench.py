@@ -4,6 +4,7 @@
   torch_bench.py bench  --dir DIR --label L [--shapes ...] [--compile-shapes ...]
   torch_bench.py cold   --dir DIR                              # process start to first answer
   torch_bench.py acc    --dir DIR --out PREFIX                 # fp32 reference batch for bench_cuda --acc
+  torch_bench.py floor  --model large|mmbert [--shapes ...]    # the encoder GEMMs alone on the vendor libraries
 
 Eager = Laya's stock CUDA path: fp32 parameters under bf16 autocast, SDPA, padded batches.
 Compiled = torch.compile(model, dynamic=True) on the same module.
@@ -124,9 +125,58 @@ def cmd_acc(a):
     print(f"ACC-REF {a.dir}: {n} rows, {int(row_start[-1])} tokens, {int(marker_start[-1])} markers", flush=True)
 
 
+def cmd_floor(a):
+    """The library floor of each shape: the encoder's four GEMMs of every layer (Wqkv, Wo, Wi,
+    mlp.Wo; distinct random weights per layer, as a forward streams them) over the packed token
+    count laya.c runs, and nothing else: bf16 on torch.matmul (cuBLASLt), fp8 on torch._scaled_mm
+    with one scale per token and per output channel (laya.c's fp8 scheme). Replayed from a CUDA
+    graph, so launch gaps are not counted. What laya.c adds beyond it is attention, norms, RoPE,
+    the head and its fusions' costs; what it saves below it is its own GEMMs' doing."""
+    d, n_layers, _, inter, _, _ = lt.SHAPES[a.model]
+    dims = [(3 * d, d), (d, d), (2 * inter, d), (d, inter)]  # (N, K) per GEMM, in forward order
+    g = torch.Generator(device="cuda").manual_seed(7)
+    ws = [[torch.randn(n, k, device="cuda", dtype=torch.bfloat16, generator=g) * k ** -0.5 for n, k in dims]
+          for _ in range(n_layers)]
+    fp8 = hasattr(torch, "float8_e4m3fn") and torch.cuda.get_device_capability() >= (8, 9)
+    if fp8:
+        w8 = [[(w.float() / w.float().abs().amax(1, keepdim=True).clamp_min(1e-12) * 448).to(torch.float8_e4m3fn)
+               for w in lw] for lw in ws]
+        ws8 = [[torch.rand(1, n, device="cuda") * 1e-3 + 1e-3 for n, _ in dims] for _ in range(n_layers)]
+    for s in a.shapes.split(","):
+        m = sum(lt.lengths_for(s))
+        mp = (m + 15) // 16 * 16  # _scaled_mm wants multiples of 16; laya.c's buckets are coarser
+        flop = 2.0 * mp * sum(n * k for n, k in dims) * n_layers
+        xs = {k: torch.randn(mp, k, device="cuda", dtype=torch.bfloat16, generator=g) for k in (d, inter)}
+        outs = [torch.empty(mp, n, device="cuda", dtype=torch.bfloat16) for n, _ in dims]
+        runs = [("bf16 cuBLASLt", lambda: [torch.matmul(xs[k], w.t(), out=outs[i])
+                                           for lw in ws for i, (w, (_, k)) in enumerate(zip(lw, dims))])]
+        if fp8:
+            x8 = {k: v.to(torch.float8_e4m3fn) for k, v in xs.items()}
+            sx = torch.rand(mp, 1, device="cuda") * 1e-2 + 1e-2
+
+            def run8():
+                for lw, ls in zip(w8, ws8):
+                    for i, (w, sw, (_, k)) in enumerate(zip(lw, ls, dims)):
+                        outs[i] = torch._scaled_mm(x8[k], w.t(), scale_a=sx, scale_b=sw, out_dtype=torch.bfloat16)
+            runs.append(("fp8 _scaled_mm rowwise", run8))
+        for tag, fn in runs:
+            try:
+                fn()
+                torch.cuda.synchronize()
+                graph = torch.cuda.CUDAGraph()
+                with torch.cuda.graph(graph):
+                    fn()
+                med, mn = timed(graph.replay, 20 if mp >= 8192 else 50)
+            except RuntimeError as e:  # an fp8 layout or scale mode this torch lacks: say so, go on
+                print(f"FLOOR {a.model} {tag} {s}: not measured ({str(e).splitlines()[0][:120]})", flush=True)
+                continue
+            print(f"FLOOR {a.model} {tag:24s} {s:8s} tokens {m:6d} (as {mp}) median {med:8.3f} ms  min {mn:8.3f} ms  "
+                  f"{flop / med * 1e-9:6.1f} TFLOP/s", flush=True)
+
+
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("cmd", choices=["make", "bench", "cold", "acc"])
+    p.add_argument("cmd", choices=["make", "bench", "cold", "acc", "floor"])
     p.add_argument("--model", default="large")
     p.add_argument("--out")
     p.add_argument("--dir")
@@ -135,7 +185,7 @@ def main():
     p.add_argument("--compile-shapes", default="")
     p.add_argument("--rows", type=int, default=48)
     a = p.parse_args()
-    {"make": cmd_make, "bench": cmd_bench, "cold": cmd_cold, "acc": cmd_acc}[a.cmd](a)
+    {"make": cmd_make, "bench": cmd_bench, "cold": cmd_cold, "acc": cmd_acc, "floor": cmd_floor}[a.cmd](a)
 
 
 if __name__ == "__main__":

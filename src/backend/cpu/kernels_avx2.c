@@ -82,37 +82,55 @@ INL __m128i v8_to_bf16(__m256 y) {
   return _mm_packus_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1));
 }
 
-/* Epilogue of one row over the panel's 32 results (four ymm). Scalar tail for partial panels. */
-INL void epilogue_row8(const packed_matrix *w, const gemm_epilogue *e, int m, int p, __m256 *y) {
-  int geglu = w->geglu, width = geglu ? 16 : 32, outs = geglu ? w->n / 2 : w->n;
-  int o = p * width;
-  float v[32];
+/* The bias of columns [c, c + 8), zero past `outs` (the lanes of a partial panel, never stored). */
+INL __m256 bias8(const float *bias, int c, int outs) {
+  if (c + 8 <= outs) return _mm256_loadu_ps(bias + c);
+  __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  return _mm256_maskload_ps(bias + c, _mm256_cmpgt_epi32(_mm256_set1_epi32(outs - c), lane));
+}
+
+/* Epilogue of one row over the panel's 32 results (four ymm, passed by value). The values stay in
+ * registers and go to the output as whole vectors; only a partial panel (the matrix's last
+ * columns) goes through a buffer and a scalar tail. Passed as an array, gcc copied the blocked
+ * tiles' sums into it in 16-byte halves and reloaded them whole, a failed store forward per vector
+ * that perf put at the top of the tile (BENCHMARKS.md, "AVX2 GEMMs, session 21"). */
+INL void epilogue_row8(const packed_matrix *w, const gemm_epilogue *e, int m, int p, __m256 y0, __m256 y1,
+                       __m256 y2, __m256 y3) {
+  const __m256 y[4] = {y0, y1, y2, y3};
+  const int geglu = w->geglu, width = geglu ? 16 : 32, outs = geglu ? w->n / 2 : w->n;
+  const int o = p * width, cnt = outs - o < width ? outs - o : width, nv = width / 8;
+  __m256 t[4];
   if (geglu) {
-    _mm256_storeu_ps(v, _mm256_mul_ps(v8_glu_act(w->glu_act, y[0]), y[2]));
-    _mm256_storeu_ps(v + 8, _mm256_mul_ps(v8_glu_act(w->glu_act, y[1]), y[3]));
+    t[0] = _mm256_mul_ps(v8_glu_act(w->glu_act, y[0]), y[2]);
+    t[1] = _mm256_mul_ps(v8_glu_act(w->glu_act, y[1]), y[3]);
   } else {
     for (int i = 0; i < 4; i++) {
-      __m256 t = y[i];
-      if (w->bias && o + 8 * i + 8 <= outs) t = _mm256_add_ps(t, _mm256_loadu_ps(w->bias + o + 8 * i));
-      else if (w->bias)
-        for (int c = 0; c < 8; c++) ((float *)&t)[c] += o + 8 * i + c < outs ? w->bias[o + 8 * i + c] : 0.0f;
-      if (e->act == EPI_GELU) t = v8_gelu(t);
-      else if (e->act == EPI_RELU) t = _mm256_max_ps(t, _mm256_setzero_ps());
-      _mm256_storeu_ps(v + 8 * i, t);
+      __m256 u = y[i];
+      if (w->bias) u = _mm256_add_ps(u, bias8(w->bias, o + 8 * i, outs));
+      if (e->act == EPI_GELU) u = v8_gelu(u);
+      else if (e->act == EPI_RELU) u = _mm256_max_ps(u, _mm256_setzero_ps());
+      t[i] = u;
     }
   }
-  int cnt = outs - o < width ? outs - o : width;
+  if (cnt == width) {
+    if (e->out_f32) {
+      float *dst = e->out_f32 + (size_t)m * e->ldo + o;
+      for (int i = 0; i < nv; i++)
+        _mm256_storeu_ps(dst + 8 * i, e->residual ? _mm256_add_ps(_mm256_loadu_ps(dst + 8 * i), t[i]) : t[i]);
+    } else {
+      uint16_t *dst = e->out_bf16 + (size_t)m * e->ldo + o;
+      for (int i = 0; i < nv; i++) _mm_storeu_si128((__m128i *)(void *)(dst + 8 * i), v8_to_bf16(t[i]));
+    }
+    return;
+  }
+  float v[32];
+  for (int i = 0; i < nv; i++) _mm256_storeu_ps(v + 8 * i, t[i]);
   if (e->out_f32) {
     float *dst = e->out_f32 + (size_t)m * e->ldo + o;
-    if (e->residual)
-      for (int c = 0; c < cnt; c++) dst[c] += v[c];
-    else
-      memcpy(dst, v, sizeof(float) * (size_t)cnt);
+    for (int c = 0; c < cnt; c++) dst[c] = e->residual ? dst[c] + v[c] : v[c];
   } else {
     uint16_t *dst = e->out_bf16 + (size_t)m * e->ldo + o;
-    int c = 0;
-    for (; c + 8 <= cnt; c += 8) _mm_storeu_si128((__m128i *)(void *)(dst + c), v8_to_bf16(_mm256_loadu_ps(v + c)));
-    for (; c < cnt; c++) dst[c] = f32_to_bf16_rne(v[c]);
+    for (int c = 0; c < cnt; c++) dst[c] = f32_to_bf16_rne(v[c]);
   }
 }
 
@@ -203,7 +221,7 @@ INL void mk_bf16_avx2(const int mr, const uint16_t *a, size_t lda, const uint16_
     mk_##FMT##_avx2(mr, a, (size_t)x->lda, b + (HALF), KLEN, c);                                  \
     _Pragma("GCC unroll 6") for (int r = 0; r < mr; r++) {                                        \
       y[4 * r + 2] = c[2 * r], y[4 * r + 3] = c[2 * r + 1];                                       \
-      epilogue_row8(w, e, m + r, p, y + 4 * r);                                                   \
+      epilogue_row8(w, e, m + r, p, y[4 * r], y[4 * r + 1], y[4 * r + 2], y[4 * r + 3]);          \
     }                                                                                             \
   }
 TILE_AVX2(f32, float, w->k, 16)
@@ -301,9 +319,9 @@ INL void mkb_f32_avx2(const int h, const float *ap, const float *b, int kc, int 
     mkb_f32_avx2(H, ap, b + 16, kc, first, cs + 16);                                            \
     if (last)                                                                                   \
       for (int r = 0; r < H; r++) {                                                             \
-        __m256 y[4];                                                                            \
-        for (int i = 0; i < 4; i++) y[i] = _mm256_loadu_ps(cs + 32 * r + 8 * i);               \
-        epilogue_row8(w, e, m + r, p, y);                                                       \
+        const float *y = cs + 32 * r;                                                           \
+        epilogue_row8(w, e, m + r, p, _mm256_loadu_ps(y), _mm256_loadu_ps(y + 8),                \
+                      _mm256_loadu_ps(y + 16), _mm256_loadu_ps(y + 24));                        \
       }                                                                                         \
   }                                                                                             \
   FN void packb_f32_##H(const float *a, size_t lda, int k0, int kc, float *dst) {               \
@@ -366,9 +384,16 @@ static int gemm_f32_blocked_avx2(const gemm_input *x, const packed_matrix *w, in
       for (int kb = 0; kb < nkb; kb++) {
         int k0 = kb * KCB, kc = k - k0 < KCB ? k - k0 : KCB;
         const float *apk = buf + (size_t)k0 * rows, *bk = b + (size_t)k0 * CPU_NR;
-        for (int t = 0; t < n_t; t++)
+        /* the next weight block (this panel's or the next one's: they follow in memory) into L2,
+         * spread over the tiles: the first tile of a block otherwise waits on each of its lines
+         * (L2, not L1: Zen 2/3's 32 KiB L1 would lose lines of the block in use) */
+        const char *nxt = (const char *)(bk + (size_t)kc * CPU_NR);
+        const int lines = KCB * CPU_NR * 4 / 64;
+        for (int t = 0; t < n_t; t++) {
+          for (int l = t * lines / n_t; l < (t + 1) * lines / n_t; l++) _mm_prefetch(nxt + 64 * l, _MM_HINT_T1);
           tileb_f32[tm[t + 1] - tm[t]](apk + (size_t)tm[t] * kc, bk, kc, kb == 0, kb == nkb - 1,
                                        cs + (size_t)tm[t] * 32, w, e, mc + tm[t], p);
+        }
       }
     }
   }
@@ -521,7 +546,7 @@ static __attribute__((target(ISA2))) void gemm_i8_avx2_rows(const gemm_input *x,
         }
         y[i] = _mm256_loadu_ps(f);
       }
-      epilogue_row8(w, e, m, p, y);
+      epilogue_row8(w, e, m, p, y[0], y[1], y[2], y[3]);
     }
   }
 }
@@ -621,7 +646,7 @@ INL void epilogue_i8_row(const gemm_input *x, const packed_matrix *w, const gemm
                                  _mm256_loadu_si256((const __m256i *)(const void *)(w->colsum + col + 8 * i)));
     y[i] = _mm256_mul_ps(_mm256_cvtepi32_ps(d), _mm256_mul_ps(rs, _mm256_loadu_ps(w->scale + col + 8 * i)));
   }
-  epilogue_row8(w, e, m, p, y);
+  epilogue_row8(w, e, m, p, y[0], y[1], y[2], y[3]);
 }
 
 #define TILEB_I8(H)                                                                                    \
