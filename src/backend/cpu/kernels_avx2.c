@@ -260,6 +260,14 @@ GEMM_AVX2(bf16, gemm_bf16_avx2_rows)
 #define KCB 128 /* k rows per weight block (KCB x 32 floats = 16 KiB) */
 #define MCH 192 /* most rows per chunk: copied rows KCB x MCH = 96 KiB per k block */
 
+/* Share t of n_t of the `bytes` at nxt into L2: the next weight block, a few lines before each of
+ * the current block's tiles, so that its first tile does not wait on each line (L2, not L1: Zen
+ * 2/3's 32 KiB L1 would lose lines of the block in use). */
+static inline void prefetch_share(const char *nxt, int bytes, int t, int n_t) {
+  const int lines = bytes / 64;
+  for (int l = t * lines / n_t; l < (t + 1) * lines / n_t; l++) _mm_prefetch(nxt + 64 * l, _MM_HINT_T1);
+}
+
 /* rows [0, h) x k [k0, k0 + kc) of a (row stride lda) -> dst [kc / 8][h][8], then [h][kc % 8] */
 INL void packa_f32_avx2(const int h, const float *a, size_t lda, int k0, int kc, float *dst) {
   int j = 0;
@@ -384,13 +392,10 @@ static int gemm_f32_blocked_avx2(const gemm_input *x, const packed_matrix *w, in
       for (int kb = 0; kb < nkb; kb++) {
         int k0 = kb * KCB, kc = k - k0 < KCB ? k - k0 : KCB;
         const float *apk = buf + (size_t)k0 * rows, *bk = b + (size_t)k0 * CPU_NR;
-        /* the next weight block (this panel's or the next one's: they follow in memory) into L2,
-         * spread over the tiles: the first tile of a block otherwise waits on each of its lines
-         * (L2, not L1: Zen 2/3's 32 KiB L1 would lose lines of the block in use) */
+        /* the next weight block: this panel's or the next one's (they follow in memory) */
         const char *nxt = (const char *)(bk + (size_t)kc * CPU_NR);
-        const int lines = KCB * CPU_NR * 4 / 64;
         for (int t = 0; t < n_t; t++) {
-          for (int l = t * lines / n_t; l < (t + 1) * lines / n_t; l++) _mm_prefetch(nxt + 64 * l, _MM_HINT_T1);
+          prefetch_share(nxt, KCB * CPU_NR * 4, t, n_t);
           tileb_f32[tm[t + 1] - tm[t]](apk + (size_t)tm[t] * kc, bk, kc, kb == 0, kb == nkb - 1,
                                        cs + (size_t)tm[t] * 32, w, e, mc + tm[t], p);
         }
@@ -489,12 +494,11 @@ FN int gemm_bf16_blocked_avx2(const gemm_input *x, const packed_matrix *w, int m
         int k0 = kb * KCB, kc = k - k0 < KCB ? k - k0 : KCB;
         widen_panel_bf16(b, k0, kc, wb);
         const float *apk = buf + (size_t)k0 * rows;
-        /* the next block's weights (this panel's or the next one's: they follow in memory) into L2,
-         * spread over the tiles, so that its widening does not wait on memory */
+        /* the next block's weights (this panel's or the next one's), so that widening them does
+         * not wait on memory */
         const char *nxt = (const char *)(b + (size_t)(k0 + kc) * CPU_NR);
-        const int lines = KCB * CPU_NR * 2 / 64;
         for (int t = 0; t < n_t; t++) {
-          for (int l = t * lines / n_t; l < (t + 1) * lines / n_t; l++) _mm_prefetch(nxt + 64 * l, _MM_HINT_T1);
+          prefetch_share(nxt, KCB * CPU_NR * 2, t, n_t);
           tileb_f32[tm[t + 1] - tm[t]](apk + (size_t)tm[t] * kc, wb, kc, kb == 0, kb == nkb - 1,
                                        cs + (size_t)tm[t] * 32, w, e, mc + tm[t], p);
         }
