@@ -22,16 +22,8 @@ if [ "${1:-}" = "--collect" ]; then
   mkdir -p "$dest/bin" "$dest/lib"
   cp "$build/bench/cuda/bench_embed" "$dest/bin/"
   strip --strip-debug "$dest/bin/bench_embed"
-  # the CUDA backend module, which bench_embed dlopen()s (not in ldd's list): into lib/, where the
-  # loader looks (bin/../lib)
-  cp "$build/liblaya_cuda.so" "$dest/lib/" || exit 1
-  # everything the binary and the module need beyond glibc, libstdc++ and CUDA 13 (which the image has)
-  for so in $(ldd "$dest"/bin/* "$dest/lib/liblaya_cuda.so" 2>/dev/null | awk '/=> \//{print $3}' | sort -u); do
-    case $(basename "$so") in
-      libc.so*|libm.so*|libdl.so*|libpthread.so*|librt.so*|libresolv.so*|libstdc++*|libgcc_s*|ld-linux*|libcuda*|libcublas*) ;;
-      *) cp -L "$so" "$dest/lib/" && strip --strip-debug "$dest/lib/$(basename "$so")" ;;
-    esac
-  done
+  # the CUDA backend module and the shared libraries the device image lacks
+  "$here/../../tests/device/copy_libs.sh" "$build" "$dest" "$dest"/bin/* || exit 1
   cp "$0" "$dest/run_embedbench.sh"
   du -sh "$dest"
   exit 0

@@ -33,14 +33,8 @@ if [ "${1:-}" = "--collect" ]; then
   mkdir -p "$dest/bin" "$dest/lib" "$dest/eb/bench/cpu"
   for b in bench/cuda/bench_cuda bench/cuda/bench_first laya-serve; do cp "$build/$b" "$dest/bin/" || exit 1; done
   cp "$build/bench/cpu/e2e" "$dest/eb/bench/cpu/" || exit 1 # e2e.py --build wants BUILD/bench/cpu/e2e
-  # the CUDA backend is dlopen()ed on first use (src/backend/cuda_loader.c): ldd does not list it
-  cp "$build/liblaya_cuda.so" "$dest/lib/" || { echo "no $build/liblaya_cuda.so (not a CUDA build?)"; exit 1; }
-  for so in $(ldd "$dest"/bin/* "$dest/eb/bench/cpu/e2e" "$dest/lib/liblaya_cuda.so" 2>/dev/null | awk '/=> \//{print $3}' | sort -u); do
-    case $(basename "$so") in
-      libc.so*|libm.so*|libdl.so*|libpthread.so*|librt.so*|libresolv.so*|libstdc++*|libgcc_s*|ld-linux*|libcuda*|libcublas*) ;;
-      *) cp -L "$so" "$dest/lib/" ;;
-    esac
-  done
+  # the CUDA backend module and the shared libraries the device image lacks
+  "$here/../../tests/device/copy_libs.sh" "$build" "$dest" "$dest"/bin/* "$dest/eb/bench/cpu/e2e" || exit 1
   strip "$dest"/bin/* "$dest/eb/bench/cpu/e2e" "$dest/lib/liblaya_cuda.so" 2>/dev/null
   cp "$0" "$dest/run_table.sh"
   du -sh "$dest"

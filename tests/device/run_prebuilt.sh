@@ -37,18 +37,8 @@ if [ "${1:-}" = "--collect" ]; then
   for b in $bins; do
     [ -x "$build/$b" ] && cp "$build/$b" "$dest/bin/"
   done
-  # The CUDA backend is a module the binaries dlopen() on first use of a GPU (src/backend/cuda_loader.c):
-  # ldd does not list it, so it is copied by name, into lib/ (bin/../lib is where the loader looks,
-  # and LD_LIBRARY_PATH below names it too).
-  if [ ! -f "$build/liblaya_cuda.so" ]; then echo "no $build/liblaya_cuda.so (not a CUDA build?)"; exit 1; fi
-  cp "$build/liblaya_cuda.so" "$dest/lib/"
-  # everything the binaries and the module need beyond glibc, libstdc++ and CUDA 13 (which the image has)
-  for so in $(ldd "$dest"/bin/* "$dest/lib/liblaya_cuda.so" 2>/dev/null | awk '/=> \//{print $3}' | sort -u); do
-    case $(basename "$so") in
-      libc.so*|libm.so*|libdl.so*|libpthread.so*|librt.so*|libresolv.so*|libstdc++*|libgcc_s*|ld-linux*|libcuda*|libcublas*) ;;
-      *) cp -L "$so" "$dest/lib/" ;;
-    esac
-  done
+  # the CUDA backend module and the shared libraries the device image lacks
+  "$here/copy_libs.sh" "$build" "$dest" "$dest"/bin/* || exit 1
   cp "$0" "$dest/run_prebuilt.sh"
   du -sh "$dest"
   exit 0
