@@ -23,7 +23,8 @@
 # cuda; COMPILE=1 adds torch.compile, ~5 more minutes), first (bench_first), serve (bench/serve/run.py
 # on ModernBERT-large, batching and one-at-a-time, CLIENTS, DURATION s a point); default: all of them,
 # which takes longer than one 10-minute device call: run fwd,floor,torch in one and e2e,first,serve
-# in the next. SHAPES (default 1x128,1x512,32x512,32x1024,mixed64). Logs under $OUT (default
+# in the next. SHAPES (default 1x128,1x512,32x512,32x1024,mixed64), PRECS (fwd's precisions, default
+# "bf16 fp16 fp8"). Logs under $OUT (default
 # /tmp/laya-table). The checkpoints are made there (tools/make_random_ckpt.py: full size, random
 # weights, Laya's layout) into /tmp/ckl (ModernBERT-large) and /tmp/ckm (mmBERT-base) unless present.
 set -u
@@ -66,7 +67,7 @@ for m in ckl ckm; do [ -f /tmp/$m/SHA256SUMS ] || { echo "no checkpoint /tmp/$m"
 
 if has fwd; then
   step "laya.c forward (bench_cuda)"
-  for m in ckl ckm; do for p in bf16 fp16 fp8; do
+  for m in ckl ckm; do for p in ${PRECS:-bf16 fp16 fp8}; do
     timeout 150 "$B/bench_cuda" /tmp/$m --prec $p --label $m-$p --shapes "$SHAPES" --reps 20 2>&1 | grep -v "^#"
   done; done | tee "$OUT/fwd.log"
 fi
