@@ -13,10 +13,8 @@
 #
 #   mkdir -p /tmp/x && tar -xJf out/dv.tar.xz -C /tmp/x && bench/cpu/amx_scaling.sh /tmp/x/dv/pre
 #
-# One line per precision x shape x thread count: the fastest forward's wall ms, its GEMM step's
-# wall and task CPU ms (LAYA_CPU_PROFILE), the GEMM rate per busy core (task CPU) and over the wall,
-# and the split / attention / norm steps' wall ms. The GEMM count is the encoder's linear layers
-# (351 GFLOP at 512 tokens; the head's GEMMs add a few percent). PRECS, SHAPES, THREADS pick the
+# One line per precision x shape x thread count (prof_summary.py: the fastest timed forward, its
+# GEMM step's wall and task CPU ms and the GEMM rate per busy core). PRECS, SHAPES, THREADS pick the
 # grid; LAYA_CPU_ISA passes through (amx by CPUID on that host).
 set -u
 pre=${1:?the collected binaries (run_prebuilt.sh --collect DEST)}
@@ -29,18 +27,7 @@ for p in ${PRECS:-bf16 int8 fp32}; do
   for s in ${SHAPES:-1x512 1x128}; do
     for t in ${THREADS:-1 2 4 8 16}; do
       LAYA_CPU_PROFILE=1 timeout 60 "$pre/bin/bench_ckpt" "$ckpt" --precision "$p" --shapes "$s" --reps 2 --threads "$t" 2>&1 |
-        P=$p S=$s T=$t python3 -c '
-import json, os, sys
-prof = [json.loads(l) for l in sys.stdin if l.startswith("{\"cpu_profile\"")]
-if not prof:
-    sys.exit("%s %s threads %s: no profile line" % (os.environ["P"], os.environ["S"], os.environ["T"]))
-g = min(prof, key=lambda d: d["wall_ms"])
-gflop = 351.0 * g["tokens"] / 512
-attn = g["attn_global"]["wall_ms"] + g["attn_local"]["wall_ms"]
-print("%s %s threads %2s: forward %7.1f ms, gemm wall %7.1f, task cpu %8.1f: %5.0f GFLOP/s a busy core, %6.0f over the wall;"
-      " split %5.1f, attention %5.1f, norms %5.1f" % (os.environ["P"], os.environ["S"], os.environ["T"], g["wall_ms"],
-      g["gemm"]["wall_ms"], g["gemm"]["task_cpu_ms"], gflop / g["gemm"]["task_cpu_ms"] * 1e3,
-      gflop / g["gemm"]["wall_ms"] * 1e3, g["gemm_split"]["wall_ms"], attn, g["norm_convert"]["wall_ms"]))'
+        python3 bench/cpu/prof_summary.py "$p $s threads $t"
     done
   done
 done

@@ -128,7 +128,7 @@ opentime() {
 }
 
 # issue 17 (x6 operands split once): each forward's LAYA_CPU_PROFILE line (stderr) per variant and
-# thread count in $OUT/prof_<v>_<t>.jsonl, the last forward's GEMM numbers summarised in prof.txt
+# thread count in $OUT/prof_<v>_<t>.jsonl, the fastest timed forward summarised in prof.txt (prof_summary.py)
 prof() {
   log "profile (x6 / avx512, 1 and $T threads)"
   [ -f /tmp/open-large/model.safetensors ] || python3 tools/scale_fixture_ckpt.py tests/fixtures/ckpt/modernbert-tiny /tmp/open-large > /dev/null
@@ -136,18 +136,7 @@ prof() {
     for t in 1 $T; do
       LAYA_AMX_FP32=$v LAYA_CPU_PROFILE=1 build/bench/cpu/bench_ckpt /tmp/open-large --precision fp32 --shapes 1x512 \
           --reps ${PROF_REPS:-3} --threads $t > "$OUT/prof_${v}_$t.txt" 2> "$OUT/prof_${v}_$t.jsonl"
-      python3 - "$OUT/prof_${v}_$t.jsonl" "$v" "$t" <<'PY' | tee -a "$OUT/prof.txt"
-import json, sys
-rows = [json.loads(l) for l in open(sys.argv[1]) if l.startswith('{"cpu_profile"')]
-if not rows: sys.exit(print(sys.argv[2], "threads", sys.argv[3], ": no profile lines"))
-timed = rows[1:] or rows
-r = min(timed, key=lambda r: r["wall_ms"])  # the fastest timed forward
-walls = sorted(x["wall_ms"] for x in timed)  # and the median, which bench/cpu/run.py reports
-g, s = r["gemm"], r.get("gemm_split", {"wall_ms": 0, "task_cpu_ms": 0})
-print(f'{sys.argv[2]:7s} threads {sys.argv[3]:>2s}: forward {r["wall_ms"]:.1f} ms wall (median of {len(walls)}: '
-      f'{walls[len(walls) // 2]:.1f}); GEMM {g["wall_ms"]:.1f} wall / '
-      f'{g["task_cpu_ms"]:.1f} task CPU ms ({g["tasks"]} tasks); row split {s["wall_ms"]:.1f} / {s["task_cpu_ms"]:.1f}')
-PY
+      python3 bench/cpu/prof_summary.py "$v threads $t" < "$OUT/prof_${v}_$t.jsonl" | tee -a "$OUT/prof.txt"
     done
   done
 }
