@@ -542,6 +542,11 @@ static void test_attention(const cpu_kernels **tabs, int n_tabs) {
       attn_case(t, Dh[(ti + wi) % 4], Ws[wi], 0, t, tabs, n_tabs);
       if (t > 3) attn_case(t, 64, Ws[wi], 1, t - 2, tabs, n_tabs); /* a query sub-range */
     }
+  /* rows longer than the AVX-512 kernels' 512-key softmax step: several steps, a window whose
+   * range crosses a step boundary, an odd length (the bf16 pad key) */
+  attn_case(1100, 64, -1, 0, 1100, tabs, n_tabs);
+  attn_case(1101, 64, 300, 0, 1101, tabs, n_tabs);
+  attn_case(1031, 32, -1, 509, 530, tabs, n_tabs);
 }
 
 /* The bf16 GEMMs of the AVX2 and avx512-fma tables widen bf16 weights and activations to fp32

@@ -438,69 +438,83 @@ FN void rope_avx512(float *x, int dh, const float *cs, float scale) {
 
 /* ---- attention ---- */
 
-#define QB 4  /* queries per block */
-#define KB 64 /* keys per online-softmax step */
+#define QB 4   /* queries per block */
+#define KB 64  /* keys per score sub-block: QB x 4 accumulators */
+#define KS 512 /* keys per online-softmax step: their scores wait in scratch, so the max, sum and
+                  accumulator rescale of a query are paid once per KS keys, not once per KB */
 
 /* Online-softmax state of one block of QB queries (nq real ones; the other slots see no key). Both
  * attention kernels share it: per query its key range, running max and sum, and fp32 output
- * accumulators [QB][64] kept in scratch between key blocks. */
+ * accumulators [QB][64] kept in scratch between steps. Scratch (cpu_attention_scratch): scores
+ * [QB][KS] fp32, probabilities [QB][KS] bf16 (bf16 kernel), then the accumulators. */
 typedef struct attn_state {
   int nq, lo[QB], hi[QB], ulo, uhi;
   float m[QB], l[QB];
   float *acc;
 } attn_state;
 
-INL void attn_state_init(attn_state *st, const attn_args *a, int q0, int nq, float *acc) {
+#define ATTN_P16(a) ((uint16_t *)((a)->scratch + QB * KS))
+#define ATTN_ACC(a) ((a)->scratch + QB * KS + QB * KS / 2)
+
+INL void attn_state_init(attn_state *st, const attn_args *a, int q0, int nq) {
   st->nq = nq;
   attn_block_ranges(a, q0, nq, st->lo, st->hi, &st->ulo, &st->uhi);
-  st->acc = acc;
+  st->acc = ATTN_ACC(a);
   #pragma GCC unroll 4
   for (int qi = 0; qi < QB; qi++) {
     st->m[qi] = -INFINITY;
     st->l[qi] = 0.0f;
     #pragma GCC unroll 4
-    for (int d = 0; d < 4; d++) _mm512_storeu_ps(acc + qi * 64 + 16 * d, _mm512_setzero_ps());
+    for (int d = 0; d < 4; d++) _mm512_storeu_ps(st->acc + qi * 64 + 16 * d, _mm512_setzero_ps());
   }
 }
 
-/* Softmax step of query slot qi over its scores sc[0, 16 nv) of the key block starting at key j0
- * (nk keys): the probabilities exp(s - m) of the keys the query may see (0 elsewhere) go to
- * p32[0, 16 nv) or, rounded, to p16 (one of them is NULL), the running sum and max move on and the
- * query's accumulators are rescaled. A query that sees no key of the block gets KB zeros. */
-INL void attn_softmax_step(attn_state *st, int qi, int j0, int nk, const float *sc, int nv, int nd,
-                           float *p32, uint16_t *p16) {
+/* Lanes of the 16 keys [16 c, 16 c + 16) that lie in [a0, a1). */
+INL __mmask16 span_mask(int a0, int a1, int c) {
+  int lo = a0 - 16 * c, hi = a1 - 16 * c;
+  if (hi <= 0 || lo >= 16) return 0;
+  uint32_t upto = hi >= 16 ? 0xffffu : (1u << hi) - 1, from = lo <= 0 ? 0xffffu : 0xffffu & ~((1u << lo) - 1);
+  return (__mmask16)(upto & from);
+}
+
+/* Softmax step of query slot qi over its scores sc[0, nk) of the step starting at key j0: the
+ * probabilities exp(s - m) of the keys the query may see (0 elsewhere) go to p32 or, rounded, to
+ * p16 (one of them NULL; ceil(nk / 16) whole vectors), the running sum and max move on and the
+ * query's accumulators are rescaled. Only the vectors holding keys the query sees are read. */
+INL void attn_softmax_step(attn_state *st, int qi, int j0, int nk, const float *sc, int nd, float *p32,
+                           uint16_t *p16) {
+  const int nvec = (nk + 15) / 16;
   int a0 = qi < st->nq ? st->lo[qi] - j0 : 0, a1 = qi < st->nq ? st->hi[qi] + 1 - j0 : 0;
   if (a0 < 0) a0 = 0;
   if (a1 > nk) a1 = nk;
   if (a1 <= a0) {
-    if (p16) memset(p16, 0, KB * sizeof(uint16_t));
-    else memset(p32, 0, KB * sizeof(float));
+    if (p16) memset(p16, 0, (size_t)nvec * 16 * sizeof(uint16_t));
+    else memset(p32, 0, (size_t)nvec * 16 * sizeof(float));
     return;
   }
-  __mmask16 vm[4] = {0, 0, 0, 0};
-  __m512 bm = _mm512_set1_ps(-INFINITY);
-  #pragma GCC unroll 4
-  for (int c = 0; c < nv; c++) {
-    int lo_c = a0 - 16 * c, hi_c = a1 - 16 * c;
-    uint32_t m = 0;
-    if (hi_c > 0 && lo_c < 16) {
-      uint32_t upto = hi_c >= 16 ? 0xffffu : ((1u << hi_c) - 1);
-      uint32_t from = lo_c <= 0 ? 0xffffu : (0xffffu & ~((1u << lo_c) - 1));
-      m = upto & from;
-    }
-    vm[c] = (__mmask16)m;
-    bm = _mm512_mask_max_ps(bm, vm[c], bm, _mm512_loadu_ps(sc + 16 * c));
-  }
+  const int c0 = a0 / 16, c1 = (a1 - 1) / 16;
+  __m512 bm = _mm512_mask_max_ps(_mm512_set1_ps(-INFINITY), span_mask(a0, a1, c0), _mm512_set1_ps(-INFINITY),
+                                 _mm512_loadu_ps(sc + 16 * c0));
+  for (int c = c0 + 1; c < c1; c++) bm = _mm512_max_ps(bm, _mm512_loadu_ps(sc + 16 * c));
+  if (c1 > c0) bm = _mm512_mask_max_ps(bm, span_mask(a0, a1, c1), bm, _mm512_loadu_ps(sc + 16 * c1));
   float bmax = _mm512_reduce_max_ps(bm);
   float mnew = bmax > st->m[qi] ? bmax : st->m[qi];
   float corr = expf(st->m[qi] - mnew);
-  __m512 vmn = _mm512_set1_ps(mnew), sum = _mm512_setzero_ps();
-  #pragma GCC unroll 4
-  for (int c = 0; c < nv; c++) {
-    __m512 pv = _mm512_maskz_mov_ps(vm[c], v_exp(_mm512_sub_ps(_mm512_loadu_ps(sc + 16 * c), vmn)));
+  __m512 vmn = _mm512_set1_ps(mnew), sum = _mm512_setzero_ps(), zero = _mm512_setzero_ps();
+  for (int c = 0; c < c0; c++) {
+    if (p16) _mm256_storeu_si256((__m256i *)(p16 + 16 * c), _mm256_setzero_si256());
+    else _mm512_storeu_ps(p32 + 16 * c, zero);
+  }
+  for (int c = c0; c <= c1; c++) {
+    __mmask16 vm = c == c0 || c == c1 ? span_mask(a0, a1, c) : 0xffff;
+    __m512 pv = _mm512_maskz_mov_ps(vm, v_exp(_mm512_sub_ps(_mm512_loadu_ps(sc + 16 * c), vmn)));
     sum = _mm512_add_ps(sum, pv);
     if (p16) store_bf16(p16 + 16 * c, pv, 0xffff);
     else _mm512_storeu_ps(p32 + 16 * c, pv);
+  }
+  for (int c = c1 + 1; c < nvec; c++) {
+    if (p16) _mm256_storeu_si256((__m256i *)(p16 + 16 * c), _mm256_setzero_si256());
+    else _mm512_storeu_ps(p32 + 16 * c, zero);
   }
   st->l[qi] = st->l[qi] * corr + _mm512_reduce_add_ps(sum);
   st->m[qi] = mnew;
@@ -527,71 +541,85 @@ INL void attn_store(const attn_args *a, const attn_state *st, int q0, const int 
   }
 }
 
-/* Queries [q0, q0 + nq) (nq <= QB) against the key range each may see, one online-softmax pass
- * over 64-key blocks of the union range. nd = dh / 16 vectors per head row. Three phases per
- * block keep the live registers under 32: scores (QB x 4 accumulators), softmax on the stored
- * scores, then P V into accumulators kept in scratch between blocks. */
+/* The masks of a sub-block of nb <= KB keys: one per 16-key vector, nv = ceil(nb / 16) of them. */
+INL int subblock_masks(int nb, __mmask16 *km) {
+  #pragma GCC unroll 4
+  for (int c = 0; c < 4; c++) km[c] = nb - 16 * c > 0 ? tail_mask(nb - 16 * c) : 0;
+  return (nb + 15) / 16;
+}
+
+/* Scores of QB queries (rows of q, nq real) against nv * 16 keys starting at kt (row stride t)
+ * into sc[qi * KS + 0 .. 16 nv). */
+INL void scores_f32(const float *q, int nq, int dh, const float *kt, int t, const __mmask16 *km, float *sc,
+                    const int nv) {
+  __m512 s[QB][4];
+  #pragma GCC unroll 4
+  for (int qi = 0; qi < QB; qi++)
+    #pragma GCC unroll 4
+    for (int c = 0; c < nv; c++) s[qi][c] = _mm512_setzero_ps();
+  for (int d = 0; d < dh; d++) {
+    const float *krow = kt + (size_t)d * t;
+    __m512 k[4];
+    #pragma GCC unroll 4
+    for (int c = 0; c < nv; c++) k[c] = _mm512_maskz_loadu_ps(km[c], krow + 16 * c);
+    #pragma GCC unroll 4
+    for (int qi = 0; qi < QB; qi++) {
+      __m512 qv = _mm512_set1_ps(q[(size_t)(qi < nq ? qi : 0) * dh + d]);
+      #pragma GCC unroll 4
+      for (int c = 0; c < nv; c++) s[qi][c] = _mm512_fmadd_ps(qv, k[c], s[qi][c]);
+    }
+  }
+  #pragma GCC unroll 4
+  for (int qi = 0; qi < QB; qi++)
+    #pragma GCC unroll 4
+    for (int c = 0; c < nv; c++) _mm512_storeu_ps(sc + qi * KS + 16 * c, s[qi][c]);
+}
+
+/* Queries [q0, q0 + nq) (nq <= QB) against the key range each may see: online softmax over steps
+ * of up to KS keys of the union range. Per step: the scores in KB-key sub-blocks (only the 16-key
+ * vectors a sub-block has: a window's last one is short), each query's softmax on the stored
+ * scores, then P V into accumulators held in registers for the whole step. */
 INL void attn_block(const attn_args *a, int q0, int nq, const int nd) {
   const int t = a->t, dh = a->dh;
-  float *pbuf = a->scratch; /* [QB][KB] scores, then probabilities */
+  float *pbuf = a->scratch; /* [QB][KS] scores, then probabilities */
   attn_state st;
-  attn_state_init(&st, a, q0, nq, a->scratch + QB * KB);
+  attn_state_init(&st, a, q0, nq);
   const float *q = a->q + (size_t)q0 * dh;
-  for (int j0 = st.ulo; j0 <= st.uhi; j0 += KB) {
-    int nk = st.uhi + 1 - j0 < KB ? st.uhi + 1 - j0 : KB;
-    __mmask16 km[4];
-    #pragma GCC unroll 4
-    for (int c = 0; c < 4; c++) km[c] = nk - 16 * c > 0 ? tail_mask(nk - 16 * c) : 0;
-    {
-      __m512 s[QB][4];
-      #pragma GCC unroll 4
-      for (int qi = 0; qi < QB; qi++)
-        #pragma GCC unroll 4
-        for (int c = 0; c < 4; c++) s[qi][c] = _mm512_setzero_ps();
-      for (int d = 0; d < dh; d++) {
-        const float *krow = a->kt + (size_t)d * t + j0;
-        __m512 k0 = _mm512_maskz_loadu_ps(km[0], krow), k1 = _mm512_maskz_loadu_ps(km[1], krow + 16);
-        __m512 k2 = _mm512_maskz_loadu_ps(km[2], krow + 32), k3 = _mm512_maskz_loadu_ps(km[3], krow + 48);
-        #pragma GCC unroll 4
-        for (int qi = 0; qi < QB; qi++) {
-          __m512 qv = _mm512_set1_ps(q[(size_t)(qi < nq ? qi : 0) * dh + d]);
-          s[qi][0] = _mm512_fmadd_ps(qv, k0, s[qi][0]);
-          s[qi][1] = _mm512_fmadd_ps(qv, k1, s[qi][1]);
-          s[qi][2] = _mm512_fmadd_ps(qv, k2, s[qi][2]);
-          s[qi][3] = _mm512_fmadd_ps(qv, k3, s[qi][3]);
-        }
+  for (int j0 = st.ulo; j0 <= st.uhi; j0 += KS) {
+    int nk = st.uhi + 1 - j0 < KS ? st.uhi + 1 - j0 : KS;
+    for (int b = 0; b < nk; b += KB) {
+      __mmask16 km[4];
+      int nv = subblock_masks(nk - b < KB ? nk - b : KB, km);
+      switch (nv) {
+        case 1: scores_f32(q, nq, dh, a->kt + j0 + b, t, km, pbuf + b, 1); break;
+        case 2: scores_f32(q, nq, dh, a->kt + j0 + b, t, km, pbuf + b, 2); break;
+        case 3: scores_f32(q, nq, dh, a->kt + j0 + b, t, km, pbuf + b, 3); break;
+        default: scores_f32(q, nq, dh, a->kt + j0 + b, t, km, pbuf + b, 4); break;
       }
-      #pragma GCC unroll 4
-      for (int qi = 0; qi < QB; qi++)
-        #pragma GCC unroll 4
-        for (int c = 0; c < 4; c++) _mm512_storeu_ps(pbuf + qi * KB + 16 * c, s[qi][c]);
     }
-    int nv = (nk + 15) / 16;
     #pragma GCC unroll 4
-    for (int qi = 0; qi < QB; qi++) attn_softmax_step(&st, qi, j0, nk, pbuf + qi * KB, nv, nd, pbuf + qi * KB, NULL);
-    {
-      __m512 acc[QB][4];
+    for (int qi = 0; qi < QB; qi++) attn_softmax_step(&st, qi, j0, nk, pbuf + qi * KS, nd, pbuf + qi * KS, NULL);
+    __m512 acc[QB][4];
+    #pragma GCC unroll 4
+    for (int qi = 0; qi < QB; qi++)
       #pragma GCC unroll 4
-      for (int qi = 0; qi < QB; qi++)
+      for (int d = 0; d < nd; d++) acc[qi][d] = _mm512_loadu_ps(st.acc + qi * 64 + 16 * d);
+    for (int j = 0; j < nk; j++) {
+      const float *vr = a->v + (size_t)(j0 + j) * dh;
+      __m512 vv[4];
+      #pragma GCC unroll 4
+      for (int d = 0; d < nd; d++) vv[d] = _mm512_loadu_ps(vr + 16 * d);
+      #pragma GCC unroll 4
+      for (int qi = 0; qi < QB; qi++) {
+        __m512 pv = _mm512_set1_ps(pbuf[qi * KS + j]);
         #pragma GCC unroll 4
-        for (int d = 0; d < nd; d++) acc[qi][d] = _mm512_loadu_ps(st.acc + qi * 64 + 16 * d);
-      for (int j = 0; j < nk; j++) {
-        const float *vr = a->v + (size_t)(j0 + j) * dh;
-        __m512 vv[4];
-        #pragma GCC unroll 4
-        for (int d = 0; d < nd; d++) vv[d] = _mm512_loadu_ps(vr + 16 * d);
-        #pragma GCC unroll 4
-        for (int qi = 0; qi < QB; qi++) {
-          __m512 pv = _mm512_set1_ps(pbuf[qi * KB + j]);
-          #pragma GCC unroll 4
-          for (int d = 0; d < nd; d++) acc[qi][d] = _mm512_fmadd_ps(pv, vv[d], acc[qi][d]);
-        }
+        for (int d = 0; d < nd; d++) acc[qi][d] = _mm512_fmadd_ps(pv, vv[d], acc[qi][d]);
       }
-      #pragma GCC unroll 4
-      for (int qi = 0; qi < QB; qi++)
-        #pragma GCC unroll 4
-        for (int d = 0; d < nd; d++) _mm512_storeu_ps(st.acc + qi * 64 + 16 * d, acc[qi][d]);
     }
+    #pragma GCC unroll 4
+    for (int qi = 0; qi < QB; qi++)
+      #pragma GCC unroll 4
+      for (int d = 0; d < nd; d++) _mm512_storeu_ps(st.acc + qi * 64 + 16 * d, acc[qi][d]);
   }
   attn_store(a, &st, q0, nd);
 }
@@ -616,13 +644,13 @@ FN void attention_avx512(const attn_args *a) {
 
 /* The same blocking as attn_block with vdpbf16ps for both products: scores take the query's bf16
  * pair (q[2p], q[2p+1]) broadcast against 16 keys' pairs (kb), P V the pair of probabilities of keys
- * (2jp, 2jp+1), rounded to bf16, against 16 columns of the key pair's v rows (vb). Key blocks start
+ * (2jp, 2jp+1), rounded to bf16, against 16 columns of the key pair's v rows (vb). Steps start
  * at an even key so they cover whole vb pairs; keys a query may not see get probability 0 (and
  * the zero v[T] of an odd T pads the last pair). */
-/* Scores of QB queries (rows of q, nq real) against nv * 16 keys of a block into pbuf [QB][KB];
- * kb points at the block's first key of the kb layout (row stride t). */
+/* Scores of QB queries (rows of q, nq real) against nv * 16 keys into sc[qi * KS + 0 .. 16 nv);
+ * kb points at the sub-block's first key of the kb layout (row stride t). */
 INL void scores_bf16(const uint16_t *q, int nq, int dh, const int32_t *kb, int t, const __mmask16 *km,
-                     float *pbuf, const int nv) {
+                     float *sc, const int nv) {
   __m512 s[QB][4];
   #pragma GCC unroll 4
   for (int qi = 0; qi < QB; qi++)
@@ -645,57 +673,57 @@ INL void scores_bf16(const uint16_t *q, int nq, int dh, const int32_t *kb, int t
   #pragma GCC unroll 4
   for (int qi = 0; qi < QB; qi++)
     #pragma GCC unroll 4
-    for (int c = 0; c < nv; c++) _mm512_storeu_ps(pbuf + qi * KB + 16 * c, s[qi][c]);
+    for (int c = 0; c < nv; c++) _mm512_storeu_ps(sc + qi * KS + 16 * c, s[qi][c]);
 }
 
 INL void attn_block_bf16(const attn_args *a, int q0, int nq, const int nd) {
   const int t = a->t, dh = a->dh;
-  float *pbuf = a->scratch;                          /* [QB][KB] scores */
-  uint16_t *p16 = (uint16_t *)(a->scratch + QB * KB); /* [QB][KB] probabilities in bf16 */
+  float *pbuf = a->scratch;     /* [QB][KS] scores */
+  uint16_t *p16 = ATTN_P16(a); /* [QB][KS] probabilities in bf16 */
   attn_state st;
-  attn_state_init(&st, a, q0, nq, a->scratch + QB * KB + QB * KB / 2);
+  attn_state_init(&st, a, q0, nq);
   const uint16_t *q = a->qb + (size_t)q0 * dh;
   const int32_t *kb = (const int32_t *)(const void *)a->kb;
-  for (int j0 = st.ulo & ~1; j0 <= st.uhi; j0 += KB) {
-    int nk = st.uhi + 1 - j0 < KB ? st.uhi + 1 - j0 : KB;
-    __mmask16 km[4];
-    #pragma GCC unroll 4
-    for (int c = 0; c < 4; c++) km[c] = nk - 16 * c > 0 ? tail_mask(nk - 16 * c) : 0;
-    int nv = (nk + 15) / 16;
-    switch (nv) { /* only the 16-key vectors the block has (a window's last block is short) */
-      case 1: scores_bf16(q, nq, dh, kb + j0, t, km, pbuf, 1); break;
-      case 2: scores_bf16(q, nq, dh, kb + j0, t, km, pbuf, 2); break;
-      case 3: scores_bf16(q, nq, dh, kb + j0, t, km, pbuf, 3); break;
-      default: scores_bf16(q, nq, dh, kb + j0, t, km, pbuf, 4); break;
-    }
-    #pragma GCC unroll 4
-    for (int qi = 0; qi < QB; qi++) attn_softmax_step(&st, qi, j0, nk, pbuf + qi * KB, nv, nd, NULL, p16 + qi * KB);
-    {
-      __m512 acc[QB][4];
-      #pragma GCC unroll 4
-      for (int qi = 0; qi < QB; qi++)
-        #pragma GCC unroll 4
-        for (int d = 0; d < nd; d++) acc[qi][d] = _mm512_loadu_ps(st.acc + qi * 64 + 16 * d);
-      int npairs = (nk + 1) / 2;
-      for (int jp = 0; jp < npairs; jp++) {
-        const uint16_t *vr = a->vb + ((size_t)(j0 / 2 + jp) * dh) * 2;
-        __m512bh vv[4];
-        #pragma GCC unroll 4
-        for (int d = 0; d < nd; d++) vv[d] = (__m512bh)_mm512_loadu_si512(vr + 32 * d);
-        #pragma GCC unroll 4
-        for (int qi = 0; qi < QB; qi++) {
-          int32_t pair;
-          memcpy(&pair, p16 + qi * KB + 2 * jp, 4);
-          __m512bh pv = (__m512bh)_mm512_set1_epi32(pair);
-          #pragma GCC unroll 4
-          for (int d = 0; d < nd; d++) acc[qi][d] = _mm512_dpbf16_ps(acc[qi][d], pv, vv[d]);
-        }
+  for (int j0 = st.ulo & ~1; j0 <= st.uhi; j0 += KS) {
+    int nk = st.uhi + 1 - j0 < KS ? st.uhi + 1 - j0 : KS;
+    for (int b = 0; b < nk; b += KB) {
+      __mmask16 km[4];
+      int nv = subblock_masks(nk - b < KB ? nk - b : KB, km);
+      switch (nv) {
+        case 1: scores_bf16(q, nq, dh, kb + j0 + b, t, km, pbuf + b, 1); break;
+        case 2: scores_bf16(q, nq, dh, kb + j0 + b, t, km, pbuf + b, 2); break;
+        case 3: scores_bf16(q, nq, dh, kb + j0 + b, t, km, pbuf + b, 3); break;
+        default: scores_bf16(q, nq, dh, kb + j0 + b, t, km, pbuf + b, 4); break;
       }
-      #pragma GCC unroll 4
-      for (int qi = 0; qi < QB; qi++)
-        #pragma GCC unroll 4
-        for (int d = 0; d < nd; d++) _mm512_storeu_ps(st.acc + qi * 64 + 16 * d, acc[qi][d]);
     }
+    #pragma GCC unroll 4
+    for (int qi = 0; qi < QB; qi++) attn_softmax_step(&st, qi, j0, nk, pbuf + qi * KS, nd, NULL, p16 + qi * KS);
+    __m512 acc[QB][4];
+    #pragma GCC unroll 4
+    for (int qi = 0; qi < QB; qi++)
+      #pragma GCC unroll 4
+      for (int d = 0; d < nd; d++) acc[qi][d] = _mm512_loadu_ps(st.acc + qi * 64 + 16 * d);
+    /* an odd nk (the last step) ends on a pair whose second key no query sees: its probability is
+     * a stored 0 (nk odd is no multiple of 16, so its vector was written) */
+    int npairs = (nk + 1) / 2;
+    for (int jp = 0; jp < npairs; jp++) {
+      const uint16_t *vr = a->vb + ((size_t)(j0 / 2 + jp) * dh) * 2;
+      __m512bh vv[4];
+      #pragma GCC unroll 4
+      for (int d = 0; d < nd; d++) vv[d] = (__m512bh)_mm512_loadu_si512(vr + 32 * d);
+      #pragma GCC unroll 4
+      for (int qi = 0; qi < QB; qi++) {
+        int32_t pair;
+        memcpy(&pair, p16 + qi * KS + 2 * jp, 4);
+        __m512bh pv = (__m512bh)_mm512_set1_epi32(pair);
+        #pragma GCC unroll 4
+        for (int d = 0; d < nd; d++) acc[qi][d] = _mm512_dpbf16_ps(acc[qi][d], pv, vv[d]);
+      }
+    }
+    #pragma GCC unroll 4
+    for (int qi = 0; qi < QB; qi++)
+      #pragma GCC unroll 4
+      for (int d = 0; d < nd; d++) _mm512_storeu_ps(st.acc + qi * 64 + 16 * d, acc[qi][d]);
   }
   attn_store(a, &st, q0, nd);
 }

@@ -10,9 +10,9 @@
 
 size_t cpu_attention_scratch(int t) {
   (void)t;
-  /* SIMD kernels: scores of 4 queries x 64 keys (fp32, and bf16 for P V), 4 output accumulators
-   * of up to 64, and (AVX2 bf16) the 4 queries widened to fp32 */
-  return 4 * 64 + 2 * 64 + 4 * 64 + 4 * 64;
+  /* AVX-512: scores of 4 queries x 512 keys (fp32, and bf16 for P V) and 4 output accumulators of
+   * up to 64; AVX2: less (scores of up to 6 queries x 64 keys, accumulators, the queries widened) */
+  return 4 * 512 + 2 * 512 + 4 * 64;
 }
 
 static float gelu_erf(float x) { return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f)); }
