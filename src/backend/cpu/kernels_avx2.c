@@ -6,6 +6,7 @@
  * multiply-adds.
  * Slots without an AVX2 version use the scalar kernel.
  */
+#include <assert.h>
 #include <math.h>
 #include <string.h>
 
@@ -815,7 +816,8 @@ FN void rope_avx2(float *x, int dh, const float *cs, float scale) {
  * are widened in registers as the bf16 GEMM does (bf16_even / bf16_odd), the block's queries
  * once into scratch (bf16x8), and every product and the probabilities stay fp32. */
 #define QB2 6 /* most queries per block: 6 for fp32 (12 accumulators), 4 for bf16 (its odd-k vectors) */
-#define KB2 64
+#define KB2 256 /* keys per softmax step (64 measured 3-7% slower in bench_kernels: a max, sum and
+                     rescale per 64 keys) */
 
 /* Scores of qb queries (q: fp32 rows of dh) against 16 keys j0 .. j0 + n - 1 (n <= 16) into pb
  * [qb][KB2]; keys from kt (fp32) or, with bf16, from the kb pairs. */
@@ -986,8 +988,9 @@ INL void attn_block_avx2(const attn_args *a, int q0, int nq, const int W, const 
 
 /* dh a multiple of 8 up to 64 (the accumulators in scratch hold qb x 64); others: scalar. */
 INL void attention_blocks_avx2(const attn_args *a, const int bf16) {
-  /* scratch (cpu_attention_scratch): fp32 6 x 64 scores + 6 x 64 accumulators; bf16 4 x (64 + 64 + 64) */
+  /* scratch (cpu_attention_scratch): fp32 6 x KB2 scores + 6 x 64 accumulators; bf16 4 x (KB2 + 64 + 64) */
   const int qb = bf16 ? 4 : QB2;
+  assert(cpu_attention_scratch(a->t) >= (size_t)(bf16 ? 4 * (KB2 + 64 + 64) : QB2 * (KB2 + 64)));
   for (int i = a->i0; i < a->i1; i += qb) {
     int nq = a->i1 - i < qb ? a->i1 - i : qb;
     if (a->dh % 16 == 0) attn_block_avx2(a, i, nq, 2, bf16, qb);

@@ -11,6 +11,7 @@
  * reduction runs over k in one fixed order, so a row's result does not depend on its batch mates
  * or on how the work was split.
  */
+#include <assert.h>
 #include <math.h>
 #include <string.h>
 
@@ -629,6 +630,7 @@ FN void attention_avx512(const attn_args *a) {
     cpu_attention_scalar(a);
     return;
   }
+  assert(cpu_attention_scratch(a->t) >= (size_t)(QB * KS + QB * KS / 2 + QB * 64));
   for (int i = a->i0; i < a->i1; i += QB) {
     int nq = a->i1 - i < QB ? a->i1 - i : QB;
     switch (a->dh / 16) {
@@ -733,6 +735,7 @@ FN void attention_bf16_avx512(const attn_args *a) {
     cpu_attention_bf16_scalar(a);
     return;
   }
+  assert(cpu_attention_scratch(a->t) >= (size_t)(QB * KS + QB * KS / 2 + QB * 64));
   for (int i = a->i0; i < a->i1; i += QB) {
     int nq = a->i1 - i < QB ? a->i1 - i : QB;
     switch (a->dh / 16) {

@@ -11,7 +11,8 @@
 size_t cpu_attention_scratch(int t) {
   (void)t;
   /* AVX-512: scores of 4 queries x 512 keys (fp32, and bf16 for P V) and 4 output accumulators of
-   * up to 64; AVX2: less (scores of up to 6 queries x 64 keys, accumulators, the queries widened) */
+   * up to 64; AVX2: less (scores of up to 6 queries x 256 keys and their accumulators; bf16: 4
+   * queries' scores, accumulators and the queries widened) */
   return 4 * 512 + 2 * 512 + 4 * 64;
 }
 
