@@ -816,8 +816,8 @@ FN void rope_avx2(float *x, int dh, const float *cs, float scale) {
  * are widened in registers as the bf16 GEMM does (bf16_even / bf16_odd), the block's queries
  * once into scratch (bf16x8), and every product and the probabilities stay fp32. */
 #define QB2 6 /* most queries per block: 6 for fp32 (12 accumulators), 4 for bf16 (its odd-k vectors) */
-#define KB2 256 /* keys per softmax step (64 measured 3-7% slower in bench_kernels: a max, sum and
-                     rescale per 64 keys) */
+#define KB2 256 /* keys per softmax step: a query's max, sum and rescale once per step (64-key
+                     steps measured slower: BENCHMARKS.md, "Attention in longer softmax steps") */
 
 /* Scores of qb queries (q: fp32 rows of dh) against 16 keys j0 .. j0 + n - 1 (n <= 16) into pb
  * [qb][KB2]; keys from kt (fp32) or, with bf16, from the kb pairs. */
