@@ -577,9 +577,10 @@ INL void scores_f32(const float *q, int nq, int dh, const float *kt, int t, cons
 }
 
 /* Queries [q0, q0 + nq) (nq <= QB) against the key range each may see: online softmax over steps
- * of up to KS keys of the union range. Per step: the scores in KB-key sub-blocks (only the 16-key
- * vectors a sub-block has: a window's last one is short), each query's softmax on the stored
- * scores, then P V into accumulators held in registers for the whole step. */
+ * of up to KS keys of the union range; nd = dh / 16 vectors per head row. Per step three phases,
+ * which keep the live registers under 32: the scores in KB-key sub-blocks (QB x 4 accumulators;
+ * only the 16-key vectors a sub-block has: a window's last one is short), each query's softmax on
+ * the stored scores, then P V into accumulators held in registers for the whole step. */
 INL void attn_block(const attn_args *a, int q0, int nq, const int nd) {
   const int t = a->t, dh = a->dh;
   float *pbuf = a->scratch; /* [QB][KS] scores, then probabilities */
