@@ -414,19 +414,15 @@ FN_AMX void split_panel_hw(const float *src, int k, int kpp, uint16_t *hi, uint1
 }
 
 /* softmax_row_c / attn_out_c on 16 lanes */
-INL_AMX __mmask16 ax_range(int c, int c0, int c1) {
-  __m512i j = _mm512_add_epi32(_mm512_set1_epi32(c), _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
-  return _mm512_cmpge_epi32_mask(j, _mm512_set1_epi32(c0)) & _mm512_cmple_epi32_mask(j, _mm512_set1_epi32(c1));
-}
 FN_AMX float softmax_row_hw(const float *s, int c0, int c1, int wp, uint16_t *p) {
   __m512 mx = _mm512_set1_ps(-INFINITY);
   for (int c = c0 & ~15; c <= c1; c += 16) {
-    __mmask16 mk = ax_range(c, c0, c1);
+    __mmask16 mk = range_mask(c0 - c, c1 + 1 - c);
     mx = _mm512_mask_max_ps(mx, mk, mx, _mm512_maskz_loadu_ps(mk, s + c));
   }
   __m512 m = _mm512_set1_ps(_mm512_reduce_max_ps(mx)), sum = _mm512_setzero_ps();
   for (int c = 0; c < wp; c += 16) {
-    __mmask16 mk = ax_range(c, c0, c1);
+    __mmask16 mk = range_mask(c0 - c, c1 + 1 - c);
     __m512 e = mk ? _mm512_maskz_mov_ps(mk, v_exp(_mm512_sub_ps(_mm512_loadu_ps(s + c), m))) : _mm512_setzero_ps();
     __m256i h = (__m256i)_mm512_cvtneps_pbh(e);
     _mm256_storeu_si256((__m256i *)(p + c), h);

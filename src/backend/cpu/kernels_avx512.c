@@ -470,14 +470,6 @@ INL void attn_state_init(attn_state *st, const attn_args *a, int q0, int nq) {
   }
 }
 
-/* Lanes of the 16 keys [16 c, 16 c + 16) that lie in [a0, a1). */
-INL __mmask16 span_mask(int a0, int a1, int c) {
-  int lo = a0 - 16 * c, hi = a1 - 16 * c;
-  if (hi <= 0 || lo >= 16) return 0;
-  uint32_t upto = hi >= 16 ? 0xffffu : (1u << hi) - 1, from = lo <= 0 ? 0xffffu : 0xffffu & ~((1u << lo) - 1);
-  return (__mmask16)(upto & from);
-}
-
 /* Softmax step of query slot qi over its scores sc[0, nk) of the step starting at key j0: the
  * probabilities exp(s - m) of the keys the query may see (0 elsewhere) go to p32 or, rounded, to
  * p16 (one of them NULL; ceil(nk / 16) whole vectors), the running sum and max move on and the
@@ -494,10 +486,10 @@ INL void attn_softmax_step(attn_state *st, int qi, int j0, int nk, const float *
     return;
   }
   const int c0 = a0 / 16, c1 = (a1 - 1) / 16;
-  __m512 bm = _mm512_mask_max_ps(_mm512_set1_ps(-INFINITY), span_mask(a0, a1, c0), _mm512_set1_ps(-INFINITY),
+  __m512 bm = _mm512_mask_max_ps(_mm512_set1_ps(-INFINITY), range_mask(a0 - 16 * c0, a1 - 16 * c0), _mm512_set1_ps(-INFINITY),
                                  _mm512_loadu_ps(sc + 16 * c0));
   for (int c = c0 + 1; c < c1; c++) bm = _mm512_max_ps(bm, _mm512_loadu_ps(sc + 16 * c));
-  if (c1 > c0) bm = _mm512_mask_max_ps(bm, span_mask(a0, a1, c1), bm, _mm512_loadu_ps(sc + 16 * c1));
+  if (c1 > c0) bm = _mm512_mask_max_ps(bm, range_mask(a0 - 16 * c1, a1 - 16 * c1), bm, _mm512_loadu_ps(sc + 16 * c1));
   float bmax = _mm512_reduce_max_ps(bm);
   float mnew = bmax > st->m[qi] ? bmax : st->m[qi];
   float corr = expf(st->m[qi] - mnew);
@@ -507,7 +499,7 @@ INL void attn_softmax_step(attn_state *st, int qi, int j0, int nk, const float *
     else _mm512_storeu_ps(p32 + 16 * c, zero);
   }
   for (int c = c0; c <= c1; c++) {
-    __mmask16 vm = c == c0 || c == c1 ? span_mask(a0, a1, c) : 0xffff;
+    __mmask16 vm = c == c0 || c == c1 ? range_mask(a0 - 16 * c, a1 - 16 * c) : 0xffff;
     __m512 pv = _mm512_maskz_mov_ps(vm, v_exp(_mm512_sub_ps(_mm512_loadu_ps(sc + 16 * c), vmn)));
     sum = _mm512_add_ps(sum, pv);
     if (p16) store_bf16(p16 + 16 * c, pv, 0xffff);

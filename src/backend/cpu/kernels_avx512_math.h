@@ -76,6 +76,8 @@ KINL __m512 v_glu_act(enc_act act, __m512 x) {
 }
 
 KINL __mmask16 tail_mask(int n) { return n >= 16 ? (__mmask16)0xffff : n <= 0 ? (__mmask16)0 : (__mmask16)((1u << n) - 1); }
+/* Lanes [lo, hi) of 16 (either end may lie outside 0..16). */
+KINL __mmask16 range_mask(int lo, int hi) { return (__mmask16)(tail_mask(hi) & ~tail_mask(lo)); }
 
 KINL void store_bf16(uint16_t *dst, __m512 y, __mmask16 mk) {
   __m256i h = (__m256i)_mm512_cvtneps_pbh(y);
