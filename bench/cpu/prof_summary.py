@@ -6,7 +6,8 @@ stderr), for run_xeon.sh's prof step and amx_scaling.sh:
 
 The first forward is bench_ckpt's warm-up and is left out when there are others. Reported: the
 fastest timed forward's wall ms (and the median), its GEMM step's wall and task CPU ms, the GEMM
-rate per busy core (task CPU) and over the wall, and the split / attention / norm steps' wall ms.
+rate per busy core (task CPU) and over the wall, and the split / attention (encoder global + local
+and the decision head's, as BENCHMARKS.md counts it) / norm steps' wall ms.
 The GEMM count is ModernBERT-large's encoder linear layers (351 GFLOP at 512 tokens; the head's
 GEMMs add a few percent): the shapes tools/scale_fixture_ckpt.py gives."""
 import json
@@ -25,7 +26,7 @@ def main():
     walls = sorted(x["wall_ms"] for x in timed)
     g, split = r["gemm"], r.get("gemm_split", {"wall_ms": 0.0, "task_cpu_ms": 0.0})
     gflop = GFLOP_PER_TOKEN * r["tokens"]
-    attn = r["attn_global"]["wall_ms"] + r["attn_local"]["wall_ms"]
+    attn = sum(r[k]["wall_ms"] for k in ("attn_global", "attn_local", "attn_head"))
     print(f'{label}: forward {r["wall_ms"]:.1f} ms (median of {len(walls)}: {walls[len(walls) // 2]:.1f}); '
           f'GEMM {g["wall_ms"]:.1f} wall / {g["task_cpu_ms"]:.1f} task CPU ms ({g["tasks"]} tasks): '
           f'{gflop / g["task_cpu_ms"] * 1e3:.0f} GFLOP/s a busy core, {gflop / g["wall_ms"] * 1e3:.0f} over the wall; '
